@@ -1,0 +1,19 @@
+// `npm test`: lint, then every compiled test file under dist/test with node's own runner.
+// The build runs first (npm's pretest). Each test file bounds its own waits; the global
+// --test-timeout is a last line of defence so a hang can never stall CI.
+import { spawnSync } from 'node:child_process';
+
+function run(cmd, args) {
+  const r = spawnSync(cmd, args, { stdio: 'inherit' });
+  if (r.status !== 0) process.exit(r.status ?? 1);
+}
+
+run(process.execPath, ['node_modules/@biomejs/biome/bin/biome', 'check', 'src', 'test', 'bench', 'scripts']);
+const only = process.argv.slice(2);
+run(process.execPath, [
+  '--test',
+  '--test-reporter=spec',
+  '--test-concurrency=2',
+  '--test-timeout=180000',
+  ...(only.length > 0 ? only : ['dist/test/']),
+]);
