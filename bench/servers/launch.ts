@@ -1,0 +1,182 @@
+// The orchestrator's side of a server child: fork it with the right flags, wait until it listens,
+// and read its accounting. CPU per operation comes from the child's own process.cpuUsage() (µs)
+// over IPC; RSS comes from /proc so that a busy child is still measured.
+import { type ChildProcess, fork } from 'node:child_process';
+import { mkdirSync } from 'node:fs';
+import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { readCpuMicros, readRssBytes } from '../proc.js';
+import type { WireMode } from './child.js';
+import { isChildMessage, type MemorySnapshot, type ParentMessage } from './ipc.js';
+
+export type ServerKind = 'raw' | 'sdk' | 'sluice';
+
+export interface LaunchOptions {
+  kind: ServerKind;
+  mode: WireMode;
+  /** Sluice only: ask for the metrics layer (see sluice.ts). */
+  metrics?: boolean;
+  /** Run with --expose-gc so that gc() requests force a collection (memory tests). */
+  exposeGc?: boolean;
+  /** Write a --cpu-prof profile into this directory when the child exits. */
+  cpuProfDir?: string;
+}
+
+export interface ChildStats {
+  /** process.cpuUsage() user + system, µs since the child started. */
+  cpuUs: number;
+  mem: MemorySnapshot;
+  /** Whether a GC ran before the snapshot. */
+  gc: boolean;
+}
+
+const READY_TIMEOUT_MS = 20_000;
+const REQUEST_TIMEOUT_MS = 10_000;
+const EXIT_TIMEOUT_MS = 5_000;
+/** Writing a profile on exit can take a few seconds for a long run. */
+const EXIT_TIMEOUT_PROFILING_MS = 20_000;
+
+const live = new Set<ChildProcess>();
+
+/** Kills every server child still running (used on SIGINT and at the end of a run). */
+export function killAllServers(): void {
+  for (const child of live) child.kill('SIGKILL');
+  live.clear();
+}
+
+/** A running server child. */
+export class ServerProcess {
+  readonly label: string;
+  readonly url: string;
+  readonly #child: ChildProcess;
+  readonly #profiling: boolean;
+  readonly #pending = new Map<number, (stats: ChildStats) => void>();
+  #nextId = 1;
+
+  constructor(label: string, url: string, child: ChildProcess, profiling: boolean) {
+    this.label = label;
+    this.url = url;
+    this.#child = child;
+    this.#profiling = profiling;
+    child.on('message', (msg: unknown) => {
+      if (!isChildMessage(msg) || msg.type !== 'stats') return;
+      const resolve = this.#pending.get(msg.id);
+      this.#pending.delete(msg.id);
+      resolve?.({ cpuUs: msg.cpuUs, mem: msg.mem, gc: msg.gc });
+    });
+  }
+
+  get pid(): number {
+    return this.#child.pid ?? -1;
+  }
+
+  get port(): number {
+    return Number(new URL(this.url).port);
+  }
+
+  /** The child's own CPU and memory accounting. */
+  stats(timeoutMs = REQUEST_TIMEOUT_MS): Promise<ChildStats> {
+    return this.#request('stats', timeoutMs);
+  }
+
+  /** Forces a GC in the child (needs `exposeGc`) and returns memory after it. */
+  gc(timeoutMs = REQUEST_TIMEOUT_MS): Promise<ChildStats> {
+    return this.#request('gc', timeoutMs);
+  }
+
+  /** RSS in bytes from /proc. */
+  rss(): number {
+    return readRssBytes(this.pid);
+  }
+
+  /** utime + stime in µs from /proc (10 ms resolution, but needs no reply from the child). */
+  procCpuUs(): number {
+    return readCpuMicros(this.pid);
+  }
+
+  /** Asks the child to close its server and exit; kills it if it does not. */
+  async close(): Promise<void> {
+    const child = this.#child;
+    if (child.exitCode !== null || child.signalCode !== null) {
+      live.delete(child);
+      return;
+    }
+    const exited = new Promise<void>((resolve) => child.once('exit', () => resolve()));
+    child.send({ type: 'exit' } satisfies ParentMessage);
+    let timer: NodeJS.Timeout | undefined;
+    const timeout = new Promise<boolean>((resolve) => {
+      timer = setTimeout(() => resolve(false), this.#profiling ? EXIT_TIMEOUT_PROFILING_MS : EXIT_TIMEOUT_MS);
+    });
+    const clean = await Promise.race([exited.then(() => true), timeout]);
+    clearTimeout(timer);
+    if (!clean) {
+      child.kill('SIGKILL');
+      await exited;
+    }
+    live.delete(child);
+  }
+
+  #request(type: 'stats' | 'gc', timeoutMs: number): Promise<ChildStats> {
+    const id = this.#nextId++;
+    return new Promise((resolve, reject) => {
+      const timer = setTimeout(() => {
+        this.#pending.delete(id);
+        reject(new Error(`${this.label}: no ${type} reply within ${timeoutMs} ms`));
+      }, timeoutMs);
+      this.#pending.set(id, (stats) => {
+        clearTimeout(timer);
+        resolve(stats);
+      });
+      this.#child.send({ type, id } satisfies ParentMessage);
+    });
+  }
+}
+
+/** The label used in tables: `sluice`, `sdk`, `raw`, or `sluice+metrics`. */
+export function serverLabel(opts: Pick<LaunchOptions, 'kind' | 'metrics'>): string {
+  return opts.metrics === true ? `${opts.kind}+metrics` : opts.kind;
+}
+
+/** Forks a server child and resolves once it listens; rejects with the child's reason if it cannot. */
+export function launch(opts: LaunchOptions): Promise<ServerProcess> {
+  const label = serverLabel(opts);
+  const entry = fileURLToPath(new URL(`./${opts.kind}.js`, import.meta.url));
+  const execArgv: string[] = [];
+  if (opts.exposeGc === true) execArgv.push('--expose-gc');
+  if (opts.cpuProfDir !== undefined) {
+    const dir = join(opts.cpuProfDir, `${label}-${opts.mode}`);
+    mkdirSync(dir, { recursive: true });
+    execArgv.push('--cpu-prof', `--cpu-prof-dir=${dir}`);
+  }
+  const args = ['--mode', opts.mode];
+  if (opts.metrics === true) args.push('--metrics');
+  const child = fork(entry, args, { execArgv, stdio: ['ignore', 'inherit', 'inherit', 'ipc'] });
+  live.add(child);
+  return new Promise((resolve, reject) => {
+    const finish = (err: Error | undefined, url?: string): void => {
+      clearTimeout(timer);
+      child.off('message', onMessage);
+      child.off('exit', onExit);
+      if (err !== undefined || url === undefined) {
+        child.kill('SIGKILL');
+        live.delete(child);
+        reject(err ?? new Error(`${label}: no URL`));
+        return;
+      }
+      resolve(new ServerProcess(label, url, child, opts.cpuProfDir !== undefined));
+    };
+    const onMessage = (msg: unknown): void => {
+      if (!isChildMessage(msg)) return;
+      if (msg.type === 'ready') finish(undefined, msg.url);
+      else if (msg.type === 'failed') finish(new Error(`${label}: ${msg.message}`));
+    };
+    const onExit = (code: number | null): void =>
+      finish(new Error(`${label}: exited with ${code} before listening`));
+    const timer = setTimeout(
+      () => finish(new Error(`${label}: not ready within ${READY_TIMEOUT_MS} ms`)),
+      READY_TIMEOUT_MS,
+    );
+    child.on('message', onMessage);
+    child.on('exit', onExit);
+  });
+}

@@ -1,0 +1,43 @@
+// Sluice's server with the bench tools. The module is loaded at run time so that the harness
+// builds and runs (raw and SDK rows only) while src/server is absent or mid-change; a missing or
+// broken module is reported by the orchestrator as "sluice: unavailable (reason)".
+//
+// `--metrics` passes `metrics: true` to serve() for the metrics-overhead row. Servers that do not
+// know the option either ignore it (then the row measures nothing new, and the report says the
+// option is unconfirmed) or reject it (then the row is reported as unavailable).
+import { type RunningServer, runChild } from './child.js';
+import { createBenchServer } from './tools.js';
+
+/** Where tsc puts src/server/index.ts, relative to this file in dist/bench/servers/. */
+const SERVER_MODULE = new URL('../../src/server/index.js', import.meta.url).href;
+
+/** The part of Sluice's server API the bench uses (see src/server/index.ts). */
+type SluiceServe = (options: {
+  createServer: () => ReturnType<typeof createBenchServer>;
+  host: string;
+  port: number;
+  path: string;
+  mode: 'json' | 'sse';
+}) => Promise<RunningServer>;
+
+async function loadServe(): Promise<SluiceServe> {
+  const mod: unknown = await import(SERVER_MODULE);
+  const serve = (mod as { serve?: unknown }).serve;
+  if (typeof serve !== 'function') throw new Error(`${SERVER_MODULE} does not export serve()`);
+  return serve as SluiceServe;
+}
+
+runChild(async ({ mode, metrics }) => {
+  const serve = await loadServe();
+  // A spread, not a literal property: `metrics` may not be in the option type yet.
+  const extra = metrics ? { metrics: true } : {};
+  const handle = await serve({
+    createServer: () => createBenchServer(),
+    host: '127.0.0.1',
+    port: 0,
+    path: '/mcp',
+    mode,
+    ...extra,
+  });
+  return { url: handle.url, close: () => handle.close() };
+});

@@ -1,0 +1,87 @@
+// The benchmark's tools, registered on an official SDK `McpServer`. The Sluice and SDK server
+// children both serve this factory, so any difference between them is transport cost; the raw
+// server (raw.ts) answers the same calls with precomputed bytes.
+//
+// - echo  {text}                              → text content `text`
+// - flood {count, payloadBytes, yieldEvery?}  → `count` notifications/progress for the request's
+//   progressToken, each awaited, each with a `message` of payloadBytes bytes; then text
+//   `sent <count>`. `yieldEvery` > 0 adds a setImmediate every that many events (only the
+//   slow-consumer test uses it, so that a transport without backpressure flushes at all, as
+//   in perf-baseline.md (d)). The loop stops early when the request's signal is aborted.
+// - sleep {ms}                                → waits, then text `slept <ms>`.
+import { McpServer } from '@modelcontextprotocol/sdk/server/mcp.js';
+import * as z from 'zod';
+
+/** Upper bounds for tool arguments, so a typo cannot make a child run for hours. */
+const MAX_COUNT = 50_000_000;
+const MAX_PAYLOAD = 1 << 20;
+const MAX_SLEEP_MS = 60_000;
+
+function text(value: string): { content: { type: 'text'; text: string }[] } {
+  return { content: [{ type: 'text', text: value }] };
+}
+
+function sleep(ms: number, signal: AbortSignal): Promise<void> {
+  return new Promise((resolve) => {
+    const done = (): void => {
+      clearTimeout(timer);
+      signal.removeEventListener('abort', done);
+      resolve();
+    };
+    const timer = setTimeout(done, ms);
+    signal.addEventListener('abort', done, { once: true });
+  });
+}
+
+/** A fresh `McpServer` with the three bench tools (one per session). */
+export function createBenchServer(): McpServer {
+  const server = new McpServer({ name: 'sluice-bench', version: '1.0.0' });
+
+  server.registerTool(
+    'echo',
+    { description: 'Returns its text argument.', inputSchema: { text: z.string() } },
+    ({ text: value }) => text(value),
+  );
+
+  server.registerTool(
+    'flood',
+    {
+      description: 'Sends `count` progress notifications, then returns.',
+      inputSchema: {
+        count: z.number().int().min(0).max(MAX_COUNT),
+        payloadBytes: z.number().int().min(0).max(MAX_PAYLOAD).default(0),
+        yieldEvery: z.number().int().min(0).default(0),
+      },
+    },
+    async ({ count, payloadBytes, yieldEvery }, extra) => {
+      const progressToken = extra._meta?.progressToken;
+      const message = 'x'.repeat(payloadBytes);
+      if (progressToken !== undefined) {
+        for (let progress = 1; progress <= count && !extra.signal.aborted; progress++) {
+          await extra.sendNotification({
+            method: 'notifications/progress',
+            params: { progressToken, progress, total: count, message },
+          });
+          if (yieldEvery > 0 && progress % yieldEvery === 0) {
+            await new Promise<void>((resolve) => setImmediate(resolve));
+          }
+        }
+      }
+      return text(`sent ${count}`);
+    },
+  );
+
+  server.registerTool(
+    'sleep',
+    {
+      description: 'Waits `ms` milliseconds.',
+      inputSchema: { ms: z.number().int().min(0).max(MAX_SLEEP_MS) },
+    },
+    async ({ ms }, extra) => {
+      await sleep(ms, extra.signal);
+      return text(`slept ${ms}`);
+    },
+  );
+
+  return server;
+}
