@@ -1,0 +1,35 @@
+/**
+ * The handler's running counters: plain numbers, updated on the hot path with `++`, read by
+ * `handler.stats()` and the Prometheus exposition. No metrics library in the core.
+ */
+export type SessionEndReason = 'delete' | 'idle' | 'auth' | 'shutdown' | 'closed' | 'failed-init';
+
+export class Counters {
+  sessionsCreated = 0;
+  readonly sessionsEnded: Record<SessionEndReason, number> = {
+    delete: 0,
+    idle: 0,
+    auth: 0,
+    shutdown: 0,
+    closed: 0,
+    'failed-init': 0,
+  };
+  /** Refusals of new sessions because maxSessions was reached (503). */
+  sessionCapRefusals = 0;
+  responsesJson = 0;
+  responsesSse = 0;
+  /** Total milliseconds streams spent waiting for 'drain', and how many waits. */
+  writeStallMs = 0;
+  writeStalls = 0;
+  coalesced = 0;
+  overflowCloses = 0;
+  replaysServed = 0;
+  readonly replaysDeclined = { malformed: 0, foreign: 0, unknown: 0, evicted: 0 };
+  keepalivesSent = 0;
+  orphanAborts = 0;
+  /** Related messages that had no stream to go to (json mode without a GET stream). */
+  undeliverable = 0;
+  readonly refusals = { origin: 0, host: 0, auth: 0 };
+  /** Messages written and bytes written to SSE streams. */
+  eventsWritten = 0;
+}

@@ -1,0 +1,23 @@
+/**
+ * DELETE: the client ends its session (2025-11-25 basic/transports §"Session Management").
+ * Afterwards the id gets 404. Requests still open are answered 404 too, so a client that was
+ * waiting learns the session is gone.
+ */
+import type { Endpoint } from './endpoint.js';
+import type { AuthResult } from './options.js';
+import { sendRefusal } from './refusal.js';
+import { Session } from './session.js';
+import type { Headers, RequestHead, ResponseSink } from './sink.js';
+
+export function handleDelete(
+  ep: Endpoint,
+  head: RequestHead,
+  auth: AuthResult | undefined,
+  sink: ResponseSink,
+  headers: Headers,
+): void {
+  const found = ep.lookup(head, auth);
+  if (!(found instanceof Session)) return sendRefusal(sink, found, headers);
+  found.end('delete');
+  sink.respond(204, headers, '');
+}

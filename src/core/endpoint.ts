@@ -1,0 +1,209 @@
+/**
+ * The MCP endpoint's state and lifecycle: the session registry (ids, cap, idle TTL, principal
+ * binding), the shared keepalive and housekeeping timers, stats, and graceful close. The per-method
+ * logic lives in post.ts, get.ts and delete.ts; the node:http binding calls into them.
+ */
+import type { EventStore } from '../events/event-store.js';
+import { type EventStoreStats, MemoryEventStore } from '../events/memory-event-store.js';
+import { Counters, type SessionEndReason } from './counters.js';
+import type { AuthResult, ResolvedOptions, SessionContext } from './options.js';
+import { type Refusal, Refusals } from './refusal.js';
+import { type McpServerLike, Session, type SessionDeps } from './session.js';
+import type { SseWriter, WriterLimits } from './sse-writer.js';
+import { checkVersionHeader } from './versions.js';
+import type { RequestHead } from './sink.js';
+
+export type CreateServer = (ctx: SessionContext) => McpServerLike;
+
+export interface CloseReport {
+  /** Sessions ended by the close. */
+  sessions: number;
+  /** Requests still running at the deadline, whose streams were cut (clients resume or retry). */
+  cutRequests: number;
+  /** Whether everything in flight finished before the deadline. */
+  drained: boolean;
+}
+
+export class Endpoint {
+  readonly options: ResolvedOptions;
+  readonly createServer: CreateServer;
+  readonly counters = new Counters();
+  readonly sessions = new Map<string, Session>();
+  readonly live = new Set<SseWriter>();
+  readonly store: EventStore;
+  readonly limits: WriterLimits;
+  readonly deps: SessionDeps;
+  /** Initializations under way (count toward maxSessions so a burst cannot overshoot it). */
+  pendingInits = 0;
+  closing = false;
+  closed = false;
+  #keepalive: ReturnType<typeof setInterval> | undefined;
+  #housekeeping: ReturnType<typeof setInterval> | undefined;
+  readonly #ownStore: MemoryEventStore | undefined;
+
+  constructor(createServer: CreateServer, options: ResolvedOptions) {
+    this.options = options;
+    this.createServer = createServer;
+    if (options.eventStore === undefined) {
+      this.#ownStore = new MemoryEventStore({ limits: options.replay, now: options.now });
+      this.store = this.#ownStore;
+    } else {
+      this.store = options.eventStore;
+    }
+    this.limits = { highWaterMark: options.highWaterMark, maxQueueBytes: options.maxQueueBytes };
+    this.deps = {
+      options,
+      counters: this.counters,
+      store: this.store,
+      live: this.live,
+      limits: this.limits,
+      ended: (s, reason) => this.#sessionEnded(s, reason),
+    };
+    if (options.keepaliveMs > 0) {
+      // One timer for every stream: a stream silent for keepaliveMs gets a comment within a quarter
+      // period more (architecture.md: keepalive every 15–30 s, under the tightest proxy timeout).
+      const period = Math.max(50, Math.floor(options.keepaliveMs / 4));
+      this.#keepalive = setInterval(() => this.#keepaliveTick(), period);
+      this.#keepalive.unref?.();
+    }
+    if (!options.stateless) {
+      const period = Math.max(50, Math.min(30_000, Math.floor(options.sessionIdleMs / 4)));
+      this.#housekeeping = setInterval(() => this.#sweepIdle(), period);
+      this.#housekeeping.unref?.();
+    }
+  }
+
+  /**
+   * Finds the session a request names, enforcing the rules every non-initialize request shares:
+   * 400 without an id, 404 for an unknown or ended one or another principal's (indistinguishable
+   * on purpose), 400 for a bad MCP-Protocol-Version.
+   */
+  lookup(head: RequestHead, auth: AuthResult | undefined): Session | Refusal {
+    const sid = head.header('mcp-session-id');
+    if (sid === undefined || sid === '') return Refusals.missingSession();
+    const session = sid.length <= 128 ? this.sessions.get(sid) : undefined;
+    if (session === undefined || session.ended || session.principal !== auth?.principal) {
+      return Refusals.sessionNotFound();
+    }
+    const bad = checkVersionHeader(head.header('mcp-protocol-version'), session.version);
+    if (bad !== undefined) return Refusals.badProtocolVersion(head.header('mcp-protocol-version') ?? '', bad);
+    if (auth?.expiresAt !== undefined) session.authExpiresAt = auth.expiresAt;
+    session.lastActive = this.options.now();
+    return session;
+  }
+
+  register(session: Session): void {
+    if (session.id === undefined) return;
+    this.sessions.set(session.id, session);
+    this.counters.sessionsCreated++;
+    this.options.onSessionStart?.({ sessionId: session.id, principal: session.principal, protocolVersion: session.version });
+  }
+
+  stats(): EndpointStats {
+    let postStreams = 0;
+    let getStreams = 0;
+    for (const s of this.sessions.values()) {
+      if (s.standalone.attached) getStreams++;
+    }
+    let queuedBytes = 0;
+    let queuedMessages = 0;
+    let maxQueuedBytes = 0;
+    for (const w of this.live) {
+      const b = w.queuedBytes;
+      queuedBytes += b;
+      queuedMessages += w.queuedMessages;
+      if (b > maxQueuedBytes) maxQueuedBytes = b;
+    }
+    postStreams = this.live.size - getStreams;
+    const c = this.counters;
+    const storeStats: EventStoreStats | undefined = this.#ownStore?.stats();
+    return {
+      sessions: {
+        active: this.sessions.size,
+        created: c.sessionsCreated,
+        ended: { ...c.sessionsEnded },
+        capRefusals: c.sessionCapRefusals,
+      },
+      streams: { open: { post: postStreams, get: getStreams } },
+      responses: { json: c.responsesJson, sse: c.responsesSse },
+      queue: { bytes: queuedBytes, messages: queuedMessages, maxStreamBytes: maxQueuedBytes },
+      writeStall: { totalMs: c.writeStallMs, count: c.writeStalls },
+      eventsWritten: c.eventsWritten,
+      coalesced: c.coalesced,
+      overflowCloses: c.overflowCloses,
+      replays: { served: c.replaysServed, declined: { ...c.replaysDeclined } },
+      replayBuffer: storeStats ?? null,
+      keepalivesSent: c.keepalivesSent,
+      orphanAborts: c.orphanAborts,
+      undeliverable: c.undeliverable,
+      refusals: { ...c.refusals },
+    };
+  }
+
+  /**
+   * Graceful close: refuse new sessions, let in-flight requests finish until graceMs, then end
+   * every session; open streams get a `retry:` hint after their last event id so clients resume
+   * against the next instance.
+   */
+  async close(graceMs = 0): Promise<CloseReport> {
+    if (this.closed) return { sessions: 0, cutRequests: 0, drained: true };
+    this.closing = true;
+    const deadline = this.options.now() + graceMs;
+    while (this.options.now() < deadline && this.#inflightCount() > 0) {
+      await new Promise((r) => setTimeout(r, Math.min(50, Math.max(1, deadline - this.options.now()))));
+    }
+    const cutRequests = this.#inflightCount();
+    const sessions = [...this.sessions.values()];
+    for (const s of sessions) s.end('shutdown', Refusals.shuttingDown(1));
+    this.closed = true;
+    if (this.#keepalive !== undefined) clearInterval(this.#keepalive);
+    if (this.#housekeeping !== undefined) clearInterval(this.#housekeeping);
+    this.#ownStore?.close();
+    return { sessions: sessions.length, cutRequests, drained: cutRequests === 0 };
+  }
+
+  #inflightCount(): number {
+    let n = 0;
+    for (const s of this.sessions.values()) n += s.inflight.size;
+    return n;
+  }
+
+  #sessionEnded(s: Session, reason: SessionEndReason): void {
+    if (s.id === undefined || this.sessions.get(s.id) !== s) return;
+    this.sessions.delete(s.id);
+    this.counters.sessionsEnded[reason]++;
+    this.options.onSessionEnd?.({ sessionId: s.id, principal: s.principal, protocolVersion: s.version, reason });
+  }
+
+  #keepaliveTick(): void {
+    const now = this.options.now();
+    const idle = this.options.keepaliveMs;
+    for (const w of this.live) if (w.keepalive(now, idle)) this.counters.keepalivesSent++;
+  }
+
+  #sweepIdle(): void {
+    const now = this.options.now();
+    const ttl = this.options.sessionIdleMs;
+    for (const s of [...this.sessions.values()]) {
+      if (!s.busy && now - s.lastActive > ttl) s.end('idle', Refusals.sessionNotFound());
+    }
+  }
+}
+
+export interface EndpointStats {
+  sessions: { active: number; created: number; ended: Record<SessionEndReason, number>; capRefusals: number };
+  streams: { open: { post: number; get: number } };
+  responses: { json: number; sse: number };
+  queue: { bytes: number; messages: number; maxStreamBytes: number };
+  writeStall: { totalMs: number; count: number };
+  eventsWritten: number;
+  coalesced: number;
+  overflowCloses: number;
+  replays: { served: number; declined: { malformed: number; foreign: number; unknown: number; evicted: number } };
+  replayBuffer: EventStoreStats | null;
+  keepalivesSent: number;
+  orphanAborts: number;
+  undeliverable: number;
+  refusals: { origin: number; host: number; auth: number };
+}
+

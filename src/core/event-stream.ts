@@ -1,0 +1,257 @@
+/**
+ * A logical SSE stream of a session: the answer stream of one POST, or the standalone GET stream
+ * (number 0). It outlives HTTP connections: events get ids and go to the replay store whether or
+ * not a connection is attached, and a GET with Last-Event-ID attaches a new connection that first
+ * replays what followed the cursor, then continues live with no gap and no duplicate
+ * (2025-11-25 basic/transports §"Resumability and Redelivery").
+ */
+import type { EventStore, StoredEvent } from '../events/event-store.js';
+import { encodeEventId } from '../sse/event-id.js';
+import type { Counters } from './counters.js';
+import type { Headers, ResponseSink } from './sink.js';
+import { SseWriter, type WriterLimits } from './sse-writer.js';
+
+export const SSE_HEADERS: Headers = {
+  'content-type': 'text/event-stream',
+  // no-transform stops compressing proxies; X-Accel-Buffering: no stops nginx buffering this response.
+  'cache-control': 'no-cache, no-transform',
+  'x-accel-buffering': 'no',
+};
+
+/** What a stream needs from its session and handler. */
+export interface StreamContext {
+  readonly sessionKey: string;
+  /** Per-session id tag; undefined when events carry no ids (stateless mode). */
+  readonly tag: string | undefined;
+  readonly store: EventStore | undefined;
+  readonly counters: Counters;
+  readonly limits: WriterLimits;
+  readonly now: () => number;
+  /** Every attached writer, for the shared keepalive timer. */
+  readonly live: Set<SseWriter>;
+  readonly retryMs: number;
+  /** Whether this session gets priming events (negotiated >= 2025-11-25). */
+  readonly priming: boolean;
+}
+
+export type StreamKind = 'post' | 'get';
+
+interface Held {
+  seq: number;
+  frame: string;
+  key: string | undefined;
+}
+
+export class EventStream {
+  readonly num: number;
+  readonly kind: StreamKind;
+  readonly #ctx: StreamContext;
+  #seq = 0;
+  #writer: SseWriter | undefined;
+  /** Frames produced while a replay is being read; written after it, deduplicated by seq. */
+  #held: Held[] | undefined;
+  /** Highest seq handed to any connection. */
+  #delivered = 0;
+  /** True once a frame with an id reached a connection: only then may the server close early. */
+  #sentId = false;
+  #done = false;
+  /** Called when the attached connection goes away before the stream is done. */
+  onDetach: (() => void) | undefined;
+  /** Called when a connection attaches. */
+  onAttach: (() => void) | undefined;
+
+  constructor(ctx: StreamContext, num: number, kind: StreamKind) {
+    this.#ctx = ctx;
+    this.num = num;
+    this.kind = kind;
+  }
+
+  get attached(): boolean {
+    return this.#writer !== undefined;
+  }
+  get done(): boolean {
+    return this.#done;
+  }
+  get writer(): SseWriter | undefined {
+    return this.#writer;
+  }
+  /** Frames produced but never handed to a connection (for a fresh GET). */
+  get undelivered(): boolean {
+    return this.#seq > this.#delivered;
+  }
+
+  /**
+   * Sends one serialized JSON-RPC message. Returns a promise when the producer should wait for
+   * room (backpressure); undefined when it may go on at once.
+   */
+  send(json: string, key?: string): Promise<void> | undefined {
+    const frame = this.#frame(json);
+    const w = this.#writer;
+    if (w === undefined) return undefined;
+    if (this.#held !== undefined) {
+      this.#held.push({ seq: this.#seq, frame, key });
+      return undefined;
+    }
+    this.#put(w, this.#seq, frame, key);
+    return key === undefined && w.congested ? w.waitForRoom() : undefined;
+  }
+
+  /** Opens this stream on a fresh response: headers, then priming event or comment. */
+  open(sink: ResponseSink, headers: Headers): void {
+    let first: string;
+    if (this.#ctx.priming && this.#ctx.tag !== undefined) {
+      first = this.#frame('', this.#ctx.retryMs);
+      this.#delivered = this.#seq;
+      this.#sentId = true;
+    } else {
+      first = ': stream\n\n';
+    }
+    this.#bind(sink, headers, first);
+  }
+
+  /**
+   * Attaches a GET connection that resumes after `afterSeq` (or, for a fresh GET on the standalone
+   * stream, after the last frame any connection received). Returns false when the events cannot be
+   * had; nothing was written then, and the caller declines with the store's reason.
+   */
+  async resume(
+    sink: ResponseSink,
+    headers: Headers,
+    afterSeq: number | undefined,
+  ): Promise<'ok' | 'evicted' | 'unknown' | 'closed'> {
+    this.#detach(true);
+    const from = afterSeq ?? this.#delivered;
+    const store = this.#ctx.store;
+    let events: StoredEvent[] = [];
+    if (store !== undefined && this.#ctx.tag !== undefined && (afterSeq !== undefined || this.#seq > from)) {
+      this.#held = [];
+      const r = await store.replay(this.#ctx.sessionKey, this.num, from);
+      const held = this.#held;
+      this.#held = undefined;
+      if (r.status !== 'ok') return r.status;
+      events = r.events;
+      if (sink.closed) return 'closed';
+      let last = from;
+      let first = '';
+      for (const e of events) {
+        first += e.frame;
+        last = e.seq;
+      }
+      if (events.length > 0) this.#sentId = true;
+      if (last > this.#delivered) this.#delivered = last;
+      const fresh = afterSeq === undefined && events.length === 0 && this.#ctx.priming;
+      if (fresh) {
+        first = this.#frame('', this.#ctx.retryMs);
+        this.#delivered = this.#seq;
+        this.#sentId = true;
+      }
+      this.#bind(sink, headers, first.length > 0 ? first : ': resumed\n\n');
+      const w = this.#writer;
+      if (w !== undefined) for (const h of held) if (h.seq > last) this.#put(w, h.seq, h.frame, h.key);
+    } else if (afterSeq === undefined) {
+      this.open(sink, headers);
+    } else {
+      return 'unknown';
+    }
+    if (this.#done) this.#writer?.end();
+    return 'ok';
+  }
+
+  /**
+   * Server-initiated close of the connection without ending the stream (SSE polling, SEP-1699):
+   * only once the client holds an event id to resume from, after a `retry:` hint.
+   */
+  closeConnection(): boolean {
+    const w = this.#writer;
+    if (w === undefined || !this.#sentId) return false;
+    w.write(`retry: ${this.#ctx.retryMs}\n\n`);
+    this.#detach(true);
+    return true;
+  }
+
+  /** No more events: finish the attached connection and let the store free the buffer later. */
+  finish(graceMs: number): void {
+    if (this.#done) return;
+    this.#done = true;
+    if (this.#held === undefined) this.#writer?.end();
+    if (this.#ctx.store !== undefined && this.#ctx.tag !== undefined) {
+      void this.#ctx.store.endStream(this.#ctx.sessionKey, this.num, graceMs);
+    }
+  }
+
+  /** Ends the attached connection (shutdown, auth expiry) after a retry hint so the client resumes. */
+  interrupt(): void {
+    const w = this.#writer;
+    if (w === undefined) return;
+    if (this.#sentId) w.write(`retry: ${this.#ctx.retryMs}\n\n`);
+    this.#detach(true);
+  }
+
+  /** Drops the connection at once. */
+  abort(): void {
+    const w = this.#writer;
+    if (w !== undefined) {
+      this.#writer = undefined;
+      this.#ctx.live.delete(w);
+      w.destroy();
+    }
+  }
+
+  #frame(json: string, retry?: number): string {
+    const seq = ++this.#seq;
+    const tag = this.#ctx.tag;
+    if (tag === undefined) return `data: ${json}\n\n`;
+    const id = encodeEventId(tag, this.num, seq);
+    const frame =
+      retry === undefined ? `id: ${id}\ndata: ${json}\n\n` : `id: ${id}\nretry: ${retry}\ndata: ${json}\n\n`;
+    const store = this.#ctx.store;
+    if (store !== undefined) {
+      const r = store.append(this.#ctx.sessionKey, this.num, { seq, frame });
+      if (r !== undefined) r.catch(() => undefined);
+    }
+    return frame;
+  }
+
+  #put(w: SseWriter, seq: number, frame: string, key: string | undefined): void {
+    const outcome = w.write(frame, key);
+    if (outcome === 'overflow') {
+      // Never drop a response or request: close the connection; the frame is in the replay store and
+      // the client resumes from its last id (architecture.md "Backpressure without acknowledgements").
+      this.#ctx.counters.overflowCloses++;
+      this.abort();
+      this.onDetach?.();
+      return;
+    }
+    if (outcome === 'closed') return;
+    this.#ctx.counters.eventsWritten++;
+    if (seq > this.#delivered) this.#delivered = seq;
+    if (this.#ctx.tag !== undefined) this.#sentId = true;
+  }
+
+  #bind(sink: ResponseSink, headers: Headers, first: string): void {
+    const w = new SseWriter(sink, this.#ctx.limits, this.#ctx.counters, this.#ctx.now);
+    this.#writer = w;
+    this.#ctx.live.add(w);
+    sink.onClose(() => {
+      if (this.#writer === w) {
+        this.#writer = undefined;
+        this.#ctx.live.delete(w);
+        if (!this.#done) this.onDetach?.();
+      } else {
+        this.#ctx.live.delete(w);
+      }
+    });
+    w.open(200, headers, first);
+    this.onAttach?.();
+  }
+
+  #detach(graceful: boolean): void {
+    const w = this.#writer;
+    if (w === undefined) return;
+    this.#writer = undefined;
+    this.#ctx.live.delete(w);
+    if (graceful) w.end();
+    else w.destroy();
+    if (!this.#done) this.onDetach?.();
+  }
+}

@@ -1,0 +1,196 @@
+/**
+ * One POST that carried requests, from arrival to its last response. It decides, per response, how
+ * to answer (architecture.md: "streaming becomes a per-response decision"):
+ * - 'auto' answers plain JSON when every response arrives before anything else related to the
+ *   request; the first related notification or request, or `streamAfterMs` without an answer,
+ *   upgrades it to an SSE stream;
+ * - 'sse' opens the stream at once; 'json' never streams (related messages go to the GET stream).
+ * A client disconnect is not a cancellation (2025-11-25 basic/transports): the work goes on, its
+ * events go to the replay store, and only if nobody resumes for `orphanTimeoutMs` is it cancelled.
+ */
+import type { RequestId } from '../jsonrpc/message.js';
+import type { EventStream } from './event-stream.js';
+import { SSE_HEADERS } from './event-stream.js';
+import { type Refusal, sendRefusal } from './refusal.js';
+import type { Headers, ResponseSink } from './sink.js';
+
+export type Policy = 'auto' | 'json' | 'sse';
+
+/** What an exchange needs from its session. */
+export interface ExchangeHost {
+  newPostStream(): EventStream;
+  /** Cancels requests through the SDK Protocol (as a `notifications/cancelled` would). */
+  cancel(ids: RequestId[], reason: string): void;
+  exchangeDone(ex: Exchange): void;
+  countMode(mode: 'json' | 'sse'): void;
+  orphaned(ids: RequestId[]): void;
+  readonly streamAfterMs: number;
+  readonly streamGraceMs: number;
+  readonly orphanTimeoutMs: number;
+}
+
+export class Exchange {
+  readonly #host: ExchangeHost;
+  readonly #sink: ResponseSink;
+  readonly #pending: Set<RequestId>;
+  readonly #batch: boolean;
+  readonly #policy: Policy;
+  #responses: string[] = [];
+  #state: 'pending' | 'sse' | 'done' = 'pending';
+  #stream: EventStream | undefined;
+  #timer: ReturnType<typeof setTimeout> | undefined;
+  #orphanTimer: ReturnType<typeof setTimeout> | undefined;
+  /** Headers added to the answer (CORS, and Mcp-Session-Id for initialize). */
+  headers: Headers;
+  /** Runs just before a JSON answer is written (initialize registers its session here). */
+  beforeJson: ((responses: string[]) => void) | undefined;
+  /** Runs once when the exchange is over, however it ended. */
+  onDone: (() => void) | undefined;
+
+  constructor(host: ExchangeHost, sink: ResponseSink, ids: RequestId[], batch: boolean, policy: Policy, headers: Headers) {
+    this.#host = host;
+    this.#sink = sink;
+    this.#pending = new Set(ids);
+    this.#batch = batch;
+    this.#policy = policy;
+    this.headers = headers;
+    sink.onClose(() => this.#onSinkClose());
+  }
+
+  get ids(): RequestId[] {
+    return [...this.#pending];
+  }
+  get streaming(): boolean {
+    return this.#state === 'sse';
+  }
+  get stream(): EventStream | undefined {
+    return this.#stream;
+  }
+
+  start(): void {
+    if (this.#policy === 'sse') this.#upgrade();
+    else if (this.#policy === 'auto' && this.#host.streamAfterMs > 0) {
+      this.#timer = setTimeout(() => {
+        this.#timer = undefined;
+        if (this.#state === 'pending' && !this.#sink.closed) this.#upgrade();
+      }, this.#host.streamAfterMs);
+      this.#timer.unref?.();
+    }
+  }
+
+  /**
+   * A notification or request related to this exchange. Returns 'nostream' when this exchange
+   * cannot carry it (json policy, or its client is gone without a stream to resume).
+   */
+  related(json: string, key: string | undefined): Promise<void> | undefined | 'nostream' {
+    if (this.#state === 'done' || this.#policy === 'json') return 'nostream';
+    if (this.#state === 'pending') {
+      if (this.#sink.closed) return 'nostream';
+      this.#upgrade();
+    }
+    return this.#stream?.send(json, key);
+  }
+
+  /** The response for one of this exchange's requests. */
+  response(id: RequestId, json: string): Promise<void> | undefined {
+    if (!this.#pending.delete(id)) return undefined;
+    let wait: Promise<void> | undefined;
+    if (this.#state === 'sse') wait = this.#stream?.send(json);
+    else this.#responses.push(json);
+    if (this.#pending.size === 0) this.#complete();
+    return wait;
+  }
+
+  /** The request was cancelled: no response will come for it. */
+  cancelled(id: RequestId): void {
+    if (this.#pending.delete(id) && this.#pending.size === 0) this.#complete();
+  }
+
+  /** Closes the SSE connection early so the client polls (the SDK's `closeSSEStream` extra). */
+  closeConnection(): void {
+    if (this.#state === 'pending' && !this.#sink.closed) this.#upgrade();
+    this.#stream?.closeConnection();
+  }
+
+  /** Ends the exchange without responses (session ended): answers what the HTTP request still awaits. */
+  abandon(answer: Refusal): void {
+    if (this.#state === 'done') return;
+    this.#clearTimers();
+    const wasPending = this.#state === 'pending';
+    this.#state = 'done';
+    this.#pending.clear();
+    if (wasPending && !this.#sink.closed) sendRefusal(this.#sink, answer, this.headers);
+    else this.#stream?.interrupt();
+    this.#host.exchangeDone(this);
+    this.onDone?.();
+  }
+
+  #upgrade(): void {
+    if (this.#timer !== undefined) clearTimeout(this.#timer);
+    this.#timer = undefined;
+    const stream = this.#host.newPostStream();
+    this.#stream = stream;
+    this.#state = 'sse';
+    this.#host.countMode('sse');
+    stream.onDetach = () => this.#armOrphan();
+    stream.onAttach = () => this.#disarmOrphan();
+    stream.open(this.#sink, { ...SSE_HEADERS, ...this.headers });
+    // Responses buffered while undecided (a batch) go first, in arrival order.
+    const buffered = this.#responses;
+    this.#responses = [];
+    for (const r of buffered) void stream.send(r);
+  }
+
+  #complete(): void {
+    this.#clearTimers();
+    if (this.#state === 'sse') {
+      this.#state = 'done';
+      this.#stream?.finish(this.#host.streamGraceMs);
+    } else if (this.#state === 'pending') {
+      this.#state = 'done';
+      if (!this.#sink.closed) {
+        this.beforeJson?.(this.#responses);
+        const rs = this.#responses;
+        if (rs.length === 0) {
+          // Every request was cancelled: nothing to answer (2025-11-25 utilities/cancellation).
+          this.#sink.respond(202, this.headers, '');
+        } else {
+          this.#host.countMode('json');
+          const body = this.#batch ? `[${rs.join(',')}]` : (rs[0] ?? '');
+          this.#sink.respond(200, { 'content-type': 'application/json', ...this.headers }, body);
+        }
+      }
+    }
+    this.#host.exchangeDone(this);
+    this.onDone?.();
+  }
+
+  #onSinkClose(): void {
+    // A JSON answer can never be resumed; an SSE one reports its own detach through the stream.
+    if (this.#state === 'pending') this.#armOrphan();
+  }
+
+  #armOrphan(): void {
+    if (this.#state === 'done' || this.#orphanTimer !== undefined) return;
+    this.#orphanTimer = setTimeout(() => {
+      this.#orphanTimer = undefined;
+      if (this.#state === 'done') return;
+      const ids = [...this.#pending];
+      this.#host.orphaned(ids);
+      this.#host.cancel(ids, `stream disconnected for ${this.#host.orphanTimeoutMs} ms without resumption`);
+      for (const id of ids) this.cancelled(id);
+    }, this.#host.orphanTimeoutMs);
+    this.#orphanTimer.unref?.();
+  }
+
+  #disarmOrphan(): void {
+    if (this.#orphanTimer !== undefined) clearTimeout(this.#orphanTimer);
+    this.#orphanTimer = undefined;
+  }
+
+  #clearTimers(): void {
+    if (this.#timer !== undefined) clearTimeout(this.#timer);
+    this.#timer = undefined;
+    this.#disarmOrphan();
+  }
+}

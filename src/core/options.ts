@@ -1,0 +1,209 @@
+/**
+ * Every server option, its default, and the one function that resolves and validates them.
+ * Defaults are merged per field; an impossible value throws InvalidOptionError when the handler is
+ * created, never per request. docs/options.md lists the same table for users.
+ */
+import type { IncomingMessage } from 'node:http';
+import { InvalidOptionError } from '../errors.js';
+import type { EventStore } from '../events/event-store.js';
+import type { RingLimits } from '../flow/ring-buffer.js';
+
+export type ResponseMode = 'auto' | 'json' | 'sse';
+
+/** What `authenticate` returns for an accepted request. */
+export interface AuthResult {
+  /** Who the caller is; a session is bound to the principal that created it. */
+  principal: string;
+  /** Epoch ms when the credential expires; long-lived streams end then. */
+  expiresAt?: number | undefined;
+}
+
+/** What `createServer` learns about the session it serves. */
+export interface SessionContext {
+  /** The session id, or undefined in stateless mode. */
+  sessionId: string | undefined;
+  principal: string | undefined;
+}
+
+export interface SessionInfo {
+  sessionId: string;
+  principal: string | undefined;
+  protocolVersion: string;
+}
+
+export interface Logger {
+  info(event: string, fields?: Record<string, unknown>): void;
+  warn(event: string, fields?: Record<string, unknown>): void;
+  error(event: string, fields?: Record<string, unknown>): void;
+}
+
+export interface ServerOptions {
+  /** How a POST carrying requests is answered. 'auto' answers JSON unless the handler streams. @defaultValue 'auto' */
+  mode?: ResponseMode;
+  /** In 'auto' mode, a request not answered within this many ms switches to SSE. @defaultValue 1000 */
+  streamAfterMs?: number;
+  /** An SSE comment is sent on a stream silent for this long; 0 disables. @defaultValue 15000 */
+  keepaliveMs?: number;
+  /** The SSE `retry:` hint (ms) sent in priming events and before a server-side close. @defaultValue 1000 */
+  retryMs?: number;
+  /** Largest accepted POST body in bytes (413 above). @defaultValue 4 MiB */
+  maxBodyBytes?: number;
+  /** Sessions held at once; a new initialize beyond it gets 503 + Retry-After. @defaultValue 10000 */
+  maxSessions?: number;
+  /** A session with no live request or stream for this long ends. @defaultValue 600000 (10 min) */
+  sessionIdleMs?: number;
+  /** Requests in flight per session; more gets 429. @defaultValue 128 */
+  maxInflightPerSession?: number;
+  /** Open SSE streams and pending POST exchanges per session; more gets 429. @defaultValue 64 */
+  maxStreamsPerSession?: number;
+  /** Bytes one SSE connection may queue while its socket is not writable. @defaultValue 1 MiB */
+  maxQueueBytes?: number;
+  /** Queue bytes above which a non-coalescible send waits for 'drain'. @defaultValue 64 KiB */
+  highWaterMark?: number;
+  /** Replay buffer bounds per stream. @defaultValue { maxCount: 1024, maxBytes: 1 MiB, maxAgeMs: 300000 } */
+  replay?: Partial<RingLimits>;
+  /** Where events are kept for replay. @defaultValue an in-memory store with `replay` bounds */
+  eventStore?: EventStore;
+  /** A finished POST stream stays resumable this long. @defaultValue 60000 */
+  streamGraceMs?: number;
+  /** A request whose stream stays disconnected this long is cancelled. @defaultValue 300000 (5 min) */
+  orphanTimeoutMs?: number;
+  /** No sessions: a fresh server per request; GET and DELETE get 405. @defaultValue false */
+  stateless?: boolean;
+  /** Offer the standalone GET stream (405 when false). @defaultValue true */
+  enableGetStream?: boolean;
+  /** Let clients end sessions with DELETE (405 when false). @defaultValue true */
+  enableDelete?: boolean;
+  /** Exact origins allowed (e.g. 'https://app.example.com'). @defaultValue same-origin with the Host header */
+  allowedOrigins?: string[];
+  /** Host names allowed on a loopback bind. @defaultValue ['localhost', '127.0.0.1', '[::1]'] */
+  allowedHosts?: string[];
+  /** Authenticates every request before any session lookup; null means 401. */
+  authenticate?: (req: IncomingMessage) => AuthResult | null | Promise<AuthResult | null>;
+  /** Re-run `authenticate` this often during a long stream and close it on refusal; 0 = never. @defaultValue 0 */
+  revalidateMs?: number;
+  /** Sent as `resource_metadata` in WWW-Authenticate on 401 (RFC 9728). */
+  resourceMetadataUrl?: string;
+  onSessionStart?: (info: SessionInfo) => void;
+  onSessionEnd?: (info: SessionInfo & { reason: string }) => void;
+  logger?: Logger;
+  /**
+   * Dispatch to the SDK Protocol's internal handlers directly instead of through `onmessage`,
+   * skipping type guards that fail (and build zod errors) on every request. Falls back to
+   * `onmessage` when the internals are not found. @defaultValue true
+   */
+  fastDispatch?: boolean;
+  /** Clock, for tests. @defaultValue Date.now */
+  now?: () => number;
+}
+
+export type ResolvedOptions = Required<
+  Omit<ServerOptions, 'eventStore' | 'authenticate' | 'resourceMetadataUrl' | 'onSessionStart' | 'onSessionEnd' | 'logger' | 'allowedOrigins' | 'replay'>
+> & {
+  replay: RingLimits;
+  eventStore: EventStore | undefined;
+  authenticate: ServerOptions['authenticate'];
+  resourceMetadataUrl: string | undefined;
+  onSessionStart: ServerOptions['onSessionStart'];
+  onSessionEnd: ServerOptions['onSessionEnd'];
+  logger: Logger | undefined;
+  allowedOrigins: ReadonlySet<string> | undefined;
+};
+
+export const DEFAULTS = {
+  mode: 'auto',
+  streamAfterMs: 1000,
+  keepaliveMs: 15_000,
+  retryMs: 1000,
+  maxBodyBytes: 4 * 1024 * 1024,
+  maxSessions: 10_000,
+  sessionIdleMs: 10 * 60_000,
+  maxInflightPerSession: 128,
+  maxStreamsPerSession: 64,
+  maxQueueBytes: 1024 * 1024,
+  highWaterMark: 64 * 1024,
+  streamGraceMs: 60_000,
+  orphanTimeoutMs: 5 * 60_000,
+  stateless: false,
+  enableGetStream: true,
+  enableDelete: true,
+  allowedHosts: ['localhost', '127.0.0.1', '[::1]'],
+  revalidateMs: 0,
+  fastDispatch: true,
+} as const;
+
+function nonNegativeInt(name: string, v: number): number {
+  if (!Number.isSafeInteger(v) || v < 0) throw new InvalidOptionError(`${name} must be a non-negative integer, got ${v}`);
+  return v;
+}
+function positiveInt(name: string, v: number): number {
+  if (!Number.isSafeInteger(v) || v <= 0) throw new InvalidOptionError(`${name} must be a positive integer, got ${v}`);
+  return v;
+}
+
+export function resolveOptions(o: ServerOptions): ResolvedOptions {
+  const mode = o.mode ?? DEFAULTS.mode;
+  if (mode !== 'auto' && mode !== 'json' && mode !== 'sse') {
+    throw new InvalidOptionError(`mode must be 'auto', 'json' or 'sse', got ${String(mode)}`);
+  }
+  const maxQueueBytes = positiveInt('maxQueueBytes', o.maxQueueBytes ?? DEFAULTS.maxQueueBytes);
+  const highWaterMark = positiveInt('highWaterMark', o.highWaterMark ?? DEFAULTS.highWaterMark);
+  if (highWaterMark > maxQueueBytes) {
+    throw new InvalidOptionError(`highWaterMark (${highWaterMark}) must not exceed maxQueueBytes (${maxQueueBytes})`);
+  }
+  const replay: RingLimits = {
+    maxCount: positiveInt('replay.maxCount', o.replay?.maxCount ?? 1024),
+    maxBytes: positiveInt('replay.maxBytes', o.replay?.maxBytes ?? 1024 * 1024),
+    maxAgeMs: positiveInt('replay.maxAgeMs', o.replay?.maxAgeMs ?? 5 * 60_000),
+  };
+  let allowedOrigins: Set<string> | undefined;
+  if (o.allowedOrigins !== undefined) {
+    allowedOrigins = new Set();
+    for (const origin of o.allowedOrigins) {
+      let url: URL;
+      try {
+        url = new URL(origin);
+      } catch {
+        throw new InvalidOptionError(`allowedOrigins: '${origin}' is not an origin such as 'https://app.example.com'`);
+      }
+      if (url.origin === 'null' || url.origin !== origin.replace(/\/$/, '').toLowerCase()) {
+        throw new InvalidOptionError(`allowedOrigins: '${origin}' is not an exact origin (scheme://host[:port])`);
+      }
+      allowedOrigins.add(url.origin);
+    }
+  }
+  const stateless = o.stateless ?? DEFAULTS.stateless;
+  if (o.authenticate !== undefined && typeof o.authenticate !== 'function') {
+    throw new InvalidOptionError('authenticate must be a function (req) => { principal, expiresAt? } | null');
+  }
+  return {
+    mode,
+    streamAfterMs: nonNegativeInt('streamAfterMs', o.streamAfterMs ?? DEFAULTS.streamAfterMs),
+    keepaliveMs: nonNegativeInt('keepaliveMs', o.keepaliveMs ?? DEFAULTS.keepaliveMs),
+    retryMs: nonNegativeInt('retryMs', o.retryMs ?? DEFAULTS.retryMs),
+    maxBodyBytes: positiveInt('maxBodyBytes', o.maxBodyBytes ?? DEFAULTS.maxBodyBytes),
+    maxSessions: positiveInt('maxSessions', o.maxSessions ?? DEFAULTS.maxSessions),
+    sessionIdleMs: positiveInt('sessionIdleMs', o.sessionIdleMs ?? DEFAULTS.sessionIdleMs),
+    maxInflightPerSession: positiveInt('maxInflightPerSession', o.maxInflightPerSession ?? DEFAULTS.maxInflightPerSession),
+    maxStreamsPerSession: positiveInt('maxStreamsPerSession', o.maxStreamsPerSession ?? DEFAULTS.maxStreamsPerSession),
+    maxQueueBytes,
+    highWaterMark,
+    replay,
+    eventStore: o.eventStore,
+    streamGraceMs: nonNegativeInt('streamGraceMs', o.streamGraceMs ?? DEFAULTS.streamGraceMs),
+    orphanTimeoutMs: positiveInt('orphanTimeoutMs', o.orphanTimeoutMs ?? DEFAULTS.orphanTimeoutMs),
+    stateless,
+    enableGetStream: !stateless && (o.enableGetStream ?? DEFAULTS.enableGetStream),
+    enableDelete: !stateless && (o.enableDelete ?? DEFAULTS.enableDelete),
+    allowedOrigins,
+    allowedHosts: (o.allowedHosts ?? DEFAULTS.allowedHosts).map((h) => h.toLowerCase()),
+    authenticate: o.authenticate,
+    revalidateMs: nonNegativeInt('revalidateMs', o.revalidateMs ?? DEFAULTS.revalidateMs),
+    resourceMetadataUrl: o.resourceMetadataUrl,
+    onSessionStart: o.onSessionStart,
+    onSessionEnd: o.onSessionEnd,
+    logger: o.logger,
+    fastDispatch: o.fastDispatch ?? DEFAULTS.fastDispatch,
+    now: o.now ?? Date.now,
+  };
+}

@@ -1,0 +1,212 @@
+/**
+ * POST: one JSON-RPC message (or, for 2025-03-26 sessions, a batch) in; 202 for notifications and
+ * replies, JSON or SSE for requests (2025-11-25 basic/transports §"Sending Messages to the Server").
+ * Everything is validated before anything is dispatched, so a refused body changes nothing: no
+ * session is created, no handler runs, no reply reaches a waiting server request.
+ */
+import type { MessageExtraInfo } from '@modelcontextprotocol/sdk/types.js';
+import type { Acceptance } from '../http/media-type.js';
+import {
+  classify,
+  type JsonRpcNotification,
+  type JsonRpcRequest,
+  type JsonRpcResponse,
+  type RequestId,
+} from '../jsonrpc/message.js';
+import type { Endpoint } from './endpoint.js';
+import { Exchange, type Policy } from './exchange.js';
+import { newEventTag, newSessionId } from './ids.js';
+import type { AuthResult } from './options.js';
+import { Refusals, sendRefusal } from './refusal.js';
+import { Session } from './session.js';
+import type { Headers, RequestHead, ResponseSink } from './sink.js';
+import { allowsBatch } from './versions.js';
+
+/** A batch longer than this is refused before any element is looked at. */
+export const MAX_BATCH = 256;
+
+type Item =
+  | { kind: 'request'; m: JsonRpcRequest }
+  | { kind: 'notification'; m: JsonRpcNotification }
+  | { kind: 'reply'; m: JsonRpcResponse; id: RequestId };
+
+export interface PostInput {
+  head: RequestHead;
+  /** Raw request headers, passed to handlers as `extra.requestInfo.headers`. */
+  rawHeaders: Record<string, string | string[] | undefined>;
+  body: string;
+  accept: Acceptance;
+  auth: AuthResult | undefined;
+  sink: ResponseSink;
+  /** Headers for every answer (CORS). */
+  headers: Headers;
+}
+
+export async function handlePost(ep: Endpoint, input: PostInput): Promise<void> {
+  const { sink, headers } = input;
+  let parsed: unknown;
+  try {
+    parsed = JSON.parse(input.body);
+  } catch (e) {
+    return sendRefusal(sink, Refusals.parseError(e instanceof Error ? e.message : 'invalid JSON'), headers);
+  }
+  const batch = Array.isArray(parsed);
+  const values: unknown[] = batch ? (parsed as unknown[]) : [parsed];
+  if (values.length === 0) return sendRefusal(sink, Refusals.emptyBatch(), headers);
+  if (values.length > MAX_BATCH) {
+    return sendRefusal(sink, Refusals.invalidRequest(`a batch holds at most ${MAX_BATCH} messages`), headers);
+  }
+  const items: Item[] = [];
+  let init: JsonRpcRequest | undefined;
+  for (const v of values) {
+    const c = classify(v);
+    if (c.kind === 'invalid') return sendRefusal(sink, Refusals.invalidRequest(c.reason), headers);
+    if (c.kind === 'request') {
+      if (c.message.method === 'initialize') init = c.message;
+      items.push({ kind: 'request', m: c.message });
+    } else if (c.kind === 'notification') items.push({ kind: 'notification', m: c.message });
+    else items.push({ kind: 'reply', m: c.message, id: c.id });
+  }
+
+  if (init !== undefined) {
+    if (batch) return sendRefusal(sink, Refusals.initializeInBatch(), headers);
+    if (!ep.options.stateless && input.head.header('mcp-session-id') !== undefined) {
+      return sendRefusal(sink, Refusals.initializeWithSession(), headers);
+    }
+    return initialize(ep, input, init);
+  }
+  if (ep.options.stateless) return statelessPost(ep, input, items, batch);
+
+  const found = ep.lookup(input.head, input.auth);
+  if (!(found instanceof Session)) return sendRefusal(sink, found, headers);
+  const session = found;
+  if (batch && !allowsBatch(session.version)) return sendRefusal(sink, Refusals.batchNotAllowed(session.version), headers);
+
+  const ids: RequestId[] = [];
+  const seen = new Set<RequestId>();
+  for (const it of items) {
+    if (it.kind === 'request') {
+      const id = it.m.id;
+      if (session.inflight.has(id) || seen.has(id)) return sendRefusal(sink, Refusals.duplicateId(id), headers);
+      seen.add(id);
+      ids.push(id);
+    } else if (it.kind === 'reply') {
+      if (!session.awaiting.has(it.id) || seen.has(it.id)) return sendRefusal(sink, Refusals.unexpectedReply(it.id), headers);
+      seen.add(it.id);
+    }
+  }
+  if (ids.length > 0) {
+    if (session.inflight.size + ids.length > ep.options.maxInflightPerSession) {
+      return sendRefusal(sink, Refusals.tooManyInflight(ep.options.maxInflightPerSession), headers);
+    }
+    if (session.openStreams >= ep.options.maxStreamsPerSession) {
+      return sendRefusal(sink, Refusals.tooManyStreams(ep.options.maxStreamsPerSession), headers);
+    }
+  }
+
+  if (ids.length === 0) {
+    // Only notifications and replies: accepted, nothing to answer (202, empty body).
+    sink.respond(202, headers, '');
+    for (const it of items) deliver(session, it, input);
+    return;
+  }
+  const ex = new Exchange(session, sink, ids, batch, policyFor(ep, input.accept), headers);
+  session.exchanges.add(ex);
+  for (const id of ids) session.inflight.set(id, ex);
+  ex.start();
+  for (const it of items) deliver(session, it, input);
+}
+
+/** The configured mode, narrowed by what the client's Accept admits. */
+function policyFor(ep: Endpoint, accept: Acceptance): Policy {
+  if (!accept.sse) return 'json';
+  if (!accept.json) return 'sse';
+  return ep.options.mode;
+}
+
+function deliver(session: Session, it: Item, input: PostInput): void {
+  if (it.kind === 'request') {
+    const id = it.m.id;
+    const extra: MessageExtraInfo = {
+      requestInfo: { headers: input.rawHeaders },
+      closeSSEStream: () => session.closeRequestStream(id),
+      closeStandaloneSSEStream: () => session.standalone.interrupt(),
+    };
+    if (input.auth !== undefined) {
+      extra.authInfo = {
+        token: '',
+        clientId: input.auth.principal,
+        scopes: [],
+        ...(input.auth.expiresAt === undefined ? {} : { expiresAt: Math.floor(input.auth.expiresAt / 1000) }),
+        extra: { principal: input.auth.principal },
+      };
+    }
+    session.dispatchRequest(it.m, extra);
+  } else if (it.kind === 'notification') session.dispatchNotification(it.m);
+  else session.dispatchReply(it.m, it.id);
+}
+
+async function initialize(ep: Endpoint, input: PostInput, init: JsonRpcRequest): Promise<void> {
+  const { sink, headers } = input;
+  if (ep.closing) return sendRefusal(sink, Refusals.shuttingDown(1), headers);
+  const stateless = ep.options.stateless;
+  if (!stateless && ep.sessions.size + ep.pendingInits >= ep.options.maxSessions) {
+    ep.counters.sessionCapRefusals++;
+    return sendRefusal(sink, Refusals.tooManySessions(5), headers);
+  }
+  const id = stateless ? undefined : newSessionId();
+  const session = new Session(ep.deps, id, stateless ? undefined : newEventTag(), input.auth?.principal);
+  ep.pendingInits++;
+  try {
+    await session.connect(ep.createServer({ sessionId: id, principal: input.auth?.principal }));
+  } finally {
+    ep.pendingInits--;
+  }
+  // The answer is always JSON: it must carry Mcp-Session-Id, which is only known to be valid
+  // once the SDK has accepted the initialize request.
+  const ex = new Exchange(session, sink, [init.id], false, 'json', { ...headers });
+  let registered = false;
+  ex.beforeJson = (responses) => {
+    const r = JSON.parse(responses[0] ?? '{}') as { result?: { protocolVersion?: unknown } };
+    const v = r.result?.protocolVersion;
+    if (typeof v !== 'string' || ep.closing) return;
+    session.version = v;
+    session.initialized = true;
+    if (id !== undefined) {
+      ex.headers['mcp-session-id'] = id;
+      ep.register(session);
+      registered = true;
+    }
+  };
+  // A rejected initialize (bad params, client gone before the answer) leaves nothing behind.
+  ex.onDone = () => {
+    if (!registered) session.end('failed-init');
+  };
+  session.exchanges.add(ex);
+  session.inflight.set(init.id, ex);
+  ex.start();
+  deliver(session, { kind: 'request', m: init }, input);
+}
+
+/** Stateless mode: a fresh server for this one request, closed when it is answered. */
+async function statelessPost(ep: Endpoint, input: PostInput, items: Item[], batch: boolean): Promise<void> {
+  const { sink, headers } = input;
+  const reply = items.find((it) => it.kind === 'reply');
+  if (reply !== undefined && reply.kind === 'reply') return sendRefusal(sink, Refusals.unexpectedReply(reply.id), headers);
+  const ids = items.flatMap((it) => (it.kind === 'request' ? [it.m.id] : []));
+  if (new Set(ids).size !== ids.length) return sendRefusal(sink, Refusals.duplicateId(ids[0] ?? 0), headers);
+  if (ids.length === 0) {
+    sink.respond(202, headers, '');
+    return;
+  }
+  if (ep.closing) return sendRefusal(sink, Refusals.shuttingDown(1), headers);
+  const session = new Session(ep.deps, undefined, undefined, input.auth?.principal);
+  session.initialized = true;
+  await session.connect(ep.createServer({ sessionId: undefined, principal: input.auth?.principal }));
+  const ex = new Exchange(session, sink, ids, batch, policyFor(ep, input.accept), headers);
+  ex.onDone = () => session.end('closed');
+  session.exchanges.add(ex);
+  for (const id of ids) session.inflight.set(id, ex);
+  ex.start();
+  for (const it of items) deliver(session, it, input);
+}

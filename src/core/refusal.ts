@@ -1,0 +1,84 @@
+/**
+ * HTTP refusals with their JSON-RPC error bodies, named once. The spec lets an HTTP error carry a
+ * JSON-RPC error response without id (2025-11-25 basic/transports §"Sending Messages to the
+ * Server"); `id: null` is JSON-RPC 2.0's spelling of "could not be determined".
+ */
+import { JsonRpcCode } from '../jsonrpc/codes.js';
+import type { Headers, ResponseSink } from './sink.js';
+
+export interface Refusal {
+  status: number;
+  code: number;
+  message: string;
+  /** Machine-readable reason, sent as error.data.reason. */
+  reason: string;
+  headers?: Headers;
+}
+
+export function refusal(status: number, code: number, reason: string, message: string, headers?: Headers): Refusal {
+  return headers === undefined ? { status, code, reason, message } : { status, code, reason, message, headers };
+}
+
+export function sendRefusal(sink: ResponseSink, r: Refusal, extraHeaders?: Headers): void {
+  const body = JSON.stringify({
+    jsonrpc: '2.0',
+    id: null,
+    error: { code: r.code, message: r.message, data: { reason: r.reason } },
+  });
+  sink.respond(r.status, { 'content-type': 'application/json', ...extraHeaders, ...r.headers }, body);
+}
+
+const C = JsonRpcCode;
+/** The catalogue of transport refusals; one entry per distinct reason. */
+export const Refusals = {
+  parseError: (detail: string) => refusal(400, C.ParseError, 'parse-error', `Parse error: ${detail}`),
+  invalidRequest: (detail: string) => refusal(400, C.InvalidRequest, 'invalid-request', `Invalid Request: ${detail}`),
+  emptyBatch: () => refusal(400, C.InvalidRequest, 'empty-batch', 'Invalid Request: empty batch'),
+  batchNotAllowed: (version: string) =>
+    refusal(400, C.InvalidRequest, 'batch-not-allowed', `Invalid Request: JSON-RPC batches were removed after 2025-03-26 (session negotiated ${version})`),
+  initializeInBatch: () => refusal(400, C.InvalidRequest, 'initialize-in-batch', 'Invalid Request: initialize must not be part of a batch'),
+  initializeWithSession: () =>
+    refusal(400, C.InvalidRequest, 'initialize-with-session', 'Invalid Request: initialize must not carry an Mcp-Session-Id'),
+  reinitialize: () => refusal(400, C.InvalidRequest, 'already-initialized', 'Invalid Request: this session is already initialized'),
+  duplicateId: (id: string | number) =>
+    refusal(400, C.InvalidRequest, 'duplicate-id', `Invalid Request: request id ${JSON.stringify(id)} is already in use in this session`),
+  unexpectedReply: (id: string | number) =>
+    refusal(400, C.InvalidRequest, 'unexpected-reply', `Invalid Request: no server request with id ${JSON.stringify(id)} is awaiting a reply`),
+  missingSession: () => refusal(400, C.ServerError, 'missing-session-id', 'Bad Request: Mcp-Session-Id header is required'),
+  sessionNotFound: () => refusal(404, C.SessionNotFound, 'session-not-found', 'Session not found'),
+  badProtocolVersion: (v: string, why: string) =>
+    refusal(400, C.ServerError, 'unsupported-protocol-version', `Bad Request: MCP-Protocol-Version '${v.slice(0, 64)}' ${why}`),
+  unsupportedMediaType: () =>
+    refusal(415, C.ServerError, 'unsupported-media-type', 'Unsupported Media Type: Content-Type must be application/json (UTF-8)'),
+  notAcceptablePost: () =>
+    refusal(406, C.ServerError, 'not-acceptable', 'Not Acceptable: Accept must admit application/json or text/event-stream'),
+  notAcceptableGet: () => refusal(406, C.ServerError, 'not-acceptable', 'Not Acceptable: Accept must admit text/event-stream'),
+  bodyTooLarge: (limit: number) =>
+    refusal(413, C.ServerError, 'body-too-large', `Payload Too Large: the body exceeds ${limit} bytes`, { connection: 'close' }),
+  methodNotAllowed: (allow: string) =>
+    refusal(405, C.ServerError, 'method-not-allowed', `Method Not Allowed (allowed: ${allow})`, { allow }),
+  tooManySessions: (retryAfterS: number) =>
+    refusal(503, C.ServerError, 'too-many-sessions', 'Service Unavailable: session limit reached', { 'retry-after': String(retryAfterS) }),
+  shuttingDown: (retryAfterS: number) =>
+    refusal(503, C.ServerError, 'shutting-down', 'Service Unavailable: the server is shutting down', { 'retry-after': String(retryAfterS) }),
+  tooManyInflight: (limit: number) =>
+    refusal(429, C.ServerError, 'too-many-requests', `Too Many Requests: at most ${limit} requests in flight per session`, { 'retry-after': '1' }),
+  tooManyStreams: (limit: number) =>
+    refusal(429, C.ServerError, 'too-many-streams', `Too Many Requests: at most ${limit} open streams per session`, { 'retry-after': '1' }),
+  forbiddenOrigin: () => refusal(403, C.ServerError, 'origin-not-allowed', 'Forbidden: Origin not allowed'),
+  forbiddenHost: () => refusal(403, C.ServerError, 'host-not-allowed', 'Forbidden: Host not allowed'),
+  unauthorized: (challenge: string) =>
+    refusal(401, C.ServerError, 'unauthorized', 'Unauthorized', { 'www-authenticate': challenge }),
+  resumeDeclined: (reason: 'malformed' | 'foreign' | 'unknown' | 'evicted') =>
+    refusal(
+      reason === 'evicted' ? 410 : 400,
+      C.ServerError,
+      `resume-${reason}`,
+      {
+        malformed: 'Last-Event-ID is not an event id issued by this server',
+        foreign: 'Last-Event-ID belongs to another session',
+        unknown: 'Last-Event-ID names no stream or event this session has',
+        evicted: 'Gone: the events after Last-Event-ID are no longer buffered; re-send the request',
+      }[reason],
+    ),
+} as const;

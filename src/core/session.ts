@@ -1,0 +1,259 @@
+/**
+ * One MCP session: its SDK server, its streams and the requests in flight. Routes what the SDK
+ * sends to the right stream (a response to the exchange that awaits it; a related notification or
+ * request to its request's stream; anything else to the standalone GET stream), and hands what the
+ * client sends to the SDK. Message classification here is structural (see jsonrpc/message.ts).
+ */
+import type { MessageExtraInfo } from '@modelcontextprotocol/sdk/types.js';
+import type { EventStore } from '../events/event-store.js';
+import { JsonRpcCode } from '../jsonrpc/codes.js';
+import {
+  type JsonRpcMessage,
+  type JsonRpcNotification,
+  type JsonRpcRequest,
+  type JsonRpcResponse,
+  progressTokenOf,
+  type RequestId,
+} from '../jsonrpc/message.js';
+import { type BridgeTarget, BridgeTransport } from './bridge-transport.js';
+import type { Counters, SessionEndReason } from './counters.js';
+import { createDispatcher, type Dispatcher } from './dispatcher.js';
+import { EventStream, type StreamContext } from './event-stream.js';
+import type { Exchange, ExchangeHost } from './exchange.js';
+import type { ResolvedOptions } from './options.js';
+import { type Refusal, Refusals } from './refusal.js';
+import type { SseWriter, WriterLimits } from './sse-writer.js';
+
+/** What createServer may return: an SDK McpServer or low-level Server (anything with connect/close). */
+export interface McpServerLike {
+  connect(transport: BridgeTransport): Promise<void>;
+  close(): Promise<void>;
+}
+
+export interface SessionDeps {
+  readonly options: ResolvedOptions;
+  readonly counters: Counters;
+  readonly store: EventStore | undefined;
+  readonly live: Set<SseWriter>;
+  readonly limits: WriterLimits;
+  ended(session: Session, reason: SessionEndReason): void;
+}
+
+/** The oldest revision, assumed when a client sends no MCP-Protocol-Version (2025-06-18 basic/transports). */
+export const DEFAULT_NEGOTIATED_VERSION = '2025-03-26';
+
+export class Session implements StreamContext, ExchangeHost, BridgeTarget {
+  readonly id: string | undefined;
+  readonly sessionKey: string;
+  readonly tag: string | undefined;
+  readonly principal: string | undefined;
+  readonly store: EventStore | undefined;
+  readonly counters: Counters;
+  readonly limits: WriterLimits;
+  readonly now: () => number;
+  readonly live: Set<SseWriter>;
+  readonly retryMs: number;
+  readonly streamAfterMs: number;
+  readonly streamGraceMs: number;
+  readonly orphanTimeoutMs: number;
+  readonly transport: BridgeTransport;
+  /** The protocol revision the initialize exchange settled on. */
+  version = DEFAULT_NEGOTIATED_VERSION;
+  initialized = false;
+  ended = false;
+  lastActive: number;
+  /** Epoch ms when the credential that opened this session's streams expires (auth hook). */
+  authExpiresAt: number | undefined;
+  readonly inflight = new Map<RequestId, Exchange>();
+  readonly exchanges = new Set<Exchange>();
+  readonly postStreams = new Map<number, EventStream>();
+  /** Ids of server-to-client requests awaiting the client's reply. */
+  readonly awaiting = new Set<RequestId>();
+  #server: McpServerLike | undefined;
+  #dispatch: Dispatcher | undefined;
+  #standalone: EventStream | undefined;
+  #nextStream = 1;
+  readonly #deps: SessionDeps;
+
+  constructor(deps: SessionDeps, id: string | undefined, tag: string | undefined, principal: string | undefined) {
+    const o = deps.options;
+    this.#deps = deps;
+    this.id = id;
+    this.sessionKey = id ?? '';
+    this.tag = tag;
+    this.principal = principal;
+    this.store = tag === undefined ? undefined : deps.store;
+    this.counters = deps.counters;
+    this.limits = deps.limits;
+    this.now = o.now;
+    this.live = deps.live;
+    this.retryMs = o.retryMs;
+    this.streamAfterMs = o.streamAfterMs;
+    this.streamGraceMs = o.streamGraceMs;
+    this.orphanTimeoutMs = o.orphanTimeoutMs;
+    this.lastActive = o.now();
+    this.transport = new BridgeTransport(this, id);
+  }
+
+  /** Priming events are for clients of 2025-11-25 or later; older ones choke on empty data. */
+  get priming(): boolean {
+    return this.version >= '2025-11-25';
+  }
+  get dispatcher(): Dispatcher | undefined {
+    return this.#dispatch;
+  }
+  get standalone(): EventStream {
+    this.#standalone ??= new EventStream(this, 0, 'get');
+    return this.#standalone;
+  }
+  /** Whether anything keeps this session alive (idle TTL does not run then). */
+  get busy(): boolean {
+    return this.exchanges.size > 0 || this.#standalone?.attached === true;
+  }
+  /** Open SSE connections and exchanges, for the per-session stream limit. */
+  get openStreams(): number {
+    return this.exchanges.size + (this.#standalone?.attached ? 1 : 0);
+  }
+
+  async connect(server: McpServerLike): Promise<void> {
+    this.#server = server;
+    await server.connect(this.transport);
+    this.#dispatch = createDispatcher(server, this.transport, this.#deps.options.fastDispatch);
+  }
+
+  // ---- inbound (client → server) -------------------------------------------------------------
+
+  dispatchRequest(m: JsonRpcRequest, extra: MessageExtraInfo): void {
+    this.#dispatch?.request(m, extra);
+  }
+
+  dispatchNotification(m: JsonRpcNotification): void {
+    this.#dispatch?.notification(m);
+    if (m.method === 'notifications/cancelled') {
+      // The SDK aborts the handler and sends no response; the exchange must not wait for one.
+      const id = m.params?.['requestId'];
+      if (typeof id === 'string' || typeof id === 'number') {
+        const ex = this.inflight.get(id);
+        if (ex !== undefined) {
+          this.inflight.delete(id);
+          ex.cancelled(id);
+        }
+      }
+    }
+  }
+
+  /** A reply to a server-to-client request (sampling, elicitation, roots). */
+  dispatchReply(m: JsonRpcResponse, id: RequestId): void {
+    this.awaiting.delete(id);
+    this.#dispatch?.response(m);
+  }
+
+  closeRequestStream(id: RequestId): void {
+    this.inflight.get(id)?.closeConnection();
+  }
+
+  // ---- outbound (server → client): BridgeTarget ------------------------------------------------
+
+  route(message: JsonRpcMessage, related: RequestId | undefined): Promise<void> | undefined {
+    if (this.ended) return undefined;
+    if ('method' in message) {
+      const isRequest = 'id' in message;
+      if (isRequest) this.awaiting.add(message.id);
+      const json = JSON.stringify(message);
+      const token = progressTokenOf(message);
+      const key = token === undefined ? undefined : typeof token === 'number' ? `n${token}` : `s${token}`;
+      if (related !== undefined) {
+        const ex = this.inflight.get(related);
+        const r = ex === undefined ? 'nostream' : ex.related(json, key);
+        if (r !== 'nostream') return r;
+        // json mode (or a request already answered): only an open GET stream can carry it.
+        const s = this.#standalone;
+        if (s?.attached && this.#deps.options.enableGetStream) return s.send(json, key);
+        this.counters.undeliverable++;
+        if (isRequest) this.#failRequest(message.id, 'no open stream can carry this server request');
+        return undefined;
+      }
+      if (!this.#deps.options.enableGetStream || this.tag === undefined) {
+        this.counters.undeliverable++;
+        if (isRequest) this.#failRequest(message.id, 'this server offers no standalone stream');
+        return undefined;
+      }
+      return this.standalone.send(json, key);
+    }
+    const id = message.id;
+    if (id === undefined || id === null) return undefined;
+    const ex = this.inflight.get(id);
+    if (ex === undefined) {
+      // Answer to a cancelled or abandoned request: nothing awaits it any more.
+      this.counters.undeliverable++;
+      return undefined;
+    }
+    this.inflight.delete(id);
+    return ex.response(id, JSON.stringify(message));
+  }
+
+  closedBySdk(): void {
+    if (!this.ended) this.end('closed');
+  }
+
+  // ---- ExchangeHost ------------------------------------------------------------------------------
+
+  newPostStream(): EventStream {
+    const s = new EventStream(this, this.#nextStream++, 'post');
+    this.postStreams.set(s.num, s);
+    return s;
+  }
+
+  cancel(ids: RequestId[], reason: string): void {
+    for (const requestId of ids) {
+      this.inflight.delete(requestId);
+      this.#dispatch?.notification({ jsonrpc: '2.0', method: 'notifications/cancelled', params: { requestId, reason } });
+    }
+  }
+
+  orphaned(ids: RequestId[]): void {
+    this.counters.orphanAborts += ids.length;
+    this.#deps.options.logger?.warn('request.orphaned', { requests: ids.length, timeoutMs: this.orphanTimeoutMs });
+  }
+
+  exchangeDone(ex: Exchange): void {
+    this.exchanges.delete(ex);
+    // A finished stream is resumed from the event store alone (its events stay there for the grace period).
+    const s = ex.stream;
+    if (s !== undefined) this.postStreams.delete(s.num);
+    this.lastActive = this.now();
+  }
+
+  countMode(mode: 'json' | 'sse'): void {
+    if (mode === 'json') this.counters.responsesJson++;
+    else this.counters.responsesSse++;
+  }
+
+  // ---- lifecycle -----------------------------------------------------------------------------
+
+  /** Ends the session: answers or interrupts what is open, closes the SDK server, frees buffers. */
+  end(reason: SessionEndReason, answer: Refusal = Refusals.sessionNotFound()): void {
+    if (this.ended) return;
+    this.ended = true;
+    for (const ex of [...this.exchanges]) ex.abandon(answer);
+    this.exchanges.clear();
+    this.inflight.clear();
+    for (const s of this.postStreams.values()) s.interrupt();
+    this.postStreams.clear();
+    this.#standalone?.interrupt();
+    const server = this.#server;
+    this.#server = undefined;
+    if (server !== undefined) {
+      server.close().catch((error: unknown) => this.#deps.options.logger?.error('session.close_failed', { error: String(error) }));
+    }
+    if (this.store !== undefined && this.id !== undefined) void this.store.dropSession(this.id);
+    this.#deps.ended(this, reason);
+  }
+
+  #failRequest(id: RequestId, message: string): void {
+    this.awaiting.delete(id);
+    const d = this.#dispatch;
+    // Deferred: the SDK is still inside its own send() when this runs.
+    queueMicrotask(() => d?.response({ jsonrpc: '2.0', id, error: { code: JsonRpcCode.ServerError, message } }));
+  }
+}

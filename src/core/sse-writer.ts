@@ -1,0 +1,182 @@
+/**
+ * Writes SSE frames of one connection to its sink with batching and backpressure.
+ *
+ * - The first frame of a tick is written at once (time to first event is one syscall away); frames
+ *   that follow in the same tick are joined and written at setImmediate or when the batch reaches
+ *   BATCH_BYTES. A producer that never leaves the microtask queue (awaiting already-resolved sends)
+ *   therefore still gets its frames onto the wire in large writes instead of one at the end.
+ * - When the sink refuses (write() returned false) frames go to a bounded OutboundQueue, where
+ *   progress frames coalesce per token, until 'drain'. Time spent waiting is counted as write stall.
+ * - A frame that cannot be coalesced and would overflow maxQueueBytes ends the connection
+ *   ('overflow'): the caller keeps it in the replay buffer and the client resumes from there.
+ */
+import { OutboundQueue } from '../flow/outbound-queue.js';
+import type { Counters } from './counters.js';
+import type { ResponseSink } from './sink.js';
+
+/** Frames joined in one tick are written once they reach this size. */
+const BATCH_BYTES = 32 * 1024;
+
+export type WriteOutcome = 'written' | 'queued' | 'overflow' | 'closed';
+
+export interface WriterLimits {
+  /** Queue bytes above which a non-coalescible send waits for room. */
+  highWaterMark: number;
+  /** Queue bytes that a non-coalescible frame may not exceed: the connection is closed instead. */
+  maxQueueBytes: number;
+}
+
+export class SseWriter {
+  readonly #sink: ResponseSink;
+  readonly #limits: WriterLimits;
+  readonly #counters: Counters;
+  readonly #now: () => number;
+  readonly #queue = new OutboundQueue();
+  #batch = '';
+  #batchOpen = false;
+  #writable = true;
+  #stallStart = 0;
+  #waiters: (() => void)[] = [];
+  /** When the last bytes went to the sink (for keepalive). */
+  lastWriteAt: number;
+  /** Milliseconds this connection spent waiting for 'drain'. */
+  stallMs = 0;
+  #closed = false;
+
+  constructor(sink: ResponseSink, limits: WriterLimits, counters: Counters, now: () => number) {
+    this.#sink = sink;
+    this.#limits = limits;
+    this.#counters = counters;
+    this.#now = now;
+    this.lastWriteAt = now();
+    sink.onDrain(() => this.#onDrain());
+    sink.onClose(() => this.#onClose());
+  }
+
+  get closed(): boolean {
+    return this.#closed;
+  }
+  get queuedBytes(): number {
+    return this.#queue.bytes + this.#batch.length;
+  }
+  get queuedMessages(): number {
+    return this.#queue.count;
+  }
+  get coalesced(): number {
+    return this.#queue.coalesced;
+  }
+  /** Whether a non-coalescible producer should wait (see waitForRoom). */
+  get congested(): boolean {
+    return !this.#writable && this.#queue.bytes > this.#limits.highWaterMark;
+  }
+
+  /** Sends the response headers with the first bytes. */
+  open(status: number, headers: Record<string, string>, first: string): void {
+    this.lastWriteAt = this.#now();
+    if (!this.#sink.open(status, headers, first)) {
+      this.#writable = false;
+      this.#stallStart = this.lastWriteAt;
+    }
+  }
+
+  /** Writes one frame; `key` makes it coalescible with queued frames of the same key. */
+  write(frame: string, key?: string): WriteOutcome {
+    if (this.#closed) return 'closed';
+    if (!this.#writable) {
+      if (key === undefined && this.#queue.bytes + frame.length > this.#limits.maxQueueBytes) {
+        return 'overflow';
+      }
+      const before = this.#queue.coalesced;
+      this.#queue.push(frame, key);
+      this.#counters.coalesced += this.#queue.coalesced - before;
+      return 'queued';
+    }
+    if (!this.#batchOpen) {
+      this.#batchOpen = true;
+      setImmediate(this.#endBatch);
+      this.#put(frame);
+      return 'written';
+    }
+    this.#batch += frame;
+    if (this.#batch.length >= BATCH_BYTES) this.#flushBatch();
+    return 'written';
+  }
+
+  /** Resolves when the queue is back under the high-water mark (or the connection is gone). */
+  waitForRoom(): Promise<void> {
+    return new Promise((resolve) => this.#waiters.push(resolve));
+  }
+
+  /** Sends a comment if nothing was written for idleMs; true when it did. */
+  keepalive(now: number, idleMs: number): boolean {
+    if (this.#closed || !this.#writable || this.#batchOpen || now - this.lastWriteAt < idleMs) return false;
+    this.#put(': keepalive\n\n');
+    return true;
+  }
+
+  /** Flushes everything and finishes the response. */
+  end(): void {
+    if (this.#closed) return;
+    this.#flushBatch();
+    const rest = this.#queue.drain();
+    if (rest.length > 0) this.#sink.write(rest);
+    this.#closed = true;
+    this.#sink.end();
+    this.#release();
+  }
+
+  /** Drops the connection without flushing (overflow, shutdown deadline). */
+  destroy(): void {
+    if (this.#closed) return;
+    this.#closed = true;
+    this.#sink.destroy();
+    this.#release();
+  }
+
+  readonly #endBatch = (): void => {
+    this.#batchOpen = false;
+    this.#flushBatch();
+  };
+
+  #flushBatch(): void {
+    if (this.#batch.length === 0) return;
+    const b = this.#batch;
+    this.#batch = '';
+    if (this.#writable) this.#put(b);
+    else this.#queue.push(b);
+  }
+
+  #put(chunk: string): void {
+    this.lastWriteAt = this.#now();
+    if (!this.#sink.write(chunk) && this.#writable) {
+      this.#writable = false;
+      this.#stallStart = this.lastWriteAt;
+    }
+  }
+
+  #onDrain(): void {
+    if (this.#closed || this.#writable) return;
+    const now = this.#now();
+    this.stallMs += now - this.#stallStart;
+    this.#counters.writeStallMs += now - this.#stallStart;
+    this.#counters.writeStalls++;
+    this.#writable = true;
+    const rest = this.#queue.drain();
+    if (rest.length > 0) this.#put(rest);
+    // The queue is empty now (its bytes are in the socket's buffer): waiting producers may go on.
+    this.#release();
+  }
+
+  #onClose(): void {
+    if (!this.#closed) {
+      this.#closed = true;
+      this.#release();
+    }
+  }
+
+  #release(): void {
+    const waiters = this.#waiters;
+    this.#waiters = [];
+    for (const w of waiters) w();
+  }
+}

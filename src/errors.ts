@@ -1,0 +1,38 @@
+/**
+ * Every error Sluice's server side raises, with a stable string code. Codes are never reused or
+ * renamed; docs/errors.md describes each. `httpStatus` and `jsonRpcCode` say how a refusal goes
+ * on the wire (see toWire in src/core/refusal.ts).
+ */
+
+export type SluiceErrorCode =
+  | 'SLUICE_INVALID_OPTION'
+  | 'SLUICE_SSE_INVALID_FIELD'
+  | 'SLUICE_EVENT_ID_INVALID'
+  | 'SLUICE_CLOSED';
+
+const brand = Symbol.for('sluice.error');
+
+export class SluiceError extends Error {
+  readonly code: SluiceErrorCode;
+  constructor(code: SluiceErrorCode, message: string, options?: { cause?: unknown }) {
+    super(message, options);
+    this.name = 'SluiceError';
+    this.code = code;
+    Object.defineProperty(this, brand, { value: true });
+  }
+  /** Works across two loaded copies of the package. */
+  static override [Symbol.hasInstance](v: unknown): boolean {
+    return typeof v === 'object' && v !== null && (v as Record<symbol, unknown>)[brand] === true;
+  }
+  override toString(): string {
+    return `${this.name} [${this.code}]: ${this.message}`;
+  }
+}
+
+/** An option that cannot work; thrown once, when the handler is created. */
+export class InvalidOptionError extends SluiceError {
+  constructor(message: string) {
+    super('SLUICE_INVALID_OPTION', message);
+    this.name = 'InvalidOptionError';
+  }
+}

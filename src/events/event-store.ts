@@ -1,0 +1,32 @@
+/**
+ * Where SSE events are kept for replay (spec 2025-11-25 basic/transports §"Resumability and
+ * Redelivery"). Scoped by session and stream, so one session's cursor can never reach another's
+ * events (the official SDK's store had no session parameter; typescript-sdk PR #2109).
+ *
+ * The transport assigns sequence numbers and formats ids; a store only keeps frames in order and
+ * answers "what came after seq N on this stream". Methods may return promises so a networked store
+ * (Redis) fits without changing callers; the in-memory store answers synchronously.
+ */
+
+export interface StoredEvent {
+  seq: number;
+  /** The complete SSE frame as written to the socket. */
+  frame: string;
+}
+
+export type ReplayResult =
+  | { status: 'ok'; events: StoredEvent[] }
+  /** The cursor is older than what the store still holds: replaying would leave a gap. */
+  | { status: 'evicted' }
+  /** No such stream, or a cursor the stream never issued. */
+  | { status: 'unknown' };
+
+export interface EventStore {
+  append(sessionId: string, streamId: number, event: StoredEvent): void | Promise<void>;
+  /** Events with seq > afterSeq, oldest first, or why they cannot be had. */
+  replay(sessionId: string, streamId: number, afterSeq: number): ReplayResult | Promise<ReplayResult>;
+  /** The stream will get no more events; its buffer may be freed after graceMs. */
+  endStream(sessionId: string, streamId: number, graceMs: number): void | Promise<void>;
+  /** The session ended: free all of its streams now. */
+  dropSession(sessionId: string): void | Promise<void>;
+}

@@ -1,0 +1,62 @@
+/**
+ * The frames of one SSE connection that the socket has not taken yet: it fills only while the
+ * socket is not writable (write() returned false) and empties on 'drain'.
+ *
+ * Frames with a coalescing key (a progress token) are compressible: a newer frame with the same key
+ * removes the queued older one and goes to the tail, so at most one frame per key waits and the
+ * newest one always survives (architecture.md: "keep only the newest per progress token"). Moving
+ * it to the tail keeps event ids in increasing order on the wire, which resumption relies on.
+ * Frames without a key are never dropped here; the caller decides what to do on overflow.
+ */
+
+interface Entry {
+  frame: string;
+  key: string | undefined;
+  live: boolean;
+}
+
+export class OutboundQueue {
+  #entries: Entry[] = [];
+  #bytes = 0;
+  #count = 0;
+  readonly #byKey = new Map<string, Entry>();
+  /** Frames replaced by a newer one with the same key since creation. */
+  coalesced = 0;
+
+  /** Bytes waiting (string length; frames are ASCII-dominated). */
+  get bytes(): number {
+    return this.#bytes;
+  }
+  /** Frames waiting. */
+  get count(): number {
+    return this.#count;
+  }
+
+  push(frame: string, key?: string): void {
+    const entry: Entry = { frame, key, live: true };
+    if (key !== undefined) {
+      const old = this.#byKey.get(key);
+      if (old !== undefined && old.live) {
+        old.live = false;
+        this.#bytes -= old.frame.length;
+        this.#count--;
+        this.coalesced++;
+      }
+      this.#byKey.set(key, entry);
+    }
+    this.#entries.push(entry);
+    this.#bytes += frame.length;
+    this.#count++;
+  }
+
+  /** Removes and returns every waiting frame, joined in order. */
+  drain(): string {
+    let out = '';
+    for (const e of this.#entries) if (e.live) out += e.frame;
+    this.#entries = [];
+    this.#bytes = 0;
+    this.#count = 0;
+    this.#byKey.clear();
+    return out;
+  }
+}

@@ -1,0 +1,65 @@
+/**
+ * ResponseSink over node:http's ServerResponse, written straight to the socket: no Web
+ * Request/Response round trip and no ReadableStream queue (shared/perf-baseline.md: that layer costs
+ * the SDK ~11 % CPU and hides backpressure). Headers go out with the first bytes in one write.
+ */
+import type { ServerResponse } from 'node:http';
+import type { Headers, ResponseSink } from '../core/sink.js';
+
+export class NodeSink implements ResponseSink {
+  readonly #res: ServerResponse;
+  #closed = false;
+
+  constructor(res: ServerResponse) {
+    this.#res = res;
+    res.once('close', () => {
+      this.#closed = true;
+    });
+  }
+
+  get closed(): boolean {
+    return this.#closed || this.#res.destroyed;
+  }
+
+  respond(status: number, headers: Headers, body: string): void {
+    if (this.closed || this.#res.headersSent) return;
+    const h = body.length === 0 && status !== 200 ? headers : { ...headers, 'content-length': String(Buffer.byteLength(body)) };
+    this.#res.writeHead(status, h);
+    this.#res.end(body);
+  }
+
+  open(status: number, headers: Headers, first: string): boolean {
+    if (this.closed || this.#res.headersSent) return false;
+    this.#res.socket?.setNoDelay(true);
+    this.#res.writeHead(status, headers);
+    return this.write(first);
+  }
+
+  write(chunk: string): boolean {
+    if (this.closed) return true;
+    const ok = this.#res.write(chunk);
+    // ServerResponse corks the socket and uncorks it on process.nextTick; a producer that only
+    // awaits resolved promises never lets nextTick run, so every event would wait for the end of
+    // its loop (perf-baseline.md §b: 13 s to the first event). Uncork now: the writer has batched.
+    const socket = this.#res.socket;
+    if (socket !== null && socket.writableCorked > 0) socket.uncork();
+    return ok;
+  }
+
+  end(): void {
+    if (!this.#res.writableEnded) this.#res.end();
+  }
+
+  destroy(): void {
+    this.#res.destroy();
+  }
+
+  onDrain(listener: () => void): void {
+    this.#res.on('drain', listener);
+  }
+
+  onClose(listener: () => void): void {
+    if (this.closed) queueMicrotask(listener);
+    else this.#res.once('close', listener);
+  }
+}
