@@ -4,7 +4,15 @@
  */
 export type SessionEndReason = 'delete' | 'idle' | 'auth' | 'shutdown' | 'closed' | 'failed-init';
 
+import { Metrics } from './metrics.js';
+
 export class Counters {
+  /** Per-method histograms; undefined when the `metrics` option is off. */
+  readonly metrics: Metrics | undefined;
+  constructor(metrics = true) {
+    this.metrics = metrics ? new Metrics() : undefined;
+  }
+
   sessionsCreated = 0;
   readonly sessionsEnded: Record<SessionEndReason, number> = {
     delete: 0,
@@ -30,6 +38,8 @@ export class Counters {
   /** Related messages that had no stream to go to (json mode without a GET stream). */
   undeliverable = 0;
   readonly refusals = { origin: 0, host: 0, auth: 0 };
+  /** Streams ended because their credential expired or was revoked. */
+  authStreamEnds = 0;
   /** Messages written and bytes written to SSE streams. */
   eventsWritten = 0;
 }

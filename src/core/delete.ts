@@ -17,7 +17,10 @@ export function handleDelete(
   headers: Headers,
 ): void {
   const found = ep.lookup(head, auth);
-  if (!(found instanceof Session)) return sendRefusal(sink, found, headers);
+  if (!(found instanceof Session)) {
+    sendRefusal(sink, found, headers);
+    return;
+  }
   found.end('delete');
   sink.respond(204, headers, '');
 }

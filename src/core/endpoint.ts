@@ -7,11 +7,12 @@ import type { EventStore } from '../events/event-store.js';
 import { type EventStoreStats, MemoryEventStore } from '../events/memory-event-store.js';
 import { Counters, type SessionEndReason } from './counters.js';
 import type { AuthResult, ResolvedOptions, SessionContext } from './options.js';
+import { shortHash } from './probe.js';
 import { type Refusal, Refusals } from './refusal.js';
-import { type McpServerLike, Session, type SessionDeps } from './session.js';
+import type { McpServerLike, Session, SessionDeps } from './session.js';
+import type { RequestHead } from './sink.js';
 import type { SseWriter, WriterLimits } from './sse-writer.js';
 import { checkVersionHeader } from './versions.js';
-import type { RequestHead } from './sink.js';
 
 export type CreateServer = (ctx: SessionContext) => McpServerLike;
 
@@ -27,7 +28,7 @@ export interface CloseReport {
 export class Endpoint {
   readonly options: ResolvedOptions;
   readonly createServer: CreateServer;
-  readonly counters = new Counters();
+  readonly counters: Counters;
   readonly sessions = new Map<string, Session>();
   readonly live = new Set<SseWriter>();
   readonly store: EventStore;
@@ -44,6 +45,7 @@ export class Endpoint {
   constructor(createServer: CreateServer, options: ResolvedOptions) {
     this.options = options;
     this.createServer = createServer;
+    this.counters = new Counters(options.metrics);
     if (options.eventStore === undefined) {
       this.#ownStore = new MemoryEventStore({ limits: options.replay, now: options.now });
       this.store = this.#ownStore;
@@ -96,7 +98,15 @@ export class Endpoint {
     if (session.id === undefined) return;
     this.sessions.set(session.id, session);
     this.counters.sessionsCreated++;
-    this.options.onSessionStart?.({ sessionId: session.id, principal: session.principal, protocolVersion: session.version });
+    const info = { sessionId: session.id, principal: session.principal, protocolVersion: session.version };
+    this.options.onSessionStart?.(info);
+    const ev = {
+      session: shortHash(session.id),
+      principal: session.principal,
+      protocolVersion: session.version,
+    };
+    this.options.probe?.sessionStart(ev);
+    this.options.logger?.info('session.start', ev);
   }
 
   stats(): EndpointStats {
@@ -137,6 +147,7 @@ export class Endpoint {
       orphanAborts: c.orphanAborts,
       undeliverable: c.undeliverable,
       refusals: { ...c.refusals },
+      authStreamEnds: c.authStreamEnds,
     };
   }
 
@@ -172,7 +183,15 @@ export class Endpoint {
     if (s.id === undefined || this.sessions.get(s.id) !== s) return;
     this.sessions.delete(s.id);
     this.counters.sessionsEnded[reason]++;
-    this.options.onSessionEnd?.({ sessionId: s.id, principal: s.principal, protocolVersion: s.version, reason });
+    this.options.onSessionEnd?.({
+      sessionId: s.id,
+      principal: s.principal,
+      protocolVersion: s.version,
+      reason,
+    });
+    const ev = { session: shortHash(s.id), principal: s.principal, protocolVersion: s.version, reason };
+    this.options.probe?.sessionEnd(ev);
+    this.options.logger?.info('session.end', ev);
   }
 
   #keepaliveTick(): void {
@@ -199,11 +218,14 @@ export interface EndpointStats {
   eventsWritten: number;
   coalesced: number;
   overflowCloses: number;
-  replays: { served: number; declined: { malformed: number; foreign: number; unknown: number; evicted: number } };
+  replays: {
+    served: number;
+    declined: { malformed: number; foreign: number; unknown: number; evicted: number };
+  };
   replayBuffer: EventStoreStats | null;
   keepalivesSent: number;
   orphanAborts: number;
   undeliverable: number;
   refusals: { origin: number; host: number; auth: number };
+  authStreamEnds: number;
 }
-

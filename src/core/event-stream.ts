@@ -8,8 +8,10 @@
 import type { EventStore, StoredEvent } from '../events/event-store.js';
 import { encodeEventId } from '../sse/event-id.js';
 import type { Counters } from './counters.js';
+import type { Probe } from './probe.js';
 import type { Headers, ResponseSink } from './sink.js';
 import { SseWriter, type WriterLimits } from './sse-writer.js';
+import { armGuard, type StreamGuard } from './stream-guard.js';
 
 export const SSE_HEADERS: Headers = {
   'content-type': 'text/event-stream',
@@ -32,6 +34,9 @@ export interface StreamContext {
   readonly retryMs: number;
   /** Whether this session gets priming events (negotiated >= 2025-11-25). */
   readonly priming: boolean;
+  readonly probe: Probe | undefined;
+  /** The session id as a short hash, for probes and logs. */
+  readonly sessionHash: string;
 }
 
 export type StreamKind = 'post' | 'get';
@@ -55,6 +60,8 @@ export class EventStream {
   /** True once a frame with an id reached a connection: only then may the server close early. */
   #sentId = false;
   #done = false;
+  /** Why the current connection is being closed by the server, for the stream-close probe. */
+  #closing: 'overflow' | 'server' | undefined;
   /** Called when the attached connection goes away before the stream is done. */
   onDetach: (() => void) | undefined;
   /** Called when a connection attaches. */
@@ -97,7 +104,7 @@ export class EventStream {
   }
 
   /** Opens this stream on a fresh response: headers, then priming event or comment. */
-  open(sink: ResponseSink, headers: Headers): void {
+  open(sink: ResponseSink, headers: Headers, guard?: StreamGuard): void {
     let first: string;
     if (this.#ctx.priming && this.#ctx.tag !== undefined) {
       first = this.#frame('', this.#ctx.retryMs);
@@ -106,7 +113,7 @@ export class EventStream {
     } else {
       first = ': stream\n\n';
     }
-    this.#bind(sink, headers, first);
+    this.#bind(sink, headers, first, guard);
   }
 
   /**
@@ -118,6 +125,7 @@ export class EventStream {
     sink: ResponseSink,
     headers: Headers,
     afterSeq: number | undefined,
+    guard?: StreamGuard,
   ): Promise<'ok' | 'evicted' | 'unknown' | 'closed'> {
     this.#detach(true);
     const from = afterSeq ?? this.#delivered;
@@ -145,11 +153,11 @@ export class EventStream {
         this.#delivered = this.#seq;
         this.#sentId = true;
       }
-      this.#bind(sink, headers, first.length > 0 ? first : ': resumed\n\n');
+      this.#bind(sink, headers, first.length > 0 ? first : ': resumed\n\n', guard);
       const w = this.#writer;
       if (w !== undefined) for (const h of held) if (h.seq > last) this.#put(w, h.seq, h.frame, h.key);
     } else if (afterSeq === undefined) {
-      this.open(sink, headers);
+      this.open(sink, headers, guard);
     } else {
       return 'unknown';
     }
@@ -183,6 +191,7 @@ export class EventStream {
   interrupt(): void {
     const w = this.#writer;
     if (w === undefined) return;
+    this.#closing = 'server';
     if (this.#sentId) w.write(`retry: ${this.#ctx.retryMs}\n\n`);
     this.#detach(true);
   }
@@ -218,6 +227,7 @@ export class EventStream {
       // Never drop a response or request: close the connection; the frame is in the replay store and
       // the client resumes from its last id (architecture.md "Backpressure without acknowledgements").
       this.#ctx.counters.overflowCloses++;
+      this.#closing = 'overflow';
       this.abort();
       this.onDetach?.();
       return;
@@ -228,11 +238,22 @@ export class EventStream {
     if (this.#ctx.tag !== undefined) this.#sentId = true;
   }
 
-  #bind(sink: ResponseSink, headers: Headers, first: string): void {
+  #bind(sink: ResponseSink, headers: Headers, first: string, guard: StreamGuard | undefined): void {
     const w = new SseWriter(sink, this.#ctx.limits, this.#ctx.counters, this.#ctx.now);
     this.#writer = w;
+    this.#closing = undefined;
     this.#ctx.live.add(w);
+    const probe = this.#ctx.probe;
+    const ev =
+      probe === undefined ? undefined : { session: this.#ctx.sessionHash, stream: this.num, kind: this.kind };
+    if (ev !== undefined) probe?.streamOpen(ev);
     sink.onClose(() => {
+      if (ev !== undefined) {
+        const reason = this.#done
+          ? 'finished'
+          : (this.#closing ?? (this.#writer === w ? 'client' : 'server'));
+        probe?.streamClose({ ...ev, reason });
+      }
       if (this.#writer === w) {
         this.#writer = undefined;
         this.#ctx.live.delete(w);
@@ -242,6 +263,10 @@ export class EventStream {
       }
     });
     w.open(200, headers, first);
+    armGuard(sink, guard, this.#ctx.now, () => {
+      this.#ctx.counters.authStreamEnds++;
+      if (this.#writer === w) this.interrupt();
+    });
     this.onAttach?.();
   }
 

@@ -13,6 +13,7 @@ import type { EventStream } from './event-stream.js';
 import { SSE_HEADERS } from './event-stream.js';
 import { type Refusal, sendRefusal } from './refusal.js';
 import type { Headers, ResponseSink } from './sink.js';
+import type { StreamGuard } from './stream-guard.js';
 
 export type Policy = 'auto' | 'json' | 'sse';
 
@@ -22,7 +23,8 @@ export interface ExchangeHost {
   /** Cancels requests through the SDK Protocol (as a `notifications/cancelled` would). */
   cancel(ids: RequestId[], reason: string): void;
   exchangeDone(ex: Exchange): void;
-  countMode(mode: 'json' | 'sse'): void;
+  countMode(mode: 'json' | 'sse', methods: Iterable<string>): void;
+  observeDuration(method: string, ms: number): void;
   orphaned(ids: RequestId[]): void;
   readonly streamAfterMs: number;
   readonly streamGraceMs: number;
@@ -32,10 +34,14 @@ export interface ExchangeHost {
 export class Exchange {
   readonly #host: ExchangeHost;
   readonly #sink: ResponseSink;
-  readonly #pending: Set<RequestId>;
+  /** Requests still awaiting their response, with their method (for metrics). */
+  readonly #pending: Map<RequestId, string>;
+  readonly #startedAt: number;
   readonly #batch: boolean;
   readonly #policy: Policy;
   #responses: string[] = [];
+  /** Methods answered while the exchange was undecided (counted as JSON if it stays so). */
+  #answered: string[] = [];
   #state: 'pending' | 'sse' | 'done' = 'pending';
   #stream: EventStream | undefined;
   #timer: ReturnType<typeof setTimeout> | undefined;
@@ -44,13 +50,24 @@ export class Exchange {
   headers: Headers;
   /** Runs just before a JSON answer is written (initialize registers its session here). */
   beforeJson: ((responses: string[]) => void) | undefined;
+  /** Bounds the stream's life by the credential that opened it. */
+  guard: StreamGuard | undefined;
   /** Runs once when the exchange is over, however it ended. */
   onDone: (() => void) | undefined;
 
-  constructor(host: ExchangeHost, sink: ResponseSink, ids: RequestId[], batch: boolean, policy: Policy, headers: Headers) {
+  constructor(
+    host: ExchangeHost,
+    sink: ResponseSink,
+    requests: Map<RequestId, string>,
+    batch: boolean,
+    policy: Policy,
+    headers: Headers,
+    startedAt: number,
+  ) {
     this.#host = host;
     this.#sink = sink;
-    this.#pending = new Set(ids);
+    this.#pending = requests;
+    this.#startedAt = startedAt;
     this.#batch = batch;
     this.#policy = policy;
     this.headers = headers;
@@ -58,7 +75,7 @@ export class Exchange {
   }
 
   get ids(): RequestId[] {
-    return [...this.#pending];
+    return [...this.#pending.keys()];
   }
   get streaming(): boolean {
     return this.#state === 'sse';
@@ -92,11 +109,17 @@ export class Exchange {
   }
 
   /** The response for one of this exchange's requests. */
-  response(id: RequestId, json: string): Promise<void> | undefined {
-    if (!this.#pending.delete(id)) return undefined;
+  response(id: RequestId, json: string, now: number): Promise<void> | undefined {
+    const method = this.#pending.get(id);
+    if (method === undefined) return undefined;
+    this.#pending.delete(id);
+    this.#host.observeDuration(method, now - this.#startedAt);
     let wait: Promise<void> | undefined;
     if (this.#state === 'sse') wait = this.#stream?.send(json);
-    else this.#responses.push(json);
+    else {
+      this.#responses.push(json);
+      this.#answered.push(method);
+    }
     if (this.#pending.size === 0) this.#complete();
     return wait;
   }
@@ -131,10 +154,10 @@ export class Exchange {
     const stream = this.#host.newPostStream();
     this.#stream = stream;
     this.#state = 'sse';
-    this.#host.countMode('sse');
+    this.#host.countMode('sse', this.#pending.values());
     stream.onDetach = () => this.#armOrphan();
     stream.onAttach = () => this.#disarmOrphan();
-    stream.open(this.#sink, { ...SSE_HEADERS, ...this.headers });
+    stream.open(this.#sink, { ...SSE_HEADERS, ...this.headers }, this.guard);
     // Responses buffered while undecided (a batch) go first, in arrival order.
     const buffered = this.#responses;
     this.#responses = [];
@@ -155,7 +178,7 @@ export class Exchange {
           // Every request was cancelled: nothing to answer (2025-11-25 utilities/cancellation).
           this.#sink.respond(202, this.headers, '');
         } else {
-          this.#host.countMode('json');
+          this.#host.countMode('json', this.#answered);
           const body = this.#batch ? `[${rs.join(',')}]` : (rs[0] ?? '');
           this.#sink.respond(200, { 'content-type': 'application/json', ...this.headers }, body);
         }
@@ -175,7 +198,7 @@ export class Exchange {
     this.#orphanTimer = setTimeout(() => {
       this.#orphanTimer = undefined;
       if (this.#state === 'done') return;
-      const ids = [...this.#pending];
+      const ids = [...this.#pending.keys()];
       this.#host.orphaned(ids);
       this.#host.cancel(ids, `stream disconnected for ${this.#host.orphanTimeoutMs} ms without resumption`);
       for (const id of ids) this.cancelled(id);

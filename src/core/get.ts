@@ -13,6 +13,7 @@ import type { AuthResult } from './options.js';
 import { Refusals, sendRefusal } from './refusal.js';
 import { Session } from './session.js';
 import type { Headers, RequestHead, ResponseSink } from './sink.js';
+import type { StreamGuard } from './stream-guard.js';
 
 export async function handleGet(
   ep: Endpoint,
@@ -20,6 +21,7 @@ export async function handleGet(
   auth: AuthResult | undefined,
   sink: ResponseSink,
   headers: Headers,
+  guard?: StreamGuard,
 ): Promise<void> {
   const found = ep.lookup(head, auth);
   if (!(found instanceof Session)) return sendRefusal(sink, found, headers);
@@ -32,7 +34,7 @@ export async function handleGet(
     if (!session.standalone.attached && session.openStreams >= ep.options.maxStreamsPerSession) {
       return sendRefusal(sink, Refusals.tooManyStreams(ep.options.maxStreamsPerSession), headers);
     }
-    await session.standalone.resume(sink, sseHeaders, undefined);
+    await session.standalone.resume(sink, sseHeaders, undefined, guard);
     return;
   }
 
@@ -47,7 +49,7 @@ export async function handleGet(
   }
   const stream = cursor.stream === 0 ? session.standalone : session.postStreams.get(cursor.stream);
   if (stream !== undefined) {
-    const r = await stream.resume(sink, sseHeaders, cursor.seq);
+    const r = await stream.resume(sink, sseHeaders, cursor.seq, guard);
     if (r === 'ok') ep.counters.replaysServed++;
     else if (r === 'evicted' || r === 'unknown') {
       declined[r]++;

@@ -7,6 +7,7 @@ import type { IncomingMessage } from 'node:http';
 import { InvalidOptionError } from '../errors.js';
 import type { EventStore } from '../events/event-store.js';
 import type { RingLimits } from '../flow/ring-buffer.js';
+import type { Probe } from './probe.js';
 
 export type ResponseMode = 'auto' | 'json' | 'sse';
 
@@ -87,6 +88,10 @@ export interface ServerOptions {
   onSessionStart?: (info: SessionInfo) => void;
   onSessionEnd?: (info: SessionInfo & { reason: string }) => void;
   logger?: Logger;
+  /** Per-method mode counters and duration histograms (cheap; off only to measure their cost). @defaultValue true */
+  metrics?: boolean;
+  /** Lifecycle observer; createMcpHandler wires node:diagnostics_channel here. */
+  probe?: Probe;
   /**
    * Dispatch to the SDK Protocol's internal handlers directly instead of through `onmessage`,
    * skipping type guards that fail (and build zod errors) on every request. Falls back to
@@ -98,7 +103,18 @@ export interface ServerOptions {
 }
 
 export type ResolvedOptions = Required<
-  Omit<ServerOptions, 'eventStore' | 'authenticate' | 'resourceMetadataUrl' | 'onSessionStart' | 'onSessionEnd' | 'logger' | 'allowedOrigins' | 'replay'>
+  Omit<
+    ServerOptions,
+    | 'eventStore'
+    | 'authenticate'
+    | 'resourceMetadataUrl'
+    | 'onSessionStart'
+    | 'onSessionEnd'
+    | 'logger'
+    | 'allowedOrigins'
+    | 'replay'
+    | 'probe'
+  >
 > & {
   replay: RingLimits;
   eventStore: EventStore | undefined;
@@ -108,6 +124,7 @@ export type ResolvedOptions = Required<
   onSessionEnd: ServerOptions['onSessionEnd'];
   logger: Logger | undefined;
   allowedOrigins: ReadonlySet<string> | undefined;
+  probe: Probe | undefined;
 };
 
 export const DEFAULTS = {
@@ -130,14 +147,17 @@ export const DEFAULTS = {
   allowedHosts: ['localhost', '127.0.0.1', '[::1]'],
   revalidateMs: 0,
   fastDispatch: true,
+  metrics: true,
 } as const;
 
 function nonNegativeInt(name: string, v: number): number {
-  if (!Number.isSafeInteger(v) || v < 0) throw new InvalidOptionError(`${name} must be a non-negative integer, got ${v}`);
+  if (!Number.isSafeInteger(v) || v < 0)
+    throw new InvalidOptionError(`${name} must be a non-negative integer, got ${v}`);
   return v;
 }
 function positiveInt(name: string, v: number): number {
-  if (!Number.isSafeInteger(v) || v <= 0) throw new InvalidOptionError(`${name} must be a positive integer, got ${v}`);
+  if (!Number.isSafeInteger(v) || v <= 0)
+    throw new InvalidOptionError(`${name} must be a positive integer, got ${v}`);
   return v;
 }
 
@@ -149,7 +169,9 @@ export function resolveOptions(o: ServerOptions): ResolvedOptions {
   const maxQueueBytes = positiveInt('maxQueueBytes', o.maxQueueBytes ?? DEFAULTS.maxQueueBytes);
   const highWaterMark = positiveInt('highWaterMark', o.highWaterMark ?? DEFAULTS.highWaterMark);
   if (highWaterMark > maxQueueBytes) {
-    throw new InvalidOptionError(`highWaterMark (${highWaterMark}) must not exceed maxQueueBytes (${maxQueueBytes})`);
+    throw new InvalidOptionError(
+      `highWaterMark (${highWaterMark}) must not exceed maxQueueBytes (${maxQueueBytes})`,
+    );
   }
   const replay: RingLimits = {
     maxCount: positiveInt('replay.maxCount', o.replay?.maxCount ?? 1024),
@@ -164,10 +186,14 @@ export function resolveOptions(o: ServerOptions): ResolvedOptions {
       try {
         url = new URL(origin);
       } catch {
-        throw new InvalidOptionError(`allowedOrigins: '${origin}' is not an origin such as 'https://app.example.com'`);
+        throw new InvalidOptionError(
+          `allowedOrigins: '${origin}' is not an origin such as 'https://app.example.com'`,
+        );
       }
       if (url.origin === 'null' || url.origin !== origin.replace(/\/$/, '').toLowerCase()) {
-        throw new InvalidOptionError(`allowedOrigins: '${origin}' is not an exact origin (scheme://host[:port])`);
+        throw new InvalidOptionError(
+          `allowedOrigins: '${origin}' is not an exact origin (scheme://host[:port])`,
+        );
       }
       allowedOrigins.add(url.origin);
     }
@@ -184,8 +210,14 @@ export function resolveOptions(o: ServerOptions): ResolvedOptions {
     maxBodyBytes: positiveInt('maxBodyBytes', o.maxBodyBytes ?? DEFAULTS.maxBodyBytes),
     maxSessions: positiveInt('maxSessions', o.maxSessions ?? DEFAULTS.maxSessions),
     sessionIdleMs: positiveInt('sessionIdleMs', o.sessionIdleMs ?? DEFAULTS.sessionIdleMs),
-    maxInflightPerSession: positiveInt('maxInflightPerSession', o.maxInflightPerSession ?? DEFAULTS.maxInflightPerSession),
-    maxStreamsPerSession: positiveInt('maxStreamsPerSession', o.maxStreamsPerSession ?? DEFAULTS.maxStreamsPerSession),
+    maxInflightPerSession: positiveInt(
+      'maxInflightPerSession',
+      o.maxInflightPerSession ?? DEFAULTS.maxInflightPerSession,
+    ),
+    maxStreamsPerSession: positiveInt(
+      'maxStreamsPerSession',
+      o.maxStreamsPerSession ?? DEFAULTS.maxStreamsPerSession,
+    ),
     maxQueueBytes,
     highWaterMark,
     replay,
@@ -203,6 +235,8 @@ export function resolveOptions(o: ServerOptions): ResolvedOptions {
     onSessionStart: o.onSessionStart,
     onSessionEnd: o.onSessionEnd,
     logger: o.logger,
+    metrics: o.metrics ?? DEFAULTS.metrics,
+    probe: o.probe,
     fastDispatch: o.fastDispatch ?? DEFAULTS.fastDispatch,
     now: o.now ?? Date.now,
   };

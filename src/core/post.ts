@@ -20,6 +20,7 @@ import type { AuthResult } from './options.js';
 import { Refusals, sendRefusal } from './refusal.js';
 import { Session } from './session.js';
 import type { Headers, RequestHead, ResponseSink } from './sink.js';
+import type { StreamGuard } from './stream-guard.js';
 import { allowsBatch } from './versions.js';
 
 /** A batch longer than this is refused before any element is looked at. */
@@ -40,6 +41,8 @@ export interface PostInput {
   sink: ResponseSink;
   /** Headers for every answer (CORS). */
   headers: Headers;
+  /** Bounds SSE answers by the caller's credential. */
+  guard?: StreamGuard | undefined;
 }
 
 export async function handlePost(ep: Endpoint, input: PostInput): Promise<void> {
@@ -80,23 +83,26 @@ export async function handlePost(ep: Endpoint, input: PostInput): Promise<void> 
   const found = ep.lookup(input.head, input.auth);
   if (!(found instanceof Session)) return sendRefusal(sink, found, headers);
   const session = found;
-  if (batch && !allowsBatch(session.version)) return sendRefusal(sink, Refusals.batchNotAllowed(session.version), headers);
+  if (batch && !allowsBatch(session.version))
+    return sendRefusal(sink, Refusals.batchNotAllowed(session.version), headers);
 
-  const ids: RequestId[] = [];
+  const requests = new Map<RequestId, string>();
   const seen = new Set<RequestId>();
   for (const it of items) {
     if (it.kind === 'request') {
       const id = it.m.id;
-      if (session.inflight.has(id) || seen.has(id)) return sendRefusal(sink, Refusals.duplicateId(id), headers);
+      if (session.inflight.has(id) || seen.has(id))
+        return sendRefusal(sink, Refusals.duplicateId(id), headers);
       seen.add(id);
-      ids.push(id);
+      requests.set(id, it.m.method);
     } else if (it.kind === 'reply') {
-      if (!session.awaiting.has(it.id) || seen.has(it.id)) return sendRefusal(sink, Refusals.unexpectedReply(it.id), headers);
+      if (!session.awaiting.has(it.id) || seen.has(it.id))
+        return sendRefusal(sink, Refusals.unexpectedReply(it.id), headers);
       seen.add(it.id);
     }
   }
-  if (ids.length > 0) {
-    if (session.inflight.size + ids.length > ep.options.maxInflightPerSession) {
+  if (requests.size > 0) {
+    if (session.inflight.size + requests.size > ep.options.maxInflightPerSession) {
       return sendRefusal(sink, Refusals.tooManyInflight(ep.options.maxInflightPerSession), headers);
     }
     if (session.openStreams >= ep.options.maxStreamsPerSession) {
@@ -104,15 +110,24 @@ export async function handlePost(ep: Endpoint, input: PostInput): Promise<void> 
     }
   }
 
-  if (ids.length === 0) {
+  if (requests.size === 0) {
     // Only notifications and replies: accepted, nothing to answer (202, empty body).
     sink.respond(202, headers, '');
     for (const it of items) deliver(session, it, input);
     return;
   }
-  const ex = new Exchange(session, sink, ids, batch, policyFor(ep, input.accept), headers);
+  const ex = new Exchange(
+    session,
+    sink,
+    requests,
+    batch,
+    policyFor(ep, input.accept),
+    headers,
+    ep.options.now(),
+  );
+  ex.guard = input.guard;
   session.exchanges.add(ex);
-  for (const id of ids) session.inflight.set(id, ex);
+  for (const id of requests.keys()) session.inflight.set(id, ex);
   ex.start();
   for (const it of items) deliver(session, it, input);
 }
@@ -164,7 +179,15 @@ async function initialize(ep: Endpoint, input: PostInput, init: JsonRpcRequest):
   }
   // The answer is always JSON: it must carry Mcp-Session-Id, which is only known to be valid
   // once the SDK has accepted the initialize request.
-  const ex = new Exchange(session, sink, [init.id], false, 'json', { ...headers });
+  const ex = new Exchange(
+    session,
+    sink,
+    new Map([[init.id, 'initialize']]),
+    false,
+    'json',
+    { ...headers },
+    ep.options.now(),
+  );
   let registered = false;
   ex.beforeJson = (responses) => {
     const r = JSON.parse(responses[0] ?? '{}') as { result?: { protocolVersion?: unknown } };
@@ -192,10 +215,15 @@ async function initialize(ep: Endpoint, input: PostInput, init: JsonRpcRequest):
 async function statelessPost(ep: Endpoint, input: PostInput, items: Item[], batch: boolean): Promise<void> {
   const { sink, headers } = input;
   const reply = items.find((it) => it.kind === 'reply');
-  if (reply !== undefined && reply.kind === 'reply') return sendRefusal(sink, Refusals.unexpectedReply(reply.id), headers);
-  const ids = items.flatMap((it) => (it.kind === 'request' ? [it.m.id] : []));
-  if (new Set(ids).size !== ids.length) return sendRefusal(sink, Refusals.duplicateId(ids[0] ?? 0), headers);
-  if (ids.length === 0) {
+  if (reply !== undefined && reply.kind === 'reply')
+    return sendRefusal(sink, Refusals.unexpectedReply(reply.id), headers);
+  const requests = new Map<RequestId, string>();
+  for (const it of items) {
+    if (it.kind !== 'request') continue;
+    if (requests.has(it.m.id)) return sendRefusal(sink, Refusals.duplicateId(it.m.id), headers);
+    requests.set(it.m.id, it.m.method);
+  }
+  if (requests.size === 0) {
     sink.respond(202, headers, '');
     return;
   }
@@ -203,10 +231,18 @@ async function statelessPost(ep: Endpoint, input: PostInput, items: Item[], batc
   const session = new Session(ep.deps, undefined, undefined, input.auth?.principal);
   session.initialized = true;
   await session.connect(ep.createServer({ sessionId: undefined, principal: input.auth?.principal }));
-  const ex = new Exchange(session, sink, ids, batch, policyFor(ep, input.accept), headers);
+  const ex = new Exchange(
+    session,
+    sink,
+    requests,
+    batch,
+    policyFor(ep, input.accept),
+    headers,
+    ep.options.now(),
+  );
   ex.onDone = () => session.end('closed');
   session.exchanges.add(ex);
-  for (const id of ids) session.inflight.set(id, ex);
+  for (const id of requests.keys()) session.inflight.set(id, ex);
   ex.start();
   for (const it of items) deliver(session, it, input);
 }

@@ -15,8 +15,16 @@ export interface Refusal {
   headers?: Headers;
 }
 
-export function refusal(status: number, code: number, reason: string, message: string, headers?: Headers): Refusal {
-  return headers === undefined ? { status, code, reason, message } : { status, code, reason, message, headers };
+export function refusal(
+  status: number,
+  code: number,
+  reason: string,
+  message: string,
+  headers?: Headers,
+): Refusal {
+  return headers === undefined
+    ? { status, code, reason, message }
+    : { status, code, reason, message, headers };
 }
 
 export function sendRefusal(sink: ResponseSink, r: Refusal, extraHeaders?: Headers): void {
@@ -32,39 +40,107 @@ const C = JsonRpcCode;
 /** The catalogue of transport refusals; one entry per distinct reason. */
 export const Refusals = {
   parseError: (detail: string) => refusal(400, C.ParseError, 'parse-error', `Parse error: ${detail}`),
-  invalidRequest: (detail: string) => refusal(400, C.InvalidRequest, 'invalid-request', `Invalid Request: ${detail}`),
+  invalidRequest: (detail: string) =>
+    refusal(400, C.InvalidRequest, 'invalid-request', `Invalid Request: ${detail}`),
   emptyBatch: () => refusal(400, C.InvalidRequest, 'empty-batch', 'Invalid Request: empty batch'),
   batchNotAllowed: (version: string) =>
-    refusal(400, C.InvalidRequest, 'batch-not-allowed', `Invalid Request: JSON-RPC batches were removed after 2025-03-26 (session negotiated ${version})`),
-  initializeInBatch: () => refusal(400, C.InvalidRequest, 'initialize-in-batch', 'Invalid Request: initialize must not be part of a batch'),
+    refusal(
+      400,
+      C.InvalidRequest,
+      'batch-not-allowed',
+      `Invalid Request: JSON-RPC batches were removed after 2025-03-26 (session negotiated ${version})`,
+    ),
+  initializeInBatch: () =>
+    refusal(
+      400,
+      C.InvalidRequest,
+      'initialize-in-batch',
+      'Invalid Request: initialize must not be part of a batch',
+    ),
   initializeWithSession: () =>
-    refusal(400, C.InvalidRequest, 'initialize-with-session', 'Invalid Request: initialize must not carry an Mcp-Session-Id'),
-  reinitialize: () => refusal(400, C.InvalidRequest, 'already-initialized', 'Invalid Request: this session is already initialized'),
+    refusal(
+      400,
+      C.InvalidRequest,
+      'initialize-with-session',
+      'Invalid Request: initialize must not carry an Mcp-Session-Id',
+    ),
+  reinitialize: () =>
+    refusal(
+      400,
+      C.InvalidRequest,
+      'already-initialized',
+      'Invalid Request: this session is already initialized',
+    ),
   duplicateId: (id: string | number) =>
-    refusal(400, C.InvalidRequest, 'duplicate-id', `Invalid Request: request id ${JSON.stringify(id)} is already in use in this session`),
+    refusal(
+      400,
+      C.InvalidRequest,
+      'duplicate-id',
+      `Invalid Request: request id ${JSON.stringify(id)} is already in use in this session`,
+    ),
   unexpectedReply: (id: string | number) =>
-    refusal(400, C.InvalidRequest, 'unexpected-reply', `Invalid Request: no server request with id ${JSON.stringify(id)} is awaiting a reply`),
-  missingSession: () => refusal(400, C.ServerError, 'missing-session-id', 'Bad Request: Mcp-Session-Id header is required'),
+    refusal(
+      400,
+      C.InvalidRequest,
+      'unexpected-reply',
+      `Invalid Request: no server request with id ${JSON.stringify(id)} is awaiting a reply`,
+    ),
+  missingSession: () =>
+    refusal(400, C.ServerError, 'missing-session-id', 'Bad Request: Mcp-Session-Id header is required'),
   sessionNotFound: () => refusal(404, C.SessionNotFound, 'session-not-found', 'Session not found'),
   badProtocolVersion: (v: string, why: string) =>
-    refusal(400, C.ServerError, 'unsupported-protocol-version', `Bad Request: MCP-Protocol-Version '${v.slice(0, 64)}' ${why}`),
+    refusal(
+      400,
+      C.ServerError,
+      'unsupported-protocol-version',
+      `Bad Request: MCP-Protocol-Version '${v.slice(0, 64)}' ${why}`,
+    ),
   unsupportedMediaType: () =>
-    refusal(415, C.ServerError, 'unsupported-media-type', 'Unsupported Media Type: Content-Type must be application/json (UTF-8)'),
+    refusal(
+      415,
+      C.ServerError,
+      'unsupported-media-type',
+      'Unsupported Media Type: Content-Type must be application/json (UTF-8)',
+    ),
   notAcceptablePost: () =>
-    refusal(406, C.ServerError, 'not-acceptable', 'Not Acceptable: Accept must admit application/json or text/event-stream'),
-  notAcceptableGet: () => refusal(406, C.ServerError, 'not-acceptable', 'Not Acceptable: Accept must admit text/event-stream'),
+    refusal(
+      406,
+      C.ServerError,
+      'not-acceptable',
+      'Not Acceptable: Accept must admit application/json or text/event-stream',
+    ),
+  notAcceptableGet: () =>
+    refusal(406, C.ServerError, 'not-acceptable', 'Not Acceptable: Accept must admit text/event-stream'),
   bodyTooLarge: (limit: number) =>
-    refusal(413, C.ServerError, 'body-too-large', `Payload Too Large: the body exceeds ${limit} bytes`, { connection: 'close' }),
+    refusal(413, C.ServerError, 'body-too-large', `Payload Too Large: the body exceeds ${limit} bytes`, {
+      connection: 'close',
+    }),
   methodNotAllowed: (allow: string) =>
     refusal(405, C.ServerError, 'method-not-allowed', `Method Not Allowed (allowed: ${allow})`, { allow }),
   tooManySessions: (retryAfterS: number) =>
-    refusal(503, C.ServerError, 'too-many-sessions', 'Service Unavailable: session limit reached', { 'retry-after': String(retryAfterS) }),
+    refusal(503, C.ServerError, 'too-many-sessions', 'Service Unavailable: session limit reached', {
+      'retry-after': String(retryAfterS),
+    }),
   shuttingDown: (retryAfterS: number) =>
-    refusal(503, C.ServerError, 'shutting-down', 'Service Unavailable: the server is shutting down', { 'retry-after': String(retryAfterS) }),
+    refusal(503, C.ServerError, 'shutting-down', 'Service Unavailable: the server is shutting down', {
+      'retry-after': String(retryAfterS),
+    }),
   tooManyInflight: (limit: number) =>
-    refusal(429, C.ServerError, 'too-many-requests', `Too Many Requests: at most ${limit} requests in flight per session`, { 'retry-after': '1' }),
+    refusal(
+      429,
+      C.ServerError,
+      'too-many-requests',
+      `Too Many Requests: at most ${limit} requests in flight per session`,
+      { 'retry-after': '1' },
+    ),
   tooManyStreams: (limit: number) =>
-    refusal(429, C.ServerError, 'too-many-streams', `Too Many Requests: at most ${limit} open streams per session`, { 'retry-after': '1' }),
+    refusal(
+      429,
+      C.ServerError,
+      'too-many-streams',
+      `Too Many Requests: at most ${limit} open streams per session`,
+      { 'retry-after': '1' },
+    ),
   forbiddenOrigin: () => refusal(403, C.ServerError, 'origin-not-allowed', 'Forbidden: Origin not allowed'),
   forbiddenHost: () => refusal(403, C.ServerError, 'host-not-allowed', 'Forbidden: Host not allowed'),
   unauthorized: (challenge: string) =>

@@ -21,6 +21,7 @@ import { createDispatcher, type Dispatcher } from './dispatcher.js';
 import { EventStream, type StreamContext } from './event-stream.js';
 import type { Exchange, ExchangeHost } from './exchange.js';
 import type { ResolvedOptions } from './options.js';
+import { type Probe, shortHash } from './probe.js';
 import { type Refusal, Refusals } from './refusal.js';
 import type { SseWriter, WriterLimits } from './sse-writer.js';
 
@@ -57,6 +58,8 @@ export class Session implements StreamContext, ExchangeHost, BridgeTarget {
   readonly streamGraceMs: number;
   readonly orphanTimeoutMs: number;
   readonly transport: BridgeTransport;
+  readonly probe: Probe | undefined;
+  #hash: string | undefined;
   /** The protocol revision the initialize exchange settled on. */
   version = DEFAULT_NEGOTIATED_VERSION;
   initialized = false;
@@ -75,7 +78,12 @@ export class Session implements StreamContext, ExchangeHost, BridgeTarget {
   #nextStream = 1;
   readonly #deps: SessionDeps;
 
-  constructor(deps: SessionDeps, id: string | undefined, tag: string | undefined, principal: string | undefined) {
+  constructor(
+    deps: SessionDeps,
+    id: string | undefined,
+    tag: string | undefined,
+    principal: string | undefined,
+  ) {
     const o = deps.options;
     this.#deps = deps;
     this.id = id;
@@ -93,6 +101,12 @@ export class Session implements StreamContext, ExchangeHost, BridgeTarget {
     this.orphanTimeoutMs = o.orphanTimeoutMs;
     this.lastActive = o.now();
     this.transport = new BridgeTransport(this, id);
+    this.probe = o.probe;
+  }
+
+  get sessionHash(): string {
+    this.#hash ??= this.id === undefined ? 'stateless' : shortHash(this.id);
+    return this.#hash;
   }
 
   /** Priming events are for clients of 2025-11-25 or later; older ones choke on empty data. */
@@ -189,7 +203,7 @@ export class Session implements StreamContext, ExchangeHost, BridgeTarget {
       return undefined;
     }
     this.inflight.delete(id);
-    return ex.response(id, JSON.stringify(message));
+    return ex.response(id, JSON.stringify(message), this.now());
   }
 
   closedBySdk(): void {
@@ -207,13 +221,21 @@ export class Session implements StreamContext, ExchangeHost, BridgeTarget {
   cancel(ids: RequestId[], reason: string): void {
     for (const requestId of ids) {
       this.inflight.delete(requestId);
-      this.#dispatch?.notification({ jsonrpc: '2.0', method: 'notifications/cancelled', params: { requestId, reason } });
+      this.#dispatch?.notification({
+        jsonrpc: '2.0',
+        method: 'notifications/cancelled',
+        params: { requestId, reason },
+      });
     }
   }
 
   orphaned(ids: RequestId[]): void {
     this.counters.orphanAborts += ids.length;
-    this.#deps.options.logger?.warn('request.orphaned', { requests: ids.length, timeoutMs: this.orphanTimeoutMs });
+    this.#deps.options.logger?.warn('request.orphaned', {
+      session: this.sessionHash,
+      requests: ids.length,
+      timeoutMs: this.orphanTimeoutMs,
+    });
   }
 
   exchangeDone(ex: Exchange): void {
@@ -224,9 +246,15 @@ export class Session implements StreamContext, ExchangeHost, BridgeTarget {
     this.lastActive = this.now();
   }
 
-  countMode(mode: 'json' | 'sse'): void {
+  countMode(mode: 'json' | 'sse', methods: Iterable<string>): void {
     if (mode === 'json') this.counters.responsesJson++;
     else this.counters.responsesSse++;
+    const m = this.counters.metrics;
+    if (m !== undefined) for (const method of methods) m.mode(method, mode);
+  }
+
+  observeDuration(method: string, ms: number): void {
+    this.counters.metrics?.duration(method, ms / 1000);
   }
 
   // ---- lifecycle -----------------------------------------------------------------------------
@@ -244,7 +272,11 @@ export class Session implements StreamContext, ExchangeHost, BridgeTarget {
     const server = this.#server;
     this.#server = undefined;
     if (server !== undefined) {
-      server.close().catch((error: unknown) => this.#deps.options.logger?.error('session.close_failed', { error: String(error) }));
+      server
+        .close()
+        .catch((error: unknown) =>
+          this.#deps.options.logger?.error('session.close_failed', { error: String(error) }),
+        );
     }
     if (this.store !== undefined && this.id !== undefined) void this.store.dropSession(this.id);
     this.#deps.ended(this, reason);
@@ -254,6 +286,8 @@ export class Session implements StreamContext, ExchangeHost, BridgeTarget {
     this.awaiting.delete(id);
     const d = this.#dispatch;
     // Deferred: the SDK is still inside its own send() when this runs.
-    queueMicrotask(() => d?.response({ jsonrpc: '2.0', id, error: { code: JsonRpcCode.ServerError, message } }));
+    queueMicrotask(() =>
+      d?.response({ jsonrpc: '2.0', id, error: { code: JsonRpcCode.ServerError, message } }),
+    );
   }
 }

@@ -160,6 +160,7 @@ export class SseWriter {
     this.stallMs += now - this.#stallStart;
     this.#counters.writeStallMs += now - this.#stallStart;
     this.#counters.writeStalls++;
+    this.#counters.metrics?.writeStall.observe((now - this.#stallStart) / 1000);
     this.#writable = true;
     const rest = this.#queue.drain();
     if (rest.length > 0) this.#put(rest);

@@ -16,7 +16,8 @@ const SUPPORTED: ReadonlySet<string> = new Set(SUPPORTED_PROTOCOL_VERSIONS);
 export function checkVersionHeader(header: string | undefined, negotiated: string): string | undefined {
   if (header === undefined) return undefined;
   if (!SUPPORTED.has(header)) return 'is not supported';
-  if (header !== negotiated && header !== '2025-03-26') return `does not match the negotiated version ${negotiated}`;
+  if (header !== negotiated && header !== '2025-03-26')
+    return `does not match the negotiated version ${negotiated}`;
   return undefined;
 }
 

@@ -12,7 +12,11 @@
 import { RingBuffer, type RingLimits } from '../flow/ring-buffer.js';
 import type { EventStore, ReplayResult, StoredEvent } from './event-store.js';
 
-export const DEFAULT_REPLAY_LIMITS: RingLimits = { maxCount: 1024, maxBytes: 1024 * 1024, maxAgeMs: 5 * 60_000 };
+export const DEFAULT_REPLAY_LIMITS: RingLimits = {
+  maxCount: 1024,
+  maxBytes: 1024 * 1024,
+  maxAgeMs: 5 * 60_000,
+};
 
 interface StreamLog {
   ring: RingBuffer<string>;

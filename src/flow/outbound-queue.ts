@@ -36,7 +36,7 @@ export class OutboundQueue {
     const entry: Entry = { frame, key, live: true };
     if (key !== undefined) {
       const old = this.#byKey.get(key);
-      if (old !== undefined && old.live) {
+      if (old?.live) {
         old.live = false;
         this.#bytes -= old.frame.length;
         this.#count--;

@@ -55,7 +55,10 @@ export class RingBuffer<T> {
     this.#length++;
     this.#bytes += bytes;
     this.evictExpired(now);
-    while (this.#length > this.#limits.maxCount || (this.#bytes > this.#limits.maxBytes && this.#length > 0)) {
+    while (
+      this.#length > this.#limits.maxCount ||
+      (this.#bytes > this.#limits.maxBytes && this.#length > 0)
+    ) {
       this.#shift();
     }
   }

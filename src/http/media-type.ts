@@ -15,7 +15,14 @@ export function parseContentType(header: string | undefined): { type: string; ch
     const eq = p.indexOf('=');
     if (eq < 0) continue;
     if (p.slice(0, eq).trim().toLowerCase() === 'charset') {
-      return { type, charset: p.slice(eq + 1).trim().replace(/^"|"$/g, '').toLowerCase() };
+      return {
+        type,
+        charset: p
+          .slice(eq + 1)
+          .trim()
+          .replace(/^"|"$/g, '')
+          .toLowerCase(),
+      };
     }
   }
   return { type };

@@ -67,7 +67,8 @@ export function classify(v: unknown): Classified {
     if (params !== undefined && !isPlainObject(params)) {
       return { kind: 'invalid', reason: 'params must be an object' };
     }
-    if ('result' in v || 'error' in v) return { kind: 'invalid', reason: 'a request cannot carry result or error' };
+    if ('result' in v || 'error' in v)
+      return { kind: 'invalid', reason: 'a request cannot carry result or error' };
     if (!hasId) return { kind: 'notification', message: v as unknown as JsonRpcNotification };
     if (!isRequestId(v['id'])) {
       return { kind: 'invalid', reason: 'id must be a string (at most 256 chars) or a safe integer' };
@@ -81,7 +82,8 @@ export function classify(v: unknown): Classified {
   }
   const id = v['id'];
   if (!isRequestId(id)) return { kind: 'invalid', reason: 'a response needs a string or integer id' };
-  if (hasResult && !isPlainObject(v['result'])) return { kind: 'invalid', reason: 'result must be an object' };
+  if (hasResult && !isPlainObject(v['result']))
+    return { kind: 'invalid', reason: 'result must be an object' };
   if (hasError) {
     const e = v['error'];
     if (!isPlainObject(e) || !Number.isInteger(e['code']) || typeof e['message'] !== 'string') {
@@ -92,7 +94,12 @@ export function classify(v: unknown): Classified {
 }
 
 /** A JSON-RPC error object, optionally tied to a request id (null when the id could not be read). */
-export function errorResponse(id: RequestId | null, code: number, message: string, data?: unknown): JsonRpcError {
+export function errorResponse(
+  id: RequestId | null,
+  code: number,
+  message: string,
+  data?: unknown,
+): JsonRpcError {
   return data === undefined
     ? { jsonrpc: '2.0', id, error: { code, message } }
     : { jsonrpc: '2.0', id, error: { code, message, data } };

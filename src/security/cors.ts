@@ -4,7 +4,8 @@
  */
 import type { Headers } from '../core/sink.js';
 
-const ALLOW_HEADERS = 'Content-Type, Accept, Authorization, Mcp-Session-Id, MCP-Protocol-Version, Last-Event-ID';
+const ALLOW_HEADERS =
+  'Content-Type, Accept, Authorization, Mcp-Session-Id, MCP-Protocol-Version, Last-Event-ID';
 
 /** Headers added to every answer for an allowed Origin. */
 export function corsHeaders(origin: string): Headers {

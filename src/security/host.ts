@@ -23,7 +23,11 @@ export function hostNameOf(host: string): string | undefined {
 }
 
 /** Whether a request may be served given its Host header and where it arrived. */
-export function hostAllowed(host: string | undefined, loopback: boolean, allowed: readonly string[]): boolean {
+export function hostAllowed(
+  host: string | undefined,
+  loopback: boolean,
+  allowed: readonly string[],
+): boolean {
   if (!loopback) return true;
   if (host === undefined) return false;
   const name = hostNameOf(host);

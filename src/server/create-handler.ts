@@ -13,11 +13,14 @@ import { type AuthResult, resolveOptions, type ServerOptions } from '../core/opt
 import { handlePost } from '../core/post.js';
 import { Refusals, sendRefusal } from '../core/refusal.js';
 import type { Headers, RequestHead } from '../core/sink.js';
+import type { StreamGuard } from '../core/stream-guard.js';
 import { isJsonContentType, parseAccept } from '../http/media-type.js';
 import { corsHeaders, preflightHeaders } from '../security/cors.js';
 import { hostAllowed, isLoopbackAddress } from '../security/host.js';
 import { checkOrigin } from '../security/origin.js';
+import { diagnosticsProbe } from './diagnostics.js';
 import { NodeSink } from './node-sink.js';
+import { renderPrometheus } from './prometheus.js';
 import { readBody } from './read-body.js';
 
 export interface McpHandlerOptions extends ServerOptions {
@@ -30,6 +33,8 @@ export interface McpHandler {
   /** Refuses new sessions, waits up to graceMs for requests in flight, then ends every session. */
   close(options?: { graceMs?: number }): Promise<CloseReport>;
   stats(): EndpointStats;
+  /** The stats in Prometheus text format, for a route of your own (sluice serve --metrics serves /metrics). */
+  metrics(): string;
 }
 
 function headOf(req: IncomingMessage): RequestHead {
@@ -47,11 +52,15 @@ export function createMcpHandler(options: McpHandlerOptions): McpHandler {
   if (typeof options?.createServer !== 'function') {
     throw new TypeError('createMcpHandler needs { createServer: (ctx) => new McpServer(...) }');
   }
-  const o = resolveOptions(options);
+  const o = resolveOptions({ probe: diagnosticsProbe(), ...options });
   const ep = new Endpoint(options.createServer, o);
-  const methods = ['POST', ...(o.enableGetStream ? ['GET'] : []), ...(o.enableDelete ? ['DELETE'] : [])].join(', ');
+  const methods = ['POST', ...(o.enableGetStream ? ['GET'] : []), ...(o.enableDelete ? ['DELETE'] : [])].join(
+    ', ',
+  );
   const challenge =
-    o.resourceMetadataUrl === undefined ? 'Bearer' : `Bearer resource_metadata="${o.resourceMetadataUrl.replace(/"/g, '%22')}"`;
+    o.resourceMetadataUrl === undefined
+      ? 'Bearer'
+      : `Bearer resource_metadata="${o.resourceMetadataUrl.replace(/"/g, '%22')}"`;
 
   async function handle(req: IncomingMessage, res: ServerResponse): Promise<void> {
     const sink = new NodeSink(res);
@@ -74,29 +83,50 @@ export function createMcpHandler(options: McpHandlerOptions): McpHandler {
       return;
     }
     let auth: AuthResult | undefined;
-    if (o.authenticate !== undefined) {
-      const r = await o.authenticate(req);
+    let guard: StreamGuard | undefined;
+    const authenticate = o.authenticate;
+    if (authenticate !== undefined) {
+      const r = await authenticate(req);
       if (r === null || typeof r?.principal !== 'string') {
         ep.counters.refusals.auth++;
         return sendRefusal(sink, Refusals.unauthorized(challenge), headers);
       }
       auth = r;
+      const principal = r.principal;
+      guard = {
+        expiresAt: r.expiresAt,
+        revalidateMs: o.revalidateMs,
+        revalidate: async () => (await authenticate(req))?.principal === principal,
+      };
     }
     if (method === 'POST') {
-      if (!isJsonContentType(head.header('content-type'))) return sendRefusal(sink, Refusals.unsupportedMediaType(), headers);
+      if (!isJsonContentType(head.header('content-type')))
+        return sendRefusal(sink, Refusals.unsupportedMediaType(), headers);
       const accept = parseAccept(head.header('accept'));
       if (!accept.json && !accept.sse) return sendRefusal(sink, Refusals.notAcceptablePost(), headers);
       const body = await readBody(req, o.maxBodyBytes);
       if (!body.ok) {
-        if (body.reason === 'too-large') return sendRefusal(sink, Refusals.bodyTooLarge(o.maxBodyBytes), headers);
-        if (body.reason === 'invalid-utf8') return sendRefusal(sink, Refusals.parseError('the body is not valid UTF-8'), headers);
+        if (body.reason === 'too-large')
+          return sendRefusal(sink, Refusals.bodyTooLarge(o.maxBodyBytes), headers);
+        if (body.reason === 'invalid-utf8')
+          return sendRefusal(sink, Refusals.parseError('the body is not valid UTF-8'), headers);
         return;
       }
-      return handlePost(ep, { head, rawHeaders: req.headers, body: body.text, accept, auth, sink, headers });
+      return handlePost(ep, {
+        head,
+        rawHeaders: req.headers,
+        body: body.text,
+        accept,
+        auth,
+        sink,
+        headers,
+        guard,
+      });
     }
     if (method === 'GET' && o.enableGetStream) {
-      if (!parseAccept(head.header('accept')).sse) return sendRefusal(sink, Refusals.notAcceptableGet(), headers);
-      return handleGet(ep, head, auth, sink, headers);
+      if (!parseAccept(head.header('accept')).sse)
+        return sendRefusal(sink, Refusals.notAcceptableGet(), headers);
+      return handleGet(ep, head, auth, sink, headers, guard);
     }
     if (method === 'DELETE' && o.enableDelete) return handleDelete(ep, head, auth, sink, headers);
     return sendRefusal(sink, Refusals.methodNotAllowed(methods), headers);
@@ -106,7 +136,12 @@ export function createMcpHandler(options: McpHandlerOptions): McpHandler {
     handle(req, res).catch((error: unknown) => {
       o.logger?.error('request.failed', { error: error instanceof Error ? error.message : String(error) });
       if (!res.headersSent) {
-        sendRefusal(new NodeSink(res), { status: 500, code: -32603, reason: 'internal-error', message: 'Internal error' });
+        sendRefusal(new NodeSink(res), {
+          status: 500,
+          code: -32603,
+          reason: 'internal-error',
+          message: 'Internal error',
+        });
       } else {
         res.destroy();
       }
@@ -114,5 +149,6 @@ export function createMcpHandler(options: McpHandlerOptions): McpHandler {
   }) as McpHandler;
   listener.close = (opts) => ep.close(opts?.graceMs ?? 0);
   listener.stats = () => ep.stats();
+  listener.metrics = () => renderPrometheus(ep.stats(), ep.counters.metrics);
   return listener;
 }

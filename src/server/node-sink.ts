@@ -23,7 +23,10 @@ export class NodeSink implements ResponseSink {
 
   respond(status: number, headers: Headers, body: string): void {
     if (this.closed || this.#res.headersSent) return;
-    const h = body.length === 0 && status !== 200 ? headers : { ...headers, 'content-length': String(Buffer.byteLength(body)) };
+    const h =
+      body.length === 0 && status !== 200
+        ? headers
+        : { ...headers, 'content-length': String(Buffer.byteLength(body)) };
     this.#res.writeHead(status, h);
     this.#res.end(body);
   }

@@ -24,8 +24,13 @@ export interface ServeOptions extends McpHandlerOptions {
   headersTimeoutMs?: number;
   /** Time allowed to receive a whole request (headers and body); never applies to responses. @defaultValue 30000 */
   requestTimeoutMs?: number;
-  /** Extra routes served before the MCP path, e.g. '/metrics'. */
-  routes?: Record<string, (req: import('node:http').IncomingMessage, res: import('node:http').ServerResponse) => void>;
+  /** Serve the Prometheus exposition at this path (e.g. '/metrics'). @defaultValue undefined (off) */
+  metricsPath?: string;
+  /** Extra routes served beside the MCP path. */
+  routes?: Record<
+    string,
+    (req: import('node:http').IncomingMessage, res: import('node:http').ServerResponse) => void
+  >;
 }
 
 export interface Served {
@@ -41,7 +46,17 @@ export async function serve(options: ServeOptions): Promise<Served> {
   const port = options.port ?? 3000;
   const path = options.path ?? '/mcp';
   const handler = createMcpHandler(options);
-  const routes = options.routes ?? {};
+  const routes = { ...options.routes };
+  if (options.metricsPath !== undefined) {
+    routes[options.metricsPath] = (_req, res) => {
+      const body = handler.metrics();
+      res.writeHead(200, {
+        'content-type': 'text/plain; version=0.0.4',
+        'content-length': Buffer.byteLength(body),
+      });
+      res.end(body);
+    };
+  }
   const server = createServer(
     {
       noDelay: true,
@@ -56,7 +71,12 @@ export async function serve(options: ServeOptions): Promise<Served> {
       if (p === path) return handler(req, res);
       const route = routes[p];
       if (route !== undefined) return route(req, res);
-      sendRefusal(new NodeSink(res), { status: 404, code: -32601, reason: 'not-found', message: `Not Found: the MCP endpoint is ${path}` });
+      sendRefusal(new NodeSink(res), {
+        status: 404,
+        code: -32601,
+        reason: 'not-found',
+        message: `Not Found: the MCP endpoint is ${path}`,
+      });
     },
   );
   server.timeout = 0;
@@ -94,5 +114,3 @@ export async function serve(options: ServeOptions): Promise<Served> {
     },
   };
 }
-
-

@@ -59,6 +59,7 @@ export function encodeJsonFrame(id: string | undefined, json: string): string {
 
 /** A comment line; parsers discard it. Used for keepalive and to flush headers through proxies. */
 export function encodeComment(text: string): string {
-  if (UNSAFE_FIELD.test(text)) throw new SluiceError('SLUICE_SSE_INVALID_FIELD', 'SSE comment must be one line');
+  if (UNSAFE_FIELD.test(text))
+    throw new SluiceError('SLUICE_SSE_INVALID_FIELD', 'SSE comment must be one line');
   return `: ${text}\n\n`;
 }

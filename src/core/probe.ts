@@ -1,0 +1,32 @@
+/**
+ * Lifecycle events for observers (OpenTelemetry, custom logs). The core calls a Probe; the node
+ * binding implements it with `node:diagnostics_channel` (see src/server/diagnostics.ts), so the
+ * core itself stays free of node:* imports. Session ids in these events are short hashes only.
+ */
+export interface SessionEvent {
+  session: string;
+  principal: string | undefined;
+  protocolVersion: string;
+}
+export interface StreamEvent {
+  session: string;
+  stream: number;
+  kind: 'post' | 'get';
+}
+
+export interface Probe {
+  sessionStart(e: SessionEvent): void;
+  sessionEnd(e: SessionEvent & { reason: string }): void;
+  streamOpen(e: StreamEvent): void;
+  streamClose(e: StreamEvent & { reason: 'finished' | 'client' | 'overflow' | 'server' }): void;
+}
+
+/** FNV-1a, 32 bits, hex: enough to correlate log lines, useless for recovering a session id. */
+export function shortHash(id: string): string {
+  let h = 0x811c9dc5;
+  for (let i = 0; i < id.length; i++) {
+    h ^= id.charCodeAt(i);
+    h = Math.imul(h, 0x01000193);
+  }
+  return (h >>> 0).toString(16).padStart(8, '0');
+}

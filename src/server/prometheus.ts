@@ -1,0 +1,161 @@
+/**
+ * Prometheus text exposition (format 0.0.4) of a handler's stats, with no dependency. Every name is
+ * documented in docs/operations.md. Label values are from fixed sets (method labels are bounded by
+ * core/metrics.ts), so the series count cannot grow with client input.
+ */
+import type { EndpointStats } from '../core/endpoint.js';
+import type { Histogram } from '../core/histogram.js';
+import type { Metrics } from '../core/metrics.js';
+
+type Labels = Record<string, string>;
+
+class Writer {
+  out = '';
+  family(name: string, type: 'counter' | 'gauge' | 'histogram', help: string): void {
+    this.out += `# HELP ${name} ${help}\n# TYPE ${name} ${type}\n`;
+  }
+  sample(name: string, value: number, labels?: Labels): void {
+    this.out += `${name}${fmt(labels)} ${Number.isFinite(value) ? value : 0}\n`;
+  }
+  one(name: string, type: 'counter' | 'gauge', help: string, value: number): void {
+    this.family(name, type, help);
+    this.sample(name, value);
+  }
+  histogram(name: string, h: Histogram, labels: Labels = {}): void {
+    let cumulative = 0;
+    h.bounds.forEach((b, i) => {
+      cumulative += h.counts[i] ?? 0;
+      this.sample(`${name}_bucket`, cumulative, { ...labels, le: String(b) });
+    });
+    this.sample(`${name}_bucket`, h.count, { ...labels, le: '+Inf' });
+    this.sample(`${name}_sum`, h.sum, labels);
+    this.sample(`${name}_count`, h.count, labels);
+  }
+}
+
+function fmt(labels: Labels | undefined): string {
+  if (labels === undefined) return '';
+  const parts = Object.entries(labels).map(
+    ([k, v]) => `${k}="${v.replace(/\\/g, '\\\\').replace(/"/g, '\\"').replace(/\n/g, '\\n')}"`,
+  );
+  return parts.length === 0 ? '' : `{${parts.join(',')}}`;
+}
+
+export function renderPrometheus(s: EndpointStats, m: Metrics | undefined): string {
+  const w = new Writer();
+  w.one('sluice_sessions_active', 'gauge', 'Sessions currently held.', s.sessions.active);
+  w.one(
+    'sluice_sessions_created_total',
+    'counter',
+    'Sessions created by a successful initialize.',
+    s.sessions.created,
+  );
+  w.family('sluice_sessions_ended_total', 'counter', 'Sessions ended, by reason.');
+  for (const [reason, n] of Object.entries(s.sessions.ended))
+    w.sample('sluice_sessions_ended_total', n, { reason });
+  w.one(
+    'sluice_session_cap_refusals_total',
+    'counter',
+    'Initialize requests refused because maxSessions was reached.',
+    s.sessions.capRefusals,
+  );
+  w.family('sluice_streams_open', 'gauge', 'SSE connections open, by kind (post answer or standalone get).');
+  w.sample('sluice_streams_open', s.streams.open.post, { kind: 'post' });
+  w.sample('sluice_streams_open', s.streams.open.get, { kind: 'get' });
+  w.family('sluice_responses_total', 'counter', 'Requests answered, by method and mode (json or sse).');
+  if (m !== undefined) {
+    for (const [method, mm] of m.methods) {
+      w.sample('sluice_responses_total', mm.json, { method, mode: 'json' });
+      w.sample('sluice_responses_total', mm.sse, { method, mode: 'sse' });
+    }
+    w.family(
+      'sluice_request_duration_seconds',
+      'histogram',
+      'Time from a request arriving to its response, by method.',
+    );
+    for (const [method, mm] of m.methods)
+      w.histogram('sluice_request_duration_seconds', mm.duration, { method });
+    w.family(
+      'sluice_write_stall_seconds',
+      'histogram',
+      "Time SSE connections waited for the socket's 'drain'.",
+    );
+    w.histogram('sluice_write_stall_seconds', m.writeStall);
+  } else {
+    w.sample('sluice_responses_total', s.responses.json, { method: 'all', mode: 'json' });
+    w.sample('sluice_responses_total', s.responses.sse, { method: 'all', mode: 'sse' });
+  }
+  w.one('sluice_queued_bytes', 'gauge', 'Bytes waiting in SSE queues for the socket.', s.queue.bytes);
+  w.one(
+    'sluice_queued_messages',
+    'gauge',
+    'Messages waiting in SSE queues for the socket.',
+    s.queue.messages,
+  );
+  w.one(
+    'sluice_stream_queued_bytes_max',
+    'gauge',
+    'Largest queue of any one SSE connection, in bytes.',
+    s.queue.maxStreamBytes,
+  );
+  w.one(
+    'sluice_write_stalls_total',
+    'counter',
+    "Times an SSE connection had to wait for 'drain'.",
+    s.writeStall.count,
+  );
+  w.one('sluice_events_written_total', 'counter', 'SSE events handed to sockets.', s.eventsWritten);
+  w.one(
+    'sluice_coalesced_total',
+    'counter',
+    'Progress notifications replaced by a newer one while queued.',
+    s.coalesced,
+  );
+  w.one(
+    'sluice_overflow_closes_total',
+    'counter',
+    'SSE connections closed because a queue would overflow.',
+    s.overflowCloses,
+  );
+  w.one('sluice_replays_served_total', 'counter', 'Resumptions with Last-Event-ID served.', s.replays.served);
+  w.family('sluice_replays_declined_total', 'counter', 'Resumptions declined, by reason.');
+  for (const [reason, n] of Object.entries(s.replays.declined))
+    w.sample('sluice_replays_declined_total', n, { reason });
+  if (s.replayBuffer !== null) {
+    w.one('sluice_replay_buffer_events', 'gauge', 'Events held for replay.', s.replayBuffer.events);
+    w.one('sluice_replay_buffer_bytes', 'gauge', 'Bytes held for replay.', s.replayBuffer.bytes);
+    w.one(
+      'sluice_replay_buffer_evictions_total',
+      'counter',
+      'Events evicted from replay buffers by their bounds.',
+      s.replayBuffer.evictions,
+    );
+  }
+  w.one(
+    'sluice_keepalives_sent_total',
+    'counter',
+    'Keepalive comments sent on idle streams.',
+    s.keepalivesSent,
+  );
+  w.one(
+    'sluice_orphan_aborts_total',
+    'counter',
+    'Requests cancelled after their stream stayed disconnected for orphanTimeoutMs.',
+    s.orphanAborts,
+  );
+  w.one(
+    'sluice_undeliverable_total',
+    'counter',
+    'Server messages with no stream to carry them.',
+    s.undeliverable,
+  );
+  w.family('sluice_refusals_total', 'counter', 'Requests refused by a guard, by reason.');
+  for (const [reason, n] of Object.entries(s.refusals)) w.sample('sluice_refusals_total', n, { reason });
+  w.one(
+    'sluice_auth_stream_ends_total',
+    'counter',
+    'Streams ended because their credential expired or was revoked.',
+    s.authStreamEnds,
+  );
+  return w.out;
+}
