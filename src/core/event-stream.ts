@@ -93,12 +93,14 @@ export class EventStream {
    */
   send(json: string, key?: string): Promise<void> | undefined {
     const frame = this.#frame(json);
-    const w = this.#writer;
-    if (w === undefined) return undefined;
+    // While a resume reads the store no writer is attached: hold frames so none falls between the
+    // store's snapshot and the live stream (they are deduplicated by seq afterwards).
     if (this.#held !== undefined) {
       this.#held.push({ seq: this.#seq, frame, key });
       return undefined;
     }
+    const w = this.#writer;
+    if (w === undefined) return undefined;
     this.#put(w, this.#seq, frame, key);
     return key === undefined && w.congested ? w.waitForRoom() : undefined;
   }

@@ -131,6 +131,7 @@ export class Exchange {
 
   /** Closes the SSE connection early so the client polls (the SDK's `closeSSEStream` extra). */
   closeConnection(): void {
+    if (this.#policy === 'json') return;
     if (this.#state === 'pending' && !this.#sink.closed) this.#upgrade();
     this.#stream?.closeConnection();
   }

@@ -18,5 +18,8 @@ export type { EventStore, ReplayResult, StoredEvent } from '../events/event-stor
 export { DEFAULT_REPLAY_LIMITS, MemoryEventStore } from '../events/memory-event-store.js';
 export type { McpHandler, McpHandlerOptions } from './create-handler.js';
 export { createMcpHandler } from './create-handler.js';
+export { CHANNELS as DIAGNOSTICS_CHANNELS } from './diagnostics.js';
+export { jsonLogger } from './json-logger.js';
 export type { Served, ServeOptions } from './serve.js';
 export { serve } from './serve.js';
+export { staticBearer } from './static-bearer.js';
