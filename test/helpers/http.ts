@@ -1,0 +1,320 @@
+/**
+ * Raw HTTP for the server tests: node:http requests with exact headers (Host, Origin, anything),
+ * replies whose status, headers and body can be asserted byte for byte, an incremental SSE view of
+ * text/event-stream bodies (parsed with eventsource-parser, as clients do), and raw sockets for
+ * what node:http would refuse to send. Every wait is bounded with withDeadline.
+ */
+import { request as httpRequest, type IncomingHttpHeaders, type IncomingMessage } from 'node:http';
+import { connect, type Socket } from 'node:net';
+import { createParser, type EventSourceMessage } from 'eventsource-parser';
+import { withDeadline } from './deadline.js';
+
+export const LATEST = '2025-11-25';
+
+/** Parsed JSON as test assertions navigate it (`r.json().result.content[0].text`). */
+// biome-ignore lint/suspicious/noExplicitAny: assertions walk parsed JSON of known shape; any keeps them readable.
+export type Loose = any;
+export const ACCEPT_BOTH = 'application/json, text/event-stream';
+
+export interface SendOptions {
+  method?: string;
+  headers?: Record<string, string | string[]>;
+  body?: string | Buffer;
+  /** Send the body in these pieces with chunked transfer encoding (no Content-Length). */
+  chunks?: (string | Buffer)[];
+  /** Deadline for the response head. @defaultValue 5000 */
+  timeoutMs?: number;
+}
+
+/** One HTTP response as it arrives. */
+export class Reply {
+  readonly status: number;
+  readonly headers: IncomingHttpHeaders;
+  readonly res: IncomingMessage;
+  text = '';
+  readonly events: EventSourceMessage[] = [];
+  readonly comments: string[] = [];
+  readonly retries: number[] = [];
+  ended = false;
+  /** Resolves when the body ended or the connection closed. */
+  readonly done: Promise<void>;
+  readonly #listeners = new Set<() => void>();
+
+  constructor(res: IncomingMessage) {
+    this.res = res;
+    this.status = res.statusCode ?? 0;
+    this.headers = res.headers;
+    const parser = createParser({
+      onEvent: (e) => this.events.push(e),
+      onComment: (c) => this.comments.push(c),
+      onRetry: (r) => this.retries.push(r),
+    });
+    const sse = this.isSse;
+    res.setEncoding('utf8');
+    res.on('data', (chunk: string) => {
+      this.text += chunk;
+      if (sse) parser.feed(chunk);
+      this.#notify();
+    });
+    this.done = new Promise((resolve) => {
+      const fin = (): void => {
+        if (this.ended) return;
+        this.ended = true;
+        this.#notify();
+        resolve();
+      };
+      res.on('end', fin);
+      res.on('close', fin);
+      res.on('error', fin);
+    });
+  }
+
+  get isSse(): boolean {
+    return (this.headers['content-type'] ?? '').startsWith('text/event-stream');
+  }
+
+  /** The body as JSON (throws when it is not). */
+  json(): Loose {
+    return JSON.parse(this.text);
+  }
+
+  /** JSON-RPC messages carried by SSE events (events with empty data, e.g. priming, skipped). */
+  messages(): Loose[] {
+    return this.events.filter((e) => e.data.length > 0).map((e) => JSON.parse(e.data));
+  }
+
+  /** Waits until pred holds (checked after every chunk and at the end). */
+  waitFor(pred: (r: Reply) => boolean, ms: number, label: string): Promise<void> {
+    if (pred(this)) return Promise.resolve();
+    let listener: (() => void) | undefined;
+    const p = new Promise<void>((resolve, reject) => {
+      listener = () => {
+        if (pred(this)) resolve();
+        else if (this.ended)
+          reject(new Error(`${label}: the response ended first; body so far:\n${this.text.slice(-2000)}`));
+      };
+      this.#listeners.add(listener);
+    });
+    return withDeadline(p, ms, label).finally(() => {
+      if (listener !== undefined) this.#listeners.delete(listener);
+    });
+  }
+
+  /** Waits for an SSE message matching pred and returns it. */
+  async waitMessage(pred: (m: Loose) => boolean, ms: number, label: string): Promise<Loose> {
+    await this.waitFor((r) => r.messages().some(pred), ms, label);
+    return this.messages().find(pred);
+  }
+
+  /** Waits for the response to end. */
+  finished(ms: number, label: string): Promise<void> {
+    return withDeadline(this.done, ms, label);
+  }
+
+  /** Drops the connection. */
+  destroy(): void {
+    this.res.destroy();
+    this.res.socket?.destroy();
+  }
+
+  #notify(): void {
+    for (const l of [...this.#listeners]) l();
+  }
+}
+
+/** Sends a request and resolves with the response once its head arrived (the body keeps coming). */
+export function open(url: string, o: SendOptions = {}): Promise<Reply> {
+  const p = new Promise<Reply>((resolve, reject) => {
+    const req = httpRequest(
+      url,
+      { method: o.method ?? 'GET', headers: o.headers ?? {}, agent: false },
+      (res) => resolve(new Reply(res)),
+    );
+    req.on('error', reject);
+    if (o.chunks !== undefined) {
+      const pieces = o.chunks;
+      const next = (i: number): void => {
+        if (i >= pieces.length) {
+          req.end();
+          return;
+        }
+        req.write(pieces[i] as string | Buffer, () => next(i + 1));
+      };
+      next(0);
+    } else {
+      req.end(o.body);
+    }
+  });
+  return withDeadline(p, o.timeoutMs ?? 5_000, `${o.method ?? 'GET'} ${url} response head`);
+}
+
+/** Sends a request and waits for the whole response. */
+export async function send(url: string, o: SendOptions = {}): Promise<Reply> {
+  const r = await open(url, o);
+  await r.finished(o.timeoutMs ?? 5_000, `${o.method ?? 'GET'} ${url} body`);
+  return r;
+}
+
+let nextId = 1;
+export function rpc(method: string, params?: Record<string, unknown>, id: string | number = nextId++): Loose {
+  return params === undefined ? { jsonrpc: '2.0', id, method } : { jsonrpc: '2.0', id, method, params };
+}
+export function notification(method: string, params?: Record<string, unknown>): Loose {
+  return params === undefined ? { jsonrpc: '2.0', method } : { jsonrpc: '2.0', method, params };
+}
+export function toolCall(
+  name: string,
+  args: Record<string, unknown>,
+  id: string | number = nextId++,
+  progressToken?: string | number,
+): Loose {
+  const params: Record<string, unknown> = { name, arguments: args };
+  if (progressToken !== undefined) params['_meta'] = { progressToken };
+  return rpc('tools/call', params, id);
+}
+
+export function initializeBody(
+  version = LATEST,
+  capabilities: Record<string, unknown> = {},
+  id: string | number = 0,
+): Loose {
+  return rpc(
+    'initialize',
+    { protocolVersion: version, capabilities, clientInfo: { name: 'raw-test', version: '1.0.0' } },
+    id,
+  );
+}
+
+/** A session driven with raw requests. */
+export class RawSession {
+  readonly url: string;
+  sid: string | undefined;
+  version: string | undefined;
+  /** Headers added to every request (e.g. Authorization). */
+  extra: Record<string, string>;
+
+  constructor(url: string, extra: Record<string, string> = {}) {
+    this.url = url;
+    this.extra = extra;
+  }
+
+  headers(more: Record<string, string> = {}): Record<string, string> {
+    const h: Record<string, string> = {
+      'content-type': 'application/json',
+      accept: ACCEPT_BOTH,
+      ...this.extra,
+    };
+    if (this.sid !== undefined) h['mcp-session-id'] = this.sid;
+    if (this.version !== undefined && this.version !== '2025-03-26') h['mcp-protocol-version'] = this.version;
+    return { ...h, ...more };
+  }
+
+  /** initialize + notifications/initialized; throws unless the server created a session. */
+  async init(version = LATEST, capabilities: Record<string, unknown> = {}): Promise<Reply> {
+    const r = await send(this.url, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json', accept: ACCEPT_BOTH, ...this.extra },
+      body: JSON.stringify(initializeBody(version, capabilities)),
+    });
+    if (r.status !== 200) throw new Error(`initialize: ${r.status} ${r.text}`);
+    const sid = r.headers['mcp-session-id'];
+    if (typeof sid !== 'string') throw new Error('initialize: no Mcp-Session-Id');
+    this.sid = sid;
+    this.version = r.json().result.protocolVersion;
+    const n = await this.post(notification('notifications/initialized'));
+    if (n.status !== 202) throw new Error(`initialized: ${n.status} ${n.text}`);
+    return r;
+  }
+
+  /** POSTs a message (object or raw text) and waits for the whole answer. */
+  post(body: unknown, more: Record<string, string> = {}, timeoutMs = 5_000): Promise<Reply> {
+    return send(this.url, {
+      method: 'POST',
+      headers: this.headers(more),
+      body: typeof body === 'string' ? body : JSON.stringify(body),
+      timeoutMs,
+    });
+  }
+
+  /** POSTs and returns at the response head (for SSE answers). */
+  postOpen(body: unknown, more: Record<string, string> = {}): Promise<Reply> {
+    return open(this.url, {
+      method: 'POST',
+      headers: this.headers(more),
+      body: typeof body === 'string' ? body : JSON.stringify(body),
+    });
+  }
+
+  /** Opens a GET (standalone stream, or a resumption with Last-Event-ID). */
+  get(more: Record<string, string> = {}): Promise<Reply> {
+    const h = this.headers({ accept: 'text/event-stream', ...more });
+    delete h['content-type'];
+    return open(this.url, { method: 'GET', headers: h });
+  }
+
+  delete(more: Record<string, string> = {}): Promise<Reply> {
+    const h = this.headers(more);
+    delete h['content-type'];
+    return send(this.url, { method: 'DELETE', headers: h });
+  }
+}
+
+/** Asserts-friendly view of a JSON-RPC error body: [code, data.reason]. */
+export function errorOf(r: Reply): { code: number; reason: string | undefined; id: unknown } {
+  const b = r.json();
+  return { code: b.error?.code, reason: b.error?.data?.reason, id: b.id };
+}
+
+/**
+ * Writes raw bytes on a fresh TCP connection and collects what comes back until the server closes
+ * the connection or `ms` passes (then the socket is destroyed and what arrived is returned).
+ */
+export function rawExchange(port: number, bytes: string | Buffer, ms = 2_000): Promise<string> {
+  return new Promise((resolve, reject) => {
+    const socket: Socket = connect(port, '127.0.0.1');
+    let out = '';
+    const timer = setTimeout(() => {
+      socket.destroy();
+      resolve(out);
+    }, ms);
+    socket.setEncoding('latin1');
+    socket.on('data', (d: string) => {
+      out += d;
+    });
+    socket.on('close', () => {
+      clearTimeout(timer);
+      resolve(out);
+    });
+    socket.on('error', (e) => {
+      clearTimeout(timer);
+      if (out.length > 0) resolve(out);
+      else reject(e);
+    });
+    socket.write(bytes);
+  });
+}
+
+/** The status code of a raw HTTP/1.1 response text, or 0. */
+export function rawStatus(raw: string): number {
+  const m = /^HTTP\/1\.1 (\d{3})/.exec(raw);
+  return m === null ? 0 : Number(m[1]);
+}
+
+export function sleep(ms: number): Promise<void> {
+  return new Promise((r) => setTimeout(r, ms));
+}
+
+/** Polls cond every 10 ms until it holds, bounded by ms. */
+export function until(cond: () => boolean, ms: number, label: string): Promise<void> {
+  return withDeadline(
+    new Promise<void>((resolve) => {
+      const tick = (): void => {
+        if (cond()) resolve();
+        else setTimeout(tick, 10);
+      };
+      tick();
+    }),
+    ms,
+    label,
+  );
+}
