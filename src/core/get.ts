@@ -66,6 +66,6 @@ export async function handleGet(
   ep.counters.replaysServed++;
   let body = '';
   for (const e of r.events) body += e.frame;
-  sink.open(200, sseHeaders, body.length > 0 ? body : ': resumed\n\n');
-  sink.end();
+  sink.head(200, sseHeaders);
+  sink.end(body.length > 0 ? body : ': resumed\n\n');
 }

@@ -15,12 +15,15 @@ export interface RequestHead {
 export interface ResponseSink {
   /** A complete response in one write: status line, headers and body. */
   respond(status: number, headers: Headers, body: string): void;
-  /** Starts a streamed response, sending headers and the first bytes together. False = buffer full. */
-  open(status: number, headers: Headers, first: string): boolean;
+  /**
+   * Sets the status and headers of a streamed response without sending anything: they go out with
+   * the first write (or the end), so a short stream costs one write in all.
+   */
+  head(status: number, headers: Headers): void;
   /** Writes more of the stream. False = the socket is not writable; wait for onDrain. */
   write(chunk: string): boolean;
-  /** Finishes the response (flushing what was written). */
-  end(): void;
+  /** Finishes the response, with `last` as its final bytes (headers, last bytes and end in one write). */
+  end(last?: string): void;
   /** Drops the connection at once, e.g. after a queue overflow. */
   destroy(): void;
   onDrain(listener: () => void): void;

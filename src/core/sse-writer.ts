@@ -70,12 +70,18 @@ export class SseWriter {
     return !this.#writable && this.#queue.bytes > this.#limits.highWaterMark;
   }
 
-  /** Sends the response headers with the first bytes. */
+  /**
+   * Starts the response. Headers and first bytes join this tick's batch, so they leave together
+   * with whatever else the tick produces (for a quick answer: headers, priming event, response
+   * and the final chunk in one write) and no later than setImmediate.
+   */
   open(status: number, headers: Record<string, string>, first: string): void {
+    this.#sink.head(status, headers);
     this.lastWriteAt = this.#now();
-    if (!this.#sink.open(status, headers, first)) {
-      this.#writable = false;
-      this.#stallStart = this.lastWriteAt;
+    this.#batch = first;
+    if (!this.#batchOpen) {
+      this.#batchOpen = true;
+      setImmediate(this.#endBatch);
     }
   }
 
@@ -117,11 +123,11 @@ export class SseWriter {
   /** Flushes everything and finishes the response. */
   end(): void {
     if (this.#closed) return;
-    this.#flushBatch();
-    const rest = this.#queue.drain();
-    if (rest.length > 0) this.#sink.write(rest);
+    // What is queued was refused by the socket earlier and goes first; the open batch follows.
+    const rest = this.#queue.drain() + this.#batch;
+    this.#batch = '';
     this.#closed = true;
-    this.#sink.end();
+    this.#sink.end(rest);
     this.#release();
   }
 

@@ -31,11 +31,10 @@ export class NodeSink implements ResponseSink {
     this.#res.end(body);
   }
 
-  open(status: number, headers: Headers, first: string): boolean {
-    if (this.closed || this.#res.headersSent) return false;
+  head(status: number, headers: Headers): void {
+    if (this.closed || this.#res.headersSent) return;
     this.#res.socket?.setNoDelay(true);
     this.#res.writeHead(status, headers);
-    return this.write(first);
   }
 
   write(chunk: string): boolean {
@@ -49,8 +48,10 @@ export class NodeSink implements ResponseSink {
     return ok;
   }
 
-  end(): void {
-    if (!this.#res.writableEnded) this.#res.end();
+  end(last?: string): void {
+    if (this.#res.writableEnded) return;
+    if (last === undefined || last.length === 0) this.#res.end();
+    else this.#res.end(last);
   }
 
   destroy(): void {
