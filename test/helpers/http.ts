@@ -318,3 +318,19 @@ export function until(cond: () => boolean, ms: number, label: string): Promise<v
     label,
   );
 }
+
+/** A transport refusal: the status, a JSON body that is a JSON-RPC error without id, its code and data.reason. */
+export function assertRefusal(r: Reply, status: number, code: number, reason: string): void {
+  if (r.status !== status)
+    throw new Error(`expected HTTP ${status}, got ${r.status}: ${r.text.slice(0, 500)}`);
+  const ct = r.headers['content-type'] ?? '';
+  if (!ct.startsWith('application/json')) throw new Error(`expected a JSON body, got content-type ${ct}`);
+  const b = r.json();
+  const got = { jsonrpc: b.jsonrpc, id: b.id, code: b.error?.code, reason: b.error?.data?.reason };
+  const want = { jsonrpc: '2.0', id: null, code, reason };
+  if (JSON.stringify(got) !== JSON.stringify(want)) {
+    throw new Error(`refusal body mismatch: got ${JSON.stringify(got)}, want ${JSON.stringify(want)}`);
+  }
+  if (typeof b.error?.message !== 'string' || b.error.message.length === 0)
+    throw new Error('refusal without a message');
+}
