@@ -39,13 +39,15 @@ export class NodeSink implements ResponseSink {
 
   write(chunk: string): boolean {
     if (this.closed) return true;
-    const ok = this.#res.write(chunk);
+    const res = this.#res;
+    const ok = res.write(chunk);
     // ServerResponse corks the socket and uncorks it on process.nextTick; a producer that only
     // awaits resolved promises never lets nextTick run, so every event would wait for the end of
     // its loop (perf-baseline.md §b: 13 s to the first event). Uncork now: the writer has batched.
-    const socket = this.#res.socket;
+    const socket = res.socket;
     if (socket !== null && socket.writableCorked > 0) socket.uncork();
-    return ok;
+    // write() measured the buffer while corked; after the uncork the kernel may have taken it all.
+    return ok || res.writableLength < res.writableHighWaterMark;
   }
 
   end(last?: string): void {
