@@ -42,7 +42,10 @@ export function sseData(text: string): string[] {
     for (const line of frame.split('\n')) {
       if (line.startsWith('data:')) data.push(line.slice(line.charCodeAt(5) === 32 ? 6 : 5));
     }
-    if (data.length > 0) out.push(data.join('\n'));
+    // An event with empty data is a priming event (2025-11-25 transports: an event id for
+    // resumption and no message); there is nothing to parse in it.
+    const joined = data.join('\n');
+    if (joined !== '') out.push(joined);
   }
   return out;
 }
@@ -128,18 +131,47 @@ export async function callEcho(
 
 const PROGRESS_MARKER = '"notifications/progress"';
 
+/** The `progress` value of one progress event's data, or NaN. */
+function progressValue(data: string): number {
+  const msg = JSON.parse(data) as { params?: { progress?: unknown } };
+  const v = msg.params?.progress;
+  return typeof v === 'number' ? v : Number.NaN;
+}
+
+/** The data of an SSE event that has a single data line, from `start` to `end` of `buf`. */
+function singleData(buf: string, start: number, end: number): string {
+  const d = buf.indexOf('data:', start);
+  return d === -1 || d > end ? '' : buf.slice(d + 5, end);
+}
+
 /**
  * Counts the progress events of an SSE response as chunks arrive, and keeps the data of every
- * other event. Progress frames are recognised by their method name and never parsed.
+ * other event. Progress events are recognised by their method name. By default they are not
+ * parsed (the load generator must stay cheap) and only the last one is kept, to read the final
+ * progress value; with `parseEvents` every one is parsed and its progress value checked to
+ * increase, as any real client must (the client-CPU floor in workload (e)).
+ *
+ * A server may coalesce progress events under backpressure (Sluice does, per token), so fewer
+ * than `total` events can arrive; the last one must still carry the final value.
  */
 export class SseScanner {
+  /** Progress events received. */
   progress = 0;
   /** performance.now() when the first progress event was complete, or NaN. */
   firstProgressAt = Number.NaN;
   /** Data of the events that were not progress notifications (the result, in practice). */
   readonly others: string[] = [];
+  /** With `parseEvents`: events whose progress value did not increase. */
+  outOfOrder = 0;
+  readonly #parseEvents: boolean;
+  #lastProgressData = '';
+  #lastProgressValue = 0;
   #pending = '';
   readonly #decoder = new TextDecoder();
+
+  constructor(parseEvents = false) {
+    this.#parseEvents = parseEvents;
+  }
 
   /** Feeds one chunk of the body (bytes are decoded as UTF-8, split code points included). */
   push(bytes: Uint8Array): void {
@@ -153,12 +185,25 @@ export class SseScanner {
       if (marker !== -1 && marker < end) {
         if (this.progress === 0) this.firstProgressAt = performance.now();
         this.progress++;
+        if (this.#parseEvents) {
+          const value = progressValue(singleData(buf, start, end));
+          if (!(value > this.#lastProgressValue)) this.outOfOrder++;
+          this.#lastProgressValue = value;
+        } else {
+          this.#lastProgressData = singleData(buf, start, end);
+        }
       } else {
         this.others.push(...sseData(buf.slice(start, end)));
       }
       start = end + 2;
     }
     this.#pending = start === buf.length ? '' : buf.slice(start);
+  }
+
+  /** The progress value of the last progress event (0 when none arrived). */
+  lastProgress(): number {
+    if (this.#parseEvents || this.#lastProgressData === '') return this.#lastProgressValue;
+    return progressValue(this.#lastProgressData);
   }
 
   /** The response with `id` among the non-progress events, or undefined. */
@@ -169,4 +214,47 @@ export class SseScanner {
     }
     return undefined;
   }
+}
+
+export interface FloodCall {
+  status: number;
+  bytes: number;
+  scanner: SseScanner;
+  /** What was wrong with the response, or undefined when the events and the result are right. */
+  problem: string | undefined;
+}
+
+/** One tools/call flood with a progress token, read to the end and checked. */
+export async function callFlood(
+  d: Dispatcher,
+  path: string,
+  s: Session,
+  id: number,
+  count: number,
+  payloadBytes: number,
+  signal: AbortSignal,
+  parseEvents = false,
+): Promise<FloodCall> {
+  const scanner = new SseScanner(parseEvents);
+  const res = await d.request({
+    path,
+    method: 'POST',
+    headers: s.headers,
+    body: toolCallBody(id, 'flood', `{"count":${count},"payloadBytes":${payloadBytes}}`, id),
+    signal,
+  });
+  let bytes = 0;
+  for await (const chunk of res.body as AsyncIterable<Buffer>) {
+    bytes += chunk.byteLength;
+    scanner.push(chunk);
+  }
+  const text = resultText(scanner.response(id));
+  let problem: string | undefined;
+  if (res.statusCode !== 200) problem = `flood: HTTP ${res.statusCode}`;
+  else if (scanner.progress > count || (count > 0 && scanner.progress === 0)) {
+    problem = `flood: ${scanner.progress}/${count} events`;
+  } else if (scanner.lastProgress() !== count) problem = `flood: last progress ${scanner.lastProgress()}`;
+  else if (scanner.outOfOrder > 0) problem = `flood: ${scanner.outOfOrder} progress values did not increase`;
+  else if (text !== `sent ${count}`) problem = `flood: result ${String(text)}`;
+  return { status: res.statusCode, bytes, scanner, problem };
 }

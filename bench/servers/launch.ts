@@ -1,7 +1,7 @@
 // The orchestrator's side of a server child: fork it with the right flags, wait until it listens,
 // and read its accounting. CPU per operation comes from the child's own process.cpuUsage() (µs)
 // over IPC; RSS comes from /proc so that a busy child is still measured.
-import { type ChildProcess, fork } from 'node:child_process';
+import { type ChildProcess, fork, type StdioOptions } from 'node:child_process';
 import { mkdirSync } from 'node:fs';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -35,6 +35,12 @@ const REQUEST_TIMEOUT_MS = 10_000;
 const EXIT_TIMEOUT_MS = 5_000;
 /** Writing a profile on exit can take a few seconds for a long run. */
 const EXIT_TIMEOUT_PROFILING_MS = 20_000;
+
+/**
+ * Children write both stdout and stderr to our stderr (fd 2): stdout carries only the report, so
+ * `npm run bench > table.md` stays clean whatever the code under test logs.
+ */
+export const CHILD_STDIO: StdioOptions = ['ignore', 2, 2, 'ipc'];
 
 const live = new Set<ChildProcess>();
 
@@ -150,7 +156,7 @@ export function launch(opts: LaunchOptions): Promise<ServerProcess> {
   }
   const args = ['--mode', opts.mode];
   if (opts.metrics === true) args.push('--metrics');
-  const child = fork(entry, args, { execArgv, stdio: ['ignore', 'inherit', 'inherit', 'ipc'] });
+  const child = fork(entry, args, { execArgv, stdio: CHILD_STDIO });
   live.add(child);
   return new Promise((resolve, reject) => {
     const finish = (err: Error | undefined, url?: string): void => {

@@ -1,0 +1,306 @@
+// bench/results/latest.md: the tables of one run, with ratios sluice/raw and sdk/sluice taken
+// within the run, and the targets with a "target met?" column.
+import { auto, num, table, times, yesNo } from './format.js';
+import { profileMarkdown } from './profile.js';
+import type { BenchResults, EchoSummary } from './results.js';
+import { ratio } from './stats.js';
+import { evaluateTargets, FLAT_MB_PER_SEC, IDLE_CORES } from './targets.js';
+
+const GIB = 1024 ** 3;
+
+function header(r: BenchResults): string {
+  const m = r.meta;
+  const v = m.versions;
+  return [
+    `# Sluice benchmark: ${r.plan.name} run`,
+    '',
+    `${m.date}, ${num((r.elapsedMs ?? 0) / 1000)} s. node ${m.node}; sluice ${v.sluice} (${v.sluiceCommit}), ` +
+      `@modelcontextprotocol/sdk ${v.sdk}, undici ${v.undici}, zod ${v.zod}.`,
+    `Machine: ${m.machine.cores}× ${m.machine.cpuModel}, ${num(m.machine.memoryBytes / GIB, 1)} GiB, kernel ${m.machine.kernel}. ` +
+      `Load average ${m.load.loadavgStart.map((x) => x.toFixed(2)).join(' ')} at start, ` +
+      `${(m.load.loadavgEnd ?? []).map((x) => x.toFixed(2)).join(' ')} at end; CPU pressure at start \`${m.load.cpuPressureStart}\`.`,
+    `Repetitions: ${r.plan.reps} (interleaved, order rotated per repetition); tables show medians. ` +
+      'Server CPU is the child process’s own process.cpuUsage() (all threads), per completed operation.',
+    '',
+  ].join('\n');
+}
+
+function targetsSection(r: BenchResults): string {
+  const rows = evaluateTargets(r).map((t) => [t.target, t.goal, t.measured, yesNo(t.met)]);
+  return `## Targets\n\n${table(['target', 'goal', 'measured', 'target met?'], rows, 'llrl')}\n`;
+}
+
+function echoSection(r: BenchResults): string {
+  const echo = r.summary?.echo ?? [];
+  if (echo.length === 0) return '';
+  const find = (server: string, e: EchoSummary): EchoSummary | undefined =>
+    echo.find((x) => x.server === server && x.mode === e.mode && x.c === e.c);
+  const cpuRows = echo
+    .filter((e) => e.server === 'raw')
+    .map((e) => {
+      const sl = find('sluice', e)?.cpuPerReqUs;
+      const sdk = find('sdk', e)?.cpuPerReqUs;
+      const sluiceRaw = ratio(sl, e.cpuPerReqUs);
+      const sdkSluice = ratio(sdk, sl);
+      return [
+        e.mode,
+        String(e.c),
+        String(e.s),
+        auto(e.cpuPerReqUs),
+        auto(sl),
+        auto(sdk),
+        times(sluiceRaw),
+        times(sdkSluice),
+        yesNo(Number.isFinite(sluiceRaw) ? sluiceRaw <= 5 && sdkSluice >= 3.5 : undefined),
+      ];
+    });
+  const rows = echo.map((e) => [
+    e.mode,
+    String(e.c),
+    e.server,
+    num(e.rps),
+    auto(e.p50Ms),
+    auto(e.p99Ms),
+    auto(e.cpuPerReqUs),
+    num(e.serverCores, 2),
+    num(e.clientCores, 2),
+    `${e.okReps}/${e.reps}${e.firstError === undefined ? '' : ` (${e.firstError.slice(0, 60)})`}`,
+  ]);
+  return [
+    '## (a) tools/call echo',
+    '',
+    'Server CPU µs per request (the figure that survives a noisy machine):',
+    '',
+    table(
+      ['mode', 'C', 'S', 'raw', 'sluice', 'sdk', 'sluice/raw (≤ 5x)', 'sdk/sluice (≥ 3.5x)', 'target met?'],
+      cpuRows,
+      'lrrrrrrrl',
+    ),
+    '',
+    'Throughput and latency (req/s is capped by the load generator when client cores ≈ 1):',
+    '',
+    table(
+      [
+        'mode',
+        'C',
+        'server',
+        'req/s',
+        'p50 ms',
+        'p99 ms',
+        'CPU µs/req',
+        'server cores',
+        'client cores',
+        'ok reps',
+      ],
+      rows,
+      'lrlrrrrrrl',
+    ),
+    '',
+  ].join('\n');
+}
+
+function floodSection(r: BenchResults): string {
+  const flood = r.summary?.flood ?? [];
+  if (flood.length === 0) return '';
+  const raw = flood.find((f) => f.server === 'raw');
+  const sluice = flood.find((f) => f.server === 'sluice');
+  const rows = flood.map((f) => [
+    f.server,
+    num(f.eventsPerSec),
+    `${num(f.events)} / ${num(f.sent)}`,
+    num(f.totalMs),
+    auto(f.firstEventMs),
+    auto(f.cpuPerEventUs),
+    auto(f.megabytesPerSec),
+    `${num(f.serverCores, 2)} / ${num(f.clientCores, 2)}`,
+    times(ratio(raw?.eventsPerSec, f.eventsPerSec)),
+    times(ratio(f.eventsPerSec, sluice?.eventsPerSec)),
+    `${f.okReps}/${f.reps}${f.firstError === undefined ? '' : ` (${f.firstError.slice(0, 60)})`}`,
+  ]);
+  return [
+    `## (b) Progress: one flood call, ${num(r.plan.flood.count)} events of ${r.plan.flood.payloadBytes}-byte message`,
+    '',
+    table(
+      [
+        'server',
+        'events/s',
+        'arrived / sent',
+        'total ms',
+        '1st event ms',
+        'server CPU µs/event',
+        'MB/s',
+        'server / client cores',
+        'raw ÷ this',
+        'this ÷ sluice',
+        'ok reps',
+      ],
+      rows,
+      'lrrrrrrrrrl',
+    ),
+    '',
+    'Events/s counts events that arrived; a server may coalesce progress events of one token under',
+    'backpressure (fewer arrive, the last carries the final value). CPU per event is per event sent.',
+    '',
+  ].join('\n');
+}
+
+function idleSection(r: BenchResults): string {
+  if (r.idle.length === 0) return '';
+  const rows = r.idle.map(({ server, result: x }) => [
+    server,
+    num(x.streams),
+    `${num(x.rssIdleMb)} → ${num(x.rssSessionsMb)} → ${num(x.rssStreamsMb)}`,
+    auto(x.kibPerSessionStream),
+    auto(x.heapKibPerSession),
+    auto(x.heapKibPerStream),
+    `${num(x.openSessionsMs / 1000, 1)} / ${num(x.openStreamsMs / 1000, 1)}`,
+    server === 'sluice' ? yesNo(x.ok ? x.kibPerSessionStream <= 45 : undefined) : '',
+    x.ok ? 'ok' : (x.error ?? 'failed').slice(0, 80),
+  ]);
+  return [
+    '## (c) Idle sessions, each with an open GET stream (fresh server per row)',
+    '',
+    table(
+      [
+        'server',
+        'streams',
+        'RSS MB idle → sessions → streams',
+        'KiB per session+stream',
+        'heap KiB/session',
+        'heap KiB/stream',
+        'open sessions / streams s',
+        'target met? (≤ 45 KiB)',
+        'check',
+      ],
+      rows,
+      'lrlrrrrll',
+    ),
+    '',
+  ].join('\n');
+}
+
+function slowSection(r: BenchResults): string {
+  if (r.slow.length === 0) return '';
+  const p = r.plan.slow;
+  const rows = r.slow.map(({ server, result: x }) => [
+    server,
+    `${num(x.retainedBeforeMb)} → ${num(x.retainedPausedEndMb)} → ${num(x.retainedAfterMb)}`,
+    auto(x.growthMbPerSec),
+    num(x.rssPeakMb),
+    num(x.coresPaused, 2),
+    num(x.coresAfterClose, 2),
+    num(Math.max(...x.samples.map((s) => s.kernelKib))),
+    server === 'sluice'
+      ? yesNo(x.ok ? x.growthMbPerSec <= FLAT_MB_PER_SEC && x.coresAfterClose <= IDLE_CORES : undefined)
+      : '',
+    x.ok ? 'ok' : (x.error ?? 'failed').slice(0, 80),
+  ]);
+  const sampleRows = r.slow.flatMap(({ server, result: x }) =>
+    x.samples.map((s) => [
+      server,
+      s.phase,
+      num(s.t, 1),
+      num(s.rssMb),
+      num(s.retainedMb),
+      num(s.cores, 2),
+      num(s.kernelKib),
+    ]),
+  );
+  return [
+    `## (d) Slow consumer: client paused ${p.pauseMs / 1000} s, ${p.payloadBytes}-byte events, then disconnects`,
+    '',
+    table(
+      [
+        'server',
+        'retained MB before → end of pause → after close',
+        'growth MB/s (2nd half)',
+        'peak RSS MB',
+        'cores paused',
+        'cores after close',
+        'kernel KiB',
+        'target met?',
+        'check',
+      ],
+      rows,
+      'llrrrrrll',
+    ),
+    '',
+    '<details><summary>Samples, one per second (retained is after a forced GC; – when the child',
+    'did not answer in time, or after the disconnect, where GC is not forced so that CPU is not disturbed)</summary>',
+    '',
+    table(['server', 'phase', 't s', 'RSS MB', 'retained MB', 'cores', 'kernel KiB'], sampleRows, 'llrrrrr'),
+    '',
+    '</details>',
+    '',
+  ].join('\n');
+}
+
+function clientSection(r: BenchResults): string {
+  const client = r.summary?.client ?? [];
+  if (client.length === 0) return '';
+  const get = (c: string, w: string) => client.find((x) => x.client === c && x.workload === w);
+  const rows = (['undici', 'sluice', 'sdk'] as const).map((c) => {
+    const echo = get(c, 'echo');
+    const flood = get(c, 'flood');
+    const err = echo?.firstError ?? flood?.firstError;
+    return [
+      c === 'undici'
+        ? 'raw undici'
+        : c === 'sdk'
+          ? 'SDK Client + SDK transport'
+          : 'SDK Client + Sluice transport',
+      auto(echo?.cpuPerUnitUs),
+      num(echo?.unitsPerSec),
+      auto(flood?.cpuPerUnitUs),
+      num(flood?.unitsPerSec),
+      `${times(ratio(echo?.cpuPerUnitUs, get('undici', 'echo')?.cpuPerUnitUs))} / ${times(ratio(flood?.cpuPerUnitUs, get('undici', 'flood')?.cpuPerUnitUs))}`,
+      `${times(ratio(echo?.cpuPerUnitUs, get('sdk', 'echo')?.cpuPerUnitUs))} / ${times(ratio(flood?.cpuPerUnitUs, get('sdk', 'flood')?.cpuPerUnitUs))}`,
+      err === undefined ? 'ok' : err.slice(0, 80),
+    ];
+  });
+  return [
+    '## (e) Client CPU against the raw server (only the client differs)',
+    '',
+    table(
+      [
+        'client',
+        'CPU µs/echo',
+        'echo/s',
+        'CPU µs/progress event',
+        'events/s',
+        '÷ undici (echo / event)',
+        '÷ SDK client (echo / event)',
+        'check',
+      ],
+      rows,
+      'lrrrrrrl',
+    ),
+    '',
+  ].join('\n');
+}
+
+function unavailableSection(r: BenchResults): string {
+  const entries = Object.entries(r.unavailable);
+  if (entries.length === 0) return '';
+  return `## Not measured\n\n${entries.map(([k, v]) => `- ${k}: ${v.split('\n')[0]}`).join('\n')}\n`;
+}
+
+export function renderMarkdown(r: BenchResults): string {
+  const profiles =
+    r.profiles.length === 0
+      ? ''
+      : `## Profiles (top self time)\n\n${r.profiles.map(profileMarkdown).join('\n')}`;
+  return [
+    header(r),
+    targetsSection(r),
+    echoSection(r),
+    floodSection(r),
+    idleSection(r),
+    slowSection(r),
+    clientSection(r),
+    unavailableSection(r),
+    profiles,
+  ]
+    .filter((s) => s !== '')
+    .join('\n');
+}

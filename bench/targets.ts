@@ -1,0 +1,120 @@
+// The issue's targets for Sluice, each checked against numbers measured in the same run.
+// `met` is undefined when a side of the comparison is missing (e.g. Sluice not built yet).
+
+import { auto, times } from './format.js';
+import type { BenchResults, ClientSummary, EchoSummary, FloodSummary } from './results.js';
+import { ratio } from './stats.js';
+
+export interface TargetCheck {
+  target: string;
+  goal: string;
+  measured: string;
+  met: boolean | undefined;
+}
+
+/** Retained-memory slope under which a paused stream counts as "zero growth" (GC noise). */
+export const FLAT_MB_PER_SEC = 0.1;
+/** CPU under which a server counts as idle after the client left. */
+export const IDLE_CORES = 0.02;
+
+function check(
+  target: string,
+  goal: string,
+  value: number,
+  ok: (v: number) => boolean,
+  shown: string,
+): TargetCheck {
+  return { target, goal, measured: shown, met: Number.isFinite(value) ? ok(value) : undefined };
+}
+
+function echoTargets(echo: EchoSummary[]): TargetCheck[] {
+  const out: TargetCheck[] = [];
+  const cell = (server: string, e: EchoSummary): EchoSummary | undefined =>
+    echo.find((x) => x.server === server && x.mode === e.mode && x.c === e.c);
+  for (const e of echo.filter((x) => x.server === 'raw')) {
+    const sluice = cell('sluice', e)?.cpuPerReqUs;
+    const where = `echo ${e.mode} C=${e.c}`;
+    const vsRaw = ratio(sluice, e.cpuPerReqUs);
+    out.push(check(`${where}: server CPU/req, sluice ÷ raw`, '≤ 5x', vsRaw, (v) => v <= 5, times(vsRaw)));
+    const vsSdk = ratio(cell('sdk', e)?.cpuPerReqUs, sluice);
+    out.push(check(`${where}: server CPU/req, sdk ÷ sluice`, '≥ 3.5x', vsSdk, (v) => v >= 3.5, times(vsSdk)));
+    const metrics = cell('sluice+metrics', e)?.cpuPerReqUs;
+    if (metrics !== undefined) {
+      const overhead = (ratio(metrics, sluice) - 1) * 100;
+      out.push(
+        check(
+          `${where}: metrics on vs off, CPU/req`,
+          '≤ +5 %',
+          overhead,
+          (v) => v <= 5,
+          `${auto(overhead)} %`,
+        ),
+      );
+    }
+  }
+  return out;
+}
+
+function floodTargets(flood: FloodSummary[]): TargetCheck[] {
+  const get = (server: string): FloodSummary | undefined => flood.find((f) => f.server === server);
+  const sluice = get('sluice');
+  const vsRaw = ratio(sluice?.eventsPerSec, get('raw')?.eventsPerSec);
+  const vsSdk = ratio(sluice?.eventsPerSec, get('sdk')?.eventsPerSec);
+  const first = sluice?.firstEventMs ?? Number.NaN;
+  return [
+    check('progress: events/s, sluice ÷ raw', '≥ 40 %', vsRaw, (v) => v >= 0.4, `${auto(vsRaw * 100)} %`),
+    check('progress: events/s, sluice ÷ sdk', '≥ 40x', vsSdk, (v) => v >= 40, times(vsSdk)),
+    check('progress: time to first event (sluice)', '≤ 10 ms', first, (v) => v <= 10, `${auto(first)} ms`),
+  ];
+}
+
+function clientTargets(client: ClientSummary[]): TargetCheck[] {
+  const get = (c: string, w: string): number | undefined =>
+    client.find((x) => x.client === c && x.workload === w)?.cpuPerUnitUs;
+  const perEvent = ratio(get('sluice', 'flood'), get('undici', 'flood'));
+  const perEcho = ratio(get('sluice', 'echo'), get('sdk', 'echo'));
+  return [
+    check('client CPU per progress event, sluice ÷ undici', '≤ 3x', perEvent, (v) => v <= 3, times(perEvent)),
+    check('client CPU per echo, sluice ÷ sdk client', '≤ 0.25x', perEcho, (v) => v <= 0.25, times(perEcho)),
+  ];
+}
+
+export function evaluateTargets(r: BenchResults): TargetCheck[] {
+  const s = r.summary;
+  if (s === undefined) return [];
+  const out = [...echoTargets(s.echo), ...floodTargets(s.flood)];
+  for (const row of r.idle.filter((x) => x.server === 'sluice')) {
+    const v = row.result.ok ? row.result.kibPerSessionStream : Number.NaN;
+    out.push(
+      check(
+        `idle: RSS per session+stream, ${row.result.streams} streams`,
+        '≤ 45 KiB',
+        v,
+        (x) => x <= 45,
+        `${auto(v)} KiB`,
+      ),
+    );
+  }
+  for (const row of r.slow.filter((x) => x.server === 'sluice')) {
+    const g = row.result.ok ? row.result.growthMbPerSec : Number.NaN;
+    const c = row.result.ok ? row.result.coresAfterClose : Number.NaN;
+    out.push(
+      check(
+        'slow consumer: retained memory growth while paused',
+        `≤ ${FLAT_MB_PER_SEC} MB/s`,
+        g,
+        (x) => x <= FLAT_MB_PER_SEC,
+        `${auto(g)} MB/s`,
+      ),
+      check(
+        'slow consumer: server CPU after the client left',
+        `≤ ${IDLE_CORES} cores`,
+        c,
+        (x) => x <= IDLE_CORES,
+        `${auto(c)} cores`,
+      ),
+    );
+  }
+  out.push(...clientTargets(s.client));
+  return out;
+}
