@@ -109,11 +109,26 @@ export class Endpoint {
     this.options.logger?.info('session.start', ev);
   }
 
-  stats(): EndpointStats {
-    let postStreams = 0;
+  stats(options?: { perStream?: boolean }): EndpointStats {
     let getStreams = 0;
+    const perStream: StreamStats[] = [];
     for (const s of this.sessions.values()) {
-      if (s.standalone.attached) getStreams++;
+      if (s.hasGetConnection) getStreams++;
+      if (options?.perStream) {
+        for (const st of s.attachedStreams()) {
+          const w = st.writer;
+          if (w === undefined) continue;
+          perStream.push({
+            session: s.sessionHash,
+            stream: st.num,
+            kind: st.kind,
+            queuedBytes: w.queuedBytes,
+            queuedMessages: w.queuedMessages,
+            writeStallMs: w.stallMs,
+            coalesced: w.coalesced,
+          });
+        }
+      }
     }
     let queuedBytes = 0;
     let queuedMessages = 0;
@@ -124,7 +139,7 @@ export class Endpoint {
       queuedMessages += w.queuedMessages;
       if (b > maxQueuedBytes) maxQueuedBytes = b;
     }
-    postStreams = this.live.size - getStreams;
+    const postStreams = this.live.size - getStreams;
     const c = this.counters;
     const storeStats: EventStoreStats | undefined = this.#ownStore?.stats();
     return {
@@ -148,6 +163,7 @@ export class Endpoint {
       undeliverable: c.undeliverable,
       refusals: { ...c.refusals },
       authStreamEnds: c.authStreamEnds,
+      ...(options?.perStream ? { perStream } : {}),
     };
   }
 
@@ -228,4 +244,18 @@ export interface EndpointStats {
   undeliverable: number;
   refusals: { origin: number; host: number; auth: number };
   authStreamEnds: number;
+  /** With `stats({ perStream: true })`: every open SSE connection. */
+  perStream?: StreamStats[];
+}
+
+export interface StreamStats {
+  /** Short hash of the session id. */
+  session: string;
+  /** 0 is the standalone GET stream; others answer POSTs. */
+  stream: number;
+  kind: 'post' | 'get';
+  queuedBytes: number;
+  queuedMessages: number;
+  writeStallMs: number;
+  coalesced: number;
 }

@@ -120,6 +120,14 @@ export class Session implements StreamContext, ExchangeHost, BridgeTarget {
     this.#standalone ??= new EventStream(this, 0, 'get');
     return this.#standalone;
   }
+  /** The streams that currently have a connection (standalone first). */
+  *attachedStreams(): Generator<EventStream> {
+    if (this.#standalone?.attached) yield this.#standalone;
+    for (const st of this.postStreams.values()) if (st.attached) yield st;
+  }
+  get hasGetConnection(): boolean {
+    return this.#standalone?.attached === true;
+  }
   /** Whether anything keeps this session alive (idle TTL does not run then). */
   get busy(): boolean {
     return this.exchanges.size > 0 || this.#standalone?.attached === true;

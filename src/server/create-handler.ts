@@ -32,7 +32,8 @@ export interface McpHandler {
   (req: IncomingMessage, res: ServerResponse): void;
   /** Refuses new sessions, waits up to graceMs for requests in flight, then ends every session. */
   close(options?: { graceMs?: number }): Promise<CloseReport>;
-  stats(): EndpointStats;
+  /** Counters and gauges; `perStream: true` adds one entry per open SSE connection. */
+  stats(options?: { perStream?: boolean }): EndpointStats;
   /** The stats in Prometheus text format, for a route of your own (sluice serve --metrics serves /metrics). */
   metrics(): string;
 }
@@ -148,7 +149,7 @@ export function createMcpHandler(options: McpHandlerOptions): McpHandler {
     });
   }) as McpHandler;
   listener.close = (opts) => ep.close(opts?.graceMs ?? 0);
-  listener.stats = () => ep.stats();
+  listener.stats = (opts) => ep.stats(opts);
   listener.metrics = () => renderPrometheus(ep.stats(), ep.counters.metrics);
   return listener;
 }

@@ -3,7 +3,7 @@
  * @module
  */
 
-export type { CloseReport, CreateServer, EndpointStats } from '../core/endpoint.js';
+export type { CloseReport, CreateServer, EndpointStats, StreamStats } from '../core/endpoint.js';
 export type {
   AuthResult,
   Logger,
