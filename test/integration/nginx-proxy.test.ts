@@ -1,0 +1,189 @@
+/**
+ * Sluice behind a real nginx (architecture.md "Proxies, buffering, timeouts, and backpressure"):
+ * the recommended location block, nginx's defaults, gzip, and a proxy idle timeout with keepalive
+ * off (the negative control, recovered by resumption). Timings are asserted with margins wide
+ * enough for a loaded CI machine but far below what buffering or a dead stream would produce.
+ */
+import assert from 'node:assert/strict';
+import { after, describe, test } from 'node:test';
+import type { Exchange } from '../../src/doctor/http.js';
+import { McpSession, responseOf } from '../../src/doctor/session.js';
+import type { Served } from '../../src/server/index.js';
+import { withDeadline } from '../helpers/deadline.js';
+import {
+  type Nginx,
+  RECOMMENDED_LOCATION,
+  skipWithoutNginx,
+  startNginx,
+  startUpstream,
+} from '../helpers/nginx.js';
+
+const GZIP_EVERYTHING = 'gzip on; gzip_types text/event-stream application/json;';
+
+/** Servers and proxies started by a test, stopped in after(). */
+const running: (Served | Nginx)[] = [];
+after(async () => {
+  for (const r of running.reverse()) {
+    if ('stop' in r) await r.stop();
+    else await r.close();
+  }
+});
+
+async function proxied(
+  serverOptions: Parameters<typeof startUpstream>[0],
+  nginx: { location?: string; http?: string },
+): Promise<{ upstream: Served; nginx: Nginx; session: McpSession }> {
+  const upstream = await startUpstream(serverOptions);
+  running.push(upstream);
+  const n = await startNginx({ upstreamPort: upstream.port, ...nginx });
+  running.push(n);
+  const session = new McpSession(n.url);
+  const init = await withDeadline(session.initialize(), 5_000, 'initialize through nginx');
+  assert.equal(init.status, 200, `initialize through nginx: ${init.status} ${init.text}`);
+  assert.ok(session.sessionId, 'a session id came back through nginx');
+  // Warm the path (first tool call compiles schemas) so timings below measure the proxy only.
+  const echo = await withDeadline(
+    session.call('tools/call', { name: 'echo', arguments: { text: 'hi' } }),
+    5_000,
+    'echo',
+  );
+  assert.deepEqual(echo.result, { content: [{ type: 'text', text: 'hi' }] });
+  return { upstream, nginx: n, session };
+}
+
+/** tools/call with a progress token; resolves at the response head. */
+function callTool(s: McpSession, name: string, args: Record<string, unknown>, id: number): Promise<Exchange> {
+  return withDeadline(
+    s.request('tools/call', { name, arguments: args, _meta: { progressToken: `p${id}` } }, id),
+    10_000,
+    `${name} response head`,
+  );
+}
+
+function progressTimes(x: Exchange): number[] {
+  return x
+    .messages()
+    .filter((m) => m.message['method'] === 'notifications/progress')
+    .map((m) => m.at);
+}
+
+function resultTime(x: Exchange, id: number): number | undefined {
+  return x.messages().find((m) => m.message['id'] === id)?.at;
+}
+
+/** reindex: 10 progress notifications 100 ms apart; asserts they arrived one by one. */
+async function assertIncremental(s: McpSession, label: string): Promise<Exchange> {
+  const x = await callTool(s, 'reindex', { corpus: 'nginx', docs: 10, delayMs: 100 }, 7);
+  await withDeadline(x.done, 10_000, `${label}: reindex stream end`);
+  assert.equal(x.status, 200);
+  assert.ok(x.isSse, `${label}: the answer is an event stream (got ${x.contentType})`);
+  const times = progressTimes(x);
+  const end = resultTime(x, 7);
+  const detail = `${label}: progress at [${times.map((t) => t.toFixed(0)).join(', ')}] ms, result at ${end?.toFixed(0)} ms`;
+  assert.equal(times.length, 10, detail);
+  assert.ok(end !== undefined && end >= 900, detail);
+  assert.ok((times[0] ?? Infinity) < 400, `first progress within ~300 ms; ${detail}`);
+  assert.ok((times[0] ?? Infinity) < end - 500, `first progress well before the result; ${detail}`);
+  // Not one lump: the events are spread over the run, not bunched at the end.
+  const spread = (times[times.length - 1] ?? 0) - (times[0] ?? 0);
+  assert.ok(spread > 600, `progress spread over the run; ${detail}`);
+  return x;
+}
+
+describe('nginx in front of sluice', () => {
+  test('(a) recommended config: progress streams incrementally', async (t) => {
+    if (skipWithoutNginx(t)) return;
+    const { session } = await proxied({ keepaliveMs: 500 }, { location: RECOMMENDED_LOCATION });
+    const x = await assertIncremental(session, 'recommended');
+    assert.equal(x.headers.get('cache-control'), 'no-cache, no-transform');
+    assert.equal(x.headers.get('content-encoding'), null);
+  });
+
+  test('(a) recommended config with proxy_read_timeout 2s: keepalive holds a 4 s quiet call open', async (t) => {
+    if (skipWithoutNginx(t)) return;
+    const location = RECOMMENDED_LOCATION.replace('proxy_read_timeout  3600s', 'proxy_read_timeout  2s');
+    assert.match(location, /proxy_read_timeout {2}2s/);
+    const { session, nginx } = await proxied({ keepaliveMs: 500 }, { location });
+    const x = await callTool(session, 'sleep', { ms: 4_000 }, 8);
+    await withDeadline(x.done, 10_000, 'sleep stream end');
+    const end = resultTime(x, 8);
+    assert.ok(
+      end !== undefined,
+      `the result arrived (error: ${x.error}); log:\n${(await nginx.errorLog()).slice(-1500)}`,
+    );
+    assert.ok(end >= 3_900, `result after the sleep (${end.toFixed(0)} ms)`);
+    const comments = x.items.filter((i) => i.kind === 'comment' && i.data.includes('keepalive'));
+    assert.ok(comments.length >= 4, `keepalive comments kept it warm (${comments.length})`);
+    assert.equal(x.error, undefined);
+  });
+
+  test('(b) nginx defaults (buffering on, HTTP/1.0 upstream): X-Accel-Buffering: no still streams', async (t) => {
+    if (skipWithoutNginx(t)) return;
+    const { session, nginx } = await proxied({ keepaliveMs: 15_000 }, {});
+    assert.doesNotMatch(nginx.config, /proxy_buffering|proxy_http_version/);
+    const x = await assertIncremental(session, 'defaults');
+    // nginx consumes X-Accel-* headers: the client never sees the one that did the work.
+    assert.equal(x.headers.get('x-accel-buffering'), null);
+  });
+
+  test('(c) gzip on for text/event-stream: nginx compresses the stream (and still flushes each event)', async (t) => {
+    if (skipWithoutNginx(t)) return;
+    const { session } = await proxied({ keepaliveMs: 15_000 }, { http: GZIP_EVERYTHING });
+    const x = await assertIncremental(session, 'gzip on');
+    // Observed with nginx 1.22: Cache-Control: no-transform does not stop nginx's gzip filter.
+    assert.equal(x.headers.get('content-encoding'), 'gzip');
+  });
+
+  test('(c) the documented fix (gzip off in the MCP location) sends the stream uncompressed', async (t) => {
+    if (skipWithoutNginx(t)) return;
+    const { session } = await proxied(
+      { keepaliveMs: 15_000 },
+      { http: GZIP_EVERYTHING, location: RECOMMENDED_LOCATION },
+    );
+    assert.match(RECOMMENDED_LOCATION, /gzip\s+off;/);
+    const x = await assertIncremental(session, 'gzip off in location');
+    assert.equal(x.headers.get('content-encoding'), null);
+  });
+
+  test('(c) the documented fix (text/event-stream left out of gzip_types) sends it uncompressed', async (t) => {
+    if (skipWithoutNginx(t)) return;
+    const { session } = await proxied(
+      { keepaliveMs: 15_000 },
+      { http: 'gzip on; gzip_types application/json;' },
+    );
+    const x = await assertIncremental(session, 'gzip_types without text/event-stream');
+    assert.equal(x.headers.get('content-encoding'), null);
+  });
+
+  test('(d) keepalive off + proxy_read_timeout 1s: the quiet stream dies at the proxy, Last-Event-ID resumes it', async (t) => {
+    if (skipWithoutNginx(t)) return;
+    const location = `${RECOMMENDED_LOCATION.replace('proxy_read_timeout  3600s', 'proxy_read_timeout  1s')}`;
+    const { session } = await proxied({ keepaliveMs: 0, mode: 'sse' }, { location });
+    const x = await callTool(session, 'sleep', { ms: 3_000 }, 9);
+    await withDeadline(x.done, 10_000, 'the quiet stream ends');
+    const priming = x.items.find((i) => i.kind === 'event' && i.data === '');
+    assert.ok(priming?.id, `a priming event with an id came first: ${JSON.stringify(x.items)}`);
+    assert.equal(resultTime(x, 9), undefined, 'no result on the cut stream');
+    const cutAfter = (x.endAt ?? 0) - priming.at;
+    assert.ok(cutAfter > 800 && cutAfter < 2_500, `cut ~1 s after the last byte (${cutAfter.toFixed(0)} ms)`);
+    // Resume through nginx until the result comes. With keepalive off each quiet GET dies at 1 s too,
+    // so a client resumes again with the newest id it saw: the result arrives exactly once.
+    let last = priming.id;
+    let result: Record<string, unknown> | undefined;
+    let seen = 0;
+    const deadline = performance.now() + 10_000;
+    let resumes = 0;
+    while (result === undefined && performance.now() < deadline) {
+      resumes++;
+      const g = await withDeadline(session.get({ 'last-event-id': last }), 5_000, 'resume head');
+      assert.equal(g.status, 200, `resume: ${g.status} ${g.text}`);
+      await withDeadline(g.done, 5_000, 'resumed stream end');
+      for (const i of g.items) if (i.kind === 'event' && i.id !== undefined && i.id !== '') last = i.id;
+      seen += g.messages().filter((m) => m.message['id'] === 9).length;
+      result = responseOf(g, 9);
+    }
+    assert.ok(result !== undefined, `the result arrived after ${resumes} resume(s)`);
+    assert.equal(seen, 1, 'delivered exactly once');
+    assert.deepEqual(result['result'], { content: [{ type: 'text', text: 'slept 3000' }] });
+  });
+});
