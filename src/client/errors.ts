@@ -1,0 +1,203 @@
+/**
+ * Every error the Sluice client raises, in one catalogue. Each class has a stable string `code`
+ * (never reused, never renamed) so callers can branch on `err.code` instead of message text.
+ *
+ * Where an error fails a request asynchronously (a stream died and could not be resumed), the
+ * transport delivers a JSON-RPC error response for that request id to the SDK `Protocol`, whose
+ * pending promise rejects with an `McpError` carrying `{ code: -32000, data: { sluiceCode } }`,
+ * and it also reports the typed error itself to `onerror`.
+ */
+
+/** The stable codes of {@link SluiceClientError}. */
+export type SluiceClientErrorCode =
+  | 'SLUICE_CLIENT_INVALID_OPTION'
+  | 'SLUICE_CLIENT_NOT_STARTED'
+  | 'SLUICE_CLIENT_CLOSED'
+  | 'SLUICE_CLIENT_NETWORK'
+  | 'SLUICE_CLIENT_HTTP_STATUS'
+  | 'SLUICE_CLIENT_UNAUTHORIZED'
+  | 'SLUICE_CLIENT_FORBIDDEN'
+  | 'SLUICE_CLIENT_UNEXPECTED_CONTENT_TYPE'
+  | 'SLUICE_CLIENT_MALFORMED_MESSAGE'
+  | 'SLUICE_CLIENT_EVENT_TOO_LARGE'
+  | 'SLUICE_CLIENT_IDLE_TIMEOUT'
+  | 'SLUICE_CLIENT_SESSION_EXPIRED'
+  | 'SLUICE_CLIENT_RESUME_DECLINED'
+  | 'SLUICE_CLIENT_RESUME_IMPOSSIBLE'
+  | 'SLUICE_CLIENT_RESUME_EXHAUSTED'
+  | 'SLUICE_CLIENT_NO_RESPONSE';
+
+/**
+ * JSON-RPC error code used for the synthetic error responses the transport delivers when it has
+ * to fail a request (the SDK's `ErrorCode.ConnectionClosed`, in the legacy -32000..-32019 range).
+ */
+export const TRANSPORT_FAILURE_JSONRPC_CODE = -32000;
+
+/** Base class of every error thrown or reported by the Sluice client. */
+export class SluiceClientError extends Error {
+  readonly code: SluiceClientErrorCode;
+  constructor(code: SluiceClientErrorCode, message: string, options?: { cause?: unknown }) {
+    super(message, options);
+    this.code = code;
+    this.name = new.target.name;
+  }
+}
+
+/** A constructor option has an impossible value. Thrown by the constructor, never later. */
+export class InvalidOptionError extends SluiceClientError {
+  constructor(message: string) {
+    super('SLUICE_CLIENT_INVALID_OPTION', message);
+  }
+}
+
+/** `send()` was called before `start()` (the SDK `Client.connect()` calls `start()` for you). */
+export class NotStartedError extends SluiceClientError {
+  constructor() {
+    super('SLUICE_CLIENT_NOT_STARTED', 'transport not started: call start() (Client.connect() does) first');
+  }
+}
+
+/** The transport was closed; nothing more can be sent. */
+export class TransportClosedError extends SluiceClientError {
+  constructor() {
+    super('SLUICE_CLIENT_CLOSED', 'transport is closed');
+  }
+}
+
+/** `fetch` itself failed (DNS, refused connection, reset before the status line, …). */
+export class NetworkError extends SluiceClientError {
+  constructor(message: string, cause: unknown) {
+    super('SLUICE_CLIENT_NETWORK', message, { cause });
+  }
+}
+
+/** The server answered with an HTTP status the transport cannot use. */
+export class HttpStatusError extends SluiceClientError {
+  readonly status: number;
+  readonly method: string;
+  /** The first 512 characters of the response body, for diagnostics. */
+  readonly body: string;
+  constructor(
+    method: string,
+    status: number,
+    body: string,
+    code: SluiceClientErrorCode = 'SLUICE_CLIENT_HTTP_STATUS',
+  ) {
+    const detail = body.length > 0 ? `: ${body.slice(0, 200)}` : '';
+    super(code, `${method} answered HTTP ${status}${detail}`);
+    this.status = status;
+    this.method = method;
+    this.body = body.slice(0, 512);
+  }
+}
+
+/** HTTP 401. `wwwAuthenticate` carries the challenge for an OAuth layer above this transport. */
+export class UnauthorizedError extends HttpStatusError {
+  readonly wwwAuthenticate: string | undefined;
+  constructor(method: string, body: string, wwwAuthenticate: string | undefined) {
+    super(method, 401, body, 'SLUICE_CLIENT_UNAUTHORIZED');
+    this.wwwAuthenticate = wwwAuthenticate;
+  }
+}
+
+/** HTTP 403 (insufficient scope, or an Origin/Host the server refuses). */
+export class ForbiddenError extends HttpStatusError {
+  readonly wwwAuthenticate: string | undefined;
+  constructor(method: string, body: string, wwwAuthenticate: string | undefined) {
+    super(method, 403, body, 'SLUICE_CLIENT_FORBIDDEN');
+    this.wwwAuthenticate = wwwAuthenticate;
+  }
+}
+
+/** A 2xx answer to a request whose `Content-Type` is neither JSON nor SSE. */
+export class UnexpectedContentTypeError extends SluiceClientError {
+  readonly contentType: string | null;
+  constructor(contentType: string | null) {
+    super(
+      'SLUICE_CLIENT_UNEXPECTED_CONTENT_TYPE',
+      `unexpected response Content-Type: ${String(contentType)}`,
+    );
+    this.contentType = contentType;
+  }
+}
+
+/** An SSE `data` payload or JSON body that is not a JSON-RPC message. The message is skipped. */
+export class MalformedMessageError extends SluiceClientError {
+  constructor(message: string, cause?: unknown) {
+    super('SLUICE_CLIENT_MALFORMED_MESSAGE', message, { cause });
+  }
+}
+
+/** One SSE event (or one JSON body) exceeded `maxEventBytes`. The stream is abandoned, not resumed. */
+export class EventTooLargeError extends SluiceClientError {
+  readonly limit: number;
+  constructor(limit: number) {
+    super('SLUICE_CLIENT_EVENT_TOO_LARGE', `an SSE event or JSON body exceeded maxEventBytes (${limit})`);
+    this.limit = limit;
+  }
+}
+
+/** No byte (keep-alive comments included) arrived on an SSE stream for `idleTimeoutMs`. It is resumed. */
+export class IdleTimeoutError extends SluiceClientError {
+  readonly idleMs: number;
+  constructor(idleMs: number) {
+    super('SLUICE_CLIENT_IDLE_TIMEOUT', `no bytes on an SSE stream for ${idleMs} ms; treating it as dead`);
+    this.idleMs = idleMs;
+  }
+}
+
+/** The session expired (404) and re-initializing plus retrying the request once did not help. */
+export class SessionExpiredError extends SluiceClientError {
+  constructor(message: string, cause?: unknown) {
+    super('SLUICE_CLIENT_SESSION_EXPIRED', message, { cause });
+  }
+}
+
+/** The server declined to resume a stream (4xx on the GET with `Last-Event-ID`) and the request was not idempotent. */
+export class ResumeDeclinedError extends SluiceClientError {
+  readonly status: number;
+  constructor(status: number, requestId: string | number | undefined) {
+    super(
+      'SLUICE_CLIENT_RESUME_DECLINED',
+      `the server declined to resume the stream (HTTP ${status})${describe(requestId)}; the request is not ` +
+        'marked idempotent, so it was not re-sent',
+    );
+    this.status = status;
+  }
+}
+
+/** The stream ended before the response and carried no event id, so it cannot be resumed; not idempotent. */
+export class ResumeImpossibleError extends SluiceClientError {
+  constructor(requestId: string | number | undefined) {
+    super(
+      'SLUICE_CLIENT_RESUME_IMPOSSIBLE',
+      `the stream ended before the response${describe(requestId)} and carried no event id to resume from; ` +
+        'the request is not marked idempotent, so it was not re-sent',
+    );
+  }
+}
+
+/** `maxReconnectAttempts` consecutive reconnections failed or made no progress. */
+export class ResumeExhaustedError extends SluiceClientError {
+  readonly attempts: number;
+  constructor(attempts: number, cause?: unknown) {
+    super('SLUICE_CLIENT_RESUME_EXHAUSTED', `gave up resuming a stream after ${attempts} attempts`, {
+      cause,
+    });
+    this.attempts = attempts;
+  }
+}
+
+/** A JSON response body that did not contain the response to the request that was POSTed. */
+export class NoResponseError extends SluiceClientError {
+  constructor(requestId: string | number) {
+    super(
+      'SLUICE_CLIENT_NO_RESPONSE',
+      `the server's JSON body had no response for request ${String(requestId)}`,
+    );
+  }
+}
+
+function describe(requestId: string | number | undefined): string {
+  return requestId === undefined ? '' : ` for request ${String(requestId)}`;
+}

@@ -1,0 +1,69 @@
+import {
+  ForbiddenError,
+  HttpStatusError,
+  NetworkError,
+  type SluiceClientError,
+  UnauthorizedError,
+} from './errors.js';
+import { readTextLimited } from './sse-reader.js';
+
+/** `Accept` of every POST: the client MUST list both (spec "Sending Messages to the Server"). */
+export const POST_ACCEPT = 'application/json, text/event-stream';
+
+/** Maps a non-2xx response to the typed error (body read for diagnostics, bounded). */
+export async function statusError(method: string, response: Response): Promise<HttpStatusError> {
+  const body = (await readTextLimited(response.body, 4096).catch(() => '')) ?? '';
+  const challenge = response.headers.get('www-authenticate') ?? undefined;
+  if (response.status === 401) return new UnauthorizedError(method, body, challenge);
+  if (response.status === 403) return new ForbiddenError(method, body, challenge);
+  return new HttpStatusError(method, response.status, body);
+}
+
+/** Releases a response body we do not need. */
+export async function discard(response: Response): Promise<void> {
+  if (response.body === null) return;
+  try {
+    await response.body.cancel();
+  } catch {
+    // Cancelling an already-closed or errored body rejects; there is nothing left to release.
+  }
+}
+
+/** Any thrown value as a typed client error (typed ones pass through). */
+export function toClientError(error: unknown): SluiceClientError {
+  if (
+    error instanceof Error &&
+    'code' in error &&
+    typeof error.code === 'string' &&
+    error.code.startsWith('SLUICE_CLIENT_')
+  ) {
+    return error as SluiceClientError;
+  }
+  return new NetworkError(describe(error), error);
+}
+
+/** One line describing an error and its cause (undici puts the interesting part in `cause`). */
+export function describe(error: unknown): string {
+  if (error instanceof Error) {
+    const cause = (error as { cause?: unknown }).cause;
+    return cause instanceof Error ? `${error.message} (${cause.message})` : error.message;
+  }
+  return String(error);
+}
+
+export function lowerCaseKeys(headers: Readonly<Record<string, string>>): Record<string, string> {
+  const out: Record<string, string> = {};
+  for (const key of Object.keys(headers)) {
+    const value = headers[key];
+    if (value !== undefined) out[key.toLowerCase()] = value;
+  }
+  return out;
+}
+
+export function withToken(
+  headers: Record<string, string>,
+  token: string | undefined,
+): Record<string, string> {
+  if (token !== undefined && token.length > 0) headers['authorization'] = `Bearer ${token}`;
+  return headers;
+}

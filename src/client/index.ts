@@ -1,0 +1,35 @@
+// sluice/client: the MCP Streamable HTTP client transport. Named exports only.
+export {
+  EventTooLargeError,
+  ForbiddenError,
+  HttpStatusError,
+  IdleTimeoutError,
+  InvalidOptionError,
+  MalformedMessageError,
+  NetworkError,
+  NoResponseError,
+  NotStartedError,
+  ResumeDeclinedError,
+  ResumeExhaustedError,
+  ResumeImpossibleError,
+  SessionExpiredError,
+  SluiceClientError,
+  type SluiceClientErrorCode,
+  TRANSPORT_FAILURE_JSONRPC_CODE,
+  TransportClosedError,
+  UnauthorizedError,
+  UnexpectedContentTypeError,
+} from './errors.js';
+export { idempotencyMeta } from './idempotency.js';
+export {
+  type ClientClock,
+  DEFAULT_IDEMPOTENT_METHODS,
+  type FetchLike,
+  type HeadersOption,
+  hasIdempotencyKey,
+  IDEMPOTENCY_KEY_META,
+  type OutgoingRequest,
+  type StreamableHttpClientOptions,
+  type TokenOption,
+} from './options.js';
+export { type SessionResetEvent, StreamableHttpClientTransport } from './transport.js';

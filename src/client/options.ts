@@ -1,0 +1,291 @@
+import { InvalidOptionError } from './errors.js';
+
+/** The `fetch` the transport calls; the global one by default. Same shape as the SDK's `FetchLike`. */
+export type FetchLike = (url: string | URL, init?: RequestInit) => Promise<Response>;
+
+/** Extra request headers: a fixed record, or a (possibly async) function called before every HTTP request. */
+export type HeadersOption =
+  | Readonly<Record<string, string>>
+  | (() => Readonly<Record<string, string>> | Promise<Readonly<Record<string, string>>>);
+
+/** A bearer token, or a (possibly async) function called before every HTTP request (so refreshed tokens are used). */
+export type TokenOption = string | (() => string | undefined | Promise<string | undefined>);
+
+/** Timers and clock, injectable for deterministic tests. */
+export interface ClientClock {
+  now(): number;
+  setTimeout(fn: () => void, ms: number): unknown;
+  clearTimeout(handle: unknown): void;
+}
+
+/** What a JSON-RPC request looks like to {@link StreamableHttpClientOptions.isIdempotent}. */
+export interface OutgoingRequest {
+  readonly method: string;
+  readonly id: string | number;
+  readonly params?: { readonly _meta?: Readonly<Record<string, unknown>> } & Readonly<
+    Record<string, unknown>
+  >;
+}
+
+/** Options of `new StreamableHttpClientTransport(url, options)`. Every field is optional. */
+export interface StreamableHttpClientOptions {
+  /**
+   * The `fetch` used for every HTTP request.
+   * @defaultValue `globalThis.fetch`
+   */
+  fetch?: FetchLike;
+  /**
+   * Extra headers sent on every request (POST, GET, DELETE). A function is called per request.
+   * The transport's own headers (`Accept`, `Content-Type`, `Mcp-Session-Id`, `MCP-Protocol-Version`,
+   * `Last-Event-ID`) win over these.
+   * @defaultValue `{}`
+   */
+  headers?: HeadersOption;
+  /**
+   * Sent as `Authorization: Bearer <token>` on every request. A function is called per request, so a
+   * token refreshed by your own code is picked up by the next reconnect. 401 and 403 surface as
+   * `UnauthorizedError` / `ForbiddenError`; OAuth flows are out of scope.
+   * @defaultValue none
+   */
+  token?: TokenOption;
+  /**
+   * An existing session id to resume (the SDK `Client.connect()` then skips `initialize`).
+   * @defaultValue none
+   */
+  sessionId?: string;
+  /**
+   * The largest SSE event (or JSON body) accepted, in bytes. A larger one fails the requests its
+   * stream owed with `EventTooLargeError` and the stream is not resumed (it would replay the same event).
+   * @defaultValue `16 * 1024 * 1024`
+   */
+  maxEventBytes?: number;
+  /**
+   * An open SSE stream on which no byte arrives (keep-alive comments count) for this long is treated as
+   * dead and resumed. Must exceed the server's keep-alive interval (15 s for Sluice and the SDK).
+   * @defaultValue `60_000`
+   */
+  idleTimeoutMs?: number;
+  /**
+   * First reconnection delay when the server gave no `retry:`. Later ones grow ×2 up to
+   * {@link maxReconnectDelayMs}, each drawn uniformly from [delay/2, delay] ("equal jitter").
+   * @defaultValue `1_000`
+   */
+  initialReconnectDelayMs?: number;
+  /**
+   * Cap of the backoff delay.
+   * @defaultValue `30_000`
+   */
+  maxReconnectDelayMs?: number;
+  /**
+   * Consecutive reconnection attempts of one stream before giving up. An attempt counts as long as the
+   * stream makes no progress: the counter resets only when a reconnected stream delivers a message or stays
+   * open for {@link stableConnectionMs} — a server that keeps closing streams gracefully without sending
+   * anything new cannot keep the client looping forever.
+   * @defaultValue `5`
+   */
+  maxReconnectAttempts?: number;
+  /**
+   * A connection that stays open this long counts as healthy and resets its stream's attempt counter.
+   * @defaultValue `30_000`
+   */
+  stableConnectionMs?: number;
+  /**
+   * Bound of the `DELETE` sent by `close()`.
+   * @defaultValue `5_000`
+   */
+  closeTimeoutMs?: number;
+  /**
+   * On HTTP 404 to a request that carried the session id: re-initialize transparently (replaying the
+   * original `initialize` params), send `notifications/initialized`, then retry the request once.
+   * @defaultValue `true`
+   */
+  reinitializeOnSessionExpiry?: boolean;
+  /**
+   * Open the standalone GET stream for server-initiated messages once `notifications/initialized` is accepted.
+   * @defaultValue `true`
+   */
+  openStandaloneStream?: boolean;
+  /**
+   * Methods that are always safe to re-send when a stream is lost and cannot be resumed. Any other request
+   * is re-sent only when its `params._meta` carries {@link IDEMPOTENCY_KEY_META}.
+   * @defaultValue `['ping', 'tools/list', 'resources/list', 'resources/templates/list', 'resources/read',
+   *   'prompts/list', 'prompts/get', 'completion/complete']`
+   */
+  idempotentMethods?: readonly string[];
+  /**
+   * Overrides the idempotency decision entirely.
+   * @defaultValue method in {@link idempotentMethods}, or an idempotency key in `params._meta`
+   */
+  isIdempotent?: (request: OutgoingRequest) => boolean;
+  /**
+   * Opt-in fast dispatch: the SDK `Client` (or any `Protocol`) this transport is connected to. When it
+   * exposes `_onresponse`, `_onnotification` and `_onrequest` and is connected to this transport, incoming
+   * messages (already classified here with plain property checks) are handed straight to those methods,
+   * skipping `Protocol._onmessage`, which runs two or three *failing* zod guards (`isJSONRPCResultResponse ||
+   * isJSONRPCErrorResponse`, then `isJSONRPCRequest`) on every notification — tens of µs each. Falls back to
+   * `onmessage` whenever the methods are missing or the protocol is attached to another transport. A wrapper
+   * installed on `transport.onmessage` before `connect()` is bypassed on this path.
+   * @defaultValue none (every message goes through `onmessage`)
+   */
+  protocol?: object;
+  /**
+   * Clock and timers.
+   * @defaultValue `Date.now`, `globalThis.setTimeout`, `globalThis.clearTimeout`
+   */
+  clock?: ClientClock;
+  /**
+   * Source of randomness for backoff jitter, in [0, 1).
+   * @defaultValue `Math.random`
+   */
+  random?: () => number;
+}
+
+/** The `_meta` key that marks a request as safe to re-send: `"io.sluice/idempotencyKey": "<non-empty string>"`. */
+export const IDEMPOTENCY_KEY_META = 'io.sluice/idempotencyKey';
+
+/** Resolved options: every field present, validated once. */
+export interface ResolvedClientOptions {
+  readonly fetch: FetchLike;
+  readonly headers: HeadersOption;
+  readonly token: TokenOption | undefined;
+  readonly sessionId: string | undefined;
+  readonly maxEventBytes: number;
+  readonly idleTimeoutMs: number;
+  readonly initialReconnectDelayMs: number;
+  readonly maxReconnectDelayMs: number;
+  readonly maxReconnectAttempts: number;
+  readonly stableConnectionMs: number;
+  readonly closeTimeoutMs: number;
+  readonly reinitializeOnSessionExpiry: boolean;
+  readonly openStandaloneStream: boolean;
+  readonly isIdempotent: (request: OutgoingRequest) => boolean;
+  readonly protocol: object | undefined;
+  readonly clock: ClientClock;
+  readonly random: () => number;
+}
+
+export const DEFAULT_IDEMPOTENT_METHODS: readonly string[] = [
+  'ping',
+  'tools/list',
+  'resources/list',
+  'resources/templates/list',
+  'resources/read',
+  'prompts/list',
+  'prompts/get',
+  'completion/complete',
+];
+
+const DEFAULTS = {
+  maxEventBytes: 16 * 1024 * 1024,
+  idleTimeoutMs: 60_000,
+  initialReconnectDelayMs: 1_000,
+  maxReconnectDelayMs: 30_000,
+  maxReconnectAttempts: 5,
+  stableConnectionMs: 30_000,
+  closeTimeoutMs: 5_000,
+} as const;
+
+const systemClock: ClientClock = {
+  now: () => Date.now(),
+  setTimeout: (fn, ms) => globalThis.setTimeout(fn, ms),
+  clearTimeout: (handle) => globalThis.clearTimeout(handle as ReturnType<typeof setTimeout>),
+};
+
+/** True when `params._meta` carries a non-empty idempotency key. */
+export function hasIdempotencyKey(request: OutgoingRequest): boolean {
+  const key = request.params?._meta?.[IDEMPOTENCY_KEY_META];
+  return typeof key === 'string' && key.length > 0;
+}
+
+function number(
+  options: StreamableHttpClientOptions,
+  name: keyof typeof DEFAULTS,
+  min: number,
+  integer: boolean,
+): number {
+  const value = options[name] ?? DEFAULTS[name];
+  if (
+    typeof value !== 'number' ||
+    Number.isNaN(value) ||
+    value < min ||
+    (integer && !Number.isInteger(value))
+  ) {
+    throw new InvalidOptionError(
+      `option ${name} must be ${integer ? 'an integer' : 'a number'} >= ${min}, got ${String(value)}`,
+    );
+  }
+  return value;
+}
+
+/** Merges defaults per field and validates; throws `InvalidOptionError` naming the field and the fix. */
+export function resolveOptions(options: StreamableHttpClientOptions = {}): ResolvedClientOptions {
+  const fetchFn = options.fetch ?? (globalThis.fetch as FetchLike | undefined);
+  if (typeof fetchFn !== 'function') {
+    throw new InvalidOptionError('no fetch available: pass options.fetch (global fetch needs Node >= 18)');
+  }
+  const maxEventBytes = number(options, 'maxEventBytes', 1024, true);
+  const idleTimeoutMs = number(options, 'idleTimeoutMs', 1, false);
+  const initialReconnectDelayMs = number(options, 'initialReconnectDelayMs', 0, false);
+  const maxReconnectDelayMs = number(options, 'maxReconnectDelayMs', 0, false);
+  if (maxReconnectDelayMs < initialReconnectDelayMs) {
+    throw new InvalidOptionError(
+      `option maxReconnectDelayMs (${maxReconnectDelayMs}) must be >= initialReconnectDelayMs (${initialReconnectDelayMs})`,
+    );
+  }
+  const maxReconnectAttempts = number(options, 'maxReconnectAttempts', 0, true);
+  const stableConnectionMs = number(options, 'stableConnectionMs', 1, false);
+  const closeTimeoutMs = number(options, 'closeTimeoutMs', 1, false);
+  if (options.sessionId !== undefined && !/^[\x21-\x7E]+$/.test(options.sessionId)) {
+    throw new InvalidOptionError('option sessionId must be non-empty visible ASCII (0x21-0x7E)');
+  }
+  const headers = options.headers ?? {};
+  if (typeof headers !== 'function' && (typeof headers !== 'object' || headers === null)) {
+    throw new InvalidOptionError('option headers must be a record of strings or a function returning one');
+  }
+  if (
+    options.token !== undefined &&
+    typeof options.token !== 'string' &&
+    typeof options.token !== 'function'
+  ) {
+    throw new InvalidOptionError('option token must be a string or a function returning one');
+  }
+  const methods = new Set(options.idempotentMethods ?? DEFAULT_IDEMPOTENT_METHODS);
+  const isIdempotent =
+    options.isIdempotent ??
+    ((request: OutgoingRequest) => methods.has(request.method) || hasIdempotencyKey(request));
+  const random = options.random ?? Math.random;
+  if (typeof random !== 'function') throw new InvalidOptionError('option random must be a function');
+  return {
+    fetch: fetchFn,
+    headers,
+    token: options.token,
+    sessionId: options.sessionId,
+    maxEventBytes,
+    idleTimeoutMs,
+    initialReconnectDelayMs,
+    maxReconnectDelayMs,
+    maxReconnectAttempts,
+    stableConnectionMs,
+    closeTimeoutMs,
+    reinitializeOnSessionExpiry: options.reinitializeOnSessionExpiry ?? true,
+    openStandaloneStream: options.openStandaloneStream ?? true,
+    isIdempotent,
+    protocol: options.protocol,
+    clock: options.clock ?? systemClock,
+    random,
+  };
+}
+
+/**
+ * Backoff delay for the `attempt`-th reconnection (0-based): the server's `retry:` exactly when it sent one
+ * (the spec says the client MUST respect it), else `min(max, initial * 2^attempt)` jittered into [d/2, d].
+ */
+export function reconnectDelay(
+  options: Pick<ResolvedClientOptions, 'initialReconnectDelayMs' | 'maxReconnectDelayMs' | 'random'>,
+  attempt: number,
+  serverRetryMs: number | undefined,
+): number {
+  if (serverRetryMs !== undefined) return serverRetryMs;
+  const ceiling = Math.min(options.maxReconnectDelayMs, options.initialReconnectDelayMs * 2 ** attempt);
+  return ceiling / 2 + options.random() * (ceiling / 2);
+}

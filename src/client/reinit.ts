@@ -1,0 +1,116 @@
+import { EventTooLargeError, MalformedMessageError, SessionExpiredError } from './errors.js';
+import { discard, POST_ACCEPT, statusError } from './http.js';
+import { readSse, readTextLimited } from './sse-reader.js';
+import type { StreamableHttpClientTransport } from './transport.js';
+import { mediaType, type WireMessage } from './wire.js';
+
+/** The session half of the transport's state. */
+export interface SessionState {
+  sessionId: string | undefined;
+  protocolVersion: string | undefined;
+  /** `params` of the Client's `initialize`, replayed on re-initialization. */
+  initializeParams: unknown;
+  /** The server answered 404 and no new session replaced it: `close()` skips the DELETE. */
+  gone: boolean;
+  reinitializing: Promise<void> | undefined;
+  reinitCount: number;
+}
+
+/**
+ * Replaces an expired session (HTTP 404): replays the Client's original `initialize` params without a session
+ * header, adopts the new `Mcp-Session-Id` and protocol version, and sends `notifications/initialized`. The
+ * InitializeResult is consumed here and never reaches the Client (it already has one, and a second would be
+ * an unknown response id to the SDK `Protocol`).
+ */
+export async function reinitialize(t: StreamableHttpClientTransport): Promise<void> {
+  const session = t.session;
+  if (session.initializeParams === undefined) {
+    throw new SessionExpiredError('session expired before any initialize was sent; nothing to replay');
+  }
+  session.sessionId = undefined;
+  const id = `sluice-reinit-${++session.reinitCount}`;
+  const init = { jsonrpc: '2.0', id, method: 'initialize', params: session.initializeParams };
+  const response = await postJson(t, init, false);
+  if (!response.ok) throw await statusError('POST', response);
+  const sid = response.headers.get('mcp-session-id');
+  session.sessionId = sid !== null && sid.length > 0 ? sid : undefined;
+  const answer = await readAnswer(t, response, id);
+  if (answer.error !== undefined || typeof answer.result !== 'object' || answer.result === null) {
+    throw new SessionExpiredError(
+      `re-initialize was refused: ${JSON.stringify(answer.error ?? answer.result)}`,
+    );
+  }
+  const version = (answer.result as { protocolVersion?: unknown }).protocolVersion;
+  if (typeof version === 'string') session.protocolVersion = version;
+  const initialized = await postJson(t, { jsonrpc: '2.0', method: 'notifications/initialized' }, true);
+  await discard(initialized);
+  if (!initialized.ok) throw await statusError('POST', initialized);
+  session.gone = false;
+}
+
+async function postJson(
+  t: StreamableHttpClientTransport,
+  body: unknown,
+  withSession: boolean,
+): Promise<Response> {
+  const headers = await t.headers(POST_ACCEPT, withSession, undefined);
+  headers['content-type'] = 'application/json';
+  const controller = new AbortController();
+  t.inflight.add(controller);
+  try {
+    return await t.options.fetch(t.url, {
+      method: 'POST',
+      headers,
+      body: JSON.stringify(body),
+      signal: controller.signal,
+    });
+  } finally {
+    t.inflight.delete(controller);
+  }
+}
+
+/** Reads the response with `id` from a JSON or SSE body; other messages (e.g. log notifications) are dropped. */
+async function readAnswer(
+  t: StreamableHttpClientTransport,
+  response: Response,
+  id: string,
+): Promise<WireMessage> {
+  const { maxEventBytes, idleTimeoutMs, clock } = t.options;
+  const type = mediaType(response.headers.get('content-type'));
+  if (type === 'application/json') {
+    const text = await readTextLimited(response.body, maxEventBytes);
+    if (text === undefined) throw new EventTooLargeError(maxEventBytes);
+    const parsed = JSON.parse(text) as unknown;
+    const list = (Array.isArray(parsed) ? parsed : [parsed]) as WireMessage[];
+    const found = list.find((m) => m !== null && typeof m === 'object' && m.id === id);
+    if (found === undefined) throw new MalformedMessageError('re-initialize: no response in the JSON body');
+    return found;
+  }
+  if (type === 'text/event-stream' && response.body !== null) {
+    let found: WireMessage | undefined;
+    const reader = response.body;
+    await readSse(
+      reader,
+      {
+        onId: () => {},
+        onRetry: () => {},
+        onEvent: (data) => {
+          try {
+            const m = JSON.parse(data) as WireMessage;
+            if (m !== null && typeof m === 'object' && m.id === id) found = m;
+          } catch {
+            // A malformed event during the re-initialize handshake is skipped like any other.
+          }
+        },
+      },
+      { maxEventBytes, idleTimeoutMs, clock },
+    );
+    if (found === undefined)
+      throw new MalformedMessageError('re-initialize: the SSE stream ended without a response');
+    return found;
+  }
+  await discard(response);
+  throw new MalformedMessageError(
+    `re-initialize: unexpected Content-Type ${String(response.headers.get('content-type'))}`,
+  );
+}

@@ -1,0 +1,157 @@
+import { createParser, type ParseError } from 'eventsource-parser';
+import type { ClientClock } from './options.js';
+
+/** What one SSE connection delivers, in order. */
+export interface SseSink {
+  /** An event with a non-empty `data` (`event` is the `event:` field, undefined when absent). */
+  onEvent(data: string, event: string | undefined): void;
+  /** The `id:` of a completed event block, before its `onEvent`; `''` means "reset the last event id". */
+  onId(id: string): void;
+  /** A valid `retry:` field, in milliseconds. */
+  onRetry(ms: number): void;
+}
+
+/** Why reading a connection stopped. */
+export type SseEnd =
+  | { readonly kind: 'eof' }
+  | { readonly kind: 'idle' }
+  | { readonly kind: 'too-large' }
+  | { readonly kind: 'error'; readonly error: unknown };
+
+export interface SseReadOptions {
+  readonly maxEventBytes: number;
+  readonly idleTimeoutMs: number;
+  readonly clock: ClientClock;
+  /**
+   * Aborting it ends the read. Needed on top of passing the signal to `fetch`: undici reaches the body of an
+   * aborted fetch through a `WeakRef` to the `Response`, so once the `Response` object has been collected
+   * (only its body is still referenced) an abort tears the socket down but leaves `read()` pending forever.
+   */
+  readonly signal?: AbortSignal;
+}
+
+/**
+ * Reads one `text/event-stream` body to its end, incrementally.
+ *
+ * - Bytes are decoded with one streaming `TextDecoder`, so a UTF-8 sequence split across chunks is
+ *   reassembled; a leading BOM is stripped (WHATWG SSE "decode").
+ * - Lines are split by `eventsource-parser` v4, which handles CR, LF and a CRLF pair split across chunks,
+ *   multi-line `data`, comments (ignored here: they only count as liveness), `retry` and `id`.
+ * - Liveness: any chunk, keep-alive comments included, postpones the idle deadline. The deadline is one
+ *   timer re-armed lazily (it checks `lastByteAt` when it fires) instead of a clear+set per chunk.
+ * - Size: the parser's buffer (a pending line plus a pending multi-line event) is capped at
+ *   `maxEventBytes` characters; UTF-16 code units never outnumber UTF-8 bytes, so this bounds memory.
+ *
+ * Never throws: the end reason is returned.
+ */
+export async function readSse(
+  body: ReadableStream<Uint8Array>,
+  sink: SseSink,
+  options: SseReadOptions,
+): Promise<SseEnd> {
+  const { clock, idleTimeoutMs } = options;
+  const reader = body.getReader();
+  let stop: 'idle' | 'too-large' | 'aborted' | undefined;
+  const onAbort = (): void => {
+    stop ??= 'aborted';
+    reader.cancel().catch(() => {
+      // Already errored or closed: the read loop ends either way.
+    });
+  };
+  const signal = options.signal;
+  if (signal !== undefined) {
+    if (signal.aborted) onAbort();
+    else signal.addEventListener('abort', onAbort, { once: true });
+  }
+  const parser = createParser({
+    maxBufferSize: options.maxEventBytes,
+    onId: (id) => sink.onId(id),
+    onRetry: (ms) => sink.onRetry(ms),
+    onEvent: (message) => {
+      // An event block whose data is empty (the 2025-11-25 priming event) dispatches nothing (WHATWG).
+      if (message.data.length > 0) sink.onEvent(message.data, message.event);
+    },
+    onError: (error: ParseError) => {
+      if (error.type === 'max-buffer-size-exceeded') {
+        stop = 'too-large';
+        reader.cancel().catch(() => {
+          // cancel() of an already-errored stream rejects; the stop reason is already recorded.
+        });
+      }
+      // 'invalid-retry' and 'unknown-field' are ignored, as the WHATWG algorithm requires.
+    },
+  });
+  const decoder = new TextDecoder('utf-8');
+  let lastByteAt = clock.now();
+  let timer: unknown;
+  const armIdle = (ms: number): void => {
+    timer = clock.setTimeout(() => {
+      const idleFor = clock.now() - lastByteAt;
+      if (idleFor >= idleTimeoutMs) {
+        stop = 'idle';
+        reader.cancel().catch(() => {
+          // See above: the reason is recorded in `stop`.
+        });
+      } else {
+        armIdle(idleTimeoutMs - idleFor);
+      }
+    }, ms);
+  };
+  armIdle(idleTimeoutMs);
+  try {
+    for (;;) {
+      const { value, done } = await reader.read();
+      if (done || stop !== undefined) break;
+      lastByteAt = clock.now();
+      parser.feed(decoder.decode(value, { stream: true }));
+      if (stop !== undefined) break;
+    }
+    if (stop === undefined) {
+      const tail = decoder.decode();
+      if (tail.length > 0) parser.feed(tail);
+    }
+    return end(stop, undefined);
+  } catch (error) {
+    return end(stop, error);
+  } finally {
+    clock.clearTimeout(timer);
+    signal?.removeEventListener('abort', onAbort);
+    reader.releaseLock();
+  }
+}
+
+function end(stop: 'idle' | 'too-large' | 'aborted' | undefined, error: unknown): SseEnd {
+  if (stop === 'aborted') return { kind: 'error', error: new Error('aborted') };
+  if (stop !== undefined) return { kind: stop };
+  return error === undefined ? { kind: 'eof' } : { kind: 'error', error };
+}
+
+/**
+ * Reads a whole body as UTF-8 text, refusing more than `limit` bytes (returns undefined then).
+ * Used for `application/json` responses, so a hostile server cannot make `response.text()` buffer gigabytes.
+ */
+export async function readTextLimited(
+  body: ReadableStream<Uint8Array> | null,
+  limit: number,
+): Promise<string | undefined> {
+  if (body === null) return '';
+  const reader = body.getReader();
+  const decoder = new TextDecoder('utf-8');
+  let size = 0;
+  let text = '';
+  try {
+    for (;;) {
+      const { value, done } = await reader.read();
+      if (done) break;
+      size += value.byteLength;
+      if (size > limit) {
+        await reader.cancel();
+        return undefined;
+      }
+      text += decoder.decode(value, { stream: true });
+    }
+    return text + decoder.decode();
+  } finally {
+    reader.releaseLock();
+  }
+}

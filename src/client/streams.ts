@@ -1,0 +1,370 @@
+import {
+  EventTooLargeError,
+  IdleTimeoutError,
+  MalformedMessageError,
+  ResumeDeclinedError,
+  ResumeExhaustedError,
+  ResumeImpossibleError,
+  type SluiceClientError,
+} from './errors.js';
+import { describe, discard, statusError, toClientError } from './http.js';
+import { reconnectDelay } from './options.js';
+import { readSse, type SseEnd, type SseSink } from './sse-reader.js';
+import type { PendingRequest, StreamableHttpClientTransport } from './transport.js';
+import { mediaType, type RequestId, type WireMessage } from './wire.js';
+
+/**
+ * One logical SSE stream: a POST's response stream, or the standalone GET stream. It outlives the HTTP
+ * connections that carry it: when a connection ends before the stream is done it is resumed with
+ * `GET` + `Last-Event-ID` (spec 2025-11-25 "Resumability and Redelivery": resumption is always via GET).
+ */
+export interface ResponseStream {
+  readonly kind: 'post' | 'standalone';
+  /** POST streams: ids of the requests whose responses this stream still owes. */
+  readonly owed: Set<RequestId>;
+  lastEventId: string | undefined;
+  /** The server's last `retry:` on this stream. */
+  retryMs: number | undefined;
+  /** Consecutive reconnections without progress (see `maxReconnectAttempts`). */
+  attempts: number;
+  connection: AbortController | undefined;
+  connectionIsGet: boolean;
+  connectedAt: number;
+  /** The current connection delivered at least one message. */
+  progressed: boolean;
+  /** A GET on this stream got 200 at least once. */
+  everConnected: boolean;
+  timer: unknown;
+  finished: boolean;
+  readonly onresumptiontoken: ((token: string) => void) | undefined;
+  readonly sink: SseSink;
+}
+
+/**
+ * Runs the SSE streams of one transport: reading, idle detection (in `readSse`), resumption with backoff,
+ * and the decision to re-send or fail a request whose stream is lost.
+ */
+export class StreamRunner {
+  private readonly streams = new Set<ResponseStream>();
+  private standalone: ResponseStream | undefined;
+  /** 405 (or a 404 from a sessionless server) on the GET: this server never initiates. */
+  private standaloneDisabled = false;
+
+  private readonly t: StreamableHttpClientTransport;
+
+  constructor(transport: StreamableHttpClientTransport) {
+    this.t = transport;
+  }
+
+  /** Opens the standalone GET stream unless one is open, it is switched off, or the server refused it. */
+  openStandalone(): void {
+    const t = this.t;
+    if (
+      !t.options.openStandaloneStream ||
+      this.standaloneDisabled ||
+      this.standalone !== undefined ||
+      t.closed
+    )
+      return;
+    const s = this.create('standalone', undefined);
+    this.standalone = s;
+    void this.connect(s);
+  }
+
+  dropStandalone(): void {
+    const s = this.standalone;
+    this.standalone = undefined;
+    if (s !== undefined) this.finish(s);
+  }
+
+  /** Takes over a POST's `text/event-stream` response. */
+  adoptPostStream(
+    entry: PendingRequest,
+    response: Response,
+    controller: AbortController,
+    onresumptiontoken: ((token: string) => void) | undefined,
+  ): void {
+    const s = this.create('post', onresumptiontoken);
+    s.owed.add(entry.message.id);
+    entry.stream = s;
+    s.connection = controller;
+    s.connectionIsGet = false;
+    void this.run(s, response);
+  }
+
+  /** `send(…, { resumptionToken })`: resume a request's stream from a token the caller kept. */
+  resumeRequest(
+    entry: PendingRequest,
+    token: string,
+    onresumptiontoken: ((token: string) => void) | undefined,
+  ): void {
+    const s = this.create('post', onresumptiontoken);
+    s.owed.add(entry.message.id);
+    s.lastEventId = token;
+    entry.stream = s;
+    void this.connect(s);
+  }
+
+  /** The response for `id`, owed by `s`, arrived (on `s` or on any other stream). */
+  settled(s: ResponseStream, id: RequestId, from: ResponseStream | undefined): void {
+    s.owed.delete(id);
+    if (s.kind !== 'post' || s.owed.size > 0 || s.finished) return;
+    if (s.connection === undefined) {
+      this.finish(s);
+    } else if (from !== s || s.connectionIsGet) {
+      // A resumed GET may be kept open by the server after the replay; nothing more is owed on it.
+      this.finish(s);
+    } else {
+      // Servers close a POST stream right after its response; let that EOF arrive (so the keep-alive socket
+      // is reused) but do not wait for it forever.
+      s.finished = true;
+      this.streams.delete(s);
+      const connection = s.connection;
+      s.timer = this.t.options.clock.setTimeout(() => connection.abort(), 1_000);
+    }
+  }
+
+  closeAll(): void {
+    for (const s of this.streams) this.finish(s);
+    this.streams.clear();
+    this.standalone = undefined;
+  }
+
+  private create(
+    kind: ResponseStream['kind'],
+    onresumptiontoken: ((token: string) => void) | undefined,
+  ): ResponseStream {
+    const t = this.t;
+    const s: ResponseStream = {
+      kind,
+      owed: new Set(),
+      lastEventId: undefined,
+      retryMs: undefined,
+      attempts: 0,
+      connection: undefined,
+      connectionIsGet: false,
+      connectedAt: 0,
+      progressed: false,
+      everConnected: false,
+      timer: undefined,
+      finished: false,
+      onresumptiontoken,
+      sink: {
+        onId: (id) => {
+          s.lastEventId = id.length > 0 ? id : undefined;
+          if (id.length > 0) s.onresumptiontoken?.(id);
+        },
+        onRetry: (ms) => {
+          s.retryMs = ms;
+        },
+        onEvent: (data, event) => {
+          // Only the default event type carries JSON-RPC (spec: "data … a JSON-RPC message").
+          if (event !== undefined && event !== 'message') return;
+          let message: unknown;
+          try {
+            message = JSON.parse(data);
+          } catch (error) {
+            t.onerror?.(
+              new MalformedMessageError(`an SSE event's data is not JSON: ${describe(error)}`, error),
+            );
+            return;
+          }
+          s.progressed = true;
+          if (Array.isArray(message)) {
+            for (const item of message) t.receive(item as WireMessage, s);
+          } else {
+            t.receive(message as WireMessage, s);
+          }
+        },
+      },
+    };
+    this.streams.add(s);
+    return s;
+  }
+
+  private finish(s: ResponseStream): void {
+    s.finished = true;
+    this.streams.delete(s);
+    if (s.timer !== undefined) {
+      this.t.options.clock.clearTimeout(s.timer);
+      s.timer = undefined;
+    }
+    if (s.connection !== undefined) {
+      s.connection.abort();
+      this.t.inflight.delete(s.connection);
+      s.connection = undefined;
+    }
+    if (this.standalone === s) this.standalone = undefined;
+  }
+
+  private async run(s: ResponseStream, response: Response): Promise<void> {
+    const t = this.t;
+    const { clock, maxEventBytes, idleTimeoutMs } = t.options;
+    s.progressed = false;
+    s.connectedAt = clock.now();
+    const body = response.body as ReadableStream<Uint8Array>;
+    const signal = s.connection?.signal;
+    const end = await readSse(body, s.sink, {
+      clock,
+      maxEventBytes,
+      idleTimeoutMs,
+      ...(signal !== undefined ? { signal } : {}),
+    });
+    if (s.connection !== undefined) t.inflight.delete(s.connection);
+    s.connection = undefined;
+    if (s.finished) {
+      // Done already (response delivered): drop the grace timer armed by `settled`.
+      if (s.timer !== undefined) clock.clearTimeout(s.timer);
+      s.timer = undefined;
+      return;
+    }
+    this.ended(s, end);
+  }
+
+  private ended(s: ResponseStream, end: SseEnd): void {
+    const t = this.t;
+    if (t.closed || s.finished) return;
+    if (end.kind === 'too-large') {
+      // Resuming would replay the same oversized event: fail instead of looping.
+      this.fail(s, () => new EventTooLargeError(t.options.maxEventBytes), false);
+      if (s.kind === 'standalone') this.standaloneDisabled = true;
+      return;
+    }
+    if (end.kind === 'idle') t.onerror?.(new IdleTimeoutError(t.options.idleTimeoutMs));
+    const { clock, stableConnectionMs } = t.options;
+    if (s.progressed || clock.now() - s.connectedAt >= stableConnectionMs) s.attempts = 0;
+    this.retry(s, end.kind === 'error' ? end.error : undefined);
+  }
+
+  /** Schedules the next connection of `s`, or gives up on it. */
+  private retry(s: ResponseStream, cause: unknown): void {
+    const t = this.t;
+    if (t.closed || s.finished) return;
+    if (s.kind === 'post' && s.lastEventId === undefined) {
+      this.fail(s, (id) => new ResumeImpossibleError(id), true);
+      return;
+    }
+    if (s.attempts >= t.options.maxReconnectAttempts) {
+      const attempts = s.attempts;
+      this.fail(s, () => new ResumeExhaustedError(attempts, cause), true);
+      return;
+    }
+    const delay = reconnectDelay(t.options, s.attempts, s.retryMs);
+    s.attempts++;
+    s.timer = t.options.clock.setTimeout(() => {
+      s.timer = undefined;
+      void this.connect(s);
+    }, delay);
+  }
+
+  /**
+   * Gives up on `s`: each owed request is re-sent when idempotent (`resend`) or failed; the standalone stream
+   * reports the error and stops.
+   */
+  private fail(
+    s: ResponseStream,
+    makeError: (id: RequestId | undefined) => SluiceClientError,
+    resend: boolean,
+  ): void {
+    const t = this.t;
+    this.finish(s);
+    if (s.kind === 'standalone') {
+      t.onerror?.(makeError(undefined));
+      return;
+    }
+    for (const id of s.owed) {
+      const entry = t.pending.get(id);
+      if (entry === undefined) continue;
+      if (resend) t.abandon(entry, makeError(id));
+      else t.fail(id, makeError(id));
+    }
+    s.owed.clear();
+  }
+
+  /** Opens (or resumes) `s` with a GET. */
+  private async connect(s: ResponseStream): Promise<void> {
+    const t = this.t;
+    if (t.closed || s.finished) return;
+    if (t.session.reinitializing !== undefined) {
+      await t.session.reinitializing.catch(() => {
+        // Reported to whoever triggered the re-init; this GET then finds out on its own.
+      });
+    }
+    const controller = new AbortController();
+    let response: Response;
+    try {
+      const headers = await t.headers('text/event-stream', true, s.lastEventId);
+      if (t.closed || s.finished) return;
+      t.inflight.add(controller);
+      s.connection = controller;
+      s.connectionIsGet = true;
+      response = await t.options.fetch(t.url, { method: 'GET', headers, signal: controller.signal });
+    } catch (error) {
+      t.inflight.delete(controller);
+      s.connection = undefined;
+      s.connectedAt = t.options.clock.now();
+      s.progressed = false;
+      this.retry(s, error);
+      return;
+    }
+    if (t.closed || s.finished) {
+      await discard(response);
+      return;
+    }
+    if (
+      response.ok &&
+      mediaType(response.headers.get('content-type')) === 'text/event-stream' &&
+      response.body !== null
+    ) {
+      s.everConnected = true;
+      await this.run(s, response);
+      return;
+    }
+    t.inflight.delete(controller);
+    s.connection = undefined;
+    this.refused(s, response);
+  }
+
+  private refused(s: ResponseStream, response: Response): void {
+    const t = this.t;
+    const status = response.status;
+    void statusError('GET', response).then((error) => {
+      if (t.closed || s.finished) return;
+      if (status === 401 || status === 403) {
+        this.fail(s, () => error, false);
+        return;
+      }
+      // Transient: the old connection may still be registered server-side (409), or the server is overloaded.
+      if (status === 409 || status === 429 || status >= 500) {
+        s.connectedAt = t.options.clock.now();
+        s.progressed = false;
+        this.retry(s, error);
+        return;
+      }
+      if (s.kind === 'post') {
+        // 4xx (or a 2xx that is not SSE) on the resuming GET: the server declined to resume.
+        this.fail(s, (id) => new ResumeDeclinedError(status, id), true);
+        return;
+      }
+      this.finish(s);
+      if (status === 405) {
+        // "The server does not offer an SSE stream at this endpoint": it never initiates. Not an error.
+        this.standaloneDisabled = true;
+        return;
+      }
+      if (status === 404) {
+        const sid = t.session.sessionId;
+        if (sid !== undefined && s.everConnected && t.options.reinitializeOnSessionExpiry) {
+          // The stream worked and now the session is unknown: the server restarted or evicted us.
+          t.reinitialize().catch((cause: unknown) => t.onerror?.(toClientError(cause)));
+          return;
+        }
+        // Stateless servers without a GET route answer 404 (conformance.md §7d): same meaning as 405.
+        this.standaloneDisabled = true;
+        return;
+      }
+      this.standaloneDisabled = true;
+      t.onerror?.(error);
+    });
+  }
+}
