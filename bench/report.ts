@@ -25,6 +25,19 @@ function header(r: BenchResults): string {
   ].join('\n');
 }
 
+/** Both checks met; undefined when neither side could be measured, else only the measured side counts. */
+function bothMet(
+  a: number,
+  okA: (v: number) => boolean,
+  b: number,
+  okB: (v: number) => boolean,
+): boolean | undefined {
+  const parts = [Number.isFinite(a) ? okA(a) : undefined, Number.isFinite(b) ? okB(b) : undefined].filter(
+    (x): x is boolean => x !== undefined,
+  );
+  return parts.length === 0 ? undefined : parts.every(Boolean);
+}
+
 function targetsSection(r: BenchResults): string {
   const rows = evaluateTargets(r).map((t) => [t.target, t.goal, t.measured, yesNo(t.met)]);
   return `## Targets\n\n${table(['target', 'goal', 'measured', 'target met?'], rows, 'llrl')}\n`;
@@ -51,7 +64,14 @@ function echoSection(r: BenchResults): string {
         auto(sdk),
         times(sluiceRaw),
         times(sdkSluice),
-        yesNo(Number.isFinite(sluiceRaw) ? sluiceRaw <= 5 && sdkSluice >= 3.5 : undefined),
+        yesNo(
+          bothMet(
+            sluiceRaw,
+            (v) => v <= 5,
+            sdkSluice,
+            (v) => v >= 3.5,
+          ),
+        ),
       ];
     });
   const rows = echo.map((e) => [

@@ -6,7 +6,8 @@
 //   --servers raw,sluice,sdk   servers (and, for (e), clients) to include (default all)
 //   --reps N             repetitions for (a), (b), (e)
 //   --metrics            add a `sluice+metrics` server (serve({ metrics: true })) to (a)
-//   --profile KIND       run that server kind's children with --cpu-prof; top functions go in the report
+//   --profile KIND       run that kind's server children (and, in (e), client workers) with --cpu-prof;
+//                        the top self-time functions go in the report
 //   --out DIR            where results go (default bench/results)
 import { mkdirSync, rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
@@ -243,7 +244,11 @@ class Runner {
         for (const workload of ['echo', 'flood'] as const) {
           for (const client of rotate(clients, rep)) {
             const url = workload === 'echo' ? json.url : sse.url;
-            const result = await runClientCpu({ client, workload, url, ...this.plan.client });
+            const profile =
+              this.cli.profile === client
+                ? join(this.cli.outDir, 'profiles', 'e', `${client}-client-${workload}`)
+                : undefined;
+            const result = await runClientCpu({ client, workload, url, ...this.plan.client }, profile);
             this.results.client.push({ client, workload, rep, result });
             log(
               `(e) rep ${rep} ${client} ${workload}: ${auto(result.cpuPerUnitUs)} µs CPU per ${workload === 'echo' ? 'call' : 'event'}` +

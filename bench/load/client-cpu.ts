@@ -29,8 +29,10 @@ function isWorkerMessage(v: unknown): v is WorkerMessage {
   return type === 'result' || type === 'failed';
 }
 
-export function runClientCpu(spec: WorkerSpec): Promise<ClientCpuResult> {
-  const child = fork(WORKER, [JSON.stringify(spec)], { stdio: CHILD_STDIO });
+/** Runs one worker; with `cpuProfDir`, the worker writes a --cpu-prof profile there on exit. */
+export function runClientCpu(spec: WorkerSpec, cpuProfDir?: string): Promise<ClientCpuResult> {
+  const execArgv = cpuProfDir === undefined ? [] : ['--cpu-prof', `--cpu-prof-dir=${cpuProfDir}`];
+  const child = fork(WORKER, [JSON.stringify(spec)], { execArgv, stdio: CHILD_STDIO });
   const failed = (error: string): ClientCpuResult => ({
     ok: false,
     error,

@@ -17,6 +17,18 @@ const MAX_COUNT = 50_000_000;
 const MAX_PAYLOAD = 1 << 20;
 const MAX_SLEEP_MS = 60_000;
 
+// The input schemas are built once and shared by every session's McpServer. Raw shapes
+// (`inputSchema: { text: z.string() }`) would make each session build its own zod objects (about
+// 25 KiB of heap per session for these three tools), which is the application's cost, not the
+// transport's, and would hide the transport's own per-session memory in (c).
+const ECHO_INPUT = z.object({ text: z.string() });
+const FLOOD_INPUT = z.object({
+  count: z.number().int().min(0).max(MAX_COUNT),
+  payloadBytes: z.number().int().min(0).max(MAX_PAYLOAD).default(0),
+  yieldEvery: z.number().int().min(0).default(0),
+});
+const SLEEP_INPUT = z.object({ ms: z.number().int().min(0).max(MAX_SLEEP_MS) });
+
 function text(value: string): { content: { type: 'text'; text: string }[] } {
   return { content: [{ type: 'text', text: value }] };
 }
@@ -39,7 +51,7 @@ export function createBenchServer(): McpServer {
 
   server.registerTool(
     'echo',
-    { description: 'Returns its text argument.', inputSchema: { text: z.string() } },
+    { description: 'Returns its text argument.', inputSchema: ECHO_INPUT },
     ({ text: value }) => text(value),
   );
 
@@ -47,11 +59,7 @@ export function createBenchServer(): McpServer {
     'flood',
     {
       description: 'Sends `count` progress notifications, then returns.',
-      inputSchema: {
-        count: z.number().int().min(0).max(MAX_COUNT),
-        payloadBytes: z.number().int().min(0).max(MAX_PAYLOAD).default(0),
-        yieldEvery: z.number().int().min(0).default(0),
-      },
+      inputSchema: FLOOD_INPUT,
     },
     async ({ count, payloadBytes, yieldEvery }, extra) => {
       const progressToken = extra._meta?.progressToken;
@@ -75,7 +83,7 @@ export function createBenchServer(): McpServer {
     'sleep',
     {
       description: 'Waits `ms` milliseconds.',
-      inputSchema: { ms: z.number().int().min(0).max(MAX_SLEEP_MS) },
+      inputSchema: SLEEP_INPUT,
     },
     async ({ ms }, extra) => {
       await sleep(ms, extra.signal);
