@@ -1,0 +1,105 @@
+/**
+ * Runs the real `sluice serve` binary (the compiled CLI) as a child process, so
+ * a test exercises exactly what a user starts: argument parsing, the demo
+ * server and the single "listening" line scripts wait for.
+ */
+import { type ChildProcess, spawn } from 'node:child_process';
+import { existsSync, readFileSync } from 'node:fs';
+import { dirname, join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { withDeadline } from './deadline.js';
+
+export interface SpawnedServe {
+  /** The endpoint URL the server announced, e.g. http://127.0.0.1:41077/mcp. */
+  url: string;
+  child: ChildProcess;
+  /** The most recent stderr output (bounded), for failure messages. */
+  stderr(): string;
+  /** SIGTERM, then SIGKILL if it has not exited in time. Idempotent. */
+  close(): Promise<void>;
+}
+
+const READY_LINE = /^sluice listening on (http:\/\/127\.0\.0\.1:\d+\/\S*)$/;
+const START_DEADLINE_MS = 15_000;
+const EXIT_DEADLINE_MS = 5_000;
+const STDERR_KEEP = 16 * 1024;
+
+/** The repository root: the nearest ancestor holding the `sluice` package.json (works from src or dist). */
+export function repoRoot(): string {
+  let dir = dirname(fileURLToPath(import.meta.url));
+  for (;;) {
+    const pkg = join(dir, 'package.json');
+    if (existsSync(pkg)) {
+      const parsed: unknown = JSON.parse(readFileSync(pkg, 'utf8'));
+      if (typeof parsed === 'object' && parsed !== null && 'name' in parsed && parsed.name === 'sluice') {
+        return dir;
+      }
+    }
+    const parent = dirname(dir);
+    if (parent === dir) throw new Error('spawnServe: cannot find the sluice repository root');
+    dir = parent;
+  }
+}
+
+function exited(child: ChildProcess): Promise<void> {
+  if (child.exitCode !== null || child.signalCode !== null) return Promise.resolve();
+  return new Promise((resolve) => child.once('exit', () => resolve()));
+}
+
+/**
+ * Starts `node dist/src/cli/main.js serve --port 0 …args` and resolves once it
+ * prints its listening line. `args` are appended, so a later `--port` wins.
+ */
+export async function spawnServe(args: string[] = []): Promise<SpawnedServe> {
+  const cli = join(repoRoot(), 'dist', 'src', 'cli', 'main.js');
+  if (!existsSync(cli)) throw new Error(`spawnServe: ${cli} is missing — run 'npm run build' first`);
+  const child = spawn(process.execPath, [cli, 'serve', '--port', '0', ...args], {
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
+  let stderr = '';
+  child.stderr?.setEncoding('utf8');
+  child.stderr?.on('data', (chunk: string) => {
+    stderr = (stderr + chunk).slice(-STDERR_KEEP);
+  });
+
+  let closing: Promise<void> | undefined;
+  const close = (): Promise<void> => {
+    closing ??= (async () => {
+      if (child.exitCode !== null || child.signalCode !== null) return;
+      child.kill('SIGTERM');
+      try {
+        await withDeadline(exited(child), EXIT_DEADLINE_MS, 'sluice serve exiting after SIGTERM');
+      } catch {
+        child.kill('SIGKILL');
+        await withDeadline(exited(child), EXIT_DEADLINE_MS, 'sluice serve exiting after SIGKILL');
+      }
+    })();
+    return closing;
+  };
+
+  const ready = new Promise<string>((resolve, reject) => {
+    let stdout = '';
+    child.stdout?.setEncoding('utf8');
+    child.stdout?.on('data', (chunk: string) => {
+      stdout += chunk;
+      for (const line of stdout.split('\n').slice(0, -1)) {
+        const match = READY_LINE.exec(line.trim());
+        if (match?.[1] !== undefined) resolve(match[1]);
+        else reject(new Error(`sluice serve printed an unexpected stdout line: ${JSON.stringify(line)}`));
+      }
+      stdout = stdout.slice(stdout.lastIndexOf('\n') + 1);
+    });
+    child.once('error', reject);
+    child.once('exit', (code, signal) => {
+      reject(new Error(`sluice serve exited before listening (code ${code}, signal ${signal}):\n${stderr}`));
+    });
+  });
+
+  try {
+    const url = await withDeadline(ready, START_DEADLINE_MS, 'sluice serve printing its listening line');
+    return { url, child, stderr: () => stderr, close };
+  } catch (err) {
+    await close();
+    throw err;
+  }
+}
