@@ -1,5 +1,305 @@
-// Placeholder until this subcommand lands; replaced in this session's work.
-export async function main(_argv: string[]): Promise<number> {
-  process.stderr.write('sluice call: not built yet\n');
-  return 1;
+// `sluice call URL TOOL [--arg k=v …] [--args JSON] [--header 'K: V' …] [--token T] [--timeout MS] [--json]`
+//
+// Initializes, calls one tool with a progress token and renders its progress: a live bar with rate and ETA when
+// stderr is a TTY, plain lines otherwise; with --json, NDJSON on stdout (one line per progress event, then one
+// for the result). Ctrl-C sends notifications/cancelled and exits 130.
+//
+// Exit codes: 0 ok · 1 the tool returned isError · 2 usage · 3 transport or protocol failure · 130 interrupted.
+import { parseArgs } from 'node:util';
+import { Client } from '@modelcontextprotocol/sdk/client/index.js';
+import type { Progress } from '@modelcontextprotocol/sdk/types.js';
+import { StreamableHttpClientTransport } from '../client/index.js';
+
+export const USAGE_CALL = `usage: sluice call URL TOOL [options]
+
+  --arg k=v        a tool argument (repeatable). The value is coerced: integers and decimals become
+                   numbers, true/false booleans, null null, and a value starting with { or [ is parsed
+                   as JSON; anything else stays a string. Use --args for a string that looks like one.
+  --args JSON      all arguments as one JSON object (--arg values are merged over it)
+  --header 'K: V'  an extra request header (repeatable)
+  --token T        sent as Authorization: Bearer T
+  --timeout MS     request timeout, reset by every progress event (default 60000)
+  --json           NDJSON on stdout: {"type":"progress",…} per event, then {"type":"result",…}
+
+exit codes: 0 ok, 1 tool error (isError), 2 usage, 3 transport/protocol failure, 130 interrupted`;
+
+/** Coerces a `--arg` value: see USAGE_CALL. */
+export function coerce(value: string): unknown {
+  if (value === 'true') return true;
+  if (value === 'false') return false;
+  if (value === 'null') return null;
+  if (/^-?(0|[1-9]\d*)(\.\d+)?([eE][+-]?\d+)?$/.test(value)) {
+    const n = Number(value);
+    if (Number.isFinite(n) && (Number.isSafeInteger(n) || !Number.isInteger(n))) return n;
+  }
+  if (value.startsWith('{') || value.startsWith('[')) {
+    try {
+      return JSON.parse(value) as unknown;
+    } catch {
+      // Not JSON after all: keep the literal string, as documented.
+    }
+  }
+  return value;
+}
+
+/** Parses repeated `--header 'K: V'` values. Throws a usage error on a value without a colon. */
+export function parseHeaders(values: readonly string[]): Record<string, string> {
+  const headers: Record<string, string> = {};
+  for (const raw of values) {
+    const colon = raw.indexOf(':');
+    if (colon <= 0) throw new UsageError(`--header expects 'Name: value', got '${raw}'`);
+    headers[raw.slice(0, colon).trim()] = raw.slice(colon + 1).trim();
+  }
+  return headers;
+}
+
+export class UsageError extends Error {}
+
+/** A connected SDK Client over the Sluice transport, with the in-flight sends tracked (for a clean Ctrl-C). */
+export async function connectClient(
+  url: string,
+  headers: Record<string, string>,
+  token: string | undefined,
+): Promise<{ client: Client; transport: StreamableHttpClientTransport; settle(): Promise<void> }> {
+  let parsed: URL;
+  try {
+    parsed = new URL(url);
+  } catch {
+    throw new UsageError(`not a URL: ${url}`);
+  }
+  const client = new Client({ name: 'sluice-cli', version: '0.1.0' });
+  const transport = new StreamableHttpClientTransport(parsed, {
+    headers,
+    ...(token !== undefined ? { token } : {}),
+    protocol: client,
+  });
+  const sends = new Set<Promise<void>>();
+  const send = transport.send.bind(transport);
+  transport.send = (message, options) => {
+    const p = send(message, options);
+    sends.add(p);
+    p.then(
+      () => sends.delete(p),
+      () => sends.delete(p),
+    );
+    return p;
+  };
+  await client.connect(transport);
+  return {
+    client,
+    transport,
+    settle: async () => {
+      await Promise.allSettled([...sends]);
+    },
+  };
+}
+
+interface Renderer {
+  progress(p: Progress): void;
+  done(): void;
+}
+
+function formatDuration(seconds: number): string {
+  if (!Number.isFinite(seconds) || seconds < 0) return '?';
+  if (seconds < 60) return `${Math.ceil(seconds)}s`;
+  const m = Math.floor(seconds / 60);
+  return `${m}m${String(Math.ceil(seconds - m * 60)).padStart(2, '0')}s`;
+}
+
+/** Live bar on a TTY: `[#####.....]  50%  500/1000  123.4/s  ETA 4s  message`, redrawn at most every 50 ms. */
+function ttyRenderer(out: NodeJS.WriteStream): Renderer {
+  const start = Date.now();
+  let first: { at: number; progress: number } | undefined;
+  let lastDraw = 0;
+  let last: Progress | undefined;
+  const draw = (p: Progress): void => {
+    const now = Date.now();
+    first ??= { at: now, progress: p.progress };
+    const elapsed = (now - first.at) / 1000;
+    const rate = elapsed > 0 ? (p.progress - first.progress) / elapsed : 0;
+    const width = 24;
+    let line: string;
+    if (p.total !== undefined && p.total > 0) {
+      const ratio = Math.min(1, Math.max(0, p.progress / p.total));
+      const filled = Math.round(ratio * width);
+      const eta = rate > 0 ? formatDuration((p.total - p.progress) / rate) : '?';
+      line = `[${'#'.repeat(filled)}${'.'.repeat(width - filled)}] ${(ratio * 100).toFixed(0).padStart(3)}%  ${p.progress}/${p.total}  ${rate.toFixed(1)}/s  ETA ${eta}`;
+    } else {
+      line = `${p.progress}  ${rate.toFixed(1)}/s  ${formatDuration((now - start) / 1000)} elapsed`;
+    }
+    if (p.message !== undefined) line += `  ${p.message}`;
+    const columns = out.columns ?? 100;
+    out.write(`\r\x1b[2K${line.slice(0, Math.max(10, columns - 1))}`);
+  };
+  return {
+    progress(p) {
+      last = p;
+      const now = Date.now();
+      if (now - lastDraw >= 50) {
+        lastDraw = now;
+        draw(p);
+      }
+    },
+    done() {
+      if (last !== undefined) {
+        draw(last);
+        out.write('\n');
+      }
+    },
+  };
+}
+
+function lineRenderer(out: NodeJS.WritableStream): Renderer {
+  return {
+    progress(p) {
+      const total = p.total !== undefined ? `/${p.total}` : '';
+      const pct =
+        p.total !== undefined && p.total > 0 ? ` (${((p.progress / p.total) * 100).toFixed(0)}%)` : '';
+      out.write(`progress ${p.progress}${total}${pct}${p.message !== undefined ? ` ${p.message}` : ''}\n`);
+    },
+    done() {},
+  };
+}
+
+function jsonRenderer(start: number): Renderer {
+  return {
+    progress(p) {
+      process.stdout.write(`${JSON.stringify({ type: 'progress', elapsedMs: Date.now() - start, ...p })}\n`);
+    },
+    done() {},
+  };
+}
+
+/** Renders a tool result's content for humans: text as is, anything else as one JSON line. */
+export function renderContent(content: unknown): string {
+  if (!Array.isArray(content)) return `${JSON.stringify(content)}\n`;
+  let out = '';
+  for (const item of content as { type?: unknown; text?: unknown }[]) {
+    out +=
+      item.type === 'text' && typeof item.text === 'string' ? `${item.text}\n` : `${JSON.stringify(item)}\n`;
+  }
+  return out;
+}
+
+function oneLine(error: unknown): string {
+  const text = error instanceof Error ? error.message : String(error);
+  return text.replace(/\s+/g, ' ').trim();
+}
+
+export async function main(argv: string[]): Promise<number> {
+  let values: {
+    arg?: string[];
+    args?: string;
+    header?: string[];
+    token?: string;
+    timeout?: string;
+    json?: boolean;
+    help?: boolean;
+  };
+  let positionals: string[];
+  try {
+    ({ values, positionals } = parseArgs({
+      args: argv,
+      allowPositionals: true,
+      options: {
+        arg: { type: 'string', multiple: true },
+        args: { type: 'string' },
+        header: { type: 'string', multiple: true },
+        token: { type: 'string' },
+        timeout: { type: 'string' },
+        json: { type: 'boolean' },
+        help: { type: 'boolean', short: 'h' },
+      },
+    }));
+  } catch (error) {
+    process.stderr.write(`sluice call: ${oneLine(error)}\n${USAGE_CALL}\n`);
+    return 2;
+  }
+  if (values.help === true) {
+    process.stdout.write(`${USAGE_CALL}\n`);
+    return 0;
+  }
+  const [url, tool] = positionals;
+  if (url === undefined || tool === undefined || positionals.length > 2) {
+    process.stderr.write(`${USAGE_CALL}\n`);
+    return 2;
+  }
+  let args: Record<string, unknown>;
+  let headers: Record<string, string>;
+  let timeout: number;
+  try {
+    const base: unknown = values.args !== undefined ? JSON.parse(values.args) : {};
+    if (typeof base !== 'object' || base === null || Array.isArray(base))
+      throw new UsageError('--args must be a JSON object');
+    args = { ...(base as Record<string, unknown>) };
+    for (const kv of values.arg ?? []) {
+      const eq = kv.indexOf('=');
+      if (eq <= 0) throw new UsageError(`--arg expects k=v, got '${kv}'`);
+      args[kv.slice(0, eq)] = coerce(kv.slice(eq + 1));
+    }
+    headers = parseHeaders(values.header ?? []);
+    timeout = values.timeout !== undefined ? Number(values.timeout) : 60_000;
+    if (!Number.isFinite(timeout) || timeout <= 0)
+      throw new UsageError('--timeout must be a positive number of ms');
+  } catch (error) {
+    process.stderr.write(`sluice call: ${oneLine(error)}\n`);
+    return 2;
+  }
+
+  const json = values.json === true;
+  const start = Date.now();
+  const renderer = json
+    ? jsonRenderer(start)
+    : process.stderr.isTTY
+      ? ttyRenderer(process.stderr)
+      : lineRenderer(process.stderr);
+  const abort = new AbortController();
+  let interrupted = false;
+  const onSigint = (): void => {
+    interrupted = true;
+    // The SDK Protocol sends notifications/cancelled for the request and rejects it.
+    abort.abort('interrupted (Ctrl-C)');
+  };
+  process.once('SIGINT', onSigint);
+  let connection: Awaited<ReturnType<typeof connectClient>> | undefined;
+  try {
+    connection = await connectClient(url, headers, values.token);
+    const result = await connection.client.callTool({ name: tool, arguments: args }, undefined, {
+      onprogress: (p) => renderer.progress(p),
+      resetTimeoutOnProgress: true,
+      timeout,
+      signal: abort.signal,
+    });
+    renderer.done();
+    if (json) {
+      process.stdout.write(
+        `${JSON.stringify({ type: 'result', elapsedMs: Date.now() - start, ...result })}\n`,
+      );
+    } else {
+      process.stdout.write(renderContent(result.content));
+      if (result.structuredContent !== undefined && (result.content as unknown[] | undefined)?.length === 0) {
+        process.stdout.write(`${JSON.stringify(result.structuredContent)}\n`);
+      }
+    }
+    if (result.isError === true) {
+      const first = (result.content as { type?: unknown; text?: unknown }[] | undefined)?.[0];
+      const reason = first?.type === 'text' && typeof first.text === 'string' ? first.text : 'isError: true';
+      process.stderr.write(`sluice call: tool '${tool}' failed: ${oneLine(reason)}\n`);
+      return 1;
+    }
+    return 0;
+  } catch (error) {
+    renderer.done();
+    if (interrupted) {
+      await connection?.settle();
+      process.stderr.write('sluice call: interrupted; sent notifications/cancelled\n');
+      return 130;
+    }
+    if (json) process.stdout.write(`${JSON.stringify({ type: 'error', message: oneLine(error) })}\n`);
+    process.stderr.write(`sluice call: ${oneLine(error)}\n`);
+    return error instanceof UsageError ? 2 : 3;
+  } finally {
+    process.removeListener('SIGINT', onSigint);
+    await connection?.client.close().catch(() => {});
+  }
 }

@@ -1,0 +1,187 @@
+// `sluice call` and `sluice tools`, spawned as real processes against real servers on 127.0.0.1.
+import assert from 'node:assert/strict';
+import { spawn } from 'node:child_process';
+import { createServer } from 'node:net';
+import { after, before, describe, test } from 'node:test';
+import { fileURLToPath } from 'node:url';
+import { createDemoServer } from '../../src/demo/demo-server.js';
+import { type Served, serve } from '../../src/server/index.js';
+import { withDeadline } from '../helpers/deadline.js';
+import { type SdkServer, startSdkServer } from '../helpers/sdk-reference-server.js';
+
+const cli = fileURLToPath(new URL('../../src/cli/main.js', import.meta.url));
+
+interface Run {
+  code: number | null;
+  stdout: string;
+  stderr: string;
+}
+
+function sluice(args: string[], onSpawn?: (kill: (signal: NodeJS.Signals) => void) => void): Promise<Run> {
+  return new Promise((resolve, reject) => {
+    const child = spawn(process.execPath, [cli, ...args], { stdio: ['ignore', 'pipe', 'pipe'] });
+    let stdout = '';
+    let stderr = '';
+    child.stdout.on('data', (d: Buffer) => {
+      stdout += d.toString();
+    });
+    child.stderr.on('data', (d: Buffer) => {
+      stderr += d.toString();
+    });
+    child.on('error', reject);
+    child.on('close', (code) => resolve({ code, stdout, stderr }));
+    onSpawn?.((signal) => child.kill(signal));
+  });
+}
+
+async function closedPortUrl(): Promise<string> {
+  const server = createServer();
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', () => resolve()));
+  const address = server.address();
+  const port = typeof address === 'object' && address !== null ? address.port : 0;
+  await new Promise<void>((resolve) => server.close(() => resolve()));
+  return `http://127.0.0.1:${port}/mcp`;
+}
+
+describe('sluice call / sluice tools against sluice serve', () => {
+  let served: Served;
+  before(async () => {
+    served = await serve({ createServer: createDemoServer, port: 0 });
+  });
+  after(async () => {
+    await served.close({ graceMs: 100 });
+  });
+
+  test('--json prints one NDJSON line per progress event, then the result', async () => {
+    const run = await withDeadline(
+      sluice([
+        'call',
+        served.url,
+        'reindex',
+        '--arg',
+        'corpus=docs',
+        '--arg',
+        'docs=7',
+        '--arg',
+        'delayMs=2',
+        '--json',
+      ]),
+      20_000,
+      'sluice call --json',
+    );
+    assert.equal(run.code, 0, run.stderr);
+    const lines = run.stdout
+      .trim()
+      .split('\n')
+      .map((l) => JSON.parse(l) as Record<string, unknown>);
+    assert.equal(lines.length, 8);
+    lines.slice(0, 7).forEach((line, i) => {
+      assert.equal(line['type'], 'progress');
+      assert.equal(line['progress'], i + 1);
+      assert.equal(line['total'], 7);
+      assert.equal(typeof line['elapsedMs'], 'number');
+    });
+    assert.equal(lines[7]?.['type'], 'result');
+    assert.deepEqual(lines[7]?.['content'], [{ type: 'text', text: 'reindexed 7 docs' }]);
+  });
+
+  test('plain mode (not a TTY): progress lines on stderr, the result on stdout', async () => {
+    const run = await withDeadline(
+      sluice([
+        'call',
+        served.url,
+        'reindex',
+        '--arg',
+        'corpus=docs',
+        '--arg',
+        'docs=3',
+        '--arg',
+        'delayMs=2',
+      ]),
+      20_000,
+      'sluice call',
+    );
+    assert.equal(run.code, 0, run.stderr);
+    assert.equal(run.stdout, 'reindexed 3 docs\n');
+    assert.match(run.stderr, /^progress 1\/3 \(33%\) indexed 1\/3 of docs$/m);
+    assert.match(run.stderr, /^progress 3\/3 \(100%\)/m);
+  });
+
+  test('--args JSON and --arg coercion reach the tool', async () => {
+    const run = await withDeadline(
+      sluice(['call', served.url, 'echo', '--args', '{"text":"42"}']),
+      20_000,
+      'sluice call echo',
+    );
+    assert.equal(run.code, 0, run.stderr);
+    assert.equal(run.stdout, '42\n');
+  });
+
+  test('a tool error exits 1 with a one-line reason', async () => {
+    const run = await withDeadline(
+      sluice(['call', served.url, 'no_such_tool']),
+      20_000,
+      'sluice call unknown',
+    );
+    assert.equal(run.code, 1);
+    assert.equal(run.stderr.trim().split('\n').length, 1);
+    assert.match(run.stderr, /^sluice call: tool 'no_such_tool' failed: /);
+  });
+
+  test('sluice tools lists tools with their input schemas', async () => {
+    const run = await withDeadline(sluice(['tools', served.url, '--json']), 20_000, 'sluice tools');
+    assert.equal(run.code, 0, run.stderr);
+    const tools = JSON.parse(run.stdout) as {
+      name: string;
+      inputSchema: { properties?: Record<string, unknown> };
+    }[];
+    const reindex = tools.find((t) => t.name === 'reindex');
+    assert.ok(reindex !== undefined);
+    assert.ok(reindex.inputSchema.properties?.['corpus'] !== undefined);
+    const text = await withDeadline(sluice(['tools', served.url]), 20_000, 'sluice tools text');
+    assert.match(text.stdout, /^echo$/m);
+    assert.match(text.stdout, /"text": \{/);
+  });
+});
+
+describe('sluice call: failures and Ctrl-C', () => {
+  let server: SdkServer;
+  before(async () => {
+    server = await startSdkServer();
+  });
+  after(async () => {
+    await server.close();
+  });
+
+  test('a transport failure exits 3 with a one-line reason', async () => {
+    const run = await withDeadline(
+      sluice(['call', await closedPortUrl(), 'echo', '--arg', 'text=x']),
+      20_000,
+      'call',
+    );
+    assert.equal(run.code, 3);
+    assert.equal(run.stderr.trim().split('\n').length, 1);
+    assert.match(run.stderr, /^sluice call: POST http:\/\/127\.0\.0\.1:\d+\/mcp failed/);
+  });
+
+  test('bad usage exits 2', async () => {
+    const run = await withDeadline(sluice(['call', server.url]), 20_000, 'call usage');
+    assert.equal(run.code, 2);
+  });
+
+  test('Ctrl-C sends notifications/cancelled and exits 130', async () => {
+    let kill: ((signal: NodeJS.Signals) => void) | undefined;
+    const done = sluice(['call', server.url, 'sleep', '--arg', 'ms=10000'], (k) => {
+      kill = k;
+    });
+    const started = Date.now();
+    while (!server.log.some((r) => r.rpcMethod === 'tools/call')) {
+      assert.ok(Date.now() - started < 10_000, 'tools/call reached the server');
+      await new Promise((r) => setTimeout(r, 20));
+    }
+    kill?.('SIGINT');
+    const run = await withDeadline(done, 10_000, 'interrupted call');
+    assert.equal(run.code, 130, run.stderr);
+    assert.ok(server.log.some((r) => r.rpcMethod === 'notifications/cancelled'));
+  });
+});
