@@ -52,12 +52,13 @@ export async function readSse(
   const { clock, idleTimeoutMs } = options;
   const reader = body.getReader();
   let stop: 'idle' | 'too-large' | 'aborted' | undefined;
-  const onAbort = (): void => {
-    stop ??= 'aborted';
+  const stopWith = (reason: 'idle' | 'too-large' | 'aborted'): void => {
+    stop ??= reason;
     reader.cancel().catch(() => {
-      // Already errored or closed: the read loop ends either way.
+      // cancel() of an already-errored stream rejects; the stop reason is recorded and the loop ends anyway.
     });
   };
+  const onAbort = (): void => stopWith('aborted');
   const signal = options.signal;
   if (signal !== undefined) {
     if (signal.aborted) onAbort();
@@ -68,16 +69,18 @@ export async function readSse(
     onId: (id) => sink.onId(id),
     onRetry: (ms) => sink.onRetry(ms),
     onEvent: (message) => {
+      if (stop !== undefined) return;
+      // maxBufferSize only bounds what the parser keeps *between* feed() calls; an event that arrives whole in
+      // one chunk is checked here.
+      if (message.data.length > options.maxEventBytes) {
+        stopWith('too-large');
+        return;
+      }
       // An event block whose data is empty (the 2025-11-25 priming event) dispatches nothing (WHATWG).
       if (message.data.length > 0) sink.onEvent(message.data, message.event);
     },
     onError: (error: ParseError) => {
-      if (error.type === 'max-buffer-size-exceeded') {
-        stop = 'too-large';
-        reader.cancel().catch(() => {
-          // cancel() of an already-errored stream rejects; the stop reason is already recorded.
-        });
-      }
+      if (error.type === 'max-buffer-size-exceeded') stopWith('too-large');
       // 'invalid-retry' and 'unknown-field' are ignored, as the WHATWG algorithm requires.
     },
   });
@@ -88,10 +91,7 @@ export async function readSse(
     timer = clock.setTimeout(() => {
       const idleFor = clock.now() - lastByteAt;
       if (idleFor >= idleTimeoutMs) {
-        stop = 'idle';
-        reader.cancel().catch(() => {
-          // See above: the reason is recorded in `stop`.
-        });
+        stopWith('idle');
       } else {
         armIdle(idleTimeoutMs - idleFor);
       }

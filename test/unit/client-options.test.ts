@@ -1,0 +1,91 @@
+import assert from 'node:assert/strict';
+import { describe, test } from 'node:test';
+import {
+  IDEMPOTENCY_KEY_META,
+  InvalidOptionError,
+  idempotencyMeta,
+  StreamableHttpClientTransport,
+} from '../../src/client/index.js';
+import { reconnectDelay, resolveOptions } from '../../src/client/options.js';
+import { classify, mediaType } from '../../src/client/wire.js';
+
+describe('client options', () => {
+  test('defaults are merged per field', () => {
+    const o = resolveOptions({ idleTimeoutMs: 1234 });
+    assert.equal(o.idleTimeoutMs, 1234);
+    assert.equal(o.maxEventBytes, 16 * 1024 * 1024);
+    assert.equal(o.maxReconnectAttempts, 5);
+    assert.equal(o.closeTimeoutMs, 5_000);
+    assert.equal(o.reinitializeOnSessionExpiry, true);
+  });
+
+  test('impossible values throw InvalidOptionError in the constructor', () => {
+    const bad = [
+      { idleTimeoutMs: 0 },
+      { maxEventBytes: 10 },
+      { maxReconnectAttempts: 1.5 },
+      { initialReconnectDelayMs: 5000, maxReconnectDelayMs: 100 },
+      { closeTimeoutMs: Number.NaN },
+      { sessionId: 'has space' },
+    ];
+    for (const options of bad) {
+      assert.throws(
+        () => new StreamableHttpClientTransport('http://127.0.0.1:1/mcp', options),
+        (e: unknown) => e instanceof InvalidOptionError && e.code === 'SLUICE_CLIENT_INVALID_OPTION',
+        JSON.stringify(options),
+      );
+    }
+  });
+
+  test('backoff: server retry wins exactly; otherwise jittered exponential within [d/2, d], capped', () => {
+    const base = { initialReconnectDelayMs: 100, maxReconnectDelayMs: 1_000 };
+    assert.equal(reconnectDelay({ ...base, random: () => 0.5 }, 3, 500), 500);
+    for (let attempt = 0; attempt < 10; attempt++) {
+      const ceiling = Math.min(1_000, 100 * 2 ** attempt);
+      const low = reconnectDelay({ ...base, random: () => 0 }, attempt, undefined);
+      const high = reconnectDelay({ ...base, random: () => 0.999999 }, attempt, undefined);
+      assert.equal(low, ceiling / 2);
+      assert.ok(high <= ceiling && high > ceiling * 0.99);
+    }
+  });
+
+  test('idempotency: default methods, the _meta key, or a custom predicate', () => {
+    const o = resolveOptions();
+    assert.equal(o.isIdempotent({ id: 1, method: 'tools/list' }), true);
+    assert.equal(o.isIdempotent({ id: 1, method: 'tools/call', params: { name: 'x' } }), false);
+    assert.equal(
+      o.isIdempotent({ id: 1, method: 'tools/call', params: { _meta: idempotencyMeta('k1') } }),
+      true,
+    );
+    assert.equal(
+      o.isIdempotent({ id: 1, method: 'tools/call', params: { _meta: { [IDEMPOTENCY_KEY_META]: '' } } }),
+      false,
+    );
+    assert.equal(
+      resolveOptions({ isIdempotent: () => true }).isIdempotent({ id: 1, method: 'tools/call' }),
+      true,
+    );
+    assert.throws(() => idempotencyMeta(''));
+  });
+});
+
+describe('wire helpers', () => {
+  test('mediaType parses the essence, never a substring', () => {
+    assert.equal(mediaType('text/event-stream'), 'text/event-stream');
+    assert.equal(mediaType(' Application/JSON ; charset=utf-8'), 'application/json');
+    assert.equal(mediaType('application/json-seq'), 'application/json-seq');
+    assert.equal(mediaType('text/html, text/event-stream'), undefined);
+    assert.equal(mediaType(null), undefined);
+    assert.equal(mediaType('json'), undefined);
+  });
+
+  test('classify uses member presence only', () => {
+    assert.equal(classify({ jsonrpc: '2.0', id: 1, method: 'ping' }), 'request');
+    assert.equal(classify({ jsonrpc: '2.0', method: 'notifications/progress' }), 'notification');
+    assert.equal(classify({ jsonrpc: '2.0', id: 'a', result: {} }), 'response');
+    assert.equal(classify({ jsonrpc: '2.0', id: 2, error: { code: 1, message: 'x' } }), 'response');
+    assert.equal(classify({ jsonrpc: '2.0', id: null, error: {} }), 'invalid');
+    assert.equal(classify([]), 'invalid');
+    assert.equal(classify('x'), 'invalid');
+  });
+});
