@@ -102,7 +102,7 @@ async function until(predicate: () => boolean, label: string, ms = 5_000): Promi
 const responses = (messages: Record<string, unknown>[]) =>
   messages.filter((m) => 'result' in m || 'error' in m);
 const sluiceCode = (m: Record<string, unknown> | undefined) =>
-  ((m?.['error'] as { data?: { sluiceCode?: string } } | undefined)?.data ?? {}).sluiceCode;
+  (m?.['error'] as { data?: { sluiceCode?: string } } | undefined)?.data?.sluiceCode;
 
 describe('client transport on the wire', () => {
   test('the JSON branch is chosen by the parsed media type, not a substring', async () => {
