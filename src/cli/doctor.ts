@@ -1,5 +1,88 @@
-// Placeholder until this subcommand lands; replaced in this session's work.
-export async function main(_argv: string[]): Promise<number> {
-  process.stderr.write('sluice doctor: not built yet\n');
-  return 1;
+/**
+ * `sluice doctor URL`: diagnoses the network path between a client and any MCP server — buffering,
+ * idle timeouts, compression, headers, and the status codes session recovery depends on. One verdict
+ * per check with the fix for nginx, AWS ALB and Cloudflare where one applies. Exit code 0 when no
+ * check failed, 1 otherwise (2 for usage errors).
+ */
+import { parseArgs } from 'node:util';
+import { renderJson, renderText } from '../doctor/report.js';
+import { DEFAULT_IDLE_SECONDS, runDoctor } from '../doctor/run.js';
+
+const HELP = `usage: sluice doctor URL [options]
+
+  --header 'K: V'      send this header on every request (repeatable; e.g. Authorization)
+  --idle-seconds N     hold a quiet stream open this long to find idle timeouts (default ${DEFAULT_IDLE_SECONDS})
+  --json               print machine-readable results
+  -h, --help           this text
+
+Checks: initialize, buffering, headers, compression, unknown-session (404), method-not-allowed (405),
+idle, delete. Exit code 0 when nothing failed, 1 otherwise.
+`;
+
+function parseHeader(h: string): [string, string] {
+  const i = h.indexOf(':');
+  if (i <= 0) throw new Error(`--header must look like 'Name: value', got '${h}'`);
+  return [h.slice(0, i).trim().toLowerCase(), h.slice(i + 1).trim()];
+}
+
+function parse(argv: string[]) {
+  return parseArgs({
+    args: argv,
+    allowPositionals: true,
+    options: {
+      header: { type: 'string', multiple: true },
+      'idle-seconds': { type: 'string' },
+      json: { type: 'boolean' },
+      help: { type: 'boolean', short: 'h' },
+    },
+  });
+}
+
+export async function main(argv: string[]): Promise<number> {
+  let parsed: ReturnType<typeof parse>;
+  try {
+    parsed = parse(argv);
+  } catch (e) {
+    process.stderr.write(`sluice doctor: ${e instanceof Error ? e.message : String(e)}\n${HELP}`);
+    return 2;
+  }
+  const { values, positionals } = parsed;
+  if (values.help) {
+    process.stdout.write(HELP);
+    return 0;
+  }
+  const url = positionals[0];
+  if (url === undefined || positionals.length > 1) {
+    process.stderr.write(`sluice doctor: expected exactly one URL\n${HELP}`);
+    return 2;
+  }
+  try {
+    new URL(url);
+  } catch {
+    process.stderr.write(`sluice doctor: '${url}' is not a URL\n`);
+    return 2;
+  }
+  const idle = Number(values['idle-seconds'] ?? DEFAULT_IDLE_SECONDS);
+  if (!Number.isFinite(idle) || idle < 1) {
+    process.stderr.write(`sluice doctor: --idle-seconds must be a number >= 1\n`);
+    return 2;
+  }
+  let headers: Record<string, string>;
+  try {
+    headers = Object.fromEntries((values.header ?? []).map(parseHeader));
+  } catch (e) {
+    process.stderr.write(`sluice doctor: ${e instanceof Error ? e.message : String(e)}\n`);
+    return 2;
+  }
+  const json = values.json === true;
+  const report = await runDoctor({
+    url,
+    headers,
+    idleSeconds: idle,
+    log: (line) => {
+      if (!json) process.stderr.write(`… ${line}\n`);
+    },
+  });
+  process.stdout.write(json ? renderJson(report) : renderText(report));
+  return report.ok ? 0 : 1;
 }

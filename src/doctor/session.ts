@@ -47,12 +47,17 @@ export class McpSession {
     return { ...h, ...more };
   }
 
-  send(method: string, headers: Record<string, string>, body?: string): Promise<Exchange> {
+  send(
+    method: string,
+    headers: Record<string, string>,
+    body?: string,
+    headTimeoutMs?: number,
+  ): Promise<Exchange> {
     return exchange(this.url, {
       method,
       headers,
       ...(body === undefined ? {} : { body }),
-      headTimeoutMs: this.#headTimeoutMs,
+      headTimeoutMs: headTimeoutMs ?? this.#headTimeoutMs,
     });
   }
 
@@ -89,10 +94,15 @@ export class McpSession {
   }
 
   /** POSTs a request; resolves at the response head. */
-  request(method: string, params?: Record<string, unknown>, id = this.nextId()): Promise<Exchange> {
+  request(
+    method: string,
+    params?: Record<string, unknown>,
+    id = this.nextId(),
+    headTimeoutMs?: number,
+  ): Promise<Exchange> {
     const msg =
       params === undefined ? { jsonrpc: '2.0', id, method } : { jsonrpc: '2.0', id, method, params };
-    return this.send('POST', this.headers(), JSON.stringify(msg));
+    return this.send('POST', this.headers(), JSON.stringify(msg), headTimeoutMs);
   }
 
   /** POSTs a request and waits for the whole answer; returns its result (undefined on error). */
@@ -104,10 +114,10 @@ export class McpSession {
   }
 
   /** Opens the standalone GET stream (or resumes one with Last-Event-ID). */
-  get(more: Record<string, string> = {}): Promise<Exchange> {
+  get(more: Record<string, string> = {}, headTimeoutMs?: number): Promise<Exchange> {
     const h = this.headers({ accept: 'text/event-stream', ...more });
     delete h['content-type'];
-    return this.send('GET', h);
+    return this.send('GET', h, undefined, headTimeoutMs);
   }
 
   async delete(): Promise<Exchange> {

@@ -1,0 +1,239 @@
+/**
+ * Does a streamed answer reach the client as it is produced, or in one lump at the end (a buffering
+ * proxy)? Using, in order of preference: the server's `reindex` tool (progress every 200 ms for 2 s),
+ * its `sleep` tool (3 s of silence: a server that streams sends at least its priming event or
+ * headers-and-comment early), or the standalone GET stream (its first bytes should arrive at once).
+ * The same event-stream response then tells whether Cache-Control: no-transform survived the path
+ * and whether something compressed it.
+ */
+
+import { BUFFERING_FIX, COMPRESSION_FIX } from './fixes.js';
+import { type Exchange, errorText } from './http.js';
+import type { McpSession } from './session.js';
+import { argumentsFor, type ToolInfo } from './tools.js';
+import type { Verdict } from './types.js';
+
+export interface StreamingResult {
+  buffering: Verdict;
+  headers: Verdict;
+  compression: Verdict;
+}
+
+/** What one probe concluded; `undefined` verdict means inconclusive (try the next probe). */
+interface Probe {
+  label: string;
+  x?: Exchange;
+  verdict?: Verdict;
+  note: string;
+}
+
+const ms = (n: number | undefined): string => (n === undefined ? '?' : `${Math.round(n)} ms`);
+
+function judgePost(label: string, x: Exchange, id: number): Probe {
+  if (x.status !== 200) return { label, x, note: `${label} answered ${x.status}` };
+  if (!x.isSse)
+    return { label, x, note: `${label} came back as one JSON body (the server chose not to stream)` };
+  const res = x.messages().find((m) => m.message['id'] === id);
+  if (res === undefined) {
+    return { label, x, note: `${label}: the stream ended without a result${x.error ? ` (${x.error})` : ''}` };
+  }
+  if (res.message['error'] !== undefined)
+    return { label, x, note: `${label} failed: ${JSON.stringify(res.message['error'])}` };
+  if (res.at < 800) return { label, x, note: `${label} answered in ${ms(res.at)}, too fast to judge` };
+  const early = x.items.filter((i) => i.at < res.at - 250);
+  const details = {
+    probe: label,
+    headMs: Math.round(x.headAt),
+    firstEventMs: x.items[0] === undefined ? null : Math.round(x.items[0].at),
+    resultMs: Math.round(res.at),
+    itemsBeforeResult: early.length,
+    items: x.items.length,
+  };
+  if (early.length > 0) {
+    return {
+      label,
+      x,
+      note: '',
+      verdict: {
+        id: 'buffering',
+        status: 'ok',
+        reason: `${label}: first event after ${ms(early[0]?.at)}, result after ${ms(res.at)} — delivered as produced (${early.length} events before the result)`,
+        details,
+      },
+    };
+  }
+  return {
+    label,
+    x,
+    note: '',
+    verdict: {
+      id: 'buffering',
+      status: 'fail',
+      reason: `${label}: all ${x.items.length} events arrived in one lump after ${ms(res.at)} (response head after ${ms(x.headAt)}) — something on the path buffers event streams`,
+      details,
+      fix: BUFFERING_FIX,
+    },
+  };
+}
+
+async function probeGet(s: McpSession): Promise<Probe> {
+  const label = 'GET stream';
+  let x: Exchange;
+  try {
+    x = await s.get();
+  } catch (e) {
+    const msg = errorText(e);
+    if (/no response head/.test(msg)) {
+      return {
+        label,
+        note: '',
+        verdict: {
+          id: 'buffering',
+          status: 'fail',
+          reason: `${label}: no response head at all — a buffering proxy holds short responses until its buffer fills or the stream ends`,
+          fix: BUFFERING_FIX,
+        },
+      };
+    }
+    return { label, note: `${label}: ${msg}` };
+  }
+  if (x.status !== 200 || !x.isSse) {
+    x.cancel();
+    return { label, x, note: `${label} answered ${x.status} ${x.contentType}` };
+  }
+  await x.waitFor(() => x.firstByteAt !== undefined, 4_000);
+  x.cancel();
+  const details = { probe: label, headMs: Math.round(x.headAt), firstByteMs: x.firstByteAt ?? null };
+  if (x.firstByteAt !== undefined) {
+    return {
+      label,
+      x,
+      note: '',
+      verdict: {
+        id: 'buffering',
+        status: 'ok',
+        reason: `${label}: head after ${ms(x.headAt)}, first event after ${ms(x.firstByteAt)} (no slow tool to watch a longer stream)`,
+        details,
+      },
+    };
+  }
+  return {
+    label,
+    x,
+    note: '',
+    verdict: {
+      id: 'buffering',
+      status: 'warn',
+      reason: `${label}: head after ${ms(x.headAt)} but no bytes in 4 s — the server may send nothing on open, or the path buffers`,
+      details,
+      fix: BUFFERING_FIX,
+    },
+  };
+}
+
+export async function checkStreaming(
+  s: McpSession,
+  tools: ToolInfo[],
+  log: (l: string) => void,
+): Promise<StreamingResult> {
+  const notes: string[] = [];
+  let chosen: Probe | undefined;
+  let lastSse: Exchange | undefined;
+  const plan: { name: string; ms: number; count: number }[] = [
+    { name: 'reindex', ms: 200, count: 10 },
+    { name: 'sleep', ms: 3_000, count: 1 },
+  ];
+  for (const p of plan) {
+    const tool = tools.find((t) => t.name === p.name);
+    if (tool === undefined) continue;
+    const args = argumentsFor(tool, p.ms, p.count);
+    log(`streaming: calling ${p.name} ${JSON.stringify(args)}`);
+    const id = s.nextId();
+    try {
+      const x = await s.request(
+        'tools/call',
+        { name: p.name, arguments: args, _meta: { progressToken: `doctor-${id}` } },
+        id,
+      );
+      await Promise.race([x.done, new Promise((r) => setTimeout(r, 30_000))]);
+      x.cancel();
+      const probe = judgePost(`tools/call ${p.name}`, x, id);
+      if (x.isSse) lastSse = x;
+      if (probe.verdict !== undefined) {
+        chosen = probe;
+        break;
+      }
+      notes.push(probe.note);
+    } catch (e) {
+      notes.push(`${p.name}: ${errorText(e)}`);
+    }
+  }
+  if (chosen === undefined) {
+    log('streaming: watching the GET stream');
+    const probe = await probeGet(s);
+    if (probe.x?.isSse) lastSse = probe.x;
+    if (probe.verdict !== undefined) chosen = probe;
+    else notes.push(probe.note);
+  }
+  const buffering: Verdict = chosen?.verdict ?? {
+    id: 'buffering',
+    status: 'skip',
+    reason: `no stream to judge (${notes.join('; ') || 'no reindex or sleep tool, no GET stream'})`,
+  };
+  if (notes.length > 0 && chosen !== undefined) buffering.details = { ...buffering.details, skipped: notes };
+  return {
+    buffering,
+    headers: checkHeaders(lastSse),
+    compression: checkCompression(lastSse, buffering),
+  };
+}
+
+function checkHeaders(x: Exchange | undefined): Verdict {
+  if (x === undefined)
+    return { id: 'headers', status: 'skip', reason: 'no event-stream response to inspect' };
+  const cc = x.headers.get('cache-control');
+  const xab = x.headers.get('x-accel-buffering');
+  const details = { cacheControl: cc, xAccelBuffering: xab };
+  const accel =
+    xab === null
+      ? 'X-Accel-Buffering absent (normal behind nginx, which consumes X-Accel-* headers; the buffering check is what counts)'
+      : `X-Accel-Buffering: ${xab} reached the client`;
+  if (cc === null || !/no-transform/i.test(cc)) {
+    return {
+      id: 'headers',
+      status: 'warn',
+      reason: `Cache-Control ${cc === null ? 'missing' : `is "${cc}"`}: no-transform did not survive, so transforming or compressing proxies may buffer; ${accel}`,
+      details,
+      fix: {
+        server: 'send `Cache-Control: no-cache, no-transform` on event streams (Sluice does)',
+        nginx:
+          'do not override Cache-Control on the MCP location (`proxy_hide_header`/`add_header Cache-Control`)',
+      },
+    };
+  }
+  return { id: 'headers', status: 'ok', reason: `Cache-Control: ${cc} survived; ${accel}`, details };
+}
+
+function checkCompression(x: Exchange | undefined, buffering: Verdict): Verdict {
+  if (x === undefined)
+    return { id: 'compression', status: 'skip', reason: 'no event-stream response to inspect' };
+  const ce = x.headers.get('content-encoding');
+  if (ce === null || ce === 'identity') {
+    return {
+      id: 'compression',
+      status: 'ok',
+      reason: 'event stream not compressed (asked with Accept-Encoding: gzip, deflate, br)',
+      details: { contentEncoding: ce },
+    };
+  }
+  const lumped = buffering.status === 'fail';
+  return {
+    id: 'compression',
+    status: lumped ? 'fail' : 'warn',
+    reason: lumped
+      ? `event stream compressed (Content-Encoding: ${ce}) and delivered in one lump: compression on the path is a likely cause`
+      : `event stream compressed (Content-Encoding: ${ce}) despite Cache-Control: no-transform; it still arrived incrementally here, but compressors flush at their own pace — exclude text/event-stream`,
+    details: { contentEncoding: ce },
+    fix: COMPRESSION_FIX,
+  };
+}
