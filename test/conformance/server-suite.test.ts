@@ -104,6 +104,7 @@ async function listServerScenarios(): Promise<string[]> {
 }
 
 let server: SpawnedServe | undefined;
+const extraServers: SpawnedServe[] = [];
 const outDirs: string[] = [];
 
 function outDir(): string {
@@ -119,14 +120,14 @@ before(async () => {
 
 after(async () => {
   await server?.close();
+  await Promise.all(extraServers.map((s) => s.close()));
   for (const dir of outDirs) rmSync(dir, { recursive: true, force: true });
 });
 
-test('every active scenario of the conformance server suite passes', async () => {
-  assert.ok(server);
+async function assertActiveSuitePasses(target: SpawnedServe): Promise<void> {
   const dir = outDir();
   const run = await runCli(
-    ['server', '--url', server.url, '-o', dir],
+    ['server', '--url', target.url, '-o', dir],
     SUITE_DEADLINE_MS,
     'conformance server suite',
   );
@@ -136,7 +137,7 @@ test('every active scenario of the conformance server suite passes', async () =>
     run.code,
     0,
     `conformance exited ${run.code}\nfailed checks:\n${failures}\n--- conformance output ---\n${summary(run.output)}\n` +
-      `--- server stderr ---\n${server.stderr()}`,
+      `--- server stderr ---\n${target.stderr()}`,
   );
   assert.equal(failures, '', 'exit code 0 but checks.json has FAILURE checks');
   // Exit 0 also happens when nothing ran; require a result for every active scenario.
@@ -144,7 +145,26 @@ test('every active scenario of the conformance server suite passes', async () =>
   assert.ok(expected.length >= 30, `expected ≥ 30 active scenarios, list gave ${expected.join(', ')}`);
   const missing = expected.filter((s) => !results.has(s));
   assert.deepEqual(missing, [], 'scenarios without results');
+}
+
+test('every active scenario of the conformance server suite passes (default auto mode)', async () => {
+  assert.ok(server);
+  await assertActiveSuitePasses(server);
 });
+
+// The response mode changes how progress, logs and server→client requests
+// reach the client, so each mode must survive the whole suite on its own.
+for (const mode of ['json', 'sse']) {
+  test(`every active scenario passes with --mode ${mode}`, async () => {
+    const modal = await spawnServe(['--mode', mode]);
+    extraServers.push(modal);
+    try {
+      await assertActiveSuitePasses(modal);
+    } finally {
+      await modal.close();
+    }
+  });
+}
 
 test('pending scenario server-sse-polling: priming event, retry, resume via GET — no failures or warnings', async () => {
   assert.ok(server);
