@@ -12,6 +12,7 @@ import {
   type ServerRequest,
 } from '@modelcontextprotocol/sdk/types.js';
 import { z } from 'zod';
+import { trackLogLevel } from './log-level.js';
 import { PNG_BASE64, WAV_BASE64 } from './media.js';
 import { sleep } from './sleep.js';
 
@@ -58,12 +59,14 @@ async function progress(extra: Extra, value: number, total: number): Promise<voi
   });
 }
 
-async function log(extra: Extra, data: string): Promise<void> {
-  // Related to the request, so the transport can put it on that request's stream.
-  await extra.sendNotification({ method: 'notifications/message', params: { level: 'info', data } });
-}
-
 export function registerConformanceTools(server: McpServer): void {
+  const shouldLog = trackLogLevel(server);
+  const log = async (extra: Extra, data: string): Promise<void> => {
+    if (!shouldLog('info')) return;
+    // Related to the request, so the transport can put it on that request's stream.
+    await extra.sendNotification({ method: 'notifications/message', params: { level: 'info', data } });
+  };
+
   server.registerTool('test_simple_text', { description: 'Returns a simple text response' }, () =>
     text('This is a simple text response for testing.'),
   );

@@ -6,7 +6,11 @@ import assert from 'node:assert/strict';
 import { after, before, test } from 'node:test';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
-import { CallToolResultSchema, type Progress } from '@modelcontextprotocol/sdk/types.js';
+import {
+  CallToolResultSchema,
+  LoggingMessageNotificationSchema,
+  type Progress,
+} from '@modelcontextprotocol/sdk/types.js';
 import { withDeadline } from '../helpers/deadline.js';
 import { type SpawnedServe, spawnServe } from '../helpers/spawn-serve.js';
 
@@ -135,4 +139,25 @@ test('a bad input comes back as a tool error, not a protocol error', async () =>
     'tools/call flood with bad input',
   );
   assert.equal(result.isError, true);
+});
+
+test('logging/setLevel filters the log messages a tool sends during the call', async () => {
+  const c = connected();
+  const logs: unknown[] = [];
+  c.setNotificationHandler(LoggingMessageNotificationSchema, (n) => {
+    logs.push(n.params.data);
+  });
+  const call = () =>
+    withDeadline(
+      c.callTool({ name: 'test_tool_with_logging', arguments: {} }),
+      CALL_DEADLINE_MS,
+      'tools/call test_tool_with_logging',
+    );
+  await withDeadline(c.setLoggingLevel('error'), CALL_DEADLINE_MS, 'logging/setLevel error');
+  await call();
+  assert.deepEqual(logs, [], 'info logs must be suppressed at level error');
+  await withDeadline(c.setLoggingLevel('debug'), CALL_DEADLINE_MS, 'logging/setLevel debug');
+  await call();
+  // They travel on the call's own stream, so all three are in before the result.
+  assert.deepEqual(logs, ['Tool execution started', 'Tool processing data', 'Tool execution completed']);
 });
