@@ -9,7 +9,10 @@ import { fileURLToPath } from 'node:url';
 const dir = fileURLToPath(new URL('../tools/conformance/', import.meta.url));
 if (existsSync(`${dir}package-lock.json`) && !process.env.SLUICE_SKIP_TOOLS) {
   const npm = process.platform === 'win32' ? 'npm.cmd' : 'npm';
-  const r = spawnSync(npm, ['ci', '--no-audit', '--no-fund', '--loglevel=error'], { cwd: dir, stdio: 'inherit' });
+  const r = spawnSync(npm, ['ci', '--no-audit', '--no-fund', '--loglevel=error'], {
+    cwd: dir,
+    stdio: 'inherit',
+  });
   if (r.status !== 0) {
     console.error('sluice: installing tools/conformance failed; the conformance tests will say so when run.');
   }

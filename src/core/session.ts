@@ -180,6 +180,13 @@ export class Session implements StreamContext, ExchangeHost, BridgeTarget {
     if (this.ended) return undefined;
     if ('method' in message) {
       const isRequest = 'id' in message;
+      if (isRequest && this.id === undefined) {
+        // Stateless: the client's reply would reach a fresh server that never asked, so the request
+        // can never be answered. Fail it now rather than leave the tool waiting for its timeout.
+        this.counters.undeliverable++;
+        this.#failRequest(message.id, 'server-to-client requests need a session; this server is stateless');
+        return undefined;
+      }
       if (isRequest) this.awaiting.add(message.id);
       const json = JSON.stringify(message);
       const token = progressTokenOf(message);
