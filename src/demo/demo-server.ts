@@ -3,6 +3,7 @@
  * the official conformance server suite (0.1.16) exercises.
  */
 import { McpServer } from '@modelcontextprotocol/sdk/server/mcp.js';
+import { sharedJsonSchemaValidator } from '../server/shared-validator.js';
 import { registerConformancePrompts } from './conformance-prompts.js';
 import { registerConformanceResources } from './conformance-resources.js';
 import { registerConformanceTools } from './conformance-tools.js';
@@ -11,6 +12,9 @@ import { registerElicitationFixtures } from './elicitation-fixtures.js';
 
 export const DEMO_SERVER_NAME = 'sluice-demo';
 export const DEMO_SERVER_VERSION = '0.1.0';
+
+/** One JSON-schema validator for every session (README "Memory per session"). */
+const validator = sharedJsonSchemaValidator();
 
 /** A fresh server per call: an McpServer connects to exactly one transport (one session). */
 export function createDemoServer(): McpServer {
@@ -27,6 +31,7 @@ export function createDemoServer(): McpServer {
         logging: {},
         completions: {},
       },
+      jsonSchemaValidator: validator,
     },
   );
   registerDemoTools(server);

@@ -22,4 +22,5 @@ export { CHANNELS as DIAGNOSTICS_CHANNELS } from './diagnostics.js';
 export { jsonLogger } from './json-logger.js';
 export type { Served, ServeOptions } from './serve.js';
 export { serve } from './serve.js';
+export { sharedJsonSchemaValidator } from './shared-validator.js';
 export { staticBearer } from './static-bearer.js';

@@ -1,0 +1,49 @@
+/**
+ * One JSON-schema validator for every session. Each SDK Server otherwise builds its own Ajv
+ * instance (~20 KiB of heap per session: half of an idle session's cost). A single Ajv cannot simply
+ * be shared for the process lifetime, though: Ajv keeps every schema object it ever compiled in a
+ * Map keyed by object identity, and elicitation schemas are usually built per call, so that cache
+ * would grow without bound. Here compiled validators live in a bounded LRU keyed by the schema's
+ * JSON text, and the Ajv instance behind them is replaced after a fixed number of compilations.
+ */
+import { AjvJsonSchemaValidator } from '@modelcontextprotocol/sdk/validation/ajv-provider.js';
+import type {
+  JsonSchemaType,
+  JsonSchemaValidator,
+  jsonSchemaValidator,
+} from '@modelcontextprotocol/sdk/validation/types.js';
+
+/**
+ * @param maxSchemas compiled schemas kept for reuse. @defaultValue 256
+ * @example new McpServer(info, { jsonSchemaValidator: sharedJsonSchemaValidator() })
+ */
+export function sharedJsonSchemaValidator(maxSchemas = 256): jsonSchemaValidator {
+  if (!Number.isSafeInteger(maxSchemas) || maxSchemas < 1)
+    throw new TypeError('maxSchemas must be a positive integer');
+  let ajv = new AjvJsonSchemaValidator();
+  let compiled = 0;
+  const lru = new Map<string, JsonSchemaValidator<unknown>>();
+  return {
+    getValidator<T>(schema: JsonSchemaType): JsonSchemaValidator<T> {
+      const key = JSON.stringify(schema);
+      const hit = lru.get(key);
+      if (hit !== undefined) {
+        lru.delete(key);
+        lru.set(key, hit);
+        return hit as JsonSchemaValidator<T>;
+      }
+      // A fresh Ajv drops the old one's identity cache; validators already handed out keep working.
+      if (++compiled > maxSchemas * 4) {
+        ajv = new AjvJsonSchemaValidator();
+        compiled = 1;
+      }
+      const v = ajv.getValidator<unknown>(schema);
+      lru.set(key, v);
+      if (lru.size > maxSchemas) {
+        const oldest = lru.keys().next();
+        if (oldest.done !== true) lru.delete(oldest.value);
+      }
+      return v as JsonSchemaValidator<T>;
+    },
+  };
+}
