@@ -104,7 +104,7 @@ export async function checkIdle(s: McpSession, seconds: number, tools: ToolInfo[
     return {
       id: 'idle',
       status: 'warn',
-      reason: `${how} survived ${seconds} s, but with ${ka}: a longer silence will meet an idle timeout (ALB 60 s, Cloudflare ~100 s)`,
+      reason: `${how} survived ${seconds} s, but with ${ka} in that time: if the server sends none at all, a longer silence will meet an idle timeout (ALB 60 s, Cloudflare ~100 s); rerun with --idle-seconds above its keepalive interval`,
       details,
       fix: idleFix(undefined),
     };
