@@ -1,0 +1,38 @@
+import assert from 'node:assert/strict';
+import { test } from 'node:test';
+import { sharedJsonSchemaValidator } from '../../src/server/shared-validator.js';
+
+test('validates like the SDK validator and reuses compiled schemas by content', () => {
+  const v = sharedJsonSchemaValidator(4);
+  const schema = { type: 'object', properties: { n: { type: 'integer' } }, required: ['n'] } as const;
+  const check = v.getValidator<{ n: number }>(schema);
+  assert.equal(check({ n: 3 }).valid, true);
+  const bad = check({ n: 'x' });
+  assert.equal(bad.valid, false);
+  assert.match(bad.errorMessage ?? '', /integer/);
+  // A structurally equal but distinct object gets the same compiled validator.
+  assert.equal(v.getValidator(JSON.parse(JSON.stringify(schema))), check);
+});
+
+test('many distinct schemas do not grow memory without bound', () => {
+  const gc = (globalThis as { gc?: () => void }).gc;
+  const v = sharedJsonSchemaValidator(8);
+  const run = (from: number, n: number): void => {
+    for (let i = from; i < from + n; i++) {
+      const f = v.getValidator({ type: 'object', properties: { [`k${i}`]: { type: 'string' } } });
+      assert.equal(f({ [`k${i}`]: 'ok' }).valid, true);
+    }
+  };
+  run(0, 2000);
+  gc?.();
+  const before = process.memoryUsage().heapUsed;
+  run(2000, 20_000);
+  gc?.();
+  const grown = process.memoryUsage().heapUsed - before;
+  // An unbounded Ajv cache holds every one of the 20,000 schemas (several KiB each: >> 20 MB).
+  assert.ok(grown < 16 * 1024 * 1024, `heap grew by ${(grown / 1048576).toFixed(1)} MiB`);
+});
+
+test('rejects a nonsensical bound', () => {
+  assert.throws(() => sharedJsonSchemaValidator(0), TypeError);
+});
