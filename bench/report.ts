@@ -2,9 +2,10 @@
 // within the run, and the targets with a "target met?" column.
 import { auto, num, table, times, yesNo } from './format.js';
 import { profileMarkdown } from './profile.js';
+import { idleSection, slowSection } from './report-memory.js';
 import type { BenchResults, EchoSummary } from './results.js';
 import { ratio } from './stats.js';
-import { evaluateTargets, FLAT_MB_PER_SEC, IDLE_CORES } from './targets.js';
+import { evaluateTargets } from './targets.js';
 
 const GIB = 1024 ** 3;
 
@@ -160,97 +161,6 @@ function floodSection(r: BenchResults): string {
     '',
     'Events/s counts events that arrived; a server may coalesce progress events of one token under',
     'backpressure (fewer arrive, the last carries the final value). CPU per event is per event sent.',
-    '',
-  ].join('\n');
-}
-
-function idleSection(r: BenchResults): string {
-  if (r.idle.length === 0) return '';
-  const rows = r.idle.map(({ server, result: x }) => [
-    server,
-    num(x.streams),
-    `${num(x.rssIdleMb)} → ${num(x.rssSessionsMb)} → ${num(x.rssStreamsMb)}`,
-    auto(x.kibPerSessionStream),
-    auto(x.heapKibPerSession),
-    auto(x.heapKibPerStream),
-    `${num(x.openSessionsMs / 1000, 1)} / ${num(x.openStreamsMs / 1000, 1)}`,
-    server === 'sluice' ? yesNo(x.ok ? x.kibPerSessionStream <= 45 : undefined) : '',
-    x.ok ? 'ok' : (x.error ?? 'failed').slice(0, 80),
-  ]);
-  return [
-    '## (c) Idle sessions, each with an open GET stream (fresh server per row)',
-    '',
-    table(
-      [
-        'server',
-        'streams',
-        'RSS MB idle → sessions → streams',
-        'KiB per session+stream',
-        'heap KiB/session',
-        'heap KiB/stream',
-        'open sessions / streams s',
-        'target met? (≤ 45 KiB)',
-        'check',
-      ],
-      rows,
-      'lrlrrrrll',
-    ),
-    '',
-  ].join('\n');
-}
-
-function slowSection(r: BenchResults): string {
-  if (r.slow.length === 0) return '';
-  const p = r.plan.slow;
-  const rows = r.slow.map(({ server, result: x }) => [
-    server,
-    `${num(x.retainedBeforeMb)} → ${num(x.retainedPausedEndMb)} → ${num(x.retainedAfterMb)}`,
-    auto(x.growthMbPerSec),
-    num(x.rssPeakMb),
-    num(x.coresPaused, 2),
-    num(x.coresAfterClose, 2),
-    num(Math.max(...x.samples.map((s) => s.kernelKib))),
-    server === 'sluice'
-      ? yesNo(x.ok ? x.growthMbPerSec <= FLAT_MB_PER_SEC && x.coresAfterClose <= IDLE_CORES : undefined)
-      : '',
-    x.ok ? 'ok' : (x.error ?? 'failed').slice(0, 80),
-  ]);
-  const sampleRows = r.slow.flatMap(({ server, result: x }) =>
-    x.samples.map((s) => [
-      server,
-      s.phase,
-      num(s.t, 1),
-      num(s.rssMb),
-      num(s.retainedMb),
-      num(s.cores, 2),
-      num(s.kernelKib),
-    ]),
-  );
-  return [
-    `## (d) Slow consumer: client paused ${p.pauseMs / 1000} s, ${p.payloadBytes}-byte events, then disconnects`,
-    '',
-    table(
-      [
-        'server',
-        'retained MB before → end of pause → after close',
-        'growth MB/s (2nd half)',
-        'peak RSS MB',
-        'cores paused',
-        'cores after close',
-        'kernel KiB',
-        'target met?',
-        'check',
-      ],
-      rows,
-      'llrrrrrll',
-    ),
-    '',
-    '<details><summary>Samples, one per second (retained is after a forced GC; – when the child',
-    'did not answer in time, or after the disconnect, where GC is not forced so that CPU is not disturbed)</summary>',
-    '',
-    table(['server', 'phase', 't s', 'RSS MB', 'retained MB', 'cores', 'kernel KiB'], sampleRows, 'llrrrrr'),
-    '',
-    '</details>',
     '',
   ].join('\n');
 }

@@ -38,9 +38,10 @@ function echoTargets(echo: EchoSummary[]): TargetCheck[] {
     out.push(check(`${where}: server CPU/req, sluice ÷ raw`, '≤ 5x', vsRaw, (v) => v <= 5, times(vsRaw)));
     const vsSdk = ratio(cell('sdk', e)?.cpuPerReqUs, sluice);
     out.push(check(`${where}: server CPU/req, sdk ÷ sluice`, '≥ 3.5x', vsSdk, (v) => v >= 3.5, times(vsSdk)));
-    const metrics = cell('sluice+metrics', e)?.cpuPerReqUs;
-    if (metrics !== undefined) {
-      const overhead = (ratio(metrics, sluice) - 1) * 100;
+    const metricsOn = cell('sluice+metrics', e)?.cpuPerReqUs;
+    const metricsOff = cell('sluice-metrics', e)?.cpuPerReqUs;
+    if (metricsOn !== undefined || metricsOff !== undefined) {
+      const overhead = (ratio(metricsOn, metricsOff) - 1) * 100;
       out.push(
         check(
           `${where}: metrics on vs off, CPU/req`,

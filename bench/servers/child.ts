@@ -10,8 +10,8 @@ export type WireMode = 'json' | 'sse';
 
 export interface ChildArgs {
   mode: WireMode;
-  /** Ask the server for its metrics layer (Sluice only; see sluice.ts). */
-  metrics: boolean;
+  /** Turn the server's metrics on or off (Sluice only; see sluice.ts); undefined keeps its default. */
+  metrics: boolean | undefined;
 }
 
 export interface RunningServer {
@@ -25,11 +25,15 @@ const CLOSE_GRACE_MS = 3_000;
 function parseChildArgs(argv: string[]): ChildArgs {
   const { values } = parseArgs({
     args: argv,
-    options: { mode: { type: 'string', default: 'sse' }, metrics: { type: 'boolean', default: false } },
+    options: { mode: { type: 'string', default: 'sse' }, metrics: { type: 'string' } },
   });
   const mode = values.mode;
   if (mode !== 'json' && mode !== 'sse') throw new Error(`--mode must be json or sse, got ${String(mode)}`);
-  return { mode, metrics: values.metrics === true };
+  const metrics = values.metrics;
+  if (metrics !== undefined && metrics !== 'on' && metrics !== 'off') {
+    throw new Error(`--metrics must be on or off, got ${metrics}`);
+  }
+  return { mode, metrics: metrics === undefined ? undefined : metrics === 'on' };
 }
 
 function send(msg: ChildMessage): void {

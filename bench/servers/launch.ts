@@ -14,7 +14,7 @@ export type ServerKind = 'raw' | 'sdk' | 'sluice';
 export interface LaunchOptions {
   kind: ServerKind;
   mode: WireMode;
-  /** Sluice only: ask for the metrics layer (see sluice.ts). */
+  /** Sluice only: metrics on or off (see sluice.ts); absent keeps the server's default. */
   metrics?: boolean;
   /** Run with --expose-gc so that gc() requests force a collection (memory tests). */
   exposeGc?: boolean;
@@ -138,9 +138,10 @@ export class ServerProcess {
   }
 }
 
-/** The label used in tables: `sluice`, `sdk`, `raw`, or `sluice+metrics`. */
+/** The label used in tables: `sluice`, `sdk`, `raw`, or `sluice+metrics` / `sluice-metrics`. */
 export function serverLabel(opts: Pick<LaunchOptions, 'kind' | 'metrics'>): string {
-  return opts.metrics === true ? `${opts.kind}+metrics` : opts.kind;
+  if (opts.metrics === undefined) return opts.kind;
+  return `${opts.kind}${opts.metrics ? '+' : '-'}metrics`;
 }
 
 /** Forks a server child and resolves once it listens; rejects with the child's reason if it cannot. */
@@ -155,7 +156,7 @@ export function launch(opts: LaunchOptions): Promise<ServerProcess> {
     execArgv.push('--cpu-prof', `--cpu-prof-dir=${dir}`);
   }
   const args = ['--mode', opts.mode];
-  if (opts.metrics === true) args.push('--metrics');
+  if (opts.metrics !== undefined) args.push('--metrics', opts.metrics ? 'on' : 'off');
   const child = fork(entry, args, { execArgv, stdio: CHILD_STDIO });
   live.add(child);
   return new Promise((resolve, reject) => {

@@ -2,9 +2,9 @@
 // builds and runs (raw and SDK rows only) while src/server is absent or mid-change; a missing or
 // broken module is reported by the orchestrator as "sluice: unavailable (reason)".
 //
-// `--metrics` passes `metrics: true` to serve() for the metrics-overhead row. Servers that do not
-// know the option either ignore it (then the row measures nothing new, and the report says the
-// option is unconfirmed) or reject it (then the row is reported as unavailable).
+// `--metrics on|off` passes `metrics: true|false` to serve() for the metrics-overhead rows; without
+// the flag the server's default applies. A server that rejects the option is reported as
+// unavailable for those rows.
 import { type RunningServer, runChild } from './child.js';
 import { createBenchServer } from './tools.js';
 
@@ -30,7 +30,7 @@ async function loadServe(): Promise<SluiceServe> {
 runChild(async ({ mode, metrics }) => {
   const serve = await loadServe();
   // A spread, not a literal property: `metrics` may not be in the option type yet.
-  const extra = metrics ? { metrics: true } : {};
+  const extra = metrics === undefined ? {} : { metrics };
   const handle = await serve({
     createServer: () => createBenchServer(),
     host: '127.0.0.1',
