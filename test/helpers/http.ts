@@ -304,11 +304,13 @@ export function sleep(ms: number): Promise<void> {
   return new Promise((r) => setTimeout(r, ms));
 }
 
-/** Polls cond every 10 ms until it holds, bounded by ms. */
+/** Polls cond every 10 ms until it holds, bounded by ms (polling stops at the deadline too). */
 export function until(cond: () => boolean, ms: number, label: string): Promise<void> {
+  let stop = false;
   return withDeadline(
     new Promise<void>((resolve) => {
       const tick = (): void => {
+        if (stop) return;
         if (cond()) resolve();
         else setTimeout(tick, 10);
       };
@@ -316,7 +318,9 @@ export function until(cond: () => boolean, ms: number, label: string): Promise<v
     }),
     ms,
     label,
-  );
+  ).finally(() => {
+    stop = true;
+  });
 }
 
 /** A transport refusal: the status, a JSON body that is a JSON-RPC error without id, its code and data.reason. */
@@ -333,4 +337,32 @@ export function assertRefusal(r: Reply, status: number, code: number, reason: st
   }
   if (typeof b.error?.message !== 'string' || b.error.message.length === 0)
     throw new Error('refusal without a message');
+}
+
+/** Decodes an HTTP/1.1 chunked body (stops at the last complete chunk when truncated). */
+export function dechunk(body: Buffer): Buffer {
+  const out: Buffer[] = [];
+  let i = 0;
+  while (i < body.length) {
+    const eol = body.indexOf('\r\n', i);
+    if (eol < 0) break;
+    const size = Number.parseInt(body.subarray(i, eol).toString('latin1'), 16);
+    if (!Number.isFinite(size) || size === 0) break;
+    const start = eol + 2;
+    if (start + size > body.length) {
+      out.push(body.subarray(start));
+      break;
+    }
+    out.push(body.subarray(start, start + size));
+    i = start + size + 2;
+  }
+  return Buffer.concat(out);
+}
+
+/** A raw HTTP/1.1 request text (Connection: close) for a JSON POST. */
+export function rawPost(port: number, headers: Record<string, string>, body: string): string {
+  const lines = [`POST /mcp HTTP/1.1`, `Host: 127.0.0.1:${port}`, 'Connection: close'];
+  for (const [k, v] of Object.entries(headers)) lines.push(`${k}: ${v}`);
+  lines.push(`Content-Length: ${Buffer.byteLength(body)}`);
+  return `${lines.join('\r\n')}\r\n\r\n${body}`;
 }

@@ -108,18 +108,20 @@ export function buildTestServer(probe: Probe): McpServer {
     },
   );
 
-  // n related notifications/message (not coalescible) of `pad` chars each, then the result.
+  // n related notifications/message (not coalescible) of `pad` chars each, then the result. With
+  // `parallel` they are all sent at once (Promise.all), so backpressure cannot pace the producer.
   server.registerTool(
     'chatter',
-    { inputSchema: { n: z.number(), pad: z.number() } },
-    async ({ n, pad }, extra) => {
+    { inputSchema: { n: z.number(), pad: z.number(), parallel: z.boolean().optional() } },
+    async ({ n, pad, parallel }, extra) => {
       started(probe, 'chatter');
       const filler = 'y'.repeat(pad);
-      for (let i = 1; i <= n; i++) {
-        await extra.sendNotification({
-          method: 'notifications/message',
-          params: { level: 'info', data: `${i}:${filler}` },
-        });
+      const one = (i: number) =>
+        extra.sendNotification({ method: 'notifications/message', params: { level: 'info', data: `${i}:${filler}` } });
+      if (parallel === true) {
+        await Promise.all(Array.from({ length: n }, (_, i) => one(i + 1)));
+      } else {
+        for (let i = 1; i <= n; i++) await one(i);
       }
       probe.finished.push(`chatter:${n}`);
       return text(`chatted ${n}`);
