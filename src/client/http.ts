@@ -5,28 +5,23 @@ import {
   type SluiceClientError,
   UnauthorizedError,
 } from './errors.js';
-import { readTextLimited } from './sse-reader.js';
+import type { HttpResponse } from './http-client.js';
 
 /** `Accept` of every POST: the client MUST list both (spec "Sending Messages to the Server"). */
 export const POST_ACCEPT = 'application/json, text/event-stream';
 
 /** Maps a non-2xx response to the typed error (body read for diagnostics, bounded). */
-export async function statusError(method: string, response: Response): Promise<HttpStatusError> {
-  const body = (await readTextLimited(response.body, 4096).catch(() => '')) ?? '';
-  const challenge = response.headers.get('www-authenticate') ?? undefined;
+export async function statusError(method: string, response: HttpResponse): Promise<HttpStatusError> {
+  const body = (await response.text(4096).catch(() => '')) ?? '';
+  const challenge = response.header('www-authenticate') ?? undefined;
   if (response.status === 401) return new UnauthorizedError(method, body, challenge);
   if (response.status === 403) return new ForbiddenError(method, body, challenge);
   return new HttpStatusError(method, response.status, body);
 }
 
-/** Releases a response body we do not need. */
-export async function discard(response: Response): Promise<void> {
-  if (response.body === null) return;
-  try {
-    await response.body.cancel();
-  } catch {
-    // Cancelling an already-closed or errored body rejects; there is nothing left to release.
-  }
+/** Releases a response body we do not need (a body that has fully arrived keeps its keep-alive socket). */
+export async function discard(response: HttpResponse): Promise<void> {
+  await response.body?.cancel();
 }
 
 /** Any thrown value as a typed client error (typed ones pass through). */

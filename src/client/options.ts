@@ -1,6 +1,7 @@
 import { InvalidOptionError } from './errors.js';
+import { checkDefaultHttp } from './http-default.js';
 
-/** The `fetch` the transport calls; the global one by default. Same shape as the SDK's `FetchLike`. */
+/** A `fetch` for the transport to call instead of its default HTTP adapter. Same shape as the SDK's `FetchLike`. */
 export type FetchLike = (url: string | URL, init?: RequestInit) => Promise<Response>;
 
 /** Extra request headers: a fixed record, or a (possibly async) function called before every HTTP request. */
@@ -30,8 +31,10 @@ export interface OutgoingRequest {
 /** Options of `new StreamableHttpClientTransport(url, options)`. Every field is optional. */
 export interface StreamableHttpClientOptions {
   /**
-   * The `fetch` used for every HTTP request.
-   * @defaultValue `globalThis.fetch`
+   * The `fetch` used for every HTTP request. When it is set, the transport goes through `fetch` (the fetch
+   * adapter) on every runtime.
+   * @defaultValue on Node, `node:http`/`node:https` with a keep-alive agent per transport (no `fetch`); elsewhere
+   *   `globalThis.fetch`
    */
   fetch?: FetchLike;
   /**
@@ -145,7 +148,8 @@ export const IDEMPOTENCY_KEY_META = 'io.sluice/idempotencyKey';
 
 /** Resolved options: every field present, validated once. */
 export interface ResolvedClientOptions {
-  readonly fetch: FetchLike;
+  /** The caller's `fetch`; undefined means the runtime's default adapter (`http-default.ts`). */
+  readonly fetch: FetchLike | undefined;
   readonly headers: HeadersOption;
   readonly token: TokenOption | undefined;
   readonly sessionId: string | undefined;
@@ -219,10 +223,9 @@ function number(
 
 /** Merges defaults per field and validates; throws `InvalidOptionError` naming the field and the fix. */
 export function resolveOptions(options: StreamableHttpClientOptions = {}): ResolvedClientOptions {
-  const fetchFn = options.fetch ?? (globalThis.fetch as FetchLike | undefined);
-  if (typeof fetchFn !== 'function') {
-    throw new InvalidOptionError('no fetch available: pass options.fetch (global fetch needs Node >= 18)');
-  }
+  const fetchFn = options.fetch;
+  if (fetchFn === undefined) checkDefaultHttp();
+  else if (typeof fetchFn !== 'function') throw new InvalidOptionError('option fetch must be a function');
   const maxEventBytes = number(options, 'maxEventBytes', 1024, true);
   const idleTimeoutMs = number(options, 'idleTimeoutMs', 1, false);
   const initialReconnectDelayMs = number(options, 'initialReconnectDelayMs', 0, false);

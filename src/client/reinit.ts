@@ -1,6 +1,7 @@
 import { EventTooLargeError, MalformedMessageError, SessionExpiredError } from './errors.js';
 import { discard, POST_ACCEPT, statusError } from './http.js';
-import { readSse, readTextLimited } from './sse-reader.js';
+import { type HttpResponse, isOk } from './http-client.js';
+import { readSse } from './sse-reader.js';
 import type { StreamableHttpClientTransport } from './transport.js';
 import { mediaType, type WireMessage } from './wire.js';
 
@@ -31,8 +32,8 @@ export async function reinitialize(t: StreamableHttpClientTransport): Promise<vo
   const id = `sluice-reinit-${++session.reinitCount}`;
   const init = { jsonrpc: '2.0', id, method: 'initialize', params: session.initializeParams };
   const response = await postJson(t, init, false);
-  if (!response.ok) throw await statusError('POST', response);
-  const sid = response.headers.get('mcp-session-id');
+  if (!isOk(response)) throw await statusError('POST', response);
+  const sid = response.header('mcp-session-id');
   session.sessionId = sid !== null && sid.length > 0 ? sid : undefined;
   const answer = await readAnswer(t, response, id);
   if (answer.error !== undefined || typeof answer.result !== 'object' || answer.result === null) {
@@ -44,7 +45,7 @@ export async function reinitialize(t: StreamableHttpClientTransport): Promise<vo
   if (typeof version === 'string') session.protocolVersion = version;
   const initialized = await postJson(t, { jsonrpc: '2.0', method: 'notifications/initialized' }, true);
   await discard(initialized);
-  if (!initialized.ok) throw await statusError('POST', initialized);
+  if (!isOk(initialized)) throw await statusError('POST', initialized);
   session.gone = false;
 }
 
@@ -52,18 +53,13 @@ async function postJson(
   t: StreamableHttpClientTransport,
   body: unknown,
   withSession: boolean,
-): Promise<Response> {
+): Promise<HttpResponse> {
   const headers = await t.headers(POST_ACCEPT, withSession, undefined);
   headers['content-type'] = 'application/json';
   const controller = new AbortController();
   t.inflight.add(controller);
   try {
-    return await t.options.fetch(t.url, {
-      method: 'POST',
-      headers,
-      body: JSON.stringify(body),
-      signal: controller.signal,
-    });
+    return await t.request('POST', headers, JSON.stringify(body), controller.signal);
   } finally {
     t.inflight.delete(controller);
   }
@@ -72,13 +68,13 @@ async function postJson(
 /** Reads the response with `id` from a JSON or SSE body; other messages (e.g. log notifications) are dropped. */
 async function readAnswer(
   t: StreamableHttpClientTransport,
-  response: Response,
+  response: HttpResponse,
   id: string,
 ): Promise<WireMessage> {
   const { maxEventBytes, idleTimeoutMs, clock } = t.options;
-  const type = mediaType(response.headers.get('content-type'));
+  const type = mediaType(response.header('content-type'));
   if (type === 'application/json') {
-    const text = await readTextLimited(response.body, maxEventBytes);
+    const text = await response.text(maxEventBytes);
     if (text === undefined) throw new EventTooLargeError(maxEventBytes);
     const parsed = JSON.parse(text) as unknown;
     const list = (Array.isArray(parsed) ? parsed : [parsed]) as WireMessage[];
@@ -111,6 +107,6 @@ async function readAnswer(
   }
   await discard(response);
   throw new MalformedMessageError(
-    `re-initialize: unexpected Content-Type ${String(response.headers.get('content-type'))}`,
+    `re-initialize: unexpected Content-Type ${String(response.header('content-type'))}`,
   );
 }

@@ -1,4 +1,5 @@
 import { createParser, type ParseError } from 'eventsource-parser';
+import type { HttpBody } from './http-client.js';
 import type { ClientClock } from './options.js';
 
 /** What one SSE connection delivers, in order. */
@@ -23,15 +24,17 @@ export interface SseReadOptions {
   readonly idleTimeoutMs: number;
   readonly clock: ClientClock;
   /**
-   * Aborting it ends the read. Needed on top of passing the signal to `fetch`: undici reaches the body of an
-   * aborted fetch through a `WeakRef` to the `Response`, so once the `Response` object has been collected
-   * (only its body is still referenced) an abort tears the socket down but leaves `read()` pending forever.
+   * Aborting it ends the read (the body is cancelled). Needed on top of passing the signal to the request:
+   * undici reaches the body of an aborted fetch through a `WeakRef` to the `Response`, so once the `Response`
+   * object has been collected (only its body is still referenced) an abort tears the socket down but leaves
+   * `read()` pending forever. (The fetch adapter also keeps the `Response` referenced from its body.)
    */
   readonly signal?: AbortSignal;
 }
 
 /**
- * Reads one `text/event-stream` body to its end, incrementally.
+ * Reads one `text/event-stream` body to its end, incrementally. The body is the adapter's chunk iterator
+ * (`http-client.ts`): Buffers straight from the socket on the Node adapter, so no web stream is created there.
  *
  * - Bytes are decoded with one streaming `TextDecoder`, so a UTF-8 sequence split across chunks is
  *   reassembled; a leading BOM is stripped (WHATWG SSE "decode").
@@ -44,19 +47,13 @@ export interface SseReadOptions {
  *
  * Never throws: the end reason is returned.
  */
-export async function readSse(
-  body: ReadableStream<Uint8Array>,
-  sink: SseSink,
-  options: SseReadOptions,
-): Promise<SseEnd> {
+export async function readSse(body: HttpBody, sink: SseSink, options: SseReadOptions): Promise<SseEnd> {
   const { clock, idleTimeoutMs } = options;
-  const reader = body.getReader();
   let stop: 'idle' | 'too-large' | 'aborted' | undefined;
   const stopWith = (reason: 'idle' | 'too-large' | 'aborted'): void => {
     stop ??= reason;
-    reader.cancel().catch(() => {
-      // cancel() of an already-errored stream rejects; the stop reason is recorded and the loop ends anyway.
-    });
+    // Ends a pending next() as done; cancel() never rejects.
+    void body.cancel();
   };
   const onAbort = (): void => stopWith('aborted');
   const signal = options.signal;
@@ -99,12 +96,13 @@ export async function readSse(
   };
   armIdle(idleTimeoutMs);
   try {
-    for (;;) {
-      const { value, done } = await reader.read();
-      if (done || stop !== undefined) break;
-      lastByteAt = clock.now();
-      parser.feed(decoder.decode(value, { stream: true }));
-      if (stop !== undefined) break;
+    if (stop === undefined) {
+      for await (const value of body) {
+        if (stop !== undefined) break;
+        lastByteAt = clock.now();
+        parser.feed(decoder.decode(value, STREAM));
+        if (stop !== undefined) break;
+      }
     }
     if (stop === undefined) {
       const tail = decoder.decode();
@@ -116,9 +114,10 @@ export async function readSse(
   } finally {
     clock.clearTimeout(timer);
     signal?.removeEventListener('abort', onAbort);
-    reader.releaseLock();
   }
 }
+
+const STREAM: TextDecodeOptions = { stream: true };
 
 function end(stop: 'idle' | 'too-large' | 'aborted' | undefined, error: unknown): SseEnd {
   if (stop === 'aborted') return { kind: 'error', error: new Error('aborted') };
@@ -127,31 +126,21 @@ function end(stop: 'idle' | 'too-large' | 'aborted' | undefined, error: unknown)
 }
 
 /**
- * Reads a whole body as UTF-8 text, refusing more than `limit` bytes (returns undefined then).
- * Used for `application/json` responses, so a hostile server cannot make `response.text()` buffer gigabytes.
+ * Reads a whole body as UTF-8 text, refusing more than `limit` bytes (returns undefined then, after
+ * cancelling the body). The fetch adapter's `text(limit)`; a hostile server cannot make it buffer gigabytes.
  */
-export async function readTextLimited(
-  body: ReadableStream<Uint8Array> | null,
-  limit: number,
-): Promise<string | undefined> {
+export async function readTextLimited(body: HttpBody | null, limit: number): Promise<string | undefined> {
   if (body === null) return '';
-  const reader = body.getReader();
   const decoder = new TextDecoder('utf-8');
   let size = 0;
   let text = '';
-  try {
-    for (;;) {
-      const { value, done } = await reader.read();
-      if (done) break;
-      size += value.byteLength;
-      if (size > limit) {
-        await reader.cancel();
-        return undefined;
-      }
-      text += decoder.decode(value, { stream: true });
+  for await (const value of body) {
+    size += value.byteLength;
+    if (size > limit) {
+      await body.cancel();
+      return undefined;
     }
-    return text + decoder.decode();
-  } finally {
-    reader.releaseLock();
+    text += decoder.decode(value, STREAM);
   }
+  return text + decoder.decode();
 }

@@ -8,6 +8,7 @@ import {
   type SluiceClientError,
 } from './errors.js';
 import { describe, discard, statusError, toClientError } from './http.js';
+import { type HttpBody, type HttpResponse, isOk } from './http-client.js';
 import { reconnectDelay } from './options.js';
 import { readSse, type SseEnd, type SseSink } from './sse-reader.js';
 import type { PendingRequest, StreamableHttpClientTransport } from './transport.js';
@@ -80,7 +81,7 @@ export class StreamRunner {
   /** Takes over a POST's `text/event-stream` response. */
   adoptPostStream(
     entry: PendingRequest,
-    response: Response,
+    response: HttpResponse,
     controller: AbortController,
     onresumptiontoken: ((token: string) => void) | undefined,
   ): void {
@@ -89,7 +90,7 @@ export class StreamRunner {
     entry.stream = s;
     s.connection = controller;
     s.connectionIsGet = false;
-    void this.run(s, response);
+    void this.run(s, response.body as HttpBody);
   }
 
   /** `send(…, { resumptionToken })`: resume a request's stream from a token the caller kept. */
@@ -197,12 +198,11 @@ export class StreamRunner {
     if (this.standalone === s) this.standalone = undefined;
   }
 
-  private async run(s: ResponseStream, response: Response): Promise<void> {
+  private async run(s: ResponseStream, body: HttpBody): Promise<void> {
     const t = this.t;
     const { clock, maxEventBytes, idleTimeoutMs } = t.options;
     s.progressed = false;
     s.connectedAt = clock.now();
-    const body = response.body as ReadableStream<Uint8Array>;
     const signal = s.connection?.signal;
     const end = await readSse(body, s.sink, {
       clock,
@@ -291,14 +291,14 @@ export class StreamRunner {
       });
     }
     const controller = new AbortController();
-    let response: Response;
+    let response: HttpResponse;
     try {
       const headers = await t.headers('text/event-stream', true, s.lastEventId);
       if (t.closed || s.finished) return;
       t.inflight.add(controller);
       s.connection = controller;
       s.connectionIsGet = true;
-      response = await t.options.fetch(t.url, { method: 'GET', headers, signal: controller.signal });
+      response = await t.request('GET', headers, undefined, controller.signal);
     } catch (error) {
       t.inflight.delete(controller);
       s.connection = undefined;
@@ -312,12 +312,12 @@ export class StreamRunner {
       return;
     }
     if (
-      response.ok &&
-      mediaType(response.headers.get('content-type')) === 'text/event-stream' &&
+      isOk(response) &&
+      mediaType(response.header('content-type')) === 'text/event-stream' &&
       response.body !== null
     ) {
       s.everConnected = true;
-      await this.run(s, response);
+      await this.run(s, response.body);
       return;
     }
     t.inflight.delete(controller);
@@ -325,7 +325,7 @@ export class StreamRunner {
     this.refused(s, response);
   }
 
-  private refused(s: ResponseStream, response: Response): void {
+  private refused(s: ResponseStream, response: HttpResponse): void {
     const t = this.t;
     const status = response.status;
     void statusError('GET', response).then((error) => {

@@ -23,6 +23,8 @@ import {
   toClientError,
   withToken,
 } from './http.js';
+import { type HttpClient, type HttpMethod, type HttpResponse, isOk } from './http-client.js';
+import { defaultHttp, fetchHttp } from './http-default.js';
 import {
   type OutgoingRequest,
   type ResolvedClientOptions,
@@ -30,7 +32,6 @@ import {
   type StreamableHttpClientOptions,
 } from './options.js';
 import { reinitialize, type SessionState } from './reinit.js';
-import { readTextLimited } from './sse-reader.js';
 import { type ResponseStream, StreamRunner } from './streams.js';
 import { classify, type MessageKind, mediaType, type RequestId, type WireMessage } from './wire.js';
 
@@ -60,7 +61,8 @@ export interface PendingRequest {
  * await client.connect(new StreamableHttpClientTransport(new URL('http://127.0.0.1:3000/mcp')));
  * ```
  *
- * Built on `fetch` only (no `node:*` imports), so it also runs in browsers. See docs/client.md.
+ * On Node it speaks HTTP through `node:http` (loaded only there); elsewhere, or when `options.fetch` is passed,
+ * through `fetch`, so it also runs in browsers. See docs/client.md.
  */
 export class StreamableHttpClientTransport implements Transport {
   onclose?: (() => void) | undefined;
@@ -85,6 +87,9 @@ export class StreamableHttpClientTransport implements Transport {
   private readonly fast: FastDispatch | undefined;
   private readonly runner: StreamRunner;
   private readonly staticHeaders: Record<string, string> | undefined;
+  /** The HTTP adapter; undefined until the default one has loaded (first transport on Node only). */
+  private http: HttpClient | undefined;
+  private httpLoading: Promise<HttpClient> | undefined;
   private started = false;
   private closedFlag = false;
   private resendCounter = 0;
@@ -107,6 +112,36 @@ export class StreamableHttpClientTransport implements Transport {
         ? withToken(lowerCaseKeys(headers), token)
         : undefined;
     this.runner = new StreamRunner(this);
+    if (this.options.fetch !== undefined) {
+      this.http = fetchHttp(this.options.fetch);
+    } else {
+      const http = defaultHttp();
+      if (http instanceof Promise) {
+        this.httpLoading = http.then((loaded) => {
+          this.http = loaded;
+          return loaded;
+        });
+      } else {
+        this.http = http;
+      }
+    }
+  }
+
+  /**
+   * Sends one HTTP request to the endpoint through the adapter. `headers` is handed over (the adapter may add to it).
+   * @internal
+   */
+  request(
+    method: HttpMethod,
+    headers: Record<string, string>,
+    body: string | undefined,
+    signal: AbortSignal,
+  ): Promise<HttpResponse> {
+    const http = this.http;
+    if (http !== undefined) return http.request(method, this.url, headers, body, signal);
+    return (this.httpLoading as Promise<HttpClient>).then((loaded) =>
+      loaded.request(method, this.url, headers, body, signal),
+    );
   }
 
   /** The session id the server assigned (`Mcp-Session-Id`), once initialized. */
@@ -192,14 +227,9 @@ export class StreamableHttpClientTransport implements Transport {
     headers['content-type'] = 'application/json';
     const controller = new AbortController();
     this.inflight.add(controller);
-    let response: Response;
+    let response: HttpResponse;
     try {
-      response = await this.options.fetch(this.url, {
-        method: 'POST',
-        headers,
-        body: JSON.stringify(wire),
-        signal: controller.signal,
-      });
+      response = await this.request('POST', headers, JSON.stringify(wire), controller.signal);
     } catch (error) {
       this.inflight.delete(controller);
       if (this.closedFlag) throw new TransportClosedError();
@@ -207,7 +237,7 @@ export class StreamableHttpClientTransport implements Transport {
     }
     let handedOff = false;
     try {
-      if (!response.ok) {
+      if (!isOk(response)) {
         if (response.status === 404 && sentWithSession !== undefined) {
           await discard(response);
           return await this.onSessionNotFound(wire, kind, entry, sentWithSession, retriedAfterReinit);
@@ -215,7 +245,7 @@ export class StreamableHttpClientTransport implements Transport {
         throw await statusError('POST', response);
       }
       if (isInitialize) {
-        const sid = response.headers.get('mcp-session-id');
+        const sid = response.header('mcp-session-id');
         if (sid !== null && sid.length > 0) this.session.sessionId = sid;
         this.session.gone = false;
       }
@@ -226,7 +256,7 @@ export class StreamableHttpClientTransport implements Transport {
         // A request answered 202 gets its response later on the standalone GET stream; it stays pending.
         return;
       }
-      const type = mediaType(response.headers.get('content-type'));
+      const type = mediaType(response.header('content-type'));
       if (type === 'text/event-stream' && response.body !== null) {
         handedOff = true;
         this.runner.adoptPostStream(entry, response, controller, onresumptiontoken);
@@ -237,7 +267,7 @@ export class StreamableHttpClientTransport implements Transport {
         return;
       }
       await discard(response);
-      throw new UnexpectedContentTypeError(response.headers.get('content-type'));
+      throw new UnexpectedContentTypeError(response.header('content-type'));
     } finally {
       if (!handedOff) this.inflight.delete(controller);
     }
@@ -290,8 +320,8 @@ export class StreamableHttpClientTransport implements Transport {
     return this.session.reinitializing;
   }
 
-  private async receiveJsonBody(response: Response, requestId: RequestId): Promise<void> {
-    const text = await readTextLimited(response.body, this.options.maxEventBytes);
+  private async receiveJsonBody(response: HttpResponse, requestId: RequestId): Promise<void> {
+    const text = await response.text(this.options.maxEventBytes);
     if (text === undefined) throw new EventTooLargeError(this.options.maxEventBytes);
     let parsed: unknown;
     try {
@@ -456,6 +486,7 @@ export class StreamableHttpClientTransport implements Transport {
     if (sessionId !== undefined && !this.session.gone && this.started) {
       await this.deleteSession().catch((error: unknown) => this.onerror?.(toClientError(error)));
     }
+    this.http?.close();
     this.pending.clear();
     this.onclose?.();
   }
@@ -466,13 +497,9 @@ export class StreamableHttpClientTransport implements Transport {
     const timer = clock.setTimeout(() => controller.abort(), closeTimeoutMs);
     try {
       const headers = await this.headers('application/json, text/event-stream', true, undefined);
-      let response: Response;
+      let response: HttpResponse;
       try {
-        response = await this.options.fetch(this.url, {
-          method: 'DELETE',
-          headers,
-          signal: controller.signal,
-        });
+        response = await this.request('DELETE', headers, undefined, controller.signal);
       } catch (error) {
         throw new NetworkError(
           controller.signal.aborted
@@ -482,7 +509,7 @@ export class StreamableHttpClientTransport implements Transport {
         );
       }
       await discard(response);
-      if (!response.ok && response.status !== 405 && response.status !== 404) {
+      if (!isOk(response) && response.status !== 405 && response.status !== 404) {
         throw new HttpStatusError('DELETE', response.status, '');
       }
       this.session.sessionId = undefined;

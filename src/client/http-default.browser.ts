@@ -1,0 +1,27 @@
+import { InvalidOptionError } from './errors.js';
+import type { HttpClient } from './http-client.js';
+import { createFetchHttp } from './http-fetch.js';
+import type { FetchLike } from './options.js';
+
+/**
+ * `http-default.ts` for browser bundles (package.json `browser` field): the same exports, and only the global
+ * `fetch`; no reference to `http-node.js` or any `node:*` module.
+ */
+
+export function isNodeRuntime(): boolean {
+  return false;
+}
+
+export function checkDefaultHttp(): void {
+  if (typeof globalThis.fetch !== 'function') {
+    throw new InvalidOptionError('no fetch available: pass options.fetch');
+  }
+}
+
+export function defaultHttp(): HttpClient | Promise<HttpClient> {
+  return createFetchHttp((url, init) => globalThis.fetch(url, init));
+}
+
+export function fetchHttp(fetchFn: FetchLike): HttpClient {
+  return createFetchHttp(fetchFn);
+}

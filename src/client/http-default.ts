@@ -1,0 +1,73 @@
+import { InvalidOptionError } from './errors.js';
+import type { HttpClient } from './http-client.js';
+import { createFetchHttp } from './http-fetch.js';
+import type { FetchLike } from './options.js';
+
+/**
+ * Chooses the HTTP adapter when the caller passed no `fetch`: `node:http` on Node (and runtimes that provide
+ * it under `process.versions.node`: Bun, Deno), the global `fetch` anywhere else.
+ *
+ * The Node adapter is reached only through the guarded dynamic `import()` below, so nothing imports
+ * `node:*` unless the code runs on Node: a browser loading the ES modules unbundled never fetches
+ * `http-node.js`. Bundlers resolve a literal `import()` even when it never runs, so package.json maps this file
+ * to `http-default.browser.js` under the `browser` field (webpack, Vite/Rollup, esbuild honour it for files
+ * inside a package) and a browser bundle contains no `node:*` import at all. See docs/client.md.
+ */
+
+type Factory = () => HttpClient;
+
+let nodeFactory: Factory | undefined;
+let loading: Promise<Factory | undefined> | undefined;
+
+interface ProcessLike {
+  versions?: { node?: unknown };
+  env?: Record<string, string | undefined>;
+}
+
+export function isNodeRuntime(): boolean {
+  const p = (globalThis as { process?: ProcessLike }).process;
+  return typeof p?.versions?.node === 'string';
+}
+
+/**
+ * `SLUICE_CLIENT_HTTP=fetch` in the environment makes transports without `options.fetch` use the global
+ * `fetch` on Node too: an escape hatch (and how the conformance suite runs the CLI over the fetch adapter).
+ */
+function fetchForced(): boolean {
+  return (globalThis as { process?: ProcessLike }).process?.env?.['SLUICE_CLIENT_HTTP'] === 'fetch';
+}
+
+/** Throws `InvalidOptionError` (at construction) when there is neither node:http nor a global `fetch`. */
+export function checkDefaultHttp(): void {
+  if (!isNodeRuntime() && typeof globalThis.fetch !== 'function') {
+    throw new InvalidOptionError('no fetch available: pass options.fetch (global fetch needs Node >= 18)');
+  }
+}
+
+function globalFetchHttp(): HttpClient {
+  return createFetchHttp((url, init) => globalThis.fetch(url, init));
+}
+
+/**
+ * A new HTTP client for one transport: synchronously once the Node adapter has been loaded (every transport
+ * after the first), else after the one-time `import()`. If that import fails (a bundle that left the file
+ * out), the global `fetch` is used.
+ */
+export function defaultHttp(): HttpClient | Promise<HttpClient> {
+  if (!isNodeRuntime() || fetchForced()) return globalFetchHttp();
+  if (nodeFactory !== undefined) return nodeFactory();
+  loading ??= import('./http-node.js').then(
+    (m) => m.createNodeHttp,
+    () => undefined,
+  );
+  return loading.then((factory) => {
+    if (factory === undefined) return globalFetchHttp();
+    nodeFactory = factory;
+    return factory();
+  });
+}
+
+/** The adapter over a caller's `fetch`. */
+export function fetchHttp(fetchFn: FetchLike): HttpClient {
+  return createFetchHttp(fetchFn);
+}

@@ -1,0 +1,90 @@
+import type { HttpBody, HttpClient, HttpResponse } from './http-client.js';
+import type { FetchLike } from './options.js';
+import { readTextLimited } from './sse-reader.js';
+
+/**
+ * The `fetch` adapter: used when `options.fetch` is passed, and by default outside Node (browsers, Deno
+ * without node:http, workers). Imports nothing from `node:*`.
+ */
+export function createFetchHttp(fetchFn: FetchLike): HttpClient {
+  return {
+    async request(method, url, headers, body, signal): Promise<HttpResponse> {
+      const init: RequestInit =
+        body === undefined ? { method, headers, signal } : { method, headers, body, signal };
+      return new FetchResponse(await fetchFn(url, init));
+    },
+    close() {
+      // The connections belong to the fetch implementation's own pool.
+    },
+  };
+}
+
+/** A fetch `Response` as an `HttpResponse`. @internal exported for the unit tests */
+export function fetchResponse(response: Response): HttpResponse {
+  return new FetchResponse(response);
+}
+
+class FetchResponse implements HttpResponse {
+  readonly status: number;
+  readonly body: HttpBody | null;
+  private readonly response: Response;
+
+  constructor(response: Response) {
+    this.response = response;
+    this.status = response.status;
+    this.body = response.body === null ? null : new StreamBody(response.body, response);
+  }
+
+  header(name: string): string | null {
+    return this.response.headers.get(name);
+  }
+
+  text(limit: number): Promise<string | undefined> {
+    return readTextLimited(this.body, limit);
+  }
+}
+
+const DONE: IteratorReturnResult<undefined> = { done: true, value: undefined };
+
+/** A `ReadableStream` body as an `HttpBody`: one reader, taken on the first `next()`. */
+class StreamBody implements HttpBody, AsyncIterator<Uint8Array> {
+  private readonly stream: ReadableStream<Uint8Array>;
+  private reader: ReadableStreamDefaultReader<Uint8Array> | undefined;
+  private cancelled = false;
+  /**
+   * Kept so that the `Response` lives as long as its body is read: undici reaches the body of an aborted fetch
+   * through a `WeakRef` to the `Response` (see `SseReadOptions.signal`).
+   */
+  readonly response: Response;
+
+  constructor(stream: ReadableStream<Uint8Array>, response: Response) {
+    this.stream = stream;
+    this.response = response;
+  }
+
+  [Symbol.asyncIterator](): AsyncIterator<Uint8Array> {
+    return this;
+  }
+
+  async next(): Promise<IteratorResult<Uint8Array>> {
+    if (this.cancelled) return DONE;
+    this.reader ??= this.stream.getReader();
+    const { value, done } = await this.reader.read();
+    return done ? DONE : { value, done: false };
+  }
+
+  async return(): Promise<IteratorResult<Uint8Array>> {
+    await this.cancel();
+    return DONE;
+  }
+
+  async cancel(): Promise<void> {
+    if (this.cancelled) return;
+    this.cancelled = true;
+    try {
+      await (this.reader !== undefined ? this.reader.cancel() : this.stream.cancel());
+    } catch {
+      // Cancelling an already-closed or errored body rejects; there is nothing left to release.
+    }
+  }
+}
