@@ -148,7 +148,7 @@ describe('streams: standalone backlog beyond the replay buffer', () => {
   after(() => srv.close());
 
   test('a fresh GET after more unrelated messages than the buffer holds is still answered', {
-    todo: 'server bug: src/core/get.ts:37 ignores the verdict of standalone.resume(); when the backlog was evicted (event-stream.ts:140 returns it before binding the sink) the GET gets no response at all',
+    todo: 'server bug: src/core/get.ts:37 ignores the verdict of standalone.resume(); when the backlog was evicted, EventStream.resume returns 'evicted' before binding the sink and the GET gets no response at all',
   }, async () => {
     const s = new RawSession(srv.url);
     await s.init();
@@ -281,7 +281,7 @@ describe('streams: resumption', () => {
   });
 
   test('a declined cursor for a live POST stream leaves that stream connected', {
-    todo: 'server bug: src/core/event-stream.ts:132 detaches the live connection before the store has judged the cursor; a refused GET (400 resume-unknown) ends the POST stream',
+    todo: 'server bug: EventStream.resume (src/core/event-stream.ts, first line: this.#detach(true)) detaches the live connection before the store has judged the cursor; a refused GET (400 resume-unknown) ends the POST stream',
   }, async () => {
     const s = new RawSession(srv.url);
     await s.init();
