@@ -279,7 +279,7 @@ describe('POST: per-response mode auto', () => {
   }
 
   test('initialize with Accept: text/event-stream only is answered as SSE (never a type the client refused)', {
-    todo: 'server bug: src/core/post.ts initialize() (new Exchange(..., 'json', ...), ~line 182) answers initialize as JSON whatever Accept says',
+    todo: 'server bug: src/core/post.ts initialize() (new Exchange(..., "json", ...), ~line 182) answers initialize as JSON whatever Accept says',
   }, async () => {
     const r = await open(srv.url, {
       method: 'POST',

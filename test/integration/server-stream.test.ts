@@ -148,7 +148,7 @@ describe('streams: standalone backlog beyond the replay buffer', () => {
   after(() => srv.close());
 
   test('a fresh GET after more unrelated messages than the buffer holds is still answered', {
-    todo: 'server bug: src/core/get.ts:37 ignores the verdict of standalone.resume(); when the backlog was evicted, EventStream.resume returns 'evicted' before binding the sink and the GET gets no response at all',
+    todo: 'server bug: src/core/get.ts:37 ignores the verdict of standalone.resume(); when the backlog was evicted, EventStream.resume returns "evicted" before binding the sink and the GET gets no response at all',
   }, async () => {
     const s = new RawSession(srv.url);
     await s.init();
