@@ -117,7 +117,10 @@ export function buildTestServer(probe: Probe): McpServer {
       started(probe, 'chatter');
       const filler = 'y'.repeat(pad);
       const one = (i: number) =>
-        extra.sendNotification({ method: 'notifications/message', params: { level: 'info', data: `${i}:${filler}` } });
+        extra.sendNotification({
+          method: 'notifications/message',
+          params: { level: 'info', data: `${i}:${filler}` },
+        });
       if (parallel === true) {
         await Promise.all(Array.from({ length: n }, (_, i) => one(i + 1)));
       } else {
