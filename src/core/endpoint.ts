@@ -7,6 +7,7 @@ import type { EventStore } from '../events/event-store.js';
 import { type EventStoreStats, MemoryEventStore } from '../events/memory-event-store.js';
 import { Counters, type SessionEndReason } from './counters.js';
 import type { AuthResult, ResolvedOptions, SessionContext } from './options.js';
+import { Pacer } from './pacer.js';
 import { shortHash } from './probe.js';
 import { type Refusal, Refusals } from './refusal.js';
 import type { McpServerLike, Session, SessionDeps } from './session.js';
@@ -59,6 +60,7 @@ export class Endpoint {
       store: this.store,
       live: this.live,
       limits: this.limits,
+      pacer: new Pacer(options.pacingMs),
       ended: (s, reason) => this.#sessionEnded(s, reason),
     };
     if (options.keepaliveMs > 0) {

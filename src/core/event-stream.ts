@@ -8,6 +8,7 @@
 import type { EventStore, StoredEvent } from '../events/event-store.js';
 import { encodeEventId } from '../sse/event-id.js';
 import type { Counters } from './counters.js';
+import type { Pacer } from './pacer.js';
 import type { Probe } from './probe.js';
 import type { Headers, ResponseSink } from './sink.js';
 import { SseWriter, type WriterLimits } from './sse-writer.js';
@@ -35,6 +36,7 @@ export interface StreamContext {
   /** Whether this session gets priming events (negotiated >= 2025-11-25). */
   readonly priming: boolean;
   readonly probe: Probe | undefined;
+  readonly pacer: Pacer;
   /** The session id as a short hash, for probes and logs. */
   readonly sessionHash: string;
 }
@@ -52,6 +54,7 @@ export class EventStream {
   readonly kind: StreamKind;
   readonly #ctx: StreamContext;
   #seq = 0;
+  #idPrefix: string | undefined;
   #writer: SseWriter | undefined;
   /** Frames produced while a replay is being read; written after it, deduplicated by seq. */
   #held: Held[] | undefined;
@@ -100,9 +103,15 @@ export class EventStream {
       return undefined;
     }
     const w = this.#writer;
-    if (w === undefined) return undefined;
+    // No connection: the event waits in the replay store; pace the producer (see pacer.ts).
+    if (w === undefined) return this.#ctx.pacer.wait();
     this.#put(w, this.#seq, frame, key);
-    return key === undefined && w.congested ? w.waitForRoom() : undefined;
+    if (!w.blocked) return undefined;
+    // Blocked socket: a response or request waits for room once the queue passes the high-water
+    // mark; a progress update (coalescible, never piling up) waits for room or the next pace tick.
+    if (key === undefined) return w.congested ? w.waitForRoom() : undefined;
+    const tick = this.#ctx.pacer.wait();
+    return tick === undefined ? undefined : Promise.race([w.waitForRoom(), tick]);
   }
 
   /** Opens this stream on a fresh response: headers, then priming event or comment. */
@@ -212,7 +221,9 @@ export class EventStream {
     const seq = ++this.#seq;
     const tag = this.#ctx.tag;
     if (tag === undefined) return `data: ${json}\n\n`;
-    const id = encodeEventId(tag, this.num, seq);
+    // The `tag.stream.` part never changes: encode it once (event-id.ts owns the format).
+    this.#idPrefix ??= encodeEventId(tag, this.num, 0).slice(0, -1);
+    const id = this.#idPrefix + seq.toString(36);
     const frame =
       retry === undefined ? `id: ${id}\ndata: ${json}\n\n` : `id: ${id}\nretry: ${retry}\ndata: ${json}\n\n`;
     const store = this.#ctx.store;

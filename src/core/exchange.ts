@@ -48,8 +48,13 @@ export class Exchange {
   #orphanTimer: ReturnType<typeof setTimeout> | undefined;
   /** Headers added to the answer (CORS, and Mcp-Session-Id for initialize). */
   headers: Headers;
-  /** Runs just before a JSON answer is written (initialize registers its session here). */
-  beforeJson: ((responses: string[]) => void) | undefined;
+  /** Runs just before an undecided exchange answers (initialize registers its session here). */
+  beforeAnswer: ((responses: string[]) => void) | undefined;
+  /**
+   * With policy 'sse': open the stream only when the answer is ready (or something related is sent),
+   * not at once. Initialize uses it so its SSE answer can still carry Mcp-Session-Id.
+   */
+  deferStream = false;
   /** Bounds the stream's life by the credential that opened it. */
   guard: StreamGuard | undefined;
   /** Runs once when the exchange is over, however it ended. */
@@ -85,7 +90,7 @@ export class Exchange {
   }
 
   start(): void {
-    if (this.#policy === 'sse') this.#upgrade();
+    if (this.#policy === 'sse' && !this.deferStream) this.#upgrade();
     else if (this.#policy === 'auto' && this.#host.streamAfterMs > 0) {
       this.#timer = setTimeout(() => {
         this.#timer = undefined;
@@ -171,9 +176,18 @@ export class Exchange {
       this.#state = 'done';
       this.#stream?.finish(this.#host.streamGraceMs);
     } else if (this.#state === 'pending') {
+      if (!this.#sink.closed) this.beforeAnswer?.(this.#responses);
+      if (this.#policy === 'sse' && this.#responses.length > 0 && !this.#sink.closed) {
+        // A client that refused JSON gets its answer as a stream (never a type it did not accept).
+        this.#upgrade();
+        this.#state = 'done';
+        this.#stream?.finish(this.#host.streamGraceMs);
+        this.#host.exchangeDone(this);
+        this.onDone?.();
+        return;
+      }
       this.#state = 'done';
       if (!this.#sink.closed) {
-        this.beforeJson?.(this.#responses);
         const rs = this.#responses;
         if (rs.length === 0) {
           // Every request was cancelled: nothing to answer (2025-11-25 utilities/cancellation).

@@ -67,6 +67,12 @@ export interface ServerOptions {
   eventStore?: EventStore;
   /** A finished POST stream stays resumable this long. @defaultValue 60000 */
   streamGraceMs?: number;
+  /**
+   * While a stream cannot take bytes (no connection attached, or a blocked socket for progress),
+   * sends resolve on a shared tick of this many ms instead of at once, so a flooding handler does
+   * not spin a core for a consumer that is stalled or gone; 0 turns pacing off. @defaultValue 50
+   */
+  pacingMs?: number;
   /** A request whose stream stays disconnected this long is cancelled. @defaultValue 300000 (5 min) */
   orphanTimeoutMs?: number;
   /** No sessions: a fresh server per request; GET and DELETE get 405. @defaultValue false */
@@ -141,6 +147,7 @@ export const DEFAULTS = {
   highWaterMark: 64 * 1024,
   streamGraceMs: 60_000,
   orphanTimeoutMs: 5 * 60_000,
+  pacingMs: 50,
   stateless: false,
   enableGetStream: true,
   enableDelete: true,
@@ -224,6 +231,7 @@ export function resolveOptions(o: ServerOptions): ResolvedOptions {
     eventStore: o.eventStore,
     streamGraceMs: nonNegativeInt('streamGraceMs', o.streamGraceMs ?? DEFAULTS.streamGraceMs),
     orphanTimeoutMs: positiveInt('orphanTimeoutMs', o.orphanTimeoutMs ?? DEFAULTS.orphanTimeoutMs),
+    pacingMs: nonNegativeInt('pacingMs', o.pacingMs ?? DEFAULTS.pacingMs),
     stateless,
     enableGetStream: !stateless && (o.enableGetStream ?? DEFAULTS.enableGetStream),
     enableDelete: !stateless && (o.enableDelete ?? DEFAULTS.enableDelete),

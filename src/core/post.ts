@@ -177,19 +177,21 @@ async function initialize(ep: Endpoint, input: PostInput, init: JsonRpcRequest):
   } finally {
     ep.pendingInits--;
   }
-  // The answer is always JSON: it must carry Mcp-Session-Id, which is only known to be valid
-  // once the SDK has accepted the initialize request.
+  // The answer must carry Mcp-Session-Id, which is only known to be valid once the SDK has
+  // accepted the initialize request: JSON, or (for a client that refuses JSON) an SSE stream
+  // opened only when the result is there.
   const ex = new Exchange(
     session,
     sink,
     new Map([[init.id, 'initialize']]),
     false,
-    'json',
+    input.accept.json ? 'json' : 'sse',
     { ...headers },
     ep.options.now(),
   );
+  ex.deferStream = true;
   let registered = false;
-  ex.beforeJson = (responses) => {
+  ex.beforeAnswer = (responses) => {
     const r = JSON.parse(responses[0] ?? '{}') as { result?: { protocolVersion?: unknown } };
     const v = r.result?.protocolVersion;
     if (typeof v !== 'string' || ep.closing) return;

@@ -7,13 +7,12 @@
 import type { MessageExtraInfo } from '@modelcontextprotocol/sdk/types.js';
 import type { EventStore } from '../events/event-store.js';
 import { JsonRpcCode } from '../jsonrpc/codes.js';
-import {
-  type JsonRpcMessage,
-  type JsonRpcNotification,
-  type JsonRpcRequest,
-  type JsonRpcResponse,
-  progressTokenOf,
-  type RequestId,
+import type {
+  JsonRpcMessage,
+  JsonRpcNotification,
+  JsonRpcRequest,
+  JsonRpcResponse,
+  RequestId,
 } from '../jsonrpc/message.js';
 import { type BridgeTarget, BridgeTransport } from './bridge-transport.js';
 import type { Counters, SessionEndReason } from './counters.js';
@@ -21,6 +20,7 @@ import { createDispatcher, type Dispatcher } from './dispatcher.js';
 import { EventStream, type StreamContext } from './event-stream.js';
 import type { Exchange, ExchangeHost } from './exchange.js';
 import type { ResolvedOptions } from './options.js';
+import type { Pacer } from './pacer.js';
 import { type Probe, shortHash } from './probe.js';
 import { type Refusal, Refusals } from './refusal.js';
 import type { SseWriter, WriterLimits } from './sse-writer.js';
@@ -37,6 +37,7 @@ export interface SessionDeps {
   readonly store: EventStore | undefined;
   readonly live: Set<SseWriter>;
   readonly limits: WriterLimits;
+  readonly pacer: Pacer;
   ended(session: Session, reason: SessionEndReason): void;
 }
 
@@ -59,6 +60,7 @@ export class Session implements StreamContext, ExchangeHost, BridgeTarget {
   readonly orphanTimeoutMs: number;
   readonly transport: BridgeTransport;
   readonly probe: Probe | undefined;
+  readonly pacer: Pacer;
   #hash: string | undefined;
   /** The protocol revision the initialize exchange settled on. */
   version = DEFAULT_NEGOTIATED_VERSION;
@@ -102,6 +104,7 @@ export class Session implements StreamContext, ExchangeHost, BridgeTarget {
     this.lastActive = o.now();
     this.transport = new BridgeTransport(this, id);
     this.probe = o.probe;
+    this.pacer = deps.pacer;
   }
 
   get sessionHash(): string {
@@ -189,8 +192,14 @@ export class Session implements StreamContext, ExchangeHost, BridgeTarget {
       }
       if (isRequest) this.awaiting.add(message.id);
       const json = JSON.stringify(message);
-      const token = progressTokenOf(message);
-      const key = token === undefined ? undefined : typeof token === 'number' ? `n${token}` : `s${token}`;
+      // Progress is the only compressible traffic; its coalescing key is the token (string and
+      // number tokens kept apart: 1 and "1" are different tokens).
+      let key: string | undefined;
+      if (!isRequest && message.method === 'notifications/progress') {
+        const token = message.params?.['progressToken'];
+        if (typeof token === 'string') key = `s${token}`;
+        else if (typeof token === 'number') key = `n${token}`;
+      }
       if (related !== undefined) {
         const ex = this.inflight.get(related);
         const r = ex === undefined ? 'nostream' : ex.related(json, key);
@@ -200,7 +209,7 @@ export class Session implements StreamContext, ExchangeHost, BridgeTarget {
         if (s?.attached && this.#deps.options.enableGetStream) return s.send(json, key);
         this.counters.undeliverable++;
         if (isRequest) this.#failRequest(message.id, 'no open stream can carry this server request');
-        return undefined;
+        return this.pacer.wait();
       }
       if (!this.#deps.options.enableGetStream || this.tag === undefined) {
         this.counters.undeliverable++;

@@ -15,7 +15,7 @@ import type { Counters } from './counters.js';
 import type { ResponseSink } from './sink.js';
 
 /** Frames joined in one tick are written once they reach this size. */
-const BATCH_BYTES = 32 * 1024;
+const BATCH_BYTES = 64 * 1024;
 
 export type WriteOutcome = 'written' | 'queued' | 'overflow' | 'closed';
 
@@ -64,6 +64,10 @@ export class SseWriter {
   }
   get coalesced(): number {
     return this.#queue.coalesced;
+  }
+  /** The socket refused bytes and has not drained yet. */
+  get blocked(): boolean {
+    return !this.#writable;
   }
   /** Whether a non-coalescible producer should wait (see waitForRoom). */
   get congested(): boolean {

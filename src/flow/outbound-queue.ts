@@ -11,6 +11,7 @@
 
 interface Entry {
   frame: string;
+  bytes: number;
   key: string | undefined;
   live: boolean;
 }
@@ -33,12 +34,14 @@ export class OutboundQueue {
   }
 
   push(frame: string, key?: string): void {
-    const entry: Entry = { frame, key, live: true };
+    const entry: Entry = { frame, bytes: frame.length, key, live: true };
     if (key !== undefined) {
       const old = this.#byKey.get(key);
       if (old?.live) {
         old.live = false;
-        this.#bytes -= old.frame.length;
+        // Release the replaced frame now: a consumer that never drains must not pin it.
+        old.frame = '';
+        this.#bytes -= old.bytes;
         this.#count--;
         this.coalesced++;
       }
@@ -47,6 +50,9 @@ export class OutboundQueue {
     this.#entries.push(entry);
     this.#bytes += frame.length;
     this.#count++;
+    // Dead entries are compacted away once they outnumber the live ones: amortised O(1) per push,
+    // and the array stays within twice the number of frames actually waiting.
+    if (this.#entries.length > 2 * this.#count + 8) this.#entries = this.#entries.filter((e) => e.live);
   }
 
   /** Removes and returns every waiting frame, joined in order. */

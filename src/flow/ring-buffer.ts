@@ -7,6 +7,8 @@
  *   [ . . . e0 e1 e2 e3 e4 . . . . . . . ]   slots = capacity (a power of two; index & mask)
  *           oldest            newest
  *
+ * Entries are stored as parallel arrays (seq, bytes, time, value) rather than one object each:
+ * the ring sits on the per-event path, and an object per event was measurable GC pressure.
  * Capacity grows by doubling up to the next power of two above `maxCount`, so an idle stream costs
  * a few slots, not maxCount. Sequence numbers must increase.
  */
@@ -25,7 +27,10 @@ export interface RingEntry<T> {
 }
 
 export class RingBuffer<T> {
-  #slots: (RingEntry<T> | undefined)[] = new Array(4);
+  #seqs: number[] = [0, 0, 0, 0];
+  #sizes: number[] = [0, 0, 0, 0];
+  #ats: number[] = [0, 0, 0, 0];
+  #values: (T | undefined)[] = [undefined, undefined, undefined, undefined];
   #mask = 3;
   #head = 0;
   #length = 0;
@@ -46,12 +51,16 @@ export class RingBuffer<T> {
   }
   /** Sequence number of the oldest retained entry, or undefined when empty. */
   get firstSeq(): number | undefined {
-    return this.#slots[this.#head]?.seq;
+    return this.#length === 0 ? undefined : this.#seqs[this.#head];
   }
 
   push(seq: number, value: T, bytes: number, now: number): void {
-    if (this.#length === this.#slots.length) this.#grow();
-    this.#slots[(this.#head + this.#length) & this.#mask] = { seq, bytes, at: now, value };
+    if (this.#length > this.#mask) this.#grow();
+    const i = (this.#head + this.#length) & this.#mask;
+    this.#seqs[i] = seq;
+    this.#sizes[i] = bytes;
+    this.#ats[i] = now;
+    this.#values[i] = value;
     this.#length++;
     this.#bytes += bytes;
     this.evictExpired(now);
@@ -66,11 +75,7 @@ export class RingBuffer<T> {
   /** Drops entries older than maxAgeMs. */
   evictExpired(now: number): void {
     const cutoff = now - this.#limits.maxAgeMs;
-    while (this.#length > 0) {
-      const first = this.#slots[this.#head];
-      if (first === undefined || first.at >= cutoff) break;
-      this.#shift();
-    }
+    while (this.#length > 0 && (this.#ats[this.#head] ?? 0) < cutoff) this.#shift();
   }
 
   /** Entries with seq > afterSeq, oldest first. */
@@ -79,20 +84,27 @@ export class RingBuffer<T> {
     let hi = this.#length;
     while (lo < hi) {
       const mid = (lo + hi) >>> 1;
-      const e = this.#slots[(this.#head + mid) & this.#mask];
-      if (e !== undefined && e.seq <= afterSeq) lo = mid + 1;
+      if ((this.#seqs[(this.#head + mid) & this.#mask] ?? 0) <= afterSeq) lo = mid + 1;
       else hi = mid;
     }
     const out: RingEntry<T>[] = [];
-    for (let i = lo; i < this.#length; i++) {
-      const e = this.#slots[(this.#head + i) & this.#mask];
-      if (e !== undefined) out.push(e);
+    for (let k = lo; k < this.#length; k++) {
+      const i = (this.#head + k) & this.#mask;
+      out.push({
+        seq: this.#seqs[i] ?? 0,
+        bytes: this.#sizes[i] ?? 0,
+        at: this.#ats[i] ?? 0,
+        value: this.#values[i] as T,
+      });
     }
     return out;
   }
 
   clear(): void {
-    this.#slots = new Array(4);
+    this.#seqs = [0, 0, 0, 0];
+    this.#sizes = [0, 0, 0, 0];
+    this.#ats = [0, 0, 0, 0];
+    this.#values = [undefined, undefined, undefined, undefined];
     this.#mask = 3;
     this.#head = 0;
     this.#length = 0;
@@ -100,20 +112,32 @@ export class RingBuffer<T> {
   }
 
   #shift(): void {
-    const e = this.#slots[this.#head];
-    this.#slots[this.#head] = undefined;
-    this.#head = (this.#head + 1) & this.#mask;
+    const h = this.#head;
+    this.#values[h] = undefined;
+    this.#bytes -= this.#sizes[h] ?? 0;
+    this.#head = (h + 1) & this.#mask;
     this.#length--;
-    this.#bytes -= e?.bytes ?? 0;
     this.evicted++;
   }
 
   #grow(): void {
-    const old = this.#slots;
-    const next: (RingEntry<T> | undefined)[] = new Array(old.length * 2);
-    for (let i = 0; i < this.#length; i++) next[i] = old[(this.#head + i) & this.#mask];
-    this.#slots = next;
-    this.#mask = next.length - 1;
+    const n = (this.#mask + 1) * 2;
+    const seqs = new Array<number>(n).fill(0);
+    const sizes = new Array<number>(n).fill(0);
+    const ats = new Array<number>(n).fill(0);
+    const values = new Array<T | undefined>(n).fill(undefined);
+    for (let k = 0; k < this.#length; k++) {
+      const i = (this.#head + k) & this.#mask;
+      seqs[k] = this.#seqs[i] ?? 0;
+      sizes[k] = this.#sizes[i] ?? 0;
+      ats[k] = this.#ats[i] ?? 0;
+      values[k] = this.#values[i];
+    }
+    this.#seqs = seqs;
+    this.#sizes = sizes;
+    this.#ats = ats;
+    this.#values = values;
+    this.#mask = n - 1;
     this.#head = 0;
   }
 }
