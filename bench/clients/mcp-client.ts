@@ -10,7 +10,7 @@ import type { BenchClient } from './bench-client.js';
 /** Where tsc puts src/client/index.ts, relative to this file in dist/bench/clients/. */
 const SLUICE_CLIENT_MODULE = new URL('../../src/client/index.js', import.meta.url).href;
 
-type TransportClass = new (url: URL) => Transport;
+type TransportClass = new (url: URL, options?: { protocol?: unknown }) => Transport;
 
 async function loadSluiceTransport(): Promise<TransportClass> {
   const mod: unknown = await import(SLUICE_CLIENT_MODULE);
@@ -37,7 +37,11 @@ export async function connectMcpClient(
   const Transport: TransportClass =
     transport === 'sdk' ? StreamableHTTPClientTransport : await loadSluiceTransport();
   const client = new Client({ name: 'sluice-bench', version: '1.0.0' });
-  await client.connect(new Transport(new URL(url)));
+  // Sluice's transport runs with its fast dispatch on (docs/client.md): that is how it is meant to
+  // be used for throughput; the SDK transport has no such option.
+  await client.connect(
+    transport === 'sdk' ? new Transport(new URL(url)) : new Transport(new URL(url), { protocol: client }),
+  );
   return {
     async echo(id) {
       const text = `hello ${id}`;

@@ -11,6 +11,7 @@
 // - sleep {ms}                                → waits, then text `slept <ms>`.
 import { McpServer } from '@modelcontextprotocol/sdk/server/mcp.js';
 import * as z from 'zod';
+import { sharedJsonSchemaValidator } from '../../src/server/shared-validator.js';
 
 /** Upper bounds for tool arguments, so a typo cannot make a child run for hours. */
 const MAX_COUNT = 50_000_000;
@@ -45,9 +46,17 @@ function sleep(ms: number, signal: AbortSignal): Promise<void> {
   });
 }
 
+// Likewise one JSON-schema validator for every session: each SDK Server otherwise builds its own
+// Ajv instance (~20 KiB of heap per session), again the application's choice, applied equally to
+// the Sluice and SDK children (README "Memory per session").
+const VALIDATOR = sharedJsonSchemaValidator();
+
 /** A fresh `McpServer` with the three bench tools (one per session). */
 export function createBenchServer(): McpServer {
-  const server = new McpServer({ name: 'sluice-bench', version: '1.0.0' });
+  const server = new McpServer(
+    { name: 'sluice-bench', version: '1.0.0' },
+    { jsonSchemaValidator: VALIDATOR },
+  );
 
   server.registerTool(
     'echo',
