@@ -34,14 +34,14 @@ export async function connectMcpClient(
   transport: 'sdk' | 'sluice',
   timeoutMs: number,
 ): Promise<BenchClient> {
-  const Transport: TransportClass =
-    transport === 'sdk' ? StreamableHTTPClientTransport : await loadSluiceTransport();
   const client = new Client({ name: 'sluice-bench', version: '1.0.0' });
   // Sluice's transport runs with its fast dispatch on (docs/client.md): that is how it is meant to
   // be used for throughput; the SDK transport has no such option.
-  await client.connect(
-    transport === 'sdk' ? new Transport(new URL(url)) : new Transport(new URL(url), { protocol: client }),
-  );
+  const wire: Transport =
+    transport === 'sdk'
+      ? new StreamableHTTPClientTransport(new URL(url))
+      : new (await loadSluiceTransport())(new URL(url), { protocol: client });
+  await client.connect(wire);
   return {
     async echo(id) {
       const text = `hello ${id}`;
