@@ -116,16 +116,30 @@ export async function handlePost(ep: Endpoint, input: PostInput): Promise<void> 
     for (const it of items) deliver(session, it, input);
     return;
   }
+  runExchange(ep, session, input, items, requests, batch);
+}
+
+/** Opens the exchange that answers these requests, then hands every message to the SDK. */
+function runExchange(
+  ep: Endpoint,
+  session: Session,
+  input: PostInput,
+  items: Item[],
+  requests: Map<RequestId, string>,
+  batch: boolean,
+  onDone?: () => void,
+): void {
   const ex = new Exchange(
     session,
-    sink,
+    input.sink,
     requests,
     batch,
     policyFor(ep, input.accept),
-    headers,
+    input.headers,
     ep.options.now(),
   );
   ex.guard = input.guard;
+  ex.onDone = onDone;
   session.exchanges.add(ex);
   for (const id of requests.keys()) session.inflight.set(id, ex);
   ex.start();
@@ -233,18 +247,5 @@ async function statelessPost(ep: Endpoint, input: PostInput, items: Item[], batc
   const session = new Session(ep.deps, undefined, undefined, input.auth?.principal);
   session.initialized = true;
   await session.connect(ep.createServer({ sessionId: undefined, principal: input.auth?.principal }));
-  const ex = new Exchange(
-    session,
-    sink,
-    requests,
-    batch,
-    policyFor(ep, input.accept),
-    headers,
-    ep.options.now(),
-  );
-  ex.onDone = () => session.end('closed');
-  session.exchanges.add(ex);
-  for (const id of requests.keys()) session.inflight.set(id, ex);
-  ex.start();
-  for (const it of items) deliver(session, it, input);
+  runExchange(ep, session, input, items, requests, batch, () => session.end('closed'));
 }
