@@ -33,10 +33,61 @@ export interface HttpResponse {
 
 export type HttpMethod = 'GET' | 'POST' | 'DELETE';
 
+/**
+ * What a request, and the read of its body, listen to for cancellation. The transport's own handle
+ * ({@link Canceller}) rather than an `AbortController`: on Node 20 one `AbortController` plus one listener
+ * added and removed costs about 4.5 µs, a few percent of a whole `tools/call` on the Node adapter.
+ */
+export interface CancelSignal {
+  readonly aborted: boolean;
+  /** Called once, synchronously, when aborted. Not called if already aborted: check `aborted` first. */
+  onAbort(listener: () => void): void;
+  offAbort(listener: () => void): void;
+  /** A WHATWG `AbortSignal` that follows this one, created on first use (for `fetch`). */
+  readonly signal: AbortSignal;
+}
+
+/** A {@link CancelSignal} with its `abort()`. */
+export class Canceller implements CancelSignal {
+  aborted = false;
+  private listeners: (() => void)[] | undefined;
+  private controller: AbortController | undefined;
+
+  abort(): void {
+    if (this.aborted) return;
+    this.aborted = true;
+    const listeners = this.listeners;
+    this.listeners = undefined;
+    if (listeners !== undefined) for (const listener of listeners) listener();
+    this.controller?.abort();
+  }
+
+  onAbort(listener: () => void): void {
+    if (this.aborted) return;
+    if (this.listeners === undefined) this.listeners = [listener];
+    else this.listeners.push(listener);
+  }
+
+  offAbort(listener: () => void): void {
+    const listeners = this.listeners;
+    if (listeners === undefined) return;
+    const i = listeners.indexOf(listener);
+    if (i !== -1) listeners.splice(i, 1);
+  }
+
+  get signal(): AbortSignal {
+    if (this.controller === undefined) {
+      this.controller = new AbortController();
+      if (this.aborted) this.controller.abort();
+    }
+    return this.controller.signal;
+  }
+}
+
 export interface HttpClient {
   /**
    * Sends one request and resolves once the response head has arrived (redirects followed as `fetch` does).
-   * Aborting `signal` rejects a pending request, and ends the body of a response already received.
+   * Aborting `cancel` rejects a pending request, and ends the body of a response already received.
    * `headers` has lower-case names and is owned by the callee.
    */
   request(
@@ -44,7 +95,7 @@ export interface HttpClient {
     url: URL,
     headers: Record<string, string>,
     body: string | undefined,
-    signal: AbortSignal,
+    cancel: CancelSignal,
   ): Promise<HttpResponse>;
   /** Releases pooled connections. Called by the transport's `close()`, last. Idempotent. */
   close(): void;

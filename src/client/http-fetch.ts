@@ -8,7 +8,8 @@ import { readTextLimited } from './sse-reader.js';
  */
 export function createFetchHttp(fetchFn: FetchLike): HttpClient {
   return {
-    async request(method, url, headers, body, signal): Promise<HttpResponse> {
+    async request(method, url, headers, body, cancel): Promise<HttpResponse> {
+      const signal = cancel.signal;
       const init: RequestInit =
         body === undefined ? { method, headers, signal } : { method, headers, body, signal };
       return new FetchResponse(await fetchFn(url, init));

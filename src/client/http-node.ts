@@ -23,7 +23,7 @@ import {
 import { Agent as HttpsAgent, request as httpsRequest } from 'node:https';
 import { pipeline, type Readable, type Transform } from 'node:stream';
 import { createBrotliDecompress, createGunzip, createInflate, constants as zlib } from 'node:zlib';
-import type { HttpBody, HttpClient, HttpMethod, HttpResponse } from './http-client.js';
+import type { CancelSignal, HttpBody, HttpClient, HttpMethod, HttpResponse } from './http-client.js';
 
 const MAX_REDIRECTS = 20;
 /** Statuses whose response has no body (fetch's "null body status"; 101/103 never reach a request callback). */
@@ -48,103 +48,183 @@ const MAX_STALE_RETRIES = 3;
 /** Queued chunks above which the socket is paused until the reader catches up. */
 const HIGH_WATER_CHUNKS = 16;
 /**
- * Socket silence after which a request fails, head or body: undici's `headersTimeout`/`bodyTimeout` default,
- * which bounded the fetch path. The transport's own `idleTimeoutMs` (60 s) normally ends a silent SSE stream
- * long before.
+ * Silence after which a request fails: no response head, or no byte of a body read by `text()`, for this long.
+ * undici's `headersTimeout`/`bodyTimeout` default, which bounded the fetch path. SSE bodies are bounded by the
+ * transport's own `idleTimeoutMs` (60 s) instead.
  */
-const SOCKET_TIMEOUT_MS = 300_000;
+const SILENCE_TIMEOUT_MS = 300_000;
+/** How often requests are checked against {@link SILENCE_TIMEOUT_MS} (one unref'd timer per client, only while any is watched). */
+const SWEEP_MS = 10_000;
+
+/** Where requests to one URL go; derived once per URL, not per request. */
+interface Target {
+  readonly href: string;
+  readonly https: boolean;
+  readonly hostname: string;
+  readonly port: string;
+  readonly path: string;
+  readonly origin: string;
+}
+
+/** A request (until its head) or a `text()` read (until its end) that {@link SILENCE_TIMEOUT_MS} applies to. */
+interface Watched {
+  /** Date.now() of the last sign of life. */
+  at: number;
+  expire(error: Error): void;
+}
+
+/** What `send` and `NodeResponse` share with their client. */
+interface Context {
+  target(url: URL): Target | undefined;
+  agent(target: Target): HttpAgent;
+  watch(w: Watched): void;
+  unwatch(w: Watched): void;
+}
 
 /** One keep-alive HTTP client (its own agents, destroyed by `close()`). */
 export function createNodeHttp(): HttpClient {
   let http: HttpAgent | undefined;
   let https: HttpsAgent | undefined;
   let closed = false;
-  const agentFor = (url: URL): HttpAgent => {
-    if (url.protocol === 'https:') {
-      https ??= new HttpsAgent({ keepAlive: true });
-      return https;
+  let last: Target | undefined;
+  const watched = new Set<Watched>();
+  let sweeper: ReturnType<typeof setInterval> | undefined;
+  const sweep = (): void => {
+    const now = Date.now();
+    for (const w of watched) {
+      if (now - w.at >= SILENCE_TIMEOUT_MS) {
+        watched.delete(w);
+        w.expire(new Error(`no data from the server for ${SILENCE_TIMEOUT_MS / 1000} s`));
+      }
     }
-    http ??= new HttpAgent({ keepAlive: true });
-    return http;
+    if (watched.size === 0 && sweeper !== undefined) {
+      clearInterval(sweeper);
+      sweeper = undefined;
+    }
+  };
+  const context: Context = {
+    target(url) {
+      const href = url.href;
+      if (last !== undefined && last.href === href) return last;
+      const isHttps = url.protocol === 'https:';
+      if (!isHttps && url.protocol !== 'http:') return undefined;
+      const hostname = url.hostname;
+      last = {
+        href,
+        https: isHttps,
+        // `URL.hostname` keeps the brackets of an IPv6 literal; the socket layer wants the bare address.
+        hostname: hostname.charCodeAt(0) === 91 ? hostname.slice(1, -1) : hostname,
+        port: url.port,
+        path: url.pathname + url.search,
+        origin: url.origin,
+      };
+      return last;
+    },
+    agent(target) {
+      if (target.https) {
+        https ??= new HttpsAgent({ keepAlive: true });
+        return https;
+      }
+      http ??= new HttpAgent({ keepAlive: true });
+      return http;
+    },
+    watch(w) {
+      watched.add(w);
+      if (sweeper === undefined) {
+        sweeper = setInterval(sweep, SWEEP_MS);
+        sweeper.unref();
+      }
+    },
+    unwatch(w) {
+      watched.delete(w);
+    },
   };
   return {
     request(method, url, headers, body, signal) {
       if (closed) return Promise.reject(new Error('HTTP client closed'));
       if (headers['accept-encoding'] === undefined) headers['accept-encoding'] = 'gzip, deflate';
       if (headers['user-agent'] === undefined) headers['user-agent'] = 'node';
-      return send(agentFor, method, url, headers, body, signal, 0);
+      return send(context, method, url, headers, body, signal, 0);
     },
     close() {
       closed = true;
+      if (sweeper !== undefined) clearInterval(sweeper);
+      sweeper = undefined;
+      watched.clear();
       http?.destroy();
       https?.destroy();
     },
   };
 }
 
-function abortReason(signal: AbortSignal): unknown {
-  return signal.reason ?? new Error('This operation was aborted');
+function abortError(): Error {
+  const error = new Error('This operation was aborted');
+  error.name = 'AbortError';
+  return error;
 }
 
 function send(
-  agentFor: (url: URL) => HttpAgent,
+  context: Context,
   method: HttpMethod,
   url: URL,
   headers: Record<string, string>,
   body: string | undefined,
-  signal: AbortSignal,
+  signal: CancelSignal,
   redirects: number,
   resets = 0,
 ): Promise<HttpResponse> {
   return new Promise<HttpResponse>((resolve, reject) => {
     if (signal.aborted) {
-      reject(abortReason(signal));
+      reject(abortError());
       return;
     }
-    const isHttps = url.protocol === 'https:';
-    if (!isHttps && url.protocol !== 'http:') {
+    const target = context.target(url);
+    if (target === undefined) {
       reject(new TypeError(`unsupported URL scheme ${url.protocol}`));
       return;
     }
     const outgoing: OutgoingHttpHeaders = headers;
     if (body !== undefined) outgoing['content-length'] = Buffer.byteLength(body);
-    const hostname = url.hostname;
-    const options: RequestOptions = {
+    const options: RequestOptions & { servername?: string } = {
       method,
-      // `URL.hostname` keeps the brackets of an IPv6 literal; the socket layer wants the bare address.
-      hostname: hostname.charCodeAt(0) === 91 ? hostname.slice(1, -1) : hostname,
-      port: url.port,
-      path: url.pathname + url.search,
+      hostname: target.hostname,
+      port: target.port,
+      path: target.path,
       headers: outgoing,
-      agent: agentFor(url),
-      timeout: SOCKET_TIMEOUT_MS,
+      agent: context.agent(target),
     };
-    const req = (isHttps ? httpsRequest : httpRequest)(options);
+    // Plain HTTP has no SNI; an empty servername spares the agent deriving one from the Host header.
+    if (!target.https) options.servername = '';
+    const req = (target.https ? httpsRequest : httpRequest)(options);
     let response: NodeResponse | undefined;
+    const head: Watched = {
+      at: Date.now(),
+      expire: (error) => {
+        if (response === undefined) req.destroy(error);
+      },
+    };
+    context.watch(head);
     let listening = true;
     const detach = (): void => {
       if (!listening) return;
       listening = false;
-      signal.removeEventListener('abort', onAbort);
+      signal.offAbort(onAbort);
     };
     function onAbort(): void {
-      const reason = abortReason(signal);
+      const reason = abortError();
       detach();
+      context.unwatch(head);
       if (response !== undefined) response.abort(reason);
-      else req.destroy(reason as Error);
+      else req.destroy(reason);
       reject(reason);
     }
-    signal.addEventListener('abort', onAbort, { once: true });
-    req.on('timeout', () => {
-      const error = new Error(`no data from the server for ${SOCKET_TIMEOUT_MS / 1000} s`);
-      if (response !== undefined) response.abort(error);
-      else req.destroy(error);
-    });
+    signal.onAbort(onAbort);
     req.on('error', (error: NodeJS.ErrnoException) => {
       // After the response head, socket errors surface on the response (see NodeResponse); this rejection is
       // then a no-op.
       if (response !== undefined) return;
       detach();
+      context.unwatch(head);
       if (
         req.reusedSocket &&
         resets < MAX_STALE_RETRIES &&
@@ -153,12 +233,13 @@ function send(
       ) {
         // A pooled keep-alive socket the server had already closed (idle timeout, restart): the request never
         // reached the application. Sent again on another connection, as browsers do.
-        resolve(send(agentFor, method, url, headers, body, signal, redirects, resets + 1));
+        resolve(send(context, method, url, headers, body, signal, redirects, resets + 1));
         return;
       }
       reject(error);
     });
     req.on('response', (res: IncomingMessage) => {
+      context.unwatch(head);
       const status = res.statusCode ?? 0;
       if (REDIRECT.has(status)) {
         const location = rawHeader(res.rawHeaders, 'location');
@@ -188,12 +269,12 @@ function send(
             b = undefined;
             for (const name of BODY_HEADERS) delete h[name];
           }
-          if (next.origin !== url.origin) for (const name of CROSS_ORIGIN_DROP) delete h[name];
-          resolve(send(agentFor, m, next, h, b, signal, redirects + 1));
+          if (next.origin !== target.origin) for (const name of CROSS_ORIGIN_DROP) delete h[name];
+          resolve(send(context, m, next, h, b, signal, redirects + 1));
           return;
         }
       }
-      response = new NodeResponse(res, status, detach);
+      response = new NodeResponse(res, status, detach, context);
       resolve(response);
     });
     if (body === undefined) req.end();
@@ -203,7 +284,7 @@ function send(
 
 /** An `IncomingMessage` as an `HttpResponse`. @internal exported for the unit tests */
 export function nodeResponse(res: IncomingMessage, release: () => void = () => {}): HttpResponse {
-  return new NodeResponse(res, res.statusCode ?? 0, release);
+  return new NodeResponse(res, res.statusCode ?? 0, release, undefined);
 }
 
 /** `Headers.get()` over `rawHeaders` (Node builds `res.headers` lazily; this never builds it). */
@@ -247,7 +328,11 @@ class NodeResponse implements HttpResponse, HttpBody, AsyncIterator<Uint8Array> 
   private onChunk: ((chunk: Buffer) => void) | undefined;
   private onDone: ((error: unknown) => void) | undefined;
 
-  constructor(res: IncomingMessage, status: number, release: () => void) {
+  /** For the silence timeout of `text()`; undefined in unit tests. */
+  private readonly context: Context | undefined;
+
+  constructor(res: IncomingMessage, status: number, release: () => void, context: Context | undefined) {
+    this.context = context;
     this.res = res;
     this.status = status;
     this.release = release;
@@ -408,10 +493,19 @@ class NodeResponse implements HttpResponse, HttpBody, AsyncIterator<Uint8Array> 
     return new Promise((resolve, reject) => {
       const chunks: Buffer[] = [];
       let size = 0;
+      // A body that has fully arrived (a small JSON answer, usually) cannot stall.
+      const context = this.res.complete ? undefined : this.context;
+      const watched: Watched = { at: 0, expire: (error) => this.abort(error) };
+      if (context !== undefined) {
+        watched.at = Date.now();
+        context.watch(watched);
+      }
       this.listen(
         (chunk) => {
+          if (context !== undefined) watched.at = Date.now();
           size += chunk.length;
           if (size > limit) {
+            context?.unwatch(watched);
             void this.cancel();
             resolve(undefined);
             return;
@@ -420,6 +514,7 @@ class NodeResponse implements HttpResponse, HttpBody, AsyncIterator<Uint8Array> 
         },
         (error) => {
           this.ended = true;
+          context?.unwatch(watched);
           if (error !== undefined) {
             reject(error);
             return;

@@ -1,6 +1,6 @@
 import { EventTooLargeError, MalformedMessageError, SessionExpiredError } from './errors.js';
 import { discard, POST_ACCEPT, statusError } from './http.js';
-import { type HttpResponse, isOk } from './http-client.js';
+import { Canceller, type HttpResponse, isOk } from './http-client.js';
 import { readSse } from './sse-reader.js';
 import type { StreamableHttpClientTransport } from './transport.js';
 import { mediaType, type WireMessage } from './wire.js';
@@ -56,10 +56,10 @@ async function postJson(
 ): Promise<HttpResponse> {
   const headers = await t.headers(POST_ACCEPT, withSession, undefined);
   headers['content-type'] = 'application/json';
-  const controller = new AbortController();
+  const controller = new Canceller();
   t.inflight.add(controller);
   try {
-    return await t.request('POST', headers, JSON.stringify(body), controller.signal);
+    return await t.request('POST', headers, JSON.stringify(body), controller);
   } finally {
     t.inflight.delete(controller);
   }

@@ -1,5 +1,5 @@
 import { createParser, type ParseError } from 'eventsource-parser';
-import type { HttpBody } from './http-client.js';
+import type { CancelSignal, HttpBody } from './http-client.js';
 import type { ClientClock } from './options.js';
 
 /** What one SSE connection delivers, in order. */
@@ -29,7 +29,7 @@ export interface SseReadOptions {
    * object has been collected (only its body is still referenced) an abort tears the socket down but leaves
    * `read()` pending forever. (The fetch adapter also keeps the `Response` referenced from its body.)
    */
-  readonly signal?: AbortSignal;
+  readonly signal?: CancelSignal;
 }
 
 /**
@@ -59,7 +59,7 @@ export async function readSse(body: HttpBody, sink: SseSink, options: SseReadOpt
   const signal = options.signal;
   if (signal !== undefined) {
     if (signal.aborted) onAbort();
-    else signal.addEventListener('abort', onAbort, { once: true });
+    else signal.onAbort(onAbort);
   }
   const parser = createParser({
     maxBufferSize: options.maxEventBytes,
@@ -113,7 +113,7 @@ export async function readSse(body: HttpBody, sink: SseSink, options: SseReadOpt
     return end(stop, error);
   } finally {
     clock.clearTimeout(timer);
-    signal?.removeEventListener('abort', onAbort);
+    signal?.offAbort(onAbort);
   }
 }
 

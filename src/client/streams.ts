@@ -8,7 +8,7 @@ import {
   type SluiceClientError,
 } from './errors.js';
 import { describe, discard, statusError, toClientError } from './http.js';
-import { type HttpBody, type HttpResponse, isOk } from './http-client.js';
+import { Canceller, type HttpBody, type HttpResponse, isOk } from './http-client.js';
 import { reconnectDelay } from './options.js';
 import { readSse, type SseEnd, type SseSink } from './sse-reader.js';
 import type { PendingRequest, StreamableHttpClientTransport } from './transport.js';
@@ -28,7 +28,7 @@ export interface ResponseStream {
   retryMs: number | undefined;
   /** Consecutive reconnections without progress (see `maxReconnectAttempts`). */
   attempts: number;
-  connection: AbortController | undefined;
+  connection: Canceller | undefined;
   connectionIsGet: boolean;
   connectedAt: number;
   /** The current connection delivered at least one message. */
@@ -82,7 +82,7 @@ export class StreamRunner {
   adoptPostStream(
     entry: PendingRequest,
     response: HttpResponse,
-    controller: AbortController,
+    controller: Canceller,
     onresumptiontoken: ((token: string) => void) | undefined,
   ): void {
     const s = this.create('post', onresumptiontoken);
@@ -203,7 +203,7 @@ export class StreamRunner {
     const { clock, maxEventBytes, idleTimeoutMs } = t.options;
     s.progressed = false;
     s.connectedAt = clock.now();
-    const signal = s.connection?.signal;
+    const signal = s.connection;
     const end = await readSse(body, s.sink, {
       clock,
       maxEventBytes,
@@ -290,7 +290,7 @@ export class StreamRunner {
         // Reported to whoever triggered the re-init; this GET then finds out on its own.
       });
     }
-    const controller = new AbortController();
+    const controller = new Canceller();
     let response: HttpResponse;
     try {
       const headers = await t.headers('text/event-stream', true, s.lastEventId);
@@ -298,7 +298,7 @@ export class StreamRunner {
       t.inflight.add(controller);
       s.connection = controller;
       s.connectionIsGet = true;
-      response = await t.request('GET', headers, undefined, controller.signal);
+      response = await t.request('GET', headers, undefined, controller);
     } catch (error) {
       t.inflight.delete(controller);
       s.connection = undefined;

@@ -23,7 +23,14 @@ import {
   toClientError,
   withToken,
 } from './http.js';
-import { type HttpClient, type HttpMethod, type HttpResponse, isOk } from './http-client.js';
+import {
+  Canceller,
+  type CancelSignal,
+  type HttpClient,
+  type HttpMethod,
+  type HttpResponse,
+  isOk,
+} from './http-client.js';
 import { defaultHttp, fetchHttp } from './http-default.js';
 import {
   type OutgoingRequest,
@@ -80,7 +87,7 @@ export class StreamableHttpClientTransport implements Transport {
   /** @internal wire id of a re-sent request → the id the Client knows */
   readonly aliases = new Map<RequestId, RequestId>();
   /** @internal */
-  readonly inflight = new Set<AbortController>();
+  readonly inflight = new Set<Canceller>();
   /** @internal */
   readonly session: SessionState;
 
@@ -135,7 +142,7 @@ export class StreamableHttpClientTransport implements Transport {
     method: HttpMethod,
     headers: Record<string, string>,
     body: string | undefined,
-    signal: AbortSignal,
+    signal: CancelSignal,
   ): Promise<HttpResponse> {
     const http = this.http;
     if (http !== undefined) return http.request(method, this.url, headers, body, signal);
@@ -225,11 +232,11 @@ export class StreamableHttpClientTransport implements Transport {
     const sentWithSession = isInitialize ? undefined : this.session.sessionId;
     const headers = await this.headers(POST_ACCEPT, !isInitialize, undefined);
     headers['content-type'] = 'application/json';
-    const controller = new AbortController();
+    const controller = new Canceller();
     this.inflight.add(controller);
     let response: HttpResponse;
     try {
-      response = await this.request('POST', headers, JSON.stringify(wire), controller.signal);
+      response = await this.request('POST', headers, JSON.stringify(wire), controller);
     } catch (error) {
       this.inflight.delete(controller);
       if (this.closedFlag) throw new TransportClosedError();
@@ -493,16 +500,16 @@ export class StreamableHttpClientTransport implements Transport {
 
   private async deleteSession(): Promise<void> {
     const { clock, closeTimeoutMs } = this.options;
-    const controller = new AbortController();
+    const controller = new Canceller();
     const timer = clock.setTimeout(() => controller.abort(), closeTimeoutMs);
     try {
       const headers = await this.headers('application/json, text/event-stream', true, undefined);
       let response: HttpResponse;
       try {
-        response = await this.request('DELETE', headers, undefined, controller.signal);
+        response = await this.request('DELETE', headers, undefined, controller);
       } catch (error) {
         throw new NetworkError(
-          controller.signal.aborted
+          controller.aborted
             ? `DELETE did not complete within closeTimeoutMs (${closeTimeoutMs} ms)`
             : `DELETE failed: ${describe(error)}`,
           error,

@@ -5,7 +5,7 @@ import { IncomingMessage } from 'node:http';
 import { Socket } from 'node:net';
 import { describe, test } from 'node:test';
 import fc from 'fast-check';
-import type { HttpBody, HttpResponse } from '../../src/client/http-client.js';
+import { Canceller, type HttpBody, type HttpResponse } from '../../src/client/http-client.js';
 import { fetchResponse } from '../../src/client/http-fetch.js';
 import { nodeResponse } from '../../src/client/http-node.js';
 import type { ClientClock } from '../../src/client/options.js';
@@ -220,12 +220,12 @@ for (const [name, make] of Object.entries(adapters)) {
 
     test('an aborted signal ends the read as an error', async () => {
       const body = make().body;
-      const controller = new AbortController();
+      const controller = new Canceller();
       setTimeout(() => controller.abort(), 20);
       const end = await readSse(
         body,
         { onId() {}, onRetry() {}, onEvent() {} },
-        { maxEventBytes: 4096, idleTimeoutMs: 10_000, clock: realClock, signal: controller.signal },
+        { maxEventBytes: 4096, idleTimeoutMs: 10_000, clock: realClock, signal: controller },
       );
       assert.equal(end.kind, 'error');
     });
@@ -263,3 +263,32 @@ for (const [name, make] of Object.entries(adapters)) {
     });
   });
 }
+
+describe('Canceller', () => {
+  test('abort() runs each listener once, in order; offAbort removes one; signal follows, even when late', () => {
+    const c = new Canceller();
+    const calls: string[] = [];
+    const a = (): void => {
+      calls.push('a');
+    };
+    const b = (): void => {
+      calls.push('b');
+    };
+    c.onAbort(a);
+    c.onAbort(b);
+    c.onAbort(a);
+    c.offAbort(a);
+    const early = c.signal;
+    c.abort();
+    c.abort();
+    assert.deepEqual(calls, ['b', 'a']);
+    assert.equal(c.aborted, true);
+    assert.equal(early.aborted, true);
+    assert.equal(new Canceller().signal.aborted, false);
+    const late = new Canceller();
+    late.abort();
+    assert.equal(late.signal.aborted, true);
+    late.onAbort(a);
+    assert.deepEqual(calls, ['b', 'a'], 'no listener runs after the fact');
+  });
+});
