@@ -11,6 +11,8 @@ function run(cmd, args) {
 run(process.execPath, ['node_modules/@biomejs/biome/bin/biome', 'check', 'src', 'test', 'bench', 'scripts']);
 const only = process.argv.slice(2);
 run(process.execPath, [
+  // Memory assertions (no growth after hostile input, bounded caches) call gc() first.
+  '--expose-gc',
   '--test',
   '--test-reporter=spec',
   '--test-concurrency=2',

@@ -5,7 +5,7 @@
  * replays what followed the cursor, then continues live with no gap and no duplicate
  * (2025-11-25 basic/transports §"Resumability and Redelivery").
  */
-import type { EventStore, StoredEvent } from '../events/event-store.js';
+import type { EventStore } from '../events/event-store.js';
 import { encodeEventId } from '../sse/event-id.js';
 import type { Counters } from './counters.js';
 import type { Pacer } from './pacer.js';
@@ -56,6 +56,7 @@ export class EventStream {
   #seq = 0;
   #idPrefix: string | undefined;
   #writer: SseWriter | undefined;
+  #resuming: Promise<unknown> = Promise.resolve();
   /** Frames produced while a replay is being read; written after it, deduplicated by seq. */
   #held: Held[] | undefined;
   /** Highest seq handed to any connection. */
@@ -106,6 +107,8 @@ export class EventStream {
     // No connection: the event waits in the replay store; pace the producer (see pacer.ts).
     if (w === undefined) return this.#ctx.pacer.wait();
     this.#put(w, this.#seq, frame, key);
+    // An overflow just closed the connection: the frame is in the store; nothing to wait for.
+    if (w.closed) return this.#ctx.pacer.wait();
     if (!w.blocked) return undefined;
     // Blocked socket: a response or request waits for room once the queue passes the high-water
     // mark; a progress update (coalescible, never piling up) waits for room or the next pace tick.
@@ -129,49 +132,67 @@ export class EventStream {
 
   /**
    * Attaches a GET connection that resumes after `afterSeq` (or, for a fresh GET on the standalone
-   * stream, after the last frame any connection received). Returns false when the events cannot be
-   * had; nothing was written then, and the caller declines with the store's reason.
+   * stream, after the last frame any connection received). Returns the store's verdict when the
+   * events cannot be had; nothing was written to `sink` then, and the connection already attached
+   * (if any) is left as it was — a refused cursor must not cut a live stream. Resumes of one stream
+   * run one at a time.
    */
-  async resume(
+  resume(
     sink: ResponseSink,
     headers: Headers,
     afterSeq: number | undefined,
     guard?: StreamGuard,
   ): Promise<'ok' | 'evicted' | 'unknown' | 'closed'> {
-    this.#detach(true);
-    const from = afterSeq ?? this.#delivered;
+    const run = this.#resuming.then(() => this.#resume(sink, headers, afterSeq, guard));
+    this.#resuming = run.catch(() => undefined);
+    return run;
+  }
+
+  async #resume(
+    sink: ResponseSink,
+    headers: Headers,
+    afterSeq: number | undefined,
+    guard: StreamGuard | undefined,
+  ): Promise<'ok' | 'evicted' | 'unknown' | 'closed'> {
     const store = this.#ctx.store;
-    let events: StoredEvent[] = [];
-    if (store !== undefined && this.#ctx.tag !== undefined && (afterSeq !== undefined || this.#seq > from)) {
-      this.#held = [];
-      const r = await store.replay(this.#ctx.sessionKey, this.num, from);
-      const held = this.#held;
-      this.#held = undefined;
-      if (r.status !== 'ok') return r.status;
-      events = r.events;
+    const fresh = afterSeq === undefined;
+    const from = afterSeq ?? this.#delivered;
+    if (store === undefined || this.#ctx.tag === undefined || (fresh && this.#seq <= from)) {
+      if (!fresh) return 'unknown';
       if (sink.closed) return 'closed';
-      let last = from;
-      let first = '';
-      for (const e of events) {
-        first += e.frame;
-        last = e.seq;
-      }
-      if (events.length > 0) this.#sentId = true;
-      if (last > this.#delivered) this.#delivered = last;
-      const fresh = afterSeq === undefined && events.length === 0 && this.#ctx.priming;
-      if (fresh) {
-        first = this.#frame('', this.#ctx.retryMs);
-        this.#delivered = this.#seq;
-        this.#sentId = true;
-      }
-      this.#bind(sink, headers, first.length > 0 ? first : ': resumed\n\n', guard);
-      const w = this.#writer;
-      if (w !== undefined) for (const h of held) if (h.seq > last) this.#put(w, h.seq, h.frame, h.key);
-    } else if (afterSeq === undefined) {
+      this.#detach(true);
       this.open(sink, headers, guard);
-    } else {
-      return 'unknown';
+      return 'ok';
     }
+    // Frames produced while the store is read are held: they go to the new connection after the
+    // replay (deduplicated by seq) or, if the cursor is refused, to the connection that was there.
+    this.#held = [];
+    // A fresh GET takes whatever is still buffered: it has no cursor, so a gap is not an error.
+    const r = await store.replay(
+      this.#ctx.sessionKey,
+      this.num,
+      from,
+      fresh ? { allowGap: true } : undefined,
+    );
+    const held = this.#held;
+    this.#held = undefined;
+    if (r.status !== 'ok' || sink.closed) {
+      const old = this.#writer;
+      if (old !== undefined) for (const h of held) this.#put(old, h.seq, h.frame, h.key);
+      return r.status === 'ok' ? 'closed' : r.status;
+    }
+    this.#detach(true);
+    let last = from;
+    let first = '';
+    for (const e of r.events) {
+      first += e.frame;
+      last = e.seq;
+    }
+    if (r.events.length > 0) this.#sentId = true;
+    if (last > this.#delivered) this.#delivered = last;
+    this.#bind(sink, headers, first.length > 0 ? first : ': resumed\n\n', guard);
+    const w = this.#writer;
+    if (w !== undefined) for (const h of held) if (h.seq > last) this.#put(w, h.seq, h.frame, h.key);
     if (this.#done) this.#writer?.end();
     return 'ok';
   }

@@ -34,7 +34,8 @@ export async function handleGet(
     if (!session.standalone.attached && session.openStreams >= ep.options.maxStreamsPerSession) {
       return sendRefusal(sink, Refusals.tooManyStreams(ep.options.maxStreamsPerSession), headers);
     }
-    await session.standalone.resume(sink, sseHeaders, undefined, guard);
+    const r = await session.standalone.resume(sink, sseHeaders, undefined, guard);
+    if (r === 'evicted' || r === 'unknown') sendRefusal(sink, Refusals.resumeDeclined(r), headers);
     return;
   }
 

@@ -185,11 +185,19 @@ async function initialize(ep: Endpoint, input: PostInput, init: JsonRpcRequest):
   }
   const id = stateless ? undefined : newSessionId();
   const session = new Session(ep.deps, id, stateless ? undefined : newEventTag(), input.auth?.principal);
+  // The slot is held from here until the initialize is answered (registered or not), so a burst of
+  // concurrent initializations cannot overshoot maxSessions.
   ep.pendingInits++;
+  let slotHeld = true;
+  const releaseSlot = (): void => {
+    if (slotHeld) ep.pendingInits--;
+    slotHeld = false;
+  };
   try {
     await session.connect(ep.createServer({ sessionId: id, principal: input.auth?.principal }));
-  } finally {
-    ep.pendingInits--;
+  } catch (error) {
+    releaseSlot();
+    throw error;
   }
   // The answer must carry Mcp-Session-Id, which is only known to be valid once the SDK has
   // accepted the initialize request: JSON, or (for a client that refuses JSON) an SSE stream
@@ -213,12 +221,14 @@ async function initialize(ep: Endpoint, input: PostInput, init: JsonRpcRequest):
     session.initialized = true;
     if (id !== undefined) {
       ex.headers['mcp-session-id'] = id;
+      releaseSlot();
       ep.register(session);
       registered = true;
     }
   };
   // A rejected initialize (bad params, client gone before the answer) leaves nothing behind.
   ex.onDone = () => {
+    releaseSlot();
     if (!registered) session.end('failed-init');
   };
   session.exchanges.add(ex);

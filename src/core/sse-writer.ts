@@ -114,6 +114,7 @@ export class SseWriter {
 
   /** Resolves when the queue is back under the high-water mark (or the connection is gone). */
   waitForRoom(): Promise<void> {
+    if (this.#closed) return Promise.resolve();
     return new Promise((resolve) => this.#waiters.push(resolve));
   }
 

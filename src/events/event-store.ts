@@ -23,8 +23,17 @@ export type ReplayResult =
 
 export interface EventStore {
   append(sessionId: string, streamId: number, event: StoredEvent): void | Promise<void>;
-  /** Events with seq > afterSeq, oldest first, or why they cannot be had. */
-  replay(sessionId: string, streamId: number, afterSeq: number): ReplayResult | Promise<ReplayResult>;
+  /**
+   * Events with seq > afterSeq, oldest first, or why they cannot be had. With `allowGap`, events
+   * evicted after the cursor are not an error: whatever is still held is returned (a fresh GET,
+   * which has no cursor to honour, uses it).
+   */
+  replay(
+    sessionId: string,
+    streamId: number,
+    afterSeq: number,
+    options?: { allowGap?: boolean },
+  ): ReplayResult | Promise<ReplayResult>;
   /** The stream will get no more events; its buffer may be freed after graceMs. */
   endStream(sessionId: string, streamId: number, graceMs: number): void | Promise<void>;
   /** The session ended: free all of its streams now. */

@@ -80,13 +80,21 @@ export class MemoryEventStore implements EventStore {
     this.#last = { sessionId, streamId, log };
   }
 
-  replay(sessionId: string, streamId: number, afterSeq: number): ReplayResult {
+  replay(
+    sessionId: string,
+    streamId: number,
+    afterSeq: number,
+    options?: { allowGap?: boolean },
+  ): ReplayResult {
     const log = this.#sessions.get(sessionId)?.get(streamId);
-    if (log === undefined || afterSeq > log.lastSeq) return { status: 'unknown' };
-    log.ring.evictExpired(this.#now());
+    const now = this.#now();
+    // A finished stream past its grace period is gone, whether or not the sweep has run yet.
+    if (log === undefined || log.freeAt <= now || afterSeq > log.lastSeq) return { status: 'unknown' };
+    log.ring.evictExpired(now);
     const first = log.ring.firstSeq;
     // Entries seq <= afterSeq were delivered; a gap exists if the first retained one is beyond afterSeq+1.
-    if (first === undefined ? afterSeq < log.lastSeq : first > afterSeq + 1) return { status: 'evicted' };
+    const gap = first === undefined ? afterSeq < log.lastSeq : first > afterSeq + 1;
+    if (gap && options?.allowGap !== true) return { status: 'evicted' };
     return { status: 'ok', events: log.ring.after(afterSeq).map((e) => ({ seq: e.seq, frame: e.value })) };
   }
 

@@ -10,16 +10,16 @@ export function isLoopbackAddress(address: string | undefined): boolean {
   return address === '::1' || address.startsWith('127.') || address.startsWith('::ffff:127.');
 }
 
-/** The lower-cased host name of a Host header (port and IPv6 brackets handled), or undefined. */
+/**
+ * The lower-cased host name of a Host header, or undefined when the header is not a plain
+ * `host[:port]` (RFC 9110 §7.2: uri-host [ ":" port ]). Anything else — userinfo, paths, spaces —
+ * is refused rather than guessed at, so this check and the Origin check read the same name.
+ */
 export function hostNameOf(host: string): string | undefined {
-  const h = host.trim().toLowerCase();
-  if (h.startsWith('[')) {
-    const end = h.indexOf(']');
-    return end > 0 ? h.slice(0, end + 1) : undefined;
-  }
-  const colon = h.indexOf(':');
-  const name = colon >= 0 ? h.slice(0, colon) : h;
-  return name.length > 0 ? name : undefined;
+  const m = /^(\[[0-9a-f:.]+\]|[a-z0-9._~-]+)(?::(\d{1,5}))?$/.exec(host.trim().toLowerCase());
+  if (m === null) return undefined;
+  if (m[2] !== undefined && Number(m[2]) > 65_535) return undefined;
+  return m[1];
 }
 
 /** Whether a request may be served given its Host header and where it arrived. */

@@ -6,6 +6,8 @@
  * Host: the official suite only tests both spoofed at once (conformance.md §8).
  */
 
+import { hostNameOf } from './host.js';
+
 export type OriginVerdict = 'absent' | 'allowed' | 'denied';
 
 /**
@@ -27,7 +29,8 @@ export function checkOrigin(
   }
   if (url.protocol !== 'http:' && url.protocol !== 'https:') return 'denied';
   if (allowlist !== undefined) return allowlist.has(url.origin) ? 'allowed' : 'denied';
-  if (host === undefined) return 'denied';
+  // A Host that is not a plain host[:port] has no same-origin reading (see host.ts).
+  if (host === undefined || hostNameOf(host) === undefined) return 'denied';
   let self: URL;
   try {
     self = new URL(`${url.protocol}//${host}`);

@@ -147,9 +147,7 @@ describe('streams: standalone backlog beyond the replay buffer', () => {
   });
   after(() => srv.close());
 
-  test('a fresh GET after more unrelated messages than the buffer holds is still answered', {
-    todo: 'server bug: src/core/get.ts:37 ignores the verdict of standalone.resume(); when the backlog was evicted, EventStream.resume returns "evicted" before binding the sink and the GET gets no response at all',
-  }, async () => {
+  test('a fresh GET after more unrelated messages than the buffer holds is still answered', {}, async () => {
     const s = new RawSession(srv.url);
     await s.init();
     await s.post(toolCall('notify', { n: 10 }));
@@ -280,9 +278,7 @@ describe('streams: resumption', () => {
     assert.deepEqual(srv.stats().streams.open, { post: 0, get: 0 });
   });
 
-  test('a declined cursor for a live POST stream leaves that stream connected', {
-    todo: 'server bug: EventStream.resume (src/core/event-stream.ts, first line: this.#detach(true)) detaches the live connection before the store has judged the cursor; a refused GET (400 resume-unknown) ends the POST stream',
-  }, async () => {
+  test('a declined cursor for a live POST stream leaves that stream connected', {}, async () => {
     const s = new RawSession(srv.url);
     await s.init();
     const p = await s.postOpen(toolCall('slow', { ms: 600 }, 'live'));
