@@ -9,6 +9,7 @@ import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import type { CloseReport } from '../core/endpoint.js';
 import { sendRefusal } from '../core/refusal.js';
+import { InvalidOptionError } from '../errors.js';
 import { isLoopbackAddress } from '../security/host.js';
 import { createMcpHandler, type McpHandler, type McpHandlerOptions } from './create-handler.js';
 import { NodeSink } from './node-sink.js';
@@ -57,11 +58,19 @@ export async function serve(options: ServeOptions): Promise<Served> {
       res.end(body);
     };
   }
+  const headersTimeout = options.headersTimeoutMs ?? 10_000;
+  const requestTimeout = options.requestTimeoutMs ?? 30_000;
+  if (!(headersTimeout > 0 && requestTimeout >= headersTimeout)) {
+    throw new InvalidOptionError('serve: need 0 < headersTimeoutMs <= requestTimeoutMs');
+  }
   const server = createServer(
     {
       noDelay: true,
-      headersTimeout: options.headersTimeoutMs ?? 10_000,
-      requestTimeout: options.requestTimeoutMs ?? 30_000,
+      headersTimeout,
+      requestTimeout,
+      // Node enforces both only when it sweeps connections (every 30 s by default), which would let a
+      // slow-headers client hold a socket for up to 40 s; sweep at a quarter of the shorter timeout.
+      connectionsCheckingInterval: Math.max(100, Math.floor(headersTimeout / 4)),
       keepAliveTimeout: 5_000,
     },
     (req, res) => {
