@@ -13,6 +13,9 @@ export interface BridgeTarget {
   closedBySdk(): void;
 }
 
+/** Returned by every send that need not wait: one shared settled promise, no allocation per event. */
+const SENT: Promise<void> = Promise.resolve();
+
 export class BridgeTransport implements Transport {
   onclose?: (() => void) | undefined;
   onerror?: ((error: Error) => void) | undefined;
@@ -29,9 +32,9 @@ export class BridgeTransport implements Transport {
   async start(): Promise<void> {}
 
   send(message: JSONRPCMessage, options?: TransportSendOptions): Promise<void> {
-    if (this.#closed) return Promise.resolve();
+    if (this.#closed) return SENT;
     const wait = this.#target.route(message as JsonRpcMessage, options?.relatedRequestId);
-    return wait ?? Promise.resolve();
+    return wait ?? SENT;
   }
 
   async close(): Promise<void> {
