@@ -56,12 +56,23 @@ const SILENCE_TIMEOUT_MS = 300_000;
 /** How often requests are checked against {@link SILENCE_TIMEOUT_MS} (one unref'd timer per client, only while any is watched). */
 const SWEEP_MS = 10_000;
 
+/**
+ * Keep-alive sockets idle for {@link IDLE_SOCKET_MS}, or for the server's `Keep-Alive: timeout=N` hint minus
+ * one second when that is shorter, are closed (the agent applies the hint only when `timeout` is set). Like
+ * undici's `keepAliveTimeout` (4 s by default, hint minus 1 s), so a request rarely meets a socket the server
+ * is closing. The timeout only destroys *free* sockets; one serving an SSE stream is left alone.
+ */
+const IDLE_SOCKET_MS = 4_000;
+const AGENT_OPTIONS = { keepAlive: true, timeout: IDLE_SOCKET_MS };
+
 /** Where requests to one URL go; derived once per URL, not per request. */
 interface Target {
   readonly href: string;
   readonly https: boolean;
   readonly hostname: string;
   readonly port: string;
+  /** The `Host` header: host, and port unless it is the scheme's default (`URL.host`). */
+  readonly host: string;
   readonly path: string;
   readonly origin: string;
 }
@@ -115,6 +126,7 @@ export function createNodeHttp(): HttpClient {
         // `URL.hostname` keeps the brackets of an IPv6 literal; the socket layer wants the bare address.
         hostname: hostname.charCodeAt(0) === 91 ? hostname.slice(1, -1) : hostname,
         port: url.port,
+        host: url.host,
         path: url.pathname + url.search,
         origin: url.origin,
       };
@@ -122,10 +134,10 @@ export function createNodeHttp(): HttpClient {
     },
     agent(target) {
       if (target.https) {
-        https ??= new HttpsAgent({ keepAlive: true });
+        https ??= new HttpsAgent(AGENT_OPTIONS);
         return https;
       }
-      http ??= new HttpAgent({ keepAlive: true });
+      http ??= new HttpAgent(AGENT_OPTIONS);
       return http;
     },
     watch(w) {
@@ -183,14 +195,17 @@ function send(
       reject(new TypeError(`unsupported URL scheme ${url.protocol}`));
       return;
     }
-    const outgoing: OutgoingHttpHeaders = headers;
-    if (body !== undefined) outgoing['content-length'] = Buffer.byteLength(body);
+    // A flat [name, value, …] list goes straight to the header serializer (still validated), skipping one
+    // setHeader() and its bookkeeping per field; `Host` is then ours to add.
+    const outgoing: string[] = ['host', target.host];
+    for (const name in headers) outgoing.push(name, headers[name] as string);
+    if (body !== undefined) outgoing.push('content-length', String(Buffer.byteLength(body)));
     const options: RequestOptions & { servername?: string } = {
       method,
       hostname: target.hostname,
       port: target.port,
       path: target.path,
-      headers: outgoing,
+      headers: outgoing as unknown as OutgoingHttpHeaders,
       agent: context.agent(target),
     };
     // Plain HTTP has no SNI; an empty servername spares the agent deriving one from the Host header.
@@ -258,7 +273,6 @@ function send(
             return;
           }
           const h: Record<string, string> = { ...headers };
-          delete h['content-length'];
           let m = method;
           let b = body;
           if (
