@@ -295,8 +295,9 @@ export class StreamableHttpClientTransport implements Transport {
           : 'session not found (HTTP 404) and reinitializeOnSessionExpiry is off',
       );
     }
-    // Another request may already have replaced the session while this one was in flight.
-    if (this.session.sessionId === sentWithSession) {
+    // Another request may already be replacing the session (its sessionId is cleared meanwhile) or
+    // have replaced it while this one was in flight: join the former, skip only the latter.
+    if (this.session.reinitializing !== undefined || this.session.sessionId === sentWithSession) {
       try {
         await this.reinitialize();
       } catch (error) {
