@@ -42,6 +42,17 @@ export interface Served {
   close(options?: { graceMs?: number }): Promise<CloseReport>;
 }
 
+/**
+ * The warning for a bind reachable beyond this machine without authentication (2025-11-25
+ * basic/transports: local servers SHOULD bind to 127.0.0.1; servers SHOULD authenticate), or
+ * undefined when the bind is loopback or authenticated.
+ */
+export function bindWarning(address: string, port: number, authenticated: boolean): string | undefined {
+  if (isLoopbackAddress(address) || authenticated) return undefined;
+  const host = address.includes(':') ? `[${address}]` : address;
+  return `sluice is listening on ${host}:${port}, reachable beyond this machine, with no authentication configured`;
+}
+
 export async function serve(options: ServeOptions): Promise<Served> {
   const host = options.host ?? '127.0.0.1';
   const port = options.port ?? 3000;
@@ -98,12 +109,8 @@ export async function serve(options: ServeOptions): Promise<Served> {
   });
   const addr = server.address() as AddressInfo;
   const urlHost = addr.family === 'IPv6' ? `[${addr.address}]` : addr.address;
-  if (!isLoopbackAddress(addr.address) && options.authenticate === undefined) {
-    process.emitWarning(
-      `sluice is listening on ${urlHost}:${addr.port}, reachable beyond this machine, with no authentication configured`,
-      { code: 'SLUICE_UNAUTHENTICATED_BIND' },
-    );
-  }
+  const warning = bindWarning(addr.address, addr.port, options.authenticate !== undefined);
+  if (warning !== undefined) process.emitWarning(warning, { code: 'SLUICE_UNAUTHENTICATED_BIND' });
   let closing: Promise<CloseReport> | undefined;
   return {
     url: `http://${urlHost}:${addr.port}${path}`,

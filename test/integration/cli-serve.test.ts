@@ -1,0 +1,108 @@
+// `sluice serve` as a process: its one stdout line, its flags (auth token, metrics, JSON logs,
+// stateless, mode), bad flags, and a graceful exit on SIGTERM.
+import assert from 'node:assert/strict';
+import { spawn } from 'node:child_process';
+import { join } from 'node:path';
+import { after, describe, test } from 'node:test';
+import { withDeadline } from '../helpers/deadline.js';
+import { RawSession, send, toolCall, until } from '../helpers/http.js';
+import { repoRoot, spawnServe } from '../helpers/spawn-serve.js';
+
+const CLI = join(repoRoot(), 'dist', 'src', 'cli', 'main.js');
+
+describe('sluice serve flags', () => {
+  test('--auth-token: 401 without the token, 200 with it; the env variable works the same', async () => {
+    const srv = await spawnServe(['--auth-token', 'demo-token-123']);
+    after(() => srv.close());
+    await assert.rejects(new RawSession(srv.url).init(), /401/);
+    const ok = new RawSession(srv.url, { authorization: 'Bearer demo-token-123' });
+    await ok.init();
+    assert.equal((await ok.post(toolCall('echo', { text: 'hi' }))).json().result.content[0].text, 'hi');
+  });
+
+  test('--metrics serves /metrics; --log json writes JSON lines with hashed session ids', async () => {
+    const srv = await spawnServe(['--metrics', '--log', 'json']);
+    after(() => srv.close());
+    const s = new RawSession(srv.url);
+    await s.init();
+    const m = await send(srv.url.replace(/\/mcp$/, '/metrics'));
+    assert.equal(m.status, 200);
+    assert.match(m.text, /^sluice_sessions_active 1$/m);
+    await until(() => srv.stderr().includes('"session.start"'), 2_000, 'session.start log line');
+    const line =
+      srv
+        .stderr()
+        .split('\n')
+        .find((l) => l.includes('"session.start"')) ?? '';
+    const e = JSON.parse(line) as Record<string, unknown>;
+    assert.match(String(e['session']), /^[0-9a-f]{8}$/);
+    assert.ok(!srv.stderr().includes(String(s.sid)), 'the raw session id reached the log');
+  });
+
+  test('--stateless: no session header, GET 405; --mode sse answers echo as a stream', async () => {
+    const stateless = await spawnServe(['--stateless']);
+    after(() => stateless.close());
+    const init = await new RawSession(stateless.url).post({
+      jsonrpc: '2.0',
+      id: 1,
+      method: 'initialize',
+      params: { protocolVersion: '2025-11-25', capabilities: {}, clientInfo: { name: 't', version: '1' } },
+    });
+    assert.equal(init.status, 200);
+    assert.equal(init.headers['mcp-session-id'], undefined);
+    const get = await send(stateless.url, { headers: { accept: 'text/event-stream' } });
+    assert.equal(get.status, 405);
+    const sse = await spawnServe(['--mode', 'sse']);
+    after(() => sse.close());
+    const s = new RawSession(sse.url);
+    await s.init();
+    const r = await s.post(toolCall('echo', { text: 'x' }));
+    assert.equal(r.headers['content-type'], 'text/event-stream');
+  });
+
+  test('bad flags exit 1 with a one-line reason; --help exits 0', async () => {
+    const run = (args: string[]) =>
+      withDeadline(
+        new Promise<{ code: number | null; err: string; out: string }>((resolve) => {
+          const c = spawn(process.execPath, [CLI, ...args], { stdio: ['ignore', 'pipe', 'pipe'] });
+          let err = '';
+          let out = '';
+          c.stderr.on('data', (d: Buffer) => (err += d));
+          c.stdout.on('data', (d: Buffer) => (out += d));
+          c.on('exit', (code) => resolve({ code, err, out }));
+        }),
+        10_000,
+        `sluice ${args.join(' ')}`,
+      );
+    const bad = await run(['serve', '--mode', 'bogus']);
+    assert.equal(bad.code, 1);
+    assert.match(bad.err, /--mode must be auto, json or sse/);
+    const help = await run(['serve', '--help']);
+    assert.equal(help.code, 0);
+    assert.match(help.out, /--auth-token TOKEN/);
+    const unknown = await run(['frobnicate']);
+    assert.equal(unknown.code, 2);
+  });
+
+  test('SIGTERM: in-flight work finishes within --grace-ms, the process reports and exits 0', async () => {
+    const srv = await spawnServe(['--grace-ms', '3000']);
+    const s = new RawSession(srv.url);
+    await s.init();
+    const pending = s.post(toolCall('sleep', { ms: 400 }), {}, 5_000);
+    await new Promise((r) => setTimeout(r, 100));
+    srv.child.kill('SIGTERM');
+    const r = await pending;
+    assert.equal(r.status, 200);
+    assert.match(r.text, /slept 400 ms/);
+    await withDeadline(
+      new Promise<void>((resolve) => {
+        if (srv.child.exitCode !== null) resolve();
+        else srv.child.once('exit', () => resolve());
+      }),
+      5_000,
+      'exit after SIGTERM',
+    );
+    assert.equal(srv.child.exitCode, 0);
+    assert.match(srv.stderr(), /closed 1 session\(s\); 0 request\(s\) cut/);
+  });
+});
