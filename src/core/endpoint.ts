@@ -48,7 +48,11 @@ export class Endpoint {
     this.createServer = createServer;
     this.counters = new Counters(options.metrics);
     if (options.eventStore === undefined) {
-      this.#ownStore = new MemoryEventStore({ limits: options.replay, now: options.now });
+      this.#ownStore = new MemoryEventStore({
+        limits: options.replay,
+        ...options.replayBudget,
+        now: options.now,
+      });
       this.store = this.#ownStore;
     } else {
       this.store = options.eventStore;

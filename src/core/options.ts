@@ -63,6 +63,11 @@ export interface ServerOptions {
   highWaterMark?: number;
   /** Replay buffer bounds per stream. @defaultValue { maxCount: 1024, maxBytes: 1 MiB, maxAgeMs: 300000 } */
   replay?: Partial<RingLimits>;
+  /**
+   * Budget of the default in-memory store as a whole: beyond it, the oldest finished streams are
+   * freed before their grace ends (live streams never are). @defaultValue { maxTotalBytes: 64 MiB, maxFinishedStreams: 10000 }
+   */
+  replayBudget?: { maxTotalBytes?: number; maxFinishedStreams?: number };
   /** Where events are kept for replay. @defaultValue an in-memory store with `replay` bounds */
   eventStore?: EventStore;
   /** A finished POST stream stays resumable this long. @defaultValue 60000 */
@@ -123,6 +128,7 @@ export type ResolvedOptions = Required<
   >
 > & {
   replay: RingLimits;
+  replayBudget: { maxTotalBytes: number; maxFinishedStreams: number };
   eventStore: EventStore | undefined;
   authenticate: ServerOptions['authenticate'];
   resourceMetadataUrl: string | undefined;
@@ -228,6 +234,16 @@ export function resolveOptions(o: ServerOptions): ResolvedOptions {
     maxQueueBytes,
     highWaterMark,
     replay,
+    replayBudget: {
+      maxTotalBytes: positiveInt(
+        'replayBudget.maxTotalBytes',
+        o.replayBudget?.maxTotalBytes ?? 64 * 1024 * 1024,
+      ),
+      maxFinishedStreams: positiveInt(
+        'replayBudget.maxFinishedStreams',
+        o.replayBudget?.maxFinishedStreams ?? 10_000,
+      ),
+    },
     eventStore: o.eventStore,
     streamGraceMs: nonNegativeInt('streamGraceMs', o.streamGraceMs ?? DEFAULTS.streamGraceMs),
     orphanTimeoutMs: positiveInt('orphanTimeoutMs', o.orphanTimeoutMs ?? DEFAULTS.orphanTimeoutMs),

@@ -31,7 +31,8 @@ export class SseWriter {
   readonly #limits: WriterLimits;
   readonly #counters: Counters;
   readonly #now: () => number;
-  readonly #queue = new OutboundQueue();
+  /** Created on the first refusal: most connections never block, and SSE answers are per request. */
+  #q: OutboundQueue | undefined;
   #batch = '';
   #batchOpen = false;
   #writable = true;
@@ -57,13 +58,13 @@ export class SseWriter {
     return this.#closed;
   }
   get queuedBytes(): number {
-    return this.#queue.bytes + this.#batch.length;
+    return (this.#q?.bytes ?? 0) + this.#batch.length;
   }
   get queuedMessages(): number {
-    return this.#queue.count;
+    return this.#q?.count ?? 0;
   }
   get coalesced(): number {
-    return this.#queue.coalesced;
+    return this.#q?.coalesced ?? 0;
   }
   /** The socket refused bytes and has not drained yet. */
   get blocked(): boolean {
@@ -71,7 +72,7 @@ export class SseWriter {
   }
   /** Whether a non-coalescible producer should wait (see waitForRoom). */
   get congested(): boolean {
-    return !this.#writable && this.#queue.bytes > this.#limits.highWaterMark;
+    return !this.#writable && (this.#q?.bytes ?? 0) > this.#limits.highWaterMark;
   }
 
   /**
@@ -93,12 +94,13 @@ export class SseWriter {
   write(frame: string, key?: string): WriteOutcome {
     if (this.#closed) return 'closed';
     if (!this.#writable) {
-      if (key === undefined && this.#queue.bytes + frame.length > this.#limits.maxQueueBytes) {
+      const q = this.#queue();
+      if (key === undefined && q.bytes + frame.length > this.#limits.maxQueueBytes) {
         return 'overflow';
       }
-      const before = this.#queue.coalesced;
-      this.#queue.push(frame, key);
-      this.#counters.coalesced += this.#queue.coalesced - before;
+      const before = q.coalesced;
+      q.push(frame, key);
+      this.#counters.coalesced += q.coalesced - before;
       return 'queued';
     }
     if (!this.#batchOpen) {
@@ -129,7 +131,7 @@ export class SseWriter {
   end(): void {
     if (this.#closed) return;
     // What is queued was refused by the socket earlier and goes first; the open batch follows.
-    const rest = this.#queue.drain() + this.#batch;
+    const rest = (this.#q?.drain() ?? '') + this.#batch;
     this.#batch = '';
     this.#closed = true;
     this.#sink.end(rest);
@@ -144,6 +146,11 @@ export class SseWriter {
     this.#release();
   }
 
+  #queue(): OutboundQueue {
+    this.#q ??= new OutboundQueue();
+    return this.#q;
+  }
+
   readonly #endBatch = (): void => {
     this.#batchOpen = false;
     this.#flushBatch();
@@ -154,7 +161,7 @@ export class SseWriter {
     const b = this.#batch;
     this.#batch = '';
     if (this.#writable) this.#put(b);
-    else this.#queue.push(b);
+    else this.#queue().push(b);
   }
 
   #put(chunk: string): void {
@@ -173,7 +180,7 @@ export class SseWriter {
     this.#counters.writeStalls++;
     this.#counters.metrics?.writeStall.observe((now - this.#stallStart) / 1000);
     this.#writable = true;
-    const rest = this.#queue.drain();
+    const rest = this.#q?.drain() ?? '';
     if (rest.length > 0) this.#put(rest);
     // The queue is empty now (its bytes are in the socket's buffer): waiting producers may go on.
     this.#release();

@@ -125,6 +125,12 @@ export function renderPrometheus(s: EndpointStats, m: Metrics | undefined): stri
     w.one('sluice_replay_buffer_events', 'gauge', 'Events held for replay.', s.replayBuffer.events);
     w.one('sluice_replay_buffer_bytes', 'gauge', 'Bytes held for replay.', s.replayBuffer.bytes);
     w.one(
+      'sluice_replay_buffer_streams_evicted_total',
+      'counter',
+      'Finished streams freed before their grace ended, to keep the replay store within its budget.',
+      s.replayBuffer.streamsEvicted,
+    );
+    w.one(
       'sluice_replay_buffer_evictions_total',
       'counter',
       'Events evicted from replay buffers by their bounds.',

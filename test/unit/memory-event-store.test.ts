@@ -121,9 +121,9 @@ describe('events/memory-event-store', () => {
     assert.equal(s.replay('s', 0, 0).status, 'unknown');
     assert.equal(s.replay('s', 1, 0).status, 'unknown');
     assert.equal(s.replay('t', 1, 0).status, 'ok');
-    assert.deepEqual(s.stats(), { streams: 1, events: 1, bytes: 1, evictions: 0 });
+    assert.deepEqual(s.stats(), { streams: 1, events: 1, bytes: 1, evictions: 0, streamsEvicted: 0 });
     s.close();
-    assert.deepEqual(s.stats(), { streams: 0, events: 0, bytes: 0, evictions: 0 });
+    assert.deepEqual(s.stats(), { streams: 0, events: 0, bytes: 0, evictions: 0, streamsEvicted: 0 });
   });
 
   test('the sweep timer runs on its own with a real clock', async () => {
