@@ -1,0 +1,181 @@
+/**
+ * One request of the Node adapter, as `fetch` would make it: redirects followed (at most 20; 301/302 turn a
+ * POST into a GET, 303 turns anything but GET into a GET, 307/308 re-send as is; a cross-origin hop drops
+ * `authorization`, `cookie` and `proxy-authorization`), and a request that met a stale keep-alive socket sent
+ * again.
+ */
+import {
+  type Agent as HttpAgent,
+  request as httpRequest,
+  type IncomingMessage,
+  type OutgoingHttpHeaders,
+  type RequestOptions,
+} from 'node:http';
+import { request as httpsRequest } from 'node:https';
+import type { CancelSignal, HttpMethod, HttpResponse } from './http-client.js';
+import { NodeResponse, rawHeader } from './http-node-response.js';
+import type { SilenceWatch, Watched } from './http-node-silence.js';
+
+const MAX_REDIRECTS = 20;
+const REDIRECT = new Set([301, 302, 303, 307, 308]);
+/** Dropped on a cross-origin redirect (fetch "HTTP-redirect fetch", step 13, as undici implements it). */
+const CROSS_ORIGIN_DROP = ['authorization', 'cookie', 'proxy-authorization'];
+/** Dropped when a redirect turns the request into a bodyless GET ("request-body-header names"). */
+const BODY_HEADERS = [
+  'content-type',
+  'content-length',
+  'content-encoding',
+  'content-language',
+  'content-location',
+];
+/**
+ * Errors of a request written to a reused keep-alive socket, with no response byte back, that mean the server
+ * had closed that connection: the request is sent again (at most {@link MAX_STALE_RETRIES} times).
+ */
+const STALE_CODES = new Set(['ECONNRESET', 'EPIPE', 'ECONNABORTED']);
+const MAX_STALE_RETRIES = 3;
+
+/** Where requests to one URL go; derived once per URL, not per request. */
+export interface Target {
+  readonly href: string;
+  readonly https: boolean;
+  readonly hostname: string;
+  readonly port: string;
+  /** The `Host` header: host, and port unless it is the scheme's default (`URL.host`). */
+  readonly host: string;
+  readonly path: string;
+  readonly origin: string;
+}
+
+/** What `send` needs from its client (`NodeResponse` gets only the silence watch). */
+export interface Context extends SilenceWatch {
+  target(url: URL): Target | undefined;
+  agent(target: Target): HttpAgent;
+}
+
+function abortError(): Error {
+  const error = new Error('This operation was aborted');
+  error.name = 'AbortError';
+  return error;
+}
+
+export function send(
+  context: Context,
+  method: HttpMethod,
+  url: URL,
+  headers: Record<string, string>,
+  body: string | undefined,
+  signal: CancelSignal,
+  redirects: number,
+  resets = 0,
+): Promise<HttpResponse> {
+  return new Promise<HttpResponse>((resolve, reject) => {
+    if (signal.aborted) {
+      reject(abortError());
+      return;
+    }
+    const target = context.target(url);
+    if (target === undefined) {
+      reject(new TypeError(`unsupported URL scheme ${url.protocol}`));
+      return;
+    }
+    // A flat [name, value, …] list goes straight to the header serializer (still validated), skipping one
+    // setHeader() and its bookkeeping per field; `Host` is then ours to add.
+    const outgoing: string[] = ['host', target.host];
+    for (const name in headers) outgoing.push(name, headers[name] as string);
+    if (body !== undefined) outgoing.push('content-length', String(Buffer.byteLength(body)));
+    const options: RequestOptions & { servername?: string } = {
+      method,
+      hostname: target.hostname,
+      port: target.port,
+      path: target.path,
+      headers: outgoing as unknown as OutgoingHttpHeaders,
+      agent: context.agent(target),
+    };
+    // Plain HTTP has no SNI; an empty servername spares the agent deriving one from the Host header.
+    if (!target.https) options.servername = '';
+    const req = (target.https ? httpsRequest : httpRequest)(options);
+    let response: NodeResponse | undefined;
+    const head: Watched = {
+      at: Date.now(),
+      expire: (error) => {
+        if (response === undefined) req.destroy(error);
+      },
+    };
+    context.watch(head);
+    let listening = true;
+    const detach = (): void => {
+      if (!listening) return;
+      listening = false;
+      signal.offAbort(onAbort);
+    };
+    function onAbort(): void {
+      const reason = abortError();
+      detach();
+      context.unwatch(head);
+      if (response !== undefined) response.abort(reason);
+      else req.destroy(reason);
+      reject(reason);
+    }
+    signal.onAbort(onAbort);
+    req.on('error', (error: NodeJS.ErrnoException) => {
+      // After the response head, socket errors surface on the response (see NodeResponse); this rejection is
+      // then a no-op.
+      if (response !== undefined) return;
+      detach();
+      context.unwatch(head);
+      if (
+        req.reusedSocket &&
+        resets < MAX_STALE_RETRIES &&
+        !signal.aborted &&
+        STALE_CODES.has(error.code ?? '')
+      ) {
+        // A pooled keep-alive socket the server had already closed (idle timeout, restart): the request never
+        // reached the application. Sent again on another connection, as browsers do.
+        resolve(send(context, method, url, headers, body, signal, redirects, resets + 1));
+        return;
+      }
+      reject(error);
+    });
+    req.on('response', (res: IncomingMessage) => {
+      context.unwatch(head);
+      const status = res.statusCode ?? 0;
+      if (REDIRECT.has(status)) {
+        const location = rawHeader(res.rawHeaders, 'location');
+        if (location !== null) {
+          detach();
+          res.resume();
+          if (redirects >= MAX_REDIRECTS) {
+            reject(new TypeError('redirect count exceeded'));
+            return;
+          }
+          let next: URL;
+          try {
+            next = new URL(location, url);
+          } catch (error) {
+            reject(new TypeError(`invalid redirect location ${location}`, { cause: error }));
+            return;
+          }
+          const h: Record<string, string> = { ...headers };
+          let m = method;
+          let b = body;
+          if (
+            ((status === 301 || status === 302) && method === 'POST') ||
+            (status === 303 && method !== 'GET')
+          ) {
+            m = 'GET';
+            b = undefined;
+            for (const name of BODY_HEADERS) delete h[name];
+          }
+          if (next.origin !== target.origin) for (const name of CROSS_ORIGIN_DROP) delete h[name];
+          resolve(send(context, m, next, h, b, signal, redirects + 1));
+          return;
+        }
+      }
+      response = new NodeResponse(res, status, detach, context);
+      resolve(response);
+    });
+    if (body === undefined) req.end();
+    else req.end(body);
+  });
+}
