@@ -23,10 +23,9 @@ export class NodeSink implements ResponseSink {
 
   respond(status: number, headers: Headers, body: string): void {
     if (this.closed || this.#res.headersSent) return;
-    const h =
-      body.length === 0 && status !== 200
-        ? headers
-        : { ...headers, 'content-length': String(Buffer.byteLength(body)) };
+    // An explicit length, 0 included: without it writeHead() commits to chunked encoding even for an
+    // empty 202. 204 carries no body and no length (RFC 9110 §8.6).
+    const h = status === 204 ? headers : { ...headers, 'content-length': String(Buffer.byteLength(body)) };
     this.#res.writeHead(status, h);
     this.#res.end(body);
   }
