@@ -6,7 +6,7 @@
  * (2025-11-25 basic/transports §"Resumability and Redelivery").
  */
 import type { EventStore } from '../events/event-store.js';
-import { encodeEventId } from '../sse/event-id.js';
+import { encodeSeq, eventIdPrefix } from '../sse/event-id.js';
 import type { Counters } from './counters.js';
 import type { Pacer } from './pacer.js';
 import type { Probe } from './probe.js';
@@ -242,9 +242,9 @@ export class EventStream {
     const seq = ++this.#seq;
     const tag = this.#ctx.tag;
     if (tag === undefined) return `data: ${json}\n\n`;
-    // The `tag.stream.` part never changes: encode it once (event-id.ts owns the format).
-    this.#idPrefix ??= encodeEventId(tag, this.num, 0).slice(0, -1);
-    const id = this.#idPrefix + seq.toString(36);
+    // The stream's part of the id never changes: encode it once (event-id.ts owns the format).
+    this.#idPrefix ??= eventIdPrefix(tag, this.num);
+    const id = this.#idPrefix + encodeSeq(seq);
     const frame =
       retry === undefined ? `id: ${id}\ndata: ${json}\n\n` : `id: ${id}\nretry: ${retry}\ndata: ${json}\n\n`;
     const store = this.#ctx.store;

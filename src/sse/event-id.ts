@@ -23,6 +23,18 @@ export function encodeEventId(tag: string, stream: number, seq: number): string 
   return `${tag}.${stream.toString(36)}.${seq.toString(36)}`;
 }
 
+/**
+ * The part of every id of one stream that does not change, for the per-event hot path:
+ * `eventIdPrefix(tag, stream) + encodeSeq(seq) === encodeEventId(tag, stream, seq)`.
+ */
+export function eventIdPrefix(tag: string, stream: number): string {
+  return `${tag}.${stream.toString(36)}.`;
+}
+
+export function encodeSeq(seq: number): string {
+  return seq.toString(36);
+}
+
 /** Parses an id; undefined when it is not one of ours (malformed). */
 export function parseEventId(id: string): EventCursor | undefined {
   if (id.length > 40) return undefined;

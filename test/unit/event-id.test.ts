@@ -1,7 +1,7 @@
 import assert from 'node:assert/strict';
 import { describe, test } from 'node:test';
 import fc from 'fast-check';
-import { encodeEventId, parseEventId, TAG_LENGTH } from '../../src/sse/event-id.js';
+import { encodeEventId, encodeSeq, eventIdPrefix, parseEventId, TAG_LENGTH } from '../../src/sse/event-id.js';
 
 const tagArb = fc.stringMatching(/^[0-9A-Za-z]{10}$/);
 const numArb = fc.oneof(fc.nat(), fc.constantFrom(0, 1, 35, 36, Number.MAX_SAFE_INTEGER), fc.maxSafeNat());
@@ -82,4 +82,17 @@ describe('sse/event-id', () => {
     });
     assert.equal(TAG_LENGTH, tag.length);
   });
+});
+
+test('eventIdPrefix + encodeSeq compose to encodeEventId (the hot path agrees with the codec)', () => {
+  for (const [stream, seq] of [
+    [0, 1],
+    [1, 35],
+    [36, 36],
+    [123456, 9_007_199_254],
+  ] as const) {
+    const id = eventIdPrefix('AbCdEfGhIj', stream) + encodeSeq(seq);
+    assert.equal(id, encodeEventId('AbCdEfGhIj', stream, seq));
+    assert.deepEqual(parseEventId(id), { tag: 'AbCdEfGhIj', stream, seq });
+  }
 });
