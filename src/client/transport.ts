@@ -1,46 +1,35 @@
+/**
+ * The transport's surface: construction, `start`/`send`/`close`/`setProtocolVersion`, request headers and the
+ * shared state its parts work on. The parts: `post.ts` (POSTing one message and routing its answer),
+ * `inbound.ts` (routing incoming messages to the Client), `resend.ts` (re-sending a request whose stream was
+ * lost), `streams.ts` (SSE streams and their resumption), `reinit.ts` (replacing an expired session),
+ * `delete-session.ts` (the `DELETE` on close).
+ */
 import type { Transport, TransportSendOptions } from '@modelcontextprotocol/sdk/shared/transport.js';
 import type { JSONRPCMessage, MessageExtraInfo } from '@modelcontextprotocol/sdk/types.js';
+import { deleteSession } from './delete-session.js';
 import { detectFastDispatch, type FastDispatch } from './dispatch.js';
 import {
-  EventTooLargeError,
-  HttpStatusError,
   MalformedMessageError,
-  NetworkError,
-  NoResponseError,
   NotStartedError,
-  SessionExpiredError,
   type SluiceClientError,
-  TRANSPORT_FAILURE_JSONRPC_CODE,
   TransportClosedError,
-  UnexpectedContentTypeError,
 } from './errors.js';
-import {
-  describe,
-  discard,
-  lowerCaseKeys,
-  POST_ACCEPT,
-  statusError,
-  toClientError,
-  withToken,
-} from './http.js';
-import {
-  Canceller,
-  type CancelSignal,
-  type HttpClient,
-  type HttpMethod,
-  type HttpResponse,
-  isOk,
-} from './http-client.js';
+import { lowerCaseKeys, toClientError, withToken } from './http.js';
+import type { Canceller, CancelSignal, HttpClient, HttpMethod, HttpResponse } from './http-client.js';
 import { defaultHttp, fetchHttp } from './http-default.js';
+import { failRequest, receiveMessage } from './inbound.js';
 import {
   type OutgoingRequest,
   type ResolvedClientOptions,
   resolveOptions,
   type StreamableHttpClientOptions,
 } from './options.js';
+import { postMessage } from './post.js';
 import { reinitialize, type SessionState } from './reinit.js';
+import { abandonRequest } from './resend.js';
 import { type ResponseStream, StreamRunner } from './streams.js';
-import { classify, type MessageKind, mediaType, type RequestId, type WireMessage } from './wire.js';
+import { classify, type RequestId, type WireMessage } from './wire.js';
 
 /** Passed to `onsessionreset` after a transparent re-initialization. */
 export interface SessionResetEvent {
@@ -91,15 +80,18 @@ export class StreamableHttpClientTransport implements Transport {
   /** @internal */
   readonly session: SessionState;
 
-  private readonly fast: FastDispatch | undefined;
-  private readonly runner: StreamRunner;
+  /** @internal used by inbound.ts */
+  readonly fast: FastDispatch | undefined;
+  /** @internal used by post.ts and inbound.ts */
+  readonly runner: StreamRunner;
   private readonly staticHeaders: Record<string, string> | undefined;
   /** The HTTP adapter; undefined until the default one has loaded (first transport on Node only). */
   private http: HttpClient | undefined;
   private httpLoading: Promise<HttpClient> | undefined;
   private started = false;
   private closedFlag = false;
-  private resendCounter = 0;
+  /** @internal numbers the wire ids of re-sent requests (resend.ts) */
+  resendCounter = 0;
 
   constructor(url: URL | string, options?: StreamableHttpClientOptions) {
     this.url = typeof url === 'string' ? new URL(url) : url;
@@ -193,7 +185,7 @@ export class StreamableHttpClientTransport implements Transport {
     if (kind === 'invalid')
       throw new MalformedMessageError('refusing to send a message that is not JSON-RPC');
     if (kind !== 'request') {
-      await this.post(wire, kind, undefined);
+      await postMessage(this, wire, kind, undefined);
       return;
     }
     const request = wire as OutgoingRequest & WireMessage;
@@ -210,105 +202,11 @@ export class StreamableHttpClientTransport implements Transport {
       return;
     }
     try {
-      await this.post(wire, kind, entry, options?.onresumptiontoken);
+      await postMessage(this, wire, kind, entry, options?.onresumptiontoken);
     } catch (error) {
       this.pending.delete(request.id);
       throw error;
     }
-  }
-
-  /**
-   * POSTs one message and routes the answer by its media type (never by the method).
-   * @internal
-   */
-  async post(
-    wire: WireMessage,
-    kind: MessageKind,
-    entry: PendingRequest | undefined,
-    onresumptiontoken?: (token: string) => void,
-    retriedAfterReinit = false,
-  ): Promise<void> {
-    const isInitialize = wire.method === 'initialize';
-    const sentWithSession = isInitialize ? undefined : this.session.sessionId;
-    const headers = await this.headers(POST_ACCEPT, !isInitialize, undefined);
-    headers['content-type'] = 'application/json';
-    const controller = new Canceller();
-    this.inflight.add(controller);
-    let response: HttpResponse;
-    try {
-      response = await this.request('POST', headers, JSON.stringify(wire), controller);
-    } catch (error) {
-      this.inflight.delete(controller);
-      if (this.closedFlag) throw new TransportClosedError();
-      throw new NetworkError(`POST ${this.url.href} failed: ${describe(error)}`, error);
-    }
-    let handedOff = false;
-    try {
-      if (!isOk(response)) {
-        if (response.status === 404 && sentWithSession !== undefined) {
-          await discard(response);
-          return await this.onSessionNotFound(wire, kind, entry, sentWithSession, retriedAfterReinit);
-        }
-        throw await statusError('POST', response);
-      }
-      if (isInitialize) {
-        const sid = response.header('mcp-session-id');
-        if (sid !== null && sid.length > 0) this.session.sessionId = sid;
-        this.session.gone = false;
-      }
-      if (response.status === 202 || kind !== 'request' || entry === undefined) {
-        await discard(response);
-        if (wire.method === 'notifications/initialized' && response.status < 300)
-          this.runner.openStandalone();
-        // A request answered 202 gets its response later on the standalone GET stream; it stays pending.
-        return;
-      }
-      const type = mediaType(response.header('content-type'));
-      if (type === 'text/event-stream' && response.body !== null) {
-        handedOff = true;
-        this.runner.adoptPostStream(entry, response, controller, onresumptiontoken);
-        return;
-      }
-      if (type === 'application/json') {
-        await this.receiveJsonBody(response, entry.message.id);
-        return;
-      }
-      await discard(response);
-      throw new UnexpectedContentTypeError(response.header('content-type'));
-    } finally {
-      if (!handedOff) this.inflight.delete(controller);
-    }
-  }
-
-  private async onSessionNotFound(
-    wire: WireMessage,
-    kind: MessageKind,
-    entry: PendingRequest | undefined,
-    sentWithSession: string,
-    retriedAfterReinit: boolean,
-  ): Promise<void> {
-    if (!this.options.reinitializeOnSessionExpiry || retriedAfterReinit) {
-      this.session.gone = true;
-      throw new SessionExpiredError(
-        retriedAfterReinit
-          ? `session not found (HTTP 404) again right after re-initializing; giving up on ${String(wire.method ?? 'message')}`
-          : 'session not found (HTTP 404) and reinitializeOnSessionExpiry is off',
-      );
-    }
-    // Another request may already be replacing the session (its sessionId is cleared meanwhile) or
-    // have replaced it while this one was in flight: join the former, skip only the latter.
-    if (this.session.reinitializing !== undefined || this.session.sessionId === sentWithSession) {
-      try {
-        await this.reinitialize();
-      } catch (error) {
-        this.session.gone = true;
-        throw new SessionExpiredError(
-          `session expired and re-initializing failed: ${describe(error)}`,
-          error,
-        );
-      }
-    }
-    await this.post(wire, kind, entry, undefined, true);
   }
 
   /** Re-initializes once for all concurrent callers. @internal */
@@ -328,128 +226,29 @@ export class StreamableHttpClientTransport implements Transport {
     return this.session.reinitializing;
   }
 
-  private async receiveJsonBody(response: HttpResponse, requestId: RequestId): Promise<void> {
-    const text = await response.text(this.options.maxEventBytes);
-    if (text === undefined) throw new EventTooLargeError(this.options.maxEventBytes);
-    let parsed: unknown;
-    try {
-      parsed = JSON.parse(text);
-    } catch (error) {
-      throw new MalformedMessageError('the JSON response body is not valid JSON', error);
-    }
-    if (Array.isArray(parsed)) {
-      for (const item of parsed) this.receive(item as WireMessage);
-    } else {
-      this.receive(parsed as WireMessage);
-    }
-    if (this.pending.has(requestId)) {
-      this.pending.delete(requestId);
-      throw new NoResponseError(requestId);
-    }
-  }
-
   /**
-   * Routes one incoming message: settles the pending request of a response, then dispatches.
+   * Routes one incoming message: settles the pending request of a response, then dispatches (inbound.ts).
    * @internal
    */
   receive(message: WireMessage, from?: ResponseStream): void {
-    const kind = classify(message);
-    if (kind === 'invalid') {
-      this.onerror?.(
-        new MalformedMessageError(`not a JSON-RPC message: ${JSON.stringify(message).slice(0, 200)}`),
-      );
-      return;
-    }
-    if (kind === 'response') {
-      let id = message.id as RequestId;
-      if (this.aliases.size > 0) {
-        const original = this.aliases.get(id);
-        if (original !== undefined) {
-          this.aliases.delete(id);
-          message.id = original;
-          id = original;
-        }
-      }
-      const entry = this.pending.get(id);
-      if (entry !== undefined) {
-        this.pending.delete(id);
-        const stream = entry.stream;
-        if (stream !== undefined) this.runner.settled(stream, id, from);
-      }
-    }
-    this.dispatch(message, kind);
-  }
-
-  private dispatch(message: WireMessage, kind: MessageKind): void {
-    if (kind === 'response') {
-      // The SDK Protocol runs notification handlers one microtask later (`Promise.resolve().then(handler)`) but
-      // settles responses synchronously, and deletes the request's progress handler when it does. Several
-      // events parsed from one chunk are dispatched in one synchronous run, so a response must wait behind the
-      // notifications dispatched before it, or the last progress update would be dropped as "unknown token".
-      queueMicrotask(() => this.deliver(message, kind));
-      return;
-    }
-    this.deliver(message, kind);
-  }
-
-  private deliver(message: WireMessage, kind: MessageKind): void {
-    const fast = this.fast;
-    if (fast !== undefined && fast.target.transport === this) {
-      if (kind === 'notification') fast.notification(message);
-      else if (kind === 'response') fast.response(message);
-      else fast.request(message, undefined);
-      return;
-    }
-    this.onmessage?.(message as JSONRPCMessage);
+    receiveMessage(this, message, from);
   }
 
   /**
    * Fails a pending request: the Client's promise rejects through a JSON-RPC error response, and the typed
-   * error goes to `onerror`.
+   * error goes to `onerror` (inbound.ts).
    * @internal
    */
   fail(id: RequestId, error: SluiceClientError): void {
-    if (!this.pending.delete(id)) return;
-    this.onerror?.(error);
-    this.dispatch(
-      {
-        jsonrpc: '2.0',
-        id,
-        error: {
-          code: TRANSPORT_FAILURE_JSONRPC_CODE,
-          message: error.message,
-          data: { sluiceCode: error.code },
-        },
-      },
-      'response',
-    );
+    failRequest(this, id, error);
   }
 
   /**
-   * A stream owing `entry`'s response was lost for good: re-send it when idempotent, else fail it.
+   * A stream owing `entry`'s response was lost for good: re-send it when idempotent, else fail it (resend.ts).
    * @internal
    */
   abandon(entry: PendingRequest, error: SluiceClientError): void {
-    const id = entry.message.id;
-    if (this.pending.get(id) !== entry) return;
-    entry.stream = undefined;
-    if (
-      !entry.idempotent ||
-      entry.resends >= Math.max(1, this.options.maxReconnectAttempts) ||
-      this.closedFlag
-    ) {
-      this.fail(id, error);
-      return;
-    }
-    entry.resends++;
-    // A new wire id: the old one may still be known to the server (R1–R3 forbid reusing an id in a session).
-    const wireId = `${String(id)}.sluice-resend-${++this.resendCounter}`;
-    this.aliases.set(wireId, id);
-    const copy: WireMessage = { ...entry.message, id: wireId };
-    this.post(copy, 'request', entry).catch((cause: unknown) => {
-      this.aliases.delete(wireId);
-      this.fail(id, toClientError(cause));
-    });
+    abandonRequest(this, entry, error);
   }
 
   /**
@@ -492,37 +291,10 @@ export class StreamableHttpClientTransport implements Transport {
     this.inflight.clear();
     const sessionId = this.session.sessionId;
     if (sessionId !== undefined && !this.session.gone && this.started) {
-      await this.deleteSession().catch((error: unknown) => this.onerror?.(toClientError(error)));
+      await deleteSession(this).catch((error: unknown) => this.onerror?.(toClientError(error)));
     }
     this.http?.close();
     this.pending.clear();
     this.onclose?.();
-  }
-
-  private async deleteSession(): Promise<void> {
-    const { clock, closeTimeoutMs } = this.options;
-    const controller = new Canceller();
-    const timer = clock.setTimeout(() => controller.abort(), closeTimeoutMs);
-    try {
-      const headers = await this.headers('application/json, text/event-stream', true, undefined);
-      let response: HttpResponse;
-      try {
-        response = await this.request('DELETE', headers, undefined, controller);
-      } catch (error) {
-        throw new NetworkError(
-          controller.aborted
-            ? `DELETE did not complete within closeTimeoutMs (${closeTimeoutMs} ms)`
-            : `DELETE failed: ${describe(error)}`,
-          error,
-        );
-      }
-      await discard(response);
-      if (!isOk(response) && response.status !== 405 && response.status !== 404) {
-        throw new HttpStatusError('DELETE', response.status, '');
-      }
-      this.session.sessionId = undefined;
-    } finally {
-      clock.clearTimeout(timer);
-    }
   }
 }

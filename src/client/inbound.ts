@@ -1,0 +1,90 @@
+/**
+ * Incoming messages: each one settles the pending request it answers (the wire id of a re-sent request is mapped
+ * back to the id the Client knows), then goes to the Client, straight into its `Protocol` when fast dispatch is
+ * on. Failing a request delivers a JSON-RPC error response the same way.
+ */
+import type { JSONRPCMessage } from '@modelcontextprotocol/sdk/types.js';
+import { MalformedMessageError, type SluiceClientError, TRANSPORT_FAILURE_JSONRPC_CODE } from './errors.js';
+import type { ResponseStream } from './streams.js';
+import type { StreamableHttpClientTransport } from './transport.js';
+import { classify, type MessageKind, type RequestId, type WireMessage } from './wire.js';
+
+/**
+ * Routes one incoming message: settles the pending request of a response, then dispatches.
+ */
+export function receiveMessage(
+  t: StreamableHttpClientTransport,
+  message: WireMessage,
+  from?: ResponseStream,
+): void {
+  const kind = classify(message);
+  if (kind === 'invalid') {
+    t.onerror?.(
+      new MalformedMessageError(`not a JSON-RPC message: ${JSON.stringify(message).slice(0, 200)}`),
+    );
+    return;
+  }
+  if (kind === 'response') {
+    let id = message.id as RequestId;
+    if (t.aliases.size > 0) {
+      const original = t.aliases.get(id);
+      if (original !== undefined) {
+        t.aliases.delete(id);
+        message.id = original;
+        id = original;
+      }
+    }
+    const entry = t.pending.get(id);
+    if (entry !== undefined) {
+      t.pending.delete(id);
+      const stream = entry.stream;
+      if (stream !== undefined) t.runner.settled(stream, id, from);
+    }
+  }
+  dispatch(t, message, kind);
+}
+
+function dispatch(t: StreamableHttpClientTransport, message: WireMessage, kind: MessageKind): void {
+  if (kind === 'response') {
+    // The SDK Protocol runs notification handlers one microtask later (`Promise.resolve().then(handler)`) but
+    // settles responses synchronously, and deletes the request's progress handler when it does. Several
+    // events parsed from one chunk are dispatched in one synchronous run, so a response must wait behind the
+    // notifications dispatched before it, or the last progress update would be dropped as "unknown token".
+    queueMicrotask(() => deliver(t, message, kind));
+    return;
+  }
+  deliver(t, message, kind);
+}
+
+function deliver(t: StreamableHttpClientTransport, message: WireMessage, kind: MessageKind): void {
+  const fast = t.fast;
+  if (fast !== undefined && fast.target.transport === t) {
+    if (kind === 'notification') fast.notification(message);
+    else if (kind === 'response') fast.response(message);
+    else fast.request(message, undefined);
+    return;
+  }
+  t.onmessage?.(message as JSONRPCMessage);
+}
+
+/**
+ * Fails a pending request: the Client's promise rejects through a JSON-RPC error response, and the typed
+ * error goes to `onerror`.
+ */
+export function failRequest(t: StreamableHttpClientTransport, id: RequestId, error: SluiceClientError): void {
+  if (!t.pending.delete(id)) return;
+  t.onerror?.(error);
+  dispatch(
+    t,
+    {
+      jsonrpc: '2.0',
+      id,
+      error: {
+        code: TRANSPORT_FAILURE_JSONRPC_CODE,
+        message: error.message,
+        data: { sluiceCode: error.code },
+      },
+    },
+    'response',
+  );
+}
