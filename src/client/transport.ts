@@ -185,6 +185,7 @@ export class StreamableHttpClientTransport implements Transport {
     if (kind === 'invalid')
       throw new MalformedMessageError('refusing to send a message that is not JSON-RPC');
     if (kind !== 'request') {
+      if (wire.method === 'notifications/cancelled') this.forgetCancelled(wire);
       await postMessage(this, wire, kind, undefined);
       return;
     }
@@ -207,6 +208,28 @@ export class StreamableHttpClientTransport implements Transport {
       this.pending.delete(request.id);
       throw error;
     }
+  }
+
+  /**
+   * The Client cancelled one of its requests (timeout or abort): no response will come and none is
+   * wanted, so the transport stops owing it — otherwise the end of its stream would look like a
+   * loss and start a resume loop for a request nobody awaits. A request re-sent under a new wire id
+   * is cancelled under that id, the only one the server knows.
+   */
+  private forgetCancelled(wire: WireMessage): void {
+    const params = wire.params as { requestId?: unknown } | undefined;
+    const id = params?.requestId;
+    if (typeof id !== 'string' && typeof id !== 'number') return;
+    const entry = this.pending.get(id);
+    if (entry === undefined) return;
+    this.pending.delete(id);
+    for (const [wireId, original] of this.aliases) {
+      if (original === id) {
+        this.aliases.delete(wireId);
+        if (params !== undefined) params.requestId = wireId;
+      }
+    }
+    if (entry.stream !== undefined) this.runner.settled(entry.stream, id, undefined);
   }
 
   /** Re-initializes once for all concurrent callers. @internal */

@@ -31,6 +31,8 @@ export class Endpoint {
   readonly createServer: CreateServer;
   readonly counters: Counters;
   readonly sessions = new Map<string, Session>();
+  /** Stateless mode's one-request sessions, while their request runs (close() waits for them too). */
+  readonly oneShots = new Set<Session>();
   readonly live = new Set<SseWriter>();
   readonly store: EventStore;
   readonly limits: WriterLimits;
@@ -187,7 +189,7 @@ export class Endpoint {
     }
     const cutRequests = this.#inflightCount();
     const sessions = [...this.sessions.values()];
-    for (const s of sessions) s.end('shutdown', Refusals.shuttingDown(1));
+    for (const s of [...sessions, ...this.oneShots]) s.end('shutdown', Refusals.shuttingDown(1));
     this.closed = true;
     if (this.#keepalive !== undefined) clearInterval(this.#keepalive);
     if (this.#housekeeping !== undefined) clearInterval(this.#housekeeping);
@@ -198,6 +200,7 @@ export class Endpoint {
   #inflightCount(): number {
     let n = 0;
     for (const s of this.sessions.values()) n += s.inflight.size;
+    for (const s of this.oneShots) n += s.inflight.size;
     return n;
   }
 

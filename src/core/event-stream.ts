@@ -35,6 +35,8 @@ export interface StreamContext {
   readonly retryMs: number;
   /** Whether this session gets priming events (negotiated >= 2025-11-25). */
   readonly priming: boolean;
+  /** The session has ended: nothing may attach any more. */
+  readonly ended: boolean;
   readonly probe: Probe | undefined;
   readonly pacer: Pacer;
   /** The session id as a short hash, for probes and logs. */
@@ -42,6 +44,9 @@ export interface StreamContext {
 }
 
 export type StreamKind = 'post' | 'get';
+
+/** How a resume went: attached, refused by the store, or nobody to attach (client or session gone). */
+export type ResumeOutcome = 'ok' | 'evicted' | 'unknown' | 'closed' | 'ended';
 
 interface Held {
   seq: number;
@@ -142,7 +147,7 @@ export class EventStream {
     headers: Headers,
     afterSeq: number | undefined,
     guard?: StreamGuard,
-  ): Promise<'ok' | 'evicted' | 'unknown' | 'closed'> {
+  ): Promise<ResumeOutcome> {
     const run = this.#resuming.then(() => this.#resume(sink, headers, afterSeq, guard));
     this.#resuming = run.catch(() => undefined);
     return run;
@@ -153,7 +158,9 @@ export class EventStream {
     headers: Headers,
     afterSeq: number | undefined,
     guard: StreamGuard | undefined,
-  ): Promise<'ok' | 'evicted' | 'unknown' | 'closed'> {
+  ): Promise<ResumeOutcome> {
+    // A resume queued behind another may run after its session ended (DELETE, shutdown).
+    if (this.#ctx.ended) return 'ended';
     const store = this.#ctx.store;
     const fresh = afterSeq === undefined;
     const from = afterSeq ?? this.#delivered;
@@ -176,9 +183,15 @@ export class EventStream {
     );
     const held = this.#held;
     this.#held = undefined;
-    if (r.status !== 'ok' || sink.closed) {
+    if (r.status !== 'ok' || sink.closed || this.#ctx.ended) {
+      // Refused (or nobody left to serve): the frames held meanwhile go where they were headed, and a
+      // stream that finished meanwhile ends there (finish() left that to this resume).
       const old = this.#writer;
-      if (old !== undefined) for (const h of held) this.#put(old, h.seq, h.frame, h.key);
+      if (old !== undefined) {
+        for (const h of held) this.#put(old, h.seq, h.frame, h.key);
+        if (this.#done) old.end();
+      }
+      if (this.#ctx.ended) return 'ended';
       return r.status === 'ok' ? 'closed' : r.status;
     }
     this.#detach(true);

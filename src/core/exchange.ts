@@ -48,8 +48,11 @@ export class Exchange {
   #orphanTimer: ReturnType<typeof setTimeout> | undefined;
   /** Headers added to the answer (CORS, and Mcp-Session-Id for initialize). */
   headers: Headers;
-  /** Runs just before an undecided exchange answers (initialize registers its session here). */
-  beforeAnswer: ((responses: string[]) => void) | undefined;
+  /**
+   * Runs just before an undecided exchange answers (initialize registers its session here); a
+   * refusal it returns is sent instead of the answer.
+   */
+  beforeAnswer: ((responses: string[]) => Refusal | undefined) | undefined;
   /**
    * With policy 'sse': open the stream only when the answer is ready (or something related is sent),
    * not at once. Initialize uses it so its SSE answer can still carry Mcp-Session-Id.
@@ -176,7 +179,14 @@ export class Exchange {
       this.#state = 'done';
       this.#stream?.finish(this.#host.streamGraceMs);
     } else if (this.#state === 'pending') {
-      if (!this.#sink.closed) this.beforeAnswer?.(this.#responses);
+      const refused = this.#sink.closed ? undefined : this.beforeAnswer?.(this.#responses);
+      if (refused !== undefined) {
+        this.#state = 'done';
+        sendRefusal(this.#sink, refused, this.headers);
+        this.#host.exchangeDone(this);
+        this.onDone?.();
+        return;
+      }
       if (this.#policy === 'sse' && this.#responses.length > 0 && !this.#sink.closed) {
         // A client that refused JSON gets its answer as a stream (never a type it did not accept).
         this.#upgrade();

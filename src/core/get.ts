@@ -36,6 +36,7 @@ export async function handleGet(
     }
     const r = await session.standalone.resume(sink, sseHeaders, undefined, guard);
     if (r === 'evicted' || r === 'unknown') sendRefusal(sink, Refusals.resumeDeclined(r), headers);
+    else if (r === 'ended') sendRefusal(sink, Refusals.sessionNotFound(), headers);
     return;
   }
 
@@ -55,11 +56,12 @@ export async function handleGet(
     else if (r === 'evicted' || r === 'unknown') {
       declined[r]++;
       sendRefusal(sink, Refusals.resumeDeclined(r), headers);
-    }
+    } else if (r === 'ended') sendRefusal(sink, Refusals.sessionNotFound(), headers);
     return;
   }
   // A finished POST stream: its events (and its response) are in the store for the grace period.
   const r = await ep.store.replay(session.sessionKey, cursor.stream, cursor.seq);
+  if (session.ended) return sendRefusal(sink, Refusals.sessionNotFound(), headers);
   if (r.status !== 'ok') {
     declined[r.status]++;
     return sendRefusal(sink, Refusals.resumeDeclined(r.status), headers);

@@ -21,7 +21,7 @@ import { Refusals, sendRefusal } from './refusal.js';
 import { Session } from './session.js';
 import type { Headers, RequestHead, ResponseSink } from './sink.js';
 import type { StreamGuard } from './stream-guard.js';
-import { allowsBatch } from './versions.js';
+import { allowsBatch, checkVersionHeader } from './versions.js';
 
 /** A batch longer than this is refused before any element is looked at. */
 export const MAX_BATCH = 256;
@@ -78,7 +78,14 @@ export async function handlePost(ep: Endpoint, input: PostInput): Promise<void> 
     }
     return initialize(ep, input, init);
   }
-  if (ep.options.stateless) return statelessPost(ep, input, items, batch);
+  if (ep.options.stateless) {
+    // No negotiated revision to compare with, but an unsupported one is still refused (400).
+    const v = input.head.header('mcp-protocol-version');
+    const bad = v === undefined ? undefined : checkVersionHeader(v, v);
+    if (v !== undefined && bad !== undefined)
+      return sendRefusal(sink, Refusals.badProtocolVersion(v, bad), headers);
+    return statelessPost(ep, input, items, batch);
+  }
 
   const found = ep.lookup(input.head, input.auth);
   if (!(found instanceof Session)) return sendRefusal(sink, found, headers);
@@ -214,9 +221,11 @@ async function initialize(ep: Endpoint, input: PostInput, init: JsonRpcRequest):
   ex.deferStream = true;
   let registered = false;
   ex.beforeAnswer = (responses) => {
+    // A close that began while the server was initializing: no session may start now.
+    if (ep.closing) return Refusals.shuttingDown(1);
     const r = JSON.parse(responses[0] ?? '{}') as { result?: { protocolVersion?: unknown } };
     const v = r.result?.protocolVersion;
-    if (typeof v !== 'string' || ep.closing) return;
+    if (typeof v !== 'string') return undefined;
     session.version = v;
     session.initialized = true;
     if (id !== undefined) {
@@ -225,6 +234,7 @@ async function initialize(ep: Endpoint, input: PostInput, init: JsonRpcRequest):
       ep.register(session);
       registered = true;
     }
+    return undefined;
   };
   // A rejected initialize (bad params, client gone before the answer) leaves nothing behind.
   ex.onDone = () => {
@@ -257,5 +267,9 @@ async function statelessPost(ep: Endpoint, input: PostInput, items: Item[], batc
   const session = new Session(ep.deps, undefined, undefined, input.auth?.principal);
   session.initialized = true;
   await session.connect(ep.createServer({ sessionId: undefined, principal: input.auth?.principal }));
-  runExchange(ep, session, input, items, requests, batch, () => session.end('closed'));
+  ep.oneShots.add(session);
+  runExchange(ep, session, input, items, requests, batch, () => {
+    ep.oneShots.delete(session);
+    session.end('closed');
+  });
 }

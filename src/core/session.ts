@@ -191,6 +191,11 @@ export class Session implements StreamContext, ExchangeHost, BridgeTarget {
         return undefined;
       }
       if (isRequest) this.awaiting.add(message.id);
+      else if (message.method === 'notifications/cancelled') {
+        // The SDK gave up on one of its own requests (timeout, abort): no reply is awaited any more.
+        const id = message.params?.['requestId'];
+        if (typeof id === 'string' || typeof id === 'number') this.awaiting.delete(id);
+      }
       const json = JSON.stringify(message);
       // Progress is the only compressible traffic; its coalescing key is the token (string and
       // number tokens kept apart: 1 and "1" are different tokens).
