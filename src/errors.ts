@@ -4,11 +4,7 @@
  * on the wire (see toWire in src/core/refusal.ts).
  */
 
-export type SluiceErrorCode =
-  | 'SLUICE_INVALID_OPTION'
-  | 'SLUICE_SSE_INVALID_FIELD'
-  | 'SLUICE_EVENT_ID_INVALID'
-  | 'SLUICE_CLOSED';
+export type SluiceErrorCode = 'SLUICE_INVALID_OPTION' | 'SLUICE_SSE_INVALID_FIELD';
 
 const brand = Symbol.for('sluice.error');
 

@@ -2,7 +2,12 @@
  * The handler's running counters: plain numbers, updated on the hot path with `++`, read by
  * `handler.stats()` and the Prometheus exposition. No metrics library in the core.
  */
-export type SessionEndReason = 'delete' | 'idle' | 'auth' | 'shutdown' | 'closed' | 'failed-init';
+/**
+ * Why a session ended. `failed-init` counts initializations the SDK refused (or whose client left
+ * before the answer): no session was registered for them. Auth ends streams, not sessions
+ * (`authStreamEnds`); the session cap refuses new sessions (`sessionCapRefusals`).
+ */
+export type SessionEndReason = 'delete' | 'idle' | 'shutdown' | 'closed' | 'failed-init';
 
 import { Metrics } from './metrics.js';
 
@@ -17,7 +22,6 @@ export class Counters {
   readonly sessionsEnded: Record<SessionEndReason, number> = {
     delete: 0,
     idle: 0,
-    auth: 0,
     shutdown: 0,
     closed: 0,
     'failed-init': 0,

@@ -205,6 +205,7 @@ export class Endpoint {
   }
 
   #sessionEnded(s: Session, reason: SessionEndReason): void {
+    if (reason === 'failed-init') this.counters.sessionsEnded['failed-init']++;
     if (s.id === undefined || this.sessions.get(s.id) !== s) return;
     this.sessions.delete(s.id);
     this.counters.sessionsEnded[reason]++;

@@ -6,6 +6,7 @@
  * (2025-11-25 basic/transports §"Resumability and Redelivery").
  */
 import type { EventStore } from '../events/event-store.js';
+import { encodeJsonFrame, encodeRetry, OPEN_COMMENT, RESUMED_COMMENT } from '../sse/encode.js';
 import { encodeSeq, eventIdPrefix } from '../sse/event-id.js';
 import type { Counters } from './counters.js';
 import type { Pacer } from './pacer.js';
@@ -91,10 +92,6 @@ export class EventStream {
   get writer(): SseWriter | undefined {
     return this.#writer;
   }
-  /** Frames produced but never handed to a connection (for a fresh GET). */
-  get undelivered(): boolean {
-    return this.#seq > this.#delivered;
-  }
 
   /**
    * Sends one serialized JSON-RPC message. Returns a promise when the producer should wait for
@@ -130,7 +127,7 @@ export class EventStream {
       this.#delivered = this.#seq;
       this.#sentId = true;
     } else {
-      first = ': stream\n\n';
+      first = OPEN_COMMENT;
     }
     this.#bind(sink, headers, first, guard);
   }
@@ -203,7 +200,7 @@ export class EventStream {
     }
     if (r.events.length > 0) this.#sentId = true;
     if (last > this.#delivered) this.#delivered = last;
-    this.#bind(sink, headers, first.length > 0 ? first : ': resumed\n\n', guard);
+    this.#bind(sink, headers, first.length > 0 ? first : RESUMED_COMMENT, guard);
     const w = this.#writer;
     if (w !== undefined) for (const h of held) if (h.seq > last) this.#put(w, h.seq, h.frame, h.key);
     if (this.#done) this.#writer?.end();
@@ -217,7 +214,7 @@ export class EventStream {
   closeConnection(): boolean {
     const w = this.#writer;
     if (w === undefined || !this.#sentId) return false;
-    w.write(`retry: ${this.#ctx.retryMs}\n\n`);
+    w.write(encodeRetry(this.#ctx.retryMs));
     this.#detach(true);
     return true;
   }
@@ -237,7 +234,7 @@ export class EventStream {
     const w = this.#writer;
     if (w === undefined) return;
     this.#closing = 'server';
-    if (this.#sentId) w.write(`retry: ${this.#ctx.retryMs}\n\n`);
+    if (this.#sentId) w.write(encodeRetry(this.#ctx.retryMs));
     this.#detach(true);
   }
 
@@ -254,12 +251,11 @@ export class EventStream {
   #frame(json: string, retry?: number): string {
     const seq = ++this.#seq;
     const tag = this.#ctx.tag;
-    if (tag === undefined) return `data: ${json}\n\n`;
+    if (tag === undefined) return encodeJsonFrame(undefined, json);
     // The stream's part of the id never changes: encode it once (event-id.ts owns the format).
     this.#idPrefix ??= eventIdPrefix(tag, this.num);
     const id = this.#idPrefix + encodeSeq(seq);
-    const frame =
-      retry === undefined ? `id: ${id}\ndata: ${json}\n\n` : `id: ${id}\nretry: ${retry}\ndata: ${json}\n\n`;
+    const frame = encodeJsonFrame(id, json, retry);
     const store = this.#ctx.store;
     if (store !== undefined) {
       const r = store.append(this.#ctx.sessionKey, this.num, { seq, frame });

@@ -6,6 +6,7 @@
  * A cursor that cannot be honoured is declined with its reason — never an empty 200, never a
  * replay from the beginning.
  */
+import { RESUMED_COMMENT } from '../sse/encode.js';
 import { parseEventId } from '../sse/event-id.js';
 import type { Endpoint } from './endpoint.js';
 import { SSE_HEADERS } from './event-stream.js';
@@ -70,5 +71,5 @@ export async function handleGet(
   let body = '';
   for (const e of r.events) body += e.frame;
   sink.head(200, sseHeaders);
-  sink.end(body.length > 0 ? body : ': resumed\n\n');
+  sink.end(body.length > 0 ? body : RESUMED_COMMENT);
 }

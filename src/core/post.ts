@@ -81,7 +81,7 @@ export async function handlePost(ep: Endpoint, input: PostInput): Promise<void> 
   if (ep.options.stateless) {
     // No negotiated revision to compare with, but an unsupported one is still refused (400).
     const v = input.head.header('mcp-protocol-version');
-    const bad = v === undefined ? undefined : checkVersionHeader(v, v);
+    const bad = checkVersionHeader(v, undefined);
     if (v !== undefined && bad !== undefined)
       return sendRefusal(sink, Refusals.badProtocolVersion(v, bad), headers);
     return statelessPost(ep, input, items, batch);

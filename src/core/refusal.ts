@@ -4,6 +4,7 @@
  * Server"); `id: null` is JSON-RPC 2.0's spelling of "could not be determined".
  */
 import { JsonRpcCode } from '../jsonrpc/codes.js';
+import { errorResponse } from '../jsonrpc/message.js';
 import type { Headers, ResponseSink } from './sink.js';
 
 export interface Refusal {
@@ -28,11 +29,7 @@ export function refusal(
 }
 
 export function sendRefusal(sink: ResponseSink, r: Refusal, extraHeaders?: Headers): void {
-  const body = JSON.stringify({
-    jsonrpc: '2.0',
-    id: null,
-    error: { code: r.code, message: r.message, data: { reason: r.reason } },
-  });
+  const body = JSON.stringify(errorResponse(null, r.code, r.message, { reason: r.reason }));
   sink.respond(r.status, { 'content-type': 'application/json', ...extraHeaders, ...r.headers }, body);
 }
 

@@ -7,12 +7,14 @@
 import type { MessageExtraInfo } from '@modelcontextprotocol/sdk/types.js';
 import type { EventStore } from '../events/event-store.js';
 import { JsonRpcCode } from '../jsonrpc/codes.js';
-import type {
-  JsonRpcMessage,
-  JsonRpcNotification,
-  JsonRpcRequest,
-  JsonRpcResponse,
-  RequestId,
+import {
+  errorResponse,
+  type JsonRpcMessage,
+  type JsonRpcNotification,
+  type JsonRpcRequest,
+  type JsonRpcResponse,
+  progressTokenOf,
+  type RequestId,
 } from '../jsonrpc/message.js';
 import { type BridgeTarget, BridgeTransport } from './bridge-transport.js';
 import type { Counters, SessionEndReason } from './counters.js';
@@ -199,12 +201,8 @@ export class Session implements StreamContext, ExchangeHost, BridgeTarget {
       const json = JSON.stringify(message);
       // Progress is the only compressible traffic; its coalescing key is the token (string and
       // number tokens kept apart: 1 and "1" are different tokens).
-      let key: string | undefined;
-      if (!isRequest && message.method === 'notifications/progress') {
-        const token = message.params?.['progressToken'];
-        if (typeof token === 'string') key = `s${token}`;
-        else if (typeof token === 'number') key = `n${token}`;
-      }
+      const token = isRequest ? undefined : progressTokenOf(message);
+      const key = token === undefined ? undefined : typeof token === 'number' ? `n${token}` : `s${token}`;
       if (related !== undefined) {
         const ex = this.inflight.get(related);
         const r = ex === undefined ? 'nostream' : ex.related(json, key);
@@ -315,8 +313,6 @@ export class Session implements StreamContext, ExchangeHost, BridgeTarget {
     this.awaiting.delete(id);
     const d = this.#dispatch;
     // Deferred: the SDK is still inside its own send() when this runs.
-    queueMicrotask(() =>
-      d?.response({ jsonrpc: '2.0', id, error: { code: JsonRpcCode.ServerError, message } }),
-    );
+    queueMicrotask(() => d?.response(errorResponse(id, JsonRpcCode.ServerError, message)));
   }
 }

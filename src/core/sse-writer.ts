@@ -11,6 +11,7 @@
  *   ('overflow'): the caller keeps it in the replay buffer and the client resumes from there.
  */
 import { OutboundQueue } from '../flow/outbound-queue.js';
+import { KEEPALIVE_COMMENT } from '../sse/encode.js';
 import type { Counters } from './counters.js';
 import type { ResponseSink } from './sink.js';
 
@@ -123,7 +124,7 @@ export class SseWriter {
   /** Sends a comment if nothing was written for idleMs; true when it did. */
   keepalive(now: number, idleMs: number): boolean {
     if (this.#closed || !this.#writable || this.#batchOpen || now - this.lastWriteAt < idleMs) return false;
-    this.#put(': keepalive\n\n');
+    this.#put(KEEPALIVE_COMMENT);
     return true;
   }
 

@@ -13,9 +13,14 @@ const SUPPORTED: ReadonlySet<string> = new Set(SUPPORTED_PROTOCOL_VERSIONS);
  * 2025-03-26: the official conformance suite 0.1.16 sends it on raw requests of sessions that
  * negotiated 2025-11-25 (server-sse-multiple-streams), and it asks for nothing newer than absence.
  */
-export function checkVersionHeader(header: string | undefined, negotiated: string): string | undefined {
+export function checkVersionHeader(
+  header: string | undefined,
+  negotiated: string | undefined,
+): string | undefined {
   if (header === undefined) return undefined;
   if (!SUPPORTED.has(header)) return 'is not supported';
+  // Stateless: nothing was negotiated, so only support is checked.
+  if (negotiated === undefined) return undefined;
   if (header !== negotiated && header !== '2025-03-26')
     return `does not match the negotiated version ${negotiated}`;
   return undefined;

@@ -107,6 +107,7 @@ export function errorResponse(
 
 /** Returns the progress token of a `notifications/progress`, or undefined for any other message. */
 export function progressTokenOf(m: JsonRpcMessage): RequestId | undefined {
+  // The method compare rejects almost every message at once on the per-event path.
   if (!('method' in m) || m.method !== 'notifications/progress' || 'id' in m) return undefined;
   const token = m.params?.['progressToken'];
   return typeof token === 'string' || typeof token === 'number' ? token : undefined;

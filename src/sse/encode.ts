@@ -53,8 +53,16 @@ export function encodeEvent(ev: SseEvent): string {
  * line breaks (RFC 8259 §7 requires them escaped), so no splitting is needed. `id` comes from the
  * event-id codec, whose alphabet cannot contain line breaks.
  */
-export function encodeJsonFrame(id: string | undefined, json: string): string {
-  return id === undefined ? `data: ${json}\n\n` : `id: ${id}\ndata: ${json}\n\n`;
+export function encodeJsonFrame(id: string | undefined, json: string, retry?: number): string {
+  if (id === undefined) return `data: ${json}\n\n`;
+  return retry === undefined
+    ? `id: ${id}\ndata: ${json}\n\n`
+    : `id: ${id}\nretry: ${retry}\ndata: ${json}\n\n`;
+}
+
+/** A frame holding only a reconnection delay: parsers apply it and dispatch nothing. */
+export function encodeRetry(ms: number): string {
+  return `retry: ${ms}\n\n`;
 }
 
 /** A comment line; parsers discard it. Used for keepalive and to flush headers through proxies. */
@@ -63,3 +71,8 @@ export function encodeComment(text: string): string {
     throw new SluiceError('SLUICE_SSE_INVALID_FIELD', 'SSE comment must be one line');
   return `: ${text}\n\n`;
 }
+
+/** The comments Sluice sends: liveness on a quiet stream, and first bytes that carry no event. */
+export const KEEPALIVE_COMMENT = encodeComment('keepalive');
+export const OPEN_COMMENT = encodeComment('stream');
+export const RESUMED_COMMENT = encodeComment('resumed');

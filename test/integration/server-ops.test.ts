@@ -136,6 +136,29 @@ describe('authentication on long-lived streams', () => {
 });
 
 describe('metrics and observability', () => {
+  test('a refused initialize is counted as failed-init and leaves no session', async () => {
+    const srv = await startServer();
+    after(() => srv.close());
+    const r = await send(srv.url, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json', accept: 'application/json, text/event-stream' },
+      // The SDK refuses an initialize without clientInfo (-32602 in a 200 answer).
+      body: JSON.stringify({
+        jsonrpc: '2.0',
+        id: 1,
+        method: 'initialize',
+        params: { protocolVersion: '2025-11-25' },
+      }),
+    });
+    assert.equal(r.status, 200);
+    assert.ok(r.json().error !== undefined, r.text);
+    assert.equal(r.headers['mcp-session-id'], undefined);
+    const st = srv.stats();
+    assert.equal(st.sessions.active, 0);
+    assert.equal(st.sessions.created, 0);
+    assert.equal(st.sessions.ended['failed-init'], 1);
+  });
+
   test('Prometheus exposition: families, per-method modes and durations, bounded labels, /metrics route', async () => {
     const srv = await startServer({ metricsPath: '/metrics' });
     after(() => srv.close());

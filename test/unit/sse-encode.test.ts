@@ -5,7 +5,13 @@ import { describe, test } from 'node:test';
 import { createParser, type EventSourceMessage } from 'eventsource-parser';
 import fc from 'fast-check';
 import { SluiceError } from '../../src/errors.js';
-import { encodeComment, encodeEvent, encodeJsonFrame, type SseEvent } from '../../src/sse/encode.js';
+import {
+  encodeComment,
+  encodeEvent,
+  encodeJsonFrame,
+  encodeRetry,
+  type SseEvent,
+} from '../../src/sse/encode.js';
 
 interface Parsed {
   events: EventSourceMessage[];
@@ -245,4 +251,22 @@ describe('sse/encode', () => {
       assert.throws(() => encodeEvent({ data: 'x', retry }), SluiceError);
     });
   }
+});
+
+test('encodeJsonFrame with a retry and encodeRetry parse back to the same fields', () => {
+  const seen: { id?: string | undefined; data: string }[] = [];
+  const retries: number[] = [];
+  const p = createParser({
+    onEvent: (e) => seen.push({ id: e.id, data: e.data }),
+    onRetry: (r) => retries.push(r),
+  });
+  p.feed(encodeJsonFrame('t.1.1', '{"a":1}', 750));
+  p.feed(encodeRetry(1200));
+  p.feed(encodeJsonFrame(undefined, '{"b":2}'));
+  assert.deepEqual(seen, [
+    { id: 't.1.1', data: '{"a":1}' },
+    // A frame encoded without an id carries no id field of its own.
+    { id: undefined, data: '{"b":2}' },
+  ]);
+  assert.deepEqual(retries, [750, 1200]);
 });
