@@ -309,3 +309,25 @@ function upstreamServer(): ReturnType<CreateServer> {
   );
   return server as unknown as ReturnType<CreateServer>;
 }
+
+/** Upstreams and proxies started through startProxied, stopped (newest first) by stopProxied. */
+const started: (Served | Nginx)[] = [];
+
+/** A Sluice upstream with nginx in front of it; both are stopped by stopProxied() (call it in after()). */
+export async function startProxied(
+  serverOptions: Parameters<typeof startUpstream>[0],
+  nginx: Omit<NginxOptions, 'upstreamPort'>,
+): Promise<{ upstream: Served; nginx: Nginx }> {
+  const upstream = await startUpstream(serverOptions);
+  started.push(upstream);
+  const n = await startNginx({ upstreamPort: upstream.port, ...nginx });
+  started.push(n);
+  return { upstream, nginx: n };
+}
+
+export async function stopProxied(): Promise<void> {
+  for (const r of started.splice(0).reverse()) {
+    if ('stop' in r) await r.stop();
+    else await r.close();
+  }
+}

@@ -9,33 +9,24 @@ import { after, describe, test } from 'node:test';
 import { renderText } from '../../src/doctor/report.js';
 import { runDoctor } from '../../src/doctor/run.js';
 import type { DoctorReport, Verdict } from '../../src/doctor/types.js';
-import type { Served } from '../../src/server/index.js';
 import { withDeadline } from '../helpers/deadline.js';
 import {
   type Nginx,
   RECOMMENDED_LOCATION,
   skipWithoutNginx,
-  startNginx,
-  startUpstream,
+  startProxied,
+  type startUpstream,
+  stopProxied,
 } from '../helpers/nginx.js';
 
-const running: (Served | Nginx)[] = [];
-after(async () => {
-  for (const r of running.reverse()) {
-    if ('stop' in r) await r.stop();
-    else await r.close();
-  }
-});
+after(stopProxied);
 
 async function diagnose(
   serverOptions: Parameters<typeof startUpstream>[0],
   nginx: { location?: string; http?: string },
   idleSeconds = 3,
 ): Promise<{ report: DoctorReport; v: (id: string) => Verdict; text: string; nginx: Nginx }> {
-  const upstream = await startUpstream(serverOptions);
-  running.push(upstream);
-  const n = await startNginx({ upstreamPort: upstream.port, ...nginx });
-  running.push(n);
+  const { nginx: n } = await startProxied(serverOptions, nginx);
   const report = await withDeadline(runDoctor({ url: n.url, idleSeconds }), 60_000, 'doctor run');
   const text = renderText(report);
   const v = (id: string): Verdict => {
@@ -139,13 +130,10 @@ describe('sluice doctor through nginx', () => {
 
   test('CLI: --json output and exit code 1 on a failing path', async (t) => {
     if (skipWithoutNginx(t)) return;
-    const upstream = await startUpstream({ keepaliveMs: 1_000 });
-    running.push(upstream);
-    const n = await startNginx({
-      upstreamPort: upstream.port,
-      location: 'proxy_ignore_headers X-Accel-Buffering;',
-    });
-    running.push(n);
+    const { nginx: n } = await startProxied(
+      { keepaliveMs: 1_000 },
+      { location: 'proxy_ignore_headers X-Accel-Buffering;' },
+    );
     const child = spawn(
       process.execPath,
       ['dist/src/cli/main.js', 'doctor', n.url, '--json', '--idle-seconds', '2', '--header', 'X-Doctor: yes'],

@@ -14,29 +14,20 @@ import {
   type Nginx,
   RECOMMENDED_LOCATION,
   skipWithoutNginx,
-  startNginx,
-  startUpstream,
+  startProxied,
+  type startUpstream,
+  stopProxied,
 } from '../helpers/nginx.js';
 
 const GZIP_EVERYTHING = 'gzip on; gzip_types text/event-stream application/json;';
 
-/** Servers and proxies started by a test, stopped in after(). */
-const running: (Served | Nginx)[] = [];
-after(async () => {
-  for (const r of running.reverse()) {
-    if ('stop' in r) await r.stop();
-    else await r.close();
-  }
-});
+after(stopProxied);
 
 async function proxied(
   serverOptions: Parameters<typeof startUpstream>[0],
   nginx: { location?: string; http?: string },
 ): Promise<{ upstream: Served; nginx: Nginx; session: McpSession }> {
-  const upstream = await startUpstream(serverOptions);
-  running.push(upstream);
-  const n = await startNginx({ upstreamPort: upstream.port, ...nginx });
-  running.push(n);
+  const { upstream, nginx: n } = await startProxied(serverOptions, nginx);
   const session = new McpSession(n.url);
   const init = await withDeadline(session.initialize(), 5_000, 'initialize through nginx');
   assert.equal(init.status, 200, `initialize through nginx: ${init.status} ${init.text}`);
