@@ -6,9 +6,8 @@
 //
 // Exit codes: 0 ok · 1 the tool returned isError · 2 usage · 3 transport or protocol failure · 130 interrupted.
 import { parseArgs } from 'node:util';
-import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import type { Progress } from '@modelcontextprotocol/sdk/types.js';
-import { StreamableHttpClientTransport } from '../client/index.js';
+import { connectClient, parseHeaders, UsageError } from './connect.js';
 
 export const USAGE_CALL = `usage: sluice call URL TOOL [options]
 
@@ -40,58 +39,6 @@ export function coerce(value: string): unknown {
     }
   }
   return value;
-}
-
-/** Parses repeated `--header 'K: V'` values. Throws a usage error on a value without a colon. */
-export function parseHeaders(values: readonly string[]): Record<string, string> {
-  const headers: Record<string, string> = {};
-  for (const raw of values) {
-    const colon = raw.indexOf(':');
-    if (colon <= 0) throw new UsageError(`--header expects 'Name: value', got '${raw}'`);
-    headers[raw.slice(0, colon).trim()] = raw.slice(colon + 1).trim();
-  }
-  return headers;
-}
-
-export class UsageError extends Error {}
-
-/** A connected SDK Client over the Sluice transport, with the in-flight sends tracked (for a clean Ctrl-C). */
-export async function connectClient(
-  url: string,
-  headers: Record<string, string>,
-  token: string | undefined,
-): Promise<{ client: Client; transport: StreamableHttpClientTransport; settle(): Promise<void> }> {
-  let parsed: URL;
-  try {
-    parsed = new URL(url);
-  } catch {
-    throw new UsageError(`not a URL: ${url}`);
-  }
-  const client = new Client({ name: 'sluice-cli', version: '0.1.0' });
-  const transport = new StreamableHttpClientTransport(parsed, {
-    headers,
-    ...(token !== undefined ? { token } : {}),
-    protocol: client,
-  });
-  const sends = new Set<Promise<void>>();
-  const send = transport.send.bind(transport);
-  transport.send = (message, options) => {
-    const p = send(message, options);
-    sends.add(p);
-    p.then(
-      () => sends.delete(p),
-      () => sends.delete(p),
-    );
-    return p;
-  };
-  await client.connect(transport);
-  return {
-    client,
-    transport,
-    settle: async () => {
-      await Promise.allSettled([...sends]);
-    },
-  };
 }
 
 interface Renderer {

@@ -7,6 +7,9 @@ import { StreamableHttpClientTransport } from '../client/index.js';
 
 type Scenario = (client: Client) => Promise<void>;
 
+/** Under the suite's own 30 s per-scenario timeout. */
+const WATCHDOG_MS = 20_000;
+
 const scenarios: Record<string, Scenario> = {
   // The handshake itself is the test.
   initialize: async () => {},
@@ -48,6 +51,17 @@ export async function main(argv: string[]): Promise<number> {
   );
   client.setRequestHandler(ElicitRequestSchema, async () => ({ action: 'accept', content: {} }));
   const transport = new StreamableHttpClientTransport(new URL(url), { protocol: client });
+  // The suite kills only the shell it spawned us through when its own timeout passes, so a hang here
+  // would hang the suite. Give up first, and say what was still open.
+  const watchdog = setTimeout(() => {
+    const pending = [...transport.pending.keys()].map(String).join(', ') || 'none';
+    process.stderr.write(
+      `conformance-client ${name}: still running after ${WATCHDOG_MS} ms; pending requests: ${pending}; ` +
+        `HTTP requests in flight: ${transport.inflight.size}; session: ${transport.sessionId ?? 'none'}\n`,
+    );
+    process.exit(1);
+  }, WATCHDOG_MS);
+  watchdog.unref();
   try {
     await client.connect(transport);
     await scenario(client);
@@ -59,5 +73,22 @@ export async function main(argv: string[]): Promise<number> {
     return 1;
   } finally {
     await client.close().catch(() => {});
+    clearTimeout(watchdog);
+    exitSoon();
   }
+}
+
+/**
+ * After close() nothing of the transport should keep the process alive. If something does, name it on
+ * stderr (that is a bug to fix) and exit anyway: the suite could not end us and would hang instead.
+ */
+function exitSoon(): void {
+  const t = setTimeout(() => {
+    const handles = (process as unknown as { _getActiveHandles(): object[] })._getActiveHandles();
+    process.stderr.write(
+      `conformance-client: still alive 3 s after close(), held by ${handles.map((h) => h.constructor.name).join(', ')}\n`,
+    );
+    process.exit(process.exitCode ?? 0);
+  }, 3_000);
+  t.unref();
 }

@@ -7,6 +7,7 @@
 import { parseArgs } from 'node:util';
 import { renderJson, renderText } from '../doctor/report.js';
 import { DEFAULT_IDLE_SECONDS, runDoctor } from '../doctor/run.js';
+import { parseHeaders } from './connect.js';
 
 const HELP = `usage: sluice doctor URL [options]
 
@@ -18,12 +19,6 @@ const HELP = `usage: sluice doctor URL [options]
 Checks: initialize, buffering, headers, compression, unknown-session (404), method-not-allowed (405),
 idle, delete. Exit code 0 when nothing failed, 1 otherwise.
 `;
-
-function parseHeader(h: string): [string, string] {
-  const i = h.indexOf(':');
-  if (i <= 0) throw new Error(`--header must look like 'Name: value', got '${h}'`);
-  return [h.slice(0, i).trim().toLowerCase(), h.slice(i + 1).trim()];
-}
 
 function parse(argv: string[]) {
   return parseArgs({
@@ -69,7 +64,7 @@ export async function main(argv: string[]): Promise<number> {
   }
   let headers: Record<string, string>;
   try {
-    headers = Object.fromEntries((values.header ?? []).map(parseHeader));
+    headers = parseHeaders(values.header ?? []);
   } catch (e) {
     process.stderr.write(`sluice doctor: ${e instanceof Error ? e.message : String(e)}\n`);
     return 2;

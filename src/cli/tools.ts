@@ -1,7 +1,7 @@
 // `sluice tools URL [--header 'K: V' …] [--token T] [--json]`: lists a server's tools with their input schemas.
 import { parseArgs } from 'node:util';
 import type { Tool } from '@modelcontextprotocol/sdk/types.js';
-import { connectClient, parseHeaders, UsageError } from './call.js';
+import { connectClient, parseHeaders, UsageError } from './connect.js';
 
 const USAGE = `usage: sluice tools URL [--header 'K: V' ...] [--token T] [--json]
 
