@@ -21,32 +21,55 @@ interface Check {
   readonly errorMessage?: string;
 }
 
-function run(scenario: string, out: string): Promise<{ code: number | null; output: string }> {
-  return new Promise((resolve, reject) => {
-    const child = spawn(
-      node22,
-      [
-        suite,
-        'client',
-        '--command',
-        `${process.execPath} ${cli} conformance-client`,
-        '--scenario',
-        scenario,
-        '-o',
-        out,
-      ],
-      { stdio: ['ignore', 'pipe', 'pipe'], env: { ...process.env, NO_COLOR: '1' } },
-    );
-    let output = '';
-    child.stdout.on('data', (d: Buffer) => {
-      output += d.toString();
-    });
-    child.stderr.on('data', (d: Buffer) => {
-      output += d.toString();
-    });
+interface Run {
+  done: Promise<{ code: number | null; output: string }>;
+  /** Everything printed so far. */
+  output(): string;
+  /** Kills the suite and every process it started (its own process group). */
+  kill(): void;
+}
+
+function run(scenario: string, out: string): Run {
+  const child = spawn(
+    node22,
+    [
+      suite,
+      'client',
+      '--command',
+      `${process.execPath} ${cli} conformance-client`,
+      '--scenario',
+      scenario,
+      '-o',
+      out,
+    ],
+    // Its own process group: the suite starts the client through a shell and, on its timeout, kills
+    // only that shell, so a hung run can only be cleaned up as a group.
+    { stdio: ['ignore', 'pipe', 'pipe'], env: { ...process.env, NO_COLOR: '1' }, detached: true },
+  );
+  let output = '';
+  child.stdout.on('data', (d: Buffer) => {
+    output += d.toString();
+  });
+  child.stderr.on('data', (d: Buffer) => {
+    output += d.toString();
+  });
+  const done = new Promise<{ code: number | null; output: string }>((resolve, reject) => {
     child.on('error', reject);
     child.on('close', (code) => resolve({ code, output }));
   });
+  return {
+    done,
+    output: () => output,
+    kill: () => {
+      if (child.pid !== undefined && child.exitCode === null) {
+        try {
+          process.kill(-child.pid, 'SIGKILL');
+        } catch {
+          // Already gone.
+        }
+      }
+    },
+  };
 }
 
 function readChecks(out: string): Check[] {
@@ -75,7 +98,15 @@ describe('official conformance suite, client scenarios', {
     test(scenario, async () => {
       const out = mkdtempSync(join(tmpdir(), 'sluice-conformance-'));
       try {
-        const { code, output } = await withDeadline(run(scenario, out), 60_000, `conformance ${scenario}`);
+        const r = run(scenario, out);
+        let result: { code: number | null; output: string };
+        try {
+          result = await withDeadline(r.done, 60_000, `conformance ${scenario}`);
+        } catch (error) {
+          r.kill();
+          throw new Error(`${error instanceof Error ? error.message : String(error)}\n${r.output()}`);
+        }
+        const { code, output } = result;
         const checks = readChecks(out);
         const scored = checks.filter((c) => c.status !== 'INFO');
         for (const id of ids) {
