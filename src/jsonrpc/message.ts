@@ -107,8 +107,9 @@ export function errorResponse(
 
 /** Returns the progress token of a `notifications/progress`, or undefined for any other message. */
 export function progressTokenOf(m: JsonRpcMessage): RequestId | undefined {
-  // The method compare rejects almost every message at once on the per-event path.
-  if (!('method' in m) || m.method !== 'notifications/progress' || 'id' in m) return undefined;
-  const token = m.params?.['progressToken'];
+  // A property load, not `'method' in m`: this runs once per outgoing event, and the compare rejects
+  // every other message at once (responses have no method, so it reads undefined).
+  if ((m as { method?: unknown }).method !== 'notifications/progress' || 'id' in m) return undefined;
+  const token = (m as JsonRpcNotification).params?.['progressToken'];
   return typeof token === 'string' || typeof token === 'number' ? token : undefined;
 }
