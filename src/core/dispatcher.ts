@@ -14,7 +14,6 @@ export interface Dispatcher {
   request(m: JsonRpcRequest, extra: MessageExtraInfo): void;
   notification(m: JsonRpcNotification): void;
   response(m: JsonRpcResponse): void;
-  readonly fast: boolean;
 }
 
 interface ProtocolInternals {
@@ -41,7 +40,6 @@ export function createDispatcher(server: unknown, transport: BridgeTransport, fa
   const p = fast ? internalsOf(server) : undefined;
   if (p !== undefined) {
     return {
-      fast: true,
       request: (m, extra) => p._onrequest(m, extra),
       notification: (m) => p._onnotification(m),
       response: (m) => p._onresponse(m),
@@ -50,5 +48,5 @@ export function createDispatcher(server: unknown, transport: BridgeTransport, fa
   const deliver = (m: unknown, extra?: MessageExtraInfo): void => {
     transport.onmessage?.(m as never, extra);
   };
-  return { fast: false, request: deliver, notification: (m) => deliver(m), response: (m) => deliver(m) };
+  return { request: deliver, notification: (m) => deliver(m), response: (m) => deliver(m) };
 }

@@ -97,7 +97,6 @@ export class Endpoint {
     }
     const bad = checkVersionHeader(head.header('mcp-protocol-version'), session.version);
     if (bad !== undefined) return Refusals.badProtocolVersion(head.header('mcp-protocol-version') ?? '', bad);
-    if (auth?.expiresAt !== undefined) session.authExpiresAt = auth.expiresAt;
     session.lastActive = this.options.now();
     return session;
   }

@@ -227,7 +227,6 @@ async function initialize(ep: Endpoint, input: PostInput, init: JsonRpcRequest):
     const v = r.result?.protocolVersion;
     if (typeof v !== 'string') return undefined;
     session.version = v;
-    session.initialized = true;
     if (id !== undefined) {
       ex.headers['mcp-session-id'] = id;
       releaseSlot();
@@ -265,7 +264,6 @@ async function statelessPost(ep: Endpoint, input: PostInput, items: Item[], batc
   }
   if (ep.closing) return sendRefusal(sink, Refusals.shuttingDown(1), headers);
   const session = new Session(ep.deps, undefined, undefined, input.auth?.principal);
-  session.initialized = true;
   await session.connect(ep.createServer({ sessionId: undefined, principal: input.auth?.principal }));
   ep.oneShots.add(session);
   runExchange(ep, session, input, items, requests, batch, () => {

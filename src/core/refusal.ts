@@ -61,13 +61,6 @@ export const Refusals = {
       'initialize-with-session',
       'Invalid Request: initialize must not carry an Mcp-Session-Id',
     ),
-  reinitialize: () =>
-    refusal(
-      400,
-      C.InvalidRequest,
-      'already-initialized',
-      'Invalid Request: this session is already initialized',
-    ),
   duplicateId: (id: string | number) =>
     refusal(
       400,

@@ -66,11 +66,8 @@ export class Session implements StreamContext, ExchangeHost, BridgeTarget {
   #hash: string | undefined;
   /** The protocol revision the initialize exchange settled on. */
   version = DEFAULT_NEGOTIATED_VERSION;
-  initialized = false;
   ended = false;
   lastActive: number;
-  /** Epoch ms when the credential that opened this session's streams expires (auth hook). */
-  authExpiresAt: number | undefined;
   readonly inflight = new Map<RequestId, Exchange>();
   readonly exchanges = new Set<Exchange>();
   readonly postStreams = new Map<number, EventStream>();
@@ -117,9 +114,6 @@ export class Session implements StreamContext, ExchangeHost, BridgeTarget {
   /** Priming events are for clients of 2025-11-25 or later; older ones choke on empty data. */
   get priming(): boolean {
     return this.version >= '2025-11-25';
-  }
-  get dispatcher(): Dispatcher | undefined {
-    return this.#dispatch;
   }
   get standalone(): EventStream {
     this.#standalone ??= new EventStream(this, 0, 'get');

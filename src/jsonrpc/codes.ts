@@ -16,5 +16,3 @@ export const JsonRpcCode = {
   /** A request was cancelled or its session ended before it completed. */
   RequestCancelled: -32800,
 } as const;
-
-export type JsonRpcCodeValue = (typeof JsonRpcCode)[keyof typeof JsonRpcCode];
