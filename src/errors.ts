@@ -25,7 +25,11 @@ export class SluiceError extends Error {
   }
 }
 
-/** An option that cannot work; thrown once, when the handler is created. */
+/**
+ * An option or argument that cannot work; thrown once, synchronously, by the call that received it
+ * (`createMcpHandler`, `serve`, `staticBearer`, `sharedJsonSchemaValidator`, the client transport's
+ * constructor, `idempotencyMeta`). Server and client share this one class.
+ */
 export class InvalidOptionError extends SluiceError {
   constructor(message: string) {
     super('SLUICE_INVALID_OPTION', message);

@@ -8,9 +8,15 @@
  * and it also reports the typed error itself to `onerror`.
  */
 
+/**
+ * An impossible constructor option is the one error shared with the server side: the same
+ * `InvalidOptionError` class (code `SLUICE_INVALID_OPTION`, a `SluiceError`), owned by src/errors.ts,
+ * which imports nothing and so is safe in the browser bundle.
+ */
+export { InvalidOptionError } from '../errors.js';
+
 /** The stable codes of {@link SluiceClientError}. */
 export type SluiceClientErrorCode =
-  | 'SLUICE_CLIENT_INVALID_OPTION'
   | 'SLUICE_CLIENT_NOT_STARTED'
   | 'SLUICE_CLIENT_CLOSED'
   | 'SLUICE_CLIENT_NETWORK'
@@ -40,13 +46,6 @@ export class SluiceClientError extends Error {
     super(message, options);
     this.code = code;
     this.name = new.target.name;
-  }
-}
-
-/** A constructor option has an impossible value. Thrown by the constructor, never later. */
-export class InvalidOptionError extends SluiceClientError {
-  constructor(message: string) {
-    super('SLUICE_CLIENT_INVALID_OPTION', message);
   }
 }
 

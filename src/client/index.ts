@@ -1,4 +1,6 @@
 // sluice/client: the MCP Streamable HTTP client transport. Named exports only.
+
+export { SluiceError, type SluiceErrorCode } from '../errors.js';
 export {
   EventTooLargeError,
   ForbiddenError,

@@ -31,7 +31,7 @@ describe('client options', () => {
     for (const options of bad) {
       assert.throws(
         () => new StreamableHttpClientTransport('http://127.0.0.1:1/mcp', options),
-        (e: unknown) => e instanceof InvalidOptionError && e.code === 'SLUICE_CLIENT_INVALID_OPTION',
+        (e: unknown) => e instanceof InvalidOptionError && e.code === 'SLUICE_INVALID_OPTION',
         JSON.stringify(options),
       );
     }
