@@ -18,6 +18,7 @@ export { InvalidOptionError } from '../errors.js';
 /** The stable codes of {@link SluiceClientError}. */
 export type SluiceClientErrorCode =
   | 'SLUICE_CLIENT_NOT_STARTED'
+  | 'SLUICE_CLIENT_ALREADY_STARTED'
   | 'SLUICE_CLIENT_CLOSED'
   | 'SLUICE_CLIENT_NETWORK'
   | 'SLUICE_CLIENT_HTTP_STATUS'
@@ -53,6 +54,16 @@ export class SluiceClientError extends Error {
 export class NotStartedError extends SluiceClientError {
   constructor() {
     super('SLUICE_CLIENT_NOT_STARTED', 'transport not started: call start() (Client.connect() does) first');
+  }
+}
+
+/** `start()` was called twice (the SDK `Client.connect()` calls it; do not call it yourself as well). */
+export class AlreadyStartedError extends SluiceClientError {
+  constructor() {
+    super(
+      'SLUICE_CLIENT_ALREADY_STARTED',
+      'StreamableHttpClientTransport already started (Client.connect() calls start() for you)',
+    );
   }
 }
 

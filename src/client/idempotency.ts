@@ -1,3 +1,4 @@
+import { InvalidOptionError } from './errors.js';
 import { IDEMPOTENCY_KEY_META } from './options.js';
 
 /**
@@ -12,6 +13,6 @@ import { IDEMPOTENCY_KEY_META } from './options.js';
  */
 export function idempotencyMeta(key: string): { [IDEMPOTENCY_KEY_META]: string } {
   if (typeof key !== 'string' || key.length === 0)
-    throw new TypeError('idempotency key must be a non-empty string');
+    throw new InvalidOptionError('idempotency key must be a non-empty string');
   return { [IDEMPOTENCY_KEY_META]: key };
 }

@@ -2,6 +2,7 @@
 
 export { SluiceError, type SluiceErrorCode } from '../errors.js';
 export {
+  AlreadyStartedError,
   EventTooLargeError,
   ForbiddenError,
   HttpStatusError,

@@ -10,6 +10,7 @@ import type { JSONRPCMessage, MessageExtraInfo } from '@modelcontextprotocol/sdk
 import { deleteSession } from './delete-session.js';
 import { detectFastDispatch, type FastDispatch } from './dispatch.js';
 import {
+  AlreadyStartedError,
   MalformedMessageError,
   NotStartedError,
   type SluiceClientError,
@@ -164,9 +165,7 @@ export class StreamableHttpClientTransport implements Transport {
 
   async start(): Promise<void> {
     if (this.started) {
-      throw new Error(
-        'StreamableHttpClientTransport already started (Client.connect() calls start() for you)',
-      );
+      throw new AlreadyStartedError();
     }
     this.started = true;
     if (this.session.sessionId !== undefined) this.runner.openStandalone();

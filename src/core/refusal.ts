@@ -135,6 +135,9 @@ export const Refusals = {
   forbiddenHost: () => refusal(403, C.ServerError, 'host-not-allowed', 'Forbidden: Host not allowed'),
   unauthorized: (challenge: string) =>
     refusal(401, C.ServerError, 'unauthorized', 'Unauthorized', { 'www-authenticate': challenge }),
+  notFound: (endpointPath: string) =>
+    refusal(404, C.MethodNotFound, 'not-found', `Not Found: the MCP endpoint is ${endpointPath}`),
+  internalError: () => refusal(500, C.InternalError, 'internal-error', 'Internal error'),
   resumeDeclined: (reason: 'malformed' | 'foreign' | 'unknown' | 'evicted') =>
     refusal(
       reason === 'evicted' ? 410 : 400,

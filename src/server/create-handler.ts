@@ -14,6 +14,7 @@ import { handlePost } from '../core/post.js';
 import { Refusals, sendRefusal } from '../core/refusal.js';
 import type { Headers, RequestHead } from '../core/sink.js';
 import type { StreamGuard } from '../core/stream-guard.js';
+import { InvalidOptionError } from '../errors.js';
 import { isJsonContentType, parseAccept } from '../http/media-type.js';
 import { corsHeaders, preflightHeaders } from '../security/cors.js';
 import { hostAllowed, isLoopbackAddress } from '../security/host.js';
@@ -51,7 +52,7 @@ function headOf(req: IncomingMessage): RequestHead {
 
 export function createMcpHandler(options: McpHandlerOptions): McpHandler {
   if (typeof options?.createServer !== 'function') {
-    throw new TypeError('createMcpHandler needs { createServer: (ctx) => new McpServer(...) }');
+    throw new InvalidOptionError('createMcpHandler needs { createServer: (ctx) => new McpServer(...) }');
   }
   const o = resolveOptions({ probe: diagnosticsProbe(), ...options });
   const ep = new Endpoint(options.createServer, o);
@@ -137,12 +138,7 @@ export function createMcpHandler(options: McpHandlerOptions): McpHandler {
     handle(req, res).catch((error: unknown) => {
       o.logger?.error('request.failed', { error: error instanceof Error ? error.message : String(error) });
       if (!res.headersSent) {
-        sendRefusal(new NodeSink(res), {
-          status: 500,
-          code: -32603,
-          reason: 'internal-error',
-          message: 'Internal error',
-        });
+        sendRefusal(new NodeSink(res), Refusals.internalError());
       } else {
         res.destroy();
       }

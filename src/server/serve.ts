@@ -8,7 +8,7 @@
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import type { CloseReport } from '../core/endpoint.js';
-import { sendRefusal } from '../core/refusal.js';
+import { Refusals, sendRefusal } from '../core/refusal.js';
 import { InvalidOptionError } from '../errors.js';
 import { isLoopbackAddress } from '../security/host.js';
 import { createMcpHandler, type McpHandler, type McpHandlerOptions } from './create-handler.js';
@@ -91,12 +91,7 @@ export async function serve(options: ServeOptions): Promise<Served> {
       if (p === path) return handler(req, res);
       const route = routes[p];
       if (route !== undefined) return route(req, res);
-      sendRefusal(new NodeSink(res), {
-        status: 404,
-        code: -32601,
-        reason: 'not-found',
-        message: `Not Found: the MCP endpoint is ${path}`,
-      });
+      sendRefusal(new NodeSink(res), Refusals.notFound(path));
     },
   );
   server.timeout = 0;

@@ -6,12 +6,14 @@
  * would grow without bound. Here compiled validators live in a bounded LRU keyed by the schema's
  * JSON text, and the Ajv instance behind them is replaced after a fixed number of compilations.
  */
+
 import { AjvJsonSchemaValidator } from '@modelcontextprotocol/sdk/validation/ajv-provider.js';
 import type {
   JsonSchemaType,
   JsonSchemaValidator,
   jsonSchemaValidator,
 } from '@modelcontextprotocol/sdk/validation/types.js';
+import { InvalidOptionError } from '../errors.js';
 
 /**
  * @param maxSchemas compiled schemas kept for reuse. @defaultValue 256
@@ -19,7 +21,7 @@ import type {
  */
 export function sharedJsonSchemaValidator(maxSchemas = 256): jsonSchemaValidator {
   if (!Number.isSafeInteger(maxSchemas) || maxSchemas < 1)
-    throw new TypeError('maxSchemas must be a positive integer');
+    throw new InvalidOptionError('maxSchemas must be a positive integer');
   let ajv = new AjvJsonSchemaValidator();
   let compiled = 0;
   const lru = new Map<string, JsonSchemaValidator<unknown>>();

@@ -5,12 +5,13 @@
 import { createHash, timingSafeEqual } from 'node:crypto';
 import type { IncomingMessage } from 'node:http';
 import type { AuthResult } from '../core/options.js';
+import { InvalidOptionError } from '../errors.js';
 
 export function staticBearer(
   token: string,
   principal = 'token',
 ): (req: IncomingMessage) => AuthResult | null {
-  if (token.length < 8) throw new TypeError('the static bearer token must be at least 8 characters');
+  if (token.length < 8) throw new InvalidOptionError('the static bearer token must be at least 8 characters');
   // Hashing both sides gives equal-length inputs, so the comparison leaks neither content nor length.
   const expected = createHash('sha256').update(token).digest();
   return (req) => {

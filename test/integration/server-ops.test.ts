@@ -5,9 +5,15 @@ import assert from 'node:assert/strict';
 import diagnostics from 'node:diagnostics_channel';
 import { connect } from 'node:net';
 import { after, describe, test } from 'node:test';
-import { jsonLogger, serve, staticBearer } from '../../src/server/index.js';
+import {
+  createMcpHandler,
+  InvalidOptionError,
+  jsonLogger,
+  serve,
+  staticBearer,
+} from '../../src/server/index.js';
 import { withDeadline } from '../helpers/deadline.js';
-import { assertRefusal, RawSession, send, sleep, toolCall, until } from '../helpers/http.js';
+import { assertRefusal, RawSession, rpc, send, sleep, toolCall, until } from '../helpers/http.js';
 import { createProbe, startServer, testServerFactory } from '../helpers/test-server.js';
 
 /** Resolves when the server closes a raw socket that sent `bytes`; rejects after ms. */
@@ -64,6 +70,23 @@ describe("Node's server timeouts", () => {
       /headersTimeoutMs <= requestTimeoutMs/,
     );
   });
+
+  test('misuse and failures come out typed: InvalidOptionError, the not-found and internal-error refusals', async () => {
+    assert.throws(
+      () => createMcpHandler({} as never),
+      (e: unknown) => e instanceof InvalidOptionError && e.code === 'SLUICE_INVALID_OPTION',
+    );
+    const srv = await serve({ createServer: testServerFactory(createProbe()), port: 0 });
+    after(() => srv.close());
+    assertRefusal(await send(srv.url.replace(/\/mcp$/, '/elsewhere')), 404, -32601, 'not-found');
+    const failing = await startServer({
+      authenticate: () => {
+        throw new Error('verifier down');
+      },
+    });
+    after(() => failing.close());
+    assertRefusal(await new RawSession(failing.url).post(rpc('ping')), 500, -32603, 'internal-error');
+  });
 });
 
 describe('authentication on long-lived streams', () => {
@@ -85,7 +108,10 @@ describe('authentication on long-lived streams', () => {
     await right.init();
     assert.equal((await right.post(toolCall('echo', { text: 'hi' }))).status, 200);
     assert.equal(srv.stats().refusals.auth, 2);
-    assert.throws(() => staticBearer('short'), TypeError);
+    assert.throws(
+      () => staticBearer('short'),
+      (e: unknown) => e instanceof InvalidOptionError && e.code === 'SLUICE_INVALID_OPTION',
+    );
   });
 
   test('a stream ends when its credential expires, after an event id and a retry hint; a fresh token resumes it', async () => {

@@ -1,6 +1,7 @@
 import assert from 'node:assert/strict';
 import { describe, test } from 'node:test';
 import {
+  AlreadyStartedError,
   IDEMPOTENCY_KEY_META,
   InvalidOptionError,
   idempotencyMeta,
@@ -35,6 +36,20 @@ describe('client options', () => {
         JSON.stringify(options),
       );
     }
+  });
+
+  test('misuse of the public API throws typed errors with stable codes', async () => {
+    assert.throws(
+      () => idempotencyMeta(''),
+      (e: unknown) => e instanceof InvalidOptionError && e.code === 'SLUICE_INVALID_OPTION',
+    );
+    const transport = new StreamableHttpClientTransport('http://127.0.0.1:1/mcp');
+    await transport.start();
+    await assert.rejects(
+      transport.start(),
+      (e: unknown) => e instanceof AlreadyStartedError && e.code === 'SLUICE_CLIENT_ALREADY_STARTED',
+    );
+    await transport.close();
   });
 
   test('backoff: server retry wins exactly; otherwise jittered exponential within [d/2, d], capped', () => {

@@ -1,5 +1,6 @@
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
+import { InvalidOptionError } from '../../src/errors.js';
 import { sharedJsonSchemaValidator } from '../../src/server/shared-validator.js';
 
 test('validates like the SDK validator and reuses compiled schemas by content', () => {
@@ -38,5 +39,8 @@ test('many distinct schemas do not grow memory without bound', {
 });
 
 test('rejects a nonsensical bound', () => {
-  assert.throws(() => sharedJsonSchemaValidator(0), TypeError);
+  assert.throws(
+    () => sharedJsonSchemaValidator(0),
+    (e: unknown) => e instanceof InvalidOptionError && e.code === 'SLUICE_INVALID_OPTION',
+  );
 });
