@@ -2,6 +2,8 @@
  * The POST path: one message POSTed, and its answer routed by the response's media type (JSON body, SSE stream
  * handed to the stream runner, or 202), including the transparent re-initialization after a 404.
  */
+
+import { mediaType } from '../http/media-type.js';
 import {
   EventTooLargeError,
   MalformedMessageError,
@@ -15,7 +17,7 @@ import { describe, discard, POST_ACCEPT, statusError } from './http.js';
 import { Canceller, type HttpResponse, isOk } from './http-client.js';
 import { receiveMessage } from './inbound.js';
 import type { PendingRequest, StreamableHttpClientTransport } from './transport.js';
-import { type MessageKind, mediaType, type RequestId, type WireMessage } from './wire.js';
+import type { MessageKind, RequestId, WireMessage } from './wire.js';
 
 /**
  * POSTs one message and routes the answer by its media type (never by the method).

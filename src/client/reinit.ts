@@ -1,9 +1,10 @@
+import { mediaType } from '../http/media-type.js';
 import { EventTooLargeError, MalformedMessageError, SessionExpiredError } from './errors.js';
 import { discard, POST_ACCEPT, statusError } from './http.js';
 import { Canceller, type HttpResponse, isOk } from './http-client.js';
 import { readSse } from './sse-reader.js';
 import type { StreamableHttpClientTransport } from './transport.js';
-import { mediaType, type WireMessage } from './wire.js';
+import type { WireMessage } from './wire.js';
 
 /** The session half of the transport's state. */
 export interface SessionState {

@@ -1,3 +1,4 @@
+import { mediaType } from '../http/media-type.js';
 import {
   EventTooLargeError,
   IdleTimeoutError,
@@ -12,7 +13,7 @@ import { Canceller, type HttpBody, type HttpResponse, isOk } from './http-client
 import { reconnectDelay } from './options.js';
 import { readSse, type SseEnd, type SseSink } from './sse-reader.js';
 import type { PendingRequest, StreamableHttpClientTransport } from './transport.js';
-import { mediaType, type RequestId, type WireMessage } from './wire.js';
+import type { RequestId, WireMessage } from './wire.js';
 
 /**
  * One logical SSE stream: a POST's response stream, or the standalone GET stream. It outlives the HTTP

@@ -1,6 +1,7 @@
 /**
- * Wire helpers: media-type parsing and JSON-RPC classification with plain property checks (no schema
- * validation on the per-message path; see perf-baseline.md, "Failing zod type guards").
+ * Wire helpers: JSON-RPC classification with plain property checks (no schema validation on the
+ * per-message path: a failing zod guard builds an error object, far dearer than the check itself).
+ * Media types are parsed by src/http/media-type.ts.
  */
 
 export type RequestId = string | number;
@@ -35,18 +36,4 @@ export function classify(message: unknown): MessageKind {
     return 'response';
   }
   return 'invalid';
-}
-
-/**
- * The media type essence of a `Content-Type` value (RFC 9110 §8.3.1): type/subtype, lower-cased, parameters
- * and whitespace dropped. `text/event-stream; charset=utf-8` → `text/event-stream`. Never a substring match:
- * `application/json-seq` is not `application/json`.
- */
-export function mediaType(contentType: string | null): string | undefined {
-  if (contentType === null) return undefined;
-  const semi = contentType.indexOf(';');
-  const essence = (semi === -1 ? contentType : contentType.slice(0, semi)).trim().toLowerCase();
-  const slash = essence.indexOf('/');
-  if (slash <= 0 || slash === essence.length - 1 || /[\s/]/.test(essence.slice(slash + 1))) return undefined;
-  return essence;
 }

@@ -5,6 +5,7 @@
  * Nothing here knows MCP; session.ts builds the protocol on top.
  */
 import { createParser } from 'eventsource-parser';
+import { mediaType } from '../http/media-type.js';
 
 export interface SseItem {
   /** ms since the request went out. */
@@ -57,7 +58,7 @@ export class Exchange {
   }
 
   get contentType(): string {
-    return (this.headers.get('content-type') ?? '').split(';')[0]?.trim().toLowerCase() ?? '';
+    return mediaType(this.headers.get('content-type')) ?? '';
   }
   get isSse(): boolean {
     return this.contentType === 'text/event-stream';

@@ -1,15 +1,30 @@
 /**
- * Just enough RFC 9110 media-type parsing for the MCP endpoint: Content-Type of a POST body and
- * the Accept header's media ranges (with parameters and q-values). Parsed, never substring-matched:
- * `application/jsonx` is not JSON and `text/event-stream;q=0` refuses SSE.
+ * Just enough RFC 9110 media-type parsing for MCP, shared by the server (Content-Type of a POST
+ * body, the Accept header's media ranges with parameters and q-values), the client (the media type
+ * of an answer) and the doctor. Parsed, never substring-matched: `application/jsonx` is not JSON and
+ * `text/event-stream;q=0` refuses SSE. Imports nothing, so the browser client can use it.
  */
+
+/** `type/subtype`, each an RFC 9110 §5.6.2 token. */
+const ESSENCE = /^[a-z0-9!#$%&'*+.^_`|~-]+\/[a-z0-9!#$%&'*+.^_`|~-]+$/;
+
+/**
+ * The media type essence of a `Content-Type` value (RFC 9110 §8.3.1): type/subtype, lower-cased, parameters
+ * and whitespace dropped, or undefined when there is none. `text/event-stream; charset=utf-8` →
+ * `text/event-stream`; `application/json-seq` is not `application/json`.
+ */
+export function mediaType(header: string | null | undefined): string | undefined {
+  if (header === null || header === undefined) return undefined;
+  const semi = header.indexOf(';');
+  const essence = (semi === -1 ? header : header.slice(0, semi)).trim().toLowerCase();
+  return ESSENCE.test(essence) ? essence : undefined;
+}
 
 /** Lower-cased `type/subtype` and the value of `charset` (if any) of a Content-Type header. */
 export function parseContentType(header: string | undefined): { type: string; charset?: string } | undefined {
-  if (header === undefined) return undefined;
+  const type = mediaType(header);
+  if (type === undefined || header === undefined) return undefined;
   const parts = header.split(';');
-  const type = (parts[0] ?? '').trim().toLowerCase();
-  if (!/^[a-z0-9!#$&^_.+-]+\/[a-z0-9!#$&^_.+-]+$/.test(type)) return undefined;
   for (let i = 1; i < parts.length; i++) {
     const p = parts[i] ?? '';
     const eq = p.indexOf('=');

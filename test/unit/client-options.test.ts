@@ -8,7 +8,8 @@ import {
   StreamableHttpClientTransport,
 } from '../../src/client/index.js';
 import { reconnectDelay, resolveOptions } from '../../src/client/options.js';
-import { classify, mediaType } from '../../src/client/wire.js';
+import { classify } from '../../src/client/wire.js';
+import { mediaType } from '../../src/http/media-type.js';
 
 describe('client options', () => {
   test('defaults are merged per field', () => {
