@@ -4,10 +4,11 @@
  * on. Failing a request delivers a JSON-RPC error response the same way.
  */
 import type { JSONRPCMessage } from '@modelcontextprotocol/sdk/types.js';
+import { classify, type MessageKind } from '../jsonrpc/message.js';
 import { MalformedMessageError, type SluiceClientError, TRANSPORT_FAILURE_JSONRPC_CODE } from './errors.js';
 import type { ResponseStream } from './streams.js';
 import type { StreamableHttpClientTransport } from './transport.js';
-import { classify, type MessageKind, type RequestId, type WireMessage } from './wire.js';
+import type { RequestId, WireMessage } from './wire.js';
 
 /**
  * Routes one incoming message: settles the pending request of a response, then dispatches.
@@ -17,10 +18,13 @@ export function receiveMessage(
   message: WireMessage,
   from?: ResponseStream,
 ): void {
-  const kind = classify(message);
+  const c = classify(message);
+  const kind = c.kind;
   if (kind === 'invalid') {
     t.onerror?.(
-      new MalformedMessageError(`not a JSON-RPC message: ${JSON.stringify(message).slice(0, 200)}`),
+      new MalformedMessageError(
+        `not a JSON-RPC message (${c.reason}): ${JSON.stringify(message).slice(0, 200)}`,
+      ),
     );
     return;
   }

@@ -4,6 +4,7 @@
  */
 
 import { mediaType } from '../http/media-type.js';
+import type { MessageKind } from '../jsonrpc/message.js';
 import {
   EventTooLargeError,
   MalformedMessageError,
@@ -17,7 +18,7 @@ import { describe, discard, POST_ACCEPT, statusError } from './http.js';
 import { Canceller, type HttpResponse, isOk } from './http-client.js';
 import { receiveMessage } from './inbound.js';
 import type { PendingRequest, StreamableHttpClientTransport } from './transport.js';
-import type { MessageKind, RequestId, WireMessage } from './wire.js';
+import type { RequestId, WireMessage } from './wire.js';
 
 /**
  * POSTs one message and routes the answer by its media type (never by the method).

@@ -7,6 +7,7 @@
  */
 import type { Transport, TransportSendOptions } from '@modelcontextprotocol/sdk/shared/transport.js';
 import type { JSONRPCMessage, MessageExtraInfo } from '@modelcontextprotocol/sdk/types.js';
+import { classify } from '../jsonrpc/message.js';
 import { deleteSession } from './delete-session.js';
 import { detectFastDispatch, type FastDispatch } from './dispatch.js';
 import {
@@ -30,7 +31,7 @@ import { postMessage } from './post.js';
 import { reinitialize, type SessionState } from './reinit.js';
 import { abandonRequest } from './resend.js';
 import { type ResponseStream, StreamRunner } from './streams.js';
-import { classify, type RequestId, type WireMessage } from './wire.js';
+import type { RequestId, WireMessage } from './wire.js';
 
 /** Passed to `onsessionreset` after a transparent re-initialization. */
 export interface SessionResetEvent {
@@ -180,7 +181,7 @@ export class StreamableHttpClientTransport implements Transport {
       });
     }
     const wire = message as WireMessage;
-    const kind = classify(wire);
+    const kind = classify(wire).kind;
     if (kind === 'invalid')
       throw new MalformedMessageError('refusing to send a message that is not JSON-RPC');
     if (kind !== 'request') {

@@ -1,10 +1,12 @@
 /**
- * JSON-RPC 2.0 message shapes and a structural classifier.
+ * JSON-RPC 2.0 message shapes and the one structural classifier, shared by the server core and the
+ * client (it imports nothing, so the browser client can use it).
  *
  * Classification uses plain property checks, never a schema library: the official SDK spends about
- * a quarter of its CPU building zod errors in type guards that fail on the normal path
- * (shared/perf-baseline.md). What is checked here is exactly what the transport needs to route a
- * message; the SDK's Protocol validates method params against its schemas afterwards.
+ * a quarter of its CPU per echo building zod errors in type guards that fail on the normal path
+ * (measured against the official transport; see docs/benchmarks.md). What is checked here is exactly
+ * what a transport needs to route a message; the SDK's Protocol validates method params against its
+ * schemas afterwards.
  */
 
 export type RequestId = string | number;
@@ -39,6 +41,8 @@ export type Classified =
   | { kind: 'notification'; message: JsonRpcNotification }
   | { kind: 'response'; message: JsonRpcResponse; id: RequestId }
   | { kind: 'invalid'; reason: string };
+
+export type MessageKind = Classified['kind'];
 
 /** Longest string id accepted; longer ids are refused rather than stored as map keys. */
 export const MAX_ID_LENGTH = 256;

@@ -8,8 +8,8 @@ import {
   StreamableHttpClientTransport,
 } from '../../src/client/index.js';
 import { reconnectDelay, resolveOptions } from '../../src/client/options.js';
-import { classify } from '../../src/client/wire.js';
 import { mediaType } from '../../src/http/media-type.js';
+import { classify } from '../../src/jsonrpc/message.js';
 
 describe('client options', () => {
   test('defaults are merged per field', () => {
@@ -95,13 +95,14 @@ describe('wire helpers', () => {
     assert.equal(mediaType('json'), undefined);
   });
 
-  test('classify uses member presence only', () => {
-    assert.equal(classify({ jsonrpc: '2.0', id: 1, method: 'ping' }), 'request');
-    assert.equal(classify({ jsonrpc: '2.0', method: 'notifications/progress' }), 'notification');
-    assert.equal(classify({ jsonrpc: '2.0', id: 'a', result: {} }), 'response');
-    assert.equal(classify({ jsonrpc: '2.0', id: 2, error: { code: 1, message: 'x' } }), 'response');
-    assert.equal(classify({ jsonrpc: '2.0', id: null, error: {} }), 'invalid');
-    assert.equal(classify([]), 'invalid');
-    assert.equal(classify('x'), 'invalid');
+  test('the client routes with the shared classifier', () => {
+    const kind = (v: unknown) => classify(v).kind;
+    assert.equal(kind({ jsonrpc: '2.0', id: 1, method: 'ping' }), 'request');
+    assert.equal(kind({ jsonrpc: '2.0', method: 'notifications/progress' }), 'notification');
+    assert.equal(kind({ jsonrpc: '2.0', id: 'a', result: {} }), 'response');
+    assert.equal(kind({ jsonrpc: '2.0', id: 2, error: { code: 1, message: 'x' } }), 'response');
+    assert.equal(kind({ jsonrpc: '2.0', id: null, error: {} }), 'invalid');
+    assert.equal(kind([]), 'invalid');
+    assert.equal(kind('x'), 'invalid');
   });
 });
