@@ -6,6 +6,7 @@
 import type { IncomingMessage } from 'node:http';
 import { InvalidOptionError } from '../errors.js';
 import type { EventStore } from '../events/event-store.js';
+import { DEFAULT_REPLAY_BUDGET, DEFAULT_REPLAY_LIMITS } from '../events/memory-event-store.js';
 import type { RingLimits } from '../flow/ring-buffer.js';
 import type { Probe } from './probe.js';
 
@@ -187,9 +188,9 @@ export function resolveOptions(o: ServerOptions): ResolvedOptions {
     );
   }
   const replay: RingLimits = {
-    maxCount: positiveInt('replay.maxCount', o.replay?.maxCount ?? 1024),
-    maxBytes: positiveInt('replay.maxBytes', o.replay?.maxBytes ?? 1024 * 1024),
-    maxAgeMs: positiveInt('replay.maxAgeMs', o.replay?.maxAgeMs ?? 5 * 60_000),
+    maxCount: positiveInt('replay.maxCount', o.replay?.maxCount ?? DEFAULT_REPLAY_LIMITS.maxCount),
+    maxBytes: positiveInt('replay.maxBytes', o.replay?.maxBytes ?? DEFAULT_REPLAY_LIMITS.maxBytes),
+    maxAgeMs: positiveInt('replay.maxAgeMs', o.replay?.maxAgeMs ?? DEFAULT_REPLAY_LIMITS.maxAgeMs),
   };
   let allowedOrigins: Set<string> | undefined;
   if (o.allowedOrigins !== undefined) {
@@ -237,11 +238,11 @@ export function resolveOptions(o: ServerOptions): ResolvedOptions {
     replayBudget: {
       maxTotalBytes: positiveInt(
         'replayBudget.maxTotalBytes',
-        o.replayBudget?.maxTotalBytes ?? 64 * 1024 * 1024,
+        o.replayBudget?.maxTotalBytes ?? DEFAULT_REPLAY_BUDGET.maxTotalBytes,
       ),
       maxFinishedStreams: positiveInt(
         'replayBudget.maxFinishedStreams',
-        o.replayBudget?.maxFinishedStreams ?? 10_000,
+        o.replayBudget?.maxFinishedStreams ?? DEFAULT_REPLAY_BUDGET.maxFinishedStreams,
       ),
     },
     eventStore: o.eventStore,

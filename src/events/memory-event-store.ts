@@ -24,6 +24,12 @@ export const DEFAULT_REPLAY_LIMITS: RingLimits = {
   maxAgeMs: 5 * 60_000,
 };
 
+/** The store-wide budget's defaults (see the file comment); `replayBudget` in the server options. */
+export const DEFAULT_REPLAY_BUDGET = {
+  maxTotalBytes: 64 * 1024 * 1024,
+  maxFinishedStreams: 10_000,
+} as const;
+
 interface StreamLog {
   readonly sessionId: string;
   readonly streamId: number;
@@ -72,8 +78,8 @@ export class MemoryEventStore implements EventStore {
 
   constructor(options: MemoryEventStoreOptions = {}) {
     this.#limits = { ...DEFAULT_REPLAY_LIMITS, ...options.limits };
-    this.#maxTotalBytes = options.maxTotalBytes ?? 64 * 1024 * 1024;
-    this.#maxFinished = options.maxFinishedStreams ?? 10_000;
+    this.#maxTotalBytes = options.maxTotalBytes ?? DEFAULT_REPLAY_BUDGET.maxTotalBytes;
+    this.#maxFinished = options.maxFinishedStreams ?? DEFAULT_REPLAY_BUDGET.maxFinishedStreams;
     this.#now = options.now ?? Date.now;
     this.#sweepMs = options.sweepMs ?? 10_000;
   }

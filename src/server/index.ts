@@ -15,7 +15,11 @@ export type {
 export { DEFAULTS } from '../core/options.js';
 export { InvalidOptionError, SluiceError, type SluiceErrorCode } from '../errors.js';
 export type { EventStore, ReplayResult, StoredEvent } from '../events/event-store.js';
-export { DEFAULT_REPLAY_LIMITS, MemoryEventStore } from '../events/memory-event-store.js';
+export {
+  DEFAULT_REPLAY_BUDGET,
+  DEFAULT_REPLAY_LIMITS,
+  MemoryEventStore,
+} from '../events/memory-event-store.js';
 export type { McpHandler, McpHandlerOptions } from './create-handler.js';
 export { createMcpHandler } from './create-handler.js';
 export { CHANNELS as DIAGNOSTICS_CHANNELS } from './diagnostics.js';
