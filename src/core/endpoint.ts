@@ -97,7 +97,7 @@ export class Endpoint {
     }
     const bad = checkVersionHeader(head.header('mcp-protocol-version'), session.version);
     if (bad !== undefined) return Refusals.badProtocolVersion(head.header('mcp-protocol-version') ?? '', bad);
-    session.lastActive = this.options.now();
+    session.touch();
     return session;
   }
 

@@ -147,8 +147,7 @@ function runExchange(
   );
   ex.guard = input.guard;
   ex.onDone = onDone;
-  session.exchanges.add(ex);
-  for (const id of requests.keys()) session.inflight.set(id, ex);
+  session.adopt(ex, requests.keys());
   ex.start();
   for (const it of items) deliver(session, it, input);
 }
@@ -226,7 +225,7 @@ async function initialize(ep: Endpoint, input: PostInput, init: JsonRpcRequest):
     const r = JSON.parse(responses[0] ?? '{}') as { result?: { protocolVersion?: unknown } };
     const v = r.result?.protocolVersion;
     if (typeof v !== 'string') return undefined;
-    session.version = v;
+    session.negotiated(v);
     if (id !== undefined) {
       ex.headers['mcp-session-id'] = id;
       releaseSlot();
@@ -240,8 +239,7 @@ async function initialize(ep: Endpoint, input: PostInput, init: JsonRpcRequest):
     releaseSlot();
     if (!registered) session.end('failed-init');
   };
-  session.exchanges.add(ex);
-  session.inflight.set(init.id, ex);
+  session.adopt(ex, [init.id]);
   ex.start();
   deliver(session, { kind: 'request', m: init }, input);
 }

@@ -64,10 +64,9 @@ export class Session implements StreamContext, ExchangeHost, BridgeTarget {
   readonly probe: Probe | undefined;
   readonly pacer: Pacer;
   #hash: string | undefined;
-  /** The protocol revision the initialize exchange settled on. */
-  version = DEFAULT_NEGOTIATED_VERSION;
+  #version = DEFAULT_NEGOTIATED_VERSION;
   ended = false;
-  lastActive: number;
+  #lastActive: number;
   readonly inflight = new Map<RequestId, Exchange>();
   readonly exchanges = new Set<Exchange>();
   readonly postStreams = new Map<number, EventStream>();
@@ -100,10 +99,35 @@ export class Session implements StreamContext, ExchangeHost, BridgeTarget {
     this.streamAfterMs = o.streamAfterMs;
     this.streamGraceMs = o.streamGraceMs;
     this.orphanTimeoutMs = o.orphanTimeoutMs;
-    this.lastActive = o.now();
+    this.#lastActive = o.now();
     this.transport = new BridgeTransport(this, id);
     this.probe = o.probe;
     this.pacer = deps.pacer;
+  }
+
+  /** The protocol revision the initialize exchange settled on. */
+  get version(): string {
+    return this.#version;
+  }
+  /** When a request last named this session (for the idle TTL). */
+  get lastActive(): number {
+    return this.#lastActive;
+  }
+
+  /** The SDK answered initialize with this revision. */
+  negotiated(version: string): void {
+    this.#version = version;
+  }
+
+  /** A request named this session: the idle TTL starts again. */
+  touch(): void {
+    this.#lastActive = this.now();
+  }
+
+  /** Registers an exchange and the requests it answers, before they are dispatched. */
+  adopt(ex: Exchange, ids: Iterable<RequestId>): void {
+    this.exchanges.add(ex);
+    for (const id of ids) this.inflight.set(id, ex);
   }
 
   get sessionHash(): string {
@@ -264,7 +288,7 @@ export class Session implements StreamContext, ExchangeHost, BridgeTarget {
     // A finished stream is resumed from the event store alone (its events stay there for the grace period).
     const s = ex.stream;
     if (s !== undefined) this.postStreams.delete(s.num);
-    this.lastActive = this.now();
+    this.#lastActive = this.now();
   }
 
   countMode(mode: 'json' | 'sse', methods: Iterable<string>): void {
