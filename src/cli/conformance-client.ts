@@ -54,10 +54,11 @@ export async function main(argv: string[]): Promise<number> {
   // The suite kills only the shell it spawned us through when its own timeout passes, so a hang here
   // would hang the suite. Give up first, and say what was still open.
   const watchdog = setTimeout(() => {
-    const pending = [...transport.pending.keys()].map(String).join(', ') || 'none';
+    const open = transport.inspect();
+    const pending = open.pendingRequestIds.map(String).join(', ') || 'none';
     process.stderr.write(
       `conformance-client ${name}: still running after ${WATCHDOG_MS} ms; pending requests: ${pending}; ` +
-        `HTTP requests in flight: ${transport.inflight.size}; session: ${transport.sessionId ?? 'none'}\n`,
+        `HTTP requests in flight: ${open.httpRequestsInFlight}; session: ${open.sessionId ?? 'none'}\n`,
     );
     process.exit(1);
   }, WATCHDOG_MS);

@@ -2,13 +2,14 @@
  * The `DELETE` that ends the session on `close()`: bounded by `closeTimeoutMs`, 404 and 405 tolerated. The
  * session id is forgotten once the server has accepted it (2xx, or 404/405: there is no session to end).
  */
+
+import type { TransportContext } from './context.js';
 import { HttpStatusError, NetworkError } from './errors.js';
 import { describe, discard } from './http.js';
 import { Canceller, type HttpResponse, isOk } from './http-client.js';
-import type { StreamableHttpClientTransport } from './transport.js';
 
 /** Sends the `DELETE` (see the file comment); throws a `NetworkError` or `HttpStatusError` when it fails. */
-export async function deleteSession(t: StreamableHttpClientTransport): Promise<void> {
+export async function deleteSession(t: TransportContext): Promise<void> {
   const { clock, closeTimeoutMs } = t.options;
   const controller = new Canceller();
   const timer = clock.setTimeout(() => controller.abort(), closeTimeoutMs);

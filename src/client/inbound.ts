@@ -5,23 +5,19 @@
  */
 import type { JSONRPCMessage } from '@modelcontextprotocol/sdk/types.js';
 import { classify, type MessageKind } from '../jsonrpc/message.js';
+import type { TransportContext } from './context.js';
 import { MalformedMessageError, type SluiceClientError, TRANSPORT_FAILURE_JSONRPC_CODE } from './errors.js';
 import type { ResponseStream } from './streams.js';
-import type { StreamableHttpClientTransport } from './transport.js';
 import type { RequestId, WireMessage } from './wire.js';
 
 /**
  * Routes one incoming message: settles the pending request of a response, then dispatches.
  */
-export function receiveMessage(
-  t: StreamableHttpClientTransport,
-  message: WireMessage,
-  from?: ResponseStream,
-): void {
+export function receiveMessage(t: TransportContext, message: WireMessage, from?: ResponseStream): void {
   const c = classify(message);
   const kind = c.kind;
   if (kind === 'invalid') {
-    t.onerror?.(
+    t.reportError(
       new MalformedMessageError(
         `not a JSON-RPC message (${c.reason}): ${JSON.stringify(message).slice(0, 200)}`,
       ),
@@ -48,7 +44,7 @@ export function receiveMessage(
   dispatch(t, message, kind);
 }
 
-function dispatch(t: StreamableHttpClientTransport, message: WireMessage, kind: MessageKind): void {
+function dispatch(t: TransportContext, message: WireMessage, kind: MessageKind): void {
   if (kind === 'response') {
     // The SDK Protocol runs notification handlers one microtask later (`Promise.resolve().then(handler)`) but
     // settles responses synchronously, and deletes the request's progress handler when it does. Several
@@ -60,24 +56,24 @@ function dispatch(t: StreamableHttpClientTransport, message: WireMessage, kind: 
   deliver(t, message, kind);
 }
 
-function deliver(t: StreamableHttpClientTransport, message: WireMessage, kind: MessageKind): void {
+function deliver(t: TransportContext, message: WireMessage, kind: MessageKind): void {
   const fast = t.fast;
-  if (fast !== undefined && fast.target.transport === t) {
+  if (fast !== undefined && fast.target.transport === t.owner) {
     if (kind === 'notification') fast.notification(message);
     else if (kind === 'response') fast.response(message);
     else fast.request(message, undefined);
     return;
   }
-  t.onmessage?.(message as JSONRPCMessage);
+  t.deliverToClient(message as JSONRPCMessage);
 }
 
 /**
  * Fails a pending request: the Client's promise rejects through a JSON-RPC error response, and the typed
  * error goes to `onerror`.
  */
-export function failRequest(t: StreamableHttpClientTransport, id: RequestId, error: SluiceClientError): void {
+export function failRequest(t: TransportContext, id: RequestId, error: SluiceClientError): void {
   if (!t.pending.delete(id)) return;
-  t.onerror?.(error);
+  t.reportError(error);
   dispatch(
     t,
     {

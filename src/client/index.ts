@@ -35,4 +35,8 @@ export {
   type StreamableHttpClientOptions,
   type TokenOption,
 } from './options.js';
-export { type SessionResetEvent, StreamableHttpClientTransport } from './transport.js';
+export {
+  type SessionResetEvent,
+  StreamableHttpClientTransport,
+  type TransportSnapshot,
+} from './transport.js';

@@ -5,6 +5,7 @@
 
 import { mediaType } from '../http/media-type.js';
 import type { MessageKind } from '../jsonrpc/message.js';
+import type { PendingRequest, TransportContext } from './context.js';
 import {
   EventTooLargeError,
   MalformedMessageError,
@@ -17,14 +18,13 @@ import {
 import { describe, discard, POST_ACCEPT, statusError } from './http.js';
 import { Canceller, type HttpResponse, isOk } from './http-client.js';
 import { receiveMessage } from './inbound.js';
-import type { PendingRequest, StreamableHttpClientTransport } from './transport.js';
 import type { RequestId, WireMessage } from './wire.js';
 
 /**
  * POSTs one message and routes the answer by its media type (never by the method).
  */
 export async function postMessage(
-  t: StreamableHttpClientTransport,
+  t: TransportContext,
   wire: WireMessage,
   kind: MessageKind,
   entry: PendingRequest | undefined,
@@ -83,7 +83,7 @@ export async function postMessage(
 }
 
 async function onSessionNotFound(
-  t: StreamableHttpClientTransport,
+  t: TransportContext,
   wire: WireMessage,
   kind: MessageKind,
   entry: PendingRequest | undefined,
@@ -112,7 +112,7 @@ async function onSessionNotFound(
 }
 
 async function receiveJsonBody(
-  t: StreamableHttpClientTransport,
+  t: TransportContext,
   response: HttpResponse,
   requestId: RequestId,
 ): Promise<void> {

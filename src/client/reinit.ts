@@ -1,9 +1,9 @@
 import { mediaType } from '../http/media-type.js';
+import type { TransportContext } from './context.js';
 import { EventTooLargeError, MalformedMessageError, SessionExpiredError } from './errors.js';
 import { discard, POST_ACCEPT, statusError } from './http.js';
 import { Canceller, type HttpResponse, isOk } from './http-client.js';
 import { readSse } from './sse-reader.js';
-import type { StreamableHttpClientTransport } from './transport.js';
 import type { WireMessage } from './wire.js';
 
 /** The session half of the transport's state. */
@@ -24,7 +24,7 @@ export interface SessionState {
  * InitializeResult is consumed here and never reaches the Client (it already has one, and a second would be
  * an unknown response id to the SDK `Protocol`).
  */
-export async function reinitialize(t: StreamableHttpClientTransport): Promise<void> {
+export async function reinitialize(t: TransportContext): Promise<void> {
   const session = t.session;
   if (session.initializeParams === undefined) {
     throw new SessionExpiredError('session expired before any initialize was sent; nothing to replay');
@@ -50,11 +50,7 @@ export async function reinitialize(t: StreamableHttpClientTransport): Promise<vo
   session.gone = false;
 }
 
-async function postJson(
-  t: StreamableHttpClientTransport,
-  body: unknown,
-  withSession: boolean,
-): Promise<HttpResponse> {
+async function postJson(t: TransportContext, body: unknown, withSession: boolean): Promise<HttpResponse> {
   const headers = await t.headers(POST_ACCEPT, withSession, undefined);
   headers['content-type'] = 'application/json';
   const controller = new Canceller();
@@ -67,11 +63,7 @@ async function postJson(
 }
 
 /** Reads the response with `id` from a JSON or SSE body; other messages (e.g. log notifications) are dropped. */
-async function readAnswer(
-  t: StreamableHttpClientTransport,
-  response: HttpResponse,
-  id: string,
-): Promise<WireMessage> {
+async function readAnswer(t: TransportContext, response: HttpResponse, id: string): Promise<WireMessage> {
   const { maxEventBytes, idleTimeoutMs, clock } = t.options;
   const type = mediaType(response.header('content-type'));
   if (type === 'application/json') {

@@ -2,21 +2,18 @@
  * Re-sending: a request whose stream was lost for good is POSTed again under a new wire id when it is idempotent
  * (at most `maxReconnectAttempts` times, at least once), and failed otherwise.
  */
+
+import type { PendingRequest, TransportContext } from './context.js';
 import type { SluiceClientError } from './errors.js';
 import { toClientError } from './http.js';
 import { failRequest } from './inbound.js';
 import { postMessage } from './post.js';
-import type { PendingRequest, StreamableHttpClientTransport } from './transport.js';
 import type { WireMessage } from './wire.js';
 
 /**
  * A stream owing `entry`'s response was lost for good: re-send it when idempotent, else fail it.
  */
-export function abandonRequest(
-  t: StreamableHttpClientTransport,
-  entry: PendingRequest,
-  error: SluiceClientError,
-): void {
+export function abandonRequest(t: TransportContext, entry: PendingRequest, error: SluiceClientError): void {
   const id = entry.message.id;
   if (t.pending.get(id) !== entry) return;
   entry.stream = undefined;

@@ -1,4 +1,5 @@
 import { mediaType } from '../http/media-type.js';
+import type { PendingRequest, TransportContext } from './context.js';
 import {
   EventTooLargeError,
   IdleTimeoutError,
@@ -12,7 +13,6 @@ import { describe, discard, statusError, toClientError } from './http.js';
 import { Canceller, type HttpBody, type HttpResponse, isOk } from './http-client.js';
 import { reconnectDelay } from './options.js';
 import { readSse, type SseEnd, type SseSink } from './sse-reader.js';
-import type { PendingRequest, StreamableHttpClientTransport } from './transport.js';
 import type { RequestId, WireMessage } from './wire.js';
 
 /**
@@ -52,10 +52,10 @@ export class StreamRunner {
   /** 405 (or a 404 from a sessionless server) on the GET: this server never initiates. */
   private standaloneDisabled = false;
 
-  private readonly t: StreamableHttpClientTransport;
+  private readonly t: TransportContext;
 
-  constructor(transport: StreamableHttpClientTransport) {
-    this.t = transport;
+  constructor(context: TransportContext) {
+    this.t = context;
   }
 
   /** Opens the standalone GET stream unless one is open, it is switched off, or the server refused it. */
@@ -166,7 +166,7 @@ export class StreamRunner {
           try {
             message = JSON.parse(data);
           } catch (error) {
-            t.onerror?.(
+            t.reportError(
               new MalformedMessageError(`an SSE event's data is not JSON: ${describe(error)}`, error),
             );
             return;
@@ -231,7 +231,7 @@ export class StreamRunner {
       if (s.kind === 'standalone') this.standaloneDisabled = true;
       return;
     }
-    if (end.kind === 'idle') t.onerror?.(new IdleTimeoutError(t.options.idleTimeoutMs));
+    if (end.kind === 'idle') t.reportError(new IdleTimeoutError(t.options.idleTimeoutMs));
     const { clock, stableConnectionMs } = t.options;
     if (s.progressed || clock.now() - s.connectedAt >= stableConnectionMs) s.attempts = 0;
     this.retry(s, end.kind === 'error' ? end.error : undefined);
@@ -270,7 +270,7 @@ export class StreamRunner {
     const t = this.t;
     this.finish(s);
     if (s.kind === 'standalone') {
-      t.onerror?.(makeError(undefined));
+      t.reportError(makeError(undefined));
       return;
     }
     for (const id of s.owed) {
@@ -357,7 +357,7 @@ export class StreamRunner {
         const sid = t.session.sessionId;
         if (sid !== undefined && s.everConnected && t.options.reinitializeOnSessionExpiry) {
           // The stream worked and now the session is unknown: the server restarted or evicted us.
-          t.reinitialize().catch((cause: unknown) => t.onerror?.(toClientError(cause)));
+          t.reinitialize().catch((cause: unknown) => t.reportError(toClientError(cause)));
           return;
         }
         // Stateless servers without a GET route answer 404 (conformance.md §7d): same meaning as 405.
@@ -365,7 +365,7 @@ export class StreamRunner {
         return;
       }
       this.standaloneDisabled = true;
-      t.onerror?.(error);
+      t.reportError(error);
     });
   }
 }

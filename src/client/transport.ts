@@ -1,36 +1,25 @@
 /**
- * The transport's surface: construction, `start`/`send`/`close`/`setProtocolVersion`, request headers and the
- * shared state its parts work on. The parts: `post.ts` (POSTing one message and routing its answer),
- * `inbound.ts` (routing incoming messages to the Client), `resend.ts` (re-sending a request whose stream was
- * lost), `streams.ts` (SSE streams and their resumption), `reinit.ts` (replacing an expired session),
- * `delete-session.ts` (the `DELETE` on close).
+ * The transport's surface: construction, `start`/`send`/`close`/`setProtocolVersion` and a few read-only
+ * accessors. Its state lives in a `TransportContext` (context.ts), private to this class, which the parts
+ * work through: `post.ts` (POSTing one message and routing its answer), `inbound.ts` (routing incoming
+ * messages to the Client), `resend.ts` (re-sending a request whose stream was lost), `streams.ts` (SSE
+ * streams and their resumption), `reinit.ts` (replacing an expired session), `delete-session.ts` (the
+ * `DELETE` on close).
  */
 import type { Transport, TransportSendOptions } from '@modelcontextprotocol/sdk/shared/transport.js';
 import type { JSONRPCMessage, MessageExtraInfo } from '@modelcontextprotocol/sdk/types.js';
 import { classify } from '../jsonrpc/message.js';
+import { type PendingRequest, TransportContext } from './context.js';
 import { deleteSession } from './delete-session.js';
-import { detectFastDispatch, type FastDispatch } from './dispatch.js';
 import {
   AlreadyStartedError,
   MalformedMessageError,
   NotStartedError,
-  type SluiceClientError,
   TransportClosedError,
 } from './errors.js';
-import { lowerCaseKeys, toClientError, withToken } from './http.js';
-import type { Canceller, CancelSignal, HttpClient, HttpMethod, HttpResponse } from './http-client.js';
-import { defaultHttp, fetchHttp } from './http-default.js';
-import { failRequest, receiveMessage } from './inbound.js';
-import {
-  type OutgoingRequest,
-  type ResolvedClientOptions,
-  resolveOptions,
-  type StreamableHttpClientOptions,
-} from './options.js';
+import { toClientError } from './http.js';
+import { type OutgoingRequest, resolveOptions, type StreamableHttpClientOptions } from './options.js';
 import { postMessage } from './post.js';
-import { reinitialize, type SessionState } from './reinit.js';
-import { abandonRequest } from './resend.js';
-import { type ResponseStream, StreamRunner } from './streams.js';
 import type { RequestId, WireMessage } from './wire.js';
 
 /** Passed to `onsessionreset` after a transparent re-initialization. */
@@ -41,13 +30,16 @@ export interface SessionResetEvent {
   readonly sessionId: string | undefined;
 }
 
-/** A request the Client sent and whose response has not arrived yet. */
-export interface PendingRequest {
-  readonly message: OutgoingRequest & WireMessage;
-  readonly idempotent: boolean;
-  /** The stream that owes its response, if it came back as SSE. */
-  stream: ResponseStream | undefined;
-  resends: number;
+/** What `inspect()` returns: a snapshot for diagnostics (watchdogs, logs); not for control flow. */
+export interface TransportSnapshot {
+  readonly sessionId: string | undefined;
+  readonly protocolVersion: string | undefined;
+  /** Ids of the Client's requests whose responses have not arrived yet. */
+  readonly pendingRequestIds: readonly RequestId[];
+  /** HTTP requests (POSTs, GET streams, the DELETE) currently open. */
+  readonly httpRequestsInFlight: number;
+  readonly started: boolean;
+  readonly closed: boolean;
 }
 
 /**
@@ -69,114 +61,56 @@ export class StreamableHttpClientTransport implements Transport {
   /** Called after a transparent re-initialization replaced an expired session. */
   onsessionreset?: ((event: SessionResetEvent) => void) | undefined;
 
-  /** @internal shared with the stream runner and the re-initializer */
-  readonly options: ResolvedClientOptions;
-  /** @internal */
-  readonly url: URL;
-  /** @internal */
-  readonly pending = new Map<RequestId, PendingRequest>();
-  /** @internal wire id of a re-sent request → the id the Client knows */
-  readonly aliases = new Map<RequestId, RequestId>();
-  /** @internal */
-  readonly inflight = new Set<Canceller>();
-  /** @internal */
-  readonly session: SessionState;
-
-  /** @internal used by inbound.ts */
-  readonly fast: FastDispatch | undefined;
-  /** @internal used by post.ts and inbound.ts */
-  readonly runner: StreamRunner;
-  private readonly staticHeaders: Record<string, string> | undefined;
-  /** The HTTP adapter; undefined until the default one has loaded (first transport on Node only). */
-  private http: HttpClient | undefined;
-  private httpLoading: Promise<HttpClient> | undefined;
-  private started = false;
-  private closedFlag = false;
-  /** @internal numbers the wire ids of re-sent requests (resend.ts) */
-  resendCounter = 0;
+  readonly #t: TransportContext;
+  #started = false;
 
   constructor(url: URL | string, options?: StreamableHttpClientOptions) {
-    this.url = typeof url === 'string' ? new URL(url) : url;
-    this.options = resolveOptions(options);
-    this.fast = detectFastDispatch(this.options.protocol);
-    this.session = {
-      sessionId: this.options.sessionId,
-      protocolVersion: undefined,
-      initializeParams: undefined,
-      gone: false,
-      reinitializing: undefined,
-      reinitCount: 0,
-    };
-    const { headers, token } = this.options;
-    this.staticHeaders =
-      typeof headers !== 'function' && typeof token !== 'function'
-        ? withToken(lowerCaseKeys(headers), token)
-        : undefined;
-    this.runner = new StreamRunner(this);
-    if (this.options.fetch !== undefined) {
-      this.http = fetchHttp(this.options.fetch);
-    } else {
-      const http = defaultHttp();
-      if (http instanceof Promise) {
-        this.httpLoading = http.then((loaded) => {
-          this.http = loaded;
-          return loaded;
-        });
-      } else {
-        this.http = http;
-      }
-    }
-  }
-
-  /**
-   * Sends one HTTP request to the endpoint through the adapter. `headers` is handed over (the adapter may add to it).
-   * @internal
-   */
-  request(
-    method: HttpMethod,
-    headers: Record<string, string>,
-    body: string | undefined,
-    signal: CancelSignal,
-  ): Promise<HttpResponse> {
-    const http = this.http;
-    if (http !== undefined) return http.request(method, this.url, headers, body, signal);
-    return (this.httpLoading as Promise<HttpClient>).then((loaded) =>
-      loaded.request(method, this.url, headers, body, signal),
+    this.#t = new TransportContext(
+      this,
+      typeof url === 'string' ? new URL(url) : url,
+      resolveOptions(options),
     );
   }
 
   /** The session id the server assigned (`Mcp-Session-Id`), once initialized. */
   get sessionId(): string | undefined {
-    return this.session.sessionId;
+    return this.#t.session.sessionId;
   }
 
   /** The negotiated protocol version, sent as `MCP-Protocol-Version` after initialize. */
   get protocolVersion(): string | undefined {
-    return this.session.protocolVersion;
+    return this.#t.session.protocolVersion;
   }
 
-  /** @internal */
-  get closed(): boolean {
-    return this.closedFlag;
+  /** A snapshot of what the transport holds open, for diagnostics (see docs/client.md). */
+  inspect(): TransportSnapshot {
+    const t = this.#t;
+    return {
+      sessionId: t.session.sessionId,
+      protocolVersion: t.session.protocolVersion,
+      pendingRequestIds: [...t.pending.keys()],
+      httpRequestsInFlight: t.inflight.size,
+      started: this.#started,
+      closed: t.closed,
+    };
   }
 
   setProtocolVersion(version: string): void {
-    this.session.protocolVersion = version;
+    this.#t.session.protocolVersion = version;
   }
 
   async start(): Promise<void> {
-    if (this.started) {
-      throw new AlreadyStartedError();
-    }
-    this.started = true;
-    if (this.session.sessionId !== undefined) this.runner.openStandalone();
+    if (this.#started) throw new AlreadyStartedError();
+    this.#started = true;
+    if (this.#t.session.sessionId !== undefined) this.#t.runner.openStandalone();
   }
 
   async send(message: JSONRPCMessage, options?: TransportSendOptions): Promise<void> {
-    if (!this.started) throw new NotStartedError();
-    if (this.closedFlag) throw new TransportClosedError();
-    if (this.session.reinitializing !== undefined) {
-      await this.session.reinitializing.catch(() => {
+    const t = this.#t;
+    if (!this.#started) throw new NotStartedError();
+    if (t.closed) throw new TransportClosedError();
+    if (t.session.reinitializing !== undefined) {
+      await t.session.reinitializing.catch(() => {
         // The failure is reported to the request that triggered it; this one tries on its own.
       });
     }
@@ -185,27 +119,27 @@ export class StreamableHttpClientTransport implements Transport {
     if (kind === 'invalid')
       throw new MalformedMessageError('refusing to send a message that is not JSON-RPC');
     if (kind !== 'request') {
-      if (wire.method === 'notifications/cancelled') this.forgetCancelled(wire);
-      await postMessage(this, wire, kind, undefined);
+      if (wire.method === 'notifications/cancelled') this.#forgetCancelled(wire);
+      await postMessage(t, wire, kind, undefined);
       return;
     }
     const request = wire as OutgoingRequest & WireMessage;
-    if (request.method === 'initialize') this.session.initializeParams = request.params;
+    if (request.method === 'initialize') t.session.initializeParams = request.params;
     const entry: PendingRequest = {
       message: request,
-      idempotent: this.options.isIdempotent(request),
+      idempotent: t.options.isIdempotent(request),
       stream: undefined,
       resends: 0,
     };
-    this.pending.set(request.id, entry);
+    t.pending.set(request.id, entry);
     if (options?.resumptionToken !== undefined) {
-      this.runner.resumeRequest(entry, options.resumptionToken, options.onresumptiontoken);
+      t.runner.resumeRequest(entry, options.resumptionToken, options.onresumptiontoken);
       return;
     }
     try {
-      await postMessage(this, wire, kind, entry, options?.onresumptiontoken);
+      await postMessage(t, wire, kind, entry, options?.onresumptiontoken);
     } catch (error) {
-      this.pending.delete(request.id);
+      t.pending.delete(request.id);
       throw error;
     }
   }
@@ -216,90 +150,21 @@ export class StreamableHttpClientTransport implements Transport {
    * loss and start a resume loop for a request nobody awaits. A request re-sent under a new wire id
    * is cancelled under that id, the only one the server knows.
    */
-  private forgetCancelled(wire: WireMessage): void {
+  #forgetCancelled(wire: WireMessage): void {
+    const t = this.#t;
     const params = wire.params as { requestId?: unknown } | undefined;
     const id = params?.requestId;
     if (typeof id !== 'string' && typeof id !== 'number') return;
-    const entry = this.pending.get(id);
+    const entry = t.pending.get(id);
     if (entry === undefined) return;
-    this.pending.delete(id);
-    for (const [wireId, original] of this.aliases) {
+    t.pending.delete(id);
+    for (const [wireId, original] of t.aliases) {
       if (original === id) {
-        this.aliases.delete(wireId);
+        t.aliases.delete(wireId);
         if (params !== undefined) params.requestId = wireId;
       }
     }
-    if (entry.stream !== undefined) this.runner.settled(entry.stream, id, undefined);
-  }
-
-  /** Re-initializes once for all concurrent callers. @internal */
-  reinitialize(): Promise<void> {
-    if (this.session.reinitializing === undefined) {
-      const previousSessionId = this.session.sessionId;
-      this.runner.dropStandalone();
-      this.session.reinitializing = reinitialize(this)
-        .then(() => {
-          this.onsessionreset?.({ previousSessionId, sessionId: this.session.sessionId });
-          this.runner.openStandalone();
-        })
-        .finally(() => {
-          this.session.reinitializing = undefined;
-        });
-    }
-    return this.session.reinitializing;
-  }
-
-  /**
-   * Routes one incoming message: settles the pending request of a response, then dispatches (inbound.ts).
-   * @internal
-   */
-  receive(message: WireMessage, from?: ResponseStream): void {
-    receiveMessage(this, message, from);
-  }
-
-  /**
-   * Fails a pending request: the Client's promise rejects through a JSON-RPC error response, and the typed
-   * error goes to `onerror` (inbound.ts).
-   * @internal
-   */
-  fail(id: RequestId, error: SluiceClientError): void {
-    failRequest(this, id, error);
-  }
-
-  /**
-   * A stream owing `entry`'s response was lost for good: re-send it when idempotent, else fail it (resend.ts).
-   * @internal
-   */
-  abandon(entry: PendingRequest, error: SluiceClientError): void {
-    abandonRequest(this, entry, error);
-  }
-
-  /**
-   * Headers for one HTTP request. Static headers are merged once at construction; providers run per request.
-   * @internal
-   */
-  async headers(
-    accept: string,
-    withSession: boolean,
-    lastEventId: string | undefined,
-  ): Promise<Record<string, string>> {
-    let h: Record<string, string>;
-    if (this.staticHeaders !== undefined) {
-      h = { ...this.staticHeaders };
-    } else {
-      const { headers, token } = this.options;
-      const extra = typeof headers === 'function' ? await headers() : headers;
-      const bearer = typeof token === 'function' ? await token() : token;
-      h = withToken(lowerCaseKeys(extra), bearer);
-    }
-    h['accept'] = accept;
-    if (withSession) {
-      const { sessionId, protocolVersion } = this.session;
-      if (sessionId !== undefined) h['mcp-session-id'] = sessionId;
-      if (protocolVersion !== undefined) h['mcp-protocol-version'] = protocolVersion;
-    }
-    if (lastEventId !== undefined) h['last-event-id'] = lastEventId;
-    return h;
+    if (entry.stream !== undefined) t.runner.settled(entry.stream, id, undefined);
   }
 
   /**
@@ -307,17 +172,17 @@ export class StreamableHttpClientTransport implements Transport {
    * (bounded by `closeTimeoutMs`; 405 tolerated; skipped when the session is known to be gone).
    */
   async close(): Promise<void> {
-    if (this.closedFlag) return;
-    this.closedFlag = true;
-    this.runner.closeAll();
-    for (const controller of this.inflight) controller.abort();
-    this.inflight.clear();
-    const sessionId = this.session.sessionId;
-    if (sessionId !== undefined && !this.session.gone && this.started) {
-      await deleteSession(this).catch((error: unknown) => this.onerror?.(toClientError(error)));
+    const t = this.#t;
+    if (!t.markClosed()) return;
+    t.runner.closeAll();
+    for (const controller of t.inflight) controller.abort();
+    t.inflight.clear();
+    const sessionId = t.session.sessionId;
+    if (sessionId !== undefined && !t.session.gone && this.#started) {
+      await deleteSession(t).catch((error: unknown) => this.onerror?.(toClientError(error)));
     }
-    this.http?.close();
-    this.pending.clear();
+    t.closeHttp();
+    t.pending.clear();
     this.onclose?.();
   }
 }

@@ -45,12 +45,22 @@ describe('client options', () => {
       (e: unknown) => e instanceof InvalidOptionError && e.code === 'SLUICE_INVALID_OPTION',
     );
     const transport = new StreamableHttpClientTransport('http://127.0.0.1:1/mcp');
+    assert.deepEqual(transport.inspect(), {
+      sessionId: undefined,
+      protocolVersion: undefined,
+      pendingRequestIds: [],
+      httpRequestsInFlight: 0,
+      started: false,
+      closed: false,
+    });
     await transport.start();
+    assert.equal(transport.inspect().started, true);
     await assert.rejects(
       transport.start(),
       (e: unknown) => e instanceof AlreadyStartedError && e.code === 'SLUICE_CLIENT_ALREADY_STARTED',
     );
     await transport.close();
+    assert.equal(transport.inspect().closed, true);
   });
 
   test('backoff: server retry wins exactly; otherwise jittered exponential within [d/2, d], capped', () => {

@@ -1,0 +1,192 @@
+/**
+ * The client transport's internal state and the small method surface its parts work through: `post.ts`,
+ * `inbound.ts`, `resend.ts`, `streams.ts`, `reinit.ts` and `delete-session.ts` receive this context, never the
+ * public `StreamableHttpClientTransport`, whose own surface stays the SDK `Transport` interface plus a few
+ * accessors. Not exported from `sluice/client`.
+ */
+import type { JSONRPCMessage } from '@modelcontextprotocol/sdk/types.js';
+import { detectFastDispatch, type FastDispatch } from './dispatch.js';
+import type { SluiceClientError } from './errors.js';
+import { lowerCaseKeys, withToken } from './http.js';
+import type { Canceller, CancelSignal, HttpClient, HttpMethod, HttpResponse } from './http-client.js';
+import { defaultHttp, fetchHttp } from './http-default.js';
+import { failRequest, receiveMessage } from './inbound.js';
+import type { OutgoingRequest, ResolvedClientOptions } from './options.js';
+import { reinitialize, type SessionState } from './reinit.js';
+import { abandonRequest } from './resend.js';
+import { type ResponseStream, StreamRunner } from './streams.js';
+import type { RequestId, WireMessage } from './wire.js';
+
+/** A request the Client sent and whose response has not arrived yet. */
+export interface PendingRequest {
+  readonly message: OutgoingRequest & WireMessage;
+  readonly idempotent: boolean;
+  /** The stream that owes its response, if it came back as SSE. */
+  stream: ResponseStream | undefined;
+  resends: number;
+}
+
+/** What the context reports back to the public transport (its SDK callbacks). */
+export interface TransportOwner {
+  onerror?: ((error: Error) => void) | undefined;
+  onmessage?: ((message: JSONRPCMessage) => void) | undefined;
+  onsessionreset?:
+    | ((event: { previousSessionId: string | undefined; sessionId: string | undefined }) => void)
+    | undefined;
+}
+
+export class TransportContext {
+  readonly options: ResolvedClientOptions;
+  readonly url: URL;
+  readonly pending = new Map<RequestId, PendingRequest>();
+  /** Wire id of a re-sent request → the id the Client knows. */
+  readonly aliases = new Map<RequestId, RequestId>();
+  /** HTTP requests in flight, aborted by `close()`. */
+  readonly inflight = new Set<Canceller>();
+  readonly session: SessionState;
+  readonly fast: FastDispatch | undefined;
+  readonly runner: StreamRunner;
+  /** The public transport: its callbacks, and its identity for the fast-dispatch check. */
+  readonly owner: TransportOwner;
+  private readonly staticHeaders: Record<string, string> | undefined;
+  /** The HTTP adapter; undefined until the default one has loaded (first transport on Node only). */
+  private http: HttpClient | undefined;
+  private httpLoading: Promise<HttpClient> | undefined;
+  private closedFlag = false;
+  /** Numbers the wire ids of re-sent requests (resend.ts). */
+  resendCounter = 0;
+
+  constructor(owner: TransportOwner, url: URL, options: ResolvedClientOptions) {
+    this.owner = owner;
+    this.url = url;
+    this.options = options;
+    this.fast = detectFastDispatch(options.protocol);
+    this.session = {
+      sessionId: options.sessionId,
+      protocolVersion: undefined,
+      initializeParams: undefined,
+      gone: false,
+      reinitializing: undefined,
+      reinitCount: 0,
+    };
+    const { headers, token } = options;
+    this.staticHeaders =
+      typeof headers !== 'function' && typeof token !== 'function'
+        ? withToken(lowerCaseKeys(headers), token)
+        : undefined;
+    this.runner = new StreamRunner(this);
+    if (options.fetch !== undefined) {
+      this.http = fetchHttp(options.fetch);
+    } else {
+      const http = defaultHttp();
+      if (http instanceof Promise) {
+        this.httpLoading = http.then((loaded) => {
+          this.http = loaded;
+          return loaded;
+        });
+      } else {
+        this.http = http;
+      }
+    }
+  }
+
+  get closed(): boolean {
+    return this.closedFlag;
+  }
+
+  /** Marks the transport closed; false when it already was. */
+  markClosed(): boolean {
+    if (this.closedFlag) return false;
+    this.closedFlag = true;
+    return true;
+  }
+
+  /** Releases the HTTP adapter (its sockets); the last step of `close()`. */
+  closeHttp(): void {
+    this.http?.close();
+  }
+
+  /** Reports an error to the transport's `onerror`. */
+  reportError(error: Error): void {
+    this.owner.onerror?.(error);
+  }
+
+  /** Hands a message to the Client through the transport's `onmessage`. */
+  deliverToClient(message: JSONRPCMessage): void {
+    this.owner.onmessage?.(message);
+  }
+
+  /** Sends one HTTP request to the endpoint through the adapter. `headers` is handed over (the adapter may add to it). */
+  request(
+    method: HttpMethod,
+    headers: Record<string, string>,
+    body: string | undefined,
+    signal: CancelSignal,
+  ): Promise<HttpResponse> {
+    const http = this.http;
+    if (http !== undefined) return http.request(method, this.url, headers, body, signal);
+    return (this.httpLoading as Promise<HttpClient>).then((loaded) =>
+      loaded.request(method, this.url, headers, body, signal),
+    );
+  }
+
+  /** Re-initializes once for all concurrent callers. */
+  reinitialize(): Promise<void> {
+    if (this.session.reinitializing === undefined) {
+      const previousSessionId = this.session.sessionId;
+      this.runner.dropStandalone();
+      this.session.reinitializing = reinitialize(this)
+        .then(() => {
+          this.owner.onsessionreset?.({ previousSessionId, sessionId: this.session.sessionId });
+          this.runner.openStandalone();
+        })
+        .finally(() => {
+          this.session.reinitializing = undefined;
+        });
+    }
+    return this.session.reinitializing;
+  }
+
+  /** Routes one incoming message: settles the pending request of a response, then dispatches (inbound.ts). */
+  receive(message: WireMessage, from?: ResponseStream): void {
+    receiveMessage(this, message, from);
+  }
+
+  /**
+   * Fails a pending request: the Client's promise rejects through a JSON-RPC error response, and the typed
+   * error goes to `onerror` (inbound.ts).
+   */
+  fail(id: RequestId, error: SluiceClientError): void {
+    failRequest(this, id, error);
+  }
+
+  /** A stream owing `entry`'s response was lost for good: re-send it when idempotent, else fail it (resend.ts). */
+  abandon(entry: PendingRequest, error: SluiceClientError): void {
+    abandonRequest(this, entry, error);
+  }
+
+  /** Headers for one HTTP request. Static headers are merged once at construction; providers run per request. */
+  async headers(
+    accept: string,
+    withSession: boolean,
+    lastEventId: string | undefined,
+  ): Promise<Record<string, string>> {
+    let h: Record<string, string>;
+    if (this.staticHeaders !== undefined) {
+      h = { ...this.staticHeaders };
+    } else {
+      const { headers, token } = this.options;
+      const extra = typeof headers === 'function' ? await headers() : headers;
+      const bearer = typeof token === 'function' ? await token() : token;
+      h = withToken(lowerCaseKeys(extra), bearer);
+    }
+    h['accept'] = accept;
+    if (withSession) {
+      const { sessionId, protocolVersion } = this.session;
+      if (sessionId !== undefined) h['mcp-session-id'] = sessionId;
+      if (protocolVersion !== undefined) h['mcp-protocol-version'] = protocolVersion;
+    }
+    if (lastEventId !== undefined) h['last-event-id'] = lastEventId;
+    return h;
+  }
+}
