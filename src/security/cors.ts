@@ -2,10 +2,12 @@
  * CORS for browser clients on allowed origins only. MCP needs the client to read Mcp-Session-Id
  * and to send its own headers, which a preflight must allow explicitly.
  */
-import type { Headers } from '../core/sink.js';
 
 const ALLOW_HEADERS =
   'Content-Type, Accept, Authorization, Mcp-Session-Id, MCP-Protocol-Version, Last-Event-ID';
+
+/** Response headers by lower-case name (the same shape as the core's `Headers`). */
+type Headers = Record<string, string>;
 
 /** Headers added to every answer for an allowed Origin. */
 export function corsHeaders(origin: string): Headers {

@@ -1,0 +1,197 @@
+/**
+ * The import direction of docs/design.md, checked on the source: building blocks import only each
+ * other; the core adds nothing but building blocks (node:http at most as a type); the server binding
+ * sits on the core; the client reaches only the browser-safe building blocks and keeps node:* in its
+ * Node adapter; nothing below the CLI imports the CLI, the doctor or the demo. The browser entry of
+ * `sluice/client` (with package.json's `browser` substitutions) must statically reach no node:* module.
+ */
+import assert from 'node:assert/strict';
+import { readdirSync, readFileSync } from 'node:fs';
+import { dirname, join, posix, relative, resolve } from 'node:path';
+import { describe, test } from 'node:test';
+import { fileURLToPath } from 'node:url';
+
+const ROOT = resolve(dirname(fileURLToPath(import.meta.url)), '../../..');
+
+interface Import {
+  readonly spec: string;
+  readonly typeOnly: boolean;
+  readonly dynamic: boolean;
+}
+
+/** Static and dynamic imports and re-exports of one module's text (comments stripped first). */
+export function importsOf(source: string): Import[] {
+  const text = source.replace(/\/\*[\s\S]*?\*\//g, '').replace(/^\s*\/\/.*$/gm, '');
+  const out: Import[] = [];
+  const stat = /^\s*(?:import|export)\s+(type\s+)?(?:[^'"`;]*?\s+from\s+)?'([^']+)'/gm;
+  for (const m of text.matchAll(stat))
+    out.push({ spec: m[2] ?? '', typeOnly: m[1] !== undefined, dynamic: false });
+  for (const m of text.matchAll(/\bimport\(\s*'([^']+)'\s*\)/g)) {
+    out.push({ spec: m[1] ?? '', typeOnly: false, dynamic: true });
+  }
+  return out;
+}
+
+const BUILDING_BLOCKS = ['jsonrpc', 'http', 'sse', 'flow', 'events', 'security', 'errors.ts'];
+/** What each layer (first path segment under src/) may import from src/, besides itself. */
+const ALLOWED: Record<string, readonly string[]> = {
+  ...Object.fromEntries(BUILDING_BLOCKS.map((b) => [b, BUILDING_BLOCKS])),
+  core: BUILDING_BLOCKS,
+  server: ['core', ...BUILDING_BLOCKS],
+  // The client ships to browsers: only the building blocks that import nothing platform-specific.
+  client: ['jsonrpc', 'http', 'errors.ts'],
+  doctor: ['client', ...BUILDING_BLOCKS],
+  demo: ['server', ...BUILDING_BLOCKS],
+  cli: ['server', 'client', 'doctor', 'demo', 'core', ...BUILDING_BLOCKS],
+};
+/** node:* modules a layer must not import at run time (type-only imports are erased). */
+const NODE_FORBIDDEN: Record<string, RegExp> = {
+  core: /^node:(http|https|net|http2)$/,
+  ...Object.fromEntries(BUILDING_BLOCKS.map((b) => [b, /^node:/])),
+};
+/** Client files allowed to import node:* (the Node HTTP adapter, loaded only on Node). */
+const CLIENT_NODE_FILES = /^src\/client\/http-node[a-z-]*\.ts$/;
+
+function layerOf(file: string): string {
+  const parts = file.split('/');
+  return parts[1] ?? '';
+}
+
+function resolveSpec(from: string, spec: string): string | undefined {
+  if (!spec.startsWith('.')) return undefined;
+  return posix.join(posix.dirname(from), spec).replace(/\.js$/, '.ts');
+}
+
+/** Every rule broken by `files` (path relative to the repo, e.g. src/core/post.ts → its source). */
+export function violations(files: ReadonlyMap<string, string>): string[] {
+  const found: string[] = [];
+  for (const [file, source] of files) {
+    const layer = layerOf(file);
+    const allowed = ALLOWED[layer];
+    if (allowed === undefined) {
+      found.push(`${file}: unknown layer '${layer}' (add it to docs/design.md and this test)`);
+      continue;
+    }
+    for (const imp of importsOf(source)) {
+      const target = resolveSpec(file, imp.spec);
+      if (target !== undefined) {
+        const to = layerOf(target);
+        if (to !== layer && !allowed.includes(to)) found.push(`${file}: ${layer} must not import ${target}`);
+        continue;
+      }
+      if (!imp.spec.startsWith('node:') || imp.typeOnly) continue;
+      if (layer === 'client' && !CLIENT_NODE_FILES.test(file)) {
+        found.push(`${file}: only the Node adapter (http-node*.ts) may import ${imp.spec}`);
+      }
+      if (NODE_FORBIDDEN[layer]?.test(imp.spec) === true) {
+        found.push(`${file}: ${layer} must not import ${imp.spec}`);
+      }
+    }
+  }
+  return found;
+}
+
+/**
+ * node:* modules statically reachable from `entry` (dynamic imports not followed, `browser`
+ * substitutions applied), with the path that reaches each.
+ */
+export function nodeReach(
+  files: ReadonlyMap<string, string>,
+  entry: string,
+  browser: ReadonlyMap<string, string>,
+): string[] {
+  const found: string[] = [];
+  const seen = new Set<string>();
+  const walk = (file: string, path: string[]): void => {
+    const actual = browser.get(file) ?? file;
+    if (seen.has(actual)) return;
+    seen.add(actual);
+    const source = files.get(actual);
+    if (source === undefined) return;
+    for (const imp of importsOf(source)) {
+      if (imp.dynamic || imp.typeOnly) continue;
+      if (imp.spec.startsWith('node:')) found.push([...path, actual, imp.spec].join(' → '));
+      const target = resolveSpec(actual, imp.spec);
+      if (target !== undefined) walk(target, [...path, actual]);
+    }
+  };
+  walk(entry, []);
+  return found;
+}
+
+function sourceTree(): Map<string, string> {
+  const files = new Map<string, string>();
+  const visit = (dir: string): void => {
+    for (const e of readdirSync(dir, { withFileTypes: true })) {
+      const p = join(dir, e.name);
+      if (e.isDirectory()) visit(p);
+      else if (e.name.endsWith('.ts'))
+        files.set(relative(ROOT, p).split('\\').join('/'), readFileSync(p, 'utf8'));
+    }
+  };
+  visit(join(ROOT, 'src'));
+  return files;
+}
+
+/** package.json's `browser` map, from dist/*.js paths back to src/*.ts. */
+function browserMap(): Map<string, string> {
+  const pkg = JSON.parse(readFileSync(join(ROOT, 'package.json'), 'utf8')) as {
+    browser?: Record<string, string>;
+  };
+  const toSrc = (p: string): string => p.replace(/^\.\/dist\//, '').replace(/\.js$/, '.ts');
+  return new Map(Object.entries(pkg.browser ?? {}).map(([from, to]) => [toSrc(from), toSrc(to)]));
+}
+
+describe('layers (docs/design.md)', () => {
+  test('the source follows the import direction', () => {
+    const files = sourceTree();
+    assert.ok(files.size > 50, `read only ${files.size} files under src/`);
+    assert.deepEqual(violations(files), []);
+  });
+
+  test('the browser entry of sluice/client reaches no node:* module', () => {
+    const files = sourceTree();
+    const browser = browserMap();
+    assert.ok(browser.size > 0, 'package.json has no browser map');
+    assert.deepEqual(nodeReach(files, 'src/client/index.ts', browser), []);
+    // Without the substitution the Node adapter is still only reached dynamically.
+    assert.deepEqual(nodeReach(files, 'src/client/index.ts', new Map()), []);
+  });
+
+  test('the check catches what it is for', () => {
+    const bad = new Map([
+      [
+        'src/client/a.ts',
+        "import { Session } from '../core/session.js';\nimport { request } from 'node:http';",
+      ],
+      ['src/core/b.ts', "import { createMcpHandler } from '../server/create-handler.js';"],
+      [
+        'src/core/c.ts',
+        "import type { IncomingMessage } from 'node:http';\nimport { Server } from 'node:http';",
+      ],
+      ['src/jsonrpc/d.ts', "export {\n  x,\n} from '../client/wire.js';"],
+      ['src/server/e.ts', "const m = await import('../cli/main.js');"],
+    ]);
+    assert.deepEqual(violations(bad), [
+      'src/client/a.ts: client must not import src/core/session.ts',
+      'src/client/a.ts: only the Node adapter (http-node*.ts) may import node:http',
+      'src/core/b.ts: core must not import src/server/create-handler.ts',
+      'src/core/c.ts: core must not import node:http',
+      'src/jsonrpc/d.ts: jsonrpc must not import src/client/wire.ts',
+      'src/server/e.ts: server must not import src/cli/main.ts',
+    ]);
+    const reach = new Map([
+      ['src/client/index.ts', "export { t } from './t.js';\nconst lazy = () => import('node:zlib');"],
+      ['src/client/t.ts', "import { x } from './n.js';"],
+      ['src/client/n.ts', "import { Agent } from 'node:http';"],
+      ['src/client/n.browser.ts', "import type { Agent } from 'node:http';"],
+    ]);
+    assert.deepEqual(nodeReach(reach, 'src/client/index.ts', new Map()), [
+      'src/client/index.ts → src/client/t.ts → src/client/n.ts → node:http',
+    ]);
+    assert.deepEqual(
+      nodeReach(reach, 'src/client/index.ts', new Map([['src/client/n.ts', 'src/client/n.browser.ts']])),
+      [],
+    );
+  });
+});
