@@ -19,7 +19,7 @@ export interface Plan {
   client: { warmupMs: number; durationMs: number; maxOps: number; floodCount: number; callTimeoutMs: number };
 }
 
-/** Sessions used for a given concurrency: one at C=1, else 4 (as in perf-baseline.md). */
+/** Sessions used for a given concurrency: one at C=1, else 4 (as in the baseline, docs/benchmarks.md). */
 export function sessionsFor(concurrency: number): number {
   return concurrency === 1 ? 1 : 4;
 }

@@ -7,7 +7,7 @@
 //   progressToken, each awaited, each with a `message` of payloadBytes bytes; then text
 //   `sent <count>`. `yieldEvery` > 0 adds a setImmediate every that many events (only the
 //   slow-consumer test uses it, so that a transport without backpressure flushes at all, as
-//   in perf-baseline.md (d)). The loop stops early when the request's signal is aborted.
+//   in the baseline's slow-consumer run, docs/benchmarks.md). The loop stops early when the request's signal is aborted.
 // - sleep {ms}                                → waits, then text `slept <ms>`.
 import { McpServer } from '@modelcontextprotocol/sdk/server/mcp.js';
 import * as z from 'zod';

@@ -46,7 +46,8 @@ export async function main(argv: string[]): Promise<number> {
     });
   const client = new Client(
     { name: 'sluice-conformance-client', version: '0.1.0' },
-    // SDK 1.32 applies schema defaults only for `elicitation.form.applyDefaults` (conformance.md §7d).
+    // SDK 1.32 applies schema defaults only for `elicitation.form.applyDefaults`, not the older
+    // `elicitation.applyDefaults` the suite's own example client declares.
     { capabilities: { elicitation: { form: { applyDefaults: true } } } },
   );
   client.setRequestHandler(ElicitRequestSchema, async () => ({ action: 'accept', content: {} }));

@@ -3,7 +3,7 @@
  *
  * Why: `Protocol.connect()` installs `transport.onmessage = m => { if (isJSONRPCResultResponse(m) ||
  * isJSONRPCErrorResponse(m)) … else if (isJSONRPCRequest(m)) … }`, and each of those guards is a zod
- * `safeParse`; a *failing* one builds a ZodError (26–43 µs measured, perf-baseline.md). Every incoming
+ * `safeParse`; a *failing* one builds a ZodError (26–43 µs measured; docs/benchmarks.md "Baseline"). Every incoming
  * notification therefore pays for three failing guards before it reaches `_onnotification`. The transport has
  * already classified the message with property checks, so it can call the right `Protocol` method directly.
  *

@@ -360,7 +360,8 @@ export class StreamRunner {
           t.reinitialize().catch((cause: unknown) => t.reportError(toClientError(cause)));
           return;
         }
-        // Stateless servers without a GET route answer 404 (conformance.md §7d): same meaning as 405.
+        // Stateless servers without a GET route answer 404 (the SDK's own stateless examples do): same
+        // meaning as 405.
         this.standaloneDisabled = true;
         return;
       }

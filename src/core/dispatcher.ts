@@ -2,7 +2,7 @@
  * Hands inbound messages to the SDK. The SDK's `Protocol.connect` wraps `transport.onmessage` in a
  * function that first runs `isJSONRPCResultResponse || isJSONRPCErrorResponse` — zod safeParse
  * guards that fail, building a ZodError each, for every request and notification (about 27 % of the
- * official transport's CPU per echo: shared/perf-baseline.md). Sluice has already classified the
+ * official transport's CPU per echo: docs/benchmarks.md "Baseline"). Sluice has already classified the
  * message, so when the Protocol's own per-kind handlers are present it calls them directly.
  * If a future SDK renames them, this falls back to `onmessage`, which is always correct.
  */

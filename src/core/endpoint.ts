@@ -71,7 +71,7 @@ export class Endpoint {
     };
     if (options.keepaliveMs > 0) {
       // One timer for every stream: a stream silent for keepaliveMs gets a comment within a quarter
-      // period more (architecture.md: keepalive every 15–30 s, under the tightest proxy timeout).
+      // period more (docs/deploy.md: keepalive every 15–30 s, under the tightest proxy idle timeout).
       const period = Math.max(50, Math.floor(options.keepaliveMs / 4));
       this.#keepalive = setInterval(() => this.#keepaliveTick(), period);
       this.#keepalive.unref?.();

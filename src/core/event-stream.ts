@@ -268,7 +268,7 @@ export class EventStream {
     const outcome = w.write(frame, key);
     if (outcome === 'overflow') {
       // Never drop a response or request: close the connection; the frame is in the replay store and
-      // the client resumes from its last id (architecture.md "Backpressure without acknowledgements").
+      // the client resumes from its last id (docs/design.md "Invariants": never drop a response).
       this.#ctx.counters.overflowCloses++;
       this.#closing = 'overflow';
       this.abort();

@@ -1,6 +1,7 @@
 /**
  * One POST that carried requests, from arrival to its last response. It decides, per response, how
- * to answer (architecture.md: "streaming becomes a per-response decision"):
+ * to answer (2025-11-25 basic/transports §"Sending Messages to the Server": the server picks JSON or
+ * SSE per request):
  * - 'auto' answers plain JSON when every response arrives before anything else related to the
  *   request; the first related notification or request, or `streamAfterMs` without an answer,
  *   upgrades it to an SSE stream;

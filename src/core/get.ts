@@ -2,7 +2,8 @@
  * GET: the standalone stream for server-initiated messages, or the resumption of any stream of the
  * session after Last-Event-ID (2025-11-25 basic/transports §"Listening for Messages from the
  * Server" and §"Resumability and Redelivery"). A second GET replaces the older connection instead
- * of answering 409 (peers.md §3 E.22); a message is still delivered on exactly one connection.
+ * of answering 409 (the official SDKs answer 409, which strands a client whose old connection died
+ * unnoticed); a message is still delivered on exactly one connection (§"Multiple Connections").
  * A cursor that cannot be honoured is declined with its reason — never an empty 200, never a
  * replay from the beginning.
  */

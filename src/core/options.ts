@@ -1,7 +1,7 @@
 /**
  * Every server option, its default, and the one function that resolves and validates them.
  * Defaults are merged per field; an impossible value throws InvalidOptionError when the handler is
- * created, never per request. docs/options.md lists the same table for users.
+ * created, never per request. The README's options table lists the same for users.
  */
 import type { IncomingMessage } from 'node:http';
 import { InvalidOptionError } from '../errors.js';

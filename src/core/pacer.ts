@@ -4,7 +4,7 @@
  * answer with nowhere to put related notifications. Their sends resolve on the next tick of one
  * shared timer instead of at once, so a handler that floods an absent or stalled consumer runs at
  * about 1000/intervalMs sends per second instead of spinning a core (perf: the official SDK keeps
- * ~1.5 cores busy after a client leaves; perf-baseline.md §d). The handler still runs — a
+ * ~1.5 cores busy after a client leaves; docs/benchmarks.md "Baseline"). The handler still runs — a
  * disconnect is not a cancellation — it just stops burning CPU on events nobody reads.
  */
 export class Pacer {

@@ -1,7 +1,8 @@
 /**
  * Authorization for long-lived streams. A GET stream is one request that may live for hours, so
- * the token checked when it opened would otherwise never be looked at again (architecture.md
- * "Guarding a publicly reachable endpoint"). A guarded connection ends when its credential expires
+ * the token checked when it opened would otherwise never be looked at again, and the session id
+ * cannot stand in for it (2025-11-25 basic/security_best_practices §"Session Hijacking": servers
+ * MUST NOT use sessions for authentication). A guarded connection ends when its credential expires
  * and, with `revalidateMs`, when re-running `authenticate` refuses it. It ends after a `retry:` hint
  * following its last event id, so the client resumes with a fresh token and loses nothing.
  */

@@ -4,7 +4,8 @@
  *
  * Frames with a coalescing key (a progress token) are compressible: a newer frame with the same key
  * removes the queued older one and goes to the tail, so at most one frame per key waits and the
- * newest one always survives (architecture.md: "keep only the newest per progress token"). Moving
+ * newest one always survives (a progress counter's intermediate values carry nothing; docs/design.md
+ * "Invariants"). Moving
  * it to the tail keeps event ids in increasing order on the wire, which resumption relies on.
  * Frames without a key are never dropped here; the caller decides what to do on overflow.
  */

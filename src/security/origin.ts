@@ -3,7 +3,8 @@
  * header on all incoming connections"; "If the Origin header is present and invalid, servers MUST
  * respond with HTTP 403"). Absent Origin is allowed: non-browser clients send none, and a browser
  * always sends one on the cross-origin requests this defends against. Checked independently of
- * Host: the official suite only tests both spoofed at once (conformance.md §8).
+ * Host: the official conformance suite only tests both spoofed at once, so it cannot notice a
+ * server that checks only one.
  */
 
 import { hostNameOf } from './host.js';

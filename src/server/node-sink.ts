@@ -1,7 +1,7 @@
 /**
  * ResponseSink over node:http's ServerResponse, written straight to the socket: no Web
- * Request/Response round trip and no ReadableStream queue (shared/perf-baseline.md: that layer costs
- * the SDK ~11 % CPU and hides backpressure). Headers go out with the first bytes in one write.
+ * Request/Response round trip and no ReadableStream queue (docs/benchmarks.md "Baseline": that layer
+ * costs the SDK ~11 % CPU and hides backpressure). Headers go out with the first bytes in one write.
  */
 import type { ServerResponse } from 'node:http';
 import type { Headers, ResponseSink } from '../core/sink.js';
@@ -42,7 +42,7 @@ export class NodeSink implements ResponseSink {
     const ok = res.write(chunk);
     // ServerResponse corks the socket and uncorks it on process.nextTick; a producer that only
     // awaits resolved promises never lets nextTick run, so every event would wait for the end of
-    // its loop (perf-baseline.md §b: 13 s to the first event). Uncork now: the writer has batched.
+    // its loop (docs/benchmarks.md "Baseline": 13 s to the first event). Uncork now: the writer has batched.
     const socket = res.socket;
     if (socket !== null && socket.writableCorked > 0) socket.uncork();
     // write() measured the buffer while corked; after the uncork the kernel may have taken it all.

@@ -53,7 +53,7 @@ export function skipWithoutNginx(t: Skippable): boolean {
   return true;
 }
 
-/** The recommended location block (architecture.md "Proxies, buffering, timeouts, and backpressure"). */
+/** The recommended location block (docs/deploy.md "nginx"). */
 export const RECOMMENDED_LOCATION = `
     proxy_http_version  1.1;
     proxy_set_header    Connection "";

@@ -1,5 +1,5 @@
 /**
- * Sluice behind a real nginx (architecture.md "Proxies, buffering, timeouts, and backpressure"):
+ * Sluice behind a real nginx (docs/deploy.md "nginx"):
  * the recommended location block, nginx's defaults, gzip, and a proxy idle timeout with keepalive
  * off (the negative control, recovered by resumption). Timings are asserted with margins wide
  * enough for a loaded CI machine but far below what buffering or a dead stream would produce.
