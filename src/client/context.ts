@@ -12,8 +12,9 @@ import type { Canceller, CancelSignal, HttpClient, HttpMethod, HttpResponse } fr
 import { defaultHttp, fetchHttp } from './http-default.js';
 import { failRequest, receiveMessage } from './inbound.js';
 import type { OutgoingRequest, ResolvedClientOptions } from './options.js';
-import { reinitialize, type SessionState } from './reinit.js';
+import { reinitialize } from './reinit.js';
 import { abandonRequest } from './resend.js';
+import { ClientSession } from './session.js';
 import { type ResponseStream, StreamRunner } from './streams.js';
 import type { RequestId, WireMessage } from './wire.js';
 
@@ -43,7 +44,7 @@ export class TransportContext {
   readonly aliases = new Map<RequestId, RequestId>();
   /** HTTP requests in flight, aborted by `close()`. */
   readonly inflight = new Set<Canceller>();
-  readonly session: SessionState;
+  readonly session: ClientSession;
   readonly fast: FastDispatch | undefined;
   readonly runner: StreamRunner;
   /** The public transport: its callbacks, and its identity for the fast-dispatch check. */
@@ -61,14 +62,7 @@ export class TransportContext {
     this.url = url;
     this.options = options;
     this.fast = detectFastDispatch(options.protocol);
-    this.session = {
-      sessionId: options.sessionId,
-      protocolVersion: undefined,
-      initializeParams: undefined,
-      gone: false,
-      reinitializing: undefined,
-      reinitCount: 0,
-    };
+    this.session = new ClientSession(options.sessionId);
     const { headers, token } = options;
     this.staticHeaders =
       typeof headers !== 'function' && typeof token !== 'function'
@@ -132,19 +126,14 @@ export class TransportContext {
 
   /** Re-initializes once for all concurrent callers. */
   reinitialize(): Promise<void> {
-    if (this.session.reinitializing === undefined) {
+    return this.session.replaceOnce(() => {
       const previousSessionId = this.session.sessionId;
       this.runner.dropStandalone();
-      this.session.reinitializing = reinitialize(this)
-        .then(() => {
-          this.owner.onsessionreset?.({ previousSessionId, sessionId: this.session.sessionId });
-          this.runner.openStandalone();
-        })
-        .finally(() => {
-          this.session.reinitializing = undefined;
-        });
-    }
-    return this.session.reinitializing;
+      return reinitialize(this).then(() => {
+        this.owner.onsessionreset?.({ previousSessionId, sessionId: this.session.sessionId });
+        this.runner.openStandalone();
+      });
+    });
   }
 
   /** Routes one incoming message: settles the pending request of a response, then dispatches (inbound.ts). */

@@ -30,7 +30,7 @@ export async function deleteSession(t: TransportContext): Promise<void> {
     if (!isOk(response) && response.status !== 405 && response.status !== 404) {
       throw new HttpStatusError('DELETE', response.status, '');
     }
-    t.session.sessionId = undefined;
+    t.session.forget();
   } finally {
     clock.clearTimeout(timer);
   }

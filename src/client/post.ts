@@ -55,9 +55,7 @@ export async function postMessage(
       throw await statusError('POST', response);
     }
     if (isInitialize) {
-      const sid = response.header('mcp-session-id');
-      if (sid !== null && sid.length > 0) t.session.sessionId = sid;
-      t.session.gone = false;
+      t.session.initialized(response.header('mcp-session-id'));
     }
     if (response.status === 202 || kind !== 'request' || entry === undefined) {
       await discard(response);
@@ -91,7 +89,7 @@ async function onSessionNotFound(
   retriedAfterReinit: boolean,
 ): Promise<void> {
   if (!t.options.reinitializeOnSessionExpiry || retriedAfterReinit) {
-    t.session.gone = true;
+    t.session.markGone();
     throw new SessionExpiredError(
       retriedAfterReinit
         ? `session not found (HTTP 404) again right after re-initializing; giving up on ${String(wire.method ?? 'message')}`
@@ -104,7 +102,7 @@ async function onSessionNotFound(
     try {
       await t.reinitialize();
     } catch (error) {
-      t.session.gone = true;
+      t.session.markGone();
       throw new SessionExpiredError(`session expired and re-initializing failed: ${describe(error)}`, error);
     }
   }

@@ -6,18 +6,6 @@ import { Canceller, type HttpResponse, isOk } from './http-client.js';
 import { readSse } from './sse-reader.js';
 import type { WireMessage } from './wire.js';
 
-/** The session half of the transport's state. */
-export interface SessionState {
-  sessionId: string | undefined;
-  protocolVersion: string | undefined;
-  /** `params` of the Client's `initialize`, replayed on re-initialization. */
-  initializeParams: unknown;
-  /** The server answered 404 and no new session replaced it: `close()` skips the DELETE. */
-  gone: boolean;
-  reinitializing: Promise<void> | undefined;
-  reinitCount: number;
-}
-
 /**
  * Replaces an expired session (HTTP 404): replays the Client's original `initialize` params without a session
  * header, adopts the new `Mcp-Session-Id` and protocol version, and sends `notifications/initialized`. The
@@ -29,13 +17,12 @@ export async function reinitialize(t: TransportContext): Promise<void> {
   if (session.initializeParams === undefined) {
     throw new SessionExpiredError('session expired before any initialize was sent; nothing to replay');
   }
-  session.sessionId = undefined;
-  const id = `sluice-reinit-${++session.reinitCount}`;
+  const id = session.beginReinit();
   const init = { jsonrpc: '2.0', id, method: 'initialize', params: session.initializeParams };
   const response = await postJson(t, init, false);
   if (!isOk(response)) throw await statusError('POST', response);
   const sid = response.header('mcp-session-id');
-  session.sessionId = sid !== null && sid.length > 0 ? sid : undefined;
+  session.reinitialized(sid);
   const answer = await readAnswer(t, response, id);
   if (answer.error !== undefined || typeof answer.result !== 'object' || answer.result === null) {
     throw new SessionExpiredError(
@@ -43,11 +30,11 @@ export async function reinitialize(t: TransportContext): Promise<void> {
     );
   }
   const version = (answer.result as { protocolVersion?: unknown }).protocolVersion;
-  if (typeof version === 'string') session.protocolVersion = version;
+  if (typeof version === 'string') session.negotiated(version);
   const initialized = await postJson(t, { jsonrpc: '2.0', method: 'notifications/initialized' }, true);
   await discard(initialized);
   if (!isOk(initialized)) throw await statusError('POST', initialized);
-  session.gone = false;
+  session.replaced();
 }
 
 async function postJson(t: TransportContext, body: unknown, withSession: boolean): Promise<HttpResponse> {

@@ -96,7 +96,7 @@ export class StreamableHttpClientTransport implements Transport {
   }
 
   setProtocolVersion(version: string): void {
-    this.#t.session.protocolVersion = version;
+    this.#t.session.negotiated(version);
   }
 
   async start(): Promise<void> {
@@ -124,7 +124,7 @@ export class StreamableHttpClientTransport implements Transport {
       return;
     }
     const request = wire as OutgoingRequest & WireMessage;
-    if (request.method === 'initialize') t.session.initializeParams = request.params;
+    if (request.method === 'initialize') t.session.initializing(request.params);
     const entry: PendingRequest = {
       message: request,
       idempotent: t.options.isIdempotent(request),
