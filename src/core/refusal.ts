@@ -16,13 +16,7 @@ export interface Refusal {
   headers?: Headers;
 }
 
-export function refusal(
-  status: number,
-  code: number,
-  reason: string,
-  message: string,
-  headers?: Headers,
-): Refusal {
+function refusal(status: number, code: number, reason: string, message: string, headers?: Headers): Refusal {
   return headers === undefined
     ? { status, code, reason, message }
     : { status, code, reason, message, headers };
