@@ -38,7 +38,7 @@ export class Endpoint {
   readonly limits: WriterLimits;
   readonly deps: SessionDeps;
   /** Initializations under way (count toward maxSessions so a burst cannot overshoot it). */
-  pendingInits = 0;
+  #pendingInits = 0;
   closing = false;
   closed = false;
   #keepalive: ReturnType<typeof setInterval> | undefined;
@@ -99,6 +99,24 @@ export class Endpoint {
     if (bad !== undefined) return Refusals.badProtocolVersion(head.header('mcp-protocol-version') ?? '', bad);
     session.touch();
     return session;
+  }
+
+  /** Whether a new session may start: registered sessions and initializations under way, against maxSessions. */
+  get sessionSlotFree(): boolean {
+    return this.sessions.size + this.#pendingInits < this.options.maxSessions;
+  }
+
+  /**
+   * Holds one session slot from here until the initialize is answered (registered or not), so a burst of
+   * concurrent initializations cannot overshoot maxSessions. The returned release may be called more than once.
+   */
+  holdSessionSlot(): () => void {
+    this.#pendingInits++;
+    let held = true;
+    return () => {
+      if (held) this.#pendingInits--;
+      held = false;
+    };
   }
 
   register(session: Session): void {

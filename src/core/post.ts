@@ -185,20 +185,13 @@ async function initialize(ep: Endpoint, input: PostInput, init: JsonRpcRequest):
   const { sink, headers } = input;
   if (ep.closing) return sendRefusal(sink, Refusals.shuttingDown(1), headers);
   const stateless = ep.options.stateless;
-  if (!stateless && ep.sessions.size + ep.pendingInits >= ep.options.maxSessions) {
+  if (!stateless && !ep.sessionSlotFree) {
     ep.counters.sessionCapRefusals++;
     return sendRefusal(sink, Refusals.tooManySessions(5), headers);
   }
   const id = stateless ? undefined : newSessionId();
   const session = new Session(ep.deps, id, stateless ? undefined : newEventTag(), input.auth?.principal);
-  // The slot is held from here until the initialize is answered (registered or not), so a burst of
-  // concurrent initializations cannot overshoot maxSessions.
-  ep.pendingInits++;
-  let slotHeld = true;
-  const releaseSlot = (): void => {
-    if (slotHeld) ep.pendingInits--;
-    slotHeld = false;
-  };
+  const releaseSlot = ep.holdSessionSlot();
   try {
     await session.connect(ep.createServer({ sessionId: id, principal: input.auth?.principal }));
   } catch (error) {
