@@ -55,7 +55,7 @@ export class TransportContext {
   private httpLoading: Promise<HttpClient> | undefined;
   private closedFlag = false;
   /** Numbers the wire ids of re-sent requests (resend.ts). */
-  resendCounter = 0;
+  private resendCounter = 0;
 
   constructor(owner: TransportOwner, url: URL, options: ResolvedClientOptions) {
     this.owner = owner;
@@ -98,6 +98,11 @@ export class TransportContext {
   /** Releases the HTTP adapter (its sockets); the last step of `close()`. */
   closeHttp(): void {
     this.http?.close();
+  }
+
+  /** The next number for a re-sent request's wire id. */
+  nextResendNumber(): number {
+    return ++this.resendCounter;
   }
 
   /** Reports an error to the transport's `onerror`. */

@@ -23,7 +23,7 @@ export function abandonRequest(t: TransportContext, entry: PendingRequest, error
   }
   entry.resends++;
   // A new wire id: the old one may still be known to the server (R1–R3 forbid reusing an id in a session).
-  const wireId = `${String(id)}.sluice-resend-${++t.resendCounter}`;
+  const wireId = `${String(id)}.sluice-resend-${t.nextResendNumber()}`;
   t.aliases.set(wireId, id);
   const copy: WireMessage = { ...entry.message, id: wireId };
   postMessage(t, copy, 'request', entry).catch((cause: unknown) => {
