@@ -1,6 +1,6 @@
 /**
  * The import direction of docs/design.md, checked on the source: building blocks import only each
- * other; the core adds nothing but building blocks (node:http at most as a type); the server binding
+ * other; the core adds nothing but building blocks (node:* at most as a type); the server binding
  * sits on the core; the client reaches only the browser-safe building blocks and keeps node:* in its
  * Node adapter; nothing below the CLI imports the CLI, the doctor or the demo. The browser entry of
  * `sluice/client` (with package.json's `browser` substitutions) must statically reach no node:* module.
@@ -46,7 +46,7 @@ const ALLOWED: Record<string, readonly string[]> = {
 };
 /** node:* modules a layer must not import at run time (type-only imports are erased). */
 const NODE_FORBIDDEN: Record<string, RegExp> = {
-  core: /^node:(http|https|net|http2)$/,
+  core: /^node:/,
   ...Object.fromEntries(BUILDING_BLOCKS.map((b) => [b, /^node:/])),
 };
 /** Client files allowed to import node:* (the Node HTTP adapter, loaded only on Node). */
