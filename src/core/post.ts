@@ -15,6 +15,7 @@ import {
 } from '../jsonrpc/message.js';
 import type { Endpoint } from './endpoint.js';
 import { Exchange, type Policy } from './exchange.js';
+import { isMcpRequestMethod } from './metrics.js';
 import { newEventTag, newSessionId } from './ids.js';
 import type { AuthResult } from './options.js';
 import { Refusals, sendRefusal } from './refusal.js';
@@ -87,6 +88,19 @@ export async function handlePost(ep: Endpoint, input: PostInput): Promise<void> 
     return statelessPost(ep, input, items, batch);
   }
 
+  const first = items[0];
+  if (
+    !batch &&
+    first?.kind === 'request' &&
+    input.head.header('mcp-session-id') === undefined &&
+    !isMcpRequestMethod(first.m.method)
+  ) {
+    // A method MCP does not define, sent without a session: most likely a newer client's first
+    // probe (`server/discover` of the 2026 revision). "Method not found" with the request's own id
+    // is the answer every JSON-RPC client understands (JSON-RPC 2.0 §5.1); 404 is how the 2026
+    // Streamable HTTP transport carries -32601, so a dual-era client falls back to initialize.
+    return sendRefusal(sink, Refusals.methodNotFound(first.m.method), headers, first.m.id);
+  }
   const found = ep.lookup(input.head, input.auth);
   if (!(found instanceof Session)) return sendRefusal(sink, found, headers);
   const session = found;

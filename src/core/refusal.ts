@@ -28,8 +28,14 @@ export function refusal(
     : { status, code, reason, message, headers };
 }
 
-export function sendRefusal(sink: ResponseSink, r: Refusal, extraHeaders?: Headers): void {
-  const body = JSON.stringify(errorResponse(null, r.code, r.message, { reason: r.reason }));
+/** Sends `r`; `id` is the request's own id when the refusal answers one request whose id is known. */
+export function sendRefusal(
+  sink: ResponseSink,
+  r: Refusal,
+  extraHeaders?: Headers,
+  id: string | number | null = null,
+): void {
+  const body = JSON.stringify(errorResponse(id, r.code, r.message, { reason: r.reason }));
   sink.respond(r.status, { 'content-type': 'application/json', ...extraHeaders, ...r.headers }, body);
 }
 
@@ -84,6 +90,8 @@ export const Refusals = {
     ),
   missingSession: () =>
     refusal(400, C.ServerError, 'missing-session-id', 'Bad Request: Mcp-Session-Id header is required'),
+  methodNotFound: (method: string) =>
+    refusal(404, C.MethodNotFound, 'method-not-found', `Method not found: ${method.slice(0, 64)}`),
   sessionNotFound: () => refusal(404, C.SessionNotFound, 'session-not-found', 'Session not found'),
   badProtocolVersion: (v: string, why: string) =>
     refusal(
