@@ -8,6 +8,7 @@ export {
   MalformedMessageError,
   NetworkError,
   NoResponseError,
+  NotIdempotentError,
   NotStartedError,
   ResumeDeclinedError,
   ResumeExhaustedError,

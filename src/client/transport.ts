@@ -135,11 +135,12 @@ export class StreamableHttpClientTransport implements Transport {
     headers: Record<string, string>,
     body: string | undefined,
     signal: CancelSignal,
+    resendable: boolean,
   ): Promise<HttpResponse> {
     const http = this.http;
-    if (http !== undefined) return http.request(method, this.url, headers, body, signal);
+    if (http !== undefined) return http.request(method, this.url, headers, body, signal, resendable);
     return (this.httpLoading as Promise<HttpClient>).then((loaded) =>
-      loaded.request(method, this.url, headers, body, signal),
+      loaded.request(method, this.url, headers, body, signal, resendable),
     );
   }
 

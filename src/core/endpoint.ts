@@ -189,7 +189,7 @@ export class Endpoint {
     }
     const cutRequests = this.#inflightCount();
     const sessions = [...this.sessions.values()];
-    for (const s of [...sessions, ...this.oneShots]) s.end('shutdown', Refusals.shuttingDown(1));
+    for (const s of [...sessions, ...this.oneShots]) s.end('shutdown', Refusals.requestCut());
     this.closed = true;
     if (this.#keepalive !== undefined) clearInterval(this.#keepalive);
     if (this.#housekeeping !== undefined) clearInterval(this.#housekeeping);

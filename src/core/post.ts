@@ -15,8 +15,8 @@ import {
 } from '../jsonrpc/message.js';
 import type { Endpoint } from './endpoint.js';
 import { Exchange, type Policy } from './exchange.js';
-import { isMcpRequestMethod } from './metrics.js';
 import { newEventTag, newSessionId } from './ids.js';
+import { isMcpRequestMethod } from './metrics.js';
 import type { AuthResult } from './options.js';
 import { Refusals, sendRefusal } from './refusal.js';
 import { Session } from './session.js';

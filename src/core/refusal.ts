@@ -130,6 +130,18 @@ export const Refusals = {
     refusal(503, C.ServerError, 'shutting-down', 'Service Unavailable: the server is shutting down', {
       'retry-after': String(retryAfterS),
     }),
+  /**
+   * A request already dispatched and still running when a graceful close hit its deadline. No
+   * Retry-After: unlike the other 503s it was not refused before dispatch, so a client must not
+   * treat it as safe to re-send (RFC 9110 §9.2.2).
+   */
+  requestCut: () =>
+    refusal(
+      503,
+      C.ServerError,
+      'request-cut',
+      'Service Unavailable: the server shut down before this request finished; it may have run',
+    ),
   tooManyInflight: (limit: number) =>
     refusal(
       429,

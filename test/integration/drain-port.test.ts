@@ -5,7 +5,7 @@ import assert from 'node:assert/strict';
 import { createServer } from 'node:net';
 import { describe, test } from 'node:test';
 import { withDeadline } from '../helpers/deadline.js';
-import { RawSession, toolCall } from '../helpers/http.js';
+import { assertRefusal, RawSession, toolCall } from '../helpers/http.js';
 import { startServer } from '../helpers/test-server.js';
 
 function bindOnce(port: number): Promise<boolean> {
@@ -32,5 +32,18 @@ describe('drain releases the port', () => {
     assert.equal(r.json().result.content[0].text, 'slept 800');
     const report = await withDeadline(closing, 8_000, 'close');
     assert.equal(report.drained, true);
+  });
+
+  test('a JSON answer cut at the deadline is 503 without Retry-After: it was dispatched, so a client must not re-send it blindly', async () => {
+    const running = await startServer({ mode: 'json' });
+    const s = new RawSession(running.url);
+    await s.init();
+    const inflight = s.post(toolCall('slow', { ms: 20_000 }), {}, 10_000);
+    await withDeadline(running.probe.onStart('slow'), 5_000, 'slow tool starts');
+    const report = await withDeadline(running.served.close({ graceMs: 100 }), 5_000, 'close');
+    assert.equal(report.cutRequests, 1);
+    const r = await inflight;
+    assertRefusal(r, 503, -32000, 'request-cut');
+    assert.equal(r.headers['retry-after'], undefined);
   });
 });
