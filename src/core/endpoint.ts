@@ -157,7 +157,11 @@ export class Endpoint {
         ended: { ...c.sessionsEnded },
         capRefusals: c.sessionCapRefusals,
       },
-      streams: { open: { post: postStreams, get: getStreams } },
+      streams: {
+        open: { post: postStreams, get: getStreams },
+        replaced: c.streamsReplaced,
+        conflicts: c.streamConflicts,
+      },
       responses: { json: c.responsesJson, sse: c.responsesSse },
       queue: { bytes: queuedBytes, messages: queuedMessages, maxStreamBytes: maxQueuedBytes },
       writeStall: { totalMs: c.writeStallMs, count: c.writeStalls },
@@ -237,7 +241,13 @@ export class Endpoint {
 
 export interface EndpointStats {
   sessions: { active: number; created: number; ended: Record<SessionEndReason, number>; capRefusals: number };
-  streams: { open: { post: number; get: number } };
+  streams: {
+    open: { post: number; get: number };
+    /** GETs that took over a stream's live connection. */
+    replaced: number;
+    /** GETs refused with 409: the live connection had itself taken over another one moments ago. */
+    conflicts: number;
+  };
   responses: { json: number; sse: number };
   queue: { bytes: number; messages: number; maxStreamBytes: number };
   writeStall: { totalMs: number; count: number };

@@ -158,6 +158,14 @@ export const Refusals = {
       `Too Many Requests: at most ${limit} open streams per session`,
       { 'retry-after': '1' },
     ),
+  streamConflict: (retryAfterS: number) =>
+    refusal(
+      409,
+      C.ServerError,
+      'stream-conflict',
+      'Conflict: this stream has a live connection that took over another one moments ago',
+      { 'retry-after': String(retryAfterS) },
+    ),
   forbiddenOrigin: () => refusal(403, C.ServerError, 'origin-not-allowed', 'Forbidden: Origin not allowed'),
   forbiddenHost: () => refusal(403, C.ServerError, 'host-not-allowed', 'Forbidden: Host not allowed'),
   unauthorized: (challenge: string) =>

@@ -62,6 +62,13 @@ export function renderPrometheus(s: EndpointStats, m: Metrics | undefined): stri
   w.family('sluice_streams_open', 'gauge', 'SSE connections open, by kind (post answer or standalone get).');
   w.sample('sluice_streams_open', s.streams.open.post, { kind: 'post' });
   w.sample('sluice_streams_open', s.streams.open.get, { kind: 'get' });
+  w.family(
+    'sluice_stream_takeovers_total',
+    'counter',
+    'GETs for a stream that had a live connection: replaced it, or refused with 409 (that connection had itself taken over moments ago).',
+  );
+  w.sample('sluice_stream_takeovers_total', s.streams.replaced, { outcome: 'replaced' });
+  w.sample('sluice_stream_takeovers_total', s.streams.conflicts, { outcome: 'refused' });
   w.family('sluice_responses_total', 'counter', 'Requests answered, by method and mode (json or sse).');
   if (m !== undefined) {
     for (const [method, mm] of m.methods) {
