@@ -13,6 +13,7 @@ import {
   type JsonRpcResponse,
   type RequestId,
 } from '../jsonrpc/message.js';
+import { type Admission, ClientLimits } from './client-limits.js';
 import type { Endpoint } from './endpoint.js';
 import { Exchange, type Policy } from './exchange.js';
 import { newEventTag, newSessionId } from './ids.js';
@@ -44,6 +45,8 @@ export interface PostInput {
   headers: Headers;
   /** Bounds SSE answers by the caller's credential. */
   guard?: StreamGuard | undefined;
+  /** The peer's address, for the per-client limits when there is no principal. */
+  remote?: string | undefined;
 }
 
 export async function handlePost(ep: Endpoint, input: PostInput): Promise<void> {
@@ -204,6 +207,15 @@ async function initialize(ep: Endpoint, input: PostInput, init: JsonRpcRequest):
     ep.counters.sessionCapRefusals++;
     return sendRefusal(sink, Refusals.tooManySessions(5), headers);
   }
+  let admission: Admission | undefined;
+  let clientKey: string | undefined;
+  const limits = ep.clientLimits;
+  if (limits !== undefined) {
+    clientKey = ClientLimits.key(input.auth?.principal, input.remote);
+    const a = limits.admit(clientKey, ep.options.now());
+    if (!('settle' in a)) return sendRefusal(sink, a, headers);
+    admission = a;
+  }
   const id = stateless ? undefined : newSessionId();
   const session = new Session(ep.deps, id, stateless ? undefined : newEventTag(), input.auth?.principal);
   // The slot is held from here until the initialize is answered (registered or not), so a burst of
@@ -214,10 +226,13 @@ async function initialize(ep: Endpoint, input: PostInput, init: JsonRpcRequest):
     if (slotHeld) ep.pendingInits--;
     slotHeld = false;
   };
+  // A failed initialize gives its client's slot back; a registered session holds it until it ends.
+  const releaseClient = (): void => admission?.settle(false);
   try {
     await session.connect(ep.createServer({ sessionId: id, principal: input.auth?.principal }));
   } catch (error) {
     releaseSlot();
+    releaseClient();
     throw error;
   }
   // The answer must carry Mcp-Session-Id, which is only known to be valid once the SDK has
@@ -245,7 +260,8 @@ async function initialize(ep: Endpoint, input: PostInput, init: JsonRpcRequest):
     if (id !== undefined) {
       ex.headers['mcp-session-id'] = id;
       releaseSlot();
-      ep.register(session);
+      admission?.settle(true);
+      ep.register(session, clientKey);
       registered = true;
     }
     return undefined;
@@ -253,7 +269,10 @@ async function initialize(ep: Endpoint, input: PostInput, init: JsonRpcRequest):
   // A rejected initialize (bad params, client gone before the answer) leaves nothing behind.
   ex.onDone = () => {
     releaseSlot();
-    if (!registered) session.end('failed-init');
+    if (!registered) {
+      releaseClient();
+      session.end('failed-init');
+    }
   };
   session.exchanges.add(ex);
   session.inflight.set(init.id, ex);

@@ -126,6 +126,18 @@ export const Refusals = {
     refusal(503, C.ServerError, 'too-many-sessions', 'Service Unavailable: session limit reached', {
       'retry-after': String(retryAfterS),
     }),
+  tooManyClientSessions: (limit: number, retryAfterS: number) =>
+    refusal(
+      429,
+      C.ServerError,
+      'client-session-limit',
+      `Too Many Requests: this client already holds ${limit} sessions`,
+      { 'retry-after': String(retryAfterS) },
+    ),
+  initializeRate: (retryAfterS: number) =>
+    refusal(429, C.ServerError, 'initialize-rate', 'Too Many Requests: this client opens sessions too fast', {
+      'retry-after': String(retryAfterS),
+    }),
   shuttingDown: (retryAfterS: number) =>
     refusal(503, C.ServerError, 'shutting-down', 'Service Unavailable: the server is shutting down', {
       'retry-after': String(retryAfterS),

@@ -59,6 +59,21 @@ export function renderPrometheus(s: EndpointStats, m: Metrics | undefined): stri
     'Initialize requests refused because maxSessions was reached.',
     s.sessions.capRefusals,
   );
+  w.family(
+    'sluice_client_limit_refusals_total',
+    'counter',
+    'Initialize requests refused (429) by the per-client limits: sessions held, or initialize rate.',
+  );
+  w.sample('sluice_client_limit_refusals_total', s.sessions.clientLimitRefusals.sessions, {
+    limit: 'sessions',
+  });
+  w.sample('sluice_client_limit_refusals_total', s.sessions.clientLimitRefusals.rate, { limit: 'rate' });
+  w.one(
+    'sluice_client_limit_clients_tracked',
+    'gauge',
+    'Clients (principals or addresses) in the per-client limits table.',
+    s.sessions.clientsTracked,
+  );
   w.family('sluice_streams_open', 'gauge', 'SSE connections open, by kind (post answer or standalone get).');
   w.sample('sluice_streams_open', s.streams.open.post, { kind: 'post' });
   w.sample('sluice_streams_open', s.streams.open.get, { kind: 'get' });
