@@ -19,6 +19,14 @@ const HELP = `usage: sluice serve [options]
   --stateless          no sessions; a fresh server per request; GET and DELETE answer 405
   --grace-ms N         on SIGTERM/SIGINT, let requests in flight finish for up to N ms (default 10000)
   --auth-token TOKEN   require 'Authorization: Bearer TOKEN' (or set SLUICE_AUTH_TOKEN); demo-grade auth
+  --max-sessions N     sessions held at once; more get 503 + Retry-After (default 10000)
+  --max-sessions-per-client N
+                       sessions one client holds (the principal with --auth-token, else the remote
+                       address, IPv6 by /64); more get 429 + Retry-After (default 1000)
+  --initialize-rate R  new sessions per second per client, sustained (default 20)
+  --initialize-burst N new sessions per client in a burst (default 100)
+  --no-client-limits   turn the per-client limits off (behind a proxy without auth, every client has
+                       the proxy's address)
   --metrics            serve Prometheus metrics at /metrics on the same port
   --log json           structured JSON-line logs on stderr (session ids as short hashes, no secrets)
 `;
@@ -44,6 +52,11 @@ export async function main(argv: string[]): Promise<number> {
       stateless: { type: 'boolean' },
       'grace-ms': { type: 'string' },
       'auth-token': { type: 'string' },
+      'max-sessions': { type: 'string' },
+      'max-sessions-per-client': { type: 'string' },
+      'initialize-rate': { type: 'string' },
+      'initialize-burst': { type: 'string' },
+      'no-client-limits': { type: 'boolean' },
       metrics: { type: 'boolean' },
       log: { type: 'string' },
       help: { type: 'boolean', short: 'h' },
@@ -61,7 +74,26 @@ export async function main(argv: string[]): Promise<number> {
   const token = values['auth-token'] ?? process.env['SLUICE_AUTH_TOKEN'];
   if (values.log !== undefined && values.log !== 'json')
     throw new Error(`--log takes 'json', got '${values.log}'`);
+  const rate = values['initialize-rate'];
+  const perSecond = rate === undefined ? undefined : Number(rate);
+  if (perSecond !== undefined && !(Number.isFinite(perSecond) && perSecond > 0))
+    throw new Error(`--initialize-rate must be a positive number, got '${rate}'`);
+  const clientLimits = values['no-client-limits']
+    ? false
+    : {
+        ...(values['max-sessions-per-client'] === undefined
+          ? {}
+          : { maxSessions: int('max-sessions-per-client', values['max-sessions-per-client'], 0) }),
+        ...(perSecond === undefined ? {} : { initializePerSecond: perSecond }),
+        ...(values['initialize-burst'] === undefined
+          ? {}
+          : { initializeBurst: int('initialize-burst', values['initialize-burst'], 0) }),
+      };
   const served = await serve({
+    clientLimits,
+    ...(values['max-sessions'] === undefined
+      ? {}
+      : { maxSessions: int('max-sessions', values['max-sessions'], 0) }),
     ...(token === undefined || token === '' ? {} : { authenticate: staticBearer(token) }),
     ...(values.metrics ? { metricsPath: '/metrics' } : {}),
     ...(values.log === 'json' ? { logger: jsonLogger() } : {}),

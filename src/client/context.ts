@@ -115,17 +115,21 @@ export class TransportContext {
     this.owner.onmessage?.(message);
   }
 
-  /** Sends one HTTP request to the endpoint through the adapter. `headers` is handed over (the adapter may add to it). */
+  /**
+   * Sends one HTTP request to the endpoint through the adapter. `headers` is handed over (the adapter may add to it).
+   * `resendable`: the adapter may send it again after a stale keep-alive connection (RFC 9110 §9.2.2).
+   */
   request(
     method: HttpMethod,
     headers: Record<string, string>,
     body: string | undefined,
     signal: CancelSignal,
+    resendable: boolean,
   ): Promise<HttpResponse> {
     const http = this.http;
-    if (http !== undefined) return http.request(method, this.url, headers, body, signal);
+    if (http !== undefined) return http.request(method, this.url, headers, body, signal, resendable);
     return (this.httpLoading as Promise<HttpClient>).then((loaded) =>
-      loaded.request(method, this.url, headers, body, signal),
+      loaded.request(method, this.url, headers, body, signal, resendable),
     );
   }
 

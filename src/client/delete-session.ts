@@ -17,7 +17,7 @@ export async function deleteSession(t: TransportContext): Promise<void> {
     const headers = await t.headers('application/json, text/event-stream', true, undefined);
     let response: HttpResponse;
     try {
-      response = await t.request('DELETE', headers, undefined, controller);
+      response = await t.request('DELETE', headers, undefined, controller, true);
     } catch (error) {
       throw new NetworkError(
         controller.aborted

@@ -32,7 +32,8 @@ export type SluiceClientErrorCode =
   | 'SLUICE_CLIENT_RESUME_DECLINED'
   | 'SLUICE_CLIENT_RESUME_IMPOSSIBLE'
   | 'SLUICE_CLIENT_RESUME_EXHAUSTED'
-  | 'SLUICE_CLIENT_NO_RESPONSE';
+  | 'SLUICE_CLIENT_NO_RESPONSE'
+  | 'SLUICE_CLIENT_NOT_IDEMPOTENT';
 
 /**
  * JSON-RPC error code used for the synthetic error responses the transport delivers when it has
@@ -205,6 +206,24 @@ export class NoResponseError extends SluiceClientError {
       'SLUICE_CLIENT_NO_RESPONSE',
       `the server's JSON body had no response for request ${String(requestId)}`,
     );
+  }
+}
+
+/**
+ * The connection failed after the request was sent and before any response byte (a proxy that died after
+ * forwarding it, a server that went away): the server may already be running it. The request is not marked
+ * idempotent, so it was not re-sent (RFC 9110 §9.2.2: only idempotent requests may be retried automatically).
+ */
+export class NotIdempotentError extends SluiceClientError {
+  readonly method: string;
+  constructor(method: string, requestId: string | number | undefined, cause: unknown) {
+    super(
+      'SLUICE_CLIENT_NOT_IDEMPOTENT',
+      `the connection failed after ${method}${describe(requestId)} was sent and before any response; the ` +
+        'server may have run it, and it is not marked idempotent, so it was not re-sent',
+      { cause },
+    );
+    this.method = method;
   }
 }
 

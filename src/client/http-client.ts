@@ -84,11 +84,27 @@ export class Canceller implements CancelSignal {
   }
 }
 
+/**
+ * A request written to a reused keep-alive connection that failed (reset, broken pipe) before any response byte,
+ * when the caller did not allow sending it again: the server may or may not have received it. Adapter-internal;
+ * the transport turns it into a typed client error.
+ */
+export class StaleConnectionError extends Error {
+  constructor(cause: unknown) {
+    super('the connection failed after the request was sent and before any response byte', { cause });
+    this.name = 'StaleConnectionError';
+  }
+}
+
 export interface HttpClient {
   /**
    * Sends one request and resolves once the response head has arrived (redirects followed as `fetch` does).
    * Aborting `cancel` rejects a pending request, and ends the body of a response already received.
    * `headers` has lower-case names and is owned by the callee.
+   *
+   * `resendable`: whether the request may be sent again when it met a stale keep-alive socket (no response
+   * byte back). Only requests that are safe to repeat may be (RFC 9110 §9.2.2); otherwise such a failure
+   * rejects with {@link StaleConnectionError}, which adapters that cannot tell (fetch) never raise.
    */
   request(
     method: HttpMethod,
@@ -96,6 +112,7 @@ export interface HttpClient {
     headers: Record<string, string>,
     body: string | undefined,
     cancel: CancelSignal,
+    resendable: boolean,
   ): Promise<HttpResponse>;
   /** Releases pooled connections. Called by the transport's `close()`, last. Idempotent. */
   close(): void;

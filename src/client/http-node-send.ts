@@ -12,7 +12,12 @@ import {
   type RequestOptions,
 } from 'node:http';
 import { request as httpsRequest } from 'node:https';
-import type { CancelSignal, HttpMethod, HttpResponse } from './http-client.js';
+import {
+  type CancelSignal,
+  type HttpMethod,
+  type HttpResponse,
+  StaleConnectionError,
+} from './http-client.js';
 import { NodeResponse, rawHeader } from './http-node-response.js';
 import type { SilenceWatch, Watched } from './http-node-silence.js';
 
@@ -29,8 +34,10 @@ const BODY_HEADERS = [
   'content-location',
 ];
 /**
- * Errors of a request written to a reused keep-alive socket, with no response byte back, that mean the server
- * had closed that connection: the request is sent again (at most {@link MAX_STALE_RETRIES} times).
+ * Errors of a request written to a reused keep-alive socket, with no response byte back, that usually mean the
+ * server had closed that connection: a resendable request is sent again (at most {@link MAX_STALE_RETRIES}
+ * times). "Usually": a proxy that forwarded the request and then died looks the same, so the server may have it;
+ * a request that is not safe to repeat fails with `StaleConnectionError` instead (RFC 9110 §9.2.2).
  */
 const STALE_CODES = new Set(['ECONNRESET', 'EPIPE', 'ECONNABORTED']);
 const MAX_STALE_RETRIES = 3;
@@ -66,6 +73,7 @@ export function send(
   headers: Record<string, string>,
   body: string | undefined,
   signal: CancelSignal,
+  resendable: boolean,
   redirects: number,
   resets = 0,
 ): Promise<HttpResponse> {
@@ -124,16 +132,18 @@ export function send(
       if (response !== undefined) return;
       detach();
       context.unwatch(head);
-      if (
-        req.reusedSocket &&
-        resets < MAX_STALE_RETRIES &&
-        !signal.aborted &&
-        STALE_CODES.has(error.code ?? '')
-      ) {
-        // A pooled keep-alive socket the server had already closed (idle timeout, restart): the request never
-        // reached the application. Sent again on another connection, as browsers do.
-        resolve(send(context, method, url, headers, body, signal, redirects, resets + 1));
-        return;
+      if (req.reusedSocket && !signal.aborted && STALE_CODES.has(error.code ?? '')) {
+        if (resendable || !written) {
+          // A pooled keep-alive socket the server had already closed (idle timeout, restart), and a request that
+          // is safe to repeat or was never written: sent again on another connection, as browsers do.
+          if (resets < MAX_STALE_RETRIES) {
+            resolve(send(context, method, url, headers, body, signal, resendable, redirects, resets + 1));
+            return;
+          }
+        } else {
+          reject(new StaleConnectionError(error));
+          return;
+        }
       }
       reject(error);
     });
@@ -168,14 +178,31 @@ export function send(
             for (const name of BODY_HEADERS) delete h[name];
           }
           if (next.origin !== target.origin) for (const name of CROSS_ORIGIN_DROP) delete h[name];
-          resolve(send(context, m, next, h, b, signal, redirects + 1));
+          resolve(send(context, m, next, h, b, signal, resendable || m === 'GET', redirects + 1));
           return;
         }
       }
       response = new NodeResponse(res, status, detach, context);
       resolve(response);
     });
-    if (body === undefined) req.end();
-    else req.end(body);
+    let written = false;
+    const write = (): void => {
+      if (req.destroyed) return;
+      written = true;
+      if (body === undefined) req.end();
+      else req.end(body);
+    };
+    if (resendable) {
+      write();
+    } else {
+      // A request that must not be repeated goes out on a reused socket only after the event loop has polled
+      // the sockets once (two check phases apart): a close the server already sent (idle timeout) is read
+      // first, and the request, never written, then goes on a fresh connection (RFC 9112 §9.3.1: a request
+      // known not to have been applied may be retried).
+      req.once('socket', () => {
+        if (req.reusedSocket) setImmediate(() => setImmediate(write));
+        else write();
+      });
+    }
   });
 }

@@ -73,11 +73,11 @@ export function createNodeHttp(): HttpClient {
     unwatch: silence.unwatch,
   };
   return {
-    request(method, url, headers, body, signal) {
+    request(method, url, headers, body, signal, resendable) {
       if (closed) return Promise.reject(new Error('HTTP client closed'));
       if (headers['accept-encoding'] === undefined) headers['accept-encoding'] = 'gzip, deflate';
       if (headers['user-agent'] === undefined) headers['user-agent'] = 'node';
-      return send(context, method, url, headers, body, signal, 0);
+      return send(context, method, url, headers, body, signal, resendable, 0);
     },
     close() {
       closed = true;

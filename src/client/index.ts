@@ -11,6 +11,7 @@ export {
   MalformedMessageError,
   NetworkError,
   NoResponseError,
+  NotIdempotentError,
   NotStartedError,
   ResumeDeclinedError,
   ResumeExhaustedError,

@@ -104,6 +104,13 @@ export interface StreamableHttpClientOptions {
    */
   reinitializeOnSessionExpiry?: boolean;
   /**
+   * A POST answered 503 with `Retry-After` was refused before dispatch (session cap, shutdown), so it is sent
+   * again once after that wait, whatever the method, when the wait is at most this many ms; a longer one fails
+   * at once with `HttpStatusError` (503). `0` turns the retry off.
+   * @defaultValue `10_000`
+   */
+  maxRetryAfterMs?: number;
+  /**
    * Open the standalone GET stream for server-initiated messages once `notifications/initialized` is accepted.
    * @defaultValue `true`
    */
@@ -160,6 +167,7 @@ export interface ResolvedClientOptions {
   readonly maxReconnectAttempts: number;
   readonly stableConnectionMs: number;
   readonly closeTimeoutMs: number;
+  readonly maxRetryAfterMs: number;
   readonly reinitializeOnSessionExpiry: boolean;
   readonly openStandaloneStream: boolean;
   readonly isIdempotent: (request: OutgoingRequest) => boolean;
@@ -187,6 +195,7 @@ const DEFAULTS = {
   maxReconnectAttempts: 5,
   stableConnectionMs: 30_000,
   closeTimeoutMs: 5_000,
+  maxRetryAfterMs: 10_000,
 } as const;
 
 const systemClock: ClientClock = {
@@ -238,6 +247,7 @@ export function resolveOptions(options: StreamableHttpClientOptions = {}): Resol
   const maxReconnectAttempts = number(options, 'maxReconnectAttempts', 0, true);
   const stableConnectionMs = number(options, 'stableConnectionMs', 1, false);
   const closeTimeoutMs = number(options, 'closeTimeoutMs', 1, false);
+  const maxRetryAfterMs = number(options, 'maxRetryAfterMs', 0, false);
   if (options.sessionId !== undefined && !/^[\x21-\x7E]+$/.test(options.sessionId)) {
     throw new InvalidOptionError('option sessionId must be non-empty visible ASCII (0x21-0x7E)');
   }
@@ -270,6 +280,7 @@ export function resolveOptions(options: StreamableHttpClientOptions = {}): Resol
     maxReconnectAttempts,
     stableConnectionMs,
     closeTimeoutMs,
+    maxRetryAfterMs,
     reinitializeOnSessionExpiry: options.reinitializeOnSessionExpiry ?? true,
     openStandaloneStream: options.openStandaloneStream ?? true,
     isIdempotent,

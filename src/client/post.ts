@@ -11,14 +11,42 @@ import {
   MalformedMessageError,
   NetworkError,
   NoResponseError,
+  NotIdempotentError,
   SessionExpiredError,
   TransportClosedError,
   UnexpectedContentTypeError,
 } from './errors.js';
 import { describe, discard, POST_ACCEPT, statusError } from './http.js';
-import { Canceller, type HttpResponse, isOk } from './http-client.js';
+import { Canceller, type HttpResponse, isOk, StaleConnectionError } from './http-client.js';
 import { receiveMessage } from './inbound.js';
 import type { RequestId, WireMessage } from './wire.js';
+
+/** A request re-sent after a stale connection is tried at most this many more times. */
+const MAX_STALE_RESENDS = 3;
+
+/** How often this message was already sent again, and why. */
+export interface PostAttempt {
+  /** Re-sent once after a 404 and a re-initialization. */
+  readonly afterReinit: boolean;
+  /** Re-sent after a 503 with Retry-After (at most once). */
+  readonly afterRetryAfter: boolean;
+  /** Re-sent (under a new wire id) after a stale connection. */
+  readonly stale: number;
+}
+
+const FIRST: PostAttempt = { afterReinit: false, afterRetryAfter: false, stale: 0 };
+
+/**
+ * A copy of `entry`'s request under a new wire id, mapped back to the id the Client knows: the old id may
+ * still be known to the server (R1–R3 forbid reusing an id in a session, and a copy still running there
+ * would get the re-send refused as a duplicate).
+ */
+export function aliasedCopy(t: TransportContext, entry: PendingRequest): WireMessage {
+  const id = entry.message.id;
+  const wireId = `${String(id)}.sluice-resend-${t.nextResendNumber()}`;
+  t.aliases.set(wireId, id);
+  return { ...entry.message, id: wireId };
+}
 
 /**
  * POSTs one message and routes the answer by its media type (never by the method).
@@ -29,7 +57,7 @@ export async function postMessage(
   kind: MessageKind,
   entry: PendingRequest | undefined,
   onresumptiontoken?: (token: string) => void,
-  retriedAfterReinit = false,
+  attempt: PostAttempt = FIRST,
 ): Promise<void> {
   const isInitialize = wire.method === 'initialize';
   const sentWithSession = isInitialize ? undefined : t.session.sessionId;
@@ -39,10 +67,27 @@ export async function postMessage(
   t.inflight.add(controller);
   let response: HttpResponse;
   try {
-    response = await t.request('POST', headers, JSON.stringify(wire), controller);
+    // Only a message that is not a request may go again as is after a stale connection; a request is
+    // re-sent here, under a new wire id, and only when idempotent (RFC 9110 §9.2.2).
+    response = await t.request('POST', headers, JSON.stringify(wire), controller, kind !== 'request');
   } catch (error) {
     t.inflight.delete(controller);
     if (t.closed) throw new TransportClosedError();
+    if (error instanceof StaleConnectionError && entry !== undefined) {
+      if (!entry.idempotent) throw new NotIdempotentError(String(wire.method), entry.message.id, error.cause);
+      if (attempt.stale < MAX_STALE_RESENDS) {
+        const copy = aliasedCopy(t, entry);
+        try {
+          return await postMessage(t, copy, kind, entry, onresumptiontoken, {
+            ...attempt,
+            stale: attempt.stale + 1,
+          });
+        } catch (again) {
+          t.aliases.delete(copy.id as RequestId);
+          throw again;
+        }
+      }
+    }
     throw new NetworkError(`POST ${t.url.href} failed: ${describe(error)}`, error);
   }
   let handedOff = false;
@@ -50,7 +95,20 @@ export async function postMessage(
     if (!isOk(response)) {
       if (response.status === 404 && sentWithSession !== undefined) {
         await discard(response);
-        return await onSessionNotFound(t, wire, kind, entry, sentWithSession, retriedAfterReinit);
+        return await onSessionNotFound(t, wire, kind, entry, sentWithSession, attempt);
+      }
+      const wait = attempt.afterRetryAfter ? undefined : retryAfterWait(t, response);
+      if (wait !== undefined) {
+        // 503 + Retry-After: refused before dispatch (session cap, shutdown, an owner out of reach), so
+        // sending it again is safe whatever the method (RFC 9110 §15.6.4, §10.2.3). Once, and only when the
+        // server asks for at most maxRetryAfterMs.
+        await discard(response);
+        t.inflight.delete(controller);
+        await pause(t, wait);
+        return await postMessage(t, wire, kind, entry, onresumptiontoken, {
+          ...attempt,
+          afterRetryAfter: true,
+        });
       }
       throw await statusError('POST', response);
     }
@@ -80,14 +138,54 @@ export async function postMessage(
   }
 }
 
+/**
+ * The wait a 503 asks for with `Retry-After` (delta-seconds or an HTTP-date, RFC 9110 §10.2.3), when it is
+ * within `maxRetryAfterMs`; undefined when the POST is not to be re-sent.
+ */
+function retryAfterWait(t: TransportContext, response: HttpResponse): number | undefined {
+  if (response.status !== 503) return undefined;
+  const ms = parseRetryAfter(response.header('retry-after'), t.options.clock.now());
+  if (ms === undefined || ms > t.options.maxRetryAfterMs) return undefined;
+  return ms;
+}
+
+/** `Retry-After` in ms from `now`, or undefined when absent or malformed. */
+export function parseRetryAfter(value: string | null, now: number): number | undefined {
+  if (value === null) return undefined;
+  const v = value.trim();
+  if (/^\d+$/.test(v)) return Number(v) * 1000;
+  const at = Date.parse(v);
+  if (Number.isNaN(at) || !/[a-z]/i.test(v)) return undefined;
+  return Math.max(0, at - now);
+}
+
+/** Waits `ms`, ended early (as TransportClosedError) by close(). */
+function pause(t: TransportContext, ms: number): Promise<void> {
+  const controller = new Canceller();
+  t.inflight.add(controller);
+  return new Promise<void>((resolve, reject) => {
+    const onAbort = (): void => {
+      t.options.clock.clearTimeout(timer);
+      reject(new TransportClosedError());
+    };
+    const timer = t.options.clock.setTimeout(() => {
+      controller.offAbort(onAbort);
+      t.inflight.delete(controller);
+      resolve();
+    }, ms);
+    controller.onAbort(onAbort);
+  });
+}
+
 async function onSessionNotFound(
   t: TransportContext,
   wire: WireMessage,
   kind: MessageKind,
   entry: PendingRequest | undefined,
   sentWithSession: string,
-  retriedAfterReinit: boolean,
+  attempt: PostAttempt,
 ): Promise<void> {
+  const retriedAfterReinit = attempt.afterReinit;
   if (!t.options.reinitializeOnSessionExpiry || retriedAfterReinit) {
     t.session.markGone();
     throw new SessionExpiredError(
@@ -106,7 +204,7 @@ async function onSessionNotFound(
       throw new SessionExpiredError(`session expired and re-initializing failed: ${describe(error)}`, error);
     }
   }
-  await postMessage(t, wire, kind, entry, undefined, true);
+  await postMessage(t, wire, kind, entry, undefined, { ...attempt, afterReinit: true });
 }
 
 async function receiveJsonBody(

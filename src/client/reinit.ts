@@ -43,7 +43,10 @@ async function postJson(t: TransportContext, body: unknown, withSession: boolean
   const controller = new Canceller();
   t.inflight.add(controller);
   try {
-    return await t.request('POST', headers, JSON.stringify(body), controller);
+    // The re-initialize request is not re-sent on a stale socket (it would open a second session);
+    // notifications/initialized may be.
+    const resendable = (body as { id?: unknown }).id === undefined;
+    return await t.request('POST', headers, JSON.stringify(body), controller, resendable);
   } finally {
     t.inflight.delete(controller);
   }

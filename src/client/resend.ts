@@ -7,8 +7,8 @@ import type { PendingRequest, TransportContext } from './context.js';
 import type { SluiceClientError } from './errors.js';
 import { toClientError } from './http.js';
 import { failRequest } from './inbound.js';
-import { postMessage } from './post.js';
-import type { WireMessage } from './wire.js';
+import { aliasedCopy, postMessage } from './post.js';
+import type { RequestId } from './wire.js';
 
 /**
  * A stream owing `entry`'s response was lost for good: re-send it when idempotent, else fail it.
@@ -23,11 +23,9 @@ export function abandonRequest(t: TransportContext, entry: PendingRequest, error
   }
   entry.resends++;
   // A new wire id: the old one may still be known to the server (R1–R3 forbid reusing an id in a session).
-  const wireId = `${String(id)}.sluice-resend-${t.nextResendNumber()}`;
-  t.aliases.set(wireId, id);
-  const copy: WireMessage = { ...entry.message, id: wireId };
+  const copy = aliasedCopy(t, entry);
   postMessage(t, copy, 'request', entry).catch((cause: unknown) => {
-    t.aliases.delete(wireId);
+    t.aliases.delete(copy.id as RequestId);
     failRequest(t, id, toClientError(cause));
   });
 }

@@ -299,7 +299,7 @@ export class StreamRunner {
       t.inflight.add(controller);
       s.connection = controller;
       s.connectionIsGet = true;
-      response = await t.request('GET', headers, undefined, controller);
+      response = await t.request('GET', headers, undefined, controller, true);
     } catch (error) {
       t.inflight.delete(controller);
       s.connection = undefined;

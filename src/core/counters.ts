@@ -44,6 +44,9 @@ export class Counters {
   readonly refusals = { origin: 0, host: 0, auth: 0 };
   /** Streams ended because their credential expired or was revoked. */
   authStreamEnds = 0;
+  /** GETs that took over a stream's live connection; GETs refused (409) because it had just taken over. */
+  streamsReplaced = 0;
+  streamConflicts = 0;
   /** Messages written and bytes written to SSE streams. */
   eventsWritten = 0;
 }

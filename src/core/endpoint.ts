@@ -5,6 +5,7 @@
  */
 import type { EventStore } from '../events/event-store.js';
 import { type EventStoreStats, MemoryEventStore } from '../events/memory-event-store.js';
+import { ClientLimits } from './client-limits.js';
 import { Counters, type SessionEndReason } from './counters.js';
 import type { AuthResult, ResolvedOptions, SessionContext } from './options.js';
 import { Pacer } from './pacer.js';
@@ -37,6 +38,10 @@ export class Endpoint {
   readonly store: EventStore;
   readonly limits: WriterLimits;
   readonly deps: SessionDeps;
+  /** Per-client session limits; undefined when turned off or stateless. */
+  readonly clientLimits: ClientLimits | undefined;
+  /** The client key each registered session counts against. */
+  readonly #clientKeys = new Map<Session, string>();
   /** Initializations under way (count toward maxSessions so a burst cannot overshoot it). */
   #pendingInits = 0;
   closing = false;
@@ -49,6 +54,10 @@ export class Endpoint {
     this.options = options;
     this.createServer = createServer;
     this.counters = new Counters(options.metrics);
+    this.clientLimits =
+      options.clientLimits === undefined || options.stateless
+        ? undefined
+        : new ClientLimits(options.clientLimits);
     if (options.eventStore === undefined) {
       this.#ownStore = new MemoryEventStore({
         limits: options.replay,
@@ -119,9 +128,10 @@ export class Endpoint {
     };
   }
 
-  register(session: Session): void {
+  register(session: Session, clientKey?: string): void {
     if (session.id === undefined) return;
     this.sessions.set(session.id, session);
+    if (clientKey !== undefined) this.#clientKeys.set(session, clientKey);
     this.counters.sessionsCreated++;
     const info = { sessionId: session.id, principal: session.principal, protocolVersion: session.version };
     this.options.onSessionStart?.(info);
@@ -173,8 +183,17 @@ export class Endpoint {
         created: c.sessionsCreated,
         ended: { ...c.sessionsEnded },
         capRefusals: c.sessionCapRefusals,
+        clientLimitRefusals: {
+          sessions: this.clientLimits?.refused.sessions ?? 0,
+          rate: this.clientLimits?.refused.rate ?? 0,
+        },
+        clientsTracked: this.clientLimits?.tracked ?? 0,
       },
-      streams: { open: { post: postStreams, get: getStreams } },
+      streams: {
+        open: { post: postStreams, get: getStreams },
+        replaced: c.streamsReplaced,
+        conflicts: c.streamConflicts,
+      },
       responses: { json: c.responsesJson, sse: c.responsesSse },
       queue: { bytes: queuedBytes, messages: queuedMessages, maxStreamBytes: maxQueuedBytes },
       writeStall: { totalMs: c.writeStallMs, count: c.writeStalls },
@@ -206,7 +225,7 @@ export class Endpoint {
     }
     const cutRequests = this.#inflightCount();
     const sessions = [...this.sessions.values()];
-    for (const s of [...sessions, ...this.oneShots]) s.end('shutdown', Refusals.shuttingDown(1));
+    for (const s of [...sessions, ...this.oneShots]) s.end('shutdown', Refusals.requestCut());
     this.closed = true;
     if (this.#keepalive !== undefined) clearInterval(this.#keepalive);
     if (this.#housekeeping !== undefined) clearInterval(this.#housekeeping);
@@ -225,6 +244,11 @@ export class Endpoint {
     if (reason === 'failed-init') this.counters.sessionsEnded['failed-init']++;
     if (s.id === undefined || this.sessions.get(s.id) !== s) return;
     this.sessions.delete(s.id);
+    const key = this.#clientKeys.get(s);
+    if (key !== undefined) {
+      this.#clientKeys.delete(s);
+      this.clientLimits?.release(key);
+    }
     this.counters.sessionsEnded[reason]++;
     this.options.onSessionEnd?.({
       sessionId: s.id,
@@ -249,12 +273,28 @@ export class Endpoint {
     for (const s of [...this.sessions.values()]) {
       if (!s.busy && now - s.lastActive > ttl) s.end('idle', Refusals.sessionNotFound());
     }
+    this.clientLimits?.sweep(now);
   }
 }
 
 export interface EndpointStats {
-  sessions: { active: number; created: number; ended: Record<SessionEndReason, number>; capRefusals: number };
-  streams: { open: { post: number; get: number } };
+  sessions: {
+    active: number;
+    created: number;
+    ended: Record<SessionEndReason, number>;
+    capRefusals: number;
+    /** initialize refused by the per-client limits: sessions held, initialize rate. */
+    clientLimitRefusals: { sessions: number; rate: number };
+    /** Clients in the per-client limits' table. */
+    clientsTracked: number;
+  };
+  streams: {
+    open: { post: number; get: number };
+    /** GETs that took over a stream's live connection. */
+    replaced: number;
+    /** GETs refused with 409: the live connection had itself taken over another one moments ago. */
+    conflicts: number;
+  };
   responses: { json: number; sse: number };
   queue: { bytes: number; messages: number; maxStreamBytes: number };
   writeStall: { totalMs: number; count: number };

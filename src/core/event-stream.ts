@@ -92,6 +92,8 @@ export class EventStream {
   get writer(): SseWriter | undefined {
     return this.#writer;
   }
+  /** When the connection attached now took over another live one (epoch ms); undefined if it did not. */
+  tookOverAt: number | undefined;
 
   /**
    * Sends one serialized JSON-RPC message. Returns a promise when the producer should wait for
@@ -284,6 +286,7 @@ export class EventStream {
   #bind(sink: ResponseSink, headers: Headers, first: string, guard: StreamGuard | undefined): void {
     const w = new SseWriter(sink, this.#ctx.limits, this.#ctx.counters, this.#ctx.now);
     this.#writer = w;
+    this.tookOverAt = undefined;
     this.#closing = undefined;
     this.#ctx.live.add(w);
     const probe = this.#ctx.probe;

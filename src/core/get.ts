@@ -1,18 +1,27 @@
 /**
  * GET: the standalone stream for server-initiated messages, or the resumption of any stream of the
  * session after Last-Event-ID (2025-11-25 basic/transports §"Listening for Messages from the
- * Server" and §"Resumability and Redelivery"). A second GET replaces the older connection instead
- * of answering 409 (the official SDKs answer 409, which strands a client whose old connection died
- * unnoticed); a message is still delivered on exactly one connection (§"Multiple Connections").
- * A cursor that cannot be honoured is declined with its reason — never an empty 200, never a
- * replay from the beginning.
+ * Server" and §"Resumability and Redelivery"). A cursor that cannot be honoured is declined with
+ * its reason — never an empty 200, never a replay from the beginning.
+ *
+ * A GET for a stream that already has a live connection (see {@link takeover}): the spec lets a
+ * client hold several streams (§"Multiple Connections") but a message goes out on one connection
+ * only, so one stream has one connection. Always refusing the newcomer (409, as the official SDKs
+ * do) strands a client whose old connection a proxy killed without the server noticing: every
+ * reconnect is refused until a keepalive write fails. Always replacing lets a client with two
+ * reconnect loops (the SDK client does this when a resuming GET ends before its first event: it
+ * forgets the cursor and opens a second standalone GET) displace itself forever, one GET per
+ * `retry:`. So a newcomer takes over at once, unless the live connection itself took over another
+ * one less than {@link takeoverAfterMs} ago and is not stalled: then it gets 409 + Retry-After. At
+ * most one takeover per stream per that window, whatever the client does; the loop's losing side
+ * sees 409s and gives up (the SDK client after two).
  */
 import { RESUMED_COMMENT } from '../sse/encode.js';
 import { parseEventId } from '../sse/event-id.js';
 import type { Endpoint } from './endpoint.js';
-import { SSE_HEADERS } from './event-stream.js';
+import { type EventStream, SSE_HEADERS } from './event-stream.js';
 import type { AuthResult } from './options.js';
-import { Refusals, sendRefusal } from './refusal.js';
+import { type Refusal, Refusals, sendRefusal } from './refusal.js';
 import { Session } from './session.js';
 import type { Headers, RequestHead, ResponseSink } from './sink.js';
 import type { StreamGuard } from './stream-guard.js';
@@ -36,7 +45,11 @@ export async function handleGet(
     if (!session.standalone.attached && session.openStreams >= ep.options.maxStreamsPerSession) {
       return sendRefusal(sink, Refusals.tooManyStreams(ep.options.maxStreamsPerSession), headers);
     }
+    const conflict = takeover(ep, session.standalone);
+    if (conflict !== undefined) return sendRefusal(sink, conflict, headers);
+    const replacing = session.standalone.attached;
     const r = await session.standalone.resume(sink, sseHeaders, undefined, guard);
+    if (r === 'ok' && replacing) tookOver(ep, session.standalone);
     if (r === 'evicted' || r === 'unknown') sendRefusal(sink, Refusals.resumeDeclined(r), headers);
     else if (r === 'ended') sendRefusal(sink, Refusals.sessionNotFound(), headers);
     return;
@@ -53,7 +66,11 @@ export async function handleGet(
   }
   const stream = cursor.stream === 0 ? session.standalone : session.postStreams.get(cursor.stream);
   if (stream !== undefined) {
+    const conflict = takeover(ep, stream);
+    if (conflict !== undefined) return sendRefusal(sink, conflict, headers);
+    const replacing = stream.attached;
     const r = await stream.resume(sink, sseHeaders, cursor.seq, guard);
+    if (r === 'ok' && replacing) tookOver(ep, stream);
     if (r === 'ok') ep.counters.replaysServed++;
     else if (r === 'evicted' || r === 'unknown') {
       declined[r]++;
@@ -73,4 +90,30 @@ export async function handleGet(
   for (const e of r.events) body += e.frame;
   sink.head(200, sseHeaders);
   sink.end(body.length > 0 ? body : RESUMED_COMMENT);
+}
+
+/**
+ * How long a connection that took over another one is protected from being taken over in turn:
+ * five `retry:` intervals (a client reconnecting as told tries about five times meanwhile), at
+ * least 1 s.
+ */
+export function takeoverAfterMs(retryMs: number): number {
+  return Math.max(1000, 5 * retryMs);
+}
+
+/** A 409 when a new GET may not take over `stream`'s live connection yet; undefined when it may. */
+function takeover(ep: Endpoint, stream: EventStream): Refusal | undefined {
+  const w = stream.writer;
+  const since = stream.tookOverAt;
+  if (w === undefined || w.blocked || since === undefined) return undefined;
+  const age = ep.options.now() - since;
+  const hold = takeoverAfterMs(ep.options.retryMs);
+  if (age >= hold) return undefined;
+  ep.counters.streamConflicts++;
+  return Refusals.streamConflict(Math.max(1, Math.ceil((hold - age) / 1000)));
+}
+
+function tookOver(ep: Endpoint, stream: EventStream): void {
+  ep.counters.streamsReplaced++;
+  stream.tookOverAt = ep.options.now();
 }

@@ -25,6 +25,11 @@ const KNOWN_METHODS: ReadonlySet<string> = new Set([
   'tasks/cancel',
 ]);
 
+/** Whether `method` is a client-to-server request MCP (2025-11-25) defines. */
+export function isMcpRequestMethod(method: string): boolean {
+  return KNOWN_METHODS.has(method);
+}
+
 export function methodLabel(method: string): string {
   return KNOWN_METHODS.has(method) ? method : 'other';
 }

@@ -8,6 +8,7 @@ import { InvalidOptionError } from '../errors.js';
 import type { EventStore } from '../events/event-store.js';
 import { DEFAULT_REPLAY_BUDGET, DEFAULT_REPLAY_LIMITS } from '../events/memory-event-store.js';
 import type { RingLimits } from '../flow/ring-buffer.js';
+import type { ClientLimitOptions } from './client-limits.js';
 import type { Probe } from './probe.js';
 
 export type ResponseMode = 'auto' | 'json' | 'sse';
@@ -52,6 +53,14 @@ export interface ServerOptions {
   maxBodyBytes?: number;
   /** Sessions held at once; a new initialize beyond it gets 503 + Retry-After. @defaultValue 10000 */
   maxSessions?: number;
+  /**
+   * Limits per client on new sessions (a client is the authenticated principal, else the remote
+   * address, IPv6 by /64): sessions held, and a token bucket on initialize. Beyond either, 429 +
+   * Retry-After. `false` turns them off (e.g. behind a proxy without authentication, where every
+   * client has the proxy's address).
+   * @defaultValue { maxSessions: 1000, initializePerSecond: 20, initializeBurst: 100, maxTracked: 10000 }
+   */
+  clientLimits?: Partial<ClientLimitOptions> | false;
   /** A session with no live request or stream for this long ends. @defaultValue 600000 (10 min) */
   sessionIdleMs?: number;
   /** Requests in flight per session; more gets 429. @defaultValue 128 */
@@ -126,8 +135,10 @@ export type ResolvedOptions = Required<
     | 'allowedOrigins'
     | 'replay'
     | 'probe'
+    | 'clientLimits'
   >
 > & {
+  clientLimits: ClientLimitOptions | undefined;
   replay: RingLimits;
   replayBudget: { maxTotalBytes: number; maxFinishedStreams: number };
   eventStore: EventStore | undefined;
@@ -163,6 +174,33 @@ export const DEFAULTS = {
   fastDispatch: true,
   metrics: true,
 } as const;
+
+export const CLIENT_LIMIT_DEFAULTS: ClientLimitOptions = {
+  maxSessions: 1000,
+  initializePerSecond: 20,
+  initializeBurst: 100,
+  maxTracked: 10_000,
+};
+
+function clientLimits(o: ServerOptions['clientLimits']): ClientLimitOptions | undefined {
+  if (o === false) return undefined;
+  if (o !== undefined && (typeof o !== 'object' || o === null)) {
+    throw new InvalidOptionError('clientLimits must be an object of limits or false');
+  }
+  const d = CLIENT_LIMIT_DEFAULTS;
+  const perSecond = o?.initializePerSecond ?? d.initializePerSecond;
+  if (typeof perSecond !== 'number' || !(perSecond > 0) || !Number.isFinite(perSecond)) {
+    throw new InvalidOptionError(
+      `clientLimits.initializePerSecond must be a positive number, got ${String(perSecond)}`,
+    );
+  }
+  return {
+    maxSessions: positiveInt('clientLimits.maxSessions', o?.maxSessions ?? d.maxSessions),
+    initializePerSecond: perSecond,
+    initializeBurst: positiveInt('clientLimits.initializeBurst', o?.initializeBurst ?? d.initializeBurst),
+    maxTracked: positiveInt('clientLimits.maxTracked', o?.maxTracked ?? d.maxTracked),
+  };
+}
 
 function nonNegativeInt(name: string, v: number): number {
   if (!Number.isSafeInteger(v) || v < 0)
@@ -224,6 +262,7 @@ export function resolveOptions(o: ServerOptions): ResolvedOptions {
     maxBodyBytes: positiveInt('maxBodyBytes', o.maxBodyBytes ?? DEFAULTS.maxBodyBytes),
     maxSessions: positiveInt('maxSessions', o.maxSessions ?? DEFAULTS.maxSessions),
     sessionIdleMs: positiveInt('sessionIdleMs', o.sessionIdleMs ?? DEFAULTS.sessionIdleMs),
+    clientLimits: clientLimits(o.clientLimits),
     maxInflightPerSession: positiveInt(
       'maxInflightPerSession',
       o.maxInflightPerSession ?? DEFAULTS.maxInflightPerSession,

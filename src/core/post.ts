@@ -13,9 +13,11 @@ import {
   type JsonRpcResponse,
   type RequestId,
 } from '../jsonrpc/message.js';
+import { type Admission, ClientLimits } from './client-limits.js';
 import type { Endpoint } from './endpoint.js';
 import { Exchange, type Policy } from './exchange.js';
 import { newEventTag, newSessionId } from './ids.js';
+import { isMcpRequestMethod } from './metrics.js';
 import type { AuthResult } from './options.js';
 import { Refusals, sendRefusal } from './refusal.js';
 import { Session } from './session.js';
@@ -43,6 +45,8 @@ export interface PostInput {
   headers: Headers;
   /** Bounds SSE answers by the caller's credential. */
   guard?: StreamGuard | undefined;
+  /** The peer's address, for the per-client limits when there is no principal. */
+  remote?: string | undefined;
 }
 
 export async function handlePost(ep: Endpoint, input: PostInput): Promise<void> {
@@ -87,6 +91,19 @@ export async function handlePost(ep: Endpoint, input: PostInput): Promise<void> 
     return statelessPost(ep, input, items, batch);
   }
 
+  const first = items[0];
+  if (
+    !batch &&
+    first?.kind === 'request' &&
+    input.head.header('mcp-session-id') === undefined &&
+    !isMcpRequestMethod(first.m.method)
+  ) {
+    // A method MCP does not define, sent without a session: most likely a newer client's first
+    // probe (`server/discover` of the 2026 revision). "Method not found" with the request's own id
+    // is the answer every JSON-RPC client understands (JSON-RPC 2.0 §5.1); 404 is how the 2026
+    // Streamable HTTP transport carries -32601, so a dual-era client falls back to initialize.
+    return sendRefusal(sink, Refusals.methodNotFound(first.m.method), headers, first.m.id);
+  }
   const found = ep.lookup(input.head, input.auth);
   if (!(found instanceof Session)) return sendRefusal(sink, found, headers);
   const session = found;
@@ -189,13 +206,25 @@ async function initialize(ep: Endpoint, input: PostInput, init: JsonRpcRequest):
     ep.counters.sessionCapRefusals++;
     return sendRefusal(sink, Refusals.tooManySessions(5), headers);
   }
+  let admission: Admission | undefined;
+  let clientKey: string | undefined;
+  const limits = ep.clientLimits;
+  if (limits !== undefined) {
+    clientKey = ClientLimits.key(input.auth?.principal, input.remote);
+    const a = limits.admit(clientKey, ep.options.now());
+    if (!('settle' in a)) return sendRefusal(sink, a, headers);
+    admission = a;
+  }
   const id = stateless ? undefined : newSessionId();
   const session = new Session(ep.deps, id, stateless ? undefined : newEventTag(), input.auth?.principal);
   const releaseSlot = ep.holdSessionSlot();
+  // A failed initialize gives its client's slot back; a registered session holds it until it ends.
+  const releaseClient = (): void => admission?.settle(false);
   try {
     await session.connect(ep.createServer({ sessionId: id, principal: input.auth?.principal }));
   } catch (error) {
     releaseSlot();
+    releaseClient();
     throw error;
   }
   // The answer must carry Mcp-Session-Id, which is only known to be valid once the SDK has
@@ -222,7 +251,8 @@ async function initialize(ep: Endpoint, input: PostInput, init: JsonRpcRequest):
     if (id !== undefined) {
       ex.headers['mcp-session-id'] = id;
       releaseSlot();
-      ep.register(session);
+      admission?.settle(true);
+      ep.register(session, clientKey);
       registered = true;
     }
     return undefined;
@@ -230,7 +260,10 @@ async function initialize(ep: Endpoint, input: PostInput, init: JsonRpcRequest):
   // A rejected initialize (bad params, client gone before the answer) leaves nothing behind.
   ex.onDone = () => {
     releaseSlot();
-    if (!registered) session.end('failed-init');
+    if (!registered) {
+      releaseClient();
+      session.end('failed-init');
+    }
   };
   session.adopt(ex, [init.id]);
   ex.start();

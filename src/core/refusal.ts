@@ -22,8 +22,14 @@ function refusal(status: number, code: number, reason: string, message: string, 
     : { status, code, reason, message, headers };
 }
 
-export function sendRefusal(sink: ResponseSink, r: Refusal, extraHeaders?: Headers): void {
-  const body = JSON.stringify(errorResponse(null, r.code, r.message, { reason: r.reason }));
+/** Sends `r`; `id` is the request's own id when the refusal answers one request whose id is known. */
+export function sendRefusal(
+  sink: ResponseSink,
+  r: Refusal,
+  extraHeaders?: Headers,
+  id: string | number | null = null,
+): void {
+  const body = JSON.stringify(errorResponse(id, r.code, r.message, { reason: r.reason }));
   sink.respond(r.status, { 'content-type': 'application/json', ...extraHeaders, ...r.headers }, body);
 }
 
@@ -71,6 +77,8 @@ export const Refusals = {
     ),
   missingSession: () =>
     refusal(400, C.ServerError, 'missing-session-id', 'Bad Request: Mcp-Session-Id header is required'),
+  methodNotFound: (method: string) =>
+    refusal(404, C.MethodNotFound, 'method-not-found', `Method not found: ${method.slice(0, 64)}`),
   sessionNotFound: () => refusal(404, C.SessionNotFound, 'session-not-found', 'Session not found'),
   badProtocolVersion: (v: string, why: string) =>
     refusal(
@@ -105,10 +113,34 @@ export const Refusals = {
     refusal(503, C.ServerError, 'too-many-sessions', 'Service Unavailable: session limit reached', {
       'retry-after': String(retryAfterS),
     }),
+  tooManyClientSessions: (limit: number, retryAfterS: number) =>
+    refusal(
+      429,
+      C.ServerError,
+      'client-session-limit',
+      `Too Many Requests: this client already holds ${limit} sessions`,
+      { 'retry-after': String(retryAfterS) },
+    ),
+  initializeRate: (retryAfterS: number) =>
+    refusal(429, C.ServerError, 'initialize-rate', 'Too Many Requests: this client opens sessions too fast', {
+      'retry-after': String(retryAfterS),
+    }),
   shuttingDown: (retryAfterS: number) =>
     refusal(503, C.ServerError, 'shutting-down', 'Service Unavailable: the server is shutting down', {
       'retry-after': String(retryAfterS),
     }),
+  /**
+   * A request already dispatched and still running when a graceful close hit its deadline. No
+   * Retry-After: unlike the other 503s it was not refused before dispatch, so a client must not
+   * treat it as safe to re-send (RFC 9110 §9.2.2).
+   */
+  requestCut: () =>
+    refusal(
+      503,
+      C.ServerError,
+      'request-cut',
+      'Service Unavailable: the server shut down before this request finished; it may have run',
+    ),
   tooManyInflight: (limit: number) =>
     refusal(
       429,
@@ -124,6 +156,14 @@ export const Refusals = {
       'too-many-streams',
       `Too Many Requests: at most ${limit} open streams per session`,
       { 'retry-after': '1' },
+    ),
+  streamConflict: (retryAfterS: number) =>
+    refusal(
+      409,
+      C.ServerError,
+      'stream-conflict',
+      'Conflict: this stream has a live connection that took over another one moments ago',
+      { 'retry-after': String(retryAfterS) },
     ),
   forbiddenOrigin: () => refusal(403, C.ServerError, 'origin-not-allowed', 'Forbidden: Origin not allowed'),
   forbiddenHost: () => refusal(403, C.ServerError, 'host-not-allowed', 'Forbidden: Host not allowed'),

@@ -10,6 +10,16 @@ import { PNG_BASE64 } from './media.js';
 
 const ARG1_SUGGESTIONS = ['test', 'testValue1', 'test-alpha', 'example'];
 
+// Raw shapes built once: their fields are shared by every session's server (the SDK still wraps
+// each in its own z.object per registration; prompts have no shared-definition helper).
+const ARGS_SCHEMA = {
+  arg1: completable(z.string().describe('First test argument'), (value) =>
+    ARG1_SUGGESTIONS.filter((s) => s.startsWith(value)),
+  ),
+  arg2: z.string().describe('Second test argument'),
+};
+const EMBED_ARGS_SCHEMA = { resourceUri: z.string().describe('URI of the resource to embed') };
+
 export function registerConformancePrompts(server: McpServer): void {
   server.registerPrompt('test_simple_prompt', { description: 'A simple prompt without arguments' }, () => ({
     messages: [{ role: 'user', content: { type: 'text', text: 'This is a simple prompt for testing.' } }],
@@ -19,12 +29,7 @@ export function registerConformancePrompts(server: McpServer): void {
     'test_prompt_with_arguments',
     {
       description: 'A prompt with two required arguments',
-      argsSchema: {
-        arg1: completable(z.string().describe('First test argument'), (value) =>
-          ARG1_SUGGESTIONS.filter((s) => s.startsWith(value)),
-        ),
-        arg2: z.string().describe('Second test argument'),
-      },
+      argsSchema: ARGS_SCHEMA,
     },
     ({ arg1, arg2 }) => ({
       messages: [
@@ -40,7 +45,7 @@ export function registerConformancePrompts(server: McpServer): void {
     'test_prompt_with_embedded_resource',
     {
       description: 'A prompt that embeds a resource',
-      argsSchema: { resourceUri: z.string().describe('URI of the resource to embed') },
+      argsSchema: EMBED_ARGS_SCHEMA,
     },
     ({ resourceUri }) => ({
       messages: [

@@ -50,6 +50,10 @@ function verbatimSchema2020(): z.ZodType {
   return schema;
 }
 
+// Built once and shared by every session's server (README "Memory per session").
+const VERBATIM_2020 = verbatimSchema2020();
+const SAMPLING_INPUT = z.object({ prompt: z.string().describe('The prompt to send to the LLM') });
+
 async function progress(extra: Extra, value: number, total: number): Promise<void> {
   const token = extra._meta?.progressToken;
   if (token === undefined) return;
@@ -146,7 +150,7 @@ export function registerConformanceTools(server: McpServer): void {
     'test_sampling',
     {
       description: 'Asks the client to sample an LLM completion',
-      inputSchema: { prompt: z.string().describe('The prompt to send to the LLM') },
+      inputSchema: SAMPLING_INPUT,
     },
     async ({ prompt }, extra) => {
       const result = await extra.sendRequest(
@@ -163,7 +167,7 @@ export function registerConformanceTools(server: McpServer): void {
 
   server.registerTool(
     'json_schema_2020_12_tool',
-    { description: 'Tool with JSON Schema 2020-12 features', inputSchema: verbatimSchema2020() },
+    { description: 'Tool with JSON Schema 2020-12 features', inputSchema: VERBATIM_2020 },
     (args) => text(`Received: ${JSON.stringify(args)}`),
   );
 }

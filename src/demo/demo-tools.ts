@@ -6,6 +6,7 @@ import { setImmediate as yieldToEventLoop } from 'node:timers/promises';
 import type { McpServer } from '@modelcontextprotocol/sdk/server/mcp.js';
 import type { CallToolResult } from '@modelcontextprotocol/sdk/types.js';
 import { z } from 'zod';
+import { registerSharedTools, type SharedTool, sharedTool } from '../server/shared-tools.js';
 import { sleep } from './sleep.js';
 
 // Bounds keep a single call from pinning a server for hours or allocating
@@ -28,8 +29,10 @@ function toolError(value: string): CallToolResult {
   return { isError: true, content: [{ type: 'text', text: value }] };
 }
 
-export function registerDemoTools(server: McpServer): void {
-  server.registerTool(
+// Defined once at module load and registered into each session's McpServer: the zod schemas are
+// built here, not per session (src/server/shared-tools.ts; README "Memory per session").
+const DEMO_TOOLS: readonly SharedTool[] = [
+  sharedTool(
     'reindex',
     {
       description: 'Pretends to reindex a corpus, reporting progress for every document',
@@ -59,15 +62,13 @@ export function registerDemoTools(server: McpServer): void {
       }
       return text(`reindexed ${docs} docs`);
     },
-  );
-
-  server.registerTool(
+  ),
+  sharedTool(
     'echo',
     { description: 'Returns its input text', inputSchema: { text: z.string() } },
     ({ text: value }) => text(value),
-  );
-
-  server.registerTool(
+  ),
+  sharedTool(
     'sleep',
     {
       description: 'Waits the given number of milliseconds (cancellable)',
@@ -77,9 +78,8 @@ export function registerDemoTools(server: McpServer): void {
       const completed = await sleep(ms, extra.signal);
       return completed ? text(`slept ${ms} ms`) : toolError(`sleep cancelled`);
     },
-  );
-
-  server.registerTool(
+  ),
+  sharedTool(
     'flood',
     {
       description: 'Sends progress notifications as fast as the transport accepts them',
@@ -106,9 +106,8 @@ export function registerDemoTools(server: McpServer): void {
       }
       return text(`sent ${count}`);
     },
-  );
-
-  server.registerTool(
+  ),
+  sharedTool(
     'test_reconnection',
     { description: 'Closes its own SSE stream mid-call so the client must resume (SEP-1699 polling)' },
     async (extra) => {
@@ -118,5 +117,9 @@ export function registerDemoTools(server: McpServer): void {
       await sleep(100, extra.signal);
       return text('Reconnection test completed: result delivered after the stream was closed');
     },
-  );
+  ),
+];
+
+export function registerDemoTools(server: McpServer): void {
+  registerSharedTools(server, DEMO_TOOLS);
 }

@@ -87,12 +87,15 @@ const ENUMS_SCHEMA: RequestedSchema = {
   },
 };
 
+// Built once and shared by every session's server (README "Memory per session").
+const ELICITATION_INPUT = z.object({ message: z.string().describe('The message to show the user') });
+
 export function registerElicitationFixtures(server: McpServer): void {
   server.registerTool(
     'test_elicitation',
     {
       description: 'Asks the client for a username and email via elicitation',
-      inputSchema: { message: z.string().describe('The message to show the user') },
+      inputSchema: ELICITATION_INPUT,
     },
     async ({ message }, extra) => {
       const answer = await elicit(extra, message, {

@@ -123,6 +123,7 @@ export function createMcpHandler(options: McpHandlerOptions): McpHandler {
         sink,
         headers,
         guard,
+        remote: req.socket.remoteAddress,
       });
     }
     if (method === 'GET' && o.enableGetStream) {

@@ -26,5 +26,6 @@ export { CHANNELS as DIAGNOSTICS_CHANNELS } from './diagnostics.js';
 export { jsonLogger } from './json-logger.js';
 export type { Served, ServeOptions } from './serve.js';
 export { serve } from './serve.js';
+export { registerSharedTools, type SharedTool, type SharedToolConfig, sharedTool } from './shared-tools.js';
 export { sharedJsonSchemaValidator } from './shared-validator.js';
 export { staticBearer } from './static-bearer.js';

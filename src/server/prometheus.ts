@@ -59,9 +59,31 @@ export function renderPrometheus(s: EndpointStats, m: Metrics | undefined): stri
     'Initialize requests refused because maxSessions was reached.',
     s.sessions.capRefusals,
   );
+  w.family(
+    'sluice_client_limit_refusals_total',
+    'counter',
+    'Initialize requests refused (429) by the per-client limits: sessions held, or initialize rate.',
+  );
+  w.sample('sluice_client_limit_refusals_total', s.sessions.clientLimitRefusals.sessions, {
+    limit: 'sessions',
+  });
+  w.sample('sluice_client_limit_refusals_total', s.sessions.clientLimitRefusals.rate, { limit: 'rate' });
+  w.one(
+    'sluice_client_limit_clients_tracked',
+    'gauge',
+    'Clients (principals or addresses) in the per-client limits table.',
+    s.sessions.clientsTracked,
+  );
   w.family('sluice_streams_open', 'gauge', 'SSE connections open, by kind (post answer or standalone get).');
   w.sample('sluice_streams_open', s.streams.open.post, { kind: 'post' });
   w.sample('sluice_streams_open', s.streams.open.get, { kind: 'get' });
+  w.family(
+    'sluice_stream_takeovers_total',
+    'counter',
+    'GETs for a stream that had a live connection: replaced it, or refused with 409 (that connection had itself taken over moments ago).',
+  );
+  w.sample('sluice_stream_takeovers_total', s.streams.replaced, { outcome: 'replaced' });
+  w.sample('sluice_stream_takeovers_total', s.streams.conflicts, { outcome: 'refused' });
   w.family('sluice_responses_total', 'counter', 'Requests answered, by method and mode (json or sse).');
   if (m !== undefined) {
     for (const [method, mm] of m.methods) {

@@ -114,11 +114,13 @@ export async function serve(options: ServeOptions): Promise<Served> {
     handler,
     close(opts) {
       closing ??= (async () => {
+        // Stop accepting first: the listening socket is released at once, so a replacement process
+        // can bind this port while the connections already open drain (docs/deploy.md, "Restarts").
+        // server.close() also closes idle keep-alive connections; busy ones finish their requests.
+        const released = new Promise<void>((resolve) => server.close(() => resolve()));
         const report = await handler.close(opts);
-        await new Promise<void>((resolve) => {
-          server.close(() => resolve());
-          server.closeAllConnections();
-        });
+        server.closeAllConnections();
+        await released;
         return report;
       })();
       return closing;

@@ -39,6 +39,22 @@ describe('sluice serve flags', () => {
     assert.ok(!srv.stderr().includes(String(s.sid)), 'the raw session id reached the log');
   });
 
+  test('--max-sessions-per-client and --initialize-burst limit one client (429 + Retry-After)', async () => {
+    const srv = await spawnServe(['--max-sessions-per-client', '2', '--initialize-burst', '10']);
+    after(() => srv.close());
+    await new RawSession(srv.url).init();
+    await new RawSession(srv.url).init();
+    const third = await new RawSession(srv.url).post({
+      jsonrpc: '2.0',
+      id: 1,
+      method: 'initialize',
+      params: { protocolVersion: '2025-11-25', capabilities: {}, clientInfo: { name: 't', version: '1' } },
+    });
+    assert.equal(third.status, 429);
+    assert.equal(third.json().error.data.reason, 'client-session-limit');
+    assert.ok(third.headers['retry-after'] !== undefined);
+  });
+
   test('--stateless: no session header, GET 405; --mode sse answers echo as a stream', async () => {
     const stateless = await spawnServe(['--stateless']);
     after(() => stateless.close());
@@ -80,6 +96,11 @@ describe('sluice serve flags', () => {
     const help = await run(['serve', '--help']);
     assert.equal(help.code, 0);
     assert.match(help.out, /--auth-token TOKEN/);
+    assert.match(help.out, /--max-sessions-per-client N/);
+    assert.match(help.out, /--initialize-rate R/);
+    const badLimit = await run(['serve', '--max-sessions-per-client', '0']);
+    assert.equal(badLimit.code, 1);
+    assert.match(badLimit.err, /clientLimits\.maxSessions must be a positive integer/);
     const unknown = await run(['frobnicate']);
     assert.equal(unknown.code, 2);
   });

@@ -51,6 +51,10 @@ describe('hostile input', () => {
     srv = await startServer({
       keepaliveMs: 0,
       maxBodyBytes: LIMIT,
+      // No initialize rate limit (the 10,000-initialize test below sends them as fast as it can),
+      // but the default 1,000 sessions per client: a rejected initialize that kept its client's
+      // slot would turn into 429s long before the 10,000th.
+      clientLimits: { initializePerSecond: 1_000_000, initializeBurst: 1_000_000 },
       authenticate: (req: IncomingMessage) => {
         const p = users[String(req.headers.authorization)];
         return p === undefined ? null : { principal: p };

@@ -80,6 +80,45 @@ describe('sessions: ids and lookups', () => {
     assertRefusal(await send(srv.url, { method: 'DELETE' }), 400, -32000, 'missing-session-id');
   });
 
+  test('a session-less request for a method MCP does not define (a 2026 client probing server/discover) → 404 -32601 with its own id; nothing is created', async () => {
+    const before = srv.stats().sessions;
+    for (const id of ['probe-1', 7]) {
+      const r = await send(srv.url, {
+        method: 'POST',
+        headers: JSON_HEADERS,
+        body: JSON.stringify(rpc('server/discover', {}, id)),
+      });
+      assert.equal(r.status, 404, r.text);
+      assert.match(String(r.headers['content-type']), /^application\/json/);
+      const b = r.json();
+      assert.equal(b.jsonrpc, '2.0');
+      assert.equal(b.id, id);
+      assert.equal(b.error.code, -32601);
+      assert.match(b.error.message, /server\/discover/);
+      assert.equal(r.headers['mcp-session-id'], undefined);
+    }
+    // A method MCP defines still needs its session; a notification is not answered with -32601.
+    assertRefusal(
+      await send(srv.url, { method: 'POST', headers: JSON_HEADERS, body: JSON.stringify(rpc('tools/list')) }),
+      400,
+      -32000,
+      'missing-session-id',
+    );
+    assertRefusal(
+      await send(srv.url, {
+        method: 'POST',
+        headers: JSON_HEADERS,
+        body: JSON.stringify({ jsonrpc: '2.0', method: 'notifications/whatever' }),
+      }),
+      400,
+      -32000,
+      'missing-session-id',
+    );
+    const after = srv.stats().sessions;
+    assert.equal(after.created, before.created);
+    assert.equal(after.active, before.active);
+  });
+
   test('an unknown Mcp-Session-Id → 404 session-not-found (-32001) on POST, GET and DELETE', async () => {
     const s = new RawSession(srv.url);
     s.sid = 'AAAAAAAAAAAAAAAAAAAAAAAA';

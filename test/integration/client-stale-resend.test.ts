@@ -1,0 +1,144 @@
+// Field hardening, item 1: the client must not run a tool twice. A proxy that dies after forwarding a
+// POST (before any response byte) looks to the client like a stale keep-alive socket; only requests
+// marked idempotent (and messages that are not requests) may be sent again (RFC 9110 §9.2.2). The
+// test puts a loopback TCP proxy between client and server that forwards a matching request, then
+// cuts the client's connection, and counts executions on the server.
+import assert from 'node:assert/strict';
+import { connect, createServer, type Server, type Socket } from 'node:net';
+import { after, describe, test } from 'node:test';
+import { Client } from '@modelcontextprotocol/sdk/client/index.js';
+import { CallToolResultSchema } from '@modelcontextprotocol/sdk/types.js';
+import { idempotencyMeta, StreamableHttpClientTransport } from '../../src/client/index.js';
+import { withDeadline } from '../helpers/deadline.js';
+import { until } from '../helpers/http.js';
+import { type Running, startServer } from '../helpers/test-server.js';
+
+interface CuttingProxy {
+  url: string;
+  /** Requests whose bytes contain this string are forwarded, then the client's connection is cut. */
+  cut: { match: string; remaining: number };
+  cuts: number;
+  close(): Promise<void>;
+}
+
+async function cuttingProxy(target: Running): Promise<CuttingProxy> {
+  const sockets = new Set<Socket>();
+  const state: CuttingProxy = {
+    url: '',
+    cut: { match: '\u0000never', remaining: 0 },
+    cuts: 0,
+    close: () =>
+      new Promise<void>((resolve) => {
+        for (const s of sockets) s.destroy();
+        server.close(() => resolve());
+      }),
+  };
+  const server: Server = createServer((client) => {
+    const upstream = connect(target.port, '127.0.0.1');
+    sockets.add(client);
+    sockets.add(upstream);
+    let dead = false;
+    client.on('data', (chunk: Buffer) => {
+      if (dead) return;
+      const text = chunk.toString('latin1');
+      if (state.cut.remaining > 0 && text.includes(state.cut.match)) {
+        state.cut.remaining--;
+        dead = true;
+        // Forward the request, then die before any response byte: the server has it, the client
+        // sees its connection reset.
+        upstream.write(chunk, () => {
+          state.cuts++;
+          client.resetAndDestroy();
+        });
+        // The server's answer goes nowhere (the proxy is "dead"); its socket is read and dropped.
+        upstream.removeAllListeners('data');
+        upstream.on('data', () => undefined);
+        return;
+      }
+      upstream.write(chunk);
+    });
+    upstream.on('data', (chunk: Buffer) => {
+      if (!dead) client.write(chunk);
+    });
+    const end = (): void => {
+      client.destroy();
+      upstream.destroy();
+    };
+    client.on('error', end);
+    upstream.on('error', end);
+    client.on('close', () => {
+      if (!dead) upstream.destroy();
+    });
+    upstream.on('close', () => client.destroy());
+  });
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', () => resolve()));
+  const port = (server.address() as { port: number }).port;
+  state.url = target.url.replace(`:${target.port}/`, `:${port}/`);
+  return state;
+}
+
+describe('no duplicate execution through a proxy that dies after forwarding', () => {
+  test('a non-idempotent tools/call cut on a reused socket runs once and fails with the typed not-idempotent error', async () => {
+    const srv = await startServer({ streamAfterMs: 5_000 });
+    after(() => srv.close());
+    const proxy = await cuttingProxy(srv);
+    after(() => proxy.close());
+    const client = new Client({ name: 'stale-test', version: '1' });
+    await client.connect(
+      new StreamableHttpClientTransport(new URL(proxy.url), { openStandaloneStream: false }),
+    );
+    after(() => client.close().catch(() => undefined));
+    const calls = 5;
+    const outcomes: string[] = [];
+    for (let i = 0; i < calls; i++) {
+      // A ping first, so the call goes out on a reused keep-alive socket (the retry path).
+      await withDeadline(client.ping(), 5_000, 'ping');
+      proxy.cut = { match: '"tools/call"', remaining: 4 };
+      const outcome = await withDeadline(
+        client.callTool({ name: 'echo', arguments: { text: `c${i}` } }, CallToolResultSchema).then(
+          () => 'ok',
+          (e: unknown) => (e as { code?: string }).code ?? String(e),
+        ),
+        5_000,
+        `call ${i}`,
+      );
+      outcomes.push(outcome);
+    }
+    await until(() => (srv.probe.started.get('echo') ?? 0) >= calls, 3_000, 'server saw every call');
+    // Give a re-send (if any) time to land before counting.
+    await new Promise((r) => setTimeout(r, 200));
+    assert.equal(srv.probe.started.get('echo'), calls, 'each call executed exactly once');
+    assert.deepEqual(outcomes, Array(calls).fill('SLUICE_CLIENT_NOT_IDEMPOTENT'));
+  });
+
+  test('idempotent requests (tools/list, a call with an idempotency key) are still re-sent after a cut, under a new wire id', async () => {
+    const srv = await startServer({ streamAfterMs: 5_000 });
+    after(() => srv.close());
+    const proxy = await cuttingProxy(srv);
+    after(() => proxy.close());
+    const client = new Client({ name: 'stale-test', version: '1' });
+    await client.connect(
+      new StreamableHttpClientTransport(new URL(proxy.url), { openStandaloneStream: false }),
+    );
+    after(() => client.close().catch(() => undefined));
+    await client.ping();
+    proxy.cut = { match: '"tools/list"', remaining: 1 };
+    const list = await withDeadline(client.listTools(), 5_000, 'tools/list');
+    assert.ok(list.tools.some((t) => t.name === 'echo'));
+    assert.equal(proxy.cuts, 1);
+    await client.ping();
+    proxy.cut = { match: '"tools/call"', remaining: 1 };
+    const r = await withDeadline(
+      client.callTool(
+        { name: 'echo', arguments: { text: 'keyed' }, _meta: idempotencyMeta('echo-keyed') },
+        CallToolResultSchema,
+      ),
+      5_000,
+      'keyed call',
+    );
+    assert.equal((r.content as { text: string }[])[0]?.text, 'keyed');
+    assert.equal(proxy.cuts, 2);
+    // It ran twice (the cut copy and the re-send): allowed, because it is marked idempotent.
+    assert.equal(srv.probe.started.get('echo'), 2);
+  });
+});
