@@ -30,8 +30,13 @@ if (process.env.SLUICE_SKIP_TOOLS) process.exit(0);
 if (!existsSync(`${dir}package-lock.json`)) process.exit(0);
 if (!force && installedFromLock()) process.exit(0);
 const npm = process.platform === 'win32' ? 'npm.cmd' : 'npm';
-const r = spawnSync(npm, ['ci', '--no-audit', '--no-fund', '--loglevel=error'], { cwd: dir, stdio: 'inherit' });
+const r = spawnSync(npm, ['ci', '--no-audit', '--no-fund', '--loglevel=error'], {
+  cwd: dir,
+  stdio: 'inherit',
+});
 if (r.status !== 0) {
-  console.error('sluice: installing tools/conformance failed (npm ci in tools/conformance); the conformance tests need it.');
+  console.error(
+    'sluice: installing tools/conformance failed (npm ci in tools/conformance); the conformance tests need it.',
+  );
   process.exit(r.status ?? 1);
 }
