@@ -3,11 +3,11 @@
 //
 // Conventions, written as an HTML comment on the line(s) just before the fence:
 // - `<!-- snippet: skip (reason) -->`: not run; the reason is required (keep these rare).
-// ```ts blocks run as JavaScript too (no type annotations in them), so they stay pasteable into an .mjs file.
 // - `<!-- snippet: uses createMcp from "Use it" -->`: the README's `createMcp` (and its imports) is put in front.
 // A snippet that prints `MCP endpoint: URL` lines is a server: each endpoint must serve a streaming
 // tools/call (when it has `reindex`), then SIGINT must make the process exit 0. Any other snippet must
 // exit 0 by itself. `http://127.0.0.1:3000/mcp` in a snippet is replaced by a live demo server's URL.
+// ```ts blocks run as JavaScript too (no type annotations in them), so they stay pasteable into an .mjs file.
 import assert from 'node:assert/strict';
 import { spawn } from 'node:child_process';
 import { mkdirSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
