@@ -211,4 +211,42 @@ describe('a body stream consumed by a parser that hands nothing over', () => {
     assert.match(fields.error, /handler\(req, res, req\.body\)/);
     await handler.close();
   });
+
+  test('without a logger: one stderr line naming the code and the fix, however many requests fail', async () => {
+    const handler = createMcpHandler({ createServer: () => new McpServer({ name: 'x', version: '1' }) });
+    const quiet = createServer((req: IncomingMessage, res: ServerResponse) => {
+      req.resume();
+      req.once('end', () => handler(req, res));
+    });
+    quiet.listen(0, '127.0.0.1');
+    await withDeadline(new Promise((r) => quiet.once('listening', r)), 5_000, 'listen');
+    const url = `http://127.0.0.1:${(quiet.address() as AddressInfo).port}/mcp`;
+    const lines: string[] = [];
+    const write = process.stderr.write.bind(process.stderr);
+    process.stderr.write = ((chunk: string | Uint8Array, ...rest: never[]) => {
+      if (String(chunk).startsWith('sluice: ')) lines.push(String(chunk));
+      return write(chunk, ...rest);
+    }) as typeof process.stderr.write;
+    try {
+      for (let i = 0; i < 3; i++) {
+        const res = await withDeadline(
+          fetch(url, {
+            method: 'POST',
+            headers: { 'content-type': 'application/json', accept: 'application/json, text/event-stream' },
+            body: '{"jsonrpc":"2.0","id":1,"method":"ping"}',
+          }),
+          5_000,
+          'POST',
+        );
+        assert.equal(res.status, 500);
+        await res.text();
+      }
+    } finally {
+      process.stderr.write = write;
+      await handler.close();
+      await closeServer(quiet);
+    }
+    assert.equal(lines.length, 1, lines.join(''));
+    assert.match(lines[0] ?? '', /^sluice: SLUICE_BODY_CONSUMED: .*handler\(req, res, req\.body\)/);
+  });
 });
