@@ -69,12 +69,7 @@ export function createMcpHandler(options: McpHandlerOptions): McpHandler {
       ? 'Bearer'
       : `Bearer resource_metadata="${o.resourceMetadataUrl.replace(/"/g, '%22')}"`;
 
-  async function handle(
-    req: IncomingMessage,
-    res: ServerResponse,
-    parsedBody: unknown,
-    given: boolean,
-  ): Promise<void> {
+  async function handle(req: IncomingMessage, res: ServerResponse, parsedBody: unknown): Promise<void> {
     const sink = new NodeSink(res);
     const head = headOf(req);
     const host = req.headers.host;
@@ -116,7 +111,7 @@ export function createMcpHandler(options: McpHandlerOptions): McpHandler {
         return sendRefusal(sink, Refusals.unsupportedMediaType(), headers);
       const accept = parseAccept(head.header('accept'));
       if (!accept.json && !accept.sse) return sendRefusal(sink, Refusals.notAcceptablePost(), headers);
-      const source = frameworkBody(req, parsedBody, given);
+      const source = frameworkBody(req, parsedBody);
       if (source.kind === 'consumed') {
         throw new BodyConsumedError(
           'the request body was already read by a body parser (e.g. express.json()) and no parsed body was ' +
@@ -162,8 +157,8 @@ export function createMcpHandler(options: McpHandlerOptions): McpHandler {
   // request the same way: it goes to the logger, or to stderr once when there is none, so it is
   // never silent; the 500 names the code so whoever sees it knows where to look.
   const told = new Set<string>();
-  const listener = ((req: IncomingMessage, res: ServerResponse, ...rest: unknown[]): void => {
-    handle(req, res, rest[0], rest.length > 0).catch((error: unknown) => {
+  const listener = ((req: IncomingMessage, res: ServerResponse, parsedBody?: unknown): void => {
+    handle(req, res, parsedBody).catch((error: unknown) => {
       const message = error instanceof Error ? error.message : String(error);
       const code = error instanceof SluiceError ? error.code : undefined;
       if (o.logger !== undefined)

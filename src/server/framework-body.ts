@@ -27,14 +27,9 @@ function fromValue(v: unknown): FrameworkBody {
   return { kind: 'text', text, bytes: Buffer.byteLength(text) };
 }
 
-export function frameworkBody(
-  req: IncomingMessage,
-  parsedBody: unknown,
-  hasParsedBody: boolean,
-): FrameworkBody {
+export function frameworkBody(req: IncomingMessage, parsedBody: unknown): FrameworkBody {
   // A function is Express/Connect's `next` (app.all('/mcp', handler)), not a body.
-  if (hasParsedBody && parsedBody !== undefined && typeof parsedBody !== 'function')
-    return fromValue(parsedBody);
+  if (parsedBody !== undefined && typeof parsedBody !== 'function') return fromValue(parsedBody);
   const own = (req as { body?: unknown }).body;
   // Express leaves req.body undefined when no parser matched; an empty object from a parser that
   // skipped a non-JSON body is not a JSON-RPC message either way, and the classifier says so.
