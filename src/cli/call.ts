@@ -193,16 +193,15 @@ export async function main(argv: string[]): Promise<number> {
   };
   process.once('SIGINT', onSigint);
   let connection: Awaited<ReturnType<typeof connectClient>> | undefined;
+  let hint = '';
   try {
     connection = await connectClient(url, headers, values.token);
     // The tool list gives the schema --arg values are coerced by; a server that cannot list is still called.
     const listed = await listAllTools(connection.client).catch(() => undefined);
     const known = listed?.find((t) => t.name === tool);
     Object.assign(args, coerceArgs(pairs, known));
-    const hint =
-      listed !== undefined && known === undefined
-        ? ` (the server lists no tool '${tool}'; 'sluice tools ${url}' lists the ${listed.length} it has)`
-        : '';
+    if (listed !== undefined && known === undefined)
+      hint = ` (the server lists no tool '${tool}'; 'sluice tools ${url}' lists the ${listed.length} it has)`;
     const result = await connection.client.callTool({ name: tool, arguments: args }, undefined, {
       onprogress: (p) => renderer.progress(p),
       resetTimeoutOnProgress: true,
@@ -238,7 +237,7 @@ export async function main(argv: string[]): Promise<number> {
     const usage = error instanceof UsageError;
     if (json && !usage)
       process.stdout.write(`${JSON.stringify({ type: 'error', message: oneLine(error) })}\n`);
-    else process.stderr.write(`sluice call: ${oneLine(error)}\n${usage ? `${USAGE_CALL}\n` : ''}`);
+    else process.stderr.write(`sluice call: ${oneLine(error)}${usage ? `\n${USAGE_CALL}` : hint}\n`);
     return usage ? 2 : 3;
   } finally {
     process.removeListener('SIGINT', onSigint);
