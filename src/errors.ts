@@ -4,7 +4,11 @@
  * on the wire (see toWire in src/core/refusal.ts).
  */
 
-export type SluiceErrorCode = 'SLUICE_INVALID_OPTION' | 'SLUICE_SSE_INVALID_FIELD';
+export type SluiceErrorCode =
+  | 'SLUICE_INVALID_OPTION'
+  | 'SLUICE_SSE_INVALID_FIELD'
+  | 'SLUICE_UNSUPPORTED_SERVER'
+  | 'SLUICE_BODY_CONSUMED';
 
 const brand = Symbol.for('sluice.error');
 
@@ -34,5 +38,24 @@ export class InvalidOptionError extends SluiceError {
   constructor(message: string) {
     super('SLUICE_INVALID_OPTION', message);
     this.name = 'InvalidOptionError';
+  }
+}
+
+/** `createServer` returned something Sluice cannot drive (not an SDK v1 `McpServer` or `Server`). */
+export class UnsupportedServerError extends SluiceError {
+  constructor(message: string) {
+    super('SLUICE_UNSUPPORTED_SERVER', message);
+    this.name = 'UnsupportedServerError';
+  }
+}
+
+/**
+ * A POST whose body stream a framework already read (e.g. `express.json()` ran first) and whose
+ * parsed body was not handed over: the handler cannot see the request.
+ */
+export class BodyConsumedError extends SluiceError {
+  constructor(message: string) {
+    super('SLUICE_BODY_CONSUMED', message);
+    this.name = 'BodyConsumedError';
   }
 }

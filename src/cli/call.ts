@@ -8,12 +8,14 @@
 import { parseArgs } from 'node:util';
 import type { Progress } from '@modelcontextprotocol/sdk/types.js';
 import { connectClient, parseHeaders, UsageError } from './connect.js';
+import { coerceArgs, listAllTools } from './tool-args.js';
 
 export const USAGE_CALL = `usage: sluice call URL TOOL [options]
 
-  --arg k=v        a tool argument (repeatable). The value is coerced: integers and decimals become
-                   numbers, true/false booleans, null null, and a value starting with { or [ is parsed
-                   as JSON; anything else stays a string. Use --args for a string that looks like one.
+  --arg k=v        a tool argument (repeatable). The value is coerced by the tool's inputSchema (from
+                   tools/list): a string property gets the string as typed, number/integer/boolean are
+                   parsed, object/array are JSON; a value that does not fit is a usage error. Without a
+                   schema type: numbers, true/false, null and JSON-looking values are parsed.
   --args JSON      all arguments as one JSON object (--arg values are merged over it)
   --header 'K: V'  an extra request header (repeatable)
   --token T        sent as Authorization: Bearer T
@@ -21,25 +23,6 @@ export const USAGE_CALL = `usage: sluice call URL TOOL [options]
   --json           NDJSON on stdout: {"type":"progress",…} per event, then {"type":"result",…}
 
 exit codes: 0 ok, 1 tool error (isError), 2 usage, 3 transport/protocol failure, 130 interrupted`;
-
-/** Coerces a `--arg` value: see USAGE_CALL. */
-export function coerce(value: string): unknown {
-  if (value === 'true') return true;
-  if (value === 'false') return false;
-  if (value === 'null') return null;
-  if (/^-?(0|[1-9]\d*)(\.\d+)?([eE][+-]?\d+)?$/.test(value)) {
-    const n = Number(value);
-    if (Number.isFinite(n) && (Number.isSafeInteger(n) || !Number.isInteger(n))) return n;
-  }
-  if (value.startsWith('{') || value.startsWith('[')) {
-    try {
-      return JSON.parse(value) as unknown;
-    } catch {
-      // Not JSON after all: keep the literal string, as documented.
-    }
-  }
-  return value;
-}
 
 interface Renderer {
   progress(p: Progress): void;
@@ -168,10 +151,11 @@ export async function main(argv: string[]): Promise<number> {
   }
   const [url, tool] = positionals;
   if (url === undefined || tool === undefined || positionals.length > 2) {
-    process.stderr.write(`${USAGE_CALL}\n`);
+    process.stderr.write(`sluice call: expected URL and TOOL\n${USAGE_CALL}\n`);
     return 2;
   }
   let args: Record<string, unknown>;
+  const pairs: [string, string][] = [];
   let headers: Record<string, string>;
   let timeout: number;
   try {
@@ -182,14 +166,14 @@ export async function main(argv: string[]): Promise<number> {
     for (const kv of values.arg ?? []) {
       const eq = kv.indexOf('=');
       if (eq <= 0) throw new UsageError(`--arg expects k=v, got '${kv}'`);
-      args[kv.slice(0, eq)] = coerce(kv.slice(eq + 1));
+      pairs.push([kv.slice(0, eq), kv.slice(eq + 1)]);
     }
     headers = parseHeaders(values.header ?? []);
     timeout = values.timeout !== undefined ? Number(values.timeout) : 60_000;
     if (!Number.isFinite(timeout) || timeout <= 0)
       throw new UsageError('--timeout must be a positive number of ms');
   } catch (error) {
-    process.stderr.write(`sluice call: ${oneLine(error)}\n`);
+    process.stderr.write(`sluice call: ${oneLine(error)}\n${USAGE_CALL}\n`);
     return 2;
   }
 
@@ -209,8 +193,15 @@ export async function main(argv: string[]): Promise<number> {
   };
   process.once('SIGINT', onSigint);
   let connection: Awaited<ReturnType<typeof connectClient>> | undefined;
+  let hint = '';
   try {
     connection = await connectClient(url, headers, values.token);
+    // The tool list gives the schema --arg values are coerced by; a server that cannot list is still called.
+    const listed = await listAllTools(connection.client).catch(() => undefined);
+    const known = listed?.find((t) => t.name === tool);
+    Object.assign(args, coerceArgs(pairs, known));
+    if (listed !== undefined && known === undefined)
+      hint = ` (the server lists no tool '${tool}'; 'sluice tools ${url}' lists the ${listed.length} it has)`;
     const result = await connection.client.callTool({ name: tool, arguments: args }, undefined, {
       onprogress: (p) => renderer.progress(p),
       resetTimeoutOnProgress: true,
@@ -222,7 +213,8 @@ export async function main(argv: string[]): Promise<number> {
       process.stdout.write(
         `${JSON.stringify({ type: 'result', elapsedMs: Date.now() - start, ...result })}\n`,
       );
-    } else {
+    } else if (result.isError !== true) {
+      // A failed tool's text goes to stderr only (below), not to both streams.
       process.stdout.write(renderContent(result.content));
       if (result.structuredContent !== undefined && (result.content as unknown[] | undefined)?.length === 0) {
         process.stdout.write(`${JSON.stringify(result.structuredContent)}\n`);
@@ -231,7 +223,7 @@ export async function main(argv: string[]): Promise<number> {
     if (result.isError === true) {
       const first = (result.content as { type?: unknown; text?: unknown }[] | undefined)?.[0];
       const reason = first?.type === 'text' && typeof first.text === 'string' ? first.text : 'isError: true';
-      process.stderr.write(`sluice call: tool '${tool}' failed: ${oneLine(reason)}\n`);
+      if (!json) process.stderr.write(`sluice call: tool '${tool}' failed: ${oneLine(reason)}${hint}\n`);
       return 1;
     }
     return 0;
@@ -242,9 +234,11 @@ export async function main(argv: string[]): Promise<number> {
       process.stderr.write('sluice call: interrupted; sent notifications/cancelled\n');
       return 130;
     }
-    if (json) process.stdout.write(`${JSON.stringify({ type: 'error', message: oneLine(error) })}\n`);
-    process.stderr.write(`sluice call: ${oneLine(error)}\n`);
-    return error instanceof UsageError ? 2 : 3;
+    const usage = error instanceof UsageError;
+    if (json && !usage)
+      process.stdout.write(`${JSON.stringify({ type: 'error', message: oneLine(error) })}\n`);
+    else process.stderr.write(`sluice call: ${oneLine(error)}${usage ? `\n${USAGE_CALL}` : hint}\n`);
+    return usage ? 2 : 3;
   } finally {
     process.removeListener('SIGINT', onSigint);
     await connection?.client.close().catch(() => {});

@@ -13,6 +13,8 @@ const HELP = `usage: sluice doctor URL [options]
 
   --header 'K: V'      send this header on every request (repeatable; e.g. Authorization)
   --idle-seconds N     hold a quiet stream open this long to find idle timeouts (default ${DEFAULT_IDLE_SECONDS})
+  --quick              skip the idle check: a few seconds instead of over a minute, but idle timeouts on the
+                       path (ALB 60 s, Cloudflare ~100 s, nginx 60 s) go unnoticed
   --json               print machine-readable results
   -h, --help           this text
 
@@ -27,6 +29,7 @@ function parse(argv: string[]) {
     options: {
       header: { type: 'string', multiple: true },
       'idle-seconds': { type: 'string' },
+      quick: { type: 'boolean' },
       json: { type: 'boolean' },
       help: { type: 'boolean', short: 'h' },
     },
@@ -54,26 +57,36 @@ export async function main(argv: string[]): Promise<number> {
   try {
     new URL(url);
   } catch {
-    process.stderr.write(`sluice doctor: '${url}' is not a URL\n`);
+    process.stderr.write(`sluice doctor: '${url}' is not a URL\n${HELP}`);
     return 2;
   }
   const idle = Number(values['idle-seconds'] ?? DEFAULT_IDLE_SECONDS);
   if (!Number.isFinite(idle) || idle < 1) {
-    process.stderr.write(`sluice doctor: --idle-seconds must be a number >= 1\n`);
+    process.stderr.write(`sluice doctor: --idle-seconds must be a number >= 1\n${HELP}`);
     return 2;
   }
   let headers: Record<string, string>;
   try {
     headers = parseHeaders(values.header ?? []);
   } catch (e) {
-    process.stderr.write(`sluice doctor: ${e instanceof Error ? e.message : String(e)}\n`);
+    process.stderr.write(`sluice doctor: ${e instanceof Error ? e.message : String(e)}\n${HELP}`);
     return 2;
   }
   const json = values.json === true;
+  const quick = values.quick === true;
+  // Said up front, on stderr in every mode: the run is mostly one long wait.
+  process.stderr.write(
+    quick
+      ? 'sluice doctor: a few seconds (--quick: the idle check is skipped)\n'
+      : `sluice doctor: about ${idle + 2} s: a quiet stream is held ${idle} s to find idle timeouts (--quick skips that)\n`,
+  );
   const report = await runDoctor({
     url,
     headers,
     idleSeconds: idle,
+    quick,
+    idleProgress: (heldSeconds, total) =>
+      process.stderr.write(`… idle: ${heldSeconds} s of ${total} s held\n`),
     log: (line) => {
       if (!json) process.stderr.write(`… ${line}\n`);
     },

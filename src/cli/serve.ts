@@ -6,7 +6,7 @@
 import { parseArgs } from 'node:util';
 import { createDemoServer } from '../demo/demo-server.js';
 import type { ResponseMode } from '../server/index.js';
-import { jsonLogger, serve, staticBearer } from '../server/index.js';
+import { InvalidOptionError, jsonLogger, serve, staticBearer } from '../server/index.js';
 
 const HELP = `usage: sluice serve [options]
 
@@ -27,19 +27,56 @@ const HELP = `usage: sluice serve [options]
   --initialize-burst N new sessions per client in a burst (default 100)
   --no-client-limits   turn the per-client limits off (behind a proxy without auth, every client has
                        the proxy's address)
+  --allow-origin ORIGIN  let browser pages from ORIGIN (e.g. https://app.example.com) call the server
+                       (repeatable; default: same-origin only; requests without Origin are always allowed)
   --metrics            serve Prometheus metrics at /metrics on the same port
   --log json           structured JSON-line logs on stderr (session ids as short hashes, no secrets)
 `;
 
-function int(name: string, v: string | undefined, dflt: number): number {
+function int(name: string, v: string | undefined, dflt: number, max = Number.MAX_SAFE_INTEGER): number {
   if (v === undefined) return dflt;
   const n = Number(v);
-  if (!Number.isSafeInteger(n) || n < 0)
-    throw new Error(`--${name} must be a non-negative integer, got '${v}'`);
+  if (!/^[0-9]+$/.test(v) || !Number.isSafeInteger(n) || n > max)
+    throw new UsageError(
+      `--${name} must be an integer from 0${max < Number.MAX_SAFE_INTEGER ? ` to ${max}` : ''}, got '${v}'`,
+    );
   return n;
 }
 
+/** Bad usage: exit 2 with the usage text on stderr (as every sluice command does). */
+class UsageError extends Error {}
+
+function usageFailure(error: unknown): number {
+  const text = error instanceof Error ? error.message : String(error);
+  process.stderr.write(`sluice serve: ${text}\n${HELP}`);
+  return 2;
+}
+
+function originOf(v: string): string {
+  let u: URL;
+  try {
+    u = new URL(v);
+  } catch {
+    throw new UsageError(`--allow-origin expects an origin such as https://app.example.com, got '${v}'`);
+  }
+  if (u.origin === 'null' || u.origin !== v.replace(/\/$/, ''))
+    throw new UsageError(`--allow-origin expects an origin (scheme://host[:port], no path), got '${v}'`);
+  return u.origin;
+}
+
 export async function main(argv: string[]): Promise<number> {
+  try {
+    return await run(argv);
+  } catch (error) {
+    if (error instanceof UsageError || error instanceof InvalidOptionError) return usageFailure(error);
+    // node:util parseArgs: unknown option, missing value, unexpected positional.
+    const code = (error as { code?: unknown }).code;
+    if (typeof code === 'string' && code.startsWith('ERR_PARSE_ARGS')) return usageFailure(error);
+    throw error;
+  }
+}
+
+async function run(argv: string[]): Promise<number> {
   const { values } = parseArgs({
     args: argv,
     options: {
@@ -57,6 +94,7 @@ export async function main(argv: string[]): Promise<number> {
       'initialize-rate': { type: 'string' },
       'initialize-burst': { type: 'string' },
       'no-client-limits': { type: 'boolean' },
+      'allow-origin': { type: 'string', multiple: true },
       metrics: { type: 'boolean' },
       log: { type: 'string' },
       help: { type: 'boolean', short: 'h' },
@@ -69,15 +107,15 @@ export async function main(argv: string[]): Promise<number> {
   }
   const mode = (values.mode ?? 'auto') as ResponseMode;
   if (mode !== 'auto' && mode !== 'json' && mode !== 'sse')
-    throw new Error(`--mode must be auto, json or sse, got '${mode}'`);
+    throw new UsageError(`--mode must be auto, json or sse, got '${mode}'`);
   const graceMs = int('grace-ms', values['grace-ms'], 10_000);
   const token = values['auth-token'] ?? process.env['SLUICE_AUTH_TOKEN'];
   if (values.log !== undefined && values.log !== 'json')
-    throw new Error(`--log takes 'json', got '${values.log}'`);
+    throw new UsageError(`--log takes 'json', got '${values.log}'`);
   const rate = values['initialize-rate'];
   const perSecond = rate === undefined ? undefined : Number(rate);
   if (perSecond !== undefined && !(Number.isFinite(perSecond) && perSecond > 0))
-    throw new Error(`--initialize-rate must be a positive number, got '${rate}'`);
+    throw new UsageError(`--initialize-rate must be a positive number, got '${rate}'`);
   const clientLimits = values['no-client-limits']
     ? false
     : {
@@ -89,6 +127,7 @@ export async function main(argv: string[]): Promise<number> {
           ? {}
           : { initializeBurst: int('initialize-burst', values['initialize-burst'], 0) }),
       };
+  const origins = (values['allow-origin'] ?? []).map(originOf);
   const served = await serve({
     clientLimits,
     ...(values['max-sessions'] === undefined
@@ -96,10 +135,11 @@ export async function main(argv: string[]): Promise<number> {
       : { maxSessions: int('max-sessions', values['max-sessions'], 0) }),
     ...(token === undefined || token === '' ? {} : { authenticate: staticBearer(token) }),
     ...(values.metrics ? { metricsPath: '/metrics' } : {}),
+    ...(origins.length > 0 ? { allowedOrigins: origins } : {}),
     ...(values.log === 'json' ? { logger: jsonLogger() } : {}),
     createServer: () => createDemoServer(),
     host: values.host ?? '127.0.0.1',
-    port: int('port', values.port, 3000),
+    port: int('port', values.port, 3000, 65535),
     path: values.path ?? '/mcp',
     mode,
     keepaliveMs: int('keepalive-ms', values['keepalive-ms'], 15_000),

@@ -2,6 +2,7 @@
 import { parseArgs } from 'node:util';
 import type { Tool } from '@modelcontextprotocol/sdk/types.js';
 import { connectClient, parseHeaders, UsageError } from './connect.js';
+import { listAllTools } from './tool-args.js';
 
 const USAGE = `usage: sluice tools URL [--header 'K: V' ...] [--token T] [--json]
 
@@ -47,14 +48,7 @@ export async function main(argv: string[]): Promise<number> {
   let connection: Awaited<ReturnType<typeof connectClient>> | undefined;
   try {
     connection = await connectClient(url, parseHeaders(values.header ?? []), values.token);
-    const tools: Tool[] = [];
-    let cursor: string | undefined;
-    for (let page = 0; page < 1000; page++) {
-      const result = await connection.client.listTools(cursor !== undefined ? { cursor } : undefined);
-      tools.push(...result.tools);
-      cursor = result.nextCursor;
-      if (cursor === undefined) break;
-    }
+    const tools = await listAllTools(connection.client);
     if (values.json === true) {
       process.stdout.write(`${JSON.stringify(tools)}\n`);
     } else {

@@ -1,4 +1,4 @@
-import { createParser, type ParseError } from 'eventsource-parser';
+import { createSseParser } from '../sse/parse.js';
 import type { CancelSignal, HttpBody } from './http-client.js';
 import type { ClientClock } from './options.js';
 
@@ -38,7 +38,7 @@ export interface SseReadOptions {
  *
  * - Bytes are decoded with one streaming `TextDecoder`, so a UTF-8 sequence split across chunks is
  *   reassembled; a leading BOM is stripped (WHATWG SSE "decode").
- * - Lines are split by `eventsource-parser` v4, which handles CR, LF and a CRLF pair split across chunks,
+ * - Lines are split by `createSseParser` (src/sse/parse.ts), which handles CR, LF and a CRLF pair split across chunks,
  *   multi-line `data`, comments (ignored here: they only count as liveness), `retry` and `id`.
  * - Liveness: any chunk, keep-alive comments included, postpones the idle deadline. The deadline is one
  *   timer re-armed lazily (it checks `lastByteAt` when it fires) instead of a clear+set per chunk.
@@ -61,7 +61,7 @@ export async function readSse(body: HttpBody, sink: SseSink, options: SseReadOpt
     if (signal.aborted) onAbort();
     else signal.onAbort(onAbort);
   }
-  const parser = createParser({
+  const parser = createSseParser({
     maxBufferSize: options.maxEventBytes,
     onId: (id) => sink.onId(id),
     onRetry: (ms) => sink.onRetry(ms),
@@ -76,10 +76,7 @@ export async function readSse(body: HttpBody, sink: SseSink, options: SseReadOpt
       // An event block whose data is empty (the 2025-11-25 priming event) dispatches nothing (WHATWG).
       if (message.data.length > 0) sink.onEvent(message.data, message.event);
     },
-    onError: (error: ParseError) => {
-      if (error.type === 'max-buffer-size-exceeded') stopWith('too-large');
-      // 'invalid-retry' and 'unknown-field' are ignored, as the WHATWG algorithm requires.
-    },
+    onError: () => stopWith('too-large'),
   });
   const decoder = new TextDecoder('utf-8');
   let lastByteAt = clock.now();

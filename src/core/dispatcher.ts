@@ -14,6 +14,8 @@ export interface Dispatcher {
   request(m: JsonRpcRequest, extra: MessageExtraInfo): void;
   notification(m: JsonRpcNotification): void;
   response(m: JsonRpcResponse): void;
+  /** Whether the SDK's per-kind handlers are called directly (false: through `onmessage`). */
+  readonly fast: boolean;
 }
 
 interface ProtocolInternals {
@@ -43,10 +45,11 @@ export function createDispatcher(server: unknown, transport: BridgeTransport, fa
       request: (m, extra) => p._onrequest(m, extra),
       notification: (m) => p._onnotification(m),
       response: (m) => p._onresponse(m),
+      fast: true,
     };
   }
   const deliver = (m: unknown, extra?: MessageExtraInfo): void => {
     transport.onmessage?.(m as never, extra);
   };
-  return { request: deliver, notification: (m) => deliver(m), response: (m) => deliver(m) };
+  return { request: deliver, notification: (m) => deliver(m), response: (m) => deliver(m), fast: false };
 }

@@ -171,7 +171,14 @@ export const Refusals = {
     refusal(401, C.ServerError, 'unauthorized', 'Unauthorized', { 'www-authenticate': challenge }),
   notFound: (endpointPath: string) =>
     refusal(404, C.MethodNotFound, 'not-found', `Not Found: the MCP endpoint is ${endpointPath}`),
-  internalError: () => refusal(500, C.InternalError, 'internal-error', 'Internal error'),
+  /** `code`: the stable SluiceError code of a misconfiguration, named so whoever sees the 500 knows where to look. */
+  internalError: (code?: string) =>
+    refusal(
+      500,
+      C.InternalError,
+      'internal-error',
+      code === undefined ? 'Internal error' : `Internal error (${code}; see the server log)`,
+    ),
   resumeDeclined: (reason: 'malformed' | 'foreign' | 'unknown' | 'evicted') =>
     refusal(
       reason === 'evicted' ? 410 : 400,

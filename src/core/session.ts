@@ -5,6 +5,7 @@
  * client sends to the SDK. Message classification here is structural (see jsonrpc/message.ts).
  */
 import type { MessageExtraInfo } from '@modelcontextprotocol/sdk/types.js';
+import { UnsupportedServerError } from '../errors.js';
 import type { EventStore } from '../events/event-store.js';
 import { JsonRpcCode } from '../jsonrpc/codes.js';
 import {
@@ -31,6 +32,30 @@ import type { SseWriter, WriterLimits } from './sse-writer.js';
 export interface McpServerLike {
   connect(transport: BridgeTransport): Promise<void>;
   close(): Promise<void>;
+}
+
+function describe(v: unknown): string {
+  if (v === null) return 'null';
+  if (typeof v !== 'object') return typeof v;
+  if (typeof (v as { then?: unknown }).then === 'function')
+    return 'a Promise (createServer must be synchronous)';
+  const name = (v as { constructor?: { name?: unknown } }).constructor?.name;
+  return `an object${typeof name === 'string' && name !== 'Object' ? ` of class ${name}` : ''} without connect() and close()`;
+}
+
+/**
+ * Sluice drives the SDK v1 Protocol surface: `connect(transport)` and `close()` (and, when present,
+ * the per-kind handlers the dispatcher calls). Anything else fails here, at the session's start,
+ * with a message saying what was expected, instead of a TypeError deep inside the first request.
+ */
+function assertDrivable(server: unknown): asserts server is McpServerLike {
+  const s = server as Partial<Record<'connect' | 'close', unknown>> | null;
+  if (typeof s === 'object' && s !== null && typeof s.connect === 'function' && typeof s.close === 'function')
+    return;
+  throw new UnsupportedServerError(
+    `createServer must return an official SDK v1 McpServer or Server (@modelcontextprotocol/sdk ^1.32), ` +
+      `something with connect(transport) and close(); it returned ${describe(server)}`,
+  );
 }
 
 export interface SessionDeps {
@@ -161,6 +186,7 @@ export class Session implements StreamContext, ExchangeHost, BridgeTarget {
   }
 
   async connect(server: McpServerLike): Promise<void> {
+    assertDrivable(server);
     this.#server = server;
     await server.connect(this.transport);
     this.#dispatch = createDispatcher(server, this.transport, this.#deps.options.fastDispatch);

@@ -155,7 +155,10 @@ export async function checkStreaming(
         { name: p.name, arguments: args, _meta: { progressToken: `doctor-${id}` } },
         id,
       );
-      await Promise.race([x.done, new Promise((r) => setTimeout(r, 30_000))]);
+      // The cap's timer is cleared once the call is done: left pending, it kept the process alive 30 s.
+      let cap: ReturnType<typeof setTimeout> | undefined;
+      await Promise.race([x.done, new Promise((r) => (cap = setTimeout(r, 30_000)))]);
+      clearTimeout(cap);
       x.cancel();
       const probe = judgePost(`tools/call ${p.name}`, x, id);
       if (x.isSse) lastSse = x;

@@ -1,11 +1,12 @@
 /**
  * One HTTP exchange as the doctor sees it: node's fetch, with the time the head arrived, the time of
  * every body chunk, and — for text/event-stream — every SSE event and comment with its arrival time
- * (parsed with eventsource-parser, as clients do). Times are milliseconds since the request went out.
+ * (parsed with Sluice's WHATWG SSE parser, as clients do). Times are milliseconds since the request went out.
  * Nothing here knows MCP; session.ts builds the protocol on top.
  */
-import { createParser } from 'eventsource-parser';
+
 import { mediaType } from '../http/media-type.js';
+import { createSseParser } from '../sse/parse.js';
 
 export interface SseItem {
   /** ms since the request went out. */
@@ -118,7 +119,7 @@ export class Exchange {
 
   async #read(res: Response): Promise<void> {
     const sse = this.isSse;
-    const parser = createParser({
+    const parser = createSseParser({
       onEvent: (e) => this.items.push({ at: this.#now(), kind: 'event', id: e.id, data: e.data }),
       onComment: (c) => this.items.push({ at: this.#now(), kind: 'comment', data: c }),
     });

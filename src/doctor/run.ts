@@ -12,6 +12,26 @@ import type { DoctorOptions, DoctorReport, Verdict } from './types.js';
 
 export const DEFAULT_IDLE_SECONDS = 65;
 
+export const QUICK_IDLE_SKIP =
+  'skipped (--quick): no quiet stream was held, so idle timeouts on the path (ALB 60 s, Cloudflare ~100 s, nginx proxy_read_timeout 60 s) are not known';
+
+/** Reports the seconds held every few seconds (about ten reports per hold, at most one per second, at least every 10 s). */
+function held<T>(
+  p: Promise<T>,
+  total: number,
+  progress: ((held: number, total: number) => void) | undefined,
+): Promise<T> {
+  if (progress === undefined) return p;
+  const every = Math.max(1, Math.min(10, Math.round(total / 10)));
+  const start = Date.now();
+  const timer = setInterval(() => {
+    const s = Math.round((Date.now() - start) / 1000);
+    if (s < total) progress(s, total);
+  }, every * 1000);
+  timer.unref();
+  return p.finally(() => clearInterval(timer));
+}
+
 export async function runDoctor(o: DoctorOptions): Promise<DoctorReport> {
   const log = o.log ?? (() => undefined);
   const idleSeconds = o.idleSeconds ?? DEFAULT_IDLE_SECONDS;
@@ -24,10 +44,15 @@ export async function runDoctor(o: DoctorOptions): Promise<DoctorReport> {
     const tools = await listTools(s);
     const streaming = await checkStreaming(s, tools, log);
     verdicts.push(streaming.buffering, streaming.headers, streaming.compression);
-    log(`idle: holding a quiet stream open for ${idleSeconds} s`);
-    const idle = checkIdle(s, idleSeconds, tools);
-    verdicts.push(await checkUnknownSession(s), await checkMethodNotAllowed(s));
-    verdicts.push(await idle);
+    if (o.quick === true) {
+      verdicts.push(await checkUnknownSession(s), await checkMethodNotAllowed(s));
+      verdicts.push({ id: 'idle', status: 'skip', reason: QUICK_IDLE_SKIP });
+    } else {
+      log(`idle: holding a quiet stream open for ${idleSeconds} s`);
+      const idle = held(checkIdle(s, idleSeconds, tools), idleSeconds, o.idleProgress);
+      verdicts.push(await checkUnknownSession(s), await checkMethodNotAllowed(s));
+      verdicts.push(await idle);
+    }
     verdicts.push(await checkDelete(s));
   }
   return { url: o.url, ok: verdicts.every((v) => v.status !== 'fail'), verdicts };

@@ -28,6 +28,10 @@ export interface DoctorOptions {
   headers?: Record<string, string>;
   /** How long the idle stream is held open. @defaultValue 65 */
   idleSeconds?: number;
+  /** Skip the idle check (no stream held open): seconds instead of a minute, idle timeouts unknown. */
+  quick?: boolean;
+  /** Called while the idle stream is held, every few seconds, with the seconds held so far. */
+  idleProgress?: (heldSeconds: number, totalSeconds: number) => void;
   /** Progress lines for humans (stderr in the CLI); never part of the result. */
   log?: (line: string) => void;
 }

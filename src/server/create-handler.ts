@@ -14,12 +14,13 @@ import { handlePost } from '../core/post.js';
 import { Refusals, sendRefusal } from '../core/refusal.js';
 import type { Headers, RequestHead } from '../core/sink.js';
 import type { StreamGuard } from '../core/stream-guard.js';
-import { InvalidOptionError } from '../errors.js';
+import { BodyConsumedError, InvalidOptionError, SluiceError } from '../errors.js';
 import { isJsonContentType, parseAccept } from '../http/media-type.js';
 import { corsHeaders, preflightHeaders } from '../security/cors.js';
 import { hostAllowed, isLoopbackAddress } from '../security/host.js';
 import { checkOrigin } from '../security/origin.js';
 import { diagnosticsProbe } from './diagnostics.js';
+import { frameworkBody } from './framework-body.js';
 import { NodeSink } from './node-sink.js';
 import { renderPrometheus } from './prometheus.js';
 import { readBody } from './read-body.js';
@@ -30,7 +31,11 @@ export interface McpHandlerOptions extends ServerOptions {
 }
 
 export interface McpHandler {
-  (req: IncomingMessage, res: ServerResponse): void;
+  /**
+   * `parsedBody`: the POST body a framework already parsed (Express `req.body`, Fastify
+   * `request.body`, Hono `await c.req.json()`); without it the handler reads the request stream.
+   */
+  (req: IncomingMessage, res: ServerResponse, parsedBody?: unknown): void;
   /** Refuses new sessions, waits up to graceMs for requests in flight, then ends every session. */
   close(options?: { graceMs?: number }): Promise<CloseReport>;
   /** Counters and gauges; `perStream: true` adds one entry per open SSE connection. */
@@ -64,7 +69,7 @@ export function createMcpHandler(options: McpHandlerOptions): McpHandler {
       ? 'Bearer'
       : `Bearer resource_metadata="${o.resourceMetadataUrl.replace(/"/g, '%22')}"`;
 
-  async function handle(req: IncomingMessage, res: ServerResponse): Promise<void> {
+  async function handle(req: IncomingMessage, res: ServerResponse, parsedBody: unknown): Promise<void> {
     const sink = new NodeSink(res);
     const head = headOf(req);
     const host = req.headers.host;
@@ -106,7 +111,21 @@ export function createMcpHandler(options: McpHandlerOptions): McpHandler {
         return sendRefusal(sink, Refusals.unsupportedMediaType(), headers);
       const accept = parseAccept(head.header('accept'));
       if (!accept.json && !accept.sse) return sendRefusal(sink, Refusals.notAcceptablePost(), headers);
-      const body = await readBody(req, o.maxBodyBytes);
+      const source = frameworkBody(req, parsedBody);
+      if (source.kind === 'consumed') {
+        throw new BodyConsumedError(
+          'the request body was already read by a body parser (e.g. express.json()) and no parsed body was ' +
+            'passed: call the handler as handler(req, res, req.body), or mount it before the body parser',
+        );
+      }
+      if (source.kind === 'invalid-utf8')
+        return sendRefusal(sink, Refusals.parseError('the body is not valid UTF-8'), headers);
+      if (source.kind === 'text' && source.bytes > o.maxBodyBytes)
+        return sendRefusal(sink, Refusals.bodyTooLarge(o.maxBodyBytes), headers);
+      const body =
+        source.kind === 'text'
+          ? { ok: true as const, text: source.text }
+          : await readBody(req, o.maxBodyBytes);
       if (!body.ok) {
         if (body.reason === 'too-large')
           return sendRefusal(sink, Refusals.bodyTooLarge(o.maxBodyBytes), headers);
@@ -135,11 +154,22 @@ export function createMcpHandler(options: McpHandlerOptions): McpHandler {
     return sendRefusal(sink, Refusals.methodNotAllowed(methods), headers);
   }
 
-  const listener = ((req: IncomingMessage, res: ServerResponse): void => {
-    handle(req, res).catch((error: unknown) => {
-      o.logger?.error('request.failed', { error: error instanceof Error ? error.message : String(error) });
+  // A misconfiguration (createServer returning something else, a body parser in front) fails every
+  // request the same way: it goes to the logger, or to stderr once when there is none, so it is
+  // never silent; the 500 names the code so whoever sees it knows where to look.
+  const told = new Set<string>();
+  const listener = ((req: IncomingMessage, res: ServerResponse, parsedBody?: unknown): void => {
+    handle(req, res, parsedBody).catch((error: unknown) => {
+      const message = error instanceof Error ? error.message : String(error);
+      const code = error instanceof SluiceError ? error.code : undefined;
+      if (o.logger !== undefined)
+        o.logger.error('request.failed', { error: message, ...(code ? { code } : {}) });
+      else if (code !== undefined && !told.has(code)) {
+        told.add(code);
+        process.stderr.write(`sluice: ${code}: ${message}\n`);
+      }
       if (!res.headersSent) {
-        sendRefusal(new NodeSink(res), Refusals.internalError());
+        sendRefusal(new NodeSink(res), Refusals.internalError(code));
       } else {
         res.destroy();
       }

@@ -13,7 +13,13 @@ export type {
   SessionInfo,
 } from '../core/options.js';
 export { DEFAULTS } from '../core/options.js';
-export { InvalidOptionError, SluiceError, type SluiceErrorCode } from '../errors.js';
+export {
+  BodyConsumedError,
+  InvalidOptionError,
+  SluiceError,
+  type SluiceErrorCode,
+  UnsupportedServerError,
+} from '../errors.js';
 export type { EventStore, ReplayResult, StoredEvent } from '../events/event-store.js';
 export {
   DEFAULT_REPLAY_BUDGET,

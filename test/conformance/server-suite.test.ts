@@ -36,8 +36,8 @@ function conformanceCli(): { node: string; entry: string } {
   const pkgFile = join(pkgDir, 'package.json');
   if (!existsSync(node) || !existsSync(pkgFile)) {
     throw new Error(
-      `${modules} is missing the conformance CLI or its Node 22: run 'npm ci' at the repository root ` +
-        `(its postinstall installs tools/conformance), or 'npm ci' in tools/conformance`,
+      `${modules} is missing the conformance CLI or its Node 22: run 'npm run tools' at the repository root ` +
+        `('npm test' does it first), or 'npm ci' in tools/conformance`,
     );
   }
   // Take the entry point from the package's own bin field rather than guessing a file name.

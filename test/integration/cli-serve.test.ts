@@ -76,7 +76,7 @@ describe('sluice serve flags', () => {
     assert.equal(r.headers['content-type'], 'text/event-stream');
   });
 
-  test('bad flags exit 1 with a one-line reason; --help exits 0', async () => {
+  test('bad usage exits 2 with the reason and the usage on stderr; --help exits 0', async () => {
     const run = (args: string[]) =>
       withDeadline(
         new Promise<{ code: number | null; err: string; out: string }>((resolve) => {
@@ -90,19 +90,49 @@ describe('sluice serve flags', () => {
         10_000,
         `sluice ${args.join(' ')}`,
       );
-    const bad = await run(['serve', '--mode', 'bogus']);
-    assert.equal(bad.code, 1);
-    assert.match(bad.err, /--mode must be auto, json or sse/);
+    for (const [args, reason] of [
+      [['--bogus'], /^sluice serve: Unknown option '--bogus'/],
+      [['--port', 'abc'], /^sluice serve: --port must be an integer from 0 to 65535, got 'abc'/],
+      [['--port', '70000'], /^sluice serve: --port must be an integer from 0 to 65535, got '70000'/],
+      [['--mode', 'fast'], /^sluice serve: --mode must be auto, json or sse, got 'fast'/],
+      [['--log', 'xml'], /^sluice serve: --log takes 'json', got 'xml'/],
+      [['--allow-origin', 'https://app.example.com/path'], /^sluice serve: --allow-origin expects an origin/],
+      [['--port'], /^sluice serve: Option '--port <value>' argument missing/],
+    ] as const) {
+      const bad = await run(['serve', ...args]);
+      assert.equal(bad.code, 2, `sluice serve ${args.join(' ')}: ${bad.err}`);
+      assert.match(bad.err, reason);
+      assert.match(bad.err, /\nusage: sluice serve \[options\]\n/, 'the usage follows the reason');
+      assert.equal(bad.out, '', 'nothing on stdout (scripts wait for the listening line there)');
+    }
     const help = await run(['serve', '--help']);
     assert.equal(help.code, 0);
     assert.match(help.out, /--auth-token TOKEN/);
     assert.match(help.out, /--max-sessions-per-client N/);
     assert.match(help.out, /--initialize-rate R/);
     const badLimit = await run(['serve', '--max-sessions-per-client', '0']);
-    assert.equal(badLimit.code, 1);
+    assert.equal(badLimit.code, 2);
     assert.match(badLimit.err, /clientLimits\.maxSessions must be a positive integer/);
+    assert.match(help.out, /--allow-origin ORIGIN/);
     const unknown = await run(['frobnicate']);
     assert.equal(unknown.code, 2);
+    assert.match(unknown.err, /^sluice: unknown command 'frobnicate'\nusage: sluice <command>/);
+  });
+
+  test('--allow-origin (repeatable): those browser origins get CORS headers, others 403', async () => {
+    const srv = await spawnServe([
+      '--allow-origin',
+      'https://app.example.com',
+      '--allow-origin',
+      'http://localhost:5173',
+    ]);
+    after(() => srv.close());
+    for (const origin of ['https://app.example.com', 'http://localhost:5173']) {
+      const s = new RawSession(srv.url, { origin });
+      const init = await s.init();
+      assert.equal(init.headers['access-control-allow-origin'], origin);
+    }
+    await assert.rejects(new RawSession(srv.url, { origin: 'https://evil.example' }).init(), /403/);
   });
 
   test('SIGTERM: in-flight work finishes within --grace-ms, the process reports and exits 0', async () => {

@@ -117,15 +117,46 @@ describe('sluice call / sluice tools against sluice serve', () => {
     assert.equal(run.stdout, '42\n');
   });
 
-  test('a tool error exits 1 with a one-line reason', async () => {
+  test('an unknown tool exits 1 with one line on stderr that points at sluice tools, nothing on stdout', async () => {
     const run = await withDeadline(
       sluice(['call', served.url, 'no_such_tool']),
       20_000,
       'sluice call unknown',
     );
     assert.equal(run.code, 1);
+    assert.equal(run.stdout, '', 'the error is not printed twice');
     assert.equal(run.stderr.trim().split('\n').length, 1);
-    assert.match(run.stderr, /^sluice call: tool 'no_such_tool' failed: /);
+    assert.match(run.stderr, /^sluice call: tool 'no_such_tool' failed: .*Tool no_such_tool not found/);
+    assert.ok(
+      run.stderr.includes(`the server lists no tool 'no_such_tool'; 'sluice tools ${served.url}' lists the`),
+      run.stderr,
+    );
+  });
+
+  test('--arg values are coerced by the tool inputSchema: a string property keeps "5" a string', async () => {
+    const run = await withDeadline(sluice(['call', served.url, 'echo', '--arg', 'text=5']), 20_000, 'echo 5');
+    assert.equal(run.code, 0, run.stderr);
+    assert.equal(run.stdout, '5\n');
+    const t = await withDeadline(
+      sluice(['call', served.url, 'echo', '--arg', 'text=true']),
+      20_000,
+      'echo true',
+    );
+    assert.equal(t.stdout, 'true\n', t.stderr);
+  });
+
+  test('an --arg value that does not fit its schema type is bad usage: exit 2 naming the arg, then the usage', async () => {
+    const run = await withDeadline(
+      sluice(['call', served.url, 'sleep', '--arg', 'ms=soon']),
+      20_000,
+      'sleep soon',
+    );
+    assert.equal(run.code, 2);
+    assert.equal(run.stdout, '');
+    assert.match(
+      run.stderr,
+      /^sluice call: --arg ms: the tool expects a number, got 'soon'\nusage: sluice call URL TOOL/,
+    );
   });
 
   test('sluice tools lists tools with their input schemas', async () => {
@@ -164,9 +195,24 @@ describe('sluice call: failures and Ctrl-C', () => {
     assert.match(run.stderr, /^sluice call: POST http:\/\/127\.0\.0\.1:\d+\/mcp failed/);
   });
 
-  test('bad usage exits 2', async () => {
+  test('bad usage exits 2 with the reason and the usage on stderr', async () => {
     const run = await withDeadline(sluice(['call', server.url]), 20_000, 'call usage');
     assert.equal(run.code, 2);
+    assert.equal(run.stdout, '');
+    assert.match(
+      run.stderr,
+      /^sluice call: expected URL and TOOL\nusage: sluice call URL TOOL \[options\]\n/,
+    );
+    const flag = await withDeadline(sluice(['call', server.url, 'echo', '--bogus']), 20_000, 'call --bogus');
+    assert.equal(flag.code, 2);
+    assert.match(flag.stderr, /^sluice call: Unknown option '--bogus'.*\nusage: sluice call URL TOOL/);
+    const arg = await withDeadline(
+      sluice(['call', server.url, 'echo', '--arg', 'novalue']),
+      20_000,
+      'call --arg',
+    );
+    assert.equal(arg.code, 2);
+    assert.match(arg.stderr, /^sluice call: --arg expects k=v, got 'novalue'\nusage: sluice call URL TOOL/);
   });
 
   test('Ctrl-C sends notifications/cancelled and exits 130', async () => {

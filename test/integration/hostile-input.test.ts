@@ -2,7 +2,9 @@
 // and that afterwards no session, stream or handler run appeared, and the heap did not grow beyond a
 // generous bound. Then 10,000 rejected initialize requests must leave no session behind.
 import assert from 'node:assert/strict';
+import { readFileSync } from 'node:fs';
 import { Agent, request as httpRequest, type IncomingMessage } from 'node:http';
+import { join } from 'node:path';
 import { after, before, describe, test } from 'node:test';
 import { withDeadline } from '../helpers/deadline.js';
 import {
@@ -19,6 +21,7 @@ import {
   send,
   toolCall,
 } from '../helpers/http.js';
+import { repoRoot } from '../helpers/spawn-serve.js';
 import { type Running, startServer } from '../helpers/test-server.js';
 
 const LIMIT = 1024 * 1024;
@@ -518,12 +521,28 @@ describe('hostile input', () => {
     },
   ];
 
-  let heapBefore = 0;
-  test('warm-up and heap baseline', async () => {
-    for (const c of cases.slice(0, 10)) await c.run();
-    gc?.();
-    heapBefore = process.memoryUsage().heapUsed;
-    assert.ok(cases.length >= 40, `${cases.length} cases`);
+  test('the catalogue: unique case names, and every expected reason is a documented one', () => {
+    const names = cases.map((c) => c.name);
+    assert.deepEqual(
+      names.filter((n, i) => names.indexOf(n) !== i),
+      [],
+      'duplicate case names',
+    );
+    // docs/errors.md's table: | HTTP | JSON-RPC code | `reason` | when |
+    const documented = new Map<string, { status: number; code: number }>();
+    for (const m of readFileSync(join(repoRoot(), 'docs', 'errors.md'), 'utf8').matchAll(
+      /^\| (\d{3}) \| (-?\d+) \| `([a-z-]+)` \|/gm,
+    ))
+      documented.set(m[3] ?? '', { status: Number(m[1]), code: Number(m[2]) });
+    assert.ok(documented.size > 10, 'docs/errors.md parsed');
+    for (const c of cases) {
+      if (c.expect.reason === undefined || c.expect.code === undefined) continue;
+      assert.deepEqual(
+        documented.get(c.expect.reason),
+        { status: c.expect.status, code: c.expect.code },
+        `${c.name}: ${c.expect.reason} as documented`,
+      );
+    }
   });
 
   for (const c of cases) {
@@ -553,6 +572,13 @@ describe('hostile input', () => {
   }
 
   test('the heap did not grow beyond a generous bound, and both sessions still work', async () => {
+    // Self-contained (it measures its own baseline), so it also checks something when run alone:
+    // a warm-up round of every case, the baseline, three more rounds, then the growth.
+    for (const c of cases) await withDeadline(c.run(), 10_000, c.name);
+    gc?.();
+    const heapBefore = process.memoryUsage().heapUsed;
+    for (let round = 0; round < 3; round++)
+      for (const c of cases) await withDeadline(c.run(), 10_000, c.name);
     gc?.();
     const grown = process.memoryUsage().heapUsed - heapBefore;
     assert.ok(grown < 64 * 1024 * 1024, `heap grew by ${Math.round(grown / 1048576)} MB`);

@@ -61,7 +61,7 @@ test('official conformance server suite passes through nginx (recommended config
   for (const f of [NODE22, CONFORMANCE, CLI]) {
     if (!existsSync(f)) {
       process.stderr.write(
-        `\nSKIPPED: ${f} missing (npm ci installs tools/conformance; npm run build builds the CLI)\n`,
+        `\nSKIPPED: ${f} missing (npm test or npm run tools installs tools/conformance; npm run build builds the CLI)\n`,
       );
       t.skip(`${f} missing`);
       return;

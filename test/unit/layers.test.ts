@@ -39,7 +39,7 @@ const ALLOWED: Record<string, readonly string[]> = {
   core: BUILDING_BLOCKS,
   server: ['core', ...BUILDING_BLOCKS],
   // The client ships to browsers: only the building blocks that import nothing platform-specific.
-  client: ['jsonrpc', 'http', 'errors.ts'],
+  client: ['jsonrpc', 'http', 'sse', 'errors.ts'],
   doctor: ['client', ...BUILDING_BLOCKS],
   demo: ['server', ...BUILDING_BLOCKS],
   cli: ['server', 'client', 'doctor', 'demo', 'core', ...BUILDING_BLOCKS],

@@ -1,4 +1,4 @@
-// The SSE encoder against a real parser (eventsource-parser v4, as clients use it): whatever the
+// The SSE encoder against a real parser (eventsource-parser, an independent implementation): whatever the
 // event and however the bytes are cut into chunks, the parser gets back exactly the event.
 import assert from 'node:assert/strict';
 import { describe, test } from 'node:test';

@@ -1,0 +1,67 @@
+// `sluice call --arg` coercion by a tool's inputSchema: each JSON Schema type, nullable types, unknown
+// properties (heuristic), and errors that name the argument.
+import assert from 'node:assert/strict';
+import { test } from 'node:test';
+import { UsageError } from '../../src/cli/connect.js';
+import { coerceArgs, coerceBySchema } from '../../src/cli/tool-args.js';
+
+test('each schema type gets the value it names', () => {
+  assert.equal(coerceBySchema('a', '5', { type: 'string' }), '5');
+  assert.equal(coerceBySchema('a', 'true', { type: 'string' }), 'true');
+  assert.equal(coerceBySchema('a', '2.5', { type: 'number' }), 2.5);
+  assert.equal(coerceBySchema('a', '-3', { type: 'integer' }), -3);
+  assert.equal(coerceBySchema('a', 'false', { type: 'boolean' }), false);
+  assert.equal(coerceBySchema('a', 'null', { type: 'null' }), null);
+  assert.deepEqual(coerceBySchema('a', '{"x":[1]}', { type: 'object' }), { x: [1] });
+  assert.deepEqual(coerceBySchema('a', '[1,"b"]', { type: 'array' }), [1, 'b']);
+  assert.equal(coerceBySchema('a', '7', { type: ['string', 'null'] }), '7');
+});
+
+test('without a usable type, the heuristic applies', () => {
+  assert.equal(coerceBySchema('a', '7', undefined), 7);
+  assert.equal(coerceBySchema('a', 'true', {}), true);
+  assert.equal(coerceBySchema('a', 'x', { anyOf: [{ type: 'string' }, { type: 'number' }] }), 'x');
+  assert.equal(coerceBySchema('a', '{oops', undefined), '{oops');
+});
+
+test('a value that cannot be of the type is a UsageError naming the arg', () => {
+  for (const [value, schema, what] of [
+    ['abc', { type: 'number' }, 'a number'],
+    ['', { type: 'number' }, 'a number'],
+    ['1.5', { type: 'integer' }, 'an integer'],
+    ['yes', { type: 'boolean' }, 'true or false'],
+    ['[1]', { type: 'object' }, 'a JSON object'],
+    ['{"a":1}', { type: 'array' }, 'a JSON array'],
+    ['{oops', { type: 'object' }, 'a JSON object'],
+  ] as const) {
+    assert.throws(
+      () => coerceBySchema('count', value, schema),
+      (e: unknown) =>
+        e instanceof UsageError && e.message === `--arg count: the tool expects ${what}, got '${value}'`,
+      `${value} as ${JSON.stringify(schema)}`,
+    );
+  }
+});
+
+test('coerceArgs reads properties from the tool inputSchema; unknown keys use the heuristic', () => {
+  const tool = {
+    name: 't',
+    inputSchema: {
+      type: 'object' as const,
+      properties: { text: { type: 'string' }, n: { type: 'integer' } },
+    },
+  };
+  assert.deepEqual(
+    coerceArgs(
+      [
+        ['text', '5'],
+        ['n', '6'],
+        ['other', '7'],
+      ],
+      tool,
+    ),
+    { text: '5', n: 6, other: 7 },
+  );
+  // toString is not a property of the schema, even though it is on every object's prototype.
+  assert.equal(coerceArgs([['toString', '1']], tool)['toString'], 1);
+});

@@ -1,0 +1,107 @@
+// Sluice's SSE parser directly (readSse's fuzz tests cover it through both HTTP adapters): comments,
+// ids (reset, NUL), retry validation, a CR ending one piece, the buffer bound, and agreement with
+// eventsource-parser (an independent implementation) on arbitrary LF-terminated streams.
+import assert from 'node:assert/strict';
+import { test } from 'node:test';
+import { createParser } from 'eventsource-parser';
+import fc from 'fast-check';
+import { createSseParser, type SseMessage } from '../../src/sse/parse.js';
+
+function parseAll(pieces: string[], maxBufferSize?: number) {
+  const got: {
+    events: SseMessage[];
+    ids: string[];
+    retries: number[];
+    comments: string[];
+    errors: string[];
+  } = {
+    events: [],
+    ids: [],
+    retries: [],
+    comments: [],
+    errors: [],
+  };
+  const p = createSseParser({
+    onEvent: (m) => got.events.push(m),
+    onId: (id) => got.ids.push(id),
+    onRetry: (ms) => got.retries.push(ms),
+    onComment: (c) => got.comments.push(c),
+    onError: (e) => got.errors.push(e.type),
+    ...(maxBufferSize !== undefined ? { maxBufferSize } : {}),
+  });
+  for (const piece of pieces) p.feed(piece);
+  return got;
+}
+
+test('comments, ids, retry and event types', () => {
+  const g = parseAll([
+    ': hello\n:no-space\nretry: 10\nretry: x1\nid: a\nevent: e\ndata: 1\n\nid\ndata: 2\n\nid: b\0c\ndata: 3\n\n',
+  ]);
+  assert.deepEqual(g.comments, ['hello', 'no-space']);
+  assert.deepEqual(g.retries, [10]);
+  assert.deepEqual(g.ids, ['a', '']);
+  assert.deepEqual(g.events, [
+    { data: '1', event: 'e', id: 'a' },
+    { data: '2', event: undefined, id: '' },
+    { data: '3', event: undefined, id: '' },
+  ]);
+});
+
+test('an id-only block still sets the id; a block without data dispatches nothing', () => {
+  const g = parseAll(['id: 7\n\nevent: x\n\ndata: after\n\n']);
+  assert.deepEqual(g.ids, ['7']);
+  assert.deepEqual(g.events, [{ data: 'after', event: undefined, id: '7' }]);
+});
+
+test('a CR ending one piece, with or without an LF starting the next', () => {
+  assert.deepEqual(parseAll(['data: a\r', '\ndata: b\r', '\r']).events, [
+    { data: 'a\nb', event: undefined, id: undefined },
+  ]);
+  assert.deepEqual(parseAll(['data: a\r', 'data: b\r\r']).events, [
+    { data: 'a\nb', event: undefined, id: undefined },
+  ]);
+});
+
+test('beyond maxBufferSize: one error, then nothing more', () => {
+  const g = parseAll(['data: 12345', '67890', '\n\ndata: x\n\n'], 8);
+  assert.deepEqual(g.errors, ['max-buffer-size-exceeded']);
+  assert.deepEqual(g.events, []);
+});
+
+test('agrees with eventsource-parser on any LF-terminated stream, in any pieces', () => {
+  const field = fc.constantFrom('data', 'event', 'id', 'retry', ':', 'other');
+  const line = fc
+    .tuple(
+      field,
+      fc.string({ maxLength: 6 }).map((s) => s.replace(/[\r\n]/g, '')),
+    )
+    .map(([f, v]) => (f === ':' ? `: ${v}` : `${f}: ${v}`));
+  const block = fc.array(line, { minLength: 1, maxLength: 4 }).map((ls) => `${ls.join('\n')}\n\n`);
+  fc.assert(
+    fc.property(fc.array(block, { maxLength: 6 }), fc.array(fc.nat(), { maxLength: 5 }), (blocks, cuts) => {
+      const text = blocks.join('');
+      const points = [...new Set(cuts.map((c) => c % (text.length + 1)))].sort((a, b) => a - b);
+      const pieces: string[] = [];
+      let prev = 0;
+      for (const p of points) {
+        pieces.push(text.slice(prev, p));
+        prev = p;
+      }
+      pieces.push(text.slice(prev));
+      const ours = parseAll(pieces);
+      const theirs: { data: string; event: string | undefined }[] = [];
+      const retries: number[] = [];
+      const ref = createParser({
+        onEvent: (m) => theirs.push({ data: m.data, event: m.event }),
+        onRetry: (ms) => retries.push(ms),
+      });
+      ref.feed(text);
+      assert.deepEqual(
+        ours.events.map((e) => ({ data: e.data, event: e.event })),
+        theirs,
+      );
+      assert.deepEqual(ours.retries, retries);
+    }),
+    { numRuns: 300 },
+  );
+});
