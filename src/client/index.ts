@@ -1,5 +1,11 @@
 // sluice/client: the MCP Streamable HTTP client transport. Named exports only.
 export {
+  type CallToolStreamParams,
+  callToolStream,
+  PartialSequenceError,
+  type ToolStreamPart,
+} from './call-tool-stream.js';
+export {
   EventTooLargeError,
   ForbiddenError,
   HttpStatusError,

@@ -13,11 +13,13 @@ import {
   type JsonRpcResponse,
   type RequestId,
 } from '../jsonrpc/message.js';
+import { PARTIAL_CAPABILITY } from '../partial/format.js';
 import type { Endpoint } from './endpoint.js';
 import { Exchange, type Policy } from './exchange.js';
 import { newEventTag, newSessionId } from './ids.js';
 import type { AuthResult } from './options.js';
 import { Refusals, sendRefusal } from './refusal.js';
+import { registerRequest } from './request-handle.js';
 import { Session } from './session.js';
 import type { Headers, RequestHead, ResponseSink } from './sink.js';
 import type { StreamGuard } from './stream-guard.js';
@@ -163,9 +165,12 @@ function policyFor(ep: Endpoint, accept: Acceptance): Policy {
 function deliver(session: Session, it: Item, input: PostInput): void {
   if (it.kind === 'request') {
     const id = it.m.id;
+    const closeSSEStream = (): void => session.closeRequestStream(id);
+    // The handler's way back to this request for partial output (see request-handle.ts).
+    registerRequest(closeSSEStream, { session, id });
     const extra: MessageExtraInfo = {
       requestInfo: { headers: input.rawHeaders },
-      closeSSEStream: () => session.closeRequestStream(id),
+      closeSSEStream,
       closeStandaloneSSEStream: () => session.standalone.interrupt(),
     };
     if (input.auth !== undefined) {
@@ -192,6 +197,10 @@ async function initialize(ep: Endpoint, input: PostInput, init: JsonRpcRequest):
   }
   const id = stateless ? undefined : newSessionId();
   const session = new Session(ep.deps, id, stateless ? undefined : newEventTag(), input.auth?.principal);
+  // The draft "Partial Tool Results" SEP's client capability (a bare ClientCapabilities field).
+  const caps = (init.params?.['capabilities'] ?? undefined) as Record<string, unknown> | undefined;
+  session.partialResultsCapable =
+    typeof caps?.[PARTIAL_CAPABILITY] === 'object' && caps[PARTIAL_CAPABILITY] !== null;
   // The slot is held from here until the initialize is answered (registered or not), so a burst of
   // concurrent initializations cannot overshoot maxSessions.
   ep.pendingInits++;

@@ -16,6 +16,8 @@ import {
   progressTokenOf,
   type RequestId,
 } from '../jsonrpc/message.js';
+import { PARTIAL_META_KEY } from '../partial/format.js';
+import type { PartialFrame } from '../partial/frame.js';
 import { type BridgeTarget, BridgeTransport } from './bridge-transport.js';
 import type { Counters, SessionEndReason } from './counters.js';
 import { createDispatcher, type Dispatcher } from './dispatcher.js';
@@ -43,6 +45,14 @@ export interface SessionDeps {
   ended(session: Session, reason: SessionEndReason): void;
 }
 
+/**
+ * How long a json answer waits for its related notifications to leave on the standalone stream
+ * when that stream is away (reconnecting): a few reconnection delays, then it is answered anyway.
+ */
+export function relatedWaitMs(retryMs: number): number {
+  return Math.max(2000, 3 * retryMs);
+}
+
 /** The oldest revision, assumed when a client sends no MCP-Protocol-Version (2025-06-18 basic/transports). */
 export const DEFAULT_NEGOTIATED_VERSION = '2025-03-26';
 
@@ -67,6 +77,8 @@ export class Session implements StreamContext, ExchangeHost, BridgeTarget {
   /** The protocol revision the initialize exchange settled on. */
   version = DEFAULT_NEGOTIATED_VERSION;
   initialized = false;
+  /** The client declared the draft SEP's `partialResults` capability in initialize. */
+  partialResultsCapable = false;
   ended = false;
   lastActive: number;
   /** Epoch ms when the credential that opened this session's streams expires (auth hook). */
@@ -200,16 +212,19 @@ export class Session implements StreamContext, ExchangeHost, BridgeTarget {
       }
       const json = JSON.stringify(message);
       // Progress is the only compressible traffic; its coalescing key is the token (string and
-      // number tokens kept apart: 1 and "1" are different tokens).
+      // number tokens kept apart: 1 and "1" are different tokens). Progress that carries partial
+      // output (marked, see partial/format.ts) is data, not status: it is never replaced.
       const token = isRequest ? undefined : progressTokenOf(message);
-      const key = token === undefined ? undefined : typeof token === 'number' ? `n${token}` : `s${token}`;
+      const key =
+        token === undefined ||
+        (message.params?.['_meta'] as Record<string, unknown> | undefined)?.[PARTIAL_META_KEY]
+          ? undefined
+          : typeof token === 'number'
+            ? `n${token}`
+            : `s${token}`;
       if (related !== undefined) {
-        const ex = this.inflight.get(related);
-        const r = ex === undefined ? 'nostream' : ex.related(json, key);
+        const r = this.routeRelated(related, json, key);
         if (r !== 'nostream') return r;
-        // json mode (or a request already answered): only an open GET stream can carry it.
-        const s = this.#standalone;
-        if (s?.attached && this.#deps.options.enableGetStream) return s.send(json, key);
         this.counters.undeliverable++;
         if (isRequest) this.#failRequest(message.id, 'no open stream can carry this server request');
         return this.pacer.wait();
@@ -231,6 +246,74 @@ export class Session implements StreamContext, ExchangeHost, BridgeTarget {
     }
     this.inflight.delete(id);
     return ex.response(id, JSON.stringify(message), this.now());
+  }
+
+  /**
+   * A serialized message related to a request: on the request's stream, or (json mode, or the
+   * request already answered) on the standalone stream if the client uses one. Stored there even
+   * while the GET connection is away (reconnecting), so the resume replays it; a json answer waits
+   * for it (Exchange.relatedVia). 'nostream' when nothing can carry it.
+   */
+  routeRelated(
+    related: RequestId,
+    json: string,
+    key: string | undefined,
+  ): Promise<void> | undefined | 'nostream' {
+    const ex = this.inflight.get(related);
+    const r = ex === undefined ? 'nostream' : ex.related(json, key);
+    if (r !== 'nostream') return r;
+    const s = this.#usableStandalone();
+    if (s === undefined) return 'nostream';
+    const wait = s.send(json, key);
+    ex?.relatedVia(s.seq);
+    return wait;
+  }
+
+  /** One delta of partial output of a request (fast path; see server/partial-results.ts). */
+  routePartial(related: RequestId, p: PartialFrame): Promise<void> | undefined {
+    if (this.ended) return undefined;
+    const ex = this.inflight.get(related);
+    const r = ex === undefined ? 'nostream' : ex.relatedPartial(p);
+    if (r !== 'nostream') return r;
+    const s = this.#usableStandalone();
+    if (s === undefined) {
+      this.counters.undeliverable++;
+      return this.pacer.wait();
+    }
+    const wait = s.sendPartial(p);
+    ex?.relatedVia(s.seq);
+    return wait;
+  }
+
+  /** A pre-serialized related notification that must not be coalesced (a partial content block). */
+  routeRelatedJson(related: RequestId, json: string): Promise<void> | undefined {
+    if (this.ended) return undefined;
+    const r = this.routeRelated(related, json, undefined);
+    if (r !== 'nostream') return r;
+    this.counters.undeliverable++;
+    return this.pacer.wait();
+  }
+
+  /** The standalone stream, when the client has opened it at least once (it is then its channel). */
+  #usableStandalone(): EventStream | undefined {
+    const s = this.#standalone;
+    if (s === undefined || !this.#deps.options.enableGetStream) return undefined;
+    if (s.attached || (s.everAttached && this.tag !== undefined)) return s;
+    return undefined;
+  }
+
+  standaloneDelivered(seq: number): Promise<void> | undefined {
+    const s = this.#standalone;
+    const wait = s?.whenDelivered(seq);
+    if (wait === undefined) return undefined;
+    return new Promise((resolve) => {
+      const t = setTimeout(resolve, relatedWaitMs(this.retryMs));
+      t.unref?.();
+      void wait.then(() => {
+        clearTimeout(t);
+        resolve();
+      });
+    });
   }
 
   closedBySdk(): void {
