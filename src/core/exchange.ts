@@ -34,7 +34,7 @@ export interface ExchangeHost {
    * Resolves once the standalone stream has handed every frame up to `seq` to a connection, or
    * after a bound (the GET stream may never come back); undefined when nothing needs waiting.
    */
-  standaloneDelivered(seq: number): Promise<void> | undefined;
+  standaloneDelivered(seq: number, bytes: number): Promise<void> | undefined;
   readonly streamAfterMs: number;
   readonly streamGraceMs: number;
   readonly orphanTimeoutMs: number;
@@ -55,6 +55,9 @@ export class Exchange {
   #stream: EventStream | undefined;
   /** The standalone stream's seq of the newest related message sent there (json policy). */
   #relatedSeq = 0;
+  /** Bytes of related messages sent on the standalone stream lately (json policy), for the settle time. */
+  #relatedBytes = 0;
+  #relatedWindow = 0;
   #timer: ReturnType<typeof setTimeout> | undefined;
   #orphanTimer: ReturnType<typeof setTimeout> | undefined;
   /** Headers added to the answer (CORS, and Mcp-Session-Id for initialize). */
@@ -138,8 +141,14 @@ export class Exchange {
   }
 
   /** A related message went to the standalone stream as frame `seq`: the JSON answer must follow it. */
-  relatedVia(seq: number): void {
+  relatedVia(seq: number, bytes: number, now: number): void {
     if (seq > this.#relatedSeq) this.#relatedSeq = seq;
+    // Only a recent burst can still be unread by the client: count bytes of the last second.
+    if (now - this.#relatedWindow > 1000) {
+      this.#relatedWindow = now;
+      this.#relatedBytes = 0;
+    }
+    this.#relatedBytes += bytes;
   }
 
   /** The response for one of this exchange's requests. */
@@ -235,7 +244,10 @@ export class Exchange {
             if (!this.#sink.closed)
               this.#sink.respond(200, { 'content-type': 'application/json', ...this.headers }, body);
           };
-          const gate = this.#relatedSeq > 0 ? this.#host.standaloneDelivered(this.#relatedSeq) : undefined;
+          const gate =
+            this.#relatedSeq > 0
+              ? this.#host.standaloneDelivered(this.#relatedSeq, this.#relatedBytes)
+              : undefined;
           if (gate === undefined) answer();
           else void gate.then(answer);
         }

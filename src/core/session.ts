@@ -53,6 +53,10 @@ export function relatedWaitMs(retryMs: number): number {
   return Math.max(2000, 3 * retryMs);
 }
 
+/** Settle time per byte of related frames sent on the GET connection, and its bound (see standaloneDelivered). */
+const SETTLE_BYTES_PER_MS = 1024;
+const SETTLE_MAX_MS = 250;
+
 /** The oldest revision, assumed when a client sends no MCP-Protocol-Version (2025-06-18 basic/transports). */
 export const DEFAULT_NEGOTIATED_VERSION = '2025-03-26';
 
@@ -265,7 +269,7 @@ export class Session implements StreamContext, ExchangeHost, BridgeTarget {
     const s = this.#usableStandalone();
     if (s === undefined) return 'nostream';
     const wait = s.send(json, key);
-    ex?.relatedVia(s.seq);
+    ex?.relatedVia(s.seq, json.length, this.now());
     return wait;
   }
 
@@ -281,7 +285,7 @@ export class Session implements StreamContext, ExchangeHost, BridgeTarget {
       return this.pacer.wait();
     }
     const wait = s.sendPartial(p);
-    ex?.relatedVia(s.seq);
+    ex?.relatedVia(s.seq, p.bytes, this.now());
     return wait;
   }
 
@@ -302,16 +306,26 @@ export class Session implements StreamContext, ExchangeHost, BridgeTarget {
     return undefined;
   }
 
-  standaloneDelivered(seq: number): Promise<void> | undefined {
+  /**
+   * Holds a json answer until its related frames on the standalone stream have left (see
+   * EventStream.whenDelivered), then for a settle time that grows with their bytes. Two connections
+   * have no common order: a client reads a socket ~64 KiB per event-loop turn, so a response that
+   * leaves right after a large burst on the GET connection is still read first, and a client also
+   * needs time to process each message. The settle gives it 1 ms per KiB of the burst sent in the
+   * last second (the SDK client handles ~2,000 progress events of 130 B in 20–60 ms), bounded at
+   * SETTLE_MAX_MS. Best effort across two connections; the POST stream (auto/sse) has exact order.
+   */
+  standaloneDelivered(seq: number, bytes: number): Promise<void> | undefined {
     const s = this.#standalone;
-    const wait = s?.whenDelivered(seq);
-    if (wait === undefined) return undefined;
+    if (s === undefined) return undefined;
+    const delivered = s.whenDelivered(seq) ?? Promise.resolve();
+    const settle = Math.min(SETTLE_MAX_MS, 1 + Math.ceil(bytes / SETTLE_BYTES_PER_MS));
     return new Promise((resolve) => {
       const t = setTimeout(resolve, relatedWaitMs(this.retryMs));
       t.unref?.();
-      void wait.then(() => {
+      void delivered.then(() => {
         clearTimeout(t);
-        resolve();
+        setTimeout(resolve, settle).unref?.();
       });
     });
   }
