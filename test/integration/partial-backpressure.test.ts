@@ -70,7 +70,13 @@ test('paused reader, 4 MB of text: the tool waits, memory stays bounded, nothing
   });
   const closed = new Promise<void>((resolve) => sock.on('close', () => resolve()));
   produced = 0;
-  sock.write(rawPost(srv.port, s.headers({ accept: 'text/event-stream' }), JSON.stringify(toolCall('spew', { chunks }, 'sp', 'tok'))));
+  sock.write(
+    rawPost(
+      srv.port,
+      s.headers({ accept: 'text/event-stream' }),
+      JSON.stringify(toolCall('spew', { chunks }, 'sp', 'tok')),
+    ),
+  );
   await withDeadline(head, 5_000, 'response head');
   sock.pause();
   let maxQueued = 0;
@@ -89,7 +95,10 @@ test('paused reader, 4 MB of text: the tool waits, memory stays bounded, nothing
   const readPaused = received.reduce((n, b) => n + b.length, 0);
   // The tool ran ahead of the reader by at most the queue's high-water mark, one frame, and what
   // the sockets buffer (kernel send + receive buffers on loopback: a few MB at most).
-  assert.ok(producedPaused < TOTAL, `the tool was held back: ${producedPaused} of ${TOTAL} bytes while paused`);
+  assert.ok(
+    producedPaused < TOTAL,
+    `the tool was held back: ${producedPaused} of ${TOTAL} bytes while paused`,
+  );
   assert.equal(producedPaused, producedAt2s, 'no progress at all between 2 s and 10 s of the pause');
   assert.ok(maxQueued <= HWM + 2 * CHUNK + 1024, `queue bounded: ${maxQueued} bytes`);
   sock.resume();
@@ -102,9 +111,16 @@ test('paused reader, 4 MB of text: the tool waits, memory stays bounded, nothing
   const p = createParser({
     onEvent: (e) => {
       if (e.data === '') return;
-      const m = JSON.parse(e.data) as { id?: string; method?: string; params?: Record<string, unknown>; result?: { content: { text: string }[] } };
+      const m = JSON.parse(e.data) as {
+        id?: string;
+        method?: string;
+        params?: Record<string, unknown>;
+        result?: { content: { text: string }[] };
+      };
       if (m.id === 'sp') final = m.result?.content[0]?.text ?? '';
-      const marker = (m.params?.['_meta'] as Record<string, { seq: number; n: number }> | undefined)?.[PARTIAL_META_KEY];
+      const marker = (m.params?.['_meta'] as Record<string, { seq: number; n: number }> | undefined)?.[
+        PARTIAL_META_KEY
+      ];
       if (marker === undefined) return;
       assert.equal(marker.seq, next, 'contiguous deltas');
       next += marker.n;
@@ -116,5 +132,7 @@ test('paused reader, 4 MB of text: the tool waits, memory stays bounded, nothing
   assert.equal(final.length, TOTAL);
   assert.equal(streamed, final, 'byte for byte');
   assert.ok(srv.handler.stats().partialMerged > 0, 'deltas merged while the socket was blocked');
-  console.log(`# paused: produced ${producedPaused} B of ${TOTAL} (read ${readPaused} B), max queue ${maxQueued} B, merged ${srv.handler.stats().partialMerged}`);
+  console.log(
+    `# paused: produced ${producedPaused} B of ${TOTAL} (read ${readPaused} B), max queue ${maxQueued} B, merged ${srv.handler.stats().partialMerged}`,
+  );
 });

@@ -35,15 +35,33 @@ test('any interleaving of pushes and drains preserves each request’s concatena
         pushed[k] += delta;
         const id = `t.1.${(++eventId).toString(36)}`;
         q.pushPartial(
-          new PartialFrame(templates[k] as PartialTemplate, owners[k] as object, id, next[k] as number, 1, escapeJsonText(delta)),
+          new PartialFrame(
+            templates[k] as PartialTemplate,
+            owners[k] as object,
+            id,
+            next[k] as number,
+            1,
+            escapeJsonText(delta),
+          ),
         );
         next[k] = (next[k] as number) + 1;
       } else if (r < 0.75) {
         const id = `t.1.${(++eventId).toString(36)}`;
-        q.push(encodeJsonFrame(id, `{"jsonrpc":"2.0","method":"notifications/progress","params":{"progressToken":"c","progress":${i}}}`), 'sc');
+        q.push(
+          encodeJsonFrame(
+            id,
+            `{"jsonrpc":"2.0","method":"notifications/progress","params":{"progressToken":"c","progress":${i}}}`,
+          ),
+          'sc',
+        );
       } else if (r < 0.85) {
         const id = `t.1.${(++eventId).toString(36)}`;
-        q.push(encodeJsonFrame(id, '{"jsonrpc":"2.0","method":"notifications/message","params":{"level":"info","data":"x"}}'));
+        q.push(
+          encodeJsonFrame(
+            id,
+            '{"jsonrpc":"2.0","method":"notifications/message","params":{"level":"info","data":"x"}}',
+          ),
+        );
       } else {
         wire += q.drain();
       }
@@ -58,7 +76,9 @@ test('any interleaving of pushes and drains preserves each request’s concatena
         assert.ok(idNum > lastId, `run ${run} (seed ${seed}): ids increase on the wire`);
         lastId = idNum;
         const m = JSON.parse(e.data) as { method: string; params: Record<string, unknown> };
-        const marker = (m.params['_meta'] as Record<string, { seq: number; n: number }> | undefined)?.[PARTIAL_META_KEY];
+        const marker = (m.params['_meta'] as Record<string, { seq: number; n: number }> | undefined)?.[
+          PARTIAL_META_KEY
+        ];
         if (marker === undefined) return;
         const k = m.method === 'notifications/progress' ? 0 : 1;
         assert.equal(marker.seq, expect[k], `run ${run} (seed ${seed}): contiguous sequence`);
@@ -80,7 +100,8 @@ test('deltas queued back to back merge into one frame with the newest id and the
   const q = new OutboundQueue();
   const t = new PartialTemplate('progress', 'tok');
   const owner = {};
-  for (let i = 0; i < 5; i++) q.pushPartial(new PartialFrame(t, owner, `x.1.${i + 1}`, i, 1, escapeJsonText(`w${i} `)));
+  for (let i = 0; i < 5; i++)
+    q.pushPartial(new PartialFrame(t, owner, `x.1.${i + 1}`, i, 1, escapeJsonText(`w${i} `)));
   assert.equal(q.count, 1);
   assert.equal(q.merged, 4);
   const frame = q.drain();
