@@ -167,7 +167,7 @@ export class EventStream {
    * Sends one serialized JSON-RPC message. Returns a promise when the producer should wait for
    * room (backpressure); undefined when it may go on at once.
    */
-  send(json: string, key?: string): Promise<void> | undefined {
+  send(json: string, key?: string, urgent?: boolean): Promise<void> | undefined {
     const frame = this.#frame(json);
     // While a resume reads the store no writer is attached: hold frames so none falls between the
     // store's snapshot and the live stream (they are deduplicated by seq afterwards).
@@ -178,7 +178,7 @@ export class EventStream {
     const w = this.#writer;
     // No connection: the event waits in the replay store; pace the producer (see pacer.ts).
     if (w === undefined) return this.#ctx.pacer.wait();
-    this.#put(w, this.#seq, frame, key);
+    this.#record(this.#seq, w.write(frame, key, urgent ?? key !== undefined));
     // An overflow just closed the connection: the frame is in the store; nothing to wait for.
     if (w.closed) return this.#ctx.pacer.wait();
     if (!w.blocked) return undefined;

@@ -127,7 +127,8 @@ export class Exchange {
       if (this.#sink.closed) return 'nostream';
       this.#upgrade();
     }
-    return this.#stream?.send(json, key);
+    // Related messages are urgent: the first one flushes the stream's opening bytes with it.
+    return this.#stream?.send(json, key, true);
   }
 
   /** Partial output of one of this exchange's requests (see related()). */

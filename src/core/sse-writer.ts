@@ -104,8 +104,12 @@ export class SseWriter {
     }
   }
 
-  /** Writes one frame; `key` makes it coalescible with queued frames of the same key. */
-  write(frame: string, key?: string): WriteOutcome {
+  /**
+   * Writes one frame; `key` makes it coalescible with queued frames of the same key. An `urgent`
+   * frame (a notification: progress, partial output) right after open() flushes the opening bytes
+   * with it at once instead of waiting for the tick's batch.
+   */
+  write(frame: string, key?: string, urgent = key !== undefined): WriteOutcome {
     if (this.#closed) return 'closed';
     if (!this.#writable) {
       const q = this.#queue();
@@ -117,7 +121,7 @@ export class SseWriter {
       this.#counters.coalesced += q.coalesced - before;
       return 'queued';
     }
-    this.#append(frame, key !== undefined);
+    this.#append(frame, urgent);
     return 'written';
   }
 
