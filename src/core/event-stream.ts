@@ -146,6 +146,9 @@ export class EventStream {
     if (this.#delivered >= seq) return this.#writer?.whenFlushed();
     return new Promise((resolve) => {
       this.#deliveryWaiters ??= [];
+      // Callers bound their wait by a timer; a client that never comes back must not make this list
+      // grow with every answer: past 64 waiters the oldest is let go (its caller has timed out).
+      if (this.#deliveryWaiters.length >= 64) this.#deliveryWaiters.shift()?.resolve();
       this.#deliveryWaiters.push({ seq, resolve });
     });
   }

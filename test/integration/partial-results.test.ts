@@ -6,12 +6,17 @@ import { after, before, describe, test } from 'node:test';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
 import type { Transport } from '@modelcontextprotocol/sdk/shared/transport.js';
-import { callToolStream, StreamableHttpClientTransport } from '../../src/client/index.js';
+import {
+  callToolStream,
+  PartialSequenceError,
+  StreamableHttpClientTransport,
+} from '../../src/client/index.js';
 import { createDemoServer } from '../../src/demo/demo-server.js';
 import { generateText } from '../../src/demo/generate.js';
 import { PARTIAL_META_KEY, PARTIAL_RESULT_METHOD } from '../../src/partial/format.js';
 import { type Served, type ServeOptions, serve } from '../../src/server/index.js';
 import { withDeadline } from '../helpers/deadline.js';
+import { type SdkServer, startSdkServer } from '../helpers/sdk-reference-server.js';
 
 export async function startDemo(options: Omit<ServeOptions, 'createServer'> = {}): Promise<Served> {
   return serve({ createServer: () => createDemoServer(), host: '127.0.0.1', port: 0, ...options });
@@ -115,6 +120,71 @@ for (const mode of ['auto', 'sse', 'json'] as const) {
     });
   });
 }
+
+describe('partial results, stateless mode', () => {
+  let srv: Served;
+  before(async () => {
+    srv = await startDemo({ stateless: true, streamAfterMs: 0, keepaliveMs: 0 });
+  });
+  after(() => srv.close());
+
+  test('fast path without a session: concatenated deltas equal the final text', async () => {
+    const client = await connect(srv.url, 'sluice');
+    try {
+      const r = await withDeadline(
+        streamGenerate(client, { words: 200, delayMs: 0, seed: 13 }),
+        30_000,
+        'generate',
+      );
+      assert.equal(r.final, generateText(200, 13));
+      assert.equal(r.streamed, r.final);
+    } finally {
+      await client.close();
+    }
+  });
+});
+
+describe('partial results on the official SDK server transport', () => {
+  let sdk: SdkServer;
+  before(async () => {
+    sdk = await startSdkServer();
+  });
+  after(() => sdk.close());
+
+  test('partialResults() falls back to extra.sendNotification; callToolStream reads it', async () => {
+    const client = await connect(sdk.url, 'sluice');
+    try {
+      const r = await withDeadline(streamGenerate(client, { words: 150, seed: 17 }), 30_000, 'generate');
+      assert.equal(r.final, generateText(150, 17));
+      assert.equal(r.streamed, r.final);
+      assert.equal(r.deltas, 150);
+    } finally {
+      await client.close();
+    }
+  });
+
+  test('a missing delta surfaces as PartialSequenceError (code SLUICE_CLIENT_PARTIAL_SEQUENCE)', async () => {
+    const client = await connect(sdk.url, 'sdk');
+    try {
+      const texts: string[] = [];
+      const run = async (): Promise<void> => {
+        for await (const part of callToolStream(client, { name: 'gappy' })) {
+          if (part.type === 'partial') texts.push(part.text);
+        }
+      };
+      await assert.rejects(withDeadline(run(), 10_000, 'gappy'), (e: unknown) => {
+        assert.ok(e instanceof PartialSequenceError);
+        assert.equal(e.code, 'SLUICE_CLIENT_PARTIAL_SEQUENCE');
+        assert.equal(e.expected, 2);
+        assert.equal(e.received, 3);
+        return true;
+      });
+      assert.deepEqual(texts, ['d0 ', 'd1 '], 'the deltas before the gap were yielded');
+    } finally {
+      await client.close();
+    }
+  });
+});
 
 describe('partial results: the draft SEP form behind negotiation', () => {
   let srv: Served;
