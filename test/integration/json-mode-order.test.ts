@@ -97,6 +97,7 @@ for (const kind of ['sdk', 'sluice'] as const) {
       try {
         const seen: number[] = [];
         const before = proxy.cuts;
+        const statsBefore = srv.handler.stats();
         let running = true;
         const cutter = (async () => {
           while (running && proxy.cuts - before < 5) {
@@ -118,10 +119,15 @@ for (const kind of ['sdk', 'sluice'] as const) {
         running = false;
         void cutter;
         assert.ok(proxy.cuts - before >= 1, 'the GET stream was cut at least once');
-        assert.deepEqual(
-          seen,
-          Array.from({ length: 2_000 }, (_, i) => i + 1),
-          `${seen.length} of 2,000 (SLUICE_TRIAL_SEED=${seed})`,
+        const stats = srv.handler.stats();
+        assert.equal(stats.undeliverable - statsBefore.undeliverable, 0, 'nothing counted undeliverable');
+        // Counter progress may still be coalesced (newest wins) if the reader lags; nothing else may go.
+        const coalesced = stats.coalesced - statsBefore.coalesced;
+        assert.equal(seen.length + coalesced, 2_000, `${seen.length} of 2,000 (SLUICE_TRIAL_SEED=${seed})`);
+        assert.equal(seen.at(-1), 2_000);
+        assert.ok(
+          seen.every((p, i) => i === 0 || p > (seen[i - 1] ?? 0)),
+          'in order, none twice',
         );
       } finally {
         await client.close();

@@ -2,7 +2,9 @@
 // offsets (mid-frame included) while `generate` streams; the client resumes with Last-Event-ID and
 // the concatenated deltas must still equal the final text byte for byte: nothing twice, nothing
 // missing. 50 cuts with the Sluice client (callToolStream), 50 with the official SDK client's
-// plain onprogress. Replay with SLUICE_TRIAL_SEED=<seed>.
+// plain onprogress. Replay with SLUICE_TRIAL_SEED=<seed>. (Loopback socket buffers hold a whole
+// call here, so frames rarely merge; cuts of merged frames are covered by
+// test/unit/partial-replay.test.ts, which blocks the socket at will.)
 import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
@@ -115,7 +117,11 @@ for (const kind of ['sluice', 'sdk'] as const) {
         await client.close().catch(() => {});
       }
       assert.ok(proxy.cuts >= CUTS, `${proxy.cuts} cuts`);
-      assert.ok(srv.handler.stats().replays.served > 0, 'resumes happened');
+      const stats = srv.handler.stats();
+      assert.ok(stats.replays.served > 0, 'resumes happened');
+      console.log(
+        `# ${kind}: ${call} calls, ${proxy.cuts} cuts, ${stats.replays.served} resumes served, ${stats.partialMerged} deltas merged`,
+      );
     });
   });
 }
