@@ -281,8 +281,11 @@ export class Session implements StreamContext, ExchangeHost, BridgeTarget {
     if (r !== 'nostream') return r;
     const s = this.#usableStandalone();
     if (s === undefined) {
+      // Nowhere to go (json mode without a GET stream): the result will carry the text. Yield a turn
+      // of the event loop so a tight loop of sends cannot starve I/O, but do not pace the tool: its
+      // output is not waiting for anyone.
       this.counters.undeliverable++;
-      return this.pacer.wait();
+      return new Promise((resolve) => setImmediate(resolve));
     }
     const wait = s.sendPartial(p);
     ex?.relatedVia(s.seq, p.bytes, this.now());

@@ -121,6 +121,37 @@ for (const mode of ['auto', 'sse', 'json'] as const) {
   });
 }
 
+describe('partial results, json mode without a GET stream', () => {
+  let srv: Served;
+  before(async () => {
+    srv = await startDemo({ mode: 'json', keepaliveMs: 0, pacingMs: 1_000 });
+  });
+  after(() => srv.close());
+
+  test('deltas have nowhere to go: counted undeliverable, the tool is not paced, the result carries the text', async () => {
+    const client = new Client({ name: 'no-get', version: '1' });
+    await withDeadline(
+      client.connect(new StreamableHttpClientTransport(new URL(srv.url), { openStandaloneStream: false })),
+      5_000,
+      'connect',
+    );
+    try {
+      const before = srv.handler.stats().undeliverable;
+      // Paced at pacingMs (1 s) per delta, 50 deltas would take 50 s: the deadline catches that.
+      const r = await withDeadline(
+        streamGenerate(client, { words: 50, delayMs: 0, seed: 8 }),
+        10_000,
+        'generate',
+      );
+      assert.equal(r.final, generateText(50, 8));
+      assert.equal(r.streamed, '');
+      assert.equal(srv.handler.stats().undeliverable - before, 50);
+    } finally {
+      await client.close();
+    }
+  });
+});
+
 describe('partial results, stateless mode', () => {
   let srv: Served;
   before(async () => {
