@@ -8,7 +8,7 @@
  *   }
  *
  * Works over any SDK `Client` and transport, against any server that sends partial output in the
- * form of partial/format.ts: progress notifications marked with `{ seq, n }`, or the draft SEP's
+ * form of jsonrpc/partial.ts: progress notifications marked with `{ seq, n }`, or the draft SEP's
  * `notifications/tools/partial_result` when the client declared `partialResults` in its
  * capabilities. Each partial is checked against the sequence: a gap (a delta missing) or a
  * reordering ends the iteration with a {@link PartialSequenceError}, and the call is cancelled.
@@ -23,7 +23,7 @@ import {
   PARTIAL_TOKEN_META,
   type PartialMarker,
   partialMarkerOf,
-} from '../partial/format.js';
+} from '../jsonrpc/partial.js';
 import { SluiceClientError } from './errors.js';
 
 /** A gap or reordering in a call's partial output: what was expected and what came. */
@@ -132,7 +132,11 @@ export async function* callToolStream(
   const sep = (client as unknown as { _capabilities?: Record<string, unknown> })._capabilities?.[
     PARTIAL_CAPABILITY
   ];
-  const sepToken = sep !== undefined && sep !== null ? `sluice-prt-${process.pid}-${++tokens}` : undefined;
+  // Unique per client and call; no platform API (this module also ships to browsers).
+  const sepToken =
+    sep !== undefined && sep !== null
+      ? `sluice-prt-${++tokens}-${Math.random().toString(36).slice(2, 10)}`
+      : undefined;
   if (sepToken !== undefined) {
     sepRoute(client).set(sepToken, (p) => {
       // A server that does not mark frames still numbers them (the SEP's own seq, one chunk each).

@@ -6,7 +6,7 @@
  * (2025-11-25 basic/transports §"Resumability and Redelivery").
  */
 import type { EventStore } from '../events/event-store.js';
-import type { PartialFrame } from '../partial/frame.js';
+import type { PartialFrame } from '../flow/partial-frame.js';
 import { encodeJsonFrame, encodeRetry, OPEN_COMMENT, RESUMED_COMMENT } from '../sse/encode.js';
 import { encodeSeq, eventIdPrefix } from '../sse/event-id.js';
 import type { Counters } from './counters.js';
@@ -106,7 +106,7 @@ export class EventStream {
   }
 
   /**
-   * One delta of partial output (partial/frame.ts). Each delta gets its own id and is stored on its
+   * One delta of partial output (flow/partial-frame.ts). Each delta gets its own id and is stored on its
    * own; on a blocked socket it merges with the queued tail instead of replacing anything. Its
    * producer waits for room above the high-water mark, like a response: text is never dropped, so
    * the tool must slow down to the reader's pace instead.

@@ -11,8 +11,9 @@
  * A client disconnect is not a cancellation (2025-11-25 basic/transports): the work goes on, its
  * events go to the replay store, and only if nobody resumes for `orphanTimeoutMs` is it cancelled.
  */
+
+import type { PartialFrame } from '../flow/partial-frame.js';
 import type { RequestId } from '../jsonrpc/message.js';
-import type { PartialFrame } from '../partial/frame.js';
 import type { EventStream } from './event-stream.js';
 import { SSE_HEADERS } from './event-stream.js';
 import { type Refusal, sendRefusal } from './refusal.js';

@@ -13,7 +13,7 @@ import {
   type JsonRpcResponse,
   type RequestId,
 } from '../jsonrpc/message.js';
-import { PARTIAL_CAPABILITY } from '../partial/format.js';
+import { PARTIAL_CAPABILITY } from '../jsonrpc/partial.js';
 import type { Endpoint } from './endpoint.js';
 import { Exchange, type Policy } from './exchange.js';
 import { newEventTag, newSessionId } from './ids.js';

@@ -6,6 +6,7 @@
  */
 import type { MessageExtraInfo } from '@modelcontextprotocol/sdk/types.js';
 import type { EventStore } from '../events/event-store.js';
+import type { PartialFrame } from '../flow/partial-frame.js';
 import { JsonRpcCode } from '../jsonrpc/codes.js';
 import {
   errorResponse,
@@ -16,8 +17,7 @@ import {
   progressTokenOf,
   type RequestId,
 } from '../jsonrpc/message.js';
-import { PARTIAL_META_KEY } from '../partial/format.js';
-import type { PartialFrame } from '../partial/frame.js';
+import { PARTIAL_META_KEY } from '../jsonrpc/partial.js';
 import { type BridgeTarget, BridgeTransport } from './bridge-transport.js';
 import type { Counters, SessionEndReason } from './counters.js';
 import { createDispatcher, type Dispatcher } from './dispatcher.js';
@@ -217,7 +217,7 @@ export class Session implements StreamContext, ExchangeHost, BridgeTarget {
       const json = JSON.stringify(message);
       // Progress is the only compressible traffic; its coalescing key is the token (string and
       // number tokens kept apart: 1 and "1" are different tokens). Progress that carries partial
-      // output (marked, see partial/format.ts) is data, not status: it is never replaced.
+      // output (marked, see jsonrpc/partial.ts) is data, not status: it is never replaced.
       const token = isRequest ? undefined : progressTokenOf(message);
       const key =
         token === undefined ||

@@ -16,7 +16,7 @@
  *   ('overflow'): the caller keeps it in the replay buffer and the client resumes from there.
  */
 import { OutboundQueue } from '../flow/outbound-queue.js';
-import type { PartialFrame } from '../partial/frame.js';
+import type { PartialFrame } from '../flow/partial-frame.js';
 import { KEEPALIVE_COMMENT } from '../sse/encode.js';
 import type { Counters } from './counters.js';
 import type { ResponseSink } from './sink.js';

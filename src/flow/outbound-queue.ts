@@ -11,9 +11,9 @@
  * Partial output (PartialFrame) is never dropped either: a delta that directly continues the frame
  * at the queue's tail merges into it (text appended, newest event id kept); anything else starts a
  * new entry. Merging only at the tail keeps every frame's ids above those of the frames before it,
- * which is what makes a resume from any delivered id exact (see partial/frame.ts).
+ * which is what makes a resume from any delivered id exact (see flow/partial-frame.ts).
  */
-import type { PartialFrame } from '../partial/frame.js';
+import type { PartialFrame } from './partial-frame.js';
 
 interface Entry {
   frame: string;

@@ -6,7 +6,7 @@
  *   await out.content(imageBlock);    // a whole content block
  *   return { content: [{ type: 'text', text: fullText }] };   // the result stays authoritative
  *
- * Form per call (partial/format.ts): the draft SEP's `notifications/tools/partial_result` when the
+ * Form per call (jsonrpc/partial.ts): the draft SEP's `notifications/tools/partial_result` when the
  * client declared `partialResults` (in initialize, or in the request's own capabilities `_meta`) and
  * the call carries a `partialResultToken`; otherwise `notifications/progress` on the call's progress
  * token, with the delta as `message`. A call with neither token gets no partial output at all:
@@ -19,6 +19,7 @@
  * handler follows the reader's pace: it resolves when the stream has room again.
  */
 import { requestHandleOf } from '../core/request-handle.js';
+import { PartialFrame } from '../flow/partial-frame.js';
 import {
   escapeJsonText,
   PARTIAL_CAPABILITY,
@@ -28,8 +29,7 @@ import {
   type PartialForm,
   PartialTemplate,
   REQUEST_CAPABILITIES_META,
-} from '../partial/format.js';
-import { PartialFrame } from '../partial/frame.js';
+} from '../jsonrpc/partial.js';
 
 /** What partialResults() reads from an SDK handler's `extra` (v1 RequestHandlerExtra has all of it). */
 export interface PartialResultsExtra {

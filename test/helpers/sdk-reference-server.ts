@@ -14,7 +14,7 @@ import {
 import type { JSONRPCMessage } from '@modelcontextprotocol/sdk/types.js';
 import { z } from 'zod';
 import { generateDeltas } from '../../src/demo/generate.js';
-import { PARTIAL_META_KEY } from '../../src/partial/format.js';
+import { PARTIAL_META_KEY } from '../../src/jsonrpc/partial.js';
 import { partialResults } from '../../src/server/index.js';
 
 /** Every event ever stored, per stream, in order; metadata is kept, never recovered by splitting ids. */

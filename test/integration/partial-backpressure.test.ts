@@ -8,7 +8,7 @@ import { after, before, test } from 'node:test';
 import { McpServer } from '@modelcontextprotocol/sdk/server/mcp.js';
 import { createParser } from 'eventsource-parser';
 import { z } from 'zod';
-import { PARTIAL_META_KEY } from '../../src/partial/format.js';
+import { PARTIAL_META_KEY } from '../../src/jsonrpc/partial.js';
 import { partialResults, type Served, serve } from '../../src/server/index.js';
 import { withDeadline } from '../helpers/deadline.js';
 import { dechunk, RawSession, rawPost, sleep, toolCall } from '../helpers/http.js';

@@ -13,7 +13,7 @@ import {
 } from '../../src/client/index.js';
 import { createDemoServer } from '../../src/demo/demo-server.js';
 import { generateText } from '../../src/demo/generate.js';
-import { PARTIAL_META_KEY, PARTIAL_RESULT_METHOD } from '../../src/partial/format.js';
+import { PARTIAL_META_KEY, PARTIAL_RESULT_METHOD } from '../../src/jsonrpc/partial.js';
 import { type Served, type ServeOptions, serve } from '../../src/server/index.js';
 import { withDeadline } from '../helpers/deadline.js';
 import { type SdkServer, startSdkServer } from '../helpers/sdk-reference-server.js';

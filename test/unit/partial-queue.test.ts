@@ -7,8 +7,8 @@ import { test } from 'node:test';
 import { createParser } from 'eventsource-parser';
 import { prng } from '../../src/demo/generate.js';
 import { OutboundQueue } from '../../src/flow/outbound-queue.js';
-import { escapeJsonText, PARTIAL_META_KEY, PartialTemplate } from '../../src/partial/format.js';
-import { PartialFrame } from '../../src/partial/frame.js';
+import { PartialFrame } from '../../src/flow/partial-frame.js';
+import { escapeJsonText, PARTIAL_META_KEY, PartialTemplate } from '../../src/jsonrpc/partial.js';
 import { encodeJsonFrame } from '../../src/sse/encode.js';
 
 const ALPHABET = ['a', 'b', ' ', '\n', '"', '\\', 'é', '日', '🚰', '\u2028', '\0'];

@@ -14,8 +14,8 @@ import type { ResponseSink } from '../../src/core/sink.js';
 import type { SseWriter } from '../../src/core/sse-writer.js';
 import { prng } from '../../src/demo/generate.js';
 import { MemoryEventStore } from '../../src/events/memory-event-store.js';
-import { escapeJsonText, PARTIAL_META_KEY, PartialTemplate } from '../../src/partial/format.js';
-import { PartialFrame } from '../../src/partial/frame.js';
+import { PartialFrame } from '../../src/flow/partial-frame.js';
+import { escapeJsonText, PARTIAL_META_KEY, PartialTemplate } from '../../src/jsonrpc/partial.js';
 import { parseEventId } from '../../src/sse/event-id.js';
 
 class BlockingSink implements ResponseSink {

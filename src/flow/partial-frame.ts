@@ -8,8 +8,9 @@
  * queue's tail, so every id a client can have seen is preceded on the wire by exactly the text of
  * the ids below it: a resume from any delivered id replays exactly the text that followed.
  */
+
+import type { PartialTemplate } from '../jsonrpc/partial.js';
 import { encodeJsonFrame } from '../sse/encode.js';
-import type { PartialTemplate } from './format.js';
 
 export class PartialFrame {
   readonly template: PartialTemplate;
