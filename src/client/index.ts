@@ -1,4 +1,5 @@
 // sluice/client: the MCP Streamable HTTP client transport. Named exports only.
+
 export {
   type CallToolStreamParams,
   callToolStream,

@@ -197,10 +197,6 @@ async function initialize(ep: Endpoint, input: PostInput, init: JsonRpcRequest):
   }
   const id = stateless ? undefined : newSessionId();
   const session = new Session(ep.deps, id, stateless ? undefined : newEventTag(), input.auth?.principal);
-  // The draft "Partial Tool Results" SEP's client capability (a bare ClientCapabilities field).
-  const caps = (init.params?.['capabilities'] ?? undefined) as Record<string, unknown> | undefined;
-  session.partialResultsCapable =
-    typeof caps?.[PARTIAL_CAPABILITY] === 'object' && caps[PARTIAL_CAPABILITY] !== null;
   // The slot is held from here until the initialize is answered (registered or not), so a burst of
   // concurrent initializations cannot overshoot maxSessions.
   ep.pendingInits++;
@@ -228,6 +224,10 @@ async function initialize(ep: Endpoint, input: PostInput, init: JsonRpcRequest):
     ep.options.now(),
   );
   ex.deferStream = true;
+  // The draft "Partial Tool Results" SEP's client capability (a bare ClientCapabilities field).
+  const caps = init.params?.['capabilities'] as Record<string, unknown> | undefined;
+  session.partialResultsCapable =
+    typeof caps?.[PARTIAL_CAPABILITY] === 'object' && caps[PARTIAL_CAPABILITY] !== null;
   let registered = false;
   ex.beforeAnswer = (responses) => {
     // A close that began while the server was initializing: no session may start now.

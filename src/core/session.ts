@@ -81,8 +81,6 @@ export class Session implements StreamContext, ExchangeHost, BridgeTarget {
   /** The protocol revision the initialize exchange settled on. */
   version = DEFAULT_NEGOTIATED_VERSION;
   initialized = false;
-  /** The client declared the draft SEP's `partialResults` capability in initialize. */
-  partialResultsCapable = false;
   ended = false;
   lastActive: number;
   /** Epoch ms when the credential that opened this session's streams expires (auth hook). */
@@ -92,6 +90,8 @@ export class Session implements StreamContext, ExchangeHost, BridgeTarget {
   readonly postStreams = new Map<number, EventStream>();
   /** Ids of server-to-client requests awaiting the client's reply. */
   readonly awaiting = new Set<RequestId>();
+  /** The client declared the draft SEP's `partialResults` capability in initialize. */
+  partialResultsCapable = false;
   #server: McpServerLike | undefined;
   #dispatch: Dispatcher | undefined;
   #standalone: EventStream | undefined;
