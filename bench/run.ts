@@ -2,7 +2,7 @@
 // (a)–(e) interleaved and repeated, and writes bench/results/latest.{json,md}. See
 // docs/benchmarks.md for the method. Flags:
 //   --quick              short windows, one repetition (< 3 min)
-//   --only a,b,c,d,e     sections to run (default all)
+//   --only a,b,c,d,e,f   sections to run (default all); (f) is partial output (bench/partial.ts)
 //   --servers raw,sluice,sdk   servers (and, for (e), clients) to include (default all)
 //   --reps N             repetitions for (a), (b), (e)
 //   --metrics            add `sluice+metrics` and `sluice-metrics` servers (serve({ metrics: true|false })) to (a)
@@ -15,6 +15,7 @@ import { fileURLToPath } from 'node:url';
 import { parseArgs } from 'node:util';
 import { FULL, type Plan, QUICK } from './config.js';
 import { collectMeta, finishMeta } from './machine.js';
+import { type PartialRun, renderPartial, runPartial } from './partial.js';
 import { summarizeProfileDir } from './profile.js';
 import { renderMarkdown } from './report.js';
 import { type BenchResults, summarizeClient, summarizeEcho, summarizeFlood } from './results.js';
@@ -90,6 +91,9 @@ async function main(): Promise<void> {
   if (cli.only.has('c')) await runner.idle();
   if (cli.only.has('d')) await runner.slow();
   if (cli.only.has('e')) await runner.clients();
+  let partial: PartialRun[] = [];
+  if (cli.only.has('f'))
+    partial = await runPartial(cli.plan.name === 'quick' ? 20_000 : 50_000, cli.plan.reps, log);
 
   finishMeta(results.meta);
   results.elapsedMs = performance.now() - started;
@@ -99,7 +103,8 @@ async function main(): Promise<void> {
     client: summarizeClient(results.client),
   };
   if (cli.profile !== undefined) results.profiles = summarizeProfileDir(profileDir, 15);
-  const markdown = renderMarkdown(results);
+  const markdown = renderMarkdown(results) + renderPartial(partial);
+  if (partial.length > 0) (results as BenchResults & { partial?: PartialRun[] }).partial = partial;
   mkdirSync(cli.outDir, { recursive: true });
   writeFileSync(join(cli.outDir, 'latest.json'), `${JSON.stringify(results, null, 2)}\n`);
   writeFileSync(join(cli.outDir, 'latest.md'), markdown);

@@ -1,12 +1,14 @@
 // `sluice call URL TOOL [--arg k=v …] [--args JSON] [--header 'K: V' …] [--token T] [--timeout MS] [--json]`
 //
 // Initializes, calls one tool with a progress token and renders its progress: a live bar with rate and ETA when
-// stderr is a TTY, plain lines otherwise; with --json, NDJSON on stdout (one line per progress event, then one
-// for the result). Ctrl-C sends notifications/cancelled and exits 130.
+// stderr is a TTY, plain lines (at most one per second) otherwise; partial output (docs/partial-results.md) goes to
+// stdout as it arrives. With --json, NDJSON on stdout (one line per progress event or delta, then one for the
+// result). Ctrl-C sends notifications/cancelled and exits 130.
 //
 // Exit codes: 0 ok · 1 the tool returned isError · 2 usage · 3 transport or protocol failure · 130 interrupted.
 import { parseArgs } from 'node:util';
-import type { Progress } from '@modelcontextprotocol/sdk/types.js';
+import type { CallToolResult, Progress } from '@modelcontextprotocol/sdk/types.js';
+import { callToolStream } from '../client/call-tool-stream.js';
 import { connectClient, parseHeaders, UsageError } from './connect.js';
 import { coerceArgs, listAllTools } from './tool-args.js';
 
@@ -20,7 +22,13 @@ export const USAGE_CALL = `usage: sluice call URL TOOL [options]
   --header 'K: V'  an extra request header (repeatable)
   --token T        sent as Authorization: Bearer T
   --timeout MS     request timeout, reset by every progress event (default 60000)
-  --json           NDJSON on stdout: {"type":"progress",…} per event, then {"type":"result",…}
+  --json           NDJSON on stdout: {"type":"progress",…} per progress event and {"type":"partial","text":…}
+                   per delta of partial output, in order, then {"type":"result",…}
+
+output: a tool that streams partial output (e.g. the demo's 'generate') has its text written to stdout as it
+arrives, on a terminal or a pipe. The final result is then printed only if it adds something: nothing more
+when its text equals the streamed text, otherwise the whole result after the stream. Progress goes to
+stderr: a live bar on a terminal, else at most one line per second (and the last one at the end).
 
 exit codes: 0 ok, 1 tool error (isError), 2 usage, 3 transport/protocol failure, 130 interrupted`;
 
@@ -79,15 +87,34 @@ function ttyRenderer(out: NodeJS.WriteStream): Renderer {
   };
 }
 
-function lineRenderer(out: NodeJS.WritableStream): Renderer {
+/**
+ * Plain progress lines, at most one per second (the first at once), plus the last one at the end if
+ * it was held back: a pipe or log file must not get one line per event.
+ */
+function lineRenderer(out: NodeJS.WritableStream, now: () => number = Date.now): Renderer {
+  let lastLine = Number.NEGATIVE_INFINITY;
+  let pending: Progress | undefined;
+  const line = (p: Progress): void => {
+    const total = p.total !== undefined ? `/${p.total}` : '';
+    const pct =
+      p.total !== undefined && p.total > 0 ? ` (${((p.progress / p.total) * 100).toFixed(0)}%)` : '';
+    out.write(`progress ${p.progress}${total}${pct}${p.message !== undefined ? ` ${p.message}` : ''}\n`);
+  };
   return {
     progress(p) {
-      const total = p.total !== undefined ? `/${p.total}` : '';
-      const pct =
-        p.total !== undefined && p.total > 0 ? ` (${((p.progress / p.total) * 100).toFixed(0)}%)` : '';
-      out.write(`progress ${p.progress}${total}${pct}${p.message !== undefined ? ` ${p.message}` : ''}\n`);
+      const t = now();
+      if (t - lastLine < 1000) {
+        pending = p;
+        return;
+      }
+      lastLine = t;
+      pending = undefined;
+      line(p);
     },
-    done() {},
+    done() {
+      if (pending !== undefined) line(pending);
+      pending = undefined;
+    },
   };
 }
 
@@ -98,6 +125,17 @@ function jsonRenderer(start: number): Renderer {
     },
     done() {},
   };
+}
+
+/** The result's text content joined, and whether it holds anything else (blocks, structured content). */
+function textOfResult(result: CallToolResult): { text: string; other: boolean } {
+  let text = '';
+  let other = result.structuredContent !== undefined;
+  for (const c of (result.content ?? []) as { type?: unknown; text?: unknown }[]) {
+    if (c.type === 'text' && typeof c.text === 'string') text += c.text;
+    else other = true;
+  }
+  return { text, other };
 }
 
 /** Renders a tool result's content for humans: text as is, anything else as one JSON line. */
@@ -202,22 +240,40 @@ export async function main(argv: string[]): Promise<number> {
     Object.assign(args, coerceArgs(pairs, known));
     if (listed !== undefined && known === undefined)
       hint = ` (the server lists no tool '${tool}'; 'sluice tools ${url}' lists the ${listed.length} it has)`;
-    const result = await connection.client.callTool({ name: tool, arguments: args }, undefined, {
-      onprogress: (p) => renderer.progress(p),
-      resetTimeoutOnProgress: true,
-      timeout,
-      signal: abort.signal,
-    });
+    let result: CallToolResult | undefined;
+    let streamed = '';
+    for await (const part of callToolStream(
+      connection.client,
+      { name: tool, arguments: args },
+      { resetTimeoutOnProgress: true, timeout, signal: abort.signal },
+    )) {
+      if (part.type === 'progress') renderer.progress(part.progress);
+      else if (part.type === 'partial') {
+        streamed += part.text;
+        if (json) process.stdout.write(`${JSON.stringify({ type: 'partial', text: part.text })}\n`);
+        else if (part.text.length > 0) process.stdout.write(part.text);
+        if (!json && part.content !== undefined) process.stdout.write(renderContent(part.content));
+      } else result = part.result;
+    }
     renderer.done();
+    if (result === undefined) throw new Error('the call ended without a result');
     if (json) {
       process.stdout.write(
         `${JSON.stringify({ type: 'result', elapsedMs: Date.now() - start, ...result })}\n`,
       );
     } else if (result.isError !== true) {
       // A failed tool's text goes to stderr only (below), not to both streams.
-      process.stdout.write(renderContent(result.content));
-      if (result.structuredContent !== undefined && (result.content as unknown[] | undefined)?.length === 0) {
-        process.stdout.write(`${JSON.stringify(result.structuredContent)}\n`);
+      const { text, other } = textOfResult(result);
+      if (streamed.length > 0 && !streamed.endsWith('\n')) process.stdout.write('\n');
+      // The streamed text already is the answer: print the result only when it adds something.
+      if (streamed.length === 0 || text !== streamed || other) {
+        process.stdout.write(renderContent(result.content));
+        if (
+          result.structuredContent !== undefined &&
+          (result.content as unknown[] | undefined)?.length === 0
+        ) {
+          process.stdout.write(`${JSON.stringify(result.structuredContent)}\n`);
+        }
       }
     }
     if (result.isError === true) {

@@ -33,7 +33,8 @@ export type SluiceClientErrorCode =
   | 'SLUICE_CLIENT_RESUME_IMPOSSIBLE'
   | 'SLUICE_CLIENT_RESUME_EXHAUSTED'
   | 'SLUICE_CLIENT_NO_RESPONSE'
-  | 'SLUICE_CLIENT_NOT_IDEMPOTENT';
+  | 'SLUICE_CLIENT_NOT_IDEMPOTENT'
+  | 'SLUICE_CLIENT_PARTIAL_SEQUENCE';
 
 /**
  * JSON-RPC error code used for the synthetic error responses the transport delivers when it has

@@ -2,6 +2,12 @@
 
 export { SluiceError, type SluiceErrorCode } from '../errors.js';
 export {
+  type CallToolStreamParams,
+  callToolStream,
+  PartialSequenceError,
+  type ToolStreamPart,
+} from './call-tool-stream.js';
+export {
   AlreadyStartedError,
   EventTooLargeError,
   ForbiddenError,

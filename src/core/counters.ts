@@ -34,6 +34,8 @@ export class Counters {
   writeStallMs = 0;
   writeStalls = 0;
   coalesced = 0;
+  /** Partial-output deltas merged into a queued frame (text kept, frames saved). */
+  partialMerged = 0;
   overflowCloses = 0;
   replaysServed = 0;
   readonly replaysDeclined = { malformed: 0, foreign: 0, unknown: 0, evicted: 0 };

@@ -199,6 +199,7 @@ export class Endpoint {
       writeStall: { totalMs: c.writeStallMs, count: c.writeStalls },
       eventsWritten: c.eventsWritten,
       coalesced: c.coalesced,
+      partialMerged: c.partialMerged,
       overflowCloses: c.overflowCloses,
       replays: { served: c.replaysServed, declined: { ...c.replaysDeclined } },
       replayBuffer: storeStats ?? null,
@@ -300,6 +301,8 @@ export interface EndpointStats {
   writeStall: { totalMs: number; count: number };
   eventsWritten: number;
   coalesced: number;
+  /** Partial-output deltas merged into a queued frame while a socket was blocked (no text lost). */
+  partialMerged: number;
   overflowCloses: number;
   replays: {
     served: number;

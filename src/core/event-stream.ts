@@ -6,13 +6,14 @@
  * (2025-11-25 basic/transports §"Resumability and Redelivery").
  */
 import type { EventStore } from '../events/event-store.js';
+import type { PartialFrame } from '../flow/partial-frame.js';
 import { encodeJsonFrame, encodeRetry, OPEN_COMMENT, RESUMED_COMMENT } from '../sse/encode.js';
 import { encodeSeq, eventIdPrefix } from '../sse/event-id.js';
 import type { Counters } from './counters.js';
 import type { Pacer } from './pacer.js';
 import type { Probe } from './probe.js';
 import type { Headers, ResponseSink } from './sink.js';
-import { SseWriter, type WriterLimits } from './sse-writer.js';
+import { SseWriter, type WriteOutcome, type WriterLimits } from './sse-writer.js';
 import { armGuard, type StreamGuard } from './stream-guard.js';
 
 export const SSE_HEADERS: Headers = {
@@ -70,6 +71,10 @@ export class EventStream {
   /** True once a frame with an id reached a connection: only then may the server close early. */
   #sentId = false;
   #done = false;
+  /** A connection was attached at least once (the client uses this stream). */
+  #everAttached = false;
+  /** Waiters for "every frame up to seq reached a connection and left its queue" (json ordering). */
+  #deliveryWaiters: { seq: number; resolve: () => void }[] | undefined;
   /** Why the current connection is being closed by the server, for the stream-close probe. */
   #closing: 'overflow' | 'server' | undefined;
   /** Called when the attached connection goes away before the stream is done. */
@@ -94,12 +99,80 @@ export class EventStream {
   }
   /** When the connection attached now took over another live one (epoch ms); undefined if it did not. */
   tookOverAt: number | undefined;
+  /** The seq of the newest frame produced. */
+  get seq(): number {
+    return this.#seq;
+  }
+  get everAttached(): boolean {
+    return this.#everAttached;
+  }
+
+  /**
+   * One delta of partial output (flow/partial-frame.ts). Each delta gets its own id and is stored on its
+   * own; on a blocked socket it merges with the queued tail instead of replacing anything. Its
+   * producer waits for room above the high-water mark, like a response: text is never dropped, so
+   * the tool must slow down to the reader's pace instead.
+   */
+  sendPartial(p: PartialFrame): Promise<void> | undefined {
+    const seq = ++this.#seq;
+    let frame: string | undefined;
+    const tag = this.#ctx.tag;
+    if (tag !== undefined) {
+      this.#idPrefix ??= eventIdPrefix(tag, this.num);
+      p.id = this.#idPrefix + encodeSeq(seq);
+      const store = this.#ctx.store;
+      if (store !== undefined) {
+        frame = p.render();
+        const r = store.append(this.#ctx.sessionKey, this.num, { seq, frame });
+        if (r !== undefined) r.catch(() => undefined);
+      }
+    }
+    if (this.#held !== undefined) {
+      this.#held.push({ seq, frame: frame ?? p.render(), key: undefined });
+      return undefined;
+    }
+    const w = this.#writer;
+    if (w === undefined) return this.#ctx.pacer.wait();
+    this.#record(seq, w.writePartial(p, frame));
+    if (w.closed) return this.#ctx.pacer.wait();
+    if (!w.blocked) return undefined;
+    return w.congested ? w.waitForRoom() : undefined;
+  }
+
+  /**
+   * Resolves once every frame up to `seq` reached a connection and left its queue (handed to the
+   * socket), or undefined when that is so already. A json answer waits on it so the response never
+   * overtakes related notifications sent on this (standalone) stream.
+   */
+  whenDelivered(seq: number): Promise<void> | undefined {
+    if (this.#delivered >= seq) return this.#writer?.whenFlushed();
+    return new Promise((resolve) => {
+      this.#deliveryWaiters ??= [];
+      // Callers bound their wait by a timer; a client that never comes back must not make this list
+      // grow with every answer: past 64 waiters the oldest is let go (its caller has timed out).
+      if (this.#deliveryWaiters.length >= 64) this.#deliveryWaiters.shift()?.resolve();
+      this.#deliveryWaiters.push({ seq, resolve });
+    });
+  }
+
+  #checkDelivery(): void {
+    const list = this.#deliveryWaiters;
+    if (list === undefined) return;
+    const rest = list.filter((d) => {
+      if (this.#delivered < d.seq) return true;
+      const f = this.#writer?.whenFlushed();
+      if (f === undefined) d.resolve();
+      else void f.then(d.resolve);
+      return false;
+    });
+    this.#deliveryWaiters = rest.length > 0 ? rest : undefined;
+  }
 
   /**
    * Sends one serialized JSON-RPC message. Returns a promise when the producer should wait for
    * room (backpressure); undefined when it may go on at once.
    */
-  send(json: string, key?: string): Promise<void> | undefined {
+  send(json: string, key?: string, urgent?: boolean): Promise<void> | undefined {
     const frame = this.#frame(json);
     // While a resume reads the store no writer is attached: hold frames so none falls between the
     // store's snapshot and the live stream (they are deduplicated by seq afterwards).
@@ -110,7 +183,7 @@ export class EventStream {
     const w = this.#writer;
     // No connection: the event waits in the replay store; pace the producer (see pacer.ts).
     if (w === undefined) return this.#ctx.pacer.wait();
-    this.#put(w, this.#seq, frame, key);
+    this.#record(this.#seq, w.write(frame, key, urgent ?? key !== undefined));
     // An overflow just closed the connection: the frame is in the store; nothing to wait for.
     if (w.closed) return this.#ctx.pacer.wait();
     if (!w.blocked) return undefined;
@@ -206,6 +279,7 @@ export class EventStream {
     const w = this.#writer;
     if (w !== undefined) for (const h of held) if (h.seq > last) this.#put(w, h.seq, h.frame, h.key);
     if (this.#done) this.#writer?.end();
+    this.#checkDelivery();
     return 'ok';
   }
 
@@ -267,7 +341,10 @@ export class EventStream {
   }
 
   #put(w: SseWriter, seq: number, frame: string, key: string | undefined): void {
-    const outcome = w.write(frame, key);
+    this.#record(seq, w.write(frame, key));
+  }
+
+  #record(seq: number, outcome: WriteOutcome): void {
     if (outcome === 'overflow') {
       // Never drop a response or request: close the connection; the frame is in the replay store and
       // the client resumes from its last id (docs/design.md "Invariants": never drop a response).
@@ -281,12 +358,14 @@ export class EventStream {
     this.#ctx.counters.eventsWritten++;
     if (seq > this.#delivered) this.#delivered = seq;
     if (this.#ctx.tag !== undefined) this.#sentId = true;
+    if (this.#deliveryWaiters !== undefined) this.#checkDelivery();
   }
 
   #bind(sink: ResponseSink, headers: Headers, first: string, guard: StreamGuard | undefined): void {
     const w = new SseWriter(sink, this.#ctx.limits, this.#ctx.counters, this.#ctx.now);
     this.#writer = w;
     this.tookOverAt = undefined;
+    this.#everAttached = true;
     this.#closing = undefined;
     this.#ctx.live.add(w);
     const probe = this.#ctx.probe;

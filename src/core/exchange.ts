@@ -5,10 +5,15 @@
  * - 'auto' answers plain JSON when every response arrives before anything else related to the
  *   request; the first related notification or request, or `streamAfterMs` without an answer,
  *   upgrades it to an SSE stream;
- * - 'sse' opens the stream at once; 'json' never streams (related messages go to the GET stream).
+ * - 'sse' opens the stream at once; 'json' never streams (related messages go to the GET stream,
+ *   and the JSON answer waits until they have left on it: a request's related notifications reach
+ *   the client before its response in every mode; clients stop listening for a request's progress
+ *   once its response is in).
  * A client disconnect is not a cancellation (2025-11-25 basic/transports): the work goes on, its
  * events go to the replay store, and only if nobody resumes for `orphanTimeoutMs` is it cancelled.
  */
+
+import type { PartialFrame } from '../flow/partial-frame.js';
 import type { RequestId } from '../jsonrpc/message.js';
 import type { EventStream } from './event-stream.js';
 import { SSE_HEADERS } from './event-stream.js';
@@ -27,6 +32,11 @@ export interface ExchangeHost {
   countMode(mode: 'json' | 'sse', methods: Iterable<string>): void;
   observeDuration(method: string, ms: number): void;
   orphaned(ids: RequestId[]): void;
+  /**
+   * Resolves once the standalone stream has handed every frame up to `seq` to a connection, or
+   * after a bound (the GET stream may never come back); undefined when nothing needs waiting.
+   */
+  standaloneDelivered(seq: number, bytes: number): Promise<void> | undefined;
   readonly streamAfterMs: number;
   readonly streamGraceMs: number;
   readonly orphanTimeoutMs: number;
@@ -45,6 +55,11 @@ export class Exchange {
   #answered: string[] = [];
   #state: 'pending' | 'sse' | 'done' = 'pending';
   #stream: EventStream | undefined;
+  /** The standalone stream's seq of the newest related message sent there (json policy). */
+  #relatedSeq = 0;
+  /** Bytes of related messages sent on the standalone stream lately (json policy), for the settle time. */
+  #relatedBytes = 0;
+  #relatedWindow = 0;
   #timer: ReturnType<typeof setTimeout> | undefined;
   #orphanTimer: ReturnType<typeof setTimeout> | undefined;
   /** Headers added to the answer (CORS, and Mcp-Session-Id for initialize). */
@@ -114,7 +129,29 @@ export class Exchange {
       if (this.#sink.closed) return 'nostream';
       this.#upgrade();
     }
-    return this.#stream?.send(json, key);
+    // Related messages are urgent: the first one flushes the stream's opening bytes with it.
+    return this.#stream?.send(json, key, true);
+  }
+
+  /** Partial output of one of this exchange's requests (see related()). */
+  relatedPartial(p: PartialFrame): Promise<void> | undefined | 'nostream' {
+    if (this.#state === 'done' || this.#policy === 'json') return 'nostream';
+    if (this.#state === 'pending') {
+      if (this.#sink.closed) return 'nostream';
+      this.#upgrade();
+    }
+    return this.#stream?.sendPartial(p);
+  }
+
+  /** A related message went to the standalone stream as frame `seq`: the JSON answer must follow it. */
+  relatedVia(seq: number, bytes: number, now: number): void {
+    if (seq > this.#relatedSeq) this.#relatedSeq = seq;
+    // Only a recent burst can still be unread by the client: count bytes of the last second.
+    if (now - this.#relatedWindow > 1000) {
+      this.#relatedWindow = now;
+      this.#relatedBytes = 0;
+    }
+    this.#relatedBytes += bytes;
   }
 
   /** The response for one of this exchange's requests. */
@@ -206,7 +243,16 @@ export class Exchange {
         } else {
           this.#host.countMode('json', this.#answered);
           const body = this.#batch ? `[${rs.join(',')}]` : (rs[0] ?? '');
-          this.#sink.respond(200, { 'content-type': 'application/json', ...this.headers }, body);
+          const answer = (): void => {
+            if (!this.#sink.closed)
+              this.#sink.respond(200, { 'content-type': 'application/json', ...this.headers }, body);
+          };
+          const gate =
+            this.#relatedSeq > 0
+              ? this.#host.standaloneDelivered(this.#relatedSeq, this.#relatedBytes)
+              : undefined;
+          if (gate === undefined) answer();
+          else void gate.then(answer);
         }
       }
     }

@@ -13,6 +13,7 @@ import {
   type JsonRpcResponse,
   type RequestId,
 } from '../jsonrpc/message.js';
+import { PARTIAL_CAPABILITY } from '../jsonrpc/partial.js';
 import { type Admission, ClientLimits } from './client-limits.js';
 import type { Endpoint } from './endpoint.js';
 import { Exchange, type Policy } from './exchange.js';
@@ -20,6 +21,7 @@ import { newEventTag, newSessionId } from './ids.js';
 import { isMcpRequestMethod } from './metrics.js';
 import type { AuthResult } from './options.js';
 import { Refusals, sendRefusal } from './refusal.js';
+import { registerRequest } from './request-handle.js';
 import { Session } from './session.js';
 import type { Headers, RequestHead, ResponseSink } from './sink.js';
 import type { StreamGuard } from './stream-guard.js';
@@ -179,9 +181,12 @@ function policyFor(ep: Endpoint, accept: Acceptance): Policy {
 function deliver(session: Session, it: Item, input: PostInput): void {
   if (it.kind === 'request') {
     const id = it.m.id;
+    const closeSSEStream = (): void => session.closeRequestStream(id);
+    // The handler's way back to this request for partial output (see request-handle.ts).
+    registerRequest(closeSSEStream, { session, id });
     const extra: MessageExtraInfo = {
       requestInfo: { headers: input.rawHeaders },
-      closeSSEStream: () => session.closeRequestStream(id),
+      closeSSEStream,
       closeStandaloneSSEStream: () => session.standalone.interrupt(),
     };
     if (input.auth !== undefined) {
@@ -240,6 +245,10 @@ async function initialize(ep: Endpoint, input: PostInput, init: JsonRpcRequest):
     ep.options.now(),
   );
   ex.deferStream = true;
+  // The draft "Partial Tool Results" SEP's client capability (a bare ClientCapabilities field).
+  const caps = init.params?.['capabilities'] as Record<string, unknown> | undefined;
+  session.partialResultsCapable =
+    typeof caps?.[PARTIAL_CAPABILITY] === 'object' && caps[PARTIAL_CAPABILITY] !== null;
   let registered = false;
   ex.beforeAnswer = (responses) => {
     // A close that began while the server was initializing: no session may start now.

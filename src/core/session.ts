@@ -7,6 +7,7 @@
 import type { MessageExtraInfo } from '@modelcontextprotocol/sdk/types.js';
 import { UnsupportedServerError } from '../errors.js';
 import type { EventStore } from '../events/event-store.js';
+import type { PartialFrame } from '../flow/partial-frame.js';
 import { JsonRpcCode } from '../jsonrpc/codes.js';
 import {
   errorResponse,
@@ -17,6 +18,7 @@ import {
   progressTokenOf,
   type RequestId,
 } from '../jsonrpc/message.js';
+import { PARTIAL_META_KEY } from '../jsonrpc/partial.js';
 import { type BridgeTarget, BridgeTransport } from './bridge-transport.js';
 import type { Counters, SessionEndReason } from './counters.js';
 import { createDispatcher, type Dispatcher } from './dispatcher.js';
@@ -68,6 +70,18 @@ export interface SessionDeps {
   ended(session: Session, reason: SessionEndReason): void;
 }
 
+/**
+ * How long a json answer waits for its related notifications to leave on the standalone stream
+ * when that stream is away (reconnecting): a few reconnection delays, then it is answered anyway.
+ */
+export function relatedWaitMs(retryMs: number): number {
+  return Math.max(2000, 3 * retryMs);
+}
+
+/** Settle time per byte of related frames sent on the GET connection, and its bound (see standaloneDelivered). */
+const SETTLE_BYTES_PER_MS = 1024;
+const SETTLE_MAX_MS = 250;
+
 /** The oldest revision, assumed when a client sends no MCP-Protocol-Version (2025-06-18 basic/transports). */
 export const DEFAULT_NEGOTIATED_VERSION = '2025-03-26';
 
@@ -97,6 +111,8 @@ export class Session implements StreamContext, ExchangeHost, BridgeTarget {
   readonly postStreams = new Map<number, EventStream>();
   /** Ids of server-to-client requests awaiting the client's reply. */
   readonly awaiting = new Set<RequestId>();
+  /** The client declared the draft SEP's `partialResults` capability in initialize. */
+  partialResultsCapable = false;
   #server: McpServerLike | undefined;
   #dispatch: Dispatcher | undefined;
   #standalone: EventStream | undefined;
@@ -244,16 +260,19 @@ export class Session implements StreamContext, ExchangeHost, BridgeTarget {
       }
       const json = JSON.stringify(message);
       // Progress is the only compressible traffic; its coalescing key is the token (string and
-      // number tokens kept apart: 1 and "1" are different tokens).
+      // number tokens kept apart: 1 and "1" are different tokens). Progress that carries partial
+      // output (marked, see jsonrpc/partial.ts) is data, not status: it is never replaced.
       const token = isRequest ? undefined : progressTokenOf(message);
-      const key = token === undefined ? undefined : typeof token === 'number' ? `n${token}` : `s${token}`;
+      const key =
+        token === undefined ||
+        (message.params?.['_meta'] as Record<string, unknown> | undefined)?.[PARTIAL_META_KEY]
+          ? undefined
+          : typeof token === 'number'
+            ? `n${token}`
+            : `s${token}`;
       if (related !== undefined) {
-        const ex = this.inflight.get(related);
-        const r = ex === undefined ? 'nostream' : ex.related(json, key);
+        const r = this.routeRelated(related, json, key);
         if (r !== 'nostream') return r;
-        // json mode (or a request already answered): only an open GET stream can carry it.
-        const s = this.#standalone;
-        if (s?.attached && this.#deps.options.enableGetStream) return s.send(json, key);
         this.counters.undeliverable++;
         if (isRequest) this.#failRequest(message.id, 'no open stream can carry this server request');
         return this.pacer.wait();
@@ -275,6 +294,87 @@ export class Session implements StreamContext, ExchangeHost, BridgeTarget {
     }
     this.inflight.delete(id);
     return ex.response(id, JSON.stringify(message), this.now());
+  }
+
+  /**
+   * A serialized message related to a request: on the request's stream, or (json mode, or the
+   * request already answered) on the standalone stream if the client uses one. Stored there even
+   * while the GET connection is away (reconnecting), so the resume replays it; a json answer waits
+   * for it (Exchange.relatedVia). 'nostream' when nothing can carry it.
+   */
+  routeRelated(
+    related: RequestId,
+    json: string,
+    key: string | undefined,
+  ): Promise<void> | undefined | 'nostream' {
+    const ex = this.inflight.get(related);
+    const r = ex === undefined ? 'nostream' : ex.related(json, key);
+    if (r !== 'nostream') return r;
+    const s = this.#usableStandalone();
+    if (s === undefined) return 'nostream';
+    const wait = s.send(json, key);
+    ex?.relatedVia(s.seq, json.length, this.now());
+    return wait;
+  }
+
+  /** One delta of partial output of a request (fast path; see server/partial-results.ts). */
+  routePartial(related: RequestId, p: PartialFrame): Promise<void> | undefined {
+    if (this.ended) return undefined;
+    const ex = this.inflight.get(related);
+    const r = ex === undefined ? 'nostream' : ex.relatedPartial(p);
+    if (r !== 'nostream') return r;
+    const s = this.#usableStandalone();
+    if (s === undefined) {
+      // Nowhere to go (json mode without a GET stream): the result will carry the text. Yield a turn
+      // of the event loop so a tight loop of sends cannot starve I/O, but do not pace the tool: its
+      // output is not waiting for anyone.
+      this.counters.undeliverable++;
+      return new Promise((resolve) => setImmediate(resolve));
+    }
+    const wait = s.sendPartial(p);
+    ex?.relatedVia(s.seq, p.bytes, this.now());
+    return wait;
+  }
+
+  /** A pre-serialized related notification that must not be coalesced (a partial content block). */
+  routeRelatedJson(related: RequestId, json: string): Promise<void> | undefined {
+    if (this.ended) return undefined;
+    const r = this.routeRelated(related, json, undefined);
+    if (r !== 'nostream') return r;
+    this.counters.undeliverable++;
+    return this.pacer.wait();
+  }
+
+  /** The standalone stream, when the client has opened it at least once (it is then its channel). */
+  #usableStandalone(): EventStream | undefined {
+    const s = this.#standalone;
+    if (s === undefined || !this.#deps.options.enableGetStream) return undefined;
+    if (s.attached || (s.everAttached && this.tag !== undefined)) return s;
+    return undefined;
+  }
+
+  /**
+   * Holds a json answer until its related frames on the standalone stream have left (see
+   * EventStream.whenDelivered), then for a settle time that grows with their bytes. Two connections
+   * have no common order: a client reads a socket ~64 KiB per event-loop turn, so a response that
+   * leaves right after a large burst on the GET connection is still read first, and a client also
+   * needs time to process each message. The settle gives it 1 ms per KiB of the burst sent in the
+   * last second (the SDK client handles ~2,000 progress events of 130 B in 20–60 ms), bounded at
+   * SETTLE_MAX_MS. Best effort across two connections; the POST stream (auto/sse) has exact order.
+   */
+  standaloneDelivered(seq: number, bytes: number): Promise<void> | undefined {
+    const s = this.#standalone;
+    if (s === undefined) return undefined;
+    const delivered = s.whenDelivered(seq) ?? Promise.resolve();
+    const settle = Math.min(SETTLE_MAX_MS, 1 + Math.ceil(bytes / SETTLE_BYTES_PER_MS));
+    return new Promise((resolve) => {
+      const t = setTimeout(resolve, relatedWaitMs(this.retryMs));
+      t.unref?.();
+      void delivered.then(() => {
+        clearTimeout(t);
+        setTimeout(resolve, settle).unref?.();
+      });
+    });
   }
 
   closedBySdk(): void {

@@ -7,10 +7,16 @@
  *   therefore still gets its frames onto the wire in large writes instead of one at the end.
  * - When the sink refuses (write() returned false) frames go to a bounded OutboundQueue, where
  *   progress frames coalesce per token, until 'drain'. Time spent waiting is counted as write stall.
+ * - Partial output merges (never drops) in the queue; its producer waits above the high-water mark
+ *   like any non-coalescible one, so a flooding tool runs at the reader's pace.
+ * - Right after open(), the opening bytes wait for the tick's batch; the first progress or partial
+ *   frame flushes them at once instead, so a tool that floods without yielding does not hold its
+ *   first frame until the batch fills.
  * - A frame that cannot be coalesced and would overflow maxQueueBytes ends the connection
  *   ('overflow'): the caller keeps it in the replay buffer and the client resumes from there.
  */
 import { OutboundQueue } from '../flow/outbound-queue.js';
+import type { PartialFrame } from '../flow/partial-frame.js';
 import { KEEPALIVE_COMMENT } from '../sse/encode.js';
 import type { Counters } from './counters.js';
 import type { ResponseSink } from './sink.js';
@@ -36,6 +42,9 @@ export class SseWriter {
   #q: OutboundQueue | undefined;
   #batch = '';
   #batchOpen = false;
+  /** The batch holds only what open() put there. */
+  #opening = false;
+  #flushWaiters: (() => void)[] = [];
   #writable = true;
   #stallStart = 0;
   #waiters: (() => void)[] = [];
@@ -67,6 +76,9 @@ export class SseWriter {
   get coalesced(): number {
     return this.#q?.coalesced ?? 0;
   }
+  get merged(): number {
+    return this.#q?.merged ?? 0;
+  }
   /** The socket refused bytes and has not drained yet. */
   get blocked(): boolean {
     return !this.#writable;
@@ -85,14 +97,19 @@ export class SseWriter {
     this.#sink.head(status, headers);
     this.lastWriteAt = this.#now();
     this.#batch = first;
+    this.#opening = true;
     if (!this.#batchOpen) {
       this.#batchOpen = true;
       setImmediate(this.#endBatch);
     }
   }
 
-  /** Writes one frame; `key` makes it coalescible with queued frames of the same key. */
-  write(frame: string, key?: string): WriteOutcome {
+  /**
+   * Writes one frame; `key` makes it coalescible with queued frames of the same key. An `urgent`
+   * frame (a notification: progress, partial output) right after open() flushes the opening bytes
+   * with it at once instead of waiting for the tick's batch.
+   */
+  write(frame: string, key?: string, urgent = key !== undefined): WriteOutcome {
     if (this.#closed) return 'closed';
     if (!this.#writable) {
       const q = this.#queue();
@@ -104,15 +121,51 @@ export class SseWriter {
       this.#counters.coalesced += q.coalesced - before;
       return 'queued';
     }
+    this.#append(frame, urgent);
+    return 'written';
+  }
+
+  /**
+   * Writes one delta of partial output: at once (as `frame`, rendered by the caller when it had to
+   * render it anyway) when the socket takes bytes, else merged into the queue. Never dropped.
+   */
+  writePartial(p: PartialFrame, frame: string | undefined): WriteOutcome {
+    if (this.#closed) return 'closed';
+    if (!this.#writable) {
+      const q = this.#queue();
+      if (q.bytes + p.escaped.length > this.#limits.maxQueueBytes) return 'overflow';
+      const before = q.merged;
+      q.pushPartial(p);
+      this.#counters.partialMerged += q.merged - before;
+      return 'queued';
+    }
+    this.#append(frame ?? p.render(), true);
+    return 'written';
+  }
+
+  /**
+   * Resolves once everything written so far has been handed to the sink and the sink has taken it
+   * (not blocked); undefined when that is already so. Used to keep a json answer behind the related
+   * notifications sent on another connection.
+   */
+  whenFlushed(): Promise<void> | undefined {
+    if (this.#closed || this.#isFlushed()) return undefined;
+    return new Promise((resolve) => this.#flushWaiters.push(resolve));
+  }
+
+  #isFlushed(): boolean {
+    return this.#writable && this.#batch.length === 0 && (this.#q?.count ?? 0) === 0;
+  }
+
+  #append(frame: string, urgent: boolean): void {
     if (!this.#batchOpen) {
       this.#batchOpen = true;
       setImmediate(this.#endBatch);
       this.#put(frame);
-      return 'written';
+      return;
     }
     this.#batch += frame;
-    if (this.#batch.length >= BATCH_BYTES) this.#flushBatch();
-    return 'written';
+    if (this.#batch.length >= BATCH_BYTES || (urgent && this.#opening)) this.#flushBatch();
   }
 
   /** Resolves when the queue is back under the high-water mark (or the connection is gone). */
@@ -158,11 +211,19 @@ export class SseWriter {
   };
 
   #flushBatch(): void {
+    this.#opening = false;
     if (this.#batch.length === 0) return;
     const b = this.#batch;
     this.#batch = '';
     if (this.#writable) this.#put(b);
     else this.#queue().push(b);
+    if (this.#flushWaiters.length > 0 && this.#isFlushed()) this.#releaseFlushed();
+  }
+
+  #releaseFlushed(): void {
+    const waiters = this.#flushWaiters;
+    this.#flushWaiters = [];
+    for (const w of waiters) w();
   }
 
   #put(chunk: string): void {
@@ -185,6 +246,7 @@ export class SseWriter {
     if (rest.length > 0) this.#put(rest);
     // The queue is empty now (its bytes are in the socket's buffer): waiting producers may go on.
     this.#release();
+    if (this.#flushWaiters.length > 0 && this.#isFlushed()) this.#releaseFlushed();
   }
 
   #onClose(): void {
@@ -195,6 +257,7 @@ export class SseWriter {
   }
 
   #release(): void {
+    if (this.#closed) this.#releaseFlushed();
     const waiters = this.#waiters;
     this.#waiters = [];
     for (const w of waiters) w();

@@ -6,7 +6,9 @@ import { setImmediate as yieldToEventLoop } from 'node:timers/promises';
 import type { McpServer } from '@modelcontextprotocol/sdk/server/mcp.js';
 import type { CallToolResult } from '@modelcontextprotocol/sdk/types.js';
 import { z } from 'zod';
+import { partialResults } from '../server/partial-results.js';
 import { registerSharedTools, type SharedTool, sharedTool } from '../server/shared-tools.js';
+import { generateDeltas } from './generate.js';
 import { sleep } from './sleep.js';
 
 // Bounds keep a single call from pinning a server for hours or allocating
@@ -16,6 +18,7 @@ const MAX_FLOOD = 10_000_000;
 const MAX_PAYLOAD_BYTES = 1024 * 1024;
 const MAX_DELAY_MS = 60_000;
 const MAX_SLEEP_MS = 10 * 60_000;
+const MAX_WORDS = 10_000_000;
 // If the transport accepts notifications without real I/O, awaiting each one
 // only yields to microtasks; give the event loop a turn now and then so
 // cancellation (socket close) and other sessions are still served.
@@ -105,6 +108,32 @@ const DEMO_TOOLS: readonly SharedTool[] = [
         if (i % YIELD_EVERY === 0) await yieldToEventLoop();
       }
       return text(`sent ${count}`);
+    },
+  ),
+  sharedTool(
+    'generate',
+    {
+      description:
+        'Streams deterministic text as partial output (one delta per word); the result holds the full text',
+      inputSchema: {
+        words: z.number().int().min(0).max(MAX_WORDS).default(200).describe('Number of words'),
+        delayMs: z.number().min(0).max(MAX_DELAY_MS).default(5).describe('Pause between words, ms'),
+        seed: z.number().int().default(1).describe('Same seed, same text'),
+      },
+    },
+    async ({ words, delayMs, seed }, extra) => {
+      const out = partialResults(extra);
+      let full = '';
+      let i = 0;
+      for (const delta of generateDeltas(words, seed)) {
+        if (extra.signal.aborted) return toolError(`generate cancelled after ${i} words`);
+        full += delta;
+        await out.text(delta);
+        i++;
+        if (delayMs > 0 && i < words) await sleep(delayMs, extra.signal);
+        else if (i % YIELD_EVERY === 0) await yieldToEventLoop();
+      }
+      return text(full);
     },
   ),
   sharedTool(

@@ -30,6 +30,14 @@ export type { McpHandler, McpHandlerOptions } from './create-handler.js';
 export { createMcpHandler } from './create-handler.js';
 export { CHANNELS as DIAGNOSTICS_CHANNELS } from './diagnostics.js';
 export { jsonLogger } from './json-logger.js';
+export type { PartialContentBlock, PartialResults, PartialResultsExtra } from './partial-results.js';
+export {
+  PARTIAL_CAPABILITY,
+  PARTIAL_META_KEY,
+  PARTIAL_RESULT_METHOD,
+  PARTIAL_TOKEN_META,
+  partialResults,
+} from './partial-results.js';
 export type { Served, ServeOptions } from './serve.js';
 export { serve } from './serve.js';
 export { registerSharedTools, type SharedTool, type SharedToolConfig, sharedTool } from './shared-tools.js';

@@ -134,6 +134,12 @@ export function renderPrometheus(s: EndpointStats, m: Metrics | undefined): stri
     s.coalesced,
   );
   w.one(
+    'sluice_partial_merged_total',
+    'counter',
+    'Partial-output deltas merged into a queued frame while a socket was blocked (no text lost).',
+    s.partialMerged,
+  );
+  w.one(
     'sluice_overflow_closes_total',
     'counter',
     'SSE connections closed because a queue would overflow.',

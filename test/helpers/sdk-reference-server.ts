@@ -13,6 +13,9 @@ import {
 } from '@modelcontextprotocol/sdk/server/streamableHttp.js';
 import type { JSONRPCMessage } from '@modelcontextprotocol/sdk/types.js';
 import { z } from 'zod';
+import { generateDeltas } from '../../src/demo/generate.js';
+import { PARTIAL_META_KEY } from '../../src/jsonrpc/partial.js';
+import { partialResults } from '../../src/server/index.js';
 
 /** Every event ever stored, per stream, in order; metadata is kept, never recovered by splitting ids. */
 export class MemoryEventStore implements EventStore {
@@ -88,6 +91,38 @@ function buildMcpServer(calls: Map<string, number>): McpServer {
   server.registerTool('echo', { inputSchema: { text: z.string() } }, async ({ text }) => {
     count('echo');
     return { content: [{ type: 'text', text }] };
+  });
+  // Partial output on the SDK's own transport: partialResults() falls back to extra.sendNotification.
+  server.registerTool(
+    'generate',
+    { inputSchema: { words: z.number().int(), seed: z.number().int() } },
+    async ({ words, seed }, extra) => {
+      count('generate');
+      const out = partialResults(extra);
+      let full = '';
+      for (const d of generateDeltas(words, seed)) {
+        full += d;
+        await out.text(d);
+      }
+      return { content: [{ type: 'text', text: full }] };
+    },
+  );
+  // Marked deltas 0, 1, then 3: delta 2 is missing (a server or proxy that lost text).
+  server.registerTool('gappy', { inputSchema: {} }, async (_args, extra) => {
+    const token = extra._meta?.progressToken;
+    if (token === undefined) return { content: [{ type: 'text', text: 'no token' }] };
+    for (const seq of [0, 1, 3]) {
+      await extra.sendNotification({
+        method: 'notifications/progress',
+        params: {
+          progressToken: token,
+          progress: seq + 1,
+          message: `d${seq} `,
+          _meta: { [PARTIAL_META_KEY]: { seq, n: 1 } },
+        },
+      });
+    }
+    return { content: [{ type: 'text', text: 'd0 d1 d2 d3 ' }] };
   });
   server.registerTool(
     'progress',

@@ -5,6 +5,7 @@ import { createServer } from 'node:net';
 import { after, before, describe, test } from 'node:test';
 import { fileURLToPath } from 'node:url';
 import { createDemoServer } from '../../src/demo/demo-server.js';
+import { generateText } from '../../src/demo/generate.js';
 import { type Served, serve } from '../../src/server/index.js';
 import { withDeadline } from '../helpers/deadline.js';
 import { type SdkServer, startSdkServer } from '../helpers/sdk-reference-server.js';
@@ -105,6 +106,64 @@ describe('sluice call / sluice tools against sluice serve', () => {
     assert.equal(run.stdout, 'reindexed 3 docs\n');
     assert.match(run.stderr, /^progress 1\/3 \(33%\) indexed 1\/3 of docs$/m);
     assert.match(run.stderr, /^progress 3\/3 \(100%\)/m);
+  });
+
+  test('partial output: the text goes to stdout as it arrives (a pipe), the result is not repeated', async () => {
+    const run = await withDeadline(
+      sluice(['call', served.url, 'generate', '--arg', 'words=150', '--arg', 'delayMs=1', '--arg', 'seed=9']),
+      20_000,
+      'sluice call generate',
+    );
+    assert.equal(run.code, 0, run.stderr);
+    const text = generateText(150, 9);
+    assert.equal(run.stdout, text.endsWith('\n') ? text : `${text}\n`, 'the text exactly once');
+  });
+
+  test('partial output with --json: one partial line per delta, in order, then the result line', async () => {
+    const run = await withDeadline(
+      sluice([
+        'call',
+        served.url,
+        'generate',
+        '--arg',
+        'words=60',
+        '--arg',
+        'delayMs=0',
+        '--arg',
+        'seed=4',
+        '--json',
+      ]),
+      20_000,
+      'sluice call generate --json',
+    );
+    assert.equal(run.code, 0, run.stderr);
+    const lines = run.stdout
+      .trim()
+      .split('\n')
+      .map((l) => JSON.parse(l) as Record<string, unknown>);
+    const partials = lines.filter((l) => l['type'] === 'partial');
+    assert.ok(partials.length > 0 && partials.length <= 60);
+    assert.equal(partials.map((l) => l['text']).join(''), generateText(60, 4));
+    assert.equal(lines.at(-1)?.['type'], 'result');
+    assert.equal(
+      lines.findIndex((l) => l['type'] === 'result'),
+      lines.length - 1,
+      'the result comes last',
+    );
+  });
+
+  test('off a TTY, counter progress is throttled to a line per second (4,096 events)', async () => {
+    const started = Date.now();
+    const run = await withDeadline(
+      sluice(['call', served.url, 'reindex', '--arg', 'corpus=big', '--arg', 'delayMs=0']),
+      30_000,
+      'sluice call reindex',
+    );
+    const seconds = (Date.now() - started) / 1000;
+    assert.equal(run.code, 0, run.stderr);
+    const lines = run.stderr.split('\n').filter((l) => l.startsWith('progress '));
+    assert.ok(lines.length <= Math.ceil(seconds) + 2, `${lines.length} lines in ${seconds.toFixed(1)} s`);
+    assert.match(run.stderr, /^progress 4096\/4096 \(100%\)/m, 'the final state is shown');
   });
 
   test('--args JSON and --arg coercion reach the tool', async () => {

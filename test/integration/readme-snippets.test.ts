@@ -5,7 +5,7 @@
 // - `<!-- snippet: skip (reason) -->`: not run; the reason is required (keep these rare).
 // - `<!-- snippet: uses createMcp from "Use it" -->`: the README's `createMcp` (and its imports) is put in front.
 // A snippet that prints `MCP endpoint: URL` lines is a server: each endpoint must serve a streaming
-// tools/call (when it has `reindex`), then SIGINT must make the process exit 0. Any other snippet must
+// tools/call (`reindex` with progress, or `summarize` with partial output), then SIGINT must make the process exit 0. Any other snippet must
 // exit 0 by itself. `http://127.0.0.1:3000/mcp` in a snippet is replaced by a live demo server's URL.
 // ```ts blocks run as JavaScript too (no type annotations in them), so they stay pasteable into an .mjs file.
 import assert from 'node:assert/strict';
@@ -14,7 +14,7 @@ import { mkdirSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { after, before, describe, test } from 'node:test';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
-import { StreamableHttpClientTransport } from '../../src/client/index.js';
+import { callToolStream, StreamableHttpClientTransport } from '../../src/client/index.js';
 import { createDemoServer } from '../../src/demo/demo-server.js';
 import { type Served, serve } from '../../src/server/index.js';
 import { withDeadline } from '../helpers/deadline.js';
@@ -146,20 +146,38 @@ describe('README and docs snippets run as pasted', () => {
             `${url} connect`,
           );
           const { tools } = await withDeadline(client.listTools(), 5_000, 'tools/list');
-          assert.ok(
-            tools.some((t) => t.name === 'reindex'),
-            `${url} lists reindex`,
-          );
-          let progress = 0;
-          const result = await withDeadline(
-            client.callTool({ name: 'reindex', arguments: { corpus: 'snippets' } }, undefined, {
-              onprogress: () => progress++,
-            }),
-            10_000,
-            `${url} reindex`,
-          );
-          assert.deepEqual(result.content, [{ type: 'text', text: 'reindexed snippets' }]);
-          assert.ok(progress > 0, 'progress arrived');
+          if (tools.some((t) => t.name === 'summarize')) {
+            // The partial-results snippet: its deltas, in order, are the final text.
+            let streamed = '';
+            let final = '';
+            const parts = (async () => {
+              for await (const part of callToolStream(client, {
+                name: 'summarize',
+                arguments: { topic: 'x' },
+              })) {
+                if (part.type === 'partial') streamed += part.text;
+                else if (part.type === 'result') final = JSON.stringify(part.result.content);
+              }
+            })();
+            await withDeadline(parts, 10_000, `${url} summarize`);
+            assert.ok(streamed.length > 0, 'partial output arrived');
+            assert.equal(final, JSON.stringify([{ type: 'text', text: streamed }]));
+          } else {
+            assert.ok(
+              tools.some((t) => t.name === 'reindex'),
+              `${url} lists reindex (or summarize)`,
+            );
+            let progress = 0;
+            const result = await withDeadline(
+              client.callTool({ name: 'reindex', arguments: { corpus: 'snippets' } }, undefined, {
+                onprogress: () => progress++,
+              }),
+              10_000,
+              `${url} reindex`,
+            );
+            assert.deepEqual(result.content, [{ type: 'text', text: 'reindexed snippets' }]);
+            assert.ok(progress > 0, 'progress arrived');
+          }
           await withDeadline(client.close(), 5_000, 'client close');
         }
       } finally {

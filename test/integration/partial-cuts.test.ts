@@ -1,0 +1,127 @@
+// Partial output across cut connections: a loopback proxy drops the path at seeded random byte
+// offsets (mid-frame included) while `generate` streams; the client resumes with Last-Event-ID and
+// the concatenated deltas must still equal the final text byte for byte: nothing twice, nothing
+// missing. 50 cuts with the Sluice client (callToolStream), 50 with the official SDK client's
+// plain onprogress. Replay with SLUICE_TRIAL_SEED=<seed>. (Loopback socket buffers hold a whole
+// call here, so frames rarely merge; cuts of merged frames are covered by
+// test/unit/partial-replay.test.ts, which blocks the socket at will.)
+import assert from 'node:assert/strict';
+import { after, before, describe, test } from 'node:test';
+import { Client } from '@modelcontextprotocol/sdk/client/index.js';
+import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
+import type { Transport } from '@modelcontextprotocol/sdk/shared/transport.js';
+import { callToolStream, StreamableHttpClientTransport } from '../../src/client/index.js';
+import { createDemoServer } from '../../src/demo/demo-server.js';
+import { generateText, prng } from '../../src/demo/generate.js';
+import { type Served, serve } from '../../src/server/index.js';
+import { type CutProxy, startCutProxy } from '../helpers/cut-proxy.js';
+import { withDeadline } from '../helpers/deadline.js';
+
+const CUTS = 50;
+const WORDS = 2_500;
+
+function resultText(result: unknown): string {
+  const c = (result as { content?: { type: string; text: string }[] }).content?.[0];
+  return c?.type === 'text' ? c.text : '';
+}
+
+for (const kind of ['sluice', 'sdk'] as const) {
+  describe(`partial output across ${CUTS} random cuts, ${kind} client`, () => {
+    let srv: Served;
+    let proxy: CutProxy;
+    before(async () => {
+      srv = await serve({
+        createServer: () => createDemoServer(),
+        host: '127.0.0.1',
+        port: 0,
+        mode: 'sse',
+        retryMs: 10,
+        pacingMs: 5,
+        keepaliveMs: 0,
+        replay: { maxCount: 100_000, maxBytes: 64 * 1024 * 1024, maxAgeMs: 60_000 },
+      });
+      proxy = await startCutProxy(srv.port);
+    });
+    after(async () => {
+      await proxy.close();
+      await srv.close();
+    });
+
+    test('concatenated deltas equal the final text after every resume', async () => {
+      const seed = Number(process.env['SLUICE_TRIAL_SEED'] ?? Date.now() % 1_000_000);
+      const rand = prng(seed);
+      const client = new Client({ name: 'cuts', version: '1' });
+      const url = new URL(proxy.url('/mcp'));
+      const transport: Transport =
+        kind === 'sluice'
+          ? new StreamableHttpClientTransport(url)
+          : (new StreamableHTTPClientTransport(url, {
+              reconnectionOptions: {
+                initialReconnectionDelay: 10,
+                maxReconnectionDelay: 50,
+                reconnectionDelayGrowFactor: 1.5,
+                maxRetries: 20,
+              },
+            }) as Transport);
+      await withDeadline(client.connect(transport), 5_000, 'connect');
+      let call = 0;
+      try {
+        while (proxy.cuts < CUTS) {
+          call++;
+          const label = `call ${call} (SLUICE_TRIAL_SEED=${seed}, ${proxy.cuts} cuts so far)`;
+          const callSeed = Math.floor(rand() * 1e6);
+          let running = true;
+          // Up to 5 cuts per call, each after a random number of bytes of the call's streams
+          // (past the first few hundred, so the client holds an event id to resume from).
+          const cutter = (async () => {
+            for (let i = 0; i < 5 && running && proxy.cuts < CUTS; i++) {
+              await proxy.arm(400 + Math.floor(rand() * 60_000), (line) => !line.startsWith('DELETE'));
+            }
+          })();
+          let streamed = '';
+          let final = '';
+          const args = { words: WORDS, delayMs: 0, seed: callSeed };
+          if (kind === 'sluice') {
+            const run = async (): Promise<void> => {
+              for await (const part of callToolStream(
+                client,
+                { name: 'generate', arguments: args },
+                { timeout: 60_000 },
+              )) {
+                if (part.type === 'partial') streamed += part.text;
+                else if (part.type === 'result') final = resultText(part.result);
+              }
+            };
+            await withDeadline(run(), 60_000, label);
+          } else {
+            const result = await withDeadline(
+              client.callTool({ name: 'generate', arguments: args }, undefined, {
+                timeout: 60_000,
+                onprogress: (p) => {
+                  streamed += p.message ?? '';
+                },
+              }),
+              60_000,
+              label,
+            );
+            final = resultText(result);
+          }
+          running = false;
+          // A cut still armed when the call ended fires on the next call instead.
+          void cutter;
+          assert.equal(final, generateText(WORDS, callSeed), `${label}: result`);
+          assert.equal(streamed.length, final.length, `${label}: length`);
+          assert.equal(streamed, final, `${label}: byte for byte`);
+        }
+      } finally {
+        await client.close().catch(() => {});
+      }
+      assert.ok(proxy.cuts >= CUTS, `${proxy.cuts} cuts`);
+      const stats = srv.handler.stats();
+      assert.ok(stats.replays.served > 0, 'resumes happened');
+      console.log(
+        `# ${kind}: ${call} calls, ${proxy.cuts} cuts, ${stats.replays.served} resumes served, ${stats.partialMerged} deltas merged`,
+      );
+    });
+  });
+}
