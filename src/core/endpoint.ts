@@ -5,6 +5,7 @@
  */
 import type { EventStore } from '../events/event-store.js';
 import { type EventStoreStats, MemoryEventStore } from '../events/memory-event-store.js';
+import { ModernState } from '../modern/state.js';
 import { Counters, type SessionEndReason } from './counters.js';
 import type { AuthResult, ResolvedOptions, SessionContext } from './options.js';
 import { Pacer } from './pacer.js';
@@ -33,6 +34,8 @@ export class Endpoint {
   readonly sessions = new Map<string, Session>();
   /** Stateless mode's one-request sessions, while their request runs (close() waits for them too). */
   readonly oneShots = new Set<Session>();
+  /** 2026-07-28 requests in flight, the x-mcp-header cache and modern counters. */
+  readonly modern = new ModernState();
   readonly live = new Set<SseWriter>();
   readonly store: EventStore;
   readonly limits: WriterLimits;
@@ -171,6 +174,13 @@ export class Endpoint {
       undeliverable: c.undeliverable,
       refusals: { ...c.refusals },
       authStreamEnds: c.authStreamEnds,
+      modern: {
+        requests: this.modern.requests,
+        inflight: this.modern.inflight.size,
+        refusals: this.modern.refusals,
+        cancels: this.modern.cancels,
+        notifications: this.modern.notifications,
+      },
       ...(options?.perStream ? { perStream } : {}),
     };
   }
@@ -190,6 +200,7 @@ export class Endpoint {
     const cutRequests = this.#inflightCount();
     const sessions = [...this.sessions.values()];
     for (const s of [...sessions, ...this.oneShots]) s.end('shutdown', Refusals.shuttingDown(1));
+    for (const call of [...this.modern.inflight]) call.abandon();
     this.closed = true;
     if (this.#keepalive !== undefined) clearInterval(this.#keepalive);
     if (this.#housekeeping !== undefined) clearInterval(this.#housekeeping);
@@ -201,7 +212,7 @@ export class Endpoint {
     let n = 0;
     for (const s of this.sessions.values()) n += s.inflight.size;
     for (const s of this.oneShots) n += s.inflight.size;
-    return n;
+    return n + this.modern.inflight.size;
   }
 
   #sessionEnded(s: Session, reason: SessionEndReason): void {
@@ -254,6 +265,8 @@ export interface EndpointStats {
   undeliverable: number;
   refusals: { origin: number; host: number; auth: number };
   authStreamEnds: number;
+  /** 2026-07-28 (stateless, per-request `_meta`) requests: served, in flight, refused, cancelled by a close. */
+  modern: { requests: number; inflight: number; refusals: number; cancels: number; notifications: number };
   /** With `stats({ perStream: true })`: every open SSE connection. */
   perStream?: StreamStats[];
 }

@@ -80,7 +80,12 @@ export function createMcpHandler(options: McpHandlerOptions): McpHandler {
     const headers: Headers = verdict === 'allowed' && origin !== undefined ? corsHeaders(origin) : {};
     const method = head.method;
     if (method === 'OPTIONS') {
-      sink.respond(204, origin === undefined ? { allow: methods } : preflightHeaders(origin, methods), '');
+      const requested = head.header('access-control-request-headers');
+      sink.respond(
+        204,
+        origin === undefined ? { allow: methods } : preflightHeaders(origin, methods, requested),
+        '',
+      );
       return;
     }
     let auth: AuthResult | undefined;
