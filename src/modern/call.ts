@@ -31,11 +31,13 @@ import {
   progressTokenOf,
 } from '../jsonrpc/message.js';
 import { encodeJsonFrame, OPEN_COMMENT } from '../sse/encode.js';
-import { LOG_LEVELS, MODERN_VERSIONS } from './constants.js';
+import { LOG_LEVELS, MODERN_VERSIONS, ModernCode } from './constants.js';
+import { carryMrtr, INPUT_REQUIRED_METHODS, missingCapabilities } from './mrtr.js';
 import { checkParamHeaders, type HeaderDecl, headerDeclsOf } from './param-headers.js';
-import { type ModernRefusal, refusalBody } from './refusal.js';
+import { type ModernRefusal, ModernRefusals, refusalBody } from './refusal.js';
 import { mapError, stampResult } from './stamp.js';
 import type { ModernInflight } from './state.js';
+import { toolErrorOf } from './tool-error.js';
 import type { ModernMeta } from './validate.js';
 
 type ServerInfo = { name: string; version: string };
@@ -117,7 +119,7 @@ export class ModernCall implements BridgeTarget, ModernInflight {
       if (refused !== undefined) return this.#refuse(refused);
     }
     this.#armTimer();
-    this.#dispatch.request(req, this.#extra());
+    this.#dispatch.request(carryMrtr(req), this.#extra());
   }
 
   /** Endpoint close: 503 if nothing was answered yet, else the stream ends; the handler is cancelled. */
@@ -333,11 +335,21 @@ export class ModernCall implements BridgeTarget, ModernInflight {
     const req = this.#req;
     let status = 200;
     let out: JsonRpcResponse;
+    const named = 'result' in message ? toolErrorOf(message.result, req.id) : undefined;
+    if (named !== undefined) message = named;
     if ('error' in message) {
       const m = mapError(message, req);
       status = m.status;
       out = m.error;
-    } else out = stampResult(message, req.method, this.#serverInfo);
+    } else {
+      out = stampResult(message, req.method, this.#serverInfo);
+      const gate = this.#gateInputRequired(out.result);
+      if (gate !== undefined) {
+        // -32021 is an HTTP 400 while nothing was committed; on a stream it stays in-band.
+        status = gate.code === ModernCode.MissingRequiredClientCapability ? 400 : 200;
+        out = errorResponse(req.id, gate.code, gate.message, gate.data);
+      }
+    }
     const json = JSON.stringify(out);
     const ep = this.#ep;
     ep.counters.metrics?.duration(req.method, (ep.options.now() - this.#startedAt) / 1000);
@@ -363,6 +375,24 @@ export class ModernCall implements BridgeTarget, ModernInflight {
     this.#state = 'done';
     this.#cleanup();
     return wait;
+  }
+
+  /** MRTR duties: input_required only where allowed, and only with inputs the client can answer. */
+  #gateInputRequired(
+    result: Record<string, unknown>,
+  ): { code: number; message: string; data?: unknown } | undefined {
+    if (result['resultType'] !== 'input_required') return undefined;
+    const method = this.#req.method;
+    if (!INPUT_REQUIRED_METHODS.has(method)) {
+      return {
+        code: JsonRpcCode.InternalError,
+        message: `Internal error: ${method} cannot return input_required`,
+      };
+    }
+    const missing = missingCapabilities(result, this.#meta.clientCapabilities);
+    if (missing === undefined) return undefined;
+    const r = ModernRefusals.missingCapability(this.#req.id, missing);
+    return { code: r.code, message: r.message, data: r.data };
   }
 
   #refuse(r: ModernRefusal): void {

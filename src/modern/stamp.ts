@@ -31,6 +31,11 @@ export function stampResult(
 ): JsonRpcResult {
   const result: Record<string, unknown> = { ...r.result };
   if (typeof result['resultType'] !== 'string') result['resultType'] = 'complete';
+  // The v1 SDK adds `content: []` to every tool result; an input_required result has none.
+  else if (result['resultType'] === 'input_required') {
+    const c = result['content'];
+    if (Array.isArray(c) && c.length === 0) delete result['content'];
+  }
   if (serverInfo !== undefined) {
     const meta = result['_meta'];
     const m = typeof meta === 'object' && meta !== null ? { ...(meta as Record<string, unknown>) } : {};

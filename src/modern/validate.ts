@@ -4,11 +4,12 @@
  * Accept (406), auth (401/403), Origin/Host and parse errors are answered earlier by the HTTP layer.
  *
  *  1. `_meta` protocol version not a string            → 400/-32602
- *  2. version not served here                          → 400/-32022 {supported, requested}
- *  3. MCP-Protocol-Version / Mcp-Method / Mcp-Name missing, malformed, or not matching the body
- *                                                      → 400/-32020
- *  4. method removed by 2026-07-28                     → 404/-32601
- *  5. `clientCapabilities` missing or malformed `_meta` → 400/-32602
+ *  2. MCP-Protocol-Version or Mcp-Method present but not matching the body → 400/-32020
+ *  3. version not served here                          → 400/-32022 {supported, requested}
+ *  4. MCP-Protocol-Version / Mcp-Method missing; Mcp-Name missing, malformed (sentinel) or not
+ *     matching the body                                 → 400/-32020
+ *  5. method removed by 2026-07-28                     → 404/-32601
+ *  6. `clientCapabilities` missing or malformed `_meta` → 400/-32602
  *
  * Later steps need the served server: `Mcp-Param-*` (see param-headers.ts) and the capability gate.
  */
@@ -57,27 +58,29 @@ export function validateModern(
   if (typeof version !== 'string' || version.length === 0) {
     return ModernRefusals.invalidMeta(id, `_meta["${META_PROTOCOL_VERSION}"] must be a non-empty string`);
   }
-  // 2.
-  if (!supported.includes(version))
-    return ModernRefusals.unsupportedVersion(id, version.slice(0, 64), supported);
-  // 3. Standard headers (values case-sensitive, surrounding whitespace ignored).
+  // 2. Headers that are present must agree with the body before anything else is judged (the
+  // official SDK classifies on this); missing ones are refused after the version check.
   const hv = header('mcp-protocol-version');
-  if (hv === undefined)
-    return ModernRefusals.headerMismatch(id, 'the MCP-Protocol-Version header is required');
-  if (trimOws(hv) !== version) {
+  if (hv !== undefined && trimOws(hv) !== version) {
     return ModernRefusals.headerMismatch(
       id,
       `MCP-Protocol-Version header ${quote(trimOws(hv))} does not match _meta version ${quote(version)}`,
     );
   }
   const hm = header('mcp-method');
-  if (hm === undefined) return ModernRefusals.headerMismatch(id, 'the Mcp-Method header is required');
-  if (trimOws(hm) !== req.method) {
+  if (hm !== undefined && trimOws(hm) !== req.method) {
     return ModernRefusals.headerMismatch(
       id,
       `Mcp-Method header ${quote(trimOws(hm))} does not match body method ${quote(req.method)}`,
     );
   }
+  // 3.
+  if (!supported.includes(version))
+    return ModernRefusals.unsupportedVersion(id, version.slice(0, 64), supported);
+  // 4. Required headers, and Mcp-Name (values case-sensitive, surrounding whitespace ignored).
+  if (hv === undefined)
+    return ModernRefusals.headerMismatch(id, 'the MCP-Protocol-Version header is required');
+  if (hm === undefined) return ModernRefusals.headerMismatch(id, 'the Mcp-Method header is required');
   const field = NAMED_METHODS[req.method];
   const bodyName = field === undefined ? undefined : req.params?.[field];
   if (typeof bodyName === 'string') {
@@ -93,9 +96,9 @@ export function validateModern(
       );
     }
   }
-  // 4.
+  // 5.
   if (REMOVED_METHODS.has(req.method)) return ModernRefusals.methodNotFound(id, req.method);
-  // 5. clientInfo is only SHOULD (basic/index §"_meta"): absent is fine, malformed is not.
+  // 6. clientInfo is only SHOULD (basic/index §"_meta"): absent is fine, malformed is not.
   const caps = meta[META_CLIENT_CAPABILITIES];
   if (!isObject(caps)) {
     return ModernRefusals.invalidMeta(id, `_meta["${META_CLIENT_CAPABILITIES}"] must be an object`);

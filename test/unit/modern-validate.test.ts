@@ -43,23 +43,27 @@ describe('modern/validate: the validation order (one test per step)', () => {
     ]);
   });
 
-  test('step 2: an unsupported version is 400/-32022 with data.supported and data.requested', () => {
+  test('step 3: an unsupported version is 400/-32022 with data.supported and data.requested', () => {
     const m = { ...META, 'io.modelcontextprotocol/protocolVersion': '1900-01-01' };
     const r = validateModern(
       call('tools/list', {}, m),
-      headers({ ...STD, 'MCP-Protocol-Version': '1900-01-01' }),
+      headers({ ...STD, 'Mcp-Method': 'tools/list', 'MCP-Protocol-Version': '1900-01-01' }),
     );
     assert.deepEqual(refused(r), [400, -32022, 'r1']);
     assert.ok(isRefusal(r));
     assert.deepEqual(r.data, { supported: ['2026-07-28'], requested: '1900-01-01' });
   });
 
-  test('step 2 precedes step 3: an unsupported version wins over bad headers', () => {
+  test('an unsupported version wins over missing headers, but a header contradicting the body wins over it', () => {
     const m = { ...META, 'io.modelcontextprotocol/protocolVersion': '2099-01-01' };
     assert.deepEqual(refused(validateModern(call('tools/list', {}, m), headers({}))), [400, -32022, 'r1']);
+    const h = headers({ 'MCP-Protocol-Version': '2026-07-28', 'Mcp-Method': 'tools/list' });
+    assert.deepEqual(refused(validateModern(call('tools/list', {}, m), h)), [400, -32020, 'r1']);
+    const wrongMethod = headers({ 'MCP-Protocol-Version': '2099-01-01', 'Mcp-Method': 'tools/call' });
+    assert.deepEqual(refused(validateModern(call('tools/list', {}, m), wrongMethod)), [400, -32020, 'r1']);
   });
 
-  test('step 3: missing or mismatched MCP-Protocol-Version is 400/-32020', () => {
+  test('steps 2 and 4: missing or mismatched MCP-Protocol-Version is 400/-32020', () => {
     const { 'MCP-Protocol-Version': _, ...noVersion } = STD;
     assert.deepEqual(refused(validateModern(call('tools/call', { name: 'echo' }), headers(noVersion))), [
       400,
@@ -74,7 +78,7 @@ describe('modern/validate: the validation order (one test per step)', () => {
     ]);
   });
 
-  test('step 3: missing or mismatched Mcp-Method is 400/-32020; values are case-sensitive', () => {
+  test('steps 2 and 4: missing or mismatched Mcp-Method is 400/-32020; values are case-sensitive', () => {
     const { 'Mcp-Method': _, ...noMethod } = STD;
     assert.deepEqual(refused(validateModern(call('tools/call', { name: 'echo' }), headers(noMethod))), [
       400,
@@ -89,7 +93,7 @@ describe('modern/validate: the validation order (one test per step)', () => {
     ]);
   });
 
-  test('step 3: Mcp-Name missing, mismatched or a bad sentinel is 400/-32020; a good sentinel and OWS pass', () => {
+  test('step 4: Mcp-Name missing, mismatched or a bad sentinel is 400/-32020; a good sentinel and OWS pass', () => {
     const { 'Mcp-Name': _, ...noName } = STD;
     assert.deepEqual(refused(validateModern(call('tools/call', { name: 'echo' }), headers(noName))), [
       400,
@@ -114,7 +118,7 @@ describe('modern/validate: the validation order (one test per step)', () => {
     assert.ok(!isRefusal(validateModern(call('resources/read', { uri: 'file:///a' }), headers(res))));
   });
 
-  test('step 4: removed methods are 404/-32601', () => {
+  test('step 5: removed methods are 404/-32601', () => {
     for (const m of [
       'initialize',
       'ping',
@@ -130,7 +134,7 @@ describe('modern/validate: the validation order (one test per step)', () => {
     }
   });
 
-  test('step 5: missing clientCapabilities or malformed clientInfo/logLevel is 400/-32602; no clientInfo is fine', () => {
+  test('step 6: missing clientCapabilities or malformed clientInfo/logLevel is 400/-32602; no clientInfo is fine', () => {
     const h = headers({ ...STD, 'Mcp-Method': 'tools/list' });
     const noCaps = { 'io.modelcontextprotocol/protocolVersion': '2026-07-28' };
     assert.deepEqual(refused(validateModern(call('tools/list', {}, noCaps), h)), [400, -32602, 'r1']);
