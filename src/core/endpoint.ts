@@ -180,6 +180,10 @@ export class Endpoint {
         refusals: this.modern.refusals,
         cancels: this.modern.cancels,
         notifications: this.modern.notifications,
+        listenStreams: this.modern.listens.size,
+        listensOpened: this.modern.listensOpened,
+        listenRefusals: this.modern.listenRefusals,
+        listenCoalesced: this.modern.listenCoalesced,
       },
       ...(options?.perStream ? { perStream } : {}),
     };
@@ -193,6 +197,8 @@ export class Endpoint {
   async close(graceMs = 0): Promise<CloseReport> {
     if (this.closed) return { sessions: 0, cutRequests: 0, drained: true };
     this.closing = true;
+    // Listen streams never drain by themselves: end them first, each with its listen result.
+    for (const l of [...this.modern.listens]) l.end();
     const deadline = this.options.now() + graceMs;
     while (this.options.now() < deadline && this.#inflightCount() > 0) {
       await new Promise((r) => setTimeout(r, Math.min(50, Math.max(1, deadline - this.options.now()))));
@@ -266,7 +272,18 @@ export interface EndpointStats {
   refusals: { origin: number; host: number; auth: number };
   authStreamEnds: number;
   /** 2026-07-28 (stateless, per-request `_meta`) requests: served, in flight, refused, cancelled by a close. */
-  modern: { requests: number; inflight: number; refusals: number; cancels: number; notifications: number };
+  modern: {
+    requests: number;
+    inflight: number;
+    refusals: number;
+    cancels: number;
+    notifications: number;
+    /** subscriptions/listen streams open now, opened in all, refused by the caps, and coalesced frames. */
+    listenStreams: number;
+    listensOpened: number;
+    listenRefusals: number;
+    listenCoalesced: number;
+  };
   /** With `stats({ perStream: true })`: every open SSE connection. */
   perStream?: StreamStats[];
 }

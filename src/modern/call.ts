@@ -31,7 +31,9 @@ import {
   progressTokenOf,
 } from '../jsonrpc/message.js';
 import { encodeJsonFrame, OPEN_COMMENT } from '../sse/encode.js';
+import { changeOf } from './bus.js';
 import { LOG_LEVELS, MODERN_VERSIONS, ModernCode } from './constants.js';
+import { honouredFilter, ListenStream, parseFilter } from './listen.js';
 import { carryMrtr, INPUT_REQUIRED_METHODS, missingCapabilities } from './mrtr.js';
 import { checkParamHeaders, type HeaderDecl, headerDeclsOf } from './param-headers.js';
 import { type ModernRefusal, ModernRefusals, refusalBody } from './refusal.js';
@@ -113,6 +115,7 @@ export class ModernCall implements BridgeTarget, ModernInflight {
     this.#serverInfo = serverInfoOf(server);
     const req = this.#req;
     if (req.method === 'server/discover') return this.#discover();
+    if (req.method === 'subscriptions/listen') return this.#listen();
     if (req.method === 'tools/call') {
       const refused = await this.#checkParamHeaders();
       if (this.done) return;
@@ -163,8 +166,16 @@ export class ModernCall implements BridgeTarget, ModernInflight {
         );
         return undefined;
       }
-      if (message.method === 'notifications/tools/list_changed') this.#ep.modern.toolsChanged();
-      if (this.done || related !== this.#req.id) return undefined;
+      if (related === undefined || related !== this.#req.id) {
+        // Unrelated: never on this stream. A list change or resource update feeds listen streams.
+        const change = changeOf(message.method, message.params);
+        if (change !== undefined) {
+          if (change.kind === 'tools') this.#ep.modern.toolsChanged();
+          this.#ep.modern.bus.publish(change);
+        }
+        return undefined;
+      }
+      if (this.done) return undefined;
       if (
         message.method === 'notifications/message' &&
         !levelAllowed(this.#meta.logLevel, message.params?.['level'])
@@ -256,19 +267,15 @@ export class ModernCall implements BridgeTarget, ModernInflight {
    * initialize, which Sluice sends it internally, with the modern versions this endpoint serves.
    */
   async #discover(): Promise<void> {
-    const r = await this.#ask('initialize', {
-      protocolVersion: LATEST_PROTOCOL_VERSION,
-      capabilities: this.#meta.clientCapabilities,
-      clientInfo: this.#meta.clientInfo ?? { name: 'unknown', version: '0' },
-    });
+    const described = await this.#describe();
     if (this.done) return;
-    if (r === undefined || !('result' in r)) {
+    if (described === undefined) {
       await this.#answer(
         errorResponse(this.#req.id, JsonRpcCode.InternalError, 'the server could not describe itself'),
       );
       return;
     }
-    const init = r.result as { capabilities?: unknown; serverInfo?: unknown; instructions?: unknown };
+    const init = described as { capabilities?: unknown; serverInfo?: unknown; instructions?: unknown };
     const info = init.serverInfo as ServerInfo | undefined;
     if (info !== undefined) this.#serverInfo = { name: info.name, version: info.version };
     const result: Record<string, unknown> = {
@@ -278,6 +285,43 @@ export class ModernCall implements BridgeTarget, ModernInflight {
       ...(typeof init.instructions === 'string' ? { instructions: init.instructions } : {}),
     };
     await this.#answer({ jsonrpc: '2.0', id: this.#req.id, result });
+  }
+
+  /** The served server's initialize result (capabilities, serverInfo, instructions), asked internally. */
+  async #describe(): Promise<Record<string, unknown> | undefined> {
+    const r = await this.#ask('initialize', {
+      protocolVersion: LATEST_PROTOCOL_VERSION,
+      capabilities: this.#meta.clientCapabilities,
+      clientInfo: this.#meta.clientInfo ?? { name: 'unknown', version: '0' },
+    });
+    return r !== undefined && 'result' in r ? r.result : undefined;
+  }
+
+  /**
+   * subscriptions/listen: the filter is checked, narrowed to the server's capabilities, and the
+   * stream handed to a ListenStream; this per-request server is not needed after that.
+   */
+  async #listen(): Promise<void> {
+    const ep = this.#ep;
+    const filter = parseFilter(this.#req.params);
+    if (typeof filter === 'string') return this.#refuse(ModernRefusals.invalidMeta(this.#req.id, filter));
+    if (!ep.modern.listenAllowed(this.#input.auth?.principal)) {
+      ep.modern.listenRefusals++;
+      return this.#refuse({
+        status: 429,
+        code: JsonRpcCode.ServerError,
+        message: 'Too Many Requests: listen stream limit reached',
+        id: this.#req.id,
+      });
+    }
+    const init = await this.#describe();
+    if (this.done) return;
+    const caps = (init?.['capabilities'] ?? {}) as Record<string, unknown>;
+    const stream = new ListenStream(ep, this.#input, this.#req.id, honouredFilter(filter, caps));
+    this.#state = 'done';
+    this.#cleanup();
+    if (this.#input.sink.closed || ep.closing) return;
+    stream.open();
   }
 
   #armTimer(): void {

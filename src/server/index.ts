@@ -16,6 +16,13 @@ export { DEFAULTS } from '../core/options.js';
 export { InvalidOptionError, SluiceError } from '../errors.js';
 export type { EventStore, ReplayResult, StoredEvent } from '../events/event-store.js';
 export { DEFAULT_REPLAY_LIMITS, MemoryEventStore } from '../events/memory-event-store.js';
+// 2026-07-28 (modern era): listen-stream publishing, MRTR helpers, JSON-RPC errors from v1 tools.
+export type { ChangeBus, ChangeEvent, Notifier } from '../modern/bus.js';
+export { MODERN_VERSIONS } from '../modern/constants.js';
+export type { MrtrInput, RequestStateCodec } from '../modern/mrtr.js';
+export { createRequestStateCodec, mrtrInput } from '../modern/mrtr.js';
+export { encodeHeaderValue } from '../modern/sentinel.js';
+export { toolError } from '../modern/tool-error.js';
 export type { McpHandler, McpHandlerOptions } from './create-handler.js';
 export { createMcpHandler } from './create-handler.js';
 export { CHANNELS as DIAGNOSTICS_CHANNELS } from './diagnostics.js';
