@@ -327,6 +327,8 @@ describe('modern era: streaming, logging, cancellation, backpressure', () => {
     assert.ok(s.served.handler.stats().modern.cancels > before);
     assert.equal(s.served.handler.stats().modern.inflight, 0);
     assert.equal(s.served.handler.stats().replayBuffer?.streams ?? 0, 0, 'nothing stored for replay');
+    const cancels = /^sluice_modern_cancels_total (\d+)$/m.exec(s.served.handler.metrics())?.[1];
+    assert.equal(Number(cancels), s.served.handler.stats().modern.cancels, 'exported to Prometheus');
   });
 
   test('closing an SSE stream cancels: the signal aborts and later sends go nowhere', async () => {
