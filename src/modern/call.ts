@@ -476,11 +476,16 @@ export class ModernCall implements BridgeTarget, ModernInflight {
     this.#internal.clear();
     const server = this.#server;
     this.#server = undefined;
-    server
-      ?.close()
-      .catch((error: unknown) =>
-        this.#ep.options.logger?.error('modern.close_failed', { error: String(error) }),
-      );
+    if (server === undefined) return;
+    // After the SDK has finished sending the answer (it forgets the request's abort controller
+    // then): closing earlier would abort the finished handler's signal, a DOMException per request.
+    setImmediate(() => {
+      server
+        .close()
+        .catch((error: unknown) =>
+          this.#ep.options.logger?.error('modern.close_failed', { error: String(error) }),
+        );
+    });
   }
 }
 
