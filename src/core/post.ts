@@ -14,10 +14,10 @@ import {
   type RequestId,
 } from '../jsonrpc/message.js';
 import { classifyEra } from '../modern/classify.js';
-import { handleModernPost } from '../modern/post.js';
 import type { Endpoint } from './endpoint.js';
 import { Exchange, type Policy } from './exchange.js';
 import { newEventTag, newSessionId } from './ids.js';
+import { handleModernPost } from './modern/post.js';
 import type { AuthResult } from './options.js';
 import { Refusals, sendRefusal } from './refusal.js';
 import { Session } from './session.js';

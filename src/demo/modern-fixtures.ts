@@ -9,7 +9,8 @@ import type { McpServer } from '@modelcontextprotocol/sdk/server/mcp.js';
 import type { CallToolResult, GetPromptResult } from '@modelcontextprotocol/sdk/types.js';
 import { z } from 'zod';
 import { JsonRpcCode } from '../jsonrpc/codes.js';
-import { createRequestStateCodec, mrtrInput } from '../modern/mrtr.js';
+import { mrtrInput } from '../modern/mrtr.js';
+import { createRequestStateCodec } from '../modern/request-state.js';
 import { toolError } from '../modern/tool-error.js';
 
 /** One secret per process: a multi-instance deployment would share one (SLUICE_STATE_SECRET). */

@@ -19,8 +19,10 @@ export { DEFAULT_REPLAY_LIMITS, MemoryEventStore } from '../events/memory-event-
 // 2026-07-28 (modern era): listen-stream publishing, MRTR helpers, JSON-RPC errors from v1 tools.
 export type { ChangeBus, ChangeEvent, Notifier } from '../modern/bus.js';
 export { MODERN_VERSIONS } from '../modern/constants.js';
-export type { MrtrInput, RequestStateCodec } from '../modern/mrtr.js';
-export { createRequestStateCodec, mrtrInput } from '../modern/mrtr.js';
+export type { MrtrInput } from '../modern/mrtr.js';
+export { mrtrInput } from '../modern/mrtr.js';
+export type { RequestStateCodec } from '../modern/request-state.js';
+export { createRequestStateCodec } from '../modern/request-state.js';
 export { encodeHeaderValue } from '../modern/sentinel.js';
 export { toolError } from '../modern/tool-error.js';
 export type { McpHandler, McpHandlerOptions } from './create-handler.js';

@@ -3,12 +3,12 @@ import { describe, test } from 'node:test';
 import fc from 'fast-check';
 import {
   carryMrtr,
-  createRequestStateCodec,
   META_INPUT_RESPONSES,
   META_REQUEST_STATE,
   missingCapabilities,
   mrtrInput,
 } from '../../src/modern/mrtr.js';
+import { createRequestStateCodec } from '../../src/modern/request-state.js';
 import { toolError, toolErrorOf } from '../../src/modern/tool-error.js';
 
 describe('modern/mrtr', () => {

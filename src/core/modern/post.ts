@@ -2,15 +2,16 @@
  * The modern era's entry from `handlePost`: refusals decided by era routing, notifications (202),
  * then the validation order (validate.ts), then one ModernCall per request.
  */
-import type { Endpoint } from '../core/endpoint.js';
-import type { Policy } from '../core/exchange.js';
-import type { PostInput } from '../core/post.js';
-import { JsonRpcCode } from '../jsonrpc/codes.js';
-import { errorResponse } from '../jsonrpc/message.js';
+
+import { JsonRpcCode } from '../../jsonrpc/codes.js';
+import { errorResponse } from '../../jsonrpc/message.js';
+import type { EraVerdict } from '../../modern/classify.js';
+import { type ModernRefusal, refusalBody } from '../../modern/refusal.js';
+import { isRefusal, validateModern } from '../../modern/validate.js';
+import type { Endpoint } from '../endpoint.js';
+import type { Policy } from '../exchange.js';
+import type { PostInput } from '../post.js';
 import { ModernCall } from './call.js';
-import type { EraVerdict } from './classify.js';
-import { type ModernRefusal, refusalBody } from './refusal.js';
-import { isRefusal, validateModern } from './validate.js';
 
 export function sendModernRefusal(ep: Endpoint, input: PostInput, r: ModernRefusal): void {
   ep.modern.refusals++;

@@ -14,33 +14,33 @@
  *   close would now kill the request.
  */
 import { LATEST_PROTOCOL_VERSION } from '@modelcontextprotocol/sdk/types.js';
-import { type BridgeTarget, BridgeTransport } from '../core/bridge-transport.js';
-import { createDispatcher, type Dispatcher } from '../core/dispatcher.js';
-import type { Endpoint } from '../core/endpoint.js';
-import { SSE_HEADERS } from '../core/event-stream.js';
-import type { Policy } from '../core/exchange.js';
-import type { PostInput } from '../core/post.js';
-import type { McpServerLike } from '../core/session.js';
-import { SseWriter } from '../core/sse-writer.js';
-import { JsonRpcCode } from '../jsonrpc/codes.js';
+import { JsonRpcCode } from '../../jsonrpc/codes.js';
 import {
   errorResponse,
   type JsonRpcMessage,
   type JsonRpcRequest,
   type JsonRpcResponse,
   progressTokenOf,
-} from '../jsonrpc/message.js';
-import { encodeJsonFrame, OPEN_COMMENT } from '../sse/encode.js';
-import { changeOf } from './bus.js';
-import { LOG_LEVELS, MODERN_VERSIONS, ModernCode } from './constants.js';
+} from '../../jsonrpc/message.js';
+import { changeOf } from '../../modern/bus.js';
+import { LOG_LEVELS, MODERN_VERSIONS, ModernCode } from '../../modern/constants.js';
+import { carryMrtr, INPUT_REQUIRED_METHODS, missingCapabilities } from '../../modern/mrtr.js';
+import { checkParamHeaders, type HeaderDecl, headerDeclsOf } from '../../modern/param-headers.js';
+import { type ModernRefusal, ModernRefusals, refusalBody } from '../../modern/refusal.js';
+import { mapError, stampResult } from '../../modern/stamp.js';
+import type { ModernInflight } from '../../modern/state.js';
+import { toolErrorOf } from '../../modern/tool-error.js';
+import type { ModernMeta } from '../../modern/validate.js';
+import { encodeJsonFrame, OPEN_COMMENT } from '../../sse/encode.js';
+import { type BridgeTarget, BridgeTransport } from '../bridge-transport.js';
+import { createDispatcher, type Dispatcher } from '../dispatcher.js';
+import type { Endpoint } from '../endpoint.js';
+import { SSE_HEADERS } from '../event-stream.js';
+import type { Policy } from '../exchange.js';
+import type { PostInput } from '../post.js';
+import type { McpServerLike } from '../session.js';
+import { SseWriter } from '../sse-writer.js';
 import { honouredFilter, ListenStream, parseFilter } from './listen.js';
-import { carryMrtr, INPUT_REQUIRED_METHODS, missingCapabilities } from './mrtr.js';
-import { checkParamHeaders, type HeaderDecl, headerDeclsOf } from './param-headers.js';
-import { type ModernRefusal, ModernRefusals, refusalBody } from './refusal.js';
-import { mapError, stampResult } from './stamp.js';
-import type { ModernInflight } from './state.js';
-import { toolErrorOf } from './tool-error.js';
-import type { ModernMeta } from './validate.js';
 
 type ServerInfo = { name: string; version: string };
 type Waiter = (m: JsonRpcResponse | undefined) => void;

@@ -9,16 +9,17 @@
  * - The client closing the stream ends the subscription; the server ending it (close()) first sends
  *   the listen result `{resultType: "complete", _meta: {subscriptionId}}`.
  */
-import type { Endpoint } from '../core/endpoint.js';
-import { SSE_HEADERS } from '../core/event-stream.js';
-import type { PostInput } from '../core/post.js';
-import { SseWriter } from '../core/sse-writer.js';
-import { armGuard } from '../core/stream-guard.js';
-import type { RequestId } from '../jsonrpc/message.js';
-import { encodeJsonFrame } from '../sse/encode.js';
-import type { ChangeEvent } from './bus.js';
-import { META_SUBSCRIPTION_ID } from './constants.js';
-import { CoalescingQueue } from './listen-queue.js';
+
+import type { RequestId } from '../../jsonrpc/message.js';
+import type { ChangeEvent } from '../../modern/bus.js';
+import { META_SUBSCRIPTION_ID } from '../../modern/constants.js';
+import { CoalescingQueue } from '../../modern/listen-queue.js';
+import { encodeJsonFrame } from '../../sse/encode.js';
+import type { Endpoint } from '../endpoint.js';
+import { SSE_HEADERS } from '../event-stream.js';
+import type { PostInput } from '../post.js';
+import { SseWriter } from '../sse-writer.js';
+import { armGuard } from '../stream-guard.js';
 
 export interface ListenFilter {
   toolsListChanged?: boolean;
