@@ -71,6 +71,10 @@ export class Endpoint {
       limits: this.limits,
       pacer: new Pacer(options.pacingMs),
       ended: (s, reason) => this.#sessionEnded(s, reason),
+      changed: (event) => {
+        if (event.kind === 'tools') this.modern.toolsChanged();
+        this.modern.bus.publish(event);
+      },
     };
     if (options.keepaliveMs > 0) {
       // One timer for every stream: a stream silent for keepaliveMs gets a comment within a quarter

@@ -16,6 +16,7 @@ import {
   progressTokenOf,
   type RequestId,
 } from '../jsonrpc/message.js';
+import { type ChangeEvent, changeOf } from '../modern/bus.js';
 import { LegacyMrtrShim, SHIM_SCHEMAS, type ShimHost } from '../modern/legacy-shim.js';
 import { type BridgeTarget, BridgeTransport } from './bridge-transport.js';
 import type { Counters, SessionEndReason } from './counters.js';
@@ -42,6 +43,8 @@ export interface SessionDeps {
   readonly limits: WriterLimits;
   readonly pacer: Pacer;
   ended(session: Session, reason: SessionEndReason): void;
+  /** A served server announced a list change or resource update (feeds 2026-07-28 listen streams). */
+  changed?(event: ChangeEvent): void;
 }
 
 /** The oldest revision, assumed when a client sends no MCP-Protocol-Version (2025-06-18 basic/transports). */
@@ -197,6 +200,10 @@ export class Session implements StreamContext, ExchangeHost, BridgeTarget {
         this.counters.undeliverable++;
         this.#failRequest(message.id, 'server-to-client requests need a session; this server is stateless');
         return undefined;
+      }
+      if (!isRequest) {
+        const change = changeOf(message.method, message.params);
+        if (change !== undefined) this.#deps.changed?.(change);
       }
       if (isRequest) this.awaiting.add(message.id);
       else if (message.method === 'notifications/cancelled') {

@@ -10,7 +10,7 @@ import { createDemoServer } from '../../src/demo/demo-server.js';
 import { MAX_LISTEN_STREAMS_PER_PRINCIPAL } from '../../src/modern/state.js';
 import { type Served, serve } from '../../src/server/index.js';
 import type { Loose } from '../helpers/http.js';
-import { until } from '../helpers/http.js';
+import { RawSession, toolCall, until } from '../helpers/http.js';
 import { modernBody, modernOpen, modernSend } from '../helpers/modern.js';
 
 const SUB = 'io.modelcontextprotocol/subscriptionId';
@@ -79,6 +79,23 @@ describe('modern era: subscriptions/listen', () => {
     );
     assert.equal(m.params._meta[SUB], 'L2');
     r.destroy();
+  });
+
+  test('list changes a server announces inside a legacy session reach listen streams too', async () => {
+    const r = await modernOpen(s.url, listenBody({ toolsListChanged: true }, 'L2b'));
+    await r.waitFor((x) => x.messages().length >= 1, 3_000, 'ack');
+    const legacy = new RawSession(s.url);
+    await legacy.init();
+    const t = await legacy.post(toolCall('test_trigger_tool_change', {}, 'lt'));
+    assert.equal(t.status, 200);
+    const m = await r.waitMessage(
+      (x) => x.method === 'notifications/tools/list_changed',
+      3_000,
+      'tool change',
+    );
+    assert.equal(m.params._meta[SUB], 'L2b');
+    r.destroy();
+    await legacy.delete();
   });
 
   test('a quiet listen stream gets keepalive comments', async () => {
