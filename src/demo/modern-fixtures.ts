@@ -10,8 +10,8 @@ import type { CallToolResult, GetPromptResult } from '@modelcontextprotocol/sdk/
 import { z } from 'zod';
 import { JsonRpcCode } from '../jsonrpc/codes.js';
 import { mrtrInput } from '../modern/mrtr.js';
-import { createRequestStateCodec } from '../modern/request-state.js';
 import { toolError } from '../modern/tool-error.js';
+import { createRequestStateCodec } from '../server/request-state.js';
 
 /** One secret per process: a multi-instance deployment would share one (SLUICE_STATE_SECRET). */
 const codec = createRequestStateCodec({

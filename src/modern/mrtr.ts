@@ -11,7 +11,7 @@
  * - refuse to send `inputRequests` the client did not declare a capability for: the answer becomes
  *   400/-32021 with `data.requiredCapabilities` (§"Server duties"; basic/index §"Error Codes").
  * - allow `input_required` only on the methods that may carry it.
- * - offer an integrity-protected `requestState` (request-state.ts; the client is untrusted).
+ * - offer an integrity-protected `requestState` (server/request-state.ts; the client is untrusted).
  */
 import type { JsonRpcRequest } from '../jsonrpc/message.js';
 

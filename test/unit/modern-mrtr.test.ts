@@ -8,8 +8,8 @@ import {
   missingCapabilities,
   mrtrInput,
 } from '../../src/modern/mrtr.js';
-import { createRequestStateCodec } from '../../src/modern/request-state.js';
 import { toolError, toolErrorOf } from '../../src/modern/tool-error.js';
+import { createRequestStateCodec } from '../../src/server/request-state.js';
 
 describe('modern/mrtr', () => {
   test('carryMrtr copies inputResponses and requestState into _meta and keeps the rest', () => {

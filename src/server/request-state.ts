@@ -1,7 +1,7 @@
 /**
  * An integrity-protected MRTR `requestState` (MCP 2026-07-28 basic/patterns/mrtr §"Security": the
- * state comes back from the client, so the server must detect tampering). Kept apart from mrtr.ts
- * so the transport's MRTR plumbing needs no crypto.
+ * state comes back from the client, so the server must detect tampering). A server-side helper,
+ * apart from the MRTR plumbing in src/modern, which needs no crypto.
  */
 import { createHmac, timingSafeEqual } from 'node:crypto';
 
