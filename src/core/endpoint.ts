@@ -5,6 +5,7 @@
  */
 import type { EventStore } from '../events/event-store.js';
 import { type EventStoreStats, MemoryEventStore } from '../events/memory-event-store.js';
+import { ModernState } from '../modern/state.js';
 import { ClientLimits } from './client-limits.js';
 import { Counters, type SessionEndReason } from './counters.js';
 import type { AuthResult, ResolvedOptions, SessionContext } from './options.js';
@@ -34,6 +35,8 @@ export class Endpoint {
   readonly sessions = new Map<string, Session>();
   /** Stateless mode's one-request sessions, while their request runs (close() waits for them too). */
   readonly oneShots = new Set<Session>();
+  /** 2026-07-28 requests in flight, the x-mcp-header cache and modern counters. */
+  readonly modern = new ModernState();
   readonly live = new Set<SseWriter>();
   readonly store: EventStore;
   readonly limits: WriterLimits;
@@ -77,6 +80,10 @@ export class Endpoint {
       limits: this.limits,
       pacer: new Pacer(options.pacingMs),
       ended: (s, reason) => this.#sessionEnded(s, reason),
+      changed: (event) => {
+        if (event.kind === 'tools') this.modern.toolsChanged();
+        this.modern.bus.publish(event);
+      },
     };
     if (options.keepaliveMs > 0) {
       // One timer for every stream: a stream silent for keepaliveMs gets a comment within a quarter
@@ -208,6 +215,17 @@ export class Endpoint {
       undeliverable: c.undeliverable,
       refusals: { ...c.refusals },
       authStreamEnds: c.authStreamEnds,
+      modern: {
+        requests: this.modern.requests,
+        inflight: this.modern.inflight.size,
+        refusals: this.modern.refusals,
+        cancels: this.modern.cancels,
+        notifications: this.modern.notifications,
+        listenStreams: this.modern.listens.size,
+        listensOpened: this.modern.listensOpened,
+        listenRefusals: this.modern.listenRefusals,
+        listenCoalesced: this.modern.listenCoalesced,
+      },
       ...(options?.perStream ? { perStream } : {}),
     };
   }
@@ -220,6 +238,8 @@ export class Endpoint {
   async close(graceMs = 0): Promise<CloseReport> {
     if (this.closed) return { sessions: 0, cutRequests: 0, drained: true };
     this.closing = true;
+    // Listen streams never drain by themselves: end them first, each with its listen result.
+    for (const l of [...this.modern.listens]) l.end();
     const deadline = this.options.now() + graceMs;
     while (this.options.now() < deadline && this.#inflightCount() > 0) {
       await new Promise((r) => setTimeout(r, Math.min(50, Math.max(1, deadline - this.options.now()))));
@@ -227,6 +247,7 @@ export class Endpoint {
     const cutRequests = this.#inflightCount();
     const sessions = [...this.sessions.values()];
     for (const s of [...sessions, ...this.oneShots]) s.end('shutdown', Refusals.requestCut());
+    for (const call of [...this.modern.inflight]) call.abandon();
     this.closed = true;
     if (this.#keepalive !== undefined) clearInterval(this.#keepalive);
     if (this.#housekeeping !== undefined) clearInterval(this.#housekeeping);
@@ -238,7 +259,7 @@ export class Endpoint {
     let n = 0;
     for (const s of this.sessions.values()) n += s.inflight.size;
     for (const s of this.oneShots) n += s.inflight.size;
-    return n;
+    return n + this.modern.inflight.size;
   }
 
   #sessionEnded(s: Session, reason: SessionEndReason): void {
@@ -314,6 +335,19 @@ export interface EndpointStats {
   undeliverable: number;
   refusals: { origin: number; host: number; auth: number };
   authStreamEnds: number;
+  /** 2026-07-28 (stateless, per-request `_meta`) requests: served, in flight, refused, cancelled by a close. */
+  modern: {
+    requests: number;
+    inflight: number;
+    refusals: number;
+    cancels: number;
+    notifications: number;
+    /** subscriptions/listen streams open now, opened in all, refused by the caps, and coalesced frames. */
+    listenStreams: number;
+    listensOpened: number;
+    listenRefusals: number;
+    listenCoalesced: number;
+  };
   /** With `stats({ perStream: true })`: every open SSE connection. */
   perStream?: StreamStats[];
 }

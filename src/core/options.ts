@@ -23,9 +23,18 @@ export interface AuthResult {
 
 /** What `createServer` learns about the session it serves. */
 export interface SessionContext {
-  /** The session id, or undefined in stateless mode. */
+  /** The session id, or undefined in stateless mode and for 2026-07-28 requests. */
   sessionId: string | undefined;
   principal: string | undefined;
+  /**
+   * 'modern' when the server is built for one 2026-07-28 request (stateless, per-request `_meta`);
+   * absent for legacy sessions.
+   */
+  era?: 'legacy' | 'modern';
+  /** Modern only: the request's protocol version, client capabilities and client info (`_meta`). */
+  protocolVersion?: string;
+  clientCapabilities?: Record<string, unknown>;
+  clientInfo?: { name: string; version: string; [k: string]: unknown } | undefined;
 }
 
 export interface SessionInfo {

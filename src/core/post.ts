@@ -14,11 +14,13 @@ import {
   type RequestId,
 } from '../jsonrpc/message.js';
 import { PARTIAL_CAPABILITY } from '../jsonrpc/partial.js';
+import { classifyEra } from '../modern/classify.js';
 import { type Admission, ClientLimits } from './client-limits.js';
 import type { Endpoint } from './endpoint.js';
 import { Exchange, type Policy } from './exchange.js';
 import { newEventTag, newSessionId } from './ids.js';
 import { isMcpRequestMethod } from './metrics.js';
+import { handleModernPost } from './modern/post.js';
 import type { AuthResult } from './options.js';
 import { Refusals, sendRefusal } from './refusal.js';
 import { registerRequest } from './request-handle.js';
@@ -59,6 +61,11 @@ export async function handlePost(ep: Endpoint, input: PostInput): Promise<void> 
   } catch (e) {
     return sendRefusal(sink, Refusals.parseError(e instanceof Error ? e.message : 'invalid JSON'), headers);
   }
+  // Era routing, before any session logic (MCP 2026-07-28 basic/versioning §"Backward
+  // Compatibility"): a request carrying the per-request `_meta` version is served statelessly;
+  // everything else keeps the session machinery below, unchanged.
+  const era = classifyEra(parsed, input.head.header('mcp-protocol-version'));
+  if (era.era !== 'legacy') return handleModernPost(ep, input, era);
   const batch = Array.isArray(parsed);
   const values: unknown[] = batch ? (parsed as unknown[]) : [parsed];
   if (values.length === 0) return sendRefusal(sink, Refusals.emptyBatch(), headers);

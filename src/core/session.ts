@@ -19,6 +19,8 @@ import {
   type RequestId,
 } from '../jsonrpc/message.js';
 import { PARTIAL_META_KEY } from '../jsonrpc/partial.js';
+import { type ChangeEvent, changeOf } from '../modern/bus.js';
+import { LegacyMrtrShim, SHIM_SCHEMAS, type ShimHost } from '../modern/legacy-shim.js';
 import { type BridgeTarget, BridgeTransport } from './bridge-transport.js';
 import type { Counters, SessionEndReason } from './counters.js';
 import { createDispatcher, type Dispatcher } from './dispatcher.js';
@@ -68,6 +70,8 @@ export interface SessionDeps {
   readonly limits: WriterLimits;
   readonly pacer: Pacer;
   ended(session: Session, reason: SessionEndReason): void;
+  /** A served server announced a list change or resource update (feeds 2026-07-28 listen streams). */
+  changed?(event: ChangeEvent): void;
 }
 
 /**
@@ -115,6 +119,8 @@ export class Session implements StreamContext, ExchangeHost, BridgeTarget {
   partialResultsCapable = false;
   #server: McpServerLike | undefined;
   #dispatch: Dispatcher | undefined;
+  /** Turns input_required results into server-to-client requests (sessions only). */
+  readonly #shim: LegacyMrtrShim | undefined;
   #standalone: EventStream | undefined;
   #nextStream = 1;
   readonly #deps: SessionDeps;
@@ -144,6 +150,7 @@ export class Session implements StreamContext, ExchangeHost, BridgeTarget {
     this.transport = new BridgeTransport(this, id);
     this.probe = o.probe;
     this.pacer = deps.pacer;
+    this.#shim = id === undefined ? undefined : new LegacyMrtrShim(this.#shimHost());
   }
 
   /** The protocol revision the initialize exchange settled on. */
@@ -211,6 +218,7 @@ export class Session implements StreamContext, ExchangeHost, BridgeTarget {
   // ---- inbound (client → server) -------------------------------------------------------------
 
   dispatchRequest(m: JsonRpcRequest, extra: MessageExtraInfo): void {
+    this.#shim?.remember(m, extra);
     this.#dispatch?.request(m, extra);
   }
 
@@ -220,6 +228,7 @@ export class Session implements StreamContext, ExchangeHost, BridgeTarget {
       // The SDK aborts the handler and sends no response; the exchange must not wait for one.
       const id = m.params?.['requestId'];
       if (typeof id === 'string' || typeof id === 'number') {
+        this.#shim?.forget(id);
         const ex = this.inflight.get(id);
         if (ex !== undefined) {
           this.inflight.delete(id);
@@ -251,6 +260,10 @@ export class Session implements StreamContext, ExchangeHost, BridgeTarget {
         this.counters.undeliverable++;
         this.#failRequest(message.id, 'server-to-client requests need a session; this server is stateless');
         return undefined;
+      }
+      if (!isRequest) {
+        const change = changeOf(message.method, message.params);
+        if (change !== undefined) this.#deps.changed?.(change);
       }
       if (isRequest) this.awaiting.add(message.id);
       else if (message.method === 'notifications/cancelled') {
@@ -292,6 +305,7 @@ export class Session implements StreamContext, ExchangeHost, BridgeTarget {
       this.counters.undeliverable++;
       return undefined;
     }
+    if (this.#shim?.intercept(message)) return undefined;
     this.inflight.delete(id);
     return ex.response(id, JSON.stringify(message), this.now());
   }
@@ -392,6 +406,7 @@ export class Session implements StreamContext, ExchangeHost, BridgeTarget {
   cancel(ids: RequestId[], reason: string): void {
     for (const requestId of ids) {
       this.inflight.delete(requestId);
+      this.#shim?.forget(requestId);
       this.#dispatch?.notification({
         jsonrpc: '2.0',
         method: 'notifications/cancelled',
@@ -451,6 +466,24 @@ export class Session implements StreamContext, ExchangeHost, BridgeTarget {
     }
     if (this.store !== undefined && this.id !== undefined) void this.store.dropSession(this.id);
     this.#deps.ended(this, reason);
+  }
+
+  #shimHost(): ShimHost {
+    return {
+      ask: (method, params, related) => {
+        const inner = ((this.#server as { server?: unknown } | undefined)?.server ?? this.#server) as
+          | { request?: (r: unknown, schema: unknown, o: unknown) => Promise<unknown> }
+          | undefined;
+        if (typeof inner?.request !== 'function')
+          return Promise.reject(new Error('the server cannot send requests'));
+        return inner.request({ method, params }, SHIM_SCHEMAS[method], { relatedRequestId: related });
+      },
+      redispatch: (m, extra) => this.#dispatch?.request(m, extra as MessageExtraInfo),
+      deliver: (m) => {
+        void this.route(m, undefined);
+      },
+      pending: (id) => !this.ended && this.inflight.has(id),
+    };
   }
 
   #failRequest(id: RequestId, message: string): void {

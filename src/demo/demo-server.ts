@@ -1,6 +1,6 @@
 /**
  * The MCP server behind `sluice serve`: Sluice's demo tools plus every fixture
- * the official conformance server suite (0.1.16) exercises.
+ * the official conformance server suite exercises (0.1.16, and 0.2.0-alpha.12 for 2026-07-28).
  */
 import { McpServer } from '@modelcontextprotocol/sdk/server/mcp.js';
 import { sharedJsonSchemaValidator } from '../server/shared-validator.js';
@@ -9,6 +9,7 @@ import { registerConformanceResources } from './conformance-resources.js';
 import { registerConformanceTools } from './conformance-tools.js';
 import { registerDemoTools } from './demo-tools.js';
 import { registerElicitationFixtures } from './elicitation-fixtures.js';
+import { registerModernFixtures } from './modern-fixtures.js';
 
 export const DEMO_SERVER_NAME = 'sluice-demo';
 export const DEMO_SERVER_VERSION = '0.1.0';
@@ -39,5 +40,6 @@ export function createDemoServer(): McpServer {
   registerElicitationFixtures(server);
   registerConformanceResources(server);
   registerConformancePrompts(server);
+  registerModernFixtures(server);
   return server;
 }

@@ -16,6 +16,7 @@ import type { Headers, RequestHead } from '../core/sink.js';
 import type { StreamGuard } from '../core/stream-guard.js';
 import { BodyConsumedError, InvalidOptionError, SluiceError } from '../errors.js';
 import { isJsonContentType, parseAccept } from '../http/media-type.js';
+import { type Notifier, notifierFor } from '../modern/bus.js';
 import { corsHeaders, preflightHeaders } from '../security/cors.js';
 import { hostAllowed, isLoopbackAddress } from '../security/host.js';
 import { checkOrigin } from '../security/origin.js';
@@ -40,6 +41,11 @@ export interface McpHandler {
   close(options?: { graceMs?: number }): Promise<CloseReport>;
   /** Counters and gauges; `perStream: true` adds one entry per open SSE connection. */
   stats(options?: { perStream?: boolean }): EndpointStats;
+  /**
+   * Publishes changes to 2026-07-28 `subscriptions/listen` streams (list changes, resource
+   * updates); list changes that served servers emit during modern requests are published too.
+   */
+  readonly notify: Notifier;
   /** The stats in Prometheus text format, for a route of your own (sluice serve --metrics serves /metrics). */
   metrics(): string;
 }
@@ -86,7 +92,12 @@ export function createMcpHandler(options: McpHandlerOptions): McpHandler {
     const headers: Headers = verdict === 'allowed' && origin !== undefined ? corsHeaders(origin) : {};
     const method = head.method;
     if (method === 'OPTIONS') {
-      sink.respond(204, origin === undefined ? { allow: methods } : preflightHeaders(origin, methods), '');
+      const requested = head.header('access-control-request-headers');
+      sink.respond(
+        204,
+        origin === undefined ? { allow: methods } : preflightHeaders(origin, methods, requested),
+        '',
+      );
       return;
     }
     let auth: AuthResult | undefined;
@@ -177,6 +188,7 @@ export function createMcpHandler(options: McpHandlerOptions): McpHandler {
   }) as McpHandler;
   listener.close = (opts) => ep.close(opts?.graceMs ?? 0);
   listener.stats = (opts) => ep.stats(opts);
+  (listener as { notify: Notifier }).notify = notifierFor(ep.modern.bus);
   listener.metrics = () => renderPrometheus(ep.stats(), ep.counters.metrics);
   return listener;
 }

@@ -26,6 +26,13 @@ export {
   DEFAULT_REPLAY_LIMITS,
   MemoryEventStore,
 } from '../events/memory-event-store.js';
+// 2026-07-28 (modern era): listen-stream publishing, MRTR helpers, JSON-RPC errors from v1 tools.
+export type { ChangeBus, ChangeEvent, Notifier } from '../modern/bus.js';
+export { MODERN_VERSIONS } from '../modern/constants.js';
+export type { MrtrInput } from '../modern/mrtr.js';
+export { mrtrInput } from '../modern/mrtr.js';
+export { encodeHeaderValue } from '../modern/sentinel.js';
+export { toolError } from '../modern/tool-error.js';
 export type { McpHandler, McpHandlerOptions } from './create-handler.js';
 export { createMcpHandler } from './create-handler.js';
 export { CHANNELS as DIAGNOSTICS_CHANNELS } from './diagnostics.js';
@@ -38,6 +45,8 @@ export {
   PARTIAL_TOKEN_META,
   partialResults,
 } from './partial-results.js';
+export type { RequestStateCodec } from './request-state.js';
+export { createRequestStateCodec } from './request-state.js';
 export type { Served, ServeOptions } from './serve.js';
 export { serve } from './serve.js';
 export { registerSharedTools, type SharedTool, type SharedToolConfig, sharedTool } from './shared-tools.js';

@@ -191,5 +191,33 @@ export function renderPrometheus(s: EndpointStats, m: Metrics | undefined): stri
     'Streams ended because their credential expired or was revoked.',
     s.authStreamEnds,
   );
+  const mod = s.modern;
+  w.one('sluice_modern_requests_total', 'counter', '2026-07-28 (stateless) requests served.', mod.requests);
+  w.one('sluice_modern_inflight', 'gauge', '2026-07-28 requests in flight.', mod.inflight);
+  w.one(
+    'sluice_modern_refusals_total',
+    'counter',
+    '2026-07-28 requests refused by validation.',
+    mod.refusals,
+  );
+  w.one(
+    'sluice_modern_cancels_total',
+    'counter',
+    '2026-07-28 requests cancelled because their client closed the response.',
+    mod.cancels,
+  );
+  w.one('sluice_listen_streams', 'gauge', 'subscriptions/listen streams open.', mod.listenStreams);
+  w.one(
+    'sluice_listen_refusals_total',
+    'counter',
+    'subscriptions/listen refused by the stream caps.',
+    mod.listenRefusals,
+  );
+  w.one(
+    'sluice_listen_coalesced_total',
+    'counter',
+    'Change notifications folded into an equal pending one on a slow listen stream.',
+    mod.listenCoalesced,
+  );
   return w.out;
 }

@@ -1,0 +1,194 @@
+// `npm run bench:modern`: the 2026-07-28 era. (1) Server CPU per modern `tools/call` echo, JSON,
+// C=16: raw node:http, Sluice, and the official SDK v2 createMcpHandler, interleaved over REPS
+// repetitions (medians). (2) A subscriptions/listen stream whose reader never reads, fed 10,000
+// tool-list changes per second for SECONDS: the server's heap and RSS must stay flat (changes
+// coalesce). Prints a markdown table and writes bench/results/modern-latest.md. Every loop is
+// bounded in count and time.
+import { type ChildProcess, fork } from 'node:child_process';
+import { writeFileSync } from 'node:fs';
+import { Agent, request } from 'node:http';
+import { connect } from 'node:net';
+import { cpus, loadavg } from 'node:os';
+import { fileURLToPath } from 'node:url';
+
+const N = Number(process.env['MODERN_BENCH_N'] ?? 3000);
+const REPS = 3;
+const C = 16;
+const SECONDS = 10;
+const KINDS = ['raw', 'sluice', 'sdk2'] as const;
+const META = {
+  'io.modelcontextprotocol/protocolVersion': '2026-07-28',
+  'io.modelcontextprotocol/clientCapabilities': {},
+};
+
+interface Child {
+  proc: ChildProcess;
+  port: number;
+  ask<T>(m: unknown): Promise<T>;
+}
+
+async function start(kind: string): Promise<Child> {
+  const proc = fork(fileURLToPath(new URL('./server.js', import.meta.url)), [kind], {
+    execArgv: ['--expose-gc'],
+  });
+  const port = await new Promise<number>((resolve, reject) => {
+    proc.once('message', (m) => resolve((m as { port: number }).port));
+    proc.once('error', reject);
+    setTimeout(() => reject(new Error(`${kind}: no port within 10 s`)), 10_000).unref();
+  });
+  const ask = <T>(m: unknown): Promise<T> =>
+    new Promise((resolve) => {
+      proc.once('message', (r) => resolve(r as T));
+      proc.send(m as never);
+    });
+  return { proc, port, ask };
+}
+
+async function stop(c: Child): Promise<void> {
+  c.proc.send('exit');
+  await new Promise((r) => c.proc.once('exit', r));
+}
+
+function echo(port: number, agent: Agent, id: number): Promise<void> {
+  const body = JSON.stringify({
+    jsonrpc: '2.0',
+    id,
+    method: 'tools/call',
+    params: { name: 'echo', arguments: { text: 'hi' }, _meta: META },
+  });
+  return new Promise((resolve, reject) => {
+    const req = request(
+      {
+        host: '127.0.0.1',
+        port,
+        path: '/mcp',
+        method: 'POST',
+        agent,
+        headers: {
+          'content-type': 'application/json',
+          accept: 'application/json, text/event-stream',
+          'mcp-protocol-version': '2026-07-28',
+          'mcp-method': 'tools/call',
+          'mcp-name': 'echo',
+          'content-length': Buffer.byteLength(body),
+        },
+      },
+      (res) => {
+        let t = '';
+        res.setEncoding('utf8');
+        res.on('data', (c: string) => {
+          t += c;
+        });
+        res.on('end', () =>
+          res.statusCode === 200 && t.includes('"hi"') ? resolve() : reject(new Error(t)),
+        );
+      },
+    );
+    req.on('error', reject);
+    req.end(body);
+  });
+}
+
+async function echoCpu(kind: string): Promise<number> {
+  const c = await start(kind);
+  const agent = new Agent({ keepAlive: true, maxSockets: C });
+  let id = 0;
+  const batch = async (n: number): Promise<void> => {
+    let left = n;
+    await Promise.all(
+      Array.from({ length: C }, async () => {
+        while (left-- > 0) await echo(c.port, agent, ++id);
+      }),
+    );
+  };
+  try {
+    await batch(500);
+    const c0 = (await c.ask<{ cpu: number }>('cpu')).cpu;
+    await batch(N);
+    const c1 = (await c.ask<{ cpu: number }>('cpu')).cpu;
+    return (c1 - c0) / N;
+  } finally {
+    agent.destroy();
+    await stop(c);
+  }
+}
+
+/** Opens a listen stream on a raw socket and never reads from it. */
+function stalledListen(port: number): Promise<() => void> {
+  const body = JSON.stringify({
+    jsonrpc: '2.0',
+    id: 'bench',
+    method: 'subscriptions/listen',
+    params: { notifications: { toolsListChanged: true }, _meta: META },
+  });
+  return new Promise((resolve, reject) => {
+    const s = connect(port, '127.0.0.1', () => {
+      s.write(
+        `POST /mcp HTTP/1.1\r\nHost: 127.0.0.1:${port}\r\nContent-Type: application/json\r\n` +
+          'Accept: application/json, text/event-stream\r\nMCP-Protocol-Version: 2026-07-28\r\n' +
+          `Mcp-Method: subscriptions/listen\r\nContent-Length: ${Buffer.byteLength(body)}\r\n\r\n${body}`,
+      );
+      s.once('data', () => {
+        s.pause();
+        resolve(() => s.destroy());
+      });
+    });
+    s.on('error', reject);
+  });
+}
+
+async function listenMemory(): Promise<{
+  before: number;
+  after: number;
+  rssBefore: number;
+  rssAfter: number;
+}> {
+  const c = await start('sluice');
+  try {
+    const close = await stalledListen(c.port);
+    const m0 = await c.ask<{ rss: number; heap: number }>('mem');
+    for (let s = 0; s < SECONDS * 10; s++) {
+      await c.ask({ notify: 1_000 }); // 1,000 per 100 ms = 10,000/s
+      await new Promise((r) => setTimeout(r, 100));
+    }
+    const m1 = await c.ask<{ rss: number; heap: number }>('mem');
+    close();
+    return { before: m0.heap, after: m1.heap, rssBefore: m0.rss, rssAfter: m1.rss };
+  } finally {
+    await stop(c);
+  }
+}
+
+const median = (xs: number[]): number => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)] ?? 0;
+const cpu: Record<string, number[]> = { raw: [], sluice: [], sdk2: [] };
+for (let rep = 0; rep < REPS; rep++) {
+  for (let i = 0; i < KINDS.length; i++) {
+    const kind = KINDS[(i + rep) % KINDS.length] as string;
+    cpu[kind]?.push(await echoCpu(kind));
+  }
+}
+const mem = await listenMemory();
+const mb = (b: number): string => (b / 1024 / 1024).toFixed(1);
+const s = median(cpu['sluice'] ?? []);
+const v2 = median(cpu['sdk2'] ?? []);
+const lines = [
+  '# Modern era (2026-07-28) benchmark',
+  '',
+  `${new Date().toISOString()}, node ${process.version}, ${cpus().length} CPUs, load average at the end ${loadavg()
+    .map((l) => l.toFixed(1))
+    .join(' / ')} (compare columns within one run only).`,
+  '',
+  `Server CPU per \`tools/call\` echo, JSON, C=${C}, ${N} calls, median of ${REPS}:`,
+  '',
+  '| raw node:http | Sluice | SDK v2 createMcpHandler | Sluice vs SDK v2 (target ≤ 0.3x) |',
+  '|---:|---:|---:|---:|',
+  `| ${median(cpu['raw'] ?? []).toFixed(0)} µs | ${s.toFixed(0)} µs | ${v2.toFixed(0)} µs | ${(s / v2).toFixed(2)}x |`,
+  '',
+  `Listen stream with a stalled reader, 10,000 changes/s for ${SECONDS} s: heap ${mb(mem.before)} → ${mb(mem.after)} MB, RSS ${mb(mem.rssBefore)} → ${mb(mem.rssAfter)} MB.`,
+  '',
+];
+process.stdout.write(lines.join('\n'));
+writeFileSync(
+  fileURLToPath(new URL('../../../bench/results/modern-latest.md', import.meta.url)),
+  lines.join('\n'),
+);

@@ -1,0 +1,109 @@
+// A benchmark server child for the 2026-07-28 era: `raw` (node:http answering a fixed result),
+// `sluice` (createMcpHandler with a v1 McpServer per request, the README's shared validator) or
+// `sdk2` (the official SDK v2 createMcpHandler, web-standard face bridged to node:http). It reports
+// its port, then answers `cpu`, `mem` and `exit` messages over IPC. `notify N` (Sluice) publishes
+// N tool-list changes through handler.notify, for the listen-stream workload.
+import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
+import { McpServer } from '@modelcontextprotocol/sdk/server/mcp.js';
+import { createMcpHandler as sdk2Handler, McpServer as V2McpServer } from '@modelcontextprotocol/server';
+import { z } from 'zod';
+import { createMcpHandler, sharedJsonSchemaValidator } from '../../src/server/index.js';
+
+type Listener = (req: IncomingMessage, res: ServerResponse) => void;
+const kind = process.argv[2];
+let notify: ((n: number) => void) | undefined;
+
+function rawListener(): Listener {
+  return (req, res) => {
+    const chunks: Buffer[] = [];
+    req.on('data', (c: Buffer) => chunks.push(c));
+    req.on('end', () => {
+      const m = JSON.parse(Buffer.concat(chunks).toString('utf8')) as {
+        id: number;
+        params: { arguments: { text: string } };
+      };
+      const body = JSON.stringify({
+        jsonrpc: '2.0',
+        id: m.id,
+        result: { content: [{ type: 'text', text: m.params.arguments.text }], resultType: 'complete' },
+      });
+      res.writeHead(200, { 'content-type': 'application/json', 'content-length': Buffer.byteLength(body) });
+      res.end(body);
+    });
+  };
+}
+
+function sluiceListener(): Listener {
+  const validator = sharedJsonSchemaValidator();
+  const h = createMcpHandler({
+    createServer: () => {
+      const s = new McpServer(
+        { name: 'bench', version: '1' },
+        { capabilities: { tools: { listChanged: true } }, jsonSchemaValidator: validator },
+      );
+      s.registerTool('echo', { inputSchema: { text: z.string() } }, async ({ text }) => ({
+        content: [{ type: 'text', text }],
+      }));
+      return s;
+    },
+  });
+  notify = (n) => {
+    for (let i = 0; i < n; i++) h.notify.toolsListChanged();
+  };
+  return h;
+}
+
+function sdk2Listener(): Listener {
+  const h = sdk2Handler(
+    () => {
+      const s = new V2McpServer({ name: 'bench', version: '1' });
+      s.registerTool('echo', { inputSchema: z.object({ text: z.string() }) }, async ({ text }) => ({
+        content: [{ type: 'text', text }],
+      }));
+      return s;
+    },
+    { legacy: 'reject' },
+  );
+  return (req, res) => {
+    const chunks: Buffer[] = [];
+    req.on('data', (c: Buffer) => chunks.push(c));
+    req.on('end', () => {
+      const headers = new Headers();
+      for (const [k, v] of Object.entries(req.headers)) if (typeof v === 'string') headers.set(k, v);
+      const request = new Request(`http://${req.headers.host}${req.url}`, {
+        method: req.method ?? 'POST',
+        headers,
+        body: Buffer.concat(chunks),
+      });
+      void h.fetch(request).then(async (r) => {
+        const out: Record<string, string> = {};
+        r.headers.forEach((v, k) => {
+          out[k] = v;
+        });
+        res.writeHead(r.status, out);
+        res.end(Buffer.from(await r.arrayBuffer()));
+      });
+    });
+  };
+}
+
+const listener = kind === 'raw' ? rawListener() : kind === 'sluice' ? sluiceListener() : sdk2Listener();
+const srv = createServer(listener).listen(0, '127.0.0.1', () => {
+  const a = srv.address();
+  process.send?.({ port: typeof a === 'object' && a !== null ? a.port : 0 });
+});
+process.on('message', (m: unknown) => {
+  if (m === 'exit') process.exit(0);
+  if (m === 'cpu') {
+    const u = process.cpuUsage();
+    process.send?.({ cpu: u.user + u.system });
+  }
+  if (m === 'mem') {
+    (globalThis as { gc?: () => void }).gc?.();
+    process.send?.({ rss: process.memoryUsage().rss, heap: process.memoryUsage().heapUsed });
+  }
+  if (typeof m === 'object' && m !== null && 'notify' in m) {
+    notify?.(Number((m as { notify: unknown }).notify));
+    process.send?.({ notified: true });
+  }
+});

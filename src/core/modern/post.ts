@@ -1,0 +1,53 @@
+/**
+ * The modern era's entry from `handlePost`: refusals decided by era routing, notifications (202),
+ * then the validation order (validate.ts), then one ModernCall per request.
+ */
+
+import { JsonRpcCode } from '../../jsonrpc/codes.js';
+import { errorResponse } from '../../jsonrpc/message.js';
+import type { EraVerdict } from '../../modern/classify.js';
+import { type ModernRefusal, refusalBody } from '../../modern/refusal.js';
+import { isRefusal, validateModern } from '../../modern/validate.js';
+import type { Endpoint } from '../endpoint.js';
+import type { Policy } from '../exchange.js';
+import type { PostInput } from '../post.js';
+import { ModernCall } from './call.js';
+
+export function sendModernRefusal(ep: Endpoint, input: PostInput, r: ModernRefusal): void {
+  ep.modern.refusals++;
+  input.sink.respond(r.status, { 'content-type': 'application/json', ...input.headers }, refusalBody(r));
+}
+
+function policyFor(ep: Endpoint, input: PostInput): Policy {
+  if (!input.accept.sse) return 'json';
+  if (!input.accept.json) return 'sse';
+  return ep.options.mode;
+}
+
+export async function handleModernPost(
+  ep: Endpoint,
+  input: PostInput,
+  verdict: Exclude<EraVerdict, { era: 'legacy' }>,
+): Promise<void> {
+  if (verdict.era === 'refused') return sendModernRefusal(ep, input, verdict.refusal);
+  if (verdict.era === 'modern-notification') {
+    // The revision defines no client notifications over HTTP; an accepted one is 202, no body.
+    ep.modern.notifications++;
+    input.sink.respond(202, input.headers, '');
+    return;
+  }
+  const req = verdict.request;
+  const meta = validateModern(req, (n) => input.head.header(n));
+  if (isRefusal(meta)) return sendModernRefusal(ep, input, meta);
+  if (ep.closing) {
+    input.sink.respond(
+      503,
+      { 'content-type': 'application/json', 'retry-after': '1', ...input.headers },
+      JSON.stringify(
+        errorResponse(req.id, JsonRpcCode.ServerError, 'Service Unavailable: the server is shutting down'),
+      ),
+    );
+    return;
+  }
+  await new ModernCall(ep, input, req, meta, policyFor(ep, input)).run();
+}

@@ -1,0 +1,86 @@
+/**
+ * What a v1-era server's answers lack on a modern request, added on the way out:
+ * - `resultType` on every result (MUST, schema 2026-07-28 `Result`), "complete" unless set;
+ * - `_meta["io.modelcontextprotocol/serverInfo"]` (SHOULD, basic/index §"_meta");
+ * - `ttlMs` and `cacheScope` on cacheable results (MUST, schema `CacheableResult`);
+ * and error codes the revision retired mapped to their successors: -32002 (resource not found)
+ * becomes -32602 with `data.uri` (basic/index §"Error Codes"). The HTTP status follows the code:
+ * -32601 is 404 and -32021 is 400 while the answer is not yet committed (streamable-http
+ * §"Protocol Version Header"); every other error stays in-band on 200.
+ */
+import { JsonRpcCode } from '../jsonrpc/codes.js';
+import type { JsonRpcError, JsonRpcRequest, JsonRpcResult } from '../jsonrpc/message.js';
+import { CACHEABLE_METHODS, META_SERVER_INFO, ModernCode } from './constants.js';
+
+export interface CacheHint {
+  ttlMs: number;
+  cacheScope: 'public' | 'private';
+}
+
+/** Defaults for results the server did not mark: immediately stale, never shared across principals. */
+export const DEFAULT_CACHE_HINT: CacheHint = { ttlMs: 0, cacheScope: 'private' };
+
+const RESOURCE_NOT_FOUND_V1 = -32002;
+const URL_ELICITATION_REQUIRED_V1 = -32042;
+
+export function stampResult(
+  r: JsonRpcResult,
+  method: string,
+  serverInfo: { name: string; version: string } | undefined,
+  cache: CacheHint = DEFAULT_CACHE_HINT,
+): JsonRpcResult {
+  const result: Record<string, unknown> = { ...r.result };
+  if (typeof result['resultType'] !== 'string') result['resultType'] = 'complete';
+  // The v1 SDK adds `content: []` to every tool result; an input_required result has none.
+  else if (result['resultType'] === 'input_required') {
+    const c = result['content'];
+    if (Array.isArray(c) && c.length === 0) delete result['content'];
+  }
+  if (serverInfo !== undefined) {
+    const meta = result['_meta'];
+    const m = typeof meta === 'object' && meta !== null ? { ...(meta as Record<string, unknown>) } : {};
+    if (m[META_SERVER_INFO] === undefined) m[META_SERVER_INFO] = serverInfo;
+    result['_meta'] = m;
+  }
+  if (CACHEABLE_METHODS.has(method)) {
+    const ttl = result['ttlMs'];
+    if (!(typeof ttl === 'number' && Number.isFinite(ttl) && ttl >= 0)) result['ttlMs'] = cache.ttlMs;
+    const scope = result['cacheScope'];
+    if (scope !== 'public' && scope !== 'private') result['cacheScope'] = cache.cacheScope;
+  }
+  return { jsonrpc: '2.0', id: r.id, result };
+}
+
+/** The modern spelling of an error answer and the HTTP status it earns while uncommitted. */
+export function mapError(e: JsonRpcError, req: JsonRpcRequest): { status: number; error: JsonRpcError } {
+  const err = e.error;
+  if (err.code === RESOURCE_NOT_FOUND_V1) {
+    const uri = req.params?.['uri'];
+    const data = typeof err.data === 'object' && err.data !== null ? { ...(err.data as object) } : {};
+    return {
+      status: 200,
+      error: {
+        jsonrpc: '2.0',
+        id: e.id ?? req.id,
+        error: { code: JsonRpcCode.InvalidParams, message: err.message, data: { uri, ...data } },
+      },
+    };
+  }
+  if (err.code === URL_ELICITATION_REQUIRED_V1) {
+    return {
+      status: 200,
+      error: {
+        jsonrpc: '2.0',
+        id: e.id ?? req.id,
+        error: { code: JsonRpcCode.InternalError, message: err.message },
+      },
+    };
+  }
+  const status =
+    err.code === JsonRpcCode.MethodNotFound
+      ? 404
+      : err.code === ModernCode.MissingRequiredClientCapability
+        ? 400
+        : 200;
+  return { status, error: e };
+}
