@@ -1,27 +1,17 @@
 /**
- * createMcpHandler: the node:http request listener. Each request passes the same layers in order,
- * each a small pure check that either refuses or lets it through, before any body is read or any
- * session is looked up:
- *   Host (loopback binds) → Origin → CORS preflight → authenticate → method → media types → body
- * then the core's POST/GET/DELETE logic. Options are resolved and validated once, here.
+ * createMcpHandler: the node:http request listener. It builds a RequestView over the
+ * IncomingMessage and a NodeSink over the ServerResponse and runs the runtime-neutral pipeline
+ * (src/core/pipeline.ts: Host → Origin → CORS preflight → authenticate → method → media types →
+ * body → POST/GET/DELETE). Options are resolved and validated once, there.
  */
 import type { IncomingMessage, ServerResponse } from 'node:http';
-import { handleDelete } from '../core/delete.js';
-import { type CloseReport, type CreateServer, Endpoint, type EndpointStats } from '../core/endpoint.js';
-import { handleGet } from '../core/get.js';
-import { type AuthResult, resolveOptions, type ServerOptions } from '../core/options.js';
-import { handlePost } from '../core/post.js';
-import { Refusals, sendRefusal } from '../core/refusal.js';
-import type { Headers, RequestHead } from '../core/sink.js';
-import type { StreamGuard } from '../core/stream-guard.js';
-import { isJsonContentType, parseAccept } from '../http/media-type.js';
-import { corsHeaders, preflightHeaders } from '../security/cors.js';
-import { hostAllowed, isLoopbackAddress } from '../security/host.js';
-import { checkOrigin } from '../security/origin.js';
+import type { CloseReport, CreateServer, EndpointStats } from '../core/endpoint.js';
+import type { ServerOptions } from '../core/options.js';
+import { createPipeline } from '../core/pipeline.js';
 import { diagnosticsProbe } from './diagnostics.js';
 import { NodeSink } from './node-sink.js';
+import { nodeView } from './node-view.js';
 import { renderPrometheus } from './prometheus.js';
-import { readBody } from './read-body.js';
 
 export interface McpHandlerOptions extends ServerOptions {
   /** Returns a fresh SDK McpServer (or Server) for each session. */
@@ -38,114 +28,17 @@ export interface McpHandler {
   metrics(): string;
 }
 
-function headOf(req: IncomingMessage): RequestHead {
-  const h = req.headers;
-  return {
-    method: req.method ?? 'GET',
-    header(name: string): string | undefined {
-      const v = h[name];
-      return Array.isArray(v) ? v.join(', ') : v;
-    },
-  };
-}
-
 export function createMcpHandler(options: McpHandlerOptions): McpHandler {
   if (typeof options?.createServer !== 'function') {
     throw new TypeError('createMcpHandler needs { createServer: (ctx) => new McpServer(...) }');
   }
-  const o = resolveOptions({ probe: diagnosticsProbe(), ...options });
-  const ep = new Endpoint(options.createServer, o);
-  const methods = ['POST', ...(o.enableGetStream ? ['GET'] : []), ...(o.enableDelete ? ['DELETE'] : [])].join(
-    ', ',
-  );
-  const challenge =
-    o.resourceMetadataUrl === undefined
-      ? 'Bearer'
-      : `Bearer resource_metadata="${o.resourceMetadataUrl.replace(/"/g, '%22')}"`;
-
-  async function handle(req: IncomingMessage, res: ServerResponse): Promise<void> {
-    const sink = new NodeSink(res);
-    const head = headOf(req);
-    const host = req.headers.host;
-    if (!hostAllowed(host, isLoopbackAddress(req.socket.localAddress), o.allowedHosts)) {
-      ep.counters.refusals.host++;
-      return sendRefusal(sink, Refusals.forbiddenHost());
-    }
-    const origin = head.header('origin');
-    const verdict = checkOrigin(origin, host, o.allowedOrigins);
-    if (verdict === 'denied') {
-      ep.counters.refusals.origin++;
-      return sendRefusal(sink, Refusals.forbiddenOrigin());
-    }
-    const headers: Headers = verdict === 'allowed' && origin !== undefined ? corsHeaders(origin) : {};
-    const method = head.method;
-    if (method === 'OPTIONS') {
-      sink.respond(204, origin === undefined ? { allow: methods } : preflightHeaders(origin, methods), '');
-      return;
-    }
-    let auth: AuthResult | undefined;
-    let guard: StreamGuard | undefined;
-    const authenticate = o.authenticate;
-    if (authenticate !== undefined) {
-      const r = await authenticate(req);
-      if (r === null || typeof r?.principal !== 'string') {
-        ep.counters.refusals.auth++;
-        return sendRefusal(sink, Refusals.unauthorized(challenge), headers);
-      }
-      auth = r;
-      const principal = r.principal;
-      guard = {
-        expiresAt: r.expiresAt,
-        revalidateMs: o.revalidateMs,
-        revalidate: async () => (await authenticate(req))?.principal === principal,
-      };
-    }
-    if (method === 'POST') {
-      if (!isJsonContentType(head.header('content-type')))
-        return sendRefusal(sink, Refusals.unsupportedMediaType(), headers);
-      const accept = parseAccept(head.header('accept'));
-      if (!accept.json && !accept.sse) return sendRefusal(sink, Refusals.notAcceptablePost(), headers);
-      const body = await readBody(req, o.maxBodyBytes);
-      if (!body.ok) {
-        if (body.reason === 'too-large')
-          return sendRefusal(sink, Refusals.bodyTooLarge(o.maxBodyBytes), headers);
-        if (body.reason === 'invalid-utf8')
-          return sendRefusal(sink, Refusals.parseError('the body is not valid UTF-8'), headers);
-        return;
-      }
-      return handlePost(ep, {
-        head,
-        rawHeaders: req.headers,
-        body: body.text,
-        accept,
-        auth,
-        sink,
-        headers,
-        guard,
-      });
-    }
-    if (method === 'GET' && o.enableGetStream) {
-      if (!parseAccept(head.header('accept')).sse)
-        return sendRefusal(sink, Refusals.notAcceptableGet(), headers);
-      return handleGet(ep, head, auth, sink, headers, guard);
-    }
-    if (method === 'DELETE' && o.enableDelete) return handleDelete(ep, head, auth, sink, headers);
-    return sendRefusal(sink, Refusals.methodNotAllowed(methods), headers);
-  }
+  const pipeline = createPipeline(options.createServer, { probe: diagnosticsProbe(), ...options });
+  const ep = pipeline.endpoint;
 
   const listener = ((req: IncomingMessage, res: ServerResponse): void => {
-    handle(req, res).catch((error: unknown) => {
-      o.logger?.error('request.failed', { error: error instanceof Error ? error.message : String(error) });
-      if (!res.headersSent) {
-        sendRefusal(new NodeSink(res), {
-          status: 500,
-          code: -32603,
-          reason: 'internal-error',
-          message: 'Internal error',
-        });
-      } else {
-        res.destroy();
-      }
+    const sink = new NodeSink(res);
+    pipeline.handle(nodeView(req, res), sink).catch((error: unknown) => {
+      pipeline.fail(error, sink, res.headersSent);
     });
   }) as McpHandler;
   listener.close = (opts) => ep.close(opts?.graceMs ?? 0);

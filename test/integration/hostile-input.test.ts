@@ -2,8 +2,9 @@
 // and that afterwards no session, stream or handler run appeared, and the heap did not grow beyond a
 // generous bound. Then 10,000 rejected initialize requests must leave no session behind.
 import assert from 'node:assert/strict';
-import { Agent, request as httpRequest, type IncomingMessage } from 'node:http';
+import { Agent, request as httpRequest } from 'node:http';
 import { after, before, describe, test } from 'node:test';
+import type { RequestView } from '../../src/server/index.js';
 import { withDeadline } from '../helpers/deadline.js';
 import {
   ACCEPT_BOTH,
@@ -51,7 +52,7 @@ describe('hostile input', () => {
     srv = await startServer({
       keepaliveMs: 0,
       maxBodyBytes: LIMIT,
-      authenticate: (req: IncomingMessage) => {
+      authenticate: (req: RequestView) => {
         const p = users[String(req.headers.authorization)];
         return p === undefined ? null : { principal: p };
       },
