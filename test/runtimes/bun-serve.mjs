@@ -17,8 +17,11 @@ const server = Bun.serve({
 });
 console.log(`sluice listening on http://127.0.0.1:${server.port}/mcp`);
 process.once('SIGTERM', () => {
-  handler.close({ graceMs: 1000 }).then(() => {
-    server.stop(true);
-    process.exit(0);
-  });
+  handler.close({ graceMs: 1000 }).then(
+    () => {
+      server.stop(true);
+      process.exit(0);
+    },
+    () => process.exit(1),
+  );
 });

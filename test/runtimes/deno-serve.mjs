@@ -23,5 +23,8 @@ Deno.addSignalListener('SIGTERM', () => {
   handler
     .close({ graceMs: 1000 })
     .then(() => server.shutdown())
-    .then(() => Deno.exit(0));
+    .then(
+      () => Deno.exit(0),
+      () => Deno.exit(1),
+    );
 });

@@ -30,7 +30,10 @@ const mf = new Miniflare({
 const url = await mf.ready;
 console.log(`sluice listening on http://127.0.0.1:${url.port}/mcp`);
 const stop = () => {
-  mf.dispose().finally(() => process.exit(0));
+  mf.dispose().then(
+    () => process.exit(0),
+    () => process.exit(1),
+  );
 };
 process.once('SIGTERM', stop);
 process.once('SIGINT', stop);
