@@ -3,6 +3,7 @@
  * is listening (scripts and tests wait for it); logs go to stderr. SIGINT/SIGTERM close it
  * gracefully: new sessions are refused, requests in flight get --grace-ms to finish.
  */
+import { readFileSync } from 'node:fs';
 import { parseArgs } from 'node:util';
 import { createDemoServer } from '../demo/demo-server.js';
 import type { ResponseMode } from '../server/index.js';
@@ -21,6 +22,9 @@ const HELP = `usage: sluice serve [options]
   --auth-token TOKEN   require 'Authorization: Bearer TOKEN' (or set SLUICE_AUTH_TOKEN); demo-grade auth
   --metrics            serve Prometheus metrics at /metrics on the same port
   --log json           structured JSON-line logs on stderr (session ids as short hashes, no secrets)
+  --tls-cert FILE      serve HTTPS with this PEM certificate (needs --tls-key)
+  --tls-key FILE       the PEM private key for --tls-cert
+  --http2              with --tls-*: HTTP/2, with HTTP/1.1 fallback negotiated by ALPN
 `;
 
 function int(name: string, v: string | undefined, dflt: number): number {
@@ -46,6 +50,9 @@ export async function main(argv: string[]): Promise<number> {
       'auth-token': { type: 'string' },
       metrics: { type: 'boolean' },
       log: { type: 'string' },
+      'tls-cert': { type: 'string' },
+      'tls-key': { type: 'string' },
+      http2: { type: 'boolean' },
       help: { type: 'boolean', short: 'h' },
     },
     strict: true,
@@ -61,7 +68,17 @@ export async function main(argv: string[]): Promise<number> {
   const token = values['auth-token'] ?? process.env['SLUICE_AUTH_TOKEN'];
   if (values.log !== undefined && values.log !== 'json')
     throw new Error(`--log takes 'json', got '${values.log}'`);
+  const certFile = values['tls-cert'];
+  const keyFile = values['tls-key'];
+  if ((certFile === undefined) !== (keyFile === undefined))
+    throw new Error('--tls-cert and --tls-key go together');
+  if (values.http2 && certFile === undefined) throw new Error('--http2 needs --tls-cert and --tls-key');
+  const tls =
+    certFile === undefined || keyFile === undefined
+      ? undefined
+      : { cert: readFileSync(certFile), key: readFileSync(keyFile) };
   const served = await serve({
+    ...(tls === undefined ? {} : { tls, http2: values.http2 ?? false }),
     ...(token === undefined || token === '' ? {} : { authenticate: staticBearer(token) }),
     ...(values.metrics ? { metricsPath: '/metrics' } : {}),
     ...(values.log === 'json' ? { logger: jsonLogger() } : {}),

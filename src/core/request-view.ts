@@ -4,6 +4,7 @@
  * fetch binding over a web Request (src/fetch/fetch-view.ts). The core reads nothing else.
  */
 import type { IncomingMessage, ServerResponse } from 'node:http';
+import type { Http2ServerRequest, Http2ServerResponse } from 'node:http2';
 import type { RequestHead } from './sink.js';
 
 /** A POST body read under a byte limit. */
@@ -41,6 +42,12 @@ export interface RequestView extends RequestHead {
    * (the DNS-rebinding defence, 2025-11-25 basic/transports §"Security Warning").
    */
   readonly loopback: boolean;
-  /** The node:http objects, on the Node binding only (type-only import: nothing node:* at runtime). */
-  readonly node?: { readonly req: IncomingMessage; readonly res: ServerResponse } | undefined;
+  /**
+   * The node objects, on the Node binding only (node:http's, or node:http2's compatibility
+   * request and response for an HTTP/2 stream). Type-only imports: nothing node:* at runtime.
+   */
+  readonly node?:
+    | { readonly req: IncomingMessage; readonly res: ServerResponse }
+    | { readonly req: Http2ServerRequest; readonly res: Http2ServerResponse }
+    | undefined;
 }

@@ -5,13 +5,15 @@
  * body → POST/GET/DELETE). Options are resolved and validated once, there.
  */
 import type { IncomingMessage, ServerResponse } from 'node:http';
+import { type Http2ServerRequest, Http2ServerResponse } from 'node:http2';
 import type { CloseReport, CreateServer, EndpointStats } from '../core/endpoint.js';
 import type { ServerOptions } from '../core/options.js';
 import { createPipeline } from '../core/pipeline.js';
 import { diagnosticsProbe } from './diagnostics.js';
+import { H2Sink } from './h2-sink.js';
 import { NodeSink } from './node-sink.js';
-import { nodeView } from './node-view.js';
-import { renderPrometheus } from './prometheus.js';
+import { h2View, nodeView } from './node-view.js';
+import { renderPrometheus, renderProtocols } from './prometheus.js';
 
 export interface McpHandlerOptions extends ServerOptions {
   /** Returns a fresh SDK McpServer (or Server) for each session. */
@@ -19,7 +21,8 @@ export interface McpHandlerOptions extends ServerOptions {
 }
 
 export interface McpHandler {
-  (req: IncomingMessage, res: ServerResponse): void;
+  /** A node:http listener; also takes node:http2's compatibility request/response (HTTP/2). */
+  (req: IncomingMessage | Http2ServerRequest, res: ServerResponse | Http2ServerResponse): void;
   /** Refuses new sessions, waits up to graceMs for requests in flight, then ends every session. */
   close(options?: { graceMs?: number }): Promise<CloseReport>;
   /** Counters and gauges; `perStream: true` adds one entry per open SSE connection. */
@@ -35,14 +38,28 @@ export function createMcpHandler(options: McpHandlerOptions): McpHandler {
   const pipeline = createPipeline(options.createServer, { probe: diagnosticsProbe(), ...options });
   const ep = pipeline.endpoint;
 
-  const listener = ((req: IncomingMessage, res: ServerResponse): void => {
+  const protocols = { 'http/1.1': 0, h2: 0 };
+
+  const listener = ((
+    req: IncomingMessage | Http2ServerRequest,
+    res: ServerResponse | Http2ServerResponse,
+  ): void => {
+    if (res instanceof Http2ServerResponse) {
+      protocols.h2++;
+      const sink = new H2Sink(res);
+      pipeline.handle(h2View(req as Http2ServerRequest, res), sink).catch((error: unknown) => {
+        pipeline.fail(error, sink, res.headersSent);
+      });
+      return;
+    }
+    protocols['http/1.1']++;
     const sink = new NodeSink(res);
-    pipeline.handle(nodeView(req, res), sink).catch((error: unknown) => {
+    pipeline.handle(nodeView(req as IncomingMessage, res), sink).catch((error: unknown) => {
       pipeline.fail(error, sink, res.headersSent);
     });
   }) as McpHandler;
   listener.close = (opts) => ep.close(opts?.graceMs ?? 0);
   listener.stats = (opts) => ep.stats(opts);
-  listener.metrics = () => renderPrometheus(ep.stats(), ep.counters.metrics);
+  listener.metrics = () => renderPrometheus(ep.stats(), ep.counters.metrics) + renderProtocols(protocols);
   return listener;
 }

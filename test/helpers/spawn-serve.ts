@@ -19,7 +19,7 @@ export interface SpawnedServe {
   close(): Promise<void>;
 }
 
-const READY_LINE = /^sluice listening on (http:\/\/127\.0\.0\.1:\d+\/\S*)$/;
+const READY_LINE = /^sluice listening on (https?:\/\/127\.0\.0\.1:\d+\/\S*)$/;
 const START_DEADLINE_MS = 15_000;
 const EXIT_DEADLINE_MS = 5_000;
 const STDERR_KEEP = 16 * 1024;
