@@ -2,7 +2,7 @@
 // (a)–(e) interleaved and repeated, and writes bench/results/latest.{json,md}. See
 // docs/benchmarks.md for the method. Flags:
 //   --quick              short windows, one repetition (< 3 min)
-//   --only a,b,c,d,e     sections to run (default all)
+//   --only a,b,c,d,e,f   sections to run (default all; f = runtimes and HTTP/2, bench/runtimes.ts)
 //   --servers raw,sluice,sdk   servers (and, for (e), clients) to include (default all)
 //   --reps N             repetitions for (a), (b), (e)
 //   --metrics            add `sluice+metrics` and `sluice-metrics` servers (serve({ metrics: true|false })) to (a)
@@ -18,6 +18,7 @@ import { collectMeta, finishMeta } from './machine.js';
 import { summarizeProfileDir } from './profile.js';
 import { renderMarkdown } from './report.js';
 import { type BenchResults, summarizeClient, summarizeEcho, summarizeFlood } from './results.js';
+import { renderRuntimes, runRuntimes } from './runtimes.js';
 import { type Cli, KINDS, log, Runner, SECTIONS, started } from './sections.js';
 import { killAllServers } from './servers/launch.js';
 
@@ -90,6 +91,7 @@ async function main(): Promise<void> {
   if (cli.only.has('c')) await runner.idle();
   if (cli.only.has('d')) await runner.slow();
   if (cli.only.has('e')) await runner.clients();
+  if (cli.only.has('f')) results.runtimes = await runRuntimes(cli.plan.name === 'quick', log);
 
   finishMeta(results.meta);
   results.elapsedMs = performance.now() - started;
@@ -99,7 +101,8 @@ async function main(): Promise<void> {
     client: summarizeClient(results.client),
   };
   if (cli.profile !== undefined) results.profiles = summarizeProfileDir(profileDir, 15);
-  const markdown = renderMarkdown(results);
+  const markdown =
+    renderMarkdown(results) + (results.runtimes === undefined ? '' : `\n${renderRuntimes(results.runtimes)}`);
   mkdirSync(cli.outDir, { recursive: true });
   writeFileSync(join(cli.outDir, 'latest.json'), `${JSON.stringify(results, null, 2)}\n`);
   writeFileSync(join(cli.outDir, 'latest.md'), markdown);
