@@ -98,6 +98,8 @@ export interface BenchResults {
   slow: SlowRecord[];
   client: ClientRecord[];
   profiles: ProfileSummary[];
+  /** Section (f): runtimes (node:http, fetch on Node, fetch on Bun) and h2 vs HTTP/1.1. */
+  runtimes?: import('./runtimes.js').RuntimeBench;
   summary?: { echo: EchoSummary[]; flood: FloodSummary[]; client: ClientSummary[] };
   elapsedMs?: number;
 }

@@ -2,7 +2,8 @@
 // (a)–(e) interleaved and repeated, and writes bench/results/latest.{json,md}. See
 // docs/benchmarks.md for the method. Flags:
 //   --quick              short windows, one repetition (< 3 min)
-//   --only a,b,c,d,e,f   sections to run (default all); (f) is partial output (bench/partial.ts)
+//   --only a,b,c,d,e,f,g sections to run (default all); (f) is partial output (bench/partial.ts),
+//                        (g) runtimes and HTTP/2 (bench/runtimes.ts)
 //   --servers raw,sluice,sdk   servers (and, for (e), clients) to include (default all)
 //   --reps N             repetitions for (a), (b), (e)
 //   --metrics            add `sluice+metrics` and `sluice-metrics` servers (serve({ metrics: true|false })) to (a)
@@ -19,6 +20,7 @@ import { type PartialRun, renderPartial, runPartial } from './partial.js';
 import { summarizeProfileDir } from './profile.js';
 import { renderMarkdown } from './report.js';
 import { type BenchResults, summarizeClient, summarizeEcho, summarizeFlood } from './results.js';
+import { renderRuntimes, runRuntimes } from './runtimes.js';
 import { type Cli, KINDS, log, Runner, SECTIONS, started } from './sections.js';
 import { killAllServers } from './servers/launch.js';
 
@@ -94,6 +96,7 @@ async function main(): Promise<void> {
   let partial: PartialRun[] = [];
   if (cli.only.has('f'))
     partial = await runPartial(cli.plan.name === 'quick' ? 20_000 : 50_000, cli.plan.reps, log);
+  if (cli.only.has('g')) results.runtimes = await runRuntimes(cli.plan.name === 'quick', log);
 
   finishMeta(results.meta);
   results.elapsedMs = performance.now() - started;
@@ -103,7 +106,10 @@ async function main(): Promise<void> {
     client: summarizeClient(results.client),
   };
   if (cli.profile !== undefined) results.profiles = summarizeProfileDir(profileDir, 15);
-  const markdown = renderMarkdown(results) + renderPartial(partial);
+  const markdown =
+    renderMarkdown(results) +
+    renderPartial(partial) +
+    (results.runtimes === undefined ? '' : `\n${renderRuntimes(results.runtimes)}`);
   if (partial.length > 0) (results as BenchResults & { partial?: PartialRun[] }).partial = partial;
   mkdirSync(cli.outDir, { recursive: true });
   writeFileSync(join(cli.outDir, 'latest.json'), `${JSON.stringify(results, null, 2)}\n`);

@@ -3,6 +3,7 @@
  * is listening (scripts and tests wait for it); logs go to stderr. SIGINT/SIGTERM close it
  * gracefully: new sessions are refused, requests in flight get --grace-ms to finish.
  */
+import { readFileSync } from 'node:fs';
 import { parseArgs } from 'node:util';
 import { createDemoServer } from '../demo/demo-server.js';
 import type { ResponseMode } from '../server/index.js';
@@ -31,6 +32,9 @@ const HELP = `usage: sluice serve [options]
                        (repeatable; default: same-origin only; requests without Origin are always allowed)
   --metrics            serve Prometheus metrics at /metrics on the same port
   --log json           structured JSON-line logs on stderr (session ids as short hashes, no secrets)
+  --tls-cert FILE      serve HTTPS with this PEM certificate (needs --tls-key)
+  --tls-key FILE       the PEM private key for --tls-cert
+  --http2              with --tls-*: HTTP/2, with HTTP/1.1 fallback negotiated by ALPN
 `;
 
 function int(name: string, v: string | undefined, dflt: number, max = Number.MAX_SAFE_INTEGER): number {
@@ -97,6 +101,9 @@ async function run(argv: string[]): Promise<number> {
       'allow-origin': { type: 'string', multiple: true },
       metrics: { type: 'boolean' },
       log: { type: 'string' },
+      'tls-cert': { type: 'string' },
+      'tls-key': { type: 'string' },
+      http2: { type: 'boolean' },
       help: { type: 'boolean', short: 'h' },
     },
     strict: true,
@@ -128,7 +135,17 @@ async function run(argv: string[]): Promise<number> {
           : { initializeBurst: int('initialize-burst', values['initialize-burst'], 0) }),
       };
   const origins = (values['allow-origin'] ?? []).map(originOf);
+  const certFile = values['tls-cert'];
+  const keyFile = values['tls-key'];
+  if ((certFile === undefined) !== (keyFile === undefined))
+    throw new UsageError('--tls-cert and --tls-key go together');
+  if (values.http2 && certFile === undefined) throw new UsageError('--http2 needs --tls-cert and --tls-key');
+  const tls =
+    certFile === undefined || keyFile === undefined
+      ? undefined
+      : { cert: readFileSync(certFile), key: readFileSync(keyFile) };
   const served = await serve({
+    ...(tls === undefined ? {} : { tls, http2: values.http2 ?? false }),
     clientLimits,
     ...(values['max-sessions'] === undefined
       ? {}

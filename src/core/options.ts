@@ -3,13 +3,13 @@
  * Defaults are merged per field; an impossible value throws InvalidOptionError when the handler is
  * created, never per request. The README's options table lists the same for users.
  */
-import type { IncomingMessage } from 'node:http';
 import { InvalidOptionError } from '../errors.js';
 import type { EventStore } from '../events/event-store.js';
 import { DEFAULT_REPLAY_BUDGET, DEFAULT_REPLAY_LIMITS } from '../events/memory-event-store.js';
 import type { RingLimits } from '../flow/ring-buffer.js';
 import type { ClientLimitOptions } from './client-limits.js';
 import type { Probe } from './probe.js';
+import type { RequestView } from './request-view.js';
 
 export type ResponseMode = 'auto' | 'json' | 'sse';
 
@@ -109,8 +109,12 @@ export interface ServerOptions {
   allowedOrigins?: string[];
   /** Host names allowed on a loopback bind. @defaultValue ['localhost', '127.0.0.1', '[::1]'] */
   allowedHosts?: string[];
-  /** Authenticates every request before any session lookup; null means 401. */
-  authenticate?: (req: IncomingMessage) => AuthResult | null | Promise<AuthResult | null>;
+  /**
+   * Authenticates every request before any session lookup; null means 401. It receives the
+   * runtime-neutral RequestView: `req.headers.authorization` reads as on node:http, and on the Node
+   * binding `req.node.req` is the IncomingMessage itself.
+   */
+  authenticate?: (req: RequestView) => AuthResult | null | Promise<AuthResult | null>;
   /** Re-run `authenticate` this often during a long stream and close it on refusal; 0 = never. @defaultValue 0 */
   revalidateMs?: number;
   /** Sent as `resource_metadata` in WWW-Authenticate on 401 (RFC 9728). */
@@ -120,7 +124,7 @@ export interface ServerOptions {
   logger?: Logger;
   /** Per-method mode counters and duration histograms (cheap; off only to measure their cost). @defaultValue true */
   metrics?: boolean;
-  /** Lifecycle observer; createMcpHandler wires node:diagnostics_channel here. */
+  /** Lifecycle observer; the node:http binding wires node:diagnostics_channel here. */
   probe?: Probe;
   /**
    * Dispatch to the SDK Protocol's internal handlers directly instead of through `onmessage`,

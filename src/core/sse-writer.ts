@@ -2,7 +2,7 @@
  * Writes SSE frames of one connection to its sink with batching and backpressure.
  *
  * - The first frame of a tick is written at once (time to first event is one syscall away); frames
- *   that follow in the same tick are joined and written at setImmediate or when the batch reaches
+ *   that follow in the same tick are joined and written at runSoon (setImmediate) or when the batch reaches
  *   BATCH_BYTES. A producer that never leaves the microtask queue (awaiting already-resolved sends)
  *   therefore still gets its frames onto the wire in large writes instead of one at the end.
  * - When the sink refuses (write() returned false) frames go to a bounded OutboundQueue, where
@@ -19,6 +19,7 @@ import { OutboundQueue } from '../flow/outbound-queue.js';
 import type { PartialFrame } from '../flow/partial-frame.js';
 import { KEEPALIVE_COMMENT } from '../sse/encode.js';
 import type { Counters } from './counters.js';
+import { runSoon } from './schedule.js';
 import type { ResponseSink } from './sink.js';
 
 /** Frames joined in one tick are written once they reach this size. */
@@ -91,7 +92,7 @@ export class SseWriter {
   /**
    * Starts the response. Headers and first bytes join this tick's batch, so they leave together
    * with whatever else the tick produces (for a quick answer: headers, priming event, response
-   * and the final chunk in one write) and no later than setImmediate.
+   * and the final chunk in one write) and no later than runSoon (setImmediate).
    */
   open(status: number, headers: Record<string, string>, first: string): void {
     this.#sink.head(status, headers);
@@ -100,7 +101,7 @@ export class SseWriter {
     this.#opening = true;
     if (!this.#batchOpen) {
       this.#batchOpen = true;
-      setImmediate(this.#endBatch);
+      runSoon(this.#endBatch);
     }
   }
 
@@ -160,7 +161,7 @@ export class SseWriter {
   #append(frame: string, urgent: boolean): void {
     if (!this.#batchOpen) {
       this.#batchOpen = true;
-      setImmediate(this.#endBatch);
+      runSoon(this.#endBatch);
       this.#put(frame);
       return;
     }

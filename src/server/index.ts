@@ -13,6 +13,7 @@ export type {
   SessionInfo,
 } from '../core/options.js';
 export { DEFAULTS } from '../core/options.js';
+export type { BodyResult, RequestView, ViewHeaders } from '../core/request-view.js';
 export {
   BodyConsumedError,
   InvalidOptionError,

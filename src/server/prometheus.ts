@@ -221,3 +221,11 @@ export function renderPrometheus(s: EndpointStats, m: Metrics | undefined): stri
   );
   return w.out;
 }
+
+/** Requests the node binding received, by HTTP protocol (`http/1.1` or `h2`). */
+export function renderProtocols(counts: Record<string, number>): string {
+  const w = new Writer();
+  w.family('sluice_http_requests_total', 'counter', 'Requests received, by HTTP protocol (http/1.1 or h2).');
+  for (const [protocol, n] of Object.entries(counts)) w.sample('sluice_http_requests_total', n, { protocol });
+  return w.out;
+}

@@ -6,10 +6,9 @@
  */
 import { isUtf8 } from 'node:buffer';
 import type { IncomingMessage } from 'node:http';
+import type { BodyResult } from '../core/request-view.js';
 
-export type BodyResult =
-  | { ok: true; text: string }
-  | { ok: false; reason: 'too-large' | 'invalid-utf8' | 'aborted' };
+export type { BodyResult };
 
 export function readBody(req: IncomingMessage, limit: number): Promise<BodyResult> {
   const declared = req.headers['content-length'];

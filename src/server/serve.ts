@@ -5,13 +5,15 @@
  * responses are not — requestTimeout only covers receiving the request, and the socket inactivity
  * timeout stays off because keepalive comments, not silence detection, keep streams alive.
  */
-import { createServer, type Server } from 'node:http';
-import type { AddressInfo } from 'node:net';
+import { type IncomingMessage, ServerResponse } from 'node:http';
+import type { AddressInfo, Server } from 'node:net';
 import type { CloseReport } from '../core/endpoint.js';
 import { Refusals, sendRefusal } from '../core/refusal.js';
 import { InvalidOptionError } from '../errors.js';
 import { isLoopbackAddress } from '../security/host.js';
 import { createMcpHandler, type McpHandler, type McpHandlerOptions } from './create-handler.js';
+import { H2Sink } from './h2-sink.js';
+import { createTransportServer, type TlsOptions } from './listen.js';
 import { NodeSink } from './node-sink.js';
 
 export interface ServeOptions extends McpHandlerOptions {
@@ -27,7 +29,11 @@ export interface ServeOptions extends McpHandlerOptions {
   requestTimeoutMs?: number;
   /** Serve the Prometheus exposition at this path (e.g. '/metrics'). @defaultValue undefined (off) */
   metricsPath?: string;
-  /** Extra routes served beside the MCP path. */
+  /** Serve HTTPS with this PEM key and certificate. @defaultValue undefined (plain HTTP) */
+  tls?: TlsOptions;
+  /** With `tls`: serve HTTP/2, HTTP/1.1 as fallback (ALPN). @defaultValue false */
+  http2?: boolean;
+  /** Extra routes served beside the MCP path (HTTP/1.1 request/response objects). */
   routes?: Record<
     string,
     (req: import('node:http').IncomingMessage, res: import('node:http').ServerResponse) => void
@@ -37,6 +43,7 @@ export interface ServeOptions extends McpHandlerOptions {
 export interface Served {
   url: string;
   port: number;
+  /** node:http's Server, node:https's, or node:http2's secure server (all net.Server). */
   server: Server;
   handler: McpHandler;
   close(options?: { graceMs?: number }): Promise<CloseReport>;
@@ -74,26 +81,23 @@ export async function serve(options: ServeOptions): Promise<Served> {
   if (!(headersTimeout > 0 && requestTimeout >= headersTimeout)) {
     throw new InvalidOptionError('serve: need 0 < headersTimeoutMs <= requestTimeoutMs');
   }
-  const server = createServer(
-    {
-      noDelay: true,
-      headersTimeout,
-      requestTimeout,
-      // Node enforces both only when it sweeps connections (every 30 s by default), which would let a
-      // slow-headers client hold a socket for up to 40 s; sweep at a quarter of the shorter timeout.
-      connectionsCheckingInterval: Math.max(100, Math.floor(headersTimeout / 4)),
-      keepAliveTimeout: 5_000,
-    },
+  const transport = createTransportServer(
+    { tls: options.tls, http2: options.http2, headersTimeout, requestTimeout },
     (req, res) => {
       const url = req.url ?? '/';
       const q = url.indexOf('?');
       const p = q < 0 ? url : url.slice(0, q);
       if (p === path) return handler(req, res);
       const route = routes[p];
-      if (route !== undefined) return route(req, res);
-      sendRefusal(new NodeSink(res), Refusals.notFound(path));
+      // Extra routes are written for node:http; over h2 the compatibility API stands in for it.
+      if (route !== undefined) return route(req as IncomingMessage, res as ServerResponse);
+      sendRefusal(
+        res instanceof ServerResponse ? new NodeSink(res) : new H2Sink(res),
+        Refusals.notFound(path),
+      );
     },
   );
+  const server = transport.server as Server & { timeout?: number };
   server.timeout = 0;
   await new Promise<void>((resolve, reject) => {
     server.once('error', reject);
@@ -108,7 +112,7 @@ export async function serve(options: ServeOptions): Promise<Served> {
   if (warning !== undefined) process.emitWarning(warning, { code: 'SLUICE_UNAUTHENTICATED_BIND' });
   let closing: Promise<CloseReport> | undefined;
   return {
-    url: `http://${urlHost}:${addr.port}${path}`,
+    url: `${transport.scheme}://${urlHost}:${addr.port}${path}`,
     port: addr.port,
     server,
     handler,
@@ -117,9 +121,11 @@ export async function serve(options: ServeOptions): Promise<Served> {
         // Stop accepting first: the listening socket is released at once, so a replacement process
         // can bind this port while the connections already open drain (docs/deploy.md, "Restarts").
         // server.close() also closes idle keep-alive connections; busy ones finish their requests.
+        // HTTP/2: GOAWAY too, so clients open new streams elsewhere while these drain.
         const released = new Promise<void>((resolve) => server.close(() => resolve()));
+        transport.goaway();
         const report = await handler.close(opts);
-        server.closeAllConnections();
+        await transport.closeAll();
         await released;
         return report;
       })();

@@ -3,14 +3,14 @@
  * constant time. Real deployments plug a verifier into `authenticate` (README: JWT with `jose`).
  */
 import { createHash, timingSafeEqual } from 'node:crypto';
-import type { IncomingMessage } from 'node:http';
 import type { AuthResult } from '../core/options.js';
+import type { RequestView } from '../core/request-view.js';
 import { InvalidOptionError } from '../errors.js';
 
 export function staticBearer(
   token: string,
   principal = 'token',
-): (req: IncomingMessage) => AuthResult | null {
+): (req: Pick<RequestView, 'headers'>) => AuthResult | null {
   if (token.length < 8) throw new InvalidOptionError('the static bearer token must be at least 8 characters');
   // Hashing both sides gives equal-length inputs, so the comparison leaks neither content nor length.
   const expected = createHash('sha256').update(token).digest();

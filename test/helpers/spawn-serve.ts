@@ -19,7 +19,7 @@ export interface SpawnedServe {
   close(): Promise<void>;
 }
 
-const READY_LINE = /^sluice listening on (http:\/\/127\.0\.0\.1:\d+\/\S*)$/;
+const READY_LINE = /^sluice listening on (https?:\/\/127\.0\.0\.1:\d+\/\S*)$/;
 const START_DEADLINE_MS = 15_000;
 const EXIT_DEADLINE_MS = 5_000;
 const STDERR_KEEP = 16 * 1024;
@@ -53,9 +53,32 @@ function exited(child: ChildProcess): Promise<void> {
 export async function spawnServe(args: string[] = []): Promise<SpawnedServe> {
   const cli = join(repoRoot(), 'dist', 'src', 'cli', 'main.js');
   if (!existsSync(cli)) throw new Error(`spawnServe: ${cli} is missing — run 'npm run build' first`);
-  const child = spawn(process.execPath, [cli, 'serve', '--port', '0', ...args], {
-    stdio: ['ignore', 'pipe', 'pipe'],
-  });
+  return spawnListening(process.execPath, [cli, 'serve', '--port', '0', ...args]);
+}
+
+/**
+ * Starts any command that prints `sluice serve`'s listening line (the runtime entry scripts in
+ * test/runtimes do) and resolves once it did. With `group`, the child leads its own process
+ * group and close() signals the whole group, so helpers it starts (miniflare's workerd) go with it.
+ */
+export async function spawnListening(
+  command: string,
+  args: string[],
+  options: { group?: boolean; startMs?: number } = {},
+): Promise<SpawnedServe> {
+  const group = options.group ?? false;
+  const child = spawn(command, args, { stdio: ['ignore', 'pipe', 'pipe'], cwd: repoRoot(), detached: group });
+  const signal = (sig: NodeJS.Signals): void => {
+    if (group && child.pid !== undefined) {
+      try {
+        process.kill(-child.pid, sig);
+        return;
+      } catch {
+        // the group is gone already; fall through to the child itself
+      }
+    }
+    child.kill(sig);
+  };
   let stderr = '';
   child.stderr?.setEncoding('utf8');
   child.stderr?.on('data', (chunk: string) => {
@@ -66,11 +89,11 @@ export async function spawnServe(args: string[] = []): Promise<SpawnedServe> {
   const close = (): Promise<void> => {
     closing ??= (async () => {
       if (child.exitCode !== null || child.signalCode !== null) return;
-      child.kill('SIGTERM');
+      signal('SIGTERM');
       try {
         await withDeadline(exited(child), EXIT_DEADLINE_MS, 'sluice serve exiting after SIGTERM');
       } catch {
-        child.kill('SIGKILL');
+        signal('SIGKILL');
         await withDeadline(exited(child), EXIT_DEADLINE_MS, 'sluice serve exiting after SIGKILL');
       }
     })();
@@ -96,7 +119,11 @@ export async function spawnServe(args: string[] = []): Promise<SpawnedServe> {
   });
 
   try {
-    const url = await withDeadline(ready, START_DEADLINE_MS, 'sluice serve printing its listening line');
+    const url = await withDeadline(
+      ready,
+      options.startMs ?? START_DEADLINE_MS,
+      `${command} printing its listening line`,
+    );
     return { url, child, stderr: () => stderr, close };
   } catch (err) {
     await close();

@@ -7,6 +7,7 @@ import { McpServer } from '@modelcontextprotocol/sdk/server/mcp.js';
 import { CreateMessageResultSchema, ElicitResultSchema } from '@modelcontextprotocol/sdk/types.js';
 import { z } from 'zod';
 import { type CreateServer, type Served, type ServeOptions, serve } from '../../src/server/index.js';
+import { serveFetch } from './serve-fetch.js';
 
 export interface Probe {
   /** Tool name → number of calls that began. */
@@ -217,15 +218,17 @@ export interface Running {
   close(): Promise<void>;
 }
 
+/**
+ * Which binding the server suites run against: node:http (default) or, with
+ * SLUICE_TEST_BINDING=fetch, createFetchHandler behind a node:http ↔ fetch adapter.
+ */
+export const TEST_BINDING = process.env['SLUICE_TEST_BINDING'] === 'fetch' ? 'fetch' : 'node';
+
 /** serve() on 127.0.0.1:0 with the test server and the given options. */
 export async function startServer(options: Omit<ServeOptions, 'createServer'> = {}): Promise<Running> {
   const probe = createProbe();
-  const served = await serve({
-    createServer: testServerFactory(probe),
-    port: 0,
-    host: '127.0.0.1',
-    ...options,
-  });
+  const full = { createServer: testServerFactory(probe), port: 0, host: '127.0.0.1', ...options };
+  const served = TEST_BINDING === 'fetch' ? await serveFetch(full) : await serve(full);
   return {
     served,
     url: served.url,

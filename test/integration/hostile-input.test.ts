@@ -3,9 +3,10 @@
 // generous bound. Then 10,000 rejected initialize requests must leave no session behind.
 import assert from 'node:assert/strict';
 import { readFileSync } from 'node:fs';
-import { Agent, request as httpRequest, type IncomingMessage } from 'node:http';
+import { Agent, request as httpRequest } from 'node:http';
 import { join } from 'node:path';
 import { after, before, describe, test } from 'node:test';
+import type { RequestView } from '../../src/server/index.js';
 import { withDeadline } from '../helpers/deadline.js';
 import {
   ACCEPT_BOTH,
@@ -58,7 +59,7 @@ describe('hostile input', () => {
       // but the default 1,000 sessions per client: a rejected initialize that kept its client's
       // slot would turn into 429s long before the 10,000th.
       clientLimits: { initializePerSecond: 1_000_000, initializeBurst: 1_000_000 },
-      authenticate: (req: IncomingMessage) => {
+      authenticate: (req: RequestView) => {
         const p = users[String(req.headers.authorization)];
         return p === undefined ? null : { principal: p };
       },

@@ -14,7 +14,10 @@ import {
 } from '../../src/server/index.js';
 import { withDeadline } from '../helpers/deadline.js';
 import { assertRefusal, RawSession, rpc, send, sleep, toolCall, until } from '../helpers/http.js';
-import { createProbe, startServer, testServerFactory } from '../helpers/test-server.js';
+import { createProbe, startServer, TEST_BINDING, testServerFactory } from '../helpers/test-server.js';
+
+// serve()'s socket timeouts and the diagnostics_channel probe belong to the node:http binding.
+const NODE_ONLY = TEST_BINDING === 'fetch' ? 'node:http binding only (fetch run)' : false;
 
 /** Resolves when the server closes a raw socket that sent `bytes`; rejects after ms. */
 function closedAfter(port: number, bytes: string, ms: number, label: string): Promise<number> {
@@ -32,7 +35,9 @@ function closedAfter(port: number, bytes: string, ms: number, label: string): Pr
 }
 
 describe("Node's server timeouts", () => {
-  test('slow headers and slow bodies are cut; a stream outlives requestTimeout', async () => {
+  test('slow headers and slow bodies are cut; a stream outlives requestTimeout', {
+    skip: NODE_ONLY,
+  }, async () => {
     const srv = await startServer({ headersTimeoutMs: 300, requestTimeoutMs: 600, keepaliveMs: 150 });
     after(() => srv.close());
     const headersCut = await closedAfter(
@@ -216,7 +221,9 @@ describe('metrics and observability', () => {
     assert.match(route.text, /^sluice_sessions_created_total 1$/m);
   });
 
-  test('diagnostics channels report session and stream lifecycle with hashed ids', async () => {
+  test('diagnostics channels report session and stream lifecycle with hashed ids', {
+    skip: NODE_ONLY,
+  }, async () => {
     const seen: { channel: string; e: Record<string, unknown> }[] = [];
     const names = ['sluice:session:start', 'sluice:session:end', 'sluice:stream:open', 'sluice:stream:close'];
     const subs = names.map((channel) => {

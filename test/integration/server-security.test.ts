@@ -1,8 +1,8 @@
 // Host and Origin checks (DNS rebinding), CORS for allowed origins only, and authentication with
 // sessions bound to the principal that created them.
 import assert from 'node:assert/strict';
-import type { IncomingMessage } from 'node:http';
 import { after, before, describe, test } from 'node:test';
+import type { RequestView } from '../../src/server/index.js';
 import { ACCEPT_BOTH, assertRefusal, initializeBody, RawSession, rpc, send } from '../helpers/http.js';
 import { type Running, startServer } from '../helpers/test-server.js';
 
@@ -149,7 +149,7 @@ describe('security: authenticate and principals', () => {
     srv = await startServer({
       keepaliveMs: 0,
       resourceMetadataUrl: 'https://auth.example/.well-known/oauth-protected-resource',
-      authenticate: (req: IncomingMessage) => {
+      authenticate: (req: RequestView) => {
         const h = req.headers.authorization;
         const p = typeof h === 'string' ? users[h.replace(/^Bearer /, '')] : undefined;
         return p === undefined ? null : { principal: p };

@@ -38,6 +38,8 @@ const ALLOWED: Record<string, readonly string[]> = {
   ...Object.fromEntries(BUILDING_BLOCKS.map((b) => [b, BUILDING_BLOCKS])),
   core: BUILDING_BLOCKS,
   server: ['core', ...BUILDING_BLOCKS],
+  // The web-standard binding: the core plus the server's runtime-neutral Prometheus renderer.
+  fetch: ['core', 'server', ...BUILDING_BLOCKS],
   // The client ships to browsers: only the building blocks that import nothing platform-specific.
   client: ['jsonrpc', 'http', 'sse', 'errors.ts'],
   doctor: ['client', ...BUILDING_BLOCKS],
@@ -47,6 +49,7 @@ const ALLOWED: Record<string, readonly string[]> = {
 /** node:* modules a layer must not import at run time (type-only imports are erased). */
 const NODE_FORBIDDEN: Record<string, RegExp> = {
   core: /^node:/,
+  fetch: /^node:/,
   ...Object.fromEntries(BUILDING_BLOCKS.map((b) => [b, /^node:/])),
 };
 /** Client files allowed to import node:* (the Node HTTP adapter, loaded only on Node). */

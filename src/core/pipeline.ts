@@ -1,0 +1,142 @@
+/**
+ * The request pipeline every binding runs. Each request passes the same layers in order, each a
+ * small check that either refuses or lets it through, before any body is read or any session is
+ * looked up:
+ *   Host (loopback binds) → Origin → CORS preflight → authenticate → method → media types → body
+ * then dispatch to the core's POST/GET/DELETE logic. A binding only builds a RequestView and a
+ * ResponseSink (src/server/create-handler.ts for node:http, src/fetch/create-fetch-handler.ts for
+ * web Request/Response) and calls `handle`.
+ */
+import { SluiceError } from '../errors.js';
+import { isJsonContentType, parseAccept } from '../http/media-type.js';
+import { corsHeaders, preflightHeaders } from '../security/cors.js';
+import { hostAllowed } from '../security/host.js';
+import { checkOrigin } from '../security/origin.js';
+import { handleDelete } from './delete.js';
+import { type CreateServer, Endpoint } from './endpoint.js';
+import { handleGet } from './get.js';
+import { type AuthResult, type ResolvedOptions, resolveOptions, type ServerOptions } from './options.js';
+import { handlePost } from './post.js';
+import { Refusals, sendRefusal } from './refusal.js';
+import type { RequestView } from './request-view.js';
+import type { Headers, ResponseSink } from './sink.js';
+import type { StreamGuard } from './stream-guard.js';
+
+export interface Pipeline {
+  readonly endpoint: Endpoint;
+  readonly options: ResolvedOptions;
+  /** Runs one request to its answer (or hands it to a stream that answers later). */
+  handle(view: RequestView, sink: ResponseSink): Promise<void>;
+  /** Logs a failure of `handle` and answers 500 if nothing was sent yet, else drops the connection. */
+  fail(error: unknown, sink: ResponseSink, started: boolean): void;
+}
+
+export function createPipeline(createServer: CreateServer, options: ServerOptions): Pipeline {
+  const o = resolveOptions(options);
+  const ep = new Endpoint(createServer, o);
+  const methods = ['POST', ...(o.enableGetStream ? ['GET'] : []), ...(o.enableDelete ? ['DELETE'] : [])].join(
+    ', ',
+  );
+  const challenge =
+    o.resourceMetadataUrl === undefined
+      ? 'Bearer'
+      : `Bearer resource_metadata="${o.resourceMetadataUrl.replace(/"/g, '%22')}"`;
+
+  async function handle(view: RequestView, sink: ResponseSink): Promise<void> {
+    const host = view.header('host');
+    if (!hostAllowed(host, view.loopback, o.allowedHosts)) {
+      ep.counters.refusals.host++;
+      return sendRefusal(sink, Refusals.forbiddenHost());
+    }
+    const origin = view.header('origin');
+    const verdict = checkOrigin(origin, host, o.allowedOrigins);
+    if (verdict === 'denied') {
+      ep.counters.refusals.origin++;
+      return sendRefusal(sink, Refusals.forbiddenOrigin());
+    }
+    const headers: Headers = verdict === 'allowed' && origin !== undefined ? corsHeaders(origin) : {};
+    const method = view.method;
+    if (method === 'OPTIONS') {
+      const requested = view.header('access-control-request-headers');
+      sink.respond(
+        204,
+        origin === undefined ? { allow: methods } : preflightHeaders(origin, methods, requested),
+        '',
+      );
+      return;
+    }
+    let auth: AuthResult | undefined;
+    let guard: StreamGuard | undefined;
+    const authenticate = o.authenticate;
+    if (authenticate !== undefined) {
+      const r = await authenticate(view);
+      if (r === null || typeof r?.principal !== 'string') {
+        ep.counters.refusals.auth++;
+        return sendRefusal(sink, Refusals.unauthorized(challenge), headers);
+      }
+      auth = r;
+      const principal = r.principal;
+      guard = {
+        expiresAt: r.expiresAt,
+        revalidateMs: o.revalidateMs,
+        revalidate: async () => (await authenticate(view))?.principal === principal,
+      };
+    }
+    if (method === 'POST') {
+      if (!isJsonContentType(view.header('content-type')))
+        return sendRefusal(sink, Refusals.unsupportedMediaType(), headers);
+      const accept = parseAccept(view.header('accept'));
+      if (!accept.json && !accept.sse) return sendRefusal(sink, Refusals.notAcceptablePost(), headers);
+      const body = await view.readBody(o.maxBodyBytes);
+      if (!body.ok) {
+        if (body.reason === 'too-large')
+          return sendRefusal(sink, Refusals.bodyTooLarge(o.maxBodyBytes), headers);
+        if (body.reason === 'invalid-utf8')
+          return sendRefusal(sink, Refusals.parseError('the body is not valid UTF-8'), headers);
+        // The client went away mid-body: nobody to answer; release the exchange.
+        sink.destroy();
+        return;
+      }
+      return handlePost(ep, {
+        head: view,
+        rawHeaders: view.headers,
+        body: body.text,
+        accept,
+        auth,
+        sink,
+        headers,
+        guard,
+        remote: view.remoteAddress,
+      });
+    }
+    if (method === 'GET' && o.enableGetStream) {
+      if (!parseAccept(view.header('accept')).sse)
+        return sendRefusal(sink, Refusals.notAcceptableGet(), headers);
+      return handleGet(ep, view, auth, sink, headers, guard);
+    }
+    if (method === 'DELETE' && o.enableDelete) return handleDelete(ep, view, auth, sink, headers);
+    return sendRefusal(sink, Refusals.methodNotAllowed(methods), headers);
+  }
+
+  // A misconfiguration (createServer returning something else, a body parser in front) fails every
+  // request the same way: it goes to the logger, or to the console once when there is none, so it is
+  // never silent; the 500 names the code so whoever sees it knows where to look.
+  const told = new Set<string>();
+  function fail(error: unknown, sink: ResponseSink, started: boolean): void {
+    const message = error instanceof Error ? error.message : String(error);
+    const code = error instanceof SluiceError ? error.code : undefined;
+    if (o.logger !== undefined)
+      o.logger.error('request.failed', { error: message, ...(code ? { code } : {}) });
+    else if (code !== undefined && !told.has(code)) {
+      told.add(code);
+      console.error(`sluice: ${code}: ${message}`);
+    }
+    if (started) {
+      sink.destroy();
+      return;
+    }
+    sendRefusal(sink, Refusals.internalError(code));
+  }
+
+  return { endpoint: ep, options: o, handle, fail };
+}

@@ -1,0 +1,64 @@
+/**
+ * createFetchHandler: the MCP endpoint as `(request: Request) => Promise<Response>`, for runtimes
+ * that speak web-standard fetch (Bun.serve, Deno.serve, Cloudflare Workers, Hono, Next.js route
+ * handlers). Same options, same pipeline (src/core/pipeline.ts) and same guarantees as the
+ * node:http binding: SSE answers are a pull-driven ReadableStream (src/fetch/stream-sink.ts), so
+ * the runtime's backpressure reaches the producer; keepalives, resumption, cancellation when the
+ * runtime aborts the request, and close() for a graceful drain. Nothing here imports node:*.
+ */
+import type { CloseReport, CreateServer, EndpointStats } from '../core/endpoint.js';
+import type { ServerOptions } from '../core/options.js';
+import { createPipeline } from '../core/pipeline.js';
+import { InvalidOptionError } from '../errors.js';
+import { type Notifier, notifierFor } from '../modern/bus.js';
+import { renderPrometheus } from '../server/prometheus.js';
+import { type FetchInfo, fetchView } from './fetch-view.js';
+import { StreamSink } from './stream-sink.js';
+
+export interface FetchHandlerOptions extends ServerOptions {
+  /** Returns a fresh SDK McpServer (or Server) for each session. */
+  createServer: CreateServer;
+  /**
+   * The server is reachable only through loopback, so the Host header must name one of
+   * `allowedHosts` (DNS-rebinding defence, 2025-11-25 basic/transports §"Security Warning"). A
+   * fetch handler cannot see its bind address, so this is on unless you say the deployment is
+   * public (Cloudflare Workers, Deno Deploy, a server on 0.0.0.0 behind TLS). @defaultValue true
+   */
+  loopbackOnly?: boolean;
+}
+
+export interface FetchHandler {
+  (request: Request, info?: FetchInfo): Promise<Response>;
+  /** Refuses new sessions, waits up to graceMs for requests in flight, then ends every session. */
+  close(options?: { graceMs?: number }): Promise<CloseReport>;
+  /** Counters and gauges; `perStream: true` adds one entry per open SSE connection. */
+  stats(options?: { perStream?: boolean }): EndpointStats;
+  /** Publishes changes to 2026-07-28 `subscriptions/listen` streams (as McpHandler's `notify`). */
+  readonly notify: Notifier;
+  /** The stats in Prometheus text format, for a route of your own. */
+  metrics(): string;
+}
+
+export function createFetchHandler(options: FetchHandlerOptions): FetchHandler {
+  if (typeof options?.createServer !== 'function') {
+    throw new InvalidOptionError('createFetchHandler needs { createServer: (ctx) => new McpServer(...) }');
+  }
+  const pipeline = createPipeline(options.createServer, options);
+  const ep = pipeline.endpoint;
+  const loopback = options.loopbackOnly ?? true;
+  // The stream's own queue plays the socket buffer's part: write() reports false above it.
+  const highWaterMark = pipeline.options.highWaterMark;
+
+  const handler = ((request: Request, info?: FetchInfo): Promise<Response> => {
+    const sink = new StreamSink(highWaterMark, request.signal);
+    pipeline.handle(fetchView(request, loopback, info), sink).catch((error: unknown) => {
+      pipeline.fail(error, sink, sink.started);
+    });
+    return sink.response;
+  }) as FetchHandler;
+  handler.close = (opts) => ep.close(opts?.graceMs ?? 0);
+  handler.stats = (opts) => ep.stats(opts);
+  (handler as { notify: Notifier }).notify = notifierFor(ep.modern.bus);
+  handler.metrics = () => renderPrometheus(ep.stats(), ep.counters.metrics);
+  return handler;
+}

@@ -1,0 +1,24 @@
+/**
+ * `sluice/fetch`: the MCP Streamable HTTP endpoint as a web-standard fetch handler
+ * (`(request: Request) => Promise<Response>`), for Bun, Deno, Cloudflare Workers, Hono and Next.js.
+ * Nothing reachable from this module imports node:* (test/unit/fetch-neutral.test.ts checks).
+ * @module
+ */
+
+export type { CloseReport, CreateServer, EndpointStats, StreamStats } from '../core/endpoint.js';
+export type {
+  AuthResult,
+  Logger,
+  ResponseMode,
+  ServerOptions,
+  SessionContext,
+  SessionInfo,
+} from '../core/options.js';
+export { DEFAULTS } from '../core/options.js';
+export type { BodyResult, RequestView, ViewHeaders } from '../core/request-view.js';
+export { InvalidOptionError, SluiceError } from '../errors.js';
+export type { EventStore, ReplayResult, StoredEvent } from '../events/event-store.js';
+export { DEFAULT_REPLAY_LIMITS, MemoryEventStore } from '../events/memory-event-store.js';
+export type { FetchHandler, FetchHandlerOptions } from './create-fetch-handler.js';
+export { createFetchHandler } from './create-fetch-handler.js';
+export type { FetchInfo } from './fetch-view.js';

@@ -1,0 +1,121 @@
+/**
+ * The server socket behind serve(): plain HTTP/1.1 (node:http), HTTPS over HTTP/1.1 (node:https),
+ * or HTTP/2 over TLS with HTTP/1.1 fallback negotiated by ALPN (node:http2 createSecureServer with
+ * allowHTTP1). One listener serves all three: it receives node:http's request/response, or
+ * node:http2's compatibility pair for an h2 stream.
+ *
+ * Why HTTP/2: a browser holds at most six HTTP/1.1 connections per origin, so a page with a GET
+ * stream and a few streaming calls stalls; over h2 they are streams of one connection, each with
+ * its own flow-control window (RFC 9113 §5.2), which is each SSE stream's backpressure signal.
+ */
+import { createServer as createHttpServer } from 'node:http';
+import type { Http2ServerRequest, Http2ServerResponse, Http2Session } from 'node:http2';
+import { createSecureServer } from 'node:http2';
+import { createServer as createHttpsServer } from 'node:https';
+import type { Server, Socket } from 'node:net';
+import { InvalidOptionError } from '../errors.js';
+import type { McpHandler } from './create-handler.js';
+
+export interface TlsOptions {
+  /** PEM private key. */
+  key: string | Buffer;
+  /** PEM certificate chain. */
+  cert: string | Buffer;
+}
+
+export interface TransportOptions {
+  tls?: TlsOptions | undefined;
+  http2?: boolean | undefined;
+  headersTimeout: number;
+  requestTimeout: number;
+}
+
+export interface TransportServer {
+  server: Server;
+  scheme: 'http' | 'https';
+  /** Tells every HTTP/2 connection to open no new streams (GOAWAY); streams in flight go on. */
+  goaway(): void;
+  /**
+   * Ends every connection still open. HTTP/2 sessions (already told GOAWAY) first get up to
+   * `flushMs` to send what their streams hold — frames leave asynchronously, and destroying a
+   * session at once would cut a stream's last bytes — then are destroyed.
+   */
+  closeAll(flushMs?: number): Promise<void>;
+}
+
+type Listener = (...args: Parameters<McpHandler>) => void;
+
+export function createTransportServer(o: TransportOptions, listener: Listener): TransportServer {
+  if (o.http2 === true && o.tls === undefined) {
+    throw new InvalidOptionError('serve: http2 needs tls { key, cert } (browsers speak h2 only over TLS)');
+  }
+  if (o.tls !== undefined && (!o.tls.key || !o.tls.cert)) {
+    throw new InvalidOptionError('serve: tls needs both key and cert (PEM)');
+  }
+  const h1 = {
+    noDelay: true,
+    headersTimeout: o.headersTimeout,
+    requestTimeout: o.requestTimeout,
+    // Node enforces both only when it sweeps connections (every 30 s by default), which would let a
+    // slow-headers client hold a socket for up to 40 s; sweep at a quarter of the shorter timeout.
+    connectionsCheckingInterval: Math.max(100, Math.floor(o.headersTimeout / 4)),
+    keepAliveTimeout: 5_000,
+  };
+  if (o.tls === undefined) {
+    const server = createHttpServer(h1, listener);
+    return {
+      server,
+      scheme: 'http',
+      goaway: () => {},
+      closeAll: async () => server.closeAllConnections(),
+    };
+  }
+  if (o.http2 !== true) {
+    const server = createHttpsServer({ ...h1, key: o.tls.key, cert: o.tls.cert }, listener);
+    return {
+      server,
+      scheme: 'https',
+      goaway: () => {},
+      closeAll: async () => server.closeAllConnections(),
+    };
+  }
+  const server = createSecureServer({ key: o.tls.key, cert: o.tls.cert, allowHTTP1: true }, (req, res) =>
+    listener(req as Http2ServerRequest, res as Http2ServerResponse),
+  );
+  const sessions = new Set<Http2Session>();
+  const sockets = new Set<Socket>();
+  server.on('session', (session: Http2Session) => {
+    sessions.add(session);
+    session.once('close', () => sessions.delete(session));
+  });
+  server.on('secureConnection', (socket: Socket) => {
+    socket.setNoDelay(true);
+    sockets.add(socket);
+    socket.once('close', () => sockets.delete(socket));
+  });
+  return {
+    server,
+    scheme: 'https',
+    goaway() {
+      // close(): GOAWAY(NO_ERROR) naming the last stream taken, then the session ends by itself
+      // once its open streams have (RFC 9113 §6.8).
+      for (const s of sessions) if (!s.closed) s.close();
+    },
+    async closeAll(flushMs = 1_000) {
+      for (const s of sessions) if (!s.closed) s.close();
+      const open = [...sessions].filter((s) => !s.destroyed);
+      if (open.length > 0) {
+        let timer: ReturnType<typeof setTimeout> | undefined;
+        await Promise.race([
+          Promise.all(open.map((s) => new Promise((resolve) => s.once('close', resolve)))),
+          new Promise((resolve) => {
+            timer = setTimeout(resolve, flushMs);
+          }),
+        ]);
+        clearTimeout(timer);
+      }
+      for (const s of sessions) s.destroy();
+      for (const s of sockets) s.destroy();
+    },
+  };
+}

@@ -1,0 +1,73 @@
+/**
+ * RequestView over node:http's IncomingMessage, or node:http2's compatibility request for an HTTP/2
+ * stream (same surface). `headers` is the message's own header object, so nothing is copied.
+ */
+import type { IncomingMessage, ServerResponse } from 'node:http';
+import type { Http2ServerRequest, Http2ServerResponse } from 'node:http2';
+import type { BodyResult, RequestView } from '../core/request-view.js';
+import { BodyConsumedError } from '../errors.js';
+import { isLoopbackAddress } from '../security/host.js';
+import { frameworkBody } from './framework-body.js';
+import { readBody } from './read-body.js';
+
+/**
+ * `parsedBody`: what a framework in front already parsed (the handler's third argument, or
+ * `req.body`; see framework-body.ts). A stream a body parser consumed with nothing handed over
+ * fails loudly with BodyConsumedError instead of waiting forever for bytes already read.
+ */
+function readNodeBody(req: IncomingMessage, parsedBody: unknown, limit: number): Promise<BodyResult> {
+  const source = frameworkBody(req, parsedBody);
+  if (source.kind === 'stream') return readBody(req, limit);
+  if (source.kind === 'consumed') {
+    return Promise.reject(
+      new BodyConsumedError(
+        'the request body was already read by a body parser (e.g. express.json()) and no parsed body was ' +
+          'passed: call the handler as handler(req, res, req.body), or mount it before the body parser',
+      ),
+    );
+  }
+  if (source.kind === 'invalid-utf8') return Promise.resolve({ ok: false, reason: 'invalid-utf8' });
+  if (source.bytes > limit) return Promise.resolve({ ok: false, reason: 'too-large' });
+  return Promise.resolve({ ok: true, text: source.text });
+}
+
+export function nodeView(req: IncomingMessage, res: ServerResponse, parsedBody?: unknown): RequestView {
+  const h = req.headers;
+  const socket = req.socket;
+  return {
+    method: req.method ?? 'GET',
+    url: req.url ?? '/',
+    headers: h,
+    header(name: string): string | undefined {
+      const v = h[name];
+      return Array.isArray(v) ? v.join(', ') : v;
+    },
+    readBody: (limit) => readNodeBody(req, parsedBody, limit),
+    remoteAddress: socket?.remoteAddress,
+    loopback: isLoopbackAddress(socket?.localAddress),
+    node: { req, res },
+  };
+}
+
+/**
+ * The same over an HTTP/2 stream. HTTP/2 carries the authority in `:authority`, not Host (RFC 9113
+ * §8.3.1), so `header('host')` reads that: the Host and Origin checks see the same name as on 1.1.
+ */
+export function h2View(req: Http2ServerRequest, res: Http2ServerResponse): RequestView {
+  const h = req.headers;
+  const socket = req.socket;
+  return {
+    method: req.method,
+    url: req.url,
+    headers: h,
+    header(name: string): string | undefined {
+      const v = name === 'host' ? (h[':authority'] ?? h.host) : h[name];
+      return Array.isArray(v) ? v.join(', ') : v;
+    },
+    // The compatibility request has IncomingMessage's reading surface (data/end/close, complete).
+    readBody: (limit) => readBody(req as unknown as IncomingMessage, limit),
+    remoteAddress: socket?.remoteAddress,
+    loopback: isLoopbackAddress(socket?.localAddress),
+    node: { req, res },
+  };
+}

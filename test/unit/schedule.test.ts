@@ -1,0 +1,40 @@
+// The core's runtime-neutral scheduler: setImmediate where the runtime has it, else a
+// MessageChannel, else setTimeout(0); each runs tasks after the current task, in order.
+import assert from 'node:assert/strict';
+import { test } from 'node:test';
+import { pickScheduler, type SchedulerGlobals } from '../../src/core/schedule.js';
+
+async function order(g: SchedulerGlobals): Promise<string[]> {
+  const { runSoon } = pickScheduler(g);
+  const seen: string[] = [];
+  const done = new Promise<void>((resolve) => {
+    runSoon(() => seen.push('a'));
+    runSoon(() => seen.push('b'));
+    runSoon(() => {
+      seen.push('c');
+      resolve();
+    });
+  });
+  queueMicrotask(() => seen.push('microtask'));
+  seen.push('sync');
+  await done;
+  return seen;
+}
+
+test('setImmediate is used where it exists', async () => {
+  const g: SchedulerGlobals = { setImmediate, MessageChannel, setTimeout };
+  assert.equal(pickScheduler(g).kind, 'setImmediate');
+  assert.deepEqual(await order(g), ['sync', 'microtask', 'a', 'b', 'c']);
+});
+
+test('without setImmediate (Workers without nodejs_compat, browsers): a MessageChannel, tasks after the current one, in order', async () => {
+  const g: SchedulerGlobals = { MessageChannel, setTimeout };
+  assert.equal(pickScheduler(g).kind, 'MessageChannel');
+  assert.deepEqual(await order(g), ['sync', 'microtask', 'a', 'b', 'c']);
+});
+
+test('with neither: setTimeout(0)', async () => {
+  const g: SchedulerGlobals = { setTimeout };
+  assert.equal(pickScheduler(g).kind, 'setTimeout');
+  assert.deepEqual(await order(g), ['sync', 'microtask', 'a', 'b', 'c']);
+});
