@@ -11,12 +11,19 @@ import { z } from 'zod';
 import { JsonRpcCode } from '../jsonrpc/codes.js';
 import { mrtrInput } from '../modern/mrtr.js';
 import { toolError } from '../modern/tool-error.js';
-import { createRequestStateCodec } from '../server/request-state.js';
+import { createRequestStateCodec, type RequestStateCodec } from '../server/request-state.js';
 
-/** One secret per process: a multi-instance deployment would share one (SLUICE_STATE_SECRET). */
-const codec = createRequestStateCodec({
-  secret: process.env['SLUICE_STATE_SECRET'] ?? randomBytes(32).toString('hex'),
-});
+/**
+ * One secret per process: a multi-instance deployment would share one (SLUICE_STATE_SECRET). Made on
+ * first use, not at module load: Workers forbid generating random values in global scope.
+ */
+let sharedCodec: RequestStateCodec | undefined;
+function codec(): RequestStateCodec {
+  sharedCodec ??= createRequestStateCodec({
+    secret: process.env['SLUICE_STATE_SECRET'] ?? randomBytes(32).toString('hex'),
+  });
+  return sharedCodec;
+}
 
 const text = (t: string): CallToolResult => ({ content: [{ type: 'text', text: t }] });
 
@@ -151,13 +158,13 @@ export function registerModernFixtures(server: McpServer): void {
     { description: 'MRTR: requestState round trip' },
     async (extra) => {
       const { inputResponses, requestState } = mrtrInput(extra);
-      const state = codec.open(requestState);
+      const state = codec().open(requestState);
       if (inputResponses?.['confirm'] !== undefined && isObject(state) && state['tool'] === 'request_state') {
         return text('state-ok: confirmed');
       }
       return inputRequired(
         { confirm: elicit('Please confirm', 'ok', 'boolean') },
-        codec.seal({ tool: 'request_state' }),
+        codec().seal({ tool: 'request_state' }),
       );
     },
   );
@@ -167,7 +174,7 @@ export function registerModernFixtures(server: McpServer): void {
     { description: 'MRTR: three inputs at once' },
     async (extra) => {
       const { inputResponses: r, requestState } = mrtrInput(extra);
-      const state = codec.open(requestState);
+      const state = codec().open(requestState);
       if (
         r !== undefined &&
         isObject(state) &&
@@ -183,7 +190,7 @@ export function registerModernFixtures(server: McpServer): void {
           greeting: sample('Generate a greeting', 50),
           client_roots: ROOTS,
         },
-        codec.seal({ tool: 'multiple_inputs' }),
+        codec().seal({ tool: 'multiple_inputs' }),
       );
     },
   );
@@ -193,7 +200,7 @@ export function registerModernFixtures(server: McpServer): void {
     { description: 'MRTR: two rounds' },
     async (extra) => {
       const { inputResponses: r, requestState } = mrtrInput(extra);
-      const state = codec.open(requestState);
+      const state = codec().open(requestState);
       const round = isObject(state) ? state['round'] : undefined;
       if (round === 2 && r?.['step2'] !== undefined) {
         const name = isObject(state) ? String(state['name']) : '?';
@@ -202,10 +209,10 @@ export function registerModernFixtures(server: McpServer): void {
       if (round === 1 && r?.['step1'] !== undefined) {
         return inputRequired(
           { step2: elicit('Step 2: What is your favorite color?', 'color') },
-          codec.seal({ round: 2, name: elicited(r['step1'], 'name') ?? '?' }),
+          codec().seal({ round: 2, name: elicited(r['step1'], 'name') ?? '?' }),
         );
       }
-      return inputRequired({ step1: elicit('Step 1: What is your name?', 'name') }, codec.seal({ round: 1 }));
+      return inputRequired({ step1: elicit('Step 1: What is your name?', 'name') }, codec().seal({ round: 1 }));
     },
   );
 
@@ -215,7 +222,7 @@ export function registerModernFixtures(server: McpServer): void {
     async (extra) => {
       const { requestState } = mrtrInput(extra);
       if (requestState !== undefined) {
-        const state = codec.open(requestState);
+        const state = codec().open(requestState);
         if (!isObject(state) || state['tool'] !== 'tampered_state') {
           return toolError(
             JsonRpcCode.InvalidParams,
@@ -226,7 +233,7 @@ export function registerModernFixtures(server: McpServer): void {
       }
       return inputRequired(
         { confirm: elicit('Please confirm', 'ok', 'boolean') },
-        codec.seal({ tool: 'tampered_state' }),
+        codec().seal({ tool: 'tampered_state' }),
       );
     },
   );
