@@ -12,6 +12,7 @@ export {
   NetworkError,
   NoResponseError,
   NotStartedError,
+  RequestLostError,
   ResumeDeclinedError,
   ResumeExhaustedError,
   ResumeImpossibleError,
@@ -25,6 +26,12 @@ export {
 } from './errors.js';
 export { idempotencyMeta } from './idempotency.js';
 export {
+  encodeHeaderValue,
+  FIRST_MODERN_REVISION,
+  isModernRevision,
+  PROTOCOL_VERSION_META_KEY,
+} from './modern.js';
+export {
   type ClientClock,
   DEFAULT_IDEMPOTENT_METHODS,
   type FetchLike,
@@ -37,6 +44,7 @@ export {
 } from './options.js';
 export {
   type SessionResetEvent,
+  type SluiceSendOptions,
   StreamableHttpClientTransport,
   type TransportSnapshot,
 } from './transport.js';
