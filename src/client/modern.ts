@@ -105,8 +105,10 @@ const TOKEN = /^[!#$%&'*+.^_`|~0-9A-Za-z-]+$/;
 /**
  * The `x-mcp-header` declarations of the tools seen in `tools/list` results, so that a `tools/call` gets its
  * `Mcp-Param-{Name}` headers even when the caller (an SDK v1 Client, a hand-built request) does not add them.
- * Declarations count only on properties reached through `properties` keys from the schema root, as the spec
- * requires; a tool whose declarations are malformed gets none (the server then rejects the call, visibly).
+ * Declarations count only on string, integer or boolean properties reached through `properties` keys from the
+ * schema root, with RFC 9110 token names unique regardless of case, as the spec requires; a tool whose
+ * declarations are malformed gets none (the server then rejects the call, visibly). Excluding such a tool from
+ * the Client's tool list is the Client's job (SDK v2 does it).
  */
 export class ParamHeaderCatalog {
   readonly #byTool = new Map<string, readonly ParamDeclaration[]>();
@@ -172,6 +174,9 @@ function scan(schema: unknown, path: string[], out: ParamDeclaration[], depth: n
     const header = (sub as Record<string, unknown>)['x-mcp-header'];
     if (header !== undefined) {
       if (typeof header !== 'string' || !TOKEN.test(header)) return false;
+      // Only string, integer and boolean properties may be mirrored (`number` is excluded by the spec too).
+      const type = (sub as { type?: unknown }).type;
+      if (type !== 'string' && type !== 'integer' && type !== 'boolean') return false;
       if (out.some((d) => d.header.toLowerCase() === header.toLowerCase())) return false;
       out.push({ path: [...path, key], header });
     }

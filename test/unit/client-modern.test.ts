@@ -79,7 +79,7 @@ test('Mcp-Param headers come from x-mcp-header declarations learned from tools/l
           },
         },
       },
-      { name: 'bad', inputSchema: { properties: { a: { 'x-mcp-header': 'has space' } } } },
+      { name: 'bad', inputSchema: { properties: { a: { type: 'string', 'x-mcp-header': 'has space' } } } },
       {
         name: 'dup',
         inputSchema: { properties: { a: { 'x-mcp-header': 'X' }, b: { 'x-mcp-header': 'x' } } },
@@ -99,6 +99,8 @@ test('Mcp-Param headers come from x-mcp-header declarations learned from tools/l
   // Null or absent values get no header; non-primitive values neither.
   assert.deepEqual(call('deploy', { region: null, count: { n: 1 } }), {});
   assert.deepEqual(call('bad', { a: 'v' }), {});
+  assert.deepEqual(call('float', { a: 1.5 }), {});
+  assert.deepEqual(call('untyped', { a: 'v' }), {});
   assert.deepEqual(call('dup', { a: 'v', b: 'w' }), {});
   assert.deepEqual(call('unknown', { a: 'v' }), {});
   assert.deepEqual(catalog.headersFor({ method: 'tools/list', params: { name: 'deploy' } }), {});
