@@ -2,7 +2,8 @@
  * SDK v2's own server (`@modelcontextprotocol/server` 2.x `createMcpHandler`, both eras: 2026-07-28 requests
  * statelessly, 2025-era requests through its stateless legacy leg) on 127.0.0.1, mounted on `node:http` with a
  * small fetch bridge, for the client tests. Every request's headers are logged. A tool call whose `Mcp-Name`
- * is `drop` gets its response head and first chunk, then the socket is destroyed: a stream broken mid-way.
+ * is `drop` (or, in the legacy era, whose body calls `drop`) gets its response head and first chunk, then the
+ * socket is destroyed: a stream broken mid-way, before any event id (this server stores no events).
  */
 import { createServer, type IncomingMessage, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
@@ -95,7 +96,7 @@ export async function startV2Server(): Promise<V2Server> {
       }
       const init: RequestInit = { method: req.method ?? 'GET', headers, signal: abort.signal };
       if (req.method === 'POST') init.body = body;
-      const cut = req.headers['mcp-name'] === 'drop';
+      const cut = req.headers['mcp-name'] === 'drop' || callsDrop(body);
       void (async () => {
         const response = await handler.fetch(new Request(`http://127.0.0.1${req.url ?? '/'}`, init));
         res.writeHead(response.status, Object.fromEntries(response.headers));
@@ -131,4 +132,13 @@ export async function startV2Server(): Promise<V2Server> {
         http.close(() => resolve());
       }),
   };
+}
+
+function callsDrop(body: string): boolean {
+  try {
+    const message = JSON.parse(body) as { method?: unknown; params?: { name?: unknown } };
+    return message.method === 'tools/call' && message.params?.name === 'drop';
+  } catch {
+    return false;
+  }
 }

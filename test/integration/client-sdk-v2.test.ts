@@ -6,7 +6,11 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
 import { Client } from '@modelcontextprotocol/client';
-import { RequestLostError, StreamableHttpClientTransport } from '../../src/client/index.js';
+import {
+  RequestLostError,
+  ResumeImpossibleError,
+  StreamableHttpClientTransport,
+} from '../../src/client/index.js';
 import { withDeadline } from '../helpers/deadline.js';
 import { type SdkServer, startSdkServer } from '../helpers/sdk-reference-server.js';
 import { startV2Server, type V2Server } from '../helpers/sdk-v2-server.js';
@@ -209,6 +213,27 @@ describe('SDK v2 Client over Sluice transport, SDK v2 server, legacy era', () =>
     assert.ok(server.log.some((r) => r.body.includes('"initialize"')));
     for (const r of server.log) assert.equal(r.headers['mcp-method'], undefined);
   });
+
+  test('a stream cut before any event id fails at once with ResumeImpossibleError, not at the timeout', async () => {
+    const call = c.client.callTool(
+      { name: 'drop', arguments: { steps: 100, delayMs: 20 } },
+      { onprogress: () => undefined, timeout: 60_000 },
+    );
+    // The deadline (15 s) is far below the request's 60 s timeout.
+    const error = await withDeadline(
+      call.then(
+        () => assert.fail('the call should fail'),
+        (e: unknown) => e,
+      ),
+      DEADLINE_MS,
+      'legacy broken call',
+    );
+    assert.equal(
+      (error as { data?: { sluiceCode?: string } }).data?.sluiceCode,
+      'SLUICE_CLIENT_RESUME_IMPOSSIBLE',
+    );
+    assert.ok(c.errors.some((e) => e instanceof ResumeImpossibleError));
+  });
 });
 
 describe('SDK v2 Client over Sluice transport, SDK v1 server (legacy only)', () => {
@@ -244,7 +269,7 @@ describe('SDK v2 Client over Sluice transport, Sluice server', () => {
     await server?.close();
   });
 
-  test('legacy era: auto mode falls back when Sluice does not serve 2026-07-28; tools and progress work', async () => {
+  test('legacy era: auto mode falls back when Sluice does not serve 2026-07-28, and tools work', async () => {
     const c = await connect(server.url, 'auto');
     try {
       const result = await withDeadline(
