@@ -165,5 +165,8 @@ const api = {
   },
 };
 
-(window as unknown as { sluiceTest: typeof api }).sluiceTest = api;
-document.getElementById('status')?.replaceChildren('ready');
+// Node's test runner also loads every file under test/ (its default pattern): do nothing outside a page.
+if (typeof window !== 'undefined' && typeof document !== 'undefined') {
+  (window as unknown as { sluiceTest: typeof api }).sluiceTest = api;
+  document.getElementById('status')?.replaceChildren('ready');
+}
