@@ -20,6 +20,7 @@ import { type BrowserContext, chromium, type Page } from 'playwright-core';
 import { createDemoServer } from '../../src/demo/demo-server.js';
 import { type Served, serve } from '../../src/server/index.js';
 import { withDeadline } from '../helpers/deadline.js';
+import { startV2Server, type V2Server } from '../helpers/sdk-v2-server.js';
 
 const root = fileURLToPath(new URL('../../../', import.meta.url));
 const CHROMIUM = process.env['SLUICE_CHROMIUM'] ?? '/usr/bin/chromium';
@@ -117,6 +118,7 @@ describe('sluice/client bundled for the browser, in Chromium', {
   let bundleInputs: string[] = [];
   let bundleCode = '';
   let h2: Served | undefined;
+  let v2: V2Server | undefined;
   let h2Skip = '';
   const requests: { method: string; url: string; headers: Record<string, string>; body: string }[] = [];
 
@@ -133,6 +135,7 @@ describe('sluice/client bundled for the browser, in Chromium', {
       allowedOrigins: [page0.origin],
     });
     mcpUrl = served.url;
+    v2 = await startV2Server(page0.origin);
     ({ served: h2, skip: h2Skip } = await startHttp2(page0.origin));
     profile = mkdtempSync(join(tmpdir(), 'sluice-chromium-'));
     // A fresh profile directory per run (Playwright's persistent context is how it takes --user-data-dir).
@@ -175,6 +178,7 @@ describe('sluice/client bundled for the browser, in Chromium', {
     await browser?.close();
     await served?.close();
     await h2?.close();
+    await v2?.close();
     await new Promise<void>((resolve) => (pageServer ? pageServer.close(() => resolve()) : resolve()));
     if (profile !== undefined) rmSync(profile, { recursive: true, force: true });
   });
@@ -258,6 +262,21 @@ describe('sluice/client bundled for the browser, in Chromium', {
     const overlap = maxOverlap(timelines);
     console.log(`# browser.test: HTTP/1.1, 12 calls, at most ${overlap} streamed concurrently`);
     assert.ok(overlap >= 1 && overlap <= HTTP1_CONNECTIONS_PER_HOST, `overlap ${overlap}`);
+  });
+
+  // SDK v2's Client does not add Mcp-Param-* headers in a browser (it checks its environment); the v2 server
+  // rejects a call without them. Sluice's transport adds them from the tools/list it carried.
+  test('SDK v2 Client in the page, 2026-07-28 era against SDK v2 server: headers added by the transport', async () => {
+    const region = 'Zürich';
+    const r = await call<{ era: string; text: string }>('v2Echo', v2?.url, region);
+    assert.equal(r.era, 'modern');
+    assert.equal(r.text, `from the browser|${region}`);
+    const sent = v2?.log
+      .filter((x) => x.method === 'POST' && x.headers['mcp-method'] === 'tools/call')
+      .at(-1);
+    assert.equal(sent?.headers['mcp-param-region'], `=?base64?${Buffer.from(region).toString('base64')}?=`);
+    assert.equal(sent?.headers['mcp-session-id'], undefined);
+    assert.equal(sent?.headers.origin, new URL(page.url()).origin, 'a cross-origin request from the page');
   });
 
   test('12 concurrent streaming calls over HTTP/2 all stream at once', async (t) => {

@@ -3,6 +3,7 @@
  * docs/client.md): the SDK `Client` over Sluice's `StreamableHttpClientTransport` (the package.json `browser`
  * map gives it the `fetch` adapter), driven by Playwright through `window.sluiceTest`, rendering what it sees.
  */
+import { Client as V2Client } from '@modelcontextprotocol/client';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StreamableHttpClientTransport } from '../../src/client/index.js';
 
@@ -158,6 +159,26 @@ const api = {
     );
     timelines.sort((a, b) => a.index - b.index);
     return timelines;
+  },
+
+  /** SDK v2's Client over the same transport, negotiating the era (`server/discover` first). */
+  async v2Echo(url: string, region: string): Promise<{ era: string | undefined; text: string }> {
+    const v2 = new V2Client(
+      { name: 'sluice-browser-v2', version: '0.0.0' },
+      { versionNegotiation: { mode: 'auto' } },
+    );
+    await v2.connect(new StreamableHttpClientTransport(url));
+    try {
+      const era = v2.getProtocolEra();
+      // SDK v2 does not mirror x-mcp-header arguments into Mcp-Param-* headers in a browser; Sluice's transport
+      // does, from the declarations it sees in this tools/list.
+      await v2.listTools();
+      const result = await v2.callTool({ name: 'echo', arguments: { text: 'from the browser', region } });
+      log(`SDK v2 Client, ${era} era: ${textOf(result)}`);
+      return { era, text: textOf(result) };
+    } finally {
+      await v2.close();
+    }
   },
 
   async close(): Promise<void> {

@@ -77,11 +77,32 @@ function buildServer(aborted: string[]): McpServer {
   return server;
 }
 
-export async function startV2Server(): Promise<V2Server> {
+/** The headers a browser page on `origin` needs to call this server (CORS): preflight and exposure. */
+function cors(origin: string): Record<string, string> {
+  return {
+    'access-control-allow-origin': origin,
+    'access-control-allow-methods': 'GET, POST, DELETE',
+    'access-control-allow-headers':
+      'content-type, accept, authorization, mcp-session-id, mcp-protocol-version, last-event-id, mcp-method, mcp-name, mcp-param-region',
+    'access-control-expose-headers': 'mcp-session-id, mcp-protocol-version',
+    vary: 'Origin',
+  };
+}
+
+/** `allowOrigin`: answer CORS for a browser page on that origin. */
+export async function startV2Server(allowOrigin?: string): Promise<V2Server> {
   const aborted: string[] = [];
   const log: V2Server['log'] = [];
   const handler = createMcpHandler(() => buildServer(aborted), { responseMode: 'sse' } as never);
   const http: Server = createServer((req, res) => {
+    if (allowOrigin !== undefined) {
+      for (const [k, v] of Object.entries(cors(allowOrigin))) res.setHeader(k, v);
+      if (req.method === 'OPTIONS') {
+        res.writeHead(204);
+        res.end();
+        return;
+      }
+    }
     const chunks: Buffer[] = [];
     req.on('data', (c: Buffer) => chunks.push(c));
     req.on('end', () => {
