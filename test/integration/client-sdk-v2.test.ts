@@ -269,7 +269,23 @@ describe('SDK v2 Client over Sluice transport, Sluice server', () => {
     await server?.close();
   });
 
-  test('legacy era: auto mode falls back when Sluice does not serve 2026-07-28, and tools work', async () => {
+  test('legacy era (default mode): initialize, a session, tools work', async () => {
+    const c = await connect(server.url, 'legacy');
+    try {
+      assert.equal(c.client.getProtocolEra(), 'legacy');
+      assert.ok(c.transport.sessionId);
+      const result = await withDeadline(
+        c.client.callTool({ name: 'echo', arguments: { text: 'legacy' } }),
+        DEADLINE_MS,
+        'legacy tools/call on Sluice',
+      );
+      assert.match(textOf(result), /legacy/);
+    } finally {
+      await c.client.close();
+    }
+  });
+
+  test('auto mode: tools work in whichever era Sluice serves (legacy fallback when it serves only 2025)', async () => {
     const c = await connect(server.url, 'auto');
     try {
       const result = await withDeadline(
@@ -304,6 +320,35 @@ describe('SDK v2 Client over Sluice transport, Sluice server', () => {
       );
       assert.match(textOf(result), /modern/);
       assert.equal(c.transport.sessionId, undefined);
+
+      // Progress on the request's own stream.
+      const seen: number[] = [];
+      await withDeadline(
+        c.client.callTool(
+          { name: 'progress', arguments: { n: 5, delayMs: 5 } },
+          { onprogress: (p) => void seen.push(p.progress) },
+        ),
+        DEADLINE_MS,
+        'modern progress on Sluice',
+      );
+      assert.deepEqual(seen, [1, 2, 3, 4, 5]);
+
+      // Cancelling closes the request; Sluice treats the disconnect as the cancel and aborts the handler.
+      const controller = new AbortController();
+      const started = server.probe.onStart('slow');
+      const slow = c.client.callTool(
+        { name: 'slow', arguments: { ms: 30_000 } },
+        { signal: controller.signal },
+      );
+      await withDeadline(started, DEADLINE_MS, 'slow started');
+      controller.abort('user cancelled');
+      await assert.rejects(withDeadline(slow, DEADLINE_MS, 'cancelled slow'));
+      const until = Date.now() + DEADLINE_MS;
+      while (!server.probe.aborted.includes('slow:30000') && Date.now() < until) {
+        await new Promise((resolve) => setTimeout(resolve, 20));
+      }
+      assert.ok(server.probe.aborted.includes('slow:30000'), 'the handler was aborted by the closed request');
+      assert.equal(c.transport.inspect().pendingRequestIds.length, 0);
     } finally {
       await c.client.close();
     }
