@@ -3,7 +3,8 @@
 // server per scenario, names the scenario in MCP_CONFORMANCE_SCENARIO and appends the URL as the last argv.
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { ElicitRequestSchema } from '@modelcontextprotocol/sdk/types.js';
-import { StreamableHttpClientTransport } from '../client/index.js';
+import { isModernRevision, StreamableHttpClientTransport } from '../client/index.js';
+import { runModern } from './conformance-client-modern.js';
 
 type Scenario = (client: Client) => Promise<void>;
 
@@ -38,6 +39,13 @@ export async function main(argv: string[]): Promise<number> {
     return 2;
   }
   const name = process.env['MCP_CONFORMANCE_SCENARIO'] ?? 'initialize';
+  // The suite names the revision it tests (2025-11-25 unless told otherwise); the 2026-07-28 era runs on SDK v2.
+  const revision = process.env['MCP_CONFORMANCE_PROTOCOL_VERSION'];
+  if (revision !== undefined && isModernRevision(revision)) {
+    const code = await runModern(url, name, WATCHDOG_MS);
+    exitSoon();
+    return code;
+  }
   const scenario =
     scenarios[name] ??
     (async (client: Client) => {

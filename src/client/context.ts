@@ -11,6 +11,7 @@ import { lowerCaseKeys, withToken } from './http.js';
 import type { Canceller, CancelSignal, HttpClient, HttpMethod, HttpResponse } from './http-client.js';
 import { defaultHttp, fetchHttp } from './http-default.js';
 import { failRequest, receiveMessage } from './inbound.js';
+import { ParamHeaderCatalog } from './modern.js';
 import type { OutgoingRequest, ResolvedClientOptions } from './options.js';
 import { reinitialize } from './reinit.js';
 import { abandonRequest } from './resend.js';
@@ -25,6 +26,15 @@ export interface PendingRequest {
   /** The stream that owes its response, if it came back as SSE. */
   stream: ResponseStream | undefined;
   resends: number;
+  /**
+   * The 2026-07-28-era revision the request declares in `_meta` (modern.ts), or undefined for a legacy request.
+   * A modern request carries no session id, is never resumed or re-sent, and is cancelled by aborting it.
+   */
+  readonly modern: string | undefined;
+  /** Extra headers the caller passed for this request (`send(…, { headers })`), reserved names removed. */
+  readonly extraHeaders: Readonly<Record<string, string>> | undefined;
+  /** The HTTP request carrying it before its answer was handed to a stream (aborted to cancel). */
+  connection: Canceller | undefined;
 }
 
 /** What the context reports back to the public transport (its SDK callbacks). */
@@ -45,6 +55,8 @@ export class TransportContext {
   /** HTTP requests in flight, aborted by `close()`. */
   readonly inflight = new Set<Canceller>();
   readonly session: ClientSession;
+  /** `x-mcp-header` declarations learned from `tools/list` results (modern-era `Mcp-Param-*` headers). */
+  readonly paramHeaders = new ParamHeaderCatalog();
   readonly fast: FastDispatch | undefined;
   readonly runner: StreamRunner;
   /** The public transport: its callbacks, and its identity for the fast-dispatch check. */

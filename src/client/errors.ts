@@ -34,7 +34,8 @@ export type SluiceClientErrorCode =
   | 'SLUICE_CLIENT_RESUME_EXHAUSTED'
   | 'SLUICE_CLIENT_NO_RESPONSE'
   | 'SLUICE_CLIENT_NOT_IDEMPOTENT'
-  | 'SLUICE_CLIENT_PARTIAL_SEQUENCE';
+  | 'SLUICE_CLIENT_PARTIAL_SEQUENCE'
+  | 'SLUICE_CLIENT_REQUEST_LOST';
 
 /**
  * JSON-RPC error code used for the synthetic error responses the transport delivers when it has
@@ -225,6 +226,24 @@ export class NotIdempotentError extends SluiceClientError {
       { cause },
     );
     this.method = method;
+  }
+}
+
+/**
+ * A 2026-07-28-era request's response stream broke before its response. That era has no resumption and no
+ * session: "a broken response stream loses the in-flight request" and the client must re-issue it as a new
+ * request with a new id (MCP 2026-07-28 basic/transports/streamable-http §"Response streams"). Raised at once,
+ * never after a timeout. Whether re-issuing is safe is the caller's call; an idempotency key in `_meta` still
+ * lets the server recognise the repeat.
+ */
+export class RequestLostError extends SluiceClientError {
+  constructor(requestId: string | number | undefined, cause?: unknown) {
+    super(
+      'SLUICE_CLIENT_REQUEST_LOST',
+      `the response stream${describe(requestId)} broke before its response; the 2026-07-28 era has no ` +
+        'resumption, so the request was lost (re-issue it as a new request if that is safe)',
+      { cause },
+    );
   }
 }
 

@@ -37,6 +37,10 @@ export function receiveMessage(t: TransportContext, message: WireMessage, from?:
     const entry = t.pending.get(id);
     if (entry !== undefined) {
       t.pending.delete(id);
+      // Learn the tools' `x-mcp-header` declarations for later modern `tools/call`s (modern.ts).
+      if (entry.message.method === 'tools/list' && message.result !== undefined) {
+        t.paramHeaders.learn(message.result);
+      }
       const stream = entry.stream;
       if (stream !== undefined) t.runner.settled(stream, id, from);
     }

@@ -19,6 +19,7 @@ export {
   NoResponseError,
   NotIdempotentError,
   NotStartedError,
+  RequestLostError,
   ResumeDeclinedError,
   ResumeExhaustedError,
   ResumeImpossibleError,
@@ -32,6 +33,12 @@ export {
 } from './errors.js';
 export { idempotencyMeta } from './idempotency.js';
 export {
+  encodeHeaderValue,
+  FIRST_MODERN_REVISION,
+  isModernRevision,
+  PROTOCOL_VERSION_META_KEY,
+} from './modern.js';
+export {
   type ClientClock,
   DEFAULT_IDEMPOTENT_METHODS,
   type FetchLike,
@@ -44,6 +51,7 @@ export {
 } from './options.js';
 export {
   type SessionResetEvent,
+  type SluiceSendOptions,
   StreamableHttpClientTransport,
   type TransportSnapshot,
 } from './transport.js';

@@ -8,6 +8,7 @@ import type { MessageKind } from '../jsonrpc/message.js';
 import type { PendingRequest, TransportContext } from './context.js';
 import {
   EventTooLargeError,
+  HttpStatusError,
   MalformedMessageError,
   NetworkError,
   NoResponseError,
@@ -19,6 +20,7 @@ import {
 import { describe, discard, POST_ACCEPT, statusError } from './http.js';
 import { Canceller, type HttpResponse, isOk, StaleConnectionError } from './http-client.js';
 import { receiveMessage } from './inbound.js';
+import { modernRevisionOf, standardHeaders } from './modern.js';
 import type { RequestId, WireMessage } from './wire.js';
 
 /** A request re-sent after a stale connection is tried at most this many more times. */
@@ -59,12 +61,20 @@ export async function postMessage(
   onresumptiontoken?: (token: string) => void,
   attempt: PostAttempt = FIRST,
 ): Promise<void> {
-  const isInitialize = wire.method === 'initialize';
-  const sentWithSession = isInitialize ? undefined : t.session.sessionId;
-  const headers = await t.headers(POST_ACCEPT, !isInitialize, undefined);
+  // A 2026-07-28-era message (its `_meta` names the revision) carries no session id: that era has none.
+  const modern = entry !== undefined ? entry.modern : modernRevisionOf(wire);
+  const isInitialize = wire.method === 'initialize' && modern === undefined;
+  const sentWithSession = isInitialize || modern !== undefined ? undefined : t.session.sessionId;
+  const headers = await t.headers(POST_ACCEPT, !isInitialize && modern === undefined, undefined);
+  if (modern !== undefined) Object.assign(headers, t.paramHeaders.headersFor(wire));
+  if (entry?.extraHeaders !== undefined) Object.assign(headers, entry.extraHeaders);
+  if (modern !== undefined) Object.assign(headers, standardHeaders(wire, modern));
   headers['content-type'] = 'application/json';
+  // Cancelled (requestSignal) while the headers were being built: never send it.
+  if (modern !== undefined && entry !== undefined && t.pending.get(entry.message.id) !== entry) return;
   const controller = new Canceller();
   t.inflight.add(controller);
+  if (entry !== undefined) entry.connection = controller;
   let response: HttpResponse;
   try {
     // Only a message that is not a request may go again as is after a stale connection; a request is
@@ -72,7 +82,10 @@ export async function postMessage(
     response = await t.request('POST', headers, JSON.stringify(wire), controller, kind !== 'request');
   } catch (error) {
     t.inflight.delete(controller);
+    if (entry !== undefined) entry.connection = undefined;
     if (t.closed) throw new TransportClosedError();
+    // A modern request the caller aborted (its cancellation): nothing failed, nothing to report.
+    if (modern !== undefined && entry !== undefined && t.pending.get(entry.message.id) !== entry) return;
     if (error instanceof StaleConnectionError && entry !== undefined) {
       if (!entry.idempotent) throw new NotIdempotentError(String(wire.method), entry.message.id, error.cause);
       if (attempt.stale < MAX_STALE_RESENDS) {
@@ -90,9 +103,13 @@ export async function postMessage(
     }
     throw new NetworkError(`POST ${t.url.href} failed: ${describe(error)}`, error);
   }
+  if (entry !== undefined) entry.connection = undefined;
   let handedOff = false;
   try {
     if (!isOk(response)) {
+      if (modern !== undefined && entry !== undefined && isModernRejection(response.status)) {
+        return await receiveModernRejection(t, response, entry);
+      }
       if (response.status === 404 && sentWithSession !== undefined) {
         await discard(response);
         return await onSessionNotFound(t, wire, kind, entry, sentWithSession, attempt);
@@ -229,4 +246,49 @@ async function receiveJsonBody(
     t.pending.delete(requestId);
     throw new NoResponseError(requestId);
   }
+}
+
+/**
+ * A 2026-07-28-era server answers a request it rejects with an HTTP 4xx whose body is the JSON-RPC error
+ * (unsupported revision 400/-32022, header mismatch 400/-32020, unknown method 404/-32601 …; MCP 2026-07-28
+ * basic/transports/streamable-http §"Error handling"). 401/403 stay transport errors (an auth layer acts on
+ * them).
+ */
+function isModernRejection(status: number): boolean {
+  return status >= 400 && status < 500 && status !== 401 && status !== 403;
+}
+
+/**
+ * Delivers the JSON-RPC error in a modern rejection's body to the Client as the request's response, so an SDK v2
+ * Client reads the code and decides (a -32022 names the revisions to retry with; anything else from a server that
+ * only speaks the 2025 era — "Mcp-Session-Id required", id null — sends it back to the legacy handshake, as MCP
+ * 2026-07-28 basic/transports/streamable-http §"Backwards compatibility" says). The error is delivered under the
+ * request's id even when the server could not read it (id null). A body that is no JSON-RPC error fails the
+ * request with an `HttpStatusError`, delivered the same way.
+ */
+async function receiveModernRejection(
+  t: TransportContext,
+  response: HttpResponse,
+  entry: PendingRequest,
+): Promise<void> {
+  const text = (await response.text(t.options.maxEventBytes).catch(() => undefined)) ?? '';
+  let parsed: unknown;
+  try {
+    parsed = JSON.parse(text);
+  } catch {
+    parsed = undefined;
+  }
+  const id = entry.message.id;
+  const message = parsed as WireMessage | null | undefined;
+  const error = message !== null && typeof message === 'object' ? message.error : undefined;
+  const validError =
+    error !== null &&
+    typeof error === 'object' &&
+    typeof (error as { code?: unknown }).code === 'number' &&
+    typeof (error as { message?: unknown }).message === 'string';
+  if (validError && (message?.id === id || message?.id === null)) {
+    receiveMessage(t, { jsonrpc: '2.0', id, error });
+    return;
+  }
+  t.fail(id, new HttpStatusError('POST', response.status, text));
 }

