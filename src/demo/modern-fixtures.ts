@@ -212,7 +212,10 @@ export function registerModernFixtures(server: McpServer): void {
           codec().seal({ round: 2, name: elicited(r['step1'], 'name') ?? '?' }),
         );
       }
-      return inputRequired({ step1: elicit('Step 1: What is your name?', 'name') }, codec().seal({ round: 1 }));
+      return inputRequired(
+        { step1: elicit('Step 1: What is your name?', 'name') },
+        codec().seal({ round: 1 }),
+      );
     },
   );
 

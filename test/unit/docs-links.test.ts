@@ -34,7 +34,7 @@ export function danglingReferences(file: string, text: string, exists: (name: st
   const out: string[] = [];
   for (const m of text.matchAll(/(?:\.\.\/)*[A-Za-z0-9_-][A-Za-z0-9_./-]*\.md\b/g)) {
     const name = m[0];
-    if (NOT_REFERENCES.has(name)) continue;
+    if (NOT_REFERENCES.has(name.slice(name.lastIndexOf('/') + 1))) continue;
     if (name.includes('shared/') || !exists(name)) out.push(`${file}: ${name}`);
   }
   return out;
