@@ -44,6 +44,10 @@ export class Counters {
   readonly refusals = { origin: 0, host: 0, auth: 0 };
   /** Streams ended because their credential expired or was revoked. */
   authStreamEnds = 0;
+  /** Event-store calls that rejected or threw, by operation (application-supplied stores only). */
+  readonly storeErrors = { append: 0, replay: 0, endStream: 0, dropSession: 0 };
+  /** Replays whose answer had a hole in it (a lost append): declined as `evicted`, never served. */
+  storeGaps = 0;
   /** Messages written and bytes written to SSE streams. */
   eventsWritten = 0;
 }

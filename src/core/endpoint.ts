@@ -13,6 +13,7 @@ import { type Refusal, Refusals } from './refusal.js';
 import type { McpServerLike, Session, SessionDeps } from './session.js';
 import type { RequestHead } from './sink.js';
 import type { SseWriter, WriterLimits } from './sse-writer.js';
+import { guardStore } from './store-guard.js';
 import { checkVersionHeader } from './versions.js';
 
 export type CreateServer = (ctx: SessionContext) => McpServerLike;
@@ -57,7 +58,8 @@ export class Endpoint {
       });
       this.store = this.#ownStore;
     } else {
-      this.store = options.eventStore;
+      // An application-supplied store may be networked: it may throw, reject or be slow.
+      this.store = guardStore(options.eventStore, this.counters, options.logger);
     }
     this.limits = { highWaterMark: options.highWaterMark, maxQueueBytes: options.maxQueueBytes };
     this.deps = {
@@ -165,6 +167,7 @@ export class Endpoint {
       coalesced: c.coalesced,
       overflowCloses: c.overflowCloses,
       replays: { served: c.replaysServed, declined: { ...c.replaysDeclined } },
+      eventStore: { errors: { ...c.storeErrors }, gaps: c.storeGaps },
       replayBuffer: storeStats ?? null,
       keepalivesSent: c.keepalivesSent,
       orphanAborts: c.orphanAborts,
@@ -247,6 +250,11 @@ export interface EndpointStats {
   replays: {
     served: number;
     declined: { malformed: number; foreign: number; unknown: number; evicted: number };
+  };
+  /** Failures of an application-supplied event store (always zero for the built-in one). */
+  eventStore: {
+    errors: { append: number; replay: number; endStream: number; dropSession: number };
+    gaps: number;
   };
   replayBuffer: EventStoreStats | null;
   keepalivesSent: number;

@@ -122,6 +122,10 @@ export const Refusals = {
     refusal(503, C.ServerError, 'shutting-down', 'Service Unavailable: the server is shutting down', {
       'retry-after': String(retryAfterS),
     }),
+  storeUnavailable: () =>
+    refusal(503, C.ServerError, 'store-unavailable', 'Service Unavailable: the event store did not answer', {
+      'retry-after': '1',
+    }),
   tooManyInflight: (limit: number) =>
     refusal(
       429,
