@@ -5,6 +5,8 @@
  */
 import type { EventStore } from '../events/event-store.js';
 import { type EventStoreStats, MemoryEventStore } from '../events/memory-event-store.js';
+import { TeeEventStore } from '../events/tee-event-store.js';
+import type { ClusterHooks } from './cluster-hooks.js';
 import { Counters, type SessionEndReason } from './counters.js';
 import type { AuthResult, ResolvedOptions, SessionContext } from './options.js';
 import { Pacer } from './pacer.js';
@@ -35,7 +37,7 @@ export class Endpoint {
   /** Stateless mode's one-request sessions, while their request runs (close() waits for them too). */
   readonly oneShots = new Set<Session>();
   readonly live = new Set<SseWriter>();
-  readonly store: EventStore;
+  store: EventStore;
   readonly limits: WriterLimits;
   readonly deps: SessionDeps;
   /** Initializations under way (count toward maxSessions so a burst cannot overshoot it). */
@@ -46,9 +48,13 @@ export class Endpoint {
   #housekeeping: ReturnType<typeof setInterval> | undefined;
   readonly #ownStore: MemoryEventStore | undefined;
 
-  constructor(createServer: CreateServer, options: ResolvedOptions) {
+  /** Set when this instance is one of a cluster (src/cluster/). */
+  readonly cluster: ClusterHooks | undefined;
+
+  constructor(createServer: CreateServer, options: ResolvedOptions, cluster?: ClusterHooks) {
     this.options = options;
     this.createServer = createServer;
+    this.cluster = cluster;
     this.counters = new Counters(options.metrics);
     if (options.eventStore === undefined) {
       this.#ownStore = new MemoryEventStore({
@@ -61,6 +67,7 @@ export class Endpoint {
       // An application-supplied store may be networked: it may throw, reject or be slow.
       this.store = guardStore(options.eventStore, this.counters, options.logger);
     }
+    if (cluster !== undefined) this.store = new TeeEventStore(this.store, cluster);
     this.limits = { highWaterMark: options.highWaterMark, maxQueueBytes: options.maxQueueBytes };
     this.deps = {
       options,
@@ -208,9 +215,14 @@ export class Endpoint {
   }
 
   #sessionEnded(s: Session, reason: SessionEndReason): void {
-    if (reason === 'failed-init') this.counters.sessionsEnded['failed-init']++;
+    if (reason === 'failed-init') {
+      this.counters.sessionsEnded['failed-init']++;
+      // The directory entry was written before the initialize was dispatched.
+      if (s.id !== undefined) this.cluster?.sessionEnded(s.id);
+    }
     if (s.id === undefined || this.sessions.get(s.id) !== s) return;
     this.sessions.delete(s.id);
+    this.cluster?.sessionEnded(s.id);
     this.counters.sessionsEnded[reason]++;
     this.options.onSessionEnd?.({
       sessionId: s.id,

@@ -200,10 +200,25 @@ async function initialize(ep: Endpoint, input: PostInput, init: JsonRpcRequest):
     if (slotHeld) ep.pendingInits--;
     slotHeld = false;
   };
+  if (ep.cluster !== undefined && id !== undefined && session.tag !== undefined) {
+    // The other instances must be able to route the id before any client holds it.
+    try {
+      await ep.cluster.sessionStarting({
+        id,
+        tag: session.tag,
+        principal: input.auth?.principal,
+        init: JSON.stringify(init.params ?? {}),
+      });
+    } catch {
+      releaseSlot();
+      return sendRefusal(sink, Refusals.clusterUnavailable(), headers);
+    }
+  }
   try {
     await session.connect(ep.createServer({ sessionId: id, principal: input.auth?.principal }));
   } catch (error) {
     releaseSlot();
+    if (id !== undefined) ep.cluster?.sessionEnded(id);
     throw error;
   }
   // The answer must carry Mcp-Session-Id, which is only known to be valid once the SDK has
@@ -228,6 +243,7 @@ async function initialize(ep: Endpoint, input: PostInput, init: JsonRpcRequest):
     if (typeof v !== 'string') return undefined;
     session.version = v;
     session.initialized = true;
+    if (id !== undefined) ep.cluster?.sessionVersion(id, v);
     if (id !== undefined) {
       ex.headers['mcp-session-id'] = id;
       releaseSlot();

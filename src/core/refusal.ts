@@ -122,6 +122,16 @@ export const Refusals = {
     refusal(503, C.ServerError, 'shutting-down', 'Service Unavailable: the server is shutting down', {
       'retry-after': String(retryAfterS),
     }),
+  clusterUnavailable: () =>
+    refusal(
+      503,
+      C.ServerError,
+      'cluster-unavailable',
+      'Service Unavailable: the session directory cannot be reached',
+      {
+        'retry-after': '1',
+      },
+    ),
   storeUnavailable: () =>
     refusal(503, C.ServerError, 'store-unavailable', 'Service Unavailable: the event store did not answer', {
       'retry-after': '1',

@@ -6,6 +6,8 @@
  * then the core's POST/GET/DELETE logic. Options are resolved and validated once, here.
  */
 import type { IncomingMessage, ServerResponse } from 'node:http';
+import type { ClusterStats, RedisCluster } from '../cluster/cluster.js';
+import { renderClusterMetrics } from '../cluster/metrics.js';
 import { handleDelete } from '../core/delete.js';
 import { type CloseReport, type CreateServer, Endpoint, type EndpointStats } from '../core/endpoint.js';
 import { handleGet } from '../core/get.js';
@@ -26,6 +28,8 @@ import { readBody } from './read-body.js';
 export interface McpHandlerOptions extends ServerOptions {
   /** Returns a fresh SDK McpServer (or Server) for each session. */
   createServer: CreateServer;
+  /** Join a cluster of instances sharing sessions through Redis (docs/scale-out.md). @defaultValue undefined (one instance) */
+  cluster?: RedisCluster;
 }
 
 export interface McpHandler {
@@ -33,9 +37,11 @@ export interface McpHandler {
   /** Refuses new sessions, waits up to graceMs for requests in flight, then ends every session. */
   close(options?: { graceMs?: number }): Promise<CloseReport>;
   /** Counters and gauges; `perStream: true` adds one entry per open SSE connection. */
-  stats(options?: { perStream?: boolean }): EndpointStats;
+  stats(options?: { perStream?: boolean }): EndpointStats & { cluster?: ClusterStats };
   /** The stats in Prometheus text format, for a route of your own (sluice serve --metrics serves /metrics). */
   metrics(): string;
+  /** The cluster this handler is a member of, if any. */
+  readonly cluster: RedisCluster | undefined;
 }
 
 function headOf(req: IncomingMessage): RequestHead {
@@ -54,7 +60,37 @@ export function createMcpHandler(options: McpHandlerOptions): McpHandler {
     throw new TypeError('createMcpHandler needs { createServer: (ctx) => new McpServer(...) }');
   }
   const o = resolveOptions({ probe: diagnosticsProbe(), ...options });
-  const ep = new Endpoint(options.createServer, o);
+  const cluster = options.cluster;
+  // `ep` is only read when a request arrives, after it was assigned.
+  const hooks = cluster?.attach({ hasSession: (id) => ep.sessions.has(id), options: o });
+  const ep = new Endpoint(options.createServer, o, hooks);
+  // With an advertised URL the handler joins at once; serve() joins after binding otherwise. Until
+  // it has joined, initialize and forwarding answer 503.
+  if (cluster?.advertised === true) {
+    cluster.start().catch((e: unknown) => o.logger?.error('cluster.join_failed', { error: String(e) }));
+  }
+  /** The routing stage: forwards a request for a session owned by another instance (src/cluster/). */
+  const routed = async (
+    req: IncomingMessage,
+    res: ServerResponse,
+    sink: NodeSink,
+    body: string,
+    auth: AuthResult | undefined,
+    headers: Headers,
+  ): Promise<boolean> => {
+    if (cluster === undefined) return false;
+    const r = cluster.route({
+      req,
+      res,
+      sink,
+      method: req.method ?? 'GET',
+      sessionId: headOf(req).header('mcp-session-id'),
+      body,
+      principal: auth?.principal,
+      headers,
+    });
+    return r !== 'local' && (r === 'handled' || (await r) === 'handled');
+  };
   const methods = ['POST', ...(o.enableGetStream ? ['GET'] : []), ...(o.enableDelete ? ['DELETE'] : [])].join(
     ', ',
   );
@@ -113,6 +149,7 @@ export function createMcpHandler(options: McpHandlerOptions): McpHandler {
           return sendRefusal(sink, Refusals.parseError('the body is not valid UTF-8'), headers);
         return;
       }
+      if (cluster !== undefined && (await routed(req, res, sink, body.text, auth, headers))) return;
       return handlePost(ep, {
         head,
         rawHeaders: req.headers,
@@ -127,9 +164,13 @@ export function createMcpHandler(options: McpHandlerOptions): McpHandler {
     if (method === 'GET' && o.enableGetStream) {
       if (!parseAccept(head.header('accept')).sse)
         return sendRefusal(sink, Refusals.notAcceptableGet(), headers);
+      if (cluster !== undefined && (await routed(req, res, sink, '', auth, headers))) return;
       return handleGet(ep, head, auth, sink, headers, guard);
     }
-    if (method === 'DELETE' && o.enableDelete) return handleDelete(ep, head, auth, sink, headers);
+    if (method === 'DELETE' && o.enableDelete) {
+      if (cluster !== undefined && (await routed(req, res, sink, '', auth, headers))) return;
+      return handleDelete(ep, head, auth, sink, headers);
+    }
     return sendRefusal(sink, Refusals.methodNotAllowed(methods), headers);
   }
 
@@ -148,8 +189,16 @@ export function createMcpHandler(options: McpHandlerOptions): McpHandler {
       }
     });
   }) as McpHandler;
-  listener.close = (opts) => ep.close(opts?.graceMs ?? 0);
-  listener.stats = (opts) => ep.stats(opts);
-  listener.metrics = () => renderPrometheus(ep.stats(), ep.counters.metrics);
+  listener.close = async (opts) => {
+    const report = await ep.close(opts?.graceMs ?? 0);
+    await cluster?.stop();
+    return report;
+  };
+  listener.stats = (opts) =>
+    cluster === undefined ? ep.stats(opts) : { ...ep.stats(opts), cluster: cluster.stats() };
+  listener.metrics = () =>
+    renderPrometheus(ep.stats(), ep.counters.metrics) +
+    (cluster === undefined ? '' : renderClusterMetrics(cluster));
+  (listener as { cluster: RedisCluster | undefined }).cluster = cluster;
   return listener;
 }
