@@ -6,7 +6,7 @@
 import { parseArgs } from 'node:util';
 import { createDemoServer } from '../demo/demo-server.js';
 import type { ResponseMode } from '../server/index.js';
-import { jsonLogger, serve, staticBearer } from '../server/index.js';
+import { jsonLogger, redisCluster, serve, staticBearer } from '../server/index.js';
 
 const HELP = `usage: sluice serve [options]
 
@@ -21,6 +21,9 @@ const HELP = `usage: sluice serve [options]
   --auth-token TOKEN   require 'Authorization: Bearer TOKEN' (or set SLUICE_AUTH_TOKEN); demo-grade auth
   --metrics            serve Prometheus metrics at /metrics on the same port
   --log json           structured JSON-line logs on stderr (session ids as short hashes, no secrets)
+  --redis URL          join a cluster of instances sharing sessions through Redis (or set SLUICE_REDIS_URL);
+                       the hop between instances is signed with SLUICE_CLUSTER_SECRET, else a key shared in Redis
+  --advertise URL      the URL peers use to reach this instance's endpoint (default: the bound address)
 `;
 
 function int(name: string, v: string | undefined, dflt: number): number {
@@ -46,6 +49,8 @@ export async function main(argv: string[]): Promise<number> {
       'auth-token': { type: 'string' },
       metrics: { type: 'boolean' },
       log: { type: 'string' },
+      redis: { type: 'string' },
+      advertise: { type: 'string' },
       help: { type: 'boolean', short: 'h' },
     },
     strict: true,
@@ -61,7 +66,18 @@ export async function main(argv: string[]): Promise<number> {
   const token = values['auth-token'] ?? process.env['SLUICE_AUTH_TOKEN'];
   if (values.log !== undefined && values.log !== 'json')
     throw new Error(`--log takes 'json', got '${values.log}'`);
+  const redisUrl = values.redis ?? process.env['SLUICE_REDIS_URL'];
+  if (values.advertise !== undefined && (redisUrl === undefined || redisUrl === ''))
+    throw new Error('--advertise needs --redis (or SLUICE_REDIS_URL)');
+  const cluster =
+    redisUrl === undefined || redisUrl === ''
+      ? undefined
+      : redisCluster({
+          url: redisUrl,
+          ...(values.advertise === undefined ? {} : { advertise: values.advertise }),
+        });
   const served = await serve({
+    ...(cluster === undefined ? {} : { cluster }),
     ...(token === undefined || token === '' ? {} : { authenticate: staticBearer(token) }),
     ...(values.metrics ? { metricsPath: '/metrics' } : {}),
     ...(values.log === 'json' ? { logger: jsonLogger() } : {}),

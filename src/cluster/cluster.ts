@@ -23,6 +23,7 @@ import { Forwarder } from './forwarder.js';
 import { keys } from './keys.js';
 import { Lease, newIncarnation } from './lease.js';
 import { connectNodeRedis } from './node-redis.js';
+import { resumeFromCopy } from './orphan-resume.js';
 import { MeasuredLink, type RedisLink } from './redis-link.js';
 import { ClusterRefusals } from './refusals.js';
 import { EventReplica } from './replica.js';
@@ -73,7 +74,7 @@ export interface ClusterStats {
   incarnation: string;
   ready: boolean;
   lease: { state: string; reRegistrations: number };
-  forwarded: { out: number; in: number; failed: number; refused: number };
+  forwarded: { out: number; in: number; failed: number; refused: number; ownerLost: number };
   directory: { hits: number; misses: number; errors: number; cached: number };
   redis: { commands: number; errors: number; healthy: boolean };
   replica: EventReplica['stats'];
@@ -107,12 +108,15 @@ export class RedisCluster {
     directoryHits: 0,
     directoryMisses: 0,
     directoryErrors: 0,
+    ownerLostResumes: 0,
   };
 
   constructor(o: RedisClusterOptions) {
     if ((o.url === undefined) === (o.link === undefined)) {
       throw new InvalidOptionError('redisCluster: give exactly one of { url } or { link }');
     }
+    const envLease = RedisCluster.leaseFromEnv();
+    if (o.leaseMs === undefined && envLease !== undefined) o = { ...o, leaseMs: envLease };
     if (o.leaseMs !== undefined && !(Number.isInteger(o.leaseMs) && o.leaseMs >= 300)) {
       throw new InvalidOptionError('redisCluster: leaseMs must be an integer >= 300');
     }
@@ -133,6 +137,12 @@ export class RedisCluster {
     return this.#o.leaseMs ?? 10_000;
   }
 
+  /** The lease from SLUICE_CLUSTER_LEASE_MS when no option gave one. */
+  static leaseFromEnv(): number | undefined {
+    const v = process.env['SLUICE_CLUSTER_LEASE_MS'];
+    return v === undefined || v === '' ? undefined : Number(v);
+  }
+
   get ready(): boolean {
     return this.#lease?.state === 'held' || this.#lease?.state === 'refresh-failing';
   }
@@ -146,6 +156,7 @@ export class RedisCluster {
       sessionVersion: (id, v) => this.#sessionVersion(id, v),
       sessionEnded: (id) => this.#sessionEnded(id),
       replicate: (id, n, seq, frame) => this.#replica?.append(id, n, seq, frame),
+      streamRequests: (id, n, ids) => this.#replica?.describe(id, n, ids),
       streamEnded: (id, n, graceMs) => this.#replica?.endStream(id, n, graceMs),
     };
   }
@@ -196,6 +207,7 @@ export class RedisCluster {
       onRefreshError: (e) => ep.options.logger?.warn('cluster.lease_refresh_failed', { error: String(e) }),
     });
     await this.#lease.start();
+    await this.#directory?.markRun(Date.now());
     this.#housekeeping = setInterval(() => void this.#housekeep(), this.#housekeepingMs());
     this.#housekeeping.unref?.();
   }
@@ -238,6 +250,7 @@ export class RedisCluster {
         in: c.forwardedIn,
         failed: c.forwardFailed,
         refused: c.forwardRefused,
+        ownerLost: c.ownerLostResumes,
       },
       directory: {
         hits: c.directoryHits,
@@ -335,6 +348,7 @@ export class RedisCluster {
         await provisionSecret(link, this.#secret);
       }
       await Promise.all([...this.#owned].map(([sid, e]) => dir.register(sid, e)));
+      await dir.markRun(Date.now());
     } catch (error) {
       this.#ep?.options.logger?.warn('cluster.reregister_failed', { error: String(error) });
     }
@@ -381,8 +395,9 @@ export class RedisCluster {
         sendRefusal(sink, ClusterRefusals.directoryUnavailable(), r.headers);
         return 'handled';
       }
+      let runSince: number | undefined;
       try {
-        entry = await dir.lookup(sid);
+        [entry, runSince] = await Promise.all([dir.lookup(sid), dir.runSince()]);
       } catch {
         // Never 404 because Redis failed: that would send every client into re-initialization at once.
         this.counters.directoryErrors++;
@@ -391,6 +406,13 @@ export class RedisCluster {
       }
       if (entry === undefined) {
         this.counters.directoryMisses++;
+        if (runSince === undefined || Date.now() - runSince < this.leaseMs / 2) {
+          // Redis lost its data moments ago and the owners are re-registering (each does within a
+          // third of the lease): a miss now proves nothing. 503, never a 404 storm.
+          void this.#lease?.refresh();
+          sendRefusal(sink, ClusterRefusals.directoryUnavailable(), r.headers);
+          return 'handled';
+        }
         sendRefusal(sink, Refusals.sessionNotFound(), r.headers);
         return 'handled';
       }
@@ -439,6 +461,13 @@ export class RedisCluster {
     this.counters.forwardFailed++;
     this.#cache.delete(sid);
     const alive = outcome.kind === 'answered' ? false : await this.#lease?.isAlive(entry.owner);
+    const cursor = r.req.headers['last-event-id'];
+    if (r.method === 'GET' && typeof cursor === 'string' && this.#replica !== undefined) {
+      // A finished stream (or, once the owner is known dead, an unfinished one) resumes from the copy.
+      const served = await resumeFromCopy(this.#replica, sink, r.headers, sid, entry.tag, cursor, alive);
+      if (served === 'owner-lost') this.counters.ownerLostResumes++;
+      if (served !== 'not-here') return 'handled';
+    }
     // Lease still valid (or Redis cannot tell): the owner may be back in a moment — 503. Lapsed: 404,
     // and the client re-initializes on a live instance.
     sendRefusal(

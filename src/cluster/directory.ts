@@ -74,6 +74,21 @@ export class Directory {
     };
   }
 
+  /**
+   * Marks when this Redis's data began (SET NX, so the first writer wins). A lookup miss shortly
+   * after that moment may be a Redis that lost its data and whose instances have not re-registered
+   * yet: the caller answers 503 then, not 404.
+   */
+  async markRun(now: number): Promise<void> {
+    await this.#link.send(['SET', keys.run, String(now), 'NX']);
+  }
+
+  /** When the data of this Redis began (markRun), or undefined when it holds no marker (just restarted). */
+  async runSince(): Promise<number | undefined> {
+    const r = await this.#link.send(['GET', keys.run]);
+    return typeof r === 'string' ? Number(r) : undefined;
+  }
+
   /** Extends the TTL of entries this instance owns (one pipelined burst). Resolves to how many were missing. */
   async touch(sids: Iterable<string>): Promise<string[]> {
     const list = [...sids];

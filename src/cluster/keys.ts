@@ -7,6 +7,7 @@
  *   sl:{S}:l:<n>    LIST  replica frames of POST stream n, oldest first
  *   sl:inst:<inc>   STRING an instance lease: the instance's advertised URL, PX = lease
  *   sl:secret       STRING the cluster's shared HMAC key (when not given by SLUICE_CLUSTER_SECRET)
+ *   sl:run          STRING when this Redis's data began (ms), to tell a restarted Redis from a real miss
  */
 export const PREFIX = 'sl:';
 
@@ -16,4 +17,5 @@ export const keys = {
   streamList: (sid: string, stream: number): string => `${PREFIX}{${sid}}:l:${stream}`,
   lease: (incarnation: string): string => `${PREFIX}inst:${incarnation}`,
   secret: `${PREFIX}secret`,
+  run: `${PREFIX}run`,
 } as const;

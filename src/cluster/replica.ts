@@ -77,7 +77,7 @@ const REPLAY = new Script(`
 local m = redis.call('HMGET', KEYS[1], 'f', 'l', 'fin', 'r')
 if not m[2] then return {0} end
 local first, last, after = tonumber(m[1]), tonumber(m[2]), tonumber(ARGV[1])
-if after > last then return {0} end
+if after > last then return {2, m[3] or '', m[4] or ''} end
 if after + 1 < first then return {-1} end
 return {1, m[3] or '', m[4] or '', redis.call('LRANGE', KEYS[2], after + 1 - first, -1)}`);
 
@@ -90,6 +90,8 @@ export type ReplicaReplay =
       /** The ids of the requests the stream answers (JSON array), '' when not recorded. */
       requests: string;
     }
+  /** The cursor is past what the copy holds (frames delivered but not yet copied when the owner died). */
+  | { status: 'ahead'; finished: boolean; requests: string }
   | { status: 'evicted' }
   | { status: 'unknown' };
 
@@ -208,6 +210,8 @@ export class EventReplica {
     );
     if (!Array.isArray(r)) return { status: 'unknown' };
     if (r[0] === -1) return { status: 'evicted' };
+    if (r[0] === 2)
+      return { status: 'ahead', finished: r[1] === '1', requests: typeof r[2] === 'string' ? r[2] : '' };
     if (r[0] !== 1) return { status: 'unknown' };
     const frames = Array.isArray(r[3]) ? r[3] : [];
     return {

@@ -21,6 +21,8 @@ export interface ClusterHooks {
   sessionEnded(id: string): void;
   /** A frame of a stream of a session this instance owns (for the copy read after its death). */
   replicate(id: string, stream: number, seq: number, frame: string): void;
+  /** A POST stream opened to answer these requests. */
+  streamRequests(id: string, stream: number, requestIds: readonly (string | number)[]): void;
   /** The stream got its last frame. */
   streamEnded(id: string, stream: number, graceMs: number): void;
 }

@@ -76,6 +76,7 @@ export class Endpoint {
       live: this.live,
       limits: this.limits,
       pacer: new Pacer(options.pacingMs),
+      cluster,
       ended: (s, reason) => this.#sessionEnded(s, reason),
     };
     if (options.keepaliveMs > 0) {

@@ -196,7 +196,11 @@ describe('cluster Redis parts', {
     assert.equal(got.events[0]?.frame, frame(151));
     assert.equal(got.finished, false);
     assert.deepEqual(await r.replay('R1', 0, 0), { status: 'unknown' }, 'stream 0 is not copied');
-    assert.deepEqual(await r.replay('R1', 1, 201), { status: 'unknown' }, 'a cursor never issued');
+    assert.deepEqual(
+      await r.replay('R1', 1, 201),
+      { status: 'ahead', finished: false, requests: '' },
+      'a cursor past the copy',
+    );
     assert.deepEqual(await r.replay('R1', 9, 0), { status: 'unknown' });
     r.dropSession('R1');
     await r.flush();

@@ -50,11 +50,15 @@ function exited(child: ChildProcess): Promise<void> {
  * Starts `node dist/src/cli/main.js serve --port 0 …args` and resolves once it
  * prints its listening line. `args` are appended, so a later `--port` wins.
  */
-export async function spawnServe(args: string[] = []): Promise<SpawnedServe> {
+export async function spawnServe(
+  args: string[] = [],
+  env: Record<string, string> = {},
+): Promise<SpawnedServe> {
   const cli = join(repoRoot(), 'dist', 'src', 'cli', 'main.js');
   if (!existsSync(cli)) throw new Error(`spawnServe: ${cli} is missing — run 'npm run build' first`);
   const child = spawn(process.execPath, [cli, 'serve', '--port', '0', ...args], {
     stdio: ['ignore', 'pipe', 'pipe'],
+    env: { ...process.env, ...env },
   });
   let stderr = '';
   child.stderr?.setEncoding('utf8');
