@@ -79,7 +79,7 @@ describe('resume from the Redis copy', {
 
   async function stream(sid: string, frames: string[], requests: (string | number)[], finished: boolean) {
     replica.describe(sid, 1, requests);
-    frames.forEach((f, i) => replica.append(sid, 1, i + 1, f));
+    for (const [i, f] of frames.entries()) replica.append(sid, 1, i + 1, f);
     if (finished) replica.endStream(sid, 1, 60_000);
     await replica.flush();
   }
