@@ -28,6 +28,9 @@ const DROP_REQUEST = new Set([
 ]);
 const DROP_RESPONSE = new Set(['connection', 'keep-alive', 'transfer-encoding', 'trailer', 'upgrade']);
 
+/** Added to every relayed answer. */
+export const ROUTE_HEADER = 'sluice-route';
+
 export type ForwardOutcome =
   /** The owner answered (status relayed, body streaming or done). */
   | { kind: 'answered'; status: number; reason: string | undefined }
@@ -115,6 +118,8 @@ export class Forwarder {
         const out: Record<string, string | string[]> = {};
         for (const [k, v] of Object.entries(answer.headers))
           if (v !== undefined && !DROP_RESPONSE.has(k)) out[k] = v;
+        // Tells a client (and `sluice doctor`) that another instance answered: owner routing is in use.
+        out[ROUTE_HEADER] = 'forwarded';
         res.writeHead(status, out);
         if ((answer.headers['content-type'] ?? '').startsWith('text/event-stream')) res.flushHeaders();
         answer.on('aborted', () => res.destroy());
