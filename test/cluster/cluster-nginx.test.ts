@@ -214,6 +214,7 @@ describe('cluster behind nginx round-robin', { skip: missing }, () => {
       const deadline = killedAt + fx.leaseMs + 5_000;
       const messages = () => replies.flatMap((r) => r.messages());
       const final = () => messages().find((m) => m.id === id);
+      const seen: string[] = [];
       while (terminal === undefined && Date.now() < deadline) {
         const f = final();
         if (f !== undefined) {
@@ -226,6 +227,9 @@ describe('cluster behind nginx round-robin', { skip: missing }, () => {
           .at(-1);
         assert.ok(cursor !== undefined, `${label}: a cursor to resume from`);
         const g = await s.get({ 'last-event-id': cursor });
+        seen.push(
+          `${Date.now() - killedAt}ms:${g.status}${g.status === 200 ? '' : `:${g.text.slice(0, 80)}`}`,
+        );
         if (g.status === 200) {
           replies.push(g);
           await g
@@ -240,7 +244,7 @@ describe('cluster behind nginx round-robin', { skip: missing }, () => {
       }
       assert.ok(
         terminal !== undefined,
-        `${label}: a terminal outcome within lease + 5 s (victim ${victim}, owner ${ownerIndex})`,
+        `${label}: a terminal outcome within lease + 5 s (victim ${victim}, owner ${ownerIndex}); resumes: ${seen.join(' | ')}; last messages ${JSON.stringify(messages().slice(-2))}`,
       );
       const progress = messages()
         .filter((m) => m.method === 'notifications/progress')

@@ -20,9 +20,11 @@ function via(s: RawSession, url: string): RawSession {
 }
 
 async function member(redisUrl: string): Promise<SpawnedServe> {
-  return spawnServe(['--redis', redisUrl, '--keepalive-ms', '0'], {
-    SLUICE_CLUSTER_LEASE_MS: String(LEASE_MS),
-  });
+  return spawnServe(
+    ['--redis', redisUrl, '--keepalive-ms', '0'],
+    { SLUICE_CLUSTER_LEASE_MS: String(LEASE_MS) },
+    45_000,
+  );
 }
 
 function killed(p: SpawnedServe): Promise<void> {
@@ -75,7 +77,7 @@ describe('cluster failures', {
   });
 
   async function three(): Promise<[SpawnedServe, SpawnedServe, SpawnedServe]> {
-    const started = await Promise.all([member(redis.url), member(redis.url), member(redis.url)]);
+    const started = [await member(redis.url), await member(redis.url), await member(redis.url)];
     procs.push(...started);
     return started as [SpawnedServe, SpawnedServe, SpawnedServe];
   }

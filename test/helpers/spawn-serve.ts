@@ -53,6 +53,7 @@ function exited(child: ChildProcess): Promise<void> {
 export async function spawnServe(
   args: string[] = [],
   env: Record<string, string> = {},
+  startDeadlineMs = START_DEADLINE_MS,
 ): Promise<SpawnedServe> {
   const cli = join(repoRoot(), 'dist', 'src', 'cli', 'main.js');
   if (!existsSync(cli)) throw new Error(`spawnServe: ${cli} is missing — run 'npm run build' first`);
@@ -100,7 +101,7 @@ export async function spawnServe(
   });
 
   try {
-    const url = await withDeadline(ready, START_DEADLINE_MS, 'sluice serve printing its listening line');
+    const url = await withDeadline(ready, startDeadlineMs, 'sluice serve printing its listening line');
     return { url, child, stderr: () => stderr, close };
   } catch (err) {
     await close();
