@@ -66,7 +66,12 @@ export const RECOMMENDED_LOCATION = `
 export interface NginxOptions {
   /** Port of the upstream on 127.0.0.1 (ignored when upstreamPorts is given). */
   upstreamPort: number;
-  /** Several upstreams, balanced round-robin with no affinity (an `upstream` block, keep-alive pool). */
+  /**
+   * Several upstreams, balanced round-robin with no affinity (an `upstream` block, keep-alive pool).
+   * `max_fails=0`: a refused connection sends that request to the next upstream but never marks
+   * the server down for 10 s, so killing and restarting members in quick succession cannot leave
+   * nginx with "no live upstreams" (502) while every instance is in fact up.
+   */
   upstreamPorts?: readonly number[];
   /** Location prefix proxied to the upstream. @defaultValue '/mcp' */
   path?: string;
@@ -124,7 +129,7 @@ ${o.http ?? ''}
 ${
   o.upstreamPorts === undefined
     ? ''
-    : `  upstream sluice_cluster {\n${o.upstreamPorts.map((p) => `    server 127.0.0.1:${p};`).join('\n')}\n    keepalive 32;\n  }`
+    : `  upstream sluice_cluster {\n${o.upstreamPorts.map((p) => `    server 127.0.0.1:${p} max_fails=0;`).join('\n')}\n    keepalive 32;\n  }`
 }
   server {
     listen 127.0.0.1:${port};
