@@ -7,7 +7,7 @@ import { readFileSync } from 'node:fs';
 import { parseArgs } from 'node:util';
 import { createDemoServer } from '../demo/demo-server.js';
 import type { ResponseMode } from '../server/index.js';
-import { InvalidOptionError, jsonLogger, serve, staticBearer } from '../server/index.js';
+import { InvalidOptionError, jsonLogger, redisCluster, serve, staticBearer } from '../server/index.js';
 
 const HELP = `usage: sluice serve [options]
 
@@ -35,6 +35,9 @@ const HELP = `usage: sluice serve [options]
   --tls-cert FILE      serve HTTPS with this PEM certificate (needs --tls-key)
   --tls-key FILE       the PEM private key for --tls-cert
   --http2              with --tls-*: HTTP/2, with HTTP/1.1 fallback negotiated by ALPN
+  --redis URL          join a cluster of instances sharing sessions through Redis (or set SLUICE_REDIS_URL);
+                       the hop between instances is signed with SLUICE_CLUSTER_SECRET, else a key shared in Redis
+  --advertise URL      the URL peers use to reach this instance's endpoint (default: the bound address)
 `;
 
 function int(name: string, v: string | undefined, dflt: number, max = Number.MAX_SAFE_INTEGER): number {
@@ -104,6 +107,8 @@ async function run(argv: string[]): Promise<number> {
       'tls-cert': { type: 'string' },
       'tls-key': { type: 'string' },
       http2: { type: 'boolean' },
+      redis: { type: 'string' },
+      advertise: { type: 'string' },
       help: { type: 'boolean', short: 'h' },
     },
     strict: true,
@@ -144,7 +149,18 @@ async function run(argv: string[]): Promise<number> {
     certFile === undefined || keyFile === undefined
       ? undefined
       : { cert: readFileSync(certFile), key: readFileSync(keyFile) };
+  const redisUrl = values.redis ?? process.env['SLUICE_REDIS_URL'];
+  if (values.advertise !== undefined && (redisUrl === undefined || redisUrl === ''))
+    throw new UsageError('--advertise needs --redis (or SLUICE_REDIS_URL)');
+  const cluster =
+    redisUrl === undefined || redisUrl === ''
+      ? undefined
+      : redisCluster({
+          url: redisUrl,
+          ...(values.advertise === undefined ? {} : { advertise: values.advertise }),
+        });
   const served = await serve({
+    ...(cluster === undefined ? {} : { cluster }),
     ...(tls === undefined ? {} : { tls, http2: values.http2 ?? false }),
     clientLimits,
     ...(values['max-sessions'] === undefined

@@ -49,6 +49,10 @@ export class Counters {
   /** GETs that took over a stream's live connection; GETs refused (409) because it had just taken over. */
   streamsReplaced = 0;
   streamConflicts = 0;
+  /** Event-store calls that rejected or threw, by operation (application-supplied stores only). */
+  readonly storeErrors = { append: 0, replay: 0, endStream: 0, dropSession: 0 };
+  /** Replays whose answer had a hole in it (a lost append): declined as `evicted`, never served. */
+  storeGaps = 0;
   /** Messages written and bytes written to SSE streams. */
   eventsWritten = 0;
 }

@@ -5,8 +5,10 @@
  */
 import type { EventStore } from '../events/event-store.js';
 import { type EventStoreStats, MemoryEventStore } from '../events/memory-event-store.js';
+import { TeeEventStore } from '../events/tee-event-store.js';
 import { ModernState } from '../modern/state.js';
 import { ClientLimits } from './client-limits.js';
+import type { ClusterHooks } from './cluster-hooks.js';
 import { Counters, type SessionEndReason } from './counters.js';
 import type { AuthResult, ResolvedOptions, SessionContext } from './options.js';
 import { Pacer } from './pacer.js';
@@ -15,6 +17,7 @@ import { type Refusal, Refusals } from './refusal.js';
 import type { McpServerLike, Session, SessionDeps } from './session.js';
 import type { RequestHead } from './sink.js';
 import type { SseWriter, WriterLimits } from './sse-writer.js';
+import { guardStore } from './store-guard.js';
 import { checkVersionHeader } from './versions.js';
 
 export type CreateServer = (ctx: SessionContext) => McpServerLike;
@@ -38,7 +41,7 @@ export class Endpoint {
   /** 2026-07-28 requests in flight, the x-mcp-header cache and modern counters. */
   readonly modern = new ModernState();
   readonly live = new Set<SseWriter>();
-  readonly store: EventStore;
+  store: EventStore;
   readonly limits: WriterLimits;
   readonly deps: SessionDeps;
   /** Per-client session limits; undefined when turned off or stateless. */
@@ -53,9 +56,13 @@ export class Endpoint {
   #housekeeping: ReturnType<typeof setInterval> | undefined;
   readonly #ownStore: MemoryEventStore | undefined;
 
-  constructor(createServer: CreateServer, options: ResolvedOptions) {
+  /** Set when this instance is one of a cluster (src/cluster/). */
+  readonly cluster: ClusterHooks | undefined;
+
+  constructor(createServer: CreateServer, options: ResolvedOptions, cluster?: ClusterHooks) {
     this.options = options;
     this.createServer = createServer;
+    this.cluster = cluster;
     this.counters = new Counters(options.metrics);
     this.clientLimits =
       options.clientLimits === undefined || options.stateless
@@ -69,8 +76,10 @@ export class Endpoint {
       });
       this.store = this.#ownStore;
     } else {
-      this.store = options.eventStore;
+      // An application-supplied store may be networked: it may throw, reject or be slow.
+      this.store = guardStore(options.eventStore, this.counters, options.logger);
     }
+    if (cluster !== undefined) this.store = new TeeEventStore(this.store, cluster);
     this.limits = { highWaterMark: options.highWaterMark, maxQueueBytes: options.maxQueueBytes };
     this.deps = {
       options,
@@ -79,6 +88,7 @@ export class Endpoint {
       live: this.live,
       limits: this.limits,
       pacer: new Pacer(options.pacingMs),
+      cluster,
       ended: (s, reason) => this.#sessionEnded(s, reason),
       changed: (event) => {
         if (event.kind === 'tools') this.modern.toolsChanged();
@@ -209,6 +219,7 @@ export class Endpoint {
       partialMerged: c.partialMerged,
       overflowCloses: c.overflowCloses,
       replays: { served: c.replaysServed, declined: { ...c.replaysDeclined } },
+      eventStore: { errors: { ...c.storeErrors }, gaps: c.storeGaps },
       replayBuffer: storeStats ?? null,
       keepalivesSent: c.keepalivesSent,
       orphanAborts: c.orphanAborts,
@@ -263,7 +274,11 @@ export class Endpoint {
   }
 
   #sessionEnded(s: Session, reason: SessionEndReason): void {
-    if (reason === 'failed-init') this.counters.sessionsEnded['failed-init']++;
+    if (reason === 'failed-init') {
+      this.counters.sessionsEnded['failed-init']++;
+      // The directory entry was written before the initialize was dispatched.
+      if (s.id !== undefined) this.cluster?.sessionEnded(s.id);
+    }
     if (s.id === undefined || this.sessions.get(s.id) !== s) return;
     this.sessions.delete(s.id);
     const key = this.#clientKeys.get(s);
@@ -271,6 +286,7 @@ export class Endpoint {
       this.#clientKeys.delete(s);
       this.clientLimits?.release(key);
     }
+    this.cluster?.sessionEnded(s.id);
     this.counters.sessionsEnded[reason]++;
     this.options.onSessionEnd?.({
       sessionId: s.id,
@@ -328,6 +344,11 @@ export interface EndpointStats {
   replays: {
     served: number;
     declined: { malformed: number; foreign: number; unknown: number; evicted: number };
+  };
+  /** Failures of an application-supplied event store (always zero for the built-in one). */
+  eventStore: {
+    errors: { append: number; replay: number; endStream: number; dropSession: number };
+    gaps: number;
   };
   replayBuffer: EventStoreStats | null;
   keepalivesSent: number;

@@ -5,7 +5,7 @@
  * replays what followed the cursor, then continues live with no gap and no duplicate
  * (2025-11-25 basic/transports §"Resumability and Redelivery").
  */
-import type { EventStore } from '../events/event-store.js';
+import type { EventStore, ReplayResult } from '../events/event-store.js';
 import type { PartialFrame } from '../flow/partial-frame.js';
 import { encodeJsonFrame, encodeRetry, OPEN_COMMENT, RESUMED_COMMENT } from '../sse/encode.js';
 import { encodeSeq, eventIdPrefix } from '../sse/event-id.js';
@@ -47,8 +47,11 @@ export interface StreamContext {
 
 export type StreamKind = 'post' | 'get';
 
-/** How a resume went: attached, refused by the store, or nobody to attach (client or session gone). */
-export type ResumeOutcome = 'ok' | 'evicted' | 'unknown' | 'closed' | 'ended';
+/**
+ * How a resume went: attached, refused by the store, the store failed to answer (`unavailable`), or
+ * nobody to attach (client or session gone).
+ */
+export type ResumeOutcome = 'ok' | 'evicted' | 'unknown' | 'closed' | 'ended' | 'unavailable';
 
 interface Held {
   seq: number;
@@ -124,7 +127,7 @@ export class EventStream {
       if (store !== undefined) {
         frame = p.render();
         const r = store.append(this.#ctx.sessionKey, this.num, { seq, frame });
-        if (r !== undefined) r.catch(() => undefined);
+        if (r !== undefined) r.then(undefined, () => this.#appendFailed());
       }
     }
     if (this.#held !== undefined) {
@@ -246,16 +249,32 @@ export class EventStream {
     // Frames produced while the store is read are held: they go to the new connection after the
     // replay (deduplicated by seq) or, if the cursor is refused, to the connection that was there.
     this.#held = [];
-    // A fresh GET takes whatever is still buffered: it has no cursor, so a gap is not an error.
-    const r = await store.replay(
-      this.#ctx.sessionKey,
-      this.num,
-      from,
-      fresh ? { allowGap: true } : undefined,
-    );
+    const upTo = this.#seq;
+    let r: ReplayResult | undefined;
+    try {
+      // A fresh GET takes whatever is still buffered: it has no cursor, so a gap is not an error.
+      r = await store.replay(this.#ctx.sessionKey, this.num, from, fresh ? { allowGap: true } : undefined);
+    } catch {
+      // The store failed (counted and logged by the guarded store): the live stream goes on as it
+      // was and the resume is answered 503 so the client may try again.
+      r = undefined;
+    }
     const held = this.#held;
     this.#held = undefined;
-    if (r.status !== 'ok' || sink.closed || this.#ctx.ended) {
+    // The client holds every frame made before the read: a store that failed to keep the last of
+    // them (so does not know the cursor) has nothing missing to report.
+    if (!fresh && from === upTo && r?.status === 'unknown') r = { status: 'ok', events: [] };
+    // Every frame made before the read began must come back: a store that lost the tail (a failed
+    // append), or the whole stream, must not let the client skip frames silently.
+    if (
+      !fresh &&
+      from < upTo &&
+      ((r?.status === 'ok' && (r.events.at(-1)?.seq ?? from) < upTo) || r?.status === 'unknown')
+    ) {
+      this.#ctx.counters.storeGaps++;
+      r = { status: 'evicted' };
+    }
+    if (r === undefined || r.status !== 'ok' || sink.closed || this.#ctx.ended) {
       // Refused (or nobody left to serve): the frames held meanwhile go where they were headed, and a
       // stream that finished meanwhile ends there (finish() left that to this resume).
       const old = this.#writer;
@@ -264,6 +283,7 @@ export class EventStream {
         if (this.#done) old.end();
       }
       if (this.#ctx.ended) return 'ended';
+      if (r === undefined) return 'unavailable';
       return r.status === 'ok' ? 'closed' : r.status;
     }
     this.#detach(true);
@@ -335,9 +355,18 @@ export class EventStream {
     const store = this.#ctx.store;
     if (store !== undefined) {
       const r = store.append(this.#ctx.sessionKey, this.num, { seq, frame });
-      if (r !== undefined) r.catch(() => undefined);
+      if (r !== undefined) r.then(undefined, () => this.#appendFailed());
     }
     return frame;
+  }
+
+  /**
+   * The store lost a frame (the guarded store counted and logged it): end the connection with a retry
+   * hint so the client resumes; the resume then either finds every frame or is told `evicted`.
+   */
+  #appendFailed(): void {
+    if (this.#done || this.#held !== undefined) return;
+    this.interrupt();
   }
 
   #put(w: SseWriter, seq: number, frame: string, key: string | undefined): void {

@@ -25,7 +25,8 @@ export type Policy = 'auto' | 'json' | 'sse';
 
 /** What an exchange needs from its session. */
 export interface ExchangeHost {
-  newPostStream(): EventStream;
+  /** A new POST stream answering these requests. */
+  newPostStream(requestIds: readonly RequestId[]): EventStream;
   /** Cancels requests through the SDK Protocol (as a `notifications/cancelled` would). */
   cancel(ids: RequestId[], reason: string): void;
   exchangeDone(ex: Exchange): void;
@@ -198,7 +199,7 @@ export class Exchange {
   #upgrade(): void {
     if (this.#timer !== undefined) clearTimeout(this.#timer);
     this.#timer = undefined;
-    const stream = this.#host.newPostStream();
+    const stream = this.#host.newPostStream([...this.#pending.keys()]);
     this.#stream = stream;
     this.#state = 'sse';
     this.#host.countMode('sse', this.#pending.values());

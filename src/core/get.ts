@@ -16,6 +16,7 @@
  * most one takeover per stream per that window, whatever the client does; the loop's losing side
  * sees 409s and gives up (the SDK client after two).
  */
+import type { ReplayResult } from '../events/event-store.js';
 import { RESUMED_COMMENT } from '../sse/encode.js';
 import { parseEventId } from '../sse/event-id.js';
 import type { Endpoint } from './endpoint.js';
@@ -52,6 +53,7 @@ export async function handleGet(
     if (r === 'ok' && replacing) tookOver(ep, session.standalone);
     if (r === 'evicted' || r === 'unknown') sendRefusal(sink, Refusals.resumeDeclined(r), headers);
     else if (r === 'ended') sendRefusal(sink, Refusals.sessionNotFound(), headers);
+    else if (r === 'unavailable') sendRefusal(sink, Refusals.storeUnavailable(), headers);
     return;
   }
 
@@ -76,10 +78,18 @@ export async function handleGet(
       declined[r]++;
       sendRefusal(sink, Refusals.resumeDeclined(r), headers);
     } else if (r === 'ended') sendRefusal(sink, Refusals.sessionNotFound(), headers);
+    else if (r === 'unavailable') sendRefusal(sink, Refusals.storeUnavailable(), headers);
     return;
   }
   // A finished POST stream: its events (and its response) are in the store for the grace period.
-  const r = await ep.store.replay(session.sessionKey, cursor.stream, cursor.seq);
+  let r: ReplayResult;
+  try {
+    r = await ep.store.replay(session.sessionKey, cursor.stream, cursor.seq);
+  } catch {
+    // Counted and logged by the guarded store; the client may retry the resume.
+    if (session.ended) return sendRefusal(sink, Refusals.sessionNotFound(), headers);
+    return sendRefusal(sink, Refusals.storeUnavailable(), headers);
+  }
   if (session.ended) return sendRefusal(sink, Refusals.sessionNotFound(), headers);
   if (r.status !== 'ok') {
     declined[r.status]++;

@@ -12,6 +12,7 @@ import { isJsonContentType, parseAccept } from '../http/media-type.js';
 import { corsHeaders, preflightHeaders } from '../security/cors.js';
 import { hostAllowed } from '../security/host.js';
 import { checkOrigin } from '../security/origin.js';
+import type { ClusterHooks } from './cluster-hooks.js';
 import { handleDelete } from './delete.js';
 import { type CreateServer, Endpoint } from './endpoint.js';
 import { handleGet } from './get.js';
@@ -31,9 +32,61 @@ export interface Pipeline {
   fail(error: unknown, sink: ResponseSink, started: boolean): void;
 }
 
-export function createPipeline(createServer: CreateServer, options: ServerOptions): Pipeline {
+/** What a routing stage sees: the request after authentication and (for POST) its body. */
+export interface RouteInput {
+  view: RequestView;
+  sink: ResponseSink;
+  method: string;
+  sessionId: string | undefined;
+  body: string;
+  principal: string | undefined;
+  /** CORS headers for a refusal. */
+  headers: Headers;
+}
+
+/**
+ * 'local': serve here. 'handled': the request was answered elsewhere (forwarded and relayed, or
+ * refused), once the promise resolves.
+ */
+export type Router = (r: RouteInput) => 'local' | 'handled' | Promise<'local' | 'handled'>;
+
+/** Stages a binding adds to the pipeline (the Node binding's cluster; none by default). */
+export interface PipelineStages {
+  /** Hooks the endpoint calls about the sessions it owns, made once the options are resolved. */
+  clusterHooks?: (o: ResolvedOptions, hasSession: (id: string) => boolean) => ClusterHooks | undefined;
+  /** Runs after Host, Origin, authentication and the body, just before POST/GET/DELETE dispatch. */
+  route?: Router;
+}
+
+export function createPipeline(
+  createServer: CreateServer,
+  options: ServerOptions,
+  stages: PipelineStages = {},
+): Pipeline {
   const o = resolveOptions(options);
-  const ep = new Endpoint(createServer, o);
+  // `ep` is only read when a request arrives, after it was assigned.
+  const hooks = stages.clusterHooks?.(o, (id) => ep.sessions.has(id));
+  const ep = new Endpoint(createServer, o, hooks);
+  const route = stages.route;
+  const routed = async (
+    view: RequestView,
+    sink: ResponseSink,
+    body: string,
+    auth: AuthResult | undefined,
+    headers: Headers,
+  ): Promise<boolean> => {
+    if (route === undefined) return false;
+    const r = route({
+      view,
+      sink,
+      method: view.method,
+      sessionId: view.header('mcp-session-id'),
+      body,
+      principal: auth?.principal,
+      headers,
+    });
+    return r !== 'local' && (r === 'handled' || (await r) === 'handled');
+  };
   const methods = ['POST', ...(o.enableGetStream ? ['GET'] : []), ...(o.enableDelete ? ['DELETE'] : [])].join(
     ', ',
   );
@@ -97,6 +150,7 @@ export function createPipeline(createServer: CreateServer, options: ServerOption
         sink.destroy();
         return;
       }
+      if (route !== undefined && (await routed(view, sink, body.text, auth, headers))) return;
       return handlePost(ep, {
         head: view,
         rawHeaders: view.headers,
@@ -112,9 +166,13 @@ export function createPipeline(createServer: CreateServer, options: ServerOption
     if (method === 'GET' && o.enableGetStream) {
       if (!parseAccept(view.header('accept')).sse)
         return sendRefusal(sink, Refusals.notAcceptableGet(), headers);
+      if (route !== undefined && (await routed(view, sink, '', auth, headers))) return;
       return handleGet(ep, view, auth, sink, headers, guard);
     }
-    if (method === 'DELETE' && o.enableDelete) return handleDelete(ep, view, auth, sink, headers);
+    if (method === 'DELETE' && o.enableDelete) {
+      if (route !== undefined && (await routed(view, sink, '', auth, headers))) return;
+      return handleDelete(ep, view, auth, sink, headers);
+    }
     return sendRefusal(sink, Refusals.methodNotAllowed(methods), headers);
   }
 

@@ -232,11 +232,27 @@ async function initialize(ep: Endpoint, input: PostInput, init: JsonRpcRequest):
   const releaseSlot = ep.holdSessionSlot();
   // A failed initialize gives its client's slot back; a registered session holds it until it ends.
   const releaseClient = (): void => admission?.settle(false);
+  if (ep.cluster !== undefined && id !== undefined && session.tag !== undefined) {
+    // The other instances must be able to route the id before any client holds it.
+    try {
+      await ep.cluster.sessionStarting({
+        id,
+        tag: session.tag,
+        principal: input.auth?.principal,
+        init: JSON.stringify(init.params ?? {}),
+      });
+    } catch {
+      releaseSlot();
+      releaseClient();
+      return sendRefusal(sink, Refusals.clusterUnavailable(), headers);
+    }
+  }
   try {
     await session.connect(ep.createServer({ sessionId: id, principal: input.auth?.principal }));
   } catch (error) {
     releaseSlot();
     releaseClient();
+    if (id !== undefined) ep.cluster?.sessionEnded(id);
     throw error;
   }
   // The answer must carry Mcp-Session-Id, which is only known to be valid once the SDK has
@@ -264,6 +280,7 @@ async function initialize(ep: Endpoint, input: PostInput, init: JsonRpcRequest):
     const v = r.result?.protocolVersion;
     if (typeof v !== 'string') return undefined;
     session.negotiated(v);
+    if (id !== undefined) ep.cluster?.sessionVersion(id, v);
     if (id !== undefined) {
       ex.headers['mcp-session-id'] = id;
       releaseSlot();

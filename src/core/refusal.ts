@@ -141,6 +141,42 @@ export const Refusals = {
       'request-cut',
       'Service Unavailable: the server shut down before this request finished; it may have run',
     ),
+  /** Cluster: the session's owner is alive (its lease holds) but cannot be reached now. */
+  ownerUnavailable: () =>
+    refusal(
+      503,
+      C.ServerError,
+      'owner-unavailable',
+      'Service Unavailable: the session owner cannot be reached',
+      {
+        'retry-after': '1',
+      },
+    ),
+  /** Cluster: a forwarded request reached an instance that does not own the session; never forwarded twice. */
+  misdirected: () =>
+    refusal(421, C.ServerError, 'misdirected', 'Misdirected Request: this instance does not own the session'),
+  /** Cluster: a request claiming to be forwarded whose signature does not verify. */
+  forwardForbidden: () =>
+    refusal(
+      403,
+      C.ServerError,
+      'forward-forbidden',
+      'Forbidden: not a forwarded request from a cluster member',
+    ),
+  clusterUnavailable: () =>
+    refusal(
+      503,
+      C.ServerError,
+      'cluster-unavailable',
+      'Service Unavailable: the session directory cannot be reached',
+      {
+        'retry-after': '1',
+      },
+    ),
+  storeUnavailable: () =>
+    refusal(503, C.ServerError, 'store-unavailable', 'Service Unavailable: the event store did not answer', {
+      'retry-after': '1',
+    }),
   tooManyInflight: (limit: number) =>
     refusal(
       429,

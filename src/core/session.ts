@@ -22,6 +22,7 @@ import { PARTIAL_META_KEY } from '../jsonrpc/partial.js';
 import { type ChangeEvent, changeOf } from '../modern/bus.js';
 import { LegacyMrtrShim, SHIM_SCHEMAS, type ShimHost } from '../modern/legacy-shim.js';
 import { type BridgeTarget, BridgeTransport } from './bridge-transport.js';
+import type { ClusterHooks } from './cluster-hooks.js';
 import type { Counters, SessionEndReason } from './counters.js';
 import { createDispatcher, type Dispatcher } from './dispatcher.js';
 import { EventStream, type StreamContext } from './event-stream.js';
@@ -69,6 +70,8 @@ export interface SessionDeps {
   readonly live: Set<SseWriter>;
   readonly limits: WriterLimits;
   readonly pacer: Pacer;
+  /** Set when this instance is a cluster member. */
+  readonly cluster?: ClusterHooks | undefined;
   ended(session: Session, reason: SessionEndReason): void;
   /** A served server announced a list change or resource update (feeds 2026-07-28 listen streams). */
   changed?(event: ChangeEvent): void;
@@ -397,9 +400,12 @@ export class Session implements StreamContext, ExchangeHost, BridgeTarget {
 
   // ---- ExchangeHost ------------------------------------------------------------------------------
 
-  newPostStream(): EventStream {
+  newPostStream(requestIds: readonly RequestId[]): EventStream {
     const s = new EventStream(this, this.#nextStream++, 'post');
     this.postStreams.set(s.num, s);
+    // A cluster records which requests the stream answers: if this process dies, a resume elsewhere
+    // ends them with a definite error instead of leaving the client waiting.
+    if (this.id !== undefined) this.#deps.cluster?.streamRequests(this.id, s.num, requestIds);
     return s;
   }
 

@@ -2,6 +2,7 @@
  * The doctor's sequence: initialize; the streaming probe (buffering, headers, compression); then the
  * idle stream held open for N seconds while the status-code checks run beside it; DELETE last.
  */
+import { checkForwarding } from './check-forwarding.js';
 import { checkIdle } from './check-idle.js';
 import { checkInitialize } from './check-initialize.js';
 import { checkDelete, checkMethodNotAllowed, checkUnknownSession } from './check-status.js';
@@ -53,6 +54,7 @@ export async function runDoctor(o: DoctorOptions): Promise<DoctorReport> {
       verdicts.push(await checkUnknownSession(s), await checkMethodNotAllowed(s));
       verdicts.push(await idle);
     }
+    verdicts.push(checkForwarding(s));
     verdicts.push(await checkDelete(s));
   }
   return { url: o.url, ok: verdicts.every((v) => v.status !== 'fail'), verdicts };

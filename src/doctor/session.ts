@@ -47,18 +47,24 @@ export class McpSession {
     return { ...h, ...more };
   }
 
-  send(
+  /** Responses seen, and how many a Sluice cluster member relayed from the session's owner. */
+  readonly routing = { responses: 0, forwarded: 0 };
+
+  async send(
     method: string,
     headers: Record<string, string>,
     body?: string,
     headTimeoutMs?: number,
   ): Promise<Exchange> {
-    return exchange(this.url, {
+    const x = await exchange(this.url, {
       method,
       headers,
       ...(body === undefined ? {} : { body }),
       headTimeoutMs: headTimeoutMs ?? this.#headTimeoutMs,
     });
+    this.routing.responses++;
+    if (x.headers.get('sluice-route') === 'forwarded') this.routing.forwarded++;
+    return x;
   }
 
   /** POSTs initialize; on success records the session id and negotiated version. */

@@ -7,6 +7,8 @@
  */
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import { type Http2ServerRequest, Http2ServerResponse } from 'node:http2';
+import type { ClusterStats, RedisCluster } from '../cluster/cluster.js';
+import { renderClusterMetrics } from '../cluster/metrics.js';
 import type { CloseReport, CreateServer, EndpointStats } from '../core/endpoint.js';
 import type { ServerOptions } from '../core/options.js';
 import { createPipeline } from '../core/pipeline.js';
@@ -21,6 +23,8 @@ import { renderPrometheus, renderProtocols } from './prometheus.js';
 export interface McpHandlerOptions extends ServerOptions {
   /** Returns a fresh SDK McpServer (or Server) for each session. */
   createServer: CreateServer;
+  /** Join a cluster of instances sharing sessions through Redis (docs/scale-out.md). @defaultValue undefined (one instance) */
+  cluster?: RedisCluster;
 }
 
 export interface McpHandler {
@@ -37,7 +41,9 @@ export interface McpHandler {
   /** Refuses new sessions, waits up to graceMs for requests in flight, then ends every session. */
   close(options?: { graceMs?: number }): Promise<CloseReport>;
   /** Counters and gauges; `perStream: true` adds one entry per open SSE connection. */
-  stats(options?: { perStream?: boolean }): EndpointStats;
+  stats(options?: { perStream?: boolean }): EndpointStats & { cluster?: ClusterStats };
+  /** The cluster this handler is a member of, if any. */
+  readonly cluster: RedisCluster | undefined;
   /**
    * Publishes changes to 2026-07-28 `subscriptions/listen` streams (list changes, resource
    * updates); list changes that served servers emit are published too.
@@ -51,8 +57,39 @@ export function createMcpHandler(options: McpHandlerOptions): McpHandler {
   if (typeof options?.createServer !== 'function') {
     throw new InvalidOptionError('createMcpHandler needs { createServer: (ctx) => new McpServer(...) }');
   }
-  const pipeline = createPipeline(options.createServer, { probe: diagnosticsProbe(), ...options });
+  const cluster = options.cluster;
+  const pipeline = createPipeline(
+    options.createServer,
+    { probe: diagnosticsProbe(), ...options },
+    cluster === undefined
+      ? {}
+      : {
+          clusterHooks: (o, hasSession) => cluster.attach({ hasSession, options: o }),
+          // The forwarder relays onto the Node response (node:http, or node:http2's compatibility
+          // response, which has the same writable surface).
+          route: (r) => {
+            const node = r.view.node;
+            if (node === undefined) return 'local';
+            return cluster.route({
+              req: node.req as IncomingMessage,
+              res: node.res as ServerResponse,
+              sink: r.sink,
+              method: r.method,
+              sessionId: r.sessionId,
+              body: r.body,
+              principal: r.principal,
+              headers: r.headers,
+            });
+          },
+        },
+  );
   const ep = pipeline.endpoint;
+  const o = pipeline.options;
+  // With an advertised URL the handler joins at once; serve() joins after binding otherwise. Until
+  // it has joined, initialize and forwarding answer 503.
+  if (cluster?.advertised === true) {
+    cluster.start().catch((e: unknown) => o.logger?.error('cluster.join_failed', { error: String(e) }));
+  }
 
   const protocols = { 'http/1.1': 0, h2: 0 };
 
@@ -75,9 +112,18 @@ export function createMcpHandler(options: McpHandlerOptions): McpHandler {
       pipeline.fail(error, sink, res.headersSent);
     });
   }) as McpHandler;
-  listener.close = (opts) => ep.close(opts?.graceMs ?? 0);
-  listener.stats = (opts) => ep.stats(opts);
+  listener.close = async (opts) => {
+    const report = await ep.close(opts?.graceMs ?? 0);
+    await cluster?.stop();
+    return report;
+  };
+  listener.stats = (opts) =>
+    cluster === undefined ? ep.stats(opts) : { ...ep.stats(opts), cluster: cluster.stats() };
+  (listener as { cluster: RedisCluster | undefined }).cluster = cluster;
   (listener as { notify: Notifier }).notify = notifierFor(ep.modern.bus);
-  listener.metrics = () => renderPrometheus(ep.stats(), ep.counters.metrics) + renderProtocols(protocols);
+  listener.metrics = () =>
+    renderPrometheus(ep.stats(), ep.counters.metrics) +
+    renderProtocols(protocols) +
+    (cluster === undefined ? '' : renderClusterMetrics(cluster));
   return listener;
 }

@@ -3,6 +3,10 @@
  * @module
  */
 
+export type { ClusterStats, RedisClusterOptions } from '../cluster/cluster.js';
+export { RedisCluster, redisCluster } from '../cluster/cluster.js';
+export type { RedisLink, RedisReply } from '../cluster/redis-link.js';
+export { RedisReplyError } from '../cluster/redis-link.js';
 export type { CloseReport, CreateServer, EndpointStats, StreamStats } from '../core/endpoint.js';
 export type {
   AuthResult,

@@ -219,6 +219,19 @@ export function renderPrometheus(s: EndpointStats, m: Metrics | undefined): stri
     'Change notifications folded into an equal pending one on a slow listen stream.',
     mod.listenCoalesced,
   );
+  w.family(
+    'sluice_event_store_errors_total',
+    'counter',
+    'Event-store calls that rejected or threw, by operation.',
+  );
+  for (const [op, n] of Object.entries(s.eventStore.errors))
+    w.sample('sluice_event_store_errors_total', n, { op });
+  w.one(
+    'sluice_event_store_gaps_total',
+    'counter',
+    'Resumes declined because the event store had lost events after the cursor.',
+    s.eventStore.gaps,
+  );
   return w.out;
 }
 

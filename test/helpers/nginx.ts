@@ -64,8 +64,15 @@ export const RECOMMENDED_LOCATION = `
     gzip                off;`;
 
 export interface NginxOptions {
-  /** Port of the upstream on 127.0.0.1. */
+  /** Port of the upstream on 127.0.0.1 (ignored when upstreamPorts is given). */
   upstreamPort: number;
+  /**
+   * Several upstreams, balanced round-robin with no affinity (an `upstream` block, keep-alive pool).
+   * `max_fails=0`: a refused connection sends that request to the next upstream but never marks
+   * the server down for 10 s, so killing and restarting members in quick succession cannot leave
+   * nginx with "no live upstreams" (502) while every instance is in fact up.
+   */
+  upstreamPorts?: readonly number[];
   /** Location prefix proxied to the upstream. @defaultValue '/mcp' */
   path?: string;
   /** Directives inside `location PATH { proxy_pass …; HERE }`. @defaultValue '' (nginx defaults) */
@@ -119,11 +126,16 @@ http {
   uwsgi_temp_path       ${dir}/uwsgi;
   scgi_temp_path        ${dir}/scgi;
 ${o.http ?? ''}
+${
+  o.upstreamPorts === undefined
+    ? ''
+    : `  upstream sluice_cluster {\n${o.upstreamPorts.map((p) => `    server 127.0.0.1:${p} max_fails=0;`).join('\n')}\n    keepalive 32;\n  }`
+}
   server {
     listen 127.0.0.1:${port};
     server_name localhost;
     location ${path} {
-      proxy_pass http://127.0.0.1:${o.upstreamPort};
+      proxy_pass ${o.upstreamPorts === undefined ? `http://127.0.0.1:${o.upstreamPort}` : 'http://sluice_cluster'};
 ${o.location ?? ''}
     }
   }

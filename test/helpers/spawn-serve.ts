@@ -50,10 +50,17 @@ function exited(child: ChildProcess): Promise<void> {
  * Starts `node dist/src/cli/main.js serve --port 0 …args` and resolves once it
  * prints its listening line. `args` are appended, so a later `--port` wins.
  */
-export async function spawnServe(args: string[] = []): Promise<SpawnedServe> {
+export async function spawnServe(
+  args: string[] = [],
+  env: Record<string, string> = {},
+  startDeadlineMs = START_DEADLINE_MS,
+): Promise<SpawnedServe> {
   const cli = join(repoRoot(), 'dist', 'src', 'cli', 'main.js');
   if (!existsSync(cli)) throw new Error(`spawnServe: ${cli} is missing — run 'npm run build' first`);
-  return spawnListening(process.execPath, [cli, 'serve', '--port', '0', ...args]);
+  return spawnListening(process.execPath, [cli, 'serve', '--port', '0', ...args], {
+    env,
+    startMs: startDeadlineMs,
+  });
 }
 
 /**
@@ -64,10 +71,15 @@ export async function spawnServe(args: string[] = []): Promise<SpawnedServe> {
 export async function spawnListening(
   command: string,
   args: string[],
-  options: { group?: boolean; startMs?: number } = {},
+  options: { group?: boolean; startMs?: number; env?: Record<string, string> } = {},
 ): Promise<SpawnedServe> {
   const group = options.group ?? false;
-  const child = spawn(command, args, { stdio: ['ignore', 'pipe', 'pipe'], cwd: repoRoot(), detached: group });
+  const child = spawn(command, args, {
+    stdio: ['ignore', 'pipe', 'pipe'],
+    cwd: repoRoot(),
+    detached: group,
+    env: { ...process.env, ...options.env },
+  });
   const signal = (sig: NodeJS.Signals): void => {
     if (group && child.pid !== undefined) {
       try {

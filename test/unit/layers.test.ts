@@ -37,7 +37,9 @@ const BUILDING_BLOCKS = ['jsonrpc', 'http', 'sse', 'flow', 'events', 'security',
 const ALLOWED: Record<string, readonly string[]> = {
   ...Object.fromEntries(BUILDING_BLOCKS.map((b) => [b, BUILDING_BLOCKS])),
   core: BUILDING_BLOCKS,
-  server: ['core', ...BUILDING_BLOCKS],
+  // Scale-out on Redis (node:http peer hop, node:crypto HMAC): a stage the Node binding adds to the core.
+  cluster: ['core', ...BUILDING_BLOCKS],
+  server: ['core', 'cluster', ...BUILDING_BLOCKS],
   // The web-standard binding: the core plus the server's runtime-neutral Prometheus renderer.
   fetch: ['core', 'server', ...BUILDING_BLOCKS],
   // The client ships to browsers: only the building blocks that import nothing platform-specific.

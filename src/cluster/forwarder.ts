@@ -1,0 +1,154 @@
+/**
+ * The hop to the owner: replays the client's request on a pooled keep-alive connection to the
+ * owner's advertised URL and pipes the answer back as it arrives. `pipe` stops reading from the
+ * owner while the client's socket is full, so TCP carries backpressure end to end: a slow client
+ * slows the owner's SSE writer (which coalesces and paces exactly as it does for a direct client),
+ * and this instance holds no more than the sockets' buffers. When the client goes away the upstream
+ * request is destroyed, so the owner sees the disconnect just as it would directly.
+ */
+import {
+  Agent,
+  type IncomingHttpHeaders,
+  type IncomingMessage,
+  request,
+  type ServerResponse,
+} from 'node:http';
+
+/** Hop-by-hop headers (RFC 9110 §7.6.1) and what the hop recomputes. */
+const DROP_REQUEST = new Set([
+  'connection',
+  'keep-alive',
+  'proxy-connection',
+  'transfer-encoding',
+  'te',
+  'upgrade',
+  'trailer',
+  'content-length',
+  'proxy-authorization',
+]);
+const DROP_RESPONSE = new Set(['connection', 'keep-alive', 'transfer-encoding', 'trailer', 'upgrade']);
+
+/** Added to every relayed answer. */
+export const ROUTE_HEADER = 'sluice-route';
+
+export type ForwardOutcome =
+  /** The owner answered (status relayed, body streaming or done). */
+  | { kind: 'answered'; status: number; reason: string | undefined }
+  /** No answer came: the owner could not be reached, or the connection broke before a status. */
+  | { kind: 'unreachable'; error: string }
+  /** The client went away before the owner answered. */
+  | { kind: 'client-gone' };
+
+export interface ForwardRequest {
+  target: string;
+  method: string;
+  headers: IncomingHttpHeaders;
+  body: string;
+  /** Headers the hop adds (the signature). */
+  extra: Record<string, string>;
+  /**
+   * Consulted when the owner's status is known, before anything is relayed: returning true keeps
+   * the answer from the client (the caller answers instead, e.g. after a 421).
+   */
+  intercept?: (status: number) => boolean;
+}
+
+export class Forwarder {
+  readonly #agents = new Map<string, Agent>();
+  readonly #connectTimeoutMs: number;
+
+  constructor(o: { connectTimeoutMs?: number } = {}) {
+    this.#connectTimeoutMs = o.connectTimeoutMs ?? 2_000;
+  }
+
+  /** Forwards and relays. Resolves when the owner's status is known (the body may still be streaming). */
+  forward(f: ForwardRequest, req: IncomingMessage, res: ServerResponse): Promise<ForwardOutcome> {
+    const url = new URL(f.target);
+    const headers: Record<string, string | string[]> = {};
+    for (const [k, v] of Object.entries(f.headers))
+      if (v !== undefined && !DROP_REQUEST.has(k)) headers[k] = v;
+    Object.assign(headers, f.extra);
+    if (f.body.length > 0 || f.method === 'POST')
+      headers['content-length'] = String(Buffer.byteLength(f.body));
+    return new Promise<ForwardOutcome>((resolve) => {
+      let settled = false;
+      const settle = (o: ForwardOutcome): void => {
+        if (settled) return;
+        settled = true;
+        resolve(o);
+      };
+      const up = request({
+        protocol: url.protocol,
+        hostname: url.hostname.replace(/^\[|\]$/g, ''),
+        port: url.port,
+        path: url.pathname + url.search,
+        method: f.method,
+        headers,
+        agent: this.#agent(url.origin),
+      });
+      const onClientGone = (): void => {
+        if (!res.writableFinished) up.destroy();
+        settle({ kind: 'client-gone' });
+      };
+      res.once('close', onClientGone);
+      up.once('socket', (s) => {
+        if (!s.connecting) return;
+        const t = setTimeout(() => up.destroy(new Error('connect timeout')), this.#connectTimeoutMs);
+        s.once('connect', () => clearTimeout(t));
+        s.once('close', () => clearTimeout(t));
+      });
+      up.once('error', (e) => {
+        if (!settled) {
+          res.off('close', onClientGone);
+          settle({ kind: 'unreachable', error: e.message });
+        } else if (!res.writableEnded) {
+          // Cut mid-answer (the owner died): cut the client too, so it resumes from its last event id.
+          res.destroy();
+        }
+      });
+      up.once('response', (answer) => {
+        const status = answer.statusCode ?? 502;
+        const reason = answer.headers['x-sluice-refusal'] as string | undefined;
+        if (f.intercept?.(status) === true) {
+          answer.resume();
+          res.off('close', onClientGone);
+          settle({ kind: 'answered', status, reason });
+          return;
+        }
+        const out: Record<string, string | string[]> = {};
+        for (const [k, v] of Object.entries(answer.headers))
+          if (v !== undefined && !DROP_RESPONSE.has(k)) out[k] = v;
+        // Tells a client (and `sluice doctor`) that another instance answered: owner routing is in use.
+        out[ROUTE_HEADER] = 'forwarded';
+        res.writeHead(status, out);
+        if ((answer.headers['content-type'] ?? '').startsWith('text/event-stream')) res.flushHeaders();
+        answer.on('aborted', () => res.destroy());
+        answer.on('error', () => res.destroy());
+        answer.pipe(res);
+        settle({ kind: 'answered', status, reason });
+      });
+      up.end(f.body.length > 0 ? f.body : undefined);
+      void req; // the client's body was read by the handler already (it is signed)
+    });
+  }
+
+  close(): void {
+    for (const a of this.#agents.values()) a.destroy();
+    this.#agents.clear();
+  }
+
+  #agent(origin: string): Agent {
+    let a = this.#agents.get(origin);
+    if (a === undefined) {
+      a = new Agent({
+        keepAlive: true,
+        keepAliveMsecs: 1_000,
+        maxSockets: 1_024,
+        maxFreeSockets: 64,
+        scheduling: 'lifo',
+      });
+      this.#agents.set(origin, a);
+    }
+    return a;
+  }
+}

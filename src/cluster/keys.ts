@@ -1,0 +1,21 @@
+/**
+ * Every Redis key the cluster writes, named in one place. A session's keys share the hash tag
+ * `{S}` so a Redis Cluster keeps them in one slot (Lua scripts touch several of them at once).
+ *
+ *   sl:{S}          HASH  the session directory entry (fields in directory.ts)
+ *   sl:{S}:m:<n>    HASH  replica metadata of POST stream n: f(irst seq) l(ast seq) b(ytes) fin r(equest ids)
+ *   sl:{S}:l:<n>    LIST  replica frames of POST stream n, oldest first
+ *   sl:inst:<inc>   STRING an instance lease: the instance's advertised URL, PX = lease
+ *   sl:secret       STRING the cluster's shared HMAC key (when not given by SLUICE_CLUSTER_SECRET)
+ *   sl:run          STRING when this Redis's data began (ms), to tell a restarted Redis from a real miss
+ */
+export const PREFIX = 'sl:';
+
+export const keys = {
+  session: (sid: string): string => `${PREFIX}{${sid}}`,
+  streamMeta: (sid: string, stream: number): string => `${PREFIX}{${sid}}:m:${stream}`,
+  streamList: (sid: string, stream: number): string => `${PREFIX}{${sid}}:l:${stream}`,
+  lease: (incarnation: string): string => `${PREFIX}inst:${incarnation}`,
+  secret: `${PREFIX}secret`,
+  run: `${PREFIX}run`,
+} as const;

@@ -1,0 +1,115 @@
+/**
+ * The instance lease: `sl:inst:<incarnation>` = advertised URL, with a PX expiry refreshed every
+ * third of the lease. While it exists the instance is taken to be alive, so a request for one of
+ * its sessions that cannot reach it gets 503 (wait) rather than 404 (re-initialize). A new
+ * incarnation id per process start: a restarted instance on the same address is a different owner,
+ * and its predecessor's sessions are never mistaken for its own.
+ *
+ * A refresh that finds the key gone (Redis restarted or was flushed) re-creates it and calls
+ * `onReRegister`, which re-writes the directory entries this instance owns.
+ */
+import { randomBytes } from 'node:crypto';
+import { keys } from './keys.js';
+import type { RedisLink } from './redis-link.js';
+
+export function newIncarnation(): string {
+  return randomBytes(9).toString('base64url');
+}
+
+export interface LeaseOptions {
+  incarnation: string;
+  address: string;
+  leaseMs: number;
+  /** The lease key had vanished and was re-created: Redis lost its data. */
+  onReRegister: () => void;
+  /** A refresh failed (Redis unreachable); `validUntil` tells how long the lease still holds. */
+  onRefreshError?: (error: unknown) => void;
+  now?: () => number;
+}
+
+export type LeaseState = 'held' | 'refresh-failing' | 'lapsed' | 'stopped';
+
+export class Lease {
+  readonly #link: RedisLink;
+  readonly #o: LeaseOptions;
+  readonly #now: () => number;
+  #timer: ReturnType<typeof setInterval> | undefined;
+  #refreshing = false;
+  /** Until when, by this instance's clock, the lease is known to be held (last success + lease). */
+  validUntil = 0;
+  state: LeaseState = 'lapsed';
+  reRegistrations = 0;
+
+  constructor(link: RedisLink, o: LeaseOptions) {
+    this.#link = link;
+    this.#o = o;
+    this.#now = o.now ?? Date.now;
+  }
+
+  get incarnation(): string {
+    return this.#o.incarnation;
+  }
+
+  /** Takes the lease (rejects when Redis cannot be reached) and starts refreshing it. */
+  async start(): Promise<void> {
+    const t0 = this.#now();
+    await this.#link.send([
+      'SET',
+      keys.lease(this.#o.incarnation),
+      this.#o.address,
+      'PX',
+      String(this.#o.leaseMs),
+    ]);
+    this.validUntil = t0 + this.#o.leaseMs;
+    this.state = 'held';
+    const period = Math.max(50, Math.floor(this.#o.leaseMs / 3));
+    this.#timer = setInterval(() => void this.refresh(), period);
+    this.#timer.unref?.();
+  }
+
+  /** One refresh (the timer calls it; tests may too). */
+  async refresh(): Promise<void> {
+    if (this.state === 'stopped' || this.#refreshing) return;
+    this.#refreshing = true;
+    const t0 = this.#now();
+    const key = keys.lease(this.#o.incarnation);
+    const px = String(this.#o.leaseMs);
+    try {
+      const r = await this.#link.send(['SET', key, this.#o.address, 'PX', px, 'XX']);
+      if (r === null) {
+        // The key is gone: Redis restarted without our data (or someone flushed it). Take it again.
+        await this.#link.send(['SET', key, this.#o.address, 'PX', px]);
+        this.reRegistrations++;
+        this.validUntil = t0 + this.#o.leaseMs;
+        this.state = 'held';
+        this.#o.onReRegister();
+      } else {
+        this.validUntil = t0 + this.#o.leaseMs;
+        this.state = 'held';
+      }
+    } catch (error) {
+      this.state = this.#now() < this.validUntil ? 'refresh-failing' : 'lapsed';
+      this.#o.onRefreshError?.(error);
+    } finally {
+      this.#refreshing = false;
+    }
+  }
+
+  /** Whether another instance's lease is held: true/false, or undefined when Redis cannot say. */
+  async isAlive(incarnation: string): Promise<boolean | undefined> {
+    try {
+      const r = await this.#link.send(['PTTL', keys.lease(incarnation)]);
+      return typeof r === 'number' && (r > 0 || r === -1);
+    } catch {
+      return undefined;
+    }
+  }
+
+  /** Stops refreshing and gives the lease up (DEL), so peers learn at once that this owner is gone. */
+  async stop(): Promise<void> {
+    if (this.#timer !== undefined) clearInterval(this.#timer);
+    this.#timer = undefined;
+    this.state = 'stopped';
+    await this.#link.send(['DEL', keys.lease(this.#o.incarnation)]).catch(() => undefined);
+  }
+}

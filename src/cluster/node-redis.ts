@@ -1,0 +1,111 @@
+/**
+ * The reference RedisLink: one `@redis/client` (node-redis) connection. node-redis pipelines the
+ * commands issued in one tick on its own, so the cluster needs one connection per instance whatever
+ * the number of sessions and streams.
+ *
+ * `@redis/client` is an optional dependency, loaded only when a cluster is configured: a
+ * single-instance server never imports it. Offline queueing is off (`disableOfflineQueue`): while
+ * Redis is unreachable a command rejects at once, and Sluice decides what that means (503 for
+ * `initialize`, carry on for established streams) instead of piling commands up in memory.
+ */
+import { isReplyError, type RedisLink, type RedisReply, RedisReplyError } from './redis-link.js';
+
+export interface NodeRedisOptions {
+  /** `redis://[user:pass@]host:port[/db]` or `rediss://…` */
+  url: string;
+  /** Deadline per command. @defaultValue 1000 */
+  commandTimeoutMs?: number;
+  /** Deadline to (re)connect. @defaultValue 1000 */
+  connectTimeoutMs?: number;
+  /** Called on connection errors (the client reconnects on its own). */
+  onError?: (error: Error) => void;
+}
+
+export class RedisUnavailableError extends Error {
+  readonly code = 'redis-unavailable';
+  constructor(message: string, options?: { cause?: unknown }) {
+    super(message, options);
+    this.name = 'RedisUnavailableError';
+  }
+}
+
+interface MinimalClient {
+  connect(): Promise<unknown>;
+  sendCommand(args: readonly string[], options?: { timeout?: number }): Promise<unknown>;
+  on(event: 'error', listener: (e: Error) => void): unknown;
+  close?(): Promise<unknown>;
+  destroy?(): unknown;
+  quit?(): Promise<unknown>;
+  readonly isReady: boolean;
+}
+
+/** Converts node-redis replies (Buffers only if asked; here strings, numbers, arrays) to RedisReply. */
+function toReply(v: unknown): RedisReply {
+  if (v === null || v === undefined) return null;
+  if (typeof v === 'string' || typeof v === 'number') return v;
+  if (Array.isArray(v)) return v.map(toReply);
+  if (Buffer.isBuffer(v)) return v.toString('utf8');
+  return String(v);
+}
+
+/**
+ * Connects (waits for the first connection up to connectTimeoutMs, then lets the client keep
+ * retrying in the background) and returns the link. Rejects with RedisUnavailableError when the
+ * package is missing.
+ */
+export async function connectNodeRedis(o: NodeRedisOptions): Promise<RedisLink> {
+  let mod: { createClient: (options: Record<string, unknown>) => MinimalClient };
+  try {
+    mod = (await import('@redis/client')) as unknown as typeof mod;
+  } catch (error) {
+    throw new RedisUnavailableError(
+      "a Redis cluster needs the '@redis/client' package: npm install @redis/client",
+      { cause: error },
+    );
+  }
+  const timeout = o.commandTimeoutMs ?? 1000;
+  const client = mod.createClient({
+    url: o.url,
+    RESP: 2,
+    disableOfflineQueue: true,
+    socket: {
+      connectTimeout: o.connectTimeoutMs ?? 1000,
+      // Reconnect for ever, backing off to 1 s: a Redis restart must be survived without operator action.
+      reconnectStrategy: (retries: number) => Math.min(50 * 2 ** Math.min(retries, 5), 1000),
+    },
+  });
+  // An 'error' listener is mandatory: without it a dropped connection would crash the process.
+  client.on('error', (e) => o.onError?.(e));
+  // The first connect may fail (Redis down at boot): the client keeps retrying on its own, and
+  // commands reject (503 upstream) until it is back. Wait for it a bounded time only.
+  const first = client
+    .connect()
+    .catch((e: unknown) => o.onError?.(e instanceof Error ? e : new Error(String(e))));
+  let timer: ReturnType<typeof setTimeout> | undefined;
+  await Promise.race([
+    first,
+    new Promise<void>((resolve) => {
+      timer = setTimeout(resolve, (o.connectTimeoutMs ?? 1000) * 2);
+    }),
+  ]);
+  clearTimeout(timer);
+  return {
+    async send(args) {
+      if (!client.isReady) throw new RedisUnavailableError('Redis is not connected');
+      try {
+        return toReply(await client.sendCommand(args, { timeout }));
+      } catch (error) {
+        if (isReplyError(error)) throw new RedisReplyError((error as Error).message);
+        throw error;
+      }
+    },
+    async close() {
+      try {
+        if (client.close !== undefined) await client.close();
+        else if (client.quit !== undefined) await client.quit();
+      } catch {
+        client.destroy?.();
+      }
+    },
+  };
+}

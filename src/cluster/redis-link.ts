@@ -1,0 +1,82 @@
+/**
+ * The one seam between Sluice and Redis: send a command, get its reply. Everything the cluster does
+ * goes through `RedisLink.send`, so a user can bring any client (node-redis, ioredis, a Cluster
+ * client) with a three-line adapter, and the tests and metrics see every call.
+ *
+ * Replies follow RESP2 as JavaScript values: simple and bulk strings as `string`, integers as
+ * `number`, nil as `null`, arrays as arrays. An error reply rejects with a `RedisReplyError` (or an
+ * error `isReplyError` recognises); a timeout or a connection failure rejects with anything else.
+ */
+import { Histogram } from '../core/histogram.js';
+
+export type RedisReply = string | number | null | RedisReply[];
+
+export interface RedisLink {
+  /** Sends one command (`['HSET', key, field, value]`). Commands issued in one tick may be pipelined. */
+  send(args: readonly string[]): Promise<RedisReply>;
+  /** Closes the connection(s); pending commands reject. */
+  close(): Promise<void>;
+}
+
+/** Round-trip times in milliseconds (0.1 ms .. 1 s). */
+const RTT_BOUNDS_MS = [0.1, 0.25, 0.5, 1, 2.5, 5, 10, 25, 50, 100, 250, 500, 1000];
+
+/**
+ * Wraps a link to count errors and time round trips (sluice_cluster_redis_* metrics). `healthy`
+ * turns false on an error and true again on the next success: `initialize` and directory misses
+ * are refused 503 while it is false rather than waiting on a dead link.
+ */
+export class MeasuredLink implements RedisLink {
+  readonly #inner: RedisLink;
+  readonly rtt = new Histogram(RTT_BOUNDS_MS);
+  errors = 0;
+  commands = 0;
+  healthy = true;
+  lastError: string | undefined;
+
+  constructor(inner: RedisLink) {
+    this.#inner = inner;
+  }
+
+  async send(args: readonly string[]): Promise<RedisReply> {
+    const t0 = performance.now();
+    this.commands++;
+    try {
+      const r = await this.#inner.send(args);
+      this.rtt.observe(performance.now() - t0);
+      this.healthy = true;
+      return r;
+    } catch (error) {
+      // An error *reply* (e.g. NOSCRIPT, WRONGTYPE) means the link itself works.
+      if (!isReplyError(error)) {
+        this.errors++;
+        this.healthy = false;
+        this.lastError = error instanceof Error ? error.message : String(error);
+      }
+      throw error;
+    }
+  }
+
+  close(): Promise<void> {
+    return this.#inner.close();
+  }
+}
+
+/** An error reply from the server (as opposed to a connection failure or timeout). */
+export class RedisReplyError extends Error {
+  readonly code = 'redis-reply';
+  constructor(message: string) {
+    super(message);
+    this.name = 'RedisReplyError';
+  }
+}
+
+export function isReplyError(error: unknown): boolean {
+  if (error instanceof RedisReplyError) return true;
+  // node-redis's SimpleError/BlobError (named 'Error', told apart by class) and ioredis's ReplyError.
+  if (typeof error !== 'object' || error === null) return false;
+  const names = [(error as { name?: unknown }).name, error.constructor?.name];
+  return names.some(
+    (n) => n === 'ErrorReply' || n === 'ReplyError' || n === 'SimpleError' || n === 'BlobError',
+  );
+}

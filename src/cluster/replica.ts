@@ -1,0 +1,351 @@
+/**
+ * The Redis copy of each POST stream's SSE frames, read only when the stream's owner is gone (a
+ * resume that reaches another instance after the owner died or shut down). While the owner lives,
+ * its in-memory ring is authoritative and this copy is never read.
+ *
+ * Write-behind: frames are queued and written once per tick, one EVALSHA per stream per tick, on
+ * the one connection. The append is idempotent and order-checked: frames whose seq the copy already
+ * holds are skipped (a client library that re-sends a command after a reconnect changes nothing),
+ * and a batch that does not follow the last stored seq (an earlier batch was lost in an outage)
+ * restarts the copy at that batch, so a later replay from before it reports `evicted` instead of
+ * serving a hole. Bounded like the in-memory store: count and bytes per stream (trimmed in the
+ * same script), age (the keys' TTL: maxAgeMs while live, the grace period once finished), and a
+ * budget over everything this instance has written (oldest finished streams freed first).
+ *
+ * The standalone GET stream (number 0) is not copied: after its owner is gone its session is gone
+ * too (404), so nothing could ever read it, and an idle session then costs Redis only its
+ * directory entry.
+ */
+import { keys } from './keys.js';
+import type { RedisLink, RedisReply } from './redis-link.js';
+import { Script } from './scripts.js';
+
+export interface ReplicaLimits {
+  maxCount: number;
+  maxBytes: number;
+  maxAgeMs: number;
+  /** Everything this instance keeps in Redis, over all streams. */
+  budgetBytes: number;
+}
+
+/** At most this many frames per script call (Lua's unpack has a stack limit). */
+const MAX_FRAMES_PER_CALL = 1000;
+
+const APPEND = new Script(`
+local meta, list = KEYS[1], KEYS[2]
+local seq = tonumber(ARGV[1])
+local maxCount, maxBytes = tonumber(ARGV[2]), tonumber(ARGV[3])
+local ttl, fin, reqs = ARGV[4], ARGV[5], ARGV[6]
+local n = #ARGV - 6
+local m = redis.call('HMGET', meta, 'f', 'l', 'b')
+if n == 0 and not m[2] and reqs == '' then return {0, 0, 0} end
+local first, last, bytes = tonumber(m[1]), tonumber(m[2]) or 0, tonumber(m[3]) or 0
+local reset = 0
+if n > 0 and seq > last + 1 then
+  redis.call('DEL', list)
+  first, last, bytes, reset = seq, seq - 1, 0, 1
+end
+local skip = last + 1 - seq
+if n > 0 and skip < n then
+  local from = 7 + skip
+  for i = from, #ARGV do bytes = bytes + #ARGV[i] end
+  redis.call('RPUSH', list, unpack(ARGV, from, #ARGV))
+  if not first then first = seq + skip end
+  last = seq + n - 1
+end
+local len = redis.call('LLEN', list)
+local drop = 0
+while (len - drop > maxCount) or (bytes > maxBytes and len - drop > 1) do
+  bytes = bytes - #redis.call('LINDEX', list, drop)
+  drop = drop + 1
+end
+if drop > 0 then
+  redis.call('LTRIM', list, drop, -1)
+  first = first + drop
+end
+redis.call('HSET', meta, 'f', first or 1, 'l', last, 'b', bytes)
+if fin ~= '' then
+  redis.call('HSET', meta, 'fin', 1)
+  ttl = fin
+end
+if reqs ~= '' then redis.call('HSET', meta, 'r', reqs) end
+redis.call('PEXPIRE', meta, ttl)
+redis.call('PEXPIRE', list, ttl)
+return {reset, last, bytes}`);
+
+const REPLAY = new Script(`
+local m = redis.call('HMGET', KEYS[1], 'f', 'l', 'fin', 'r')
+if not m[2] then return {0} end
+local first, last, after = tonumber(m[1]), tonumber(m[2]), tonumber(ARGV[1])
+if after > last then return {2, m[3] or '', m[4] or ''} end
+if after + 1 < first then return {-1} end
+return {1, m[3] or '', m[4] or '', redis.call('LRANGE', KEYS[2], after + 1 - first, -1)}`);
+
+export type ReplicaReplay =
+  | {
+      status: 'ok';
+      events: { seq: number; frame: string }[];
+      /** The owner ended the stream (its last frame is the answer) before it went away. */
+      finished: boolean;
+      /** The ids of the requests the stream answers (JSON array), '' when not recorded. */
+      requests: string;
+    }
+  /** The cursor is past what the copy holds (frames delivered but not yet copied when the owner died). */
+  | { status: 'ahead'; finished: boolean; requests: string }
+  | { status: 'evicted' }
+  | { status: 'unknown' };
+
+interface Batch {
+  sid: string;
+  stream: number;
+  seq: number;
+  frames: string[];
+  fin: string;
+  reqs: string;
+}
+
+interface Tracked {
+  bytes: number;
+  /** When the copy expires on its own (finished streams); 0 while live. */
+  expiresAt: number;
+}
+
+export interface ReplicaStats {
+  framesQueued: number;
+  calls: number;
+  errors: number;
+  /** Frames that were not copied because Redis failed (the copy restarts after them). */
+  framesLost: number;
+  /** Batches that found the copy behind (an earlier batch was lost) and restarted it. */
+  restarts: number;
+  /** Bytes this instance holds in Redis by its own count. */
+  bytes: number;
+  budgetFreed: number;
+}
+
+export class EventReplica {
+  readonly #link: RedisLink;
+  readonly #limits: ReplicaLimits;
+  readonly #now: () => number;
+  readonly #onError: (error: unknown) => void;
+  #queue = new Map<string, Batch>();
+  #scheduled = false;
+  #flushing: Promise<void> = Promise.resolve();
+  /** Streams this instance wrote, by session, for dropSession and the budget. */
+  readonly #streams = new Map<string, Map<number, Tracked>>();
+  /** Finished streams in the order they finished (the budget frees the oldest first). */
+  readonly #finished = new Set<string>();
+  readonly stats: ReplicaStats = {
+    framesQueued: 0,
+    calls: 0,
+    errors: 0,
+    framesLost: 0,
+    restarts: 0,
+    bytes: 0,
+    budgetFreed: 0,
+  };
+
+  constructor(
+    link: RedisLink,
+    limits: ReplicaLimits,
+    o: { now?: () => number; onError?: (error: unknown) => void } = {},
+  ) {
+    this.#link = link;
+    this.#limits = limits;
+    this.#now = o.now ?? Date.now;
+    this.#onError = o.onError ?? (() => undefined);
+  }
+
+  /** Queues one frame; written with the rest of this tick's frames. Never waits, never throws. */
+  append(sid: string, stream: number, seq: number, frame: string): void {
+    if (stream === 0) return;
+    const b = this.#batch(sid, stream, seq);
+    if (b.seq + b.frames.length !== seq) {
+      // Not the next frame of this batch (cannot happen with one EventStream per stream): write
+      // what is queued first, then start a new batch at this seq.
+      this.#queue.delete(`${sid}\0${stream}`);
+      void this.#send(b); // never rejects: #call counts failures
+      this.#batch(sid, stream, seq).frames.push(frame);
+    } else {
+      b.frames.push(frame);
+    }
+    this.stats.framesQueued++;
+  }
+
+  /** Records the ids of the requests a stream answers (for the owner-lost errors after a crash). */
+  describe(sid: string, stream: number, requestIds: readonly (string | number)[]): void {
+    if (stream === 0) return;
+    this.#batch(sid, stream, undefined).reqs = JSON.stringify(requestIds);
+  }
+
+  /** The stream is finished: the copy lives graceMs more. */
+  endStream(sid: string, stream: number, graceMs: number): void {
+    if (stream === 0) return;
+    this.#batch(sid, stream, undefined).fin = String(Math.max(1, Math.ceil(graceMs)));
+    this.#tracked(sid, stream).expiresAt = this.#now() + graceMs;
+    this.#finished.add(`${sid}\0${stream}`);
+  }
+
+  /** The session ended: delete its copies now. */
+  dropSession(sid: string): void {
+    const streams = this.#streams.get(sid);
+    for (const k of [...this.#queue.keys()]) if (k.startsWith(`${sid}\0`)) this.#queue.delete(k);
+    if (streams === undefined) return;
+    this.#streams.delete(sid);
+    const del: string[] = [];
+    for (const [n, t] of streams) {
+      del.push(keys.streamMeta(sid, n), keys.streamList(sid, n));
+      this.stats.bytes -= t.bytes;
+      this.#finished.delete(`${sid}\0${n}`);
+    }
+    if (del.length > 0) this.#fire(['DEL', ...del]);
+  }
+
+  /** Reads a stream's copy after `afterSeq`. Rejects on Redis errors. */
+  async replay(sid: string, stream: number, afterSeq: number): Promise<ReplicaReplay> {
+    const r = await REPLAY.run(
+      this.#link,
+      [keys.streamMeta(sid, stream), keys.streamList(sid, stream)],
+      [String(afterSeq)],
+    );
+    if (!Array.isArray(r)) return { status: 'unknown' };
+    if (r[0] === -1) return { status: 'evicted' };
+    if (r[0] === 2)
+      return { status: 'ahead', finished: r[1] === '1', requests: typeof r[2] === 'string' ? r[2] : '' };
+    if (r[0] !== 1) return { status: 'unknown' };
+    const frames = Array.isArray(r[3]) ? r[3] : [];
+    return {
+      status: 'ok',
+      events: frames.map((f, i) => ({ seq: afterSeq + 1 + i, frame: String(f) })),
+      finished: r[1] === '1',
+      requests: typeof r[2] === 'string' ? r[2] : '',
+    };
+  }
+
+  /** Resolves once everything queued so far was written (or failed). */
+  async flush(): Promise<void> {
+    this.#drain();
+    await this.#flushing;
+  }
+
+  /** Forgets finished streams whose copy expired by itself (bookkeeping only). */
+  sweep(): void {
+    const now = this.#now();
+    for (const key of this.#finished) {
+      const [sid, n] = splitKey(key);
+      const t = this.#streams.get(sid)?.get(n);
+      if (t === undefined || t.expiresAt > now) continue;
+      this.#forget(sid, n, t);
+    }
+  }
+
+  #batch(sid: string, stream: number, seq: number | undefined): Batch {
+    const key = `${sid}\0${stream}`;
+    let b = this.#queue.get(key);
+    if (b === undefined) {
+      b = { sid, stream, seq: seq ?? 0, frames: [], fin: '', reqs: '' };
+      this.#queue.set(key, b);
+      if (!this.#scheduled) {
+        this.#scheduled = true;
+        setImmediate(() => this.#drain());
+      }
+    } else if (b.frames.length === 0 && seq !== undefined) {
+      b.seq = seq;
+    }
+    return b;
+  }
+
+  #drain(): void {
+    this.#scheduled = false;
+    if (this.#queue.size === 0) return;
+    const batches = [...this.#queue.values()];
+    this.#queue = new Map();
+    const sent = batches.map((b) => this.#send(b));
+    this.#flushing = Promise.all(sent).then(() => undefined);
+  }
+
+  async #send(b: Batch): Promise<void> {
+    for (let i = 0; i < b.frames.length || i === 0; i += MAX_FRAMES_PER_CALL) {
+      const frames = b.frames.slice(i, i + MAX_FRAMES_PER_CALL);
+      const last = i + MAX_FRAMES_PER_CALL >= b.frames.length;
+      await this.#call(b, b.seq + i, frames, last ? b.fin : '', i === 0 ? b.reqs : '');
+    }
+  }
+
+  async #call(b: Batch, seq: number, frames: string[], fin: string, reqs: string): Promise<void> {
+    const l = this.#limits;
+    this.stats.calls++;
+    try {
+      const r = await APPEND.run(
+        this.#link,
+        [keys.streamMeta(b.sid, b.stream), keys.streamList(b.sid, b.stream)],
+        [String(seq), String(l.maxCount), String(l.maxBytes), String(l.maxAgeMs), fin, reqs, ...frames],
+      );
+      if (!Array.isArray(r)) return;
+      if (r[0] === 1) this.stats.restarts++;
+      this.#track(b.sid, b.stream, typeof r[2] === 'number' ? r[2] : 0);
+    } catch (error) {
+      this.stats.errors++;
+      this.stats.framesLost += frames.length;
+      this.#onError(error);
+    }
+  }
+
+  #tracked(sid: string, stream: number): Tracked {
+    let streams = this.#streams.get(sid);
+    if (streams === undefined) {
+      streams = new Map();
+      this.#streams.set(sid, streams);
+    }
+    let t = streams.get(stream);
+    if (t === undefined) {
+      t = { bytes: 0, expiresAt: 0 };
+      streams.set(stream, t);
+    }
+    return t;
+  }
+
+  #track(sid: string, stream: number, bytes: number): void {
+    const t = this.#tracked(sid, stream);
+    this.stats.bytes += bytes - t.bytes;
+    t.bytes = bytes;
+    if (this.stats.bytes > this.#limits.budgetBytes) this.#enforceBudget();
+  }
+
+  #enforceBudget(): void {
+    for (const key of this.#finished) {
+      if (this.stats.bytes <= this.#limits.budgetBytes) return;
+      const [sid, n] = splitKey(key);
+      const t = this.#streams.get(sid)?.get(n);
+      if (t === undefined) {
+        this.#finished.delete(key);
+        continue;
+      }
+      this.#forget(sid, n, t);
+      this.stats.budgetFreed++;
+      this.#fire(['DEL', keys.streamMeta(sid, n), keys.streamList(sid, n)]);
+    }
+  }
+
+  #forget(sid: string, n: number, t: Tracked): void {
+    this.stats.bytes -= t.bytes;
+    this.#finished.delete(`${sid}\0${n}`);
+    const streams = this.#streams.get(sid);
+    streams?.delete(n);
+    if (streams?.size === 0) this.#streams.delete(sid);
+  }
+
+  #fire(args: string[]): void {
+    this.#link.send(args).then(undefined, (error: unknown) => {
+      this.stats.errors++;
+      this.#onError(error);
+    });
+  }
+}
+
+function splitKey(key: string): [string, number] {
+  const i = key.lastIndexOf('\0');
+  return [key.slice(0, i), Number(key.slice(i + 1))];
+}
+
+export type { RedisReply };

@@ -1,0 +1,78 @@
+/**
+ * Three `sluice serve --redis` processes on one private redis-server, behind nginx balancing
+ * round-robin with no affinity (no hash, no ip_hash, no cookie): every request may land on any
+ * instance, so most requests for a session land on a non-owner. `restart(i)` starts member i again
+ * on the same port (after a kill), so nginx's upstream list stays valid.
+ */
+import { type Nginx, RECOMMENDED_LOCATION, startNginx } from './nginx.js';
+import { type Redis, startRedis } from './redis.js';
+import { type SpawnedServe, spawnServe } from './spawn-serve.js';
+
+export interface ClusterFixture {
+  readonly redis: Redis;
+  readonly nginx: Nginx;
+  /** The balanced endpoint. */
+  readonly url: string;
+  readonly members: SpawnedServe[];
+  readonly ports: number[];
+  readonly leaseMs: number;
+  restart(i: number): Promise<void>;
+  stop(): Promise<void>;
+}
+
+export async function startClusterFixture(
+  o: { leaseMs?: number; size?: number; metrics?: boolean } = {},
+): Promise<ClusterFixture> {
+  const leaseMs = o.leaseMs ?? 1_500;
+  const size = o.size ?? 3;
+  const redis = await startRedis();
+  const env = { SLUICE_CLUSTER_LEASE_MS: String(leaseMs) };
+  const start = (port = 0) =>
+    spawnServe(
+      [
+        '--redis',
+        redis.url,
+        '--keepalive-ms',
+        '5000',
+        '--port',
+        String(port),
+        ...(o.metrics ? ['--metrics'] : []),
+      ],
+      env,
+      // Processes on a loaded 2-core machine (other suites run beside this one) start slowly.
+      45_000,
+    );
+  const members: SpawnedServe[] = [];
+  try {
+    // One after another: starting them at once on a loaded machine only makes each slower.
+    for (let i = 0; i < size; i++) members.push(await start());
+  } catch (error) {
+    for (const m of members) await m.close();
+    await redis.stop();
+    throw error;
+  }
+  const ports = members.map((m) => Number(new URL(m.url).port));
+  const nginx = await startNginx({
+    upstreamPort: ports[0] ?? 0,
+    upstreamPorts: ports,
+    location: `${RECOMMENDED_LOCATION}\n      proxy_set_header    Host $http_host;\n      proxy_next_upstream error timeout;`,
+  });
+  return {
+    redis,
+    nginx,
+    url: nginx.url,
+    members,
+    ports,
+    leaseMs,
+    async restart(i) {
+      const old = members[i];
+      if (old !== undefined) await old.close();
+      members[i] = await start(ports[i]);
+    },
+    async stop() {
+      await nginx.stop();
+      for (const m of members) await m.close().catch(() => undefined);
+      await redis.stop();
+    },
+  };
+}
