@@ -64,6 +64,12 @@ export async function serve(options: ServeOptions): Promise<Served> {
   const host = options.host ?? '127.0.0.1';
   const port = options.port ?? 3000;
   const path = options.path ?? '/mcp';
+  if (options.cluster !== undefined && options.tls !== undefined) {
+    // The hop between instances is plain HTTP on the advertised address (signed, not encrypted).
+    throw new InvalidOptionError(
+      'serve: cluster with tls is not supported: terminate TLS at the load balancer, or run the cluster without tls',
+    );
+  }
   const handler = createMcpHandler(options);
   const routes = { ...options.routes };
   if (options.metricsPath !== undefined) {
@@ -110,7 +116,7 @@ export async function serve(options: ServeOptions): Promise<Served> {
   const urlHost = addr.family === 'IPv6' ? `[${addr.address}]` : addr.address;
   const warning = bindWarning(addr.address, addr.port, options.authenticate !== undefined);
   if (warning !== undefined) process.emitWarning(warning, { code: 'SLUICE_UNAUTHENTICATED_BIND' });
-  const url = `http://${urlHost}:${addr.port}${path}`;
+  const url = `${transport.scheme}://${urlHost}:${addr.port}${path}`;
   if (handler.cluster !== undefined) {
     // Join the cluster (Redis, lease, shared secret) advertising the bound address unless told otherwise.
     try {
