@@ -7,18 +7,10 @@
  */
 import type { McpServer } from '@modelcontextprotocol/sdk/server/mcp.js';
 import { type LoggingLevel, SetLevelRequestSchema } from '@modelcontextprotocol/sdk/types.js';
+import { LOG_LEVELS } from '../modern/constants.js';
 
-// RFC 5424 severities in increasing order, as MCP's logging utility defines them.
-const SEVERITY: readonly LoggingLevel[] = [
-  'debug',
-  'info',
-  'notice',
-  'warning',
-  'error',
-  'critical',
-  'alert',
-  'emergency',
-];
+// RFC 5424 severities in increasing order, as MCP's logging utility defines them (one list, src/modern).
+const SEVERITY = LOG_LEVELS as readonly LoggingLevel[];
 
 /** Installs the setLevel handler and returns "should a message at `level` be sent?". */
 export function trackLogLevel(server: McpServer): (level: LoggingLevel) => boolean {

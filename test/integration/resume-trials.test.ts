@@ -12,19 +12,8 @@ import {
   ElicitRequestSchema,
 } from '@modelcontextprotocol/sdk/types.js';
 import { type Loose, RawSession, toolCall } from '../helpers/http.js';
+import { prng } from '../helpers/prng.js';
 import { startServer } from '../helpers/test-server.js';
-
-/** A small seeded PRNG (mulberry32), so a failing trial can be replayed from its seed. */
-function prng(seed: number): () => number {
-  let a = seed >>> 0;
-  return () => {
-    a = (a + 0x6d2b79f5) >>> 0;
-    let t = a;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-}
 
 describe('resume after the socket is destroyed mid-stream', () => {
   test('30 trials at random points: every event after the cursor once, in order; the result once', async () => {
