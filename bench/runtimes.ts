@@ -7,12 +7,12 @@
 // concurrent streaming calls (`sluice serve --tls-*` with and without --http2; events/s and server
 // CPU per event). Server CPU is read from /proc for the server's pid, so Bun is measured the same
 // way as Node. Each server runs alone; the client runs in this process on the same machine.
-import { type ChildProcess, spawn, spawnSync } from 'node:child_process';
-import { existsSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { type ChildProcess, spawn } from 'node:child_process';
+import { existsSync } from 'node:fs';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { Agent, Pool, request } from 'undici';
+import { makeCert } from '../test/helpers/certs.js';
 import { readCpuMicros } from './proc.js';
 
 const ROOT = fileURLToPath(new URL('../../', import.meta.url));
@@ -184,27 +184,6 @@ async function flood(
   }
 }
 
-function cert(dir: string): { key: string; cert: string } | string {
-  const key = join(dir, 'key.pem');
-  const crt = join(dir, 'cert.pem');
-  const r = spawnSync(
-    'openssl',
-    [
-      'req',
-      '-x509',
-      '-newkey',
-      'ec',
-      '-pkeyopt',
-      'ec_paramgen_curve:prime256v1',
-      '-nodes',
-      '-keyout',
-      key,
-    ].concat(['-out', crt, '-days', '1', '-subj', '/CN=localhost', '-addext', 'subjectAltName=IP:127.0.0.1']),
-    { encoding: 'utf8' },
-  );
-  return r.status === 0 ? { key, cert: crt } : `openssl: ${r.stderr}`;
-}
-
 export async function runRuntimes(quick: boolean, log: (line: string) => void): Promise<RuntimeBench> {
   const out: RuntimeBench = { rows: [], protocols: [], unavailable: {} };
   const echoMs = quick ? 3_000 : 8_000;
@@ -242,14 +221,13 @@ export async function runRuntimes(quick: boolean, log: (line: string) => void): 
       await s?.close();
     }
   }
-  const dir = mkdtempSync(join(tmpdir(), 'sluice-bench-tls-'));
+  const c = makeCert();
+  if (typeof c === 'string') {
+    out.unavailable['h2 vs http/1.1'] = c;
+    return out;
+  }
   try {
-    const c = cert(dir);
-    if (typeof c === 'string') {
-      out.unavailable['h2 vs http/1.1'] = c;
-      return out;
-    }
-    const ca = readFileSync(c.cert);
+    const ca = c.cert;
     const streams = 50;
     const perStream = quick ? 2_000 : 10_000;
     for (const protocol of ['http/1.1 (TLS)', 'h2'] as const) {
@@ -262,9 +240,9 @@ export async function runRuntimes(quick: boolean, log: (line: string) => void): 
         '--keepalive-ms',
         '0',
         '--tls-cert',
-        c.cert,
+        c.certFile,
         '--tls-key',
-        c.key,
+        c.keyFile,
         ...(h2 ? ['--http2'] : []),
       ]);
       try {
@@ -279,7 +257,7 @@ export async function runRuntimes(quick: boolean, log: (line: string) => void): 
       }
     }
   } finally {
-    rmSync(dir, { recursive: true, force: true });
+    c.remove();
   }
   return out;
 }
