@@ -16,6 +16,6 @@ run(process.execPath, [
   '--test',
   '--test-reporter=spec',
   '--test-concurrency=2',
-  '--test-timeout=180000',
+  '--test-timeout=420000',
   ...(only.length > 0 ? only : ['dist/test/']),
 ]);
