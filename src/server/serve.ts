@@ -110,7 +110,7 @@ export async function serve(options: ServeOptions): Promise<Served> {
   const urlHost = addr.family === 'IPv6' ? `[${addr.address}]` : addr.address;
   const warning = bindWarning(addr.address, addr.port, options.authenticate !== undefined);
   if (warning !== undefined) process.emitWarning(warning, { code: 'SLUICE_UNAUTHENTICATED_BIND' });
-  const url = `http://${urlHost}:${addr.port}${path}`;
+  const url = `${transport.scheme}://${urlHost}:${addr.port}${path}`;
   if (handler.cluster !== undefined) {
     // Join the cluster (Redis, lease, shared secret) advertising the bound address unless told otherwise.
     try {
