@@ -186,3 +186,57 @@ describe('callWithInput against sluice serve (demo MRTR fixtures), both eras', (
     );
   });
 });
+
+/**
+ * SDK v2's Client needs no helper: it drives the loop itself (its `inputRequired` option) when Sluice's transport
+ * hands it the `input_required` result of a 2026-07-28 request; here against the same fixtures.
+ */
+describe('SDK v2 Client over Sluice transport, 2026-07-28, sluice serve: the Client runs MRTR itself', () => {
+  let served: SpawnedServe;
+  before(async () => {
+    served = await spawnServe();
+  });
+  after(async () => {
+    await served.close();
+  });
+
+  test('several rounds with sealed requestState, and input_required on prompts/get', async () => {
+    const { Client: V2Client } = await import('@modelcontextprotocol/client');
+    const client = new V2Client(
+      { name: 'mrtr-v2', version: '1.0.0' },
+      { capabilities: { elicitation: {} }, versionNegotiation: { mode: 'auto' } },
+    );
+    const asked: string[] = [];
+    client.setRequestHandler('elicitation/create', async (r) => {
+      asked.push(r.params.message);
+      const props = (r.params as { requestedSchema?: { properties?: object } }).requestedSchema?.properties;
+      const prop = Object.keys(props ?? {})[0] ?? 'x';
+      return { action: 'accept', content: { [prop]: prop === 'color' ? 'green' : 'Ada' } };
+    });
+    const transport = new StreamableHttpClientTransport(new URL(served.url));
+    await withDeadline(client.connect(transport), 15_000, 'v2 connect');
+    try {
+      assert.equal(client.getProtocolEra(), 'modern');
+      const r = await withDeadline(
+        client.callTool({ name: 'test_input_required_result_multi_round', arguments: {} }),
+        10_000,
+        'v2 multi round',
+      );
+      assert.equal(textOf(r), 'Ada likes green');
+      const p = await withDeadline(
+        client.getPrompt({ name: 'test_input_required_result_prompt' }),
+        10_000,
+        'v2 prompt',
+      );
+      assert.equal((p.messages[0]?.content as { text?: string } | undefined)?.text, 'Use this context: Ada');
+      assert.deepEqual(asked, [
+        'Step 1: What is your name?',
+        'Step 2: What is your favorite color?',
+        'What context should the prompt use?',
+      ]);
+      assert.equal(transport.sessionId, undefined, 'no session in this era');
+    } finally {
+      await client.close();
+    }
+  });
+});
