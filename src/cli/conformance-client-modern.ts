@@ -5,6 +5,7 @@
 // the `_meta` envelope on every request, excludes tools whose `x-mcp-header` declarations are invalid, and passes
 // the `Mcp-Param-*` headers; the transport adds the standard headers and never a session id.
 import { StreamableHttpClientTransport } from '../client/index.js';
+import { echoSchema } from './conformance-schema-echo.js';
 
 /** The part of SDK v2's `Client` this file uses. */
 interface V2Client {
@@ -18,6 +19,7 @@ interface V2Client {
   listPrompts(): Promise<{ prompts: { name: string; arguments?: { name: string; required?: boolean }[] }[] }>;
   getPrompt(params: { name: string; arguments?: Record<string, string> }): Promise<unknown>;
   getServerCapabilities(): { tools?: unknown; resources?: unknown; prompts?: unknown } | undefined;
+  setRequestHandler(method: string, handler: (request: unknown) => Promise<unknown>): void;
 }
 type V2ClientClass = new (
   info: { name: string; version: string },
@@ -46,6 +48,31 @@ const scenarios: Record<string, Scenario> = {
     for (const call of context.toolCalls ?? []) {
       await client.callTool({ name: call.name, ...(call.arguments ? { arguments: call.arguments } : {}) });
     }
+  },
+  // MRTR (MCP 2026-07-28 basic/patterns/mrtr): the Client itself fulfils `input_required` results with the
+  // handlers registered below (declared in its capabilities) and retries with a new request id, the same keys in
+  // `inputResponses` and `requestState` echoed untouched. The scenario checks that across a flow with state, one
+  // without, an unrelated call in between (which must carry neither field) and a result with no `resultType`.
+  'sep-2322-client-request-state': async (client) => {
+    const { tools } = await client.listTools();
+    const order = [
+      'test_mrtr_echo_state',
+      'test_mrtr_unrelated',
+      'test_mrtr_no_state',
+      'test_mrtr_no_result_type',
+    ];
+    const names = new Set(tools.map((t) => t.name));
+    for (const name of [
+      ...order.filter((n) => names.has(n)),
+      ...[...names].filter((n) => !order.includes(n)),
+    ]) {
+      const result = await client.callTool({ name, arguments: {} });
+      if (result.isError === true) throw new Error(`${name} failed`);
+    }
+  },
+  'json-schema-2020-12-preservation': async (client) => {
+    const { tools } = await client.listTools();
+    await echoSchema(tools, (name, args) => client.callTool({ name, arguments: args }));
   },
   // Tools with invalid declarations are dropped from tools/list by the Client: calling every listed tool must
   // reach only the valid ones.
@@ -76,6 +103,11 @@ async function exerciseEverything(client: V2Client): Promise<void> {
       await client.getPrompt({ name: prompt.name, arguments: args });
     }
   }
+}
+
+/** Content for an elicitation: `true` for boolean properties, a sample string or number otherwise. */
+function acceptAll(schema: unknown): Record<string, unknown> {
+  return sampleArguments(schema);
 }
 
 /** Arguments that satisfy a simple object schema: a sample value per declared property. */
@@ -110,8 +142,14 @@ export async function runModern(url: string, name: string, watchdogMs: number): 
   }
   const client = new ClientClass(
     { name: 'sluice-conformance-client', version: '0.1.0' },
-    { capabilities: {}, versionNegotiation: { mode: 'auto' } },
+    { capabilities: { elicitation: {} }, versionNegotiation: { mode: 'auto' } },
   );
+  // Elicitation requests (pushed on a legacy session, or embedded in an `input_required` result) are accepted
+  // with a value for every boolean property the server asked for.
+  client.setRequestHandler('elicitation/create', async (request) => ({
+    action: 'accept',
+    content: acceptAll((request as { params?: { requestedSchema?: unknown } }).params?.requestedSchema),
+  }));
   const transport = new StreamableHttpClientTransport(new URL(url));
   const watchdog = setTimeout(() => {
     const open = transport.inspect();

@@ -5,6 +5,7 @@ import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { ElicitRequestSchema } from '@modelcontextprotocol/sdk/types.js';
 import { isModernRevision, StreamableHttpClientTransport } from '../client/index.js';
 import { runModern } from './conformance-client-modern.js';
+import { echoSchema } from './conformance-schema-echo.js';
 
 type Scenario = (client: Client) => Promise<void>;
 
@@ -27,6 +28,12 @@ const scenarios: Record<string, Scenario> = {
   // SEP-1034: the SDK Client fills in schema defaults when `elicitation.form.applyDefaults` is declared.
   'elicitation-sep1034-client-defaults': async (client) => {
     await client.callTool({ name: 'test_client_elicitation_defaults', arguments: {} });
+  },
+  // SEP-1613: the tool's inputSchema as the client holds it, handed back verbatim; every 2020-12 keyword must
+  // have survived the client's parsing.
+  'json-schema-2020-12-preservation': async (client) => {
+    const { tools } = await client.listTools();
+    await echoSchema(tools, (name, args) => client.callTool({ name, arguments: args }));
   },
 };
 

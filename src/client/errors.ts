@@ -35,7 +35,9 @@ export type SluiceClientErrorCode =
   | 'SLUICE_CLIENT_NO_RESPONSE'
   | 'SLUICE_CLIENT_NOT_IDEMPOTENT'
   | 'SLUICE_CLIENT_PARTIAL_SEQUENCE'
-  | 'SLUICE_CLIENT_REQUEST_LOST';
+  | 'SLUICE_CLIENT_REQUEST_LOST'
+  | 'SLUICE_CLIENT_INPUT_ROUNDS_EXCEEDED'
+  | 'SLUICE_CLIENT_INPUT_UNSUPPORTED';
 
 /**
  * JSON-RPC error code used for the synthetic error responses the transport delivers when it has

@@ -7,6 +7,7 @@ import type { JSONRPCMessage } from '@modelcontextprotocol/sdk/types.js';
 import { classify, type MessageKind } from '../jsonrpc/message.js';
 import type { TransportContext } from './context.js';
 import { MalformedMessageError, type SluiceClientError, TRANSPORT_FAILURE_JSONRPC_CODE } from './errors.js';
+import { defaultResultType } from './result-type.js';
 import type { ResponseStream } from './streams.js';
 import type { RequestId, WireMessage } from './wire.js';
 
@@ -41,6 +42,7 @@ export function receiveMessage(t: TransportContext, message: WireMessage, from?:
       if (entry.message.method === 'tools/list' && message.result !== undefined) {
         t.paramHeaders.learn(message.result);
       }
+      if (entry.modern !== undefined) defaultResultType(message.result);
       const stream = entry.stream;
       if (stream !== undefined) t.runner.settled(stream, id, from);
     }

@@ -8,6 +8,17 @@ export {
   type ToolStreamPart,
 } from './call-tool-stream.js';
 export {
+  type CallWithInputOptions,
+  callWithInput,
+  DEFAULT_MAX_INPUT_ROUNDS,
+  INPUT_REQUEST_CAPABILITIES,
+  type InputHandler,
+  type InputHandlers,
+  type InputRequestMethod,
+  InputRoundsExceededError,
+  InputUnsupportedError,
+} from './call-with-input.js';
+export {
   AlreadyStartedError,
   EventTooLargeError,
   ForbiddenError,
