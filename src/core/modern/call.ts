@@ -170,7 +170,6 @@ export class ModernCall implements BridgeTarget, ModernInflight {
         // Unrelated: never on this stream. A list change or resource update feeds listen streams.
         const change = changeOf(message.method, message.params);
         if (change !== undefined) {
-          if (change.kind === 'tools') this.#ep.modern.toolsChanged();
           this.#ep.modern.bus.publish(change);
         }
         return undefined;
