@@ -10,6 +10,7 @@ import { ModernState } from '../modern/state.js';
 import { ClientLimits } from './client-limits.js';
 import type { ClusterHooks } from './cluster-hooks.js';
 import { Counters, type SessionEndReason } from './counters.js';
+import { sharedServersOf } from './modern/shared-server.js';
 import type { AuthResult, ResolvedOptions, SessionContext } from './options.js';
 import { Pacer } from './pacer.js';
 import { shortHash } from './probe.js';
@@ -262,6 +263,7 @@ export class Endpoint {
     const sessions = [...this.sessions.values()];
     for (const s of [...sessions, ...this.oneShots]) s.end('shutdown', Refusals.requestCut());
     for (const call of [...this.modern.inflight]) call.abandon();
+    await sharedServersOf(this)?.close();
     this.closed = true;
     if (this.#keepalive !== undefined) clearInterval(this.#keepalive);
     if (this.#housekeeping !== undefined) clearInterval(this.#housekeeping);
