@@ -484,11 +484,15 @@ export class ModernCall implements BridgeTarget, ModernInflight {
   /** Aborts the handler through the SDK (as a `notifications/cancelled` would) and lets go of everything. */
   #cancelHandler(reason: string): void {
     this.#state = 'done';
-    this.#dispatch?.notification({
-      jsonrpc: '2.0',
-      method: 'notifications/cancelled',
-      params: { requestId: this.#wireId, reason },
-    });
+    // On a shared server only a request dispatched under its own wire id can be cancelled; the
+    // client's id means nothing there (and could name another request).
+    if (this.#shared === undefined || this.#wireId !== this.#req.id) {
+      this.#dispatch?.notification({
+        jsonrpc: '2.0',
+        method: 'notifications/cancelled',
+        params: { requestId: this.#wireId, reason },
+      });
+    }
     this.#cleanup();
   }
 
