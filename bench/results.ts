@@ -100,6 +100,8 @@ export interface BenchResults {
   profiles: ProfileSummary[];
   /** Section (f): runtimes (node:http, fetch on Node, fetch on Bun) and h2 vs HTTP/1.1. */
   runtimes?: import('./runtimes.js').RuntimeBench;
+  /** Section (h): the 2026-07-28 era (bench/modern/section.ts). */
+  modern?: import('./modern/section.js').ModernBench;
   summary?: { echo: EchoSummary[]; flood: FloodSummary[]; client: ClientSummary[] };
   elapsedMs?: number;
 }

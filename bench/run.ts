@@ -2,8 +2,9 @@
 // (a)–(e) interleaved and repeated, and writes bench/results/latest.{json,md}. See
 // docs/benchmarks.md for the method. Flags:
 //   --quick              short windows, one repetition (< 3 min)
-//   --only a,b,c,d,e,f,g sections to run (default all); (f) is partial output (bench/partial.ts),
-//                        (g) runtimes and HTTP/2 (bench/runtimes.ts)
+//   --only a,b,c,d,e,f,g,h sections to run (default all); (f) is partial output (bench/partial.ts),
+//                        (g) runtimes and HTTP/2 (bench/runtimes.ts), (h) the 2026-07-28 era
+//                        (bench/modern/section.ts; `npm run bench:modern` runs it alone)
 //   --servers raw,sluice,sdk   servers (and, for (e), clients) to include (default all)
 //   --reps N             repetitions for (a), (b), (e)
 //   --metrics            add `sluice+metrics` and `sluice-metrics` servers (serve({ metrics: true|false })) to (a)
@@ -16,6 +17,7 @@ import { fileURLToPath } from 'node:url';
 import { parseArgs } from 'node:util';
 import { FULL, type Plan, QUICK } from './config.js';
 import { collectMeta, finishMeta } from './machine.js';
+import { renderModern, runModern } from './modern/section.js';
 import { type PartialRun, renderPartial, runPartial } from './partial.js';
 import { summarizeProfileDir } from './profile.js';
 import { renderMarkdown } from './report.js';
@@ -97,6 +99,8 @@ async function main(): Promise<void> {
   if (cli.only.has('f'))
     partial = await runPartial(cli.plan.name === 'quick' ? 20_000 : 50_000, cli.plan.reps, log);
   if (cli.only.has('g')) results.runtimes = await runRuntimes(cli.plan.name === 'quick', log);
+  if (cli.only.has('h'))
+    results.modern = await runModern(cli.plan.name === 'quick', Math.max(3, cli.plan.reps), log);
 
   finishMeta(results.meta);
   results.elapsedMs = performance.now() - started;
@@ -109,7 +113,8 @@ async function main(): Promise<void> {
   const markdown =
     renderMarkdown(results) +
     renderPartial(partial) +
-    (results.runtimes === undefined ? '' : `\n${renderRuntimes(results.runtimes)}`);
+    (results.runtimes === undefined ? '' : `\n${renderRuntimes(results.runtimes)}`) +
+    (results.modern === undefined ? '' : `\n${renderModern(results.modern)}`);
   if (partial.length > 0) (results as BenchResults & { partial?: PartialRun[] }).partial = partial;
   mkdirSync(cli.outDir, { recursive: true });
   writeFileSync(join(cli.outDir, 'latest.json'), `${JSON.stringify(results, null, 2)}\n`);

@@ -1,5 +1,6 @@
 // A benchmark server child for the 2026-07-28 era: `raw` (node:http answering a fixed result),
-// `sluice` (createMcpHandler with a v1 McpServer per request, the README's shared validator) or
+// `sluice` (createMcpHandler with a v1 McpServer per request, the README's shared validator),
+// `sluice-shared` (the same, declared statelessSafe: one server per principal) or
 // `sdk2` (the official SDK v2 createMcpHandler, web-standard face bridged to node:http). It reports
 // its port, then answers `cpu`, `mem` and `exit` messages over IPC. `notify N` (Sluice) publishes
 // N tool-list changes through handler.notify, for the listen-stream workload.
@@ -7,7 +8,7 @@ import { createServer, type IncomingMessage, type ServerResponse } from 'node:ht
 import { McpServer } from '@modelcontextprotocol/sdk/server/mcp.js';
 import { createMcpHandler as sdk2Handler, McpServer as V2McpServer } from '@modelcontextprotocol/server';
 import { z } from 'zod';
-import { createMcpHandler, sharedJsonSchemaValidator } from '../../src/server/index.js';
+import { createMcpHandler, sharedJsonSchemaValidator, statelessSafe } from '../../src/server/index.js';
 
 type Listener = (req: IncomingMessage, res: ServerResponse) => void;
 const kind = process.argv[2];
@@ -33,20 +34,20 @@ function rawListener(): Listener {
   };
 }
 
-function sluiceListener(): Listener {
+function sluiceListener(shared: boolean): Listener {
   const validator = sharedJsonSchemaValidator();
-  const h = createMcpHandler({
-    createServer: () => {
-      const s = new McpServer(
-        { name: 'bench', version: '1' },
-        { capabilities: { tools: { listChanged: true } }, jsonSchemaValidator: validator },
-      );
-      s.registerTool('echo', { inputSchema: { text: z.string() } }, async ({ text }) => ({
-        content: [{ type: 'text', text }],
-      }));
-      return s;
-    },
-  });
+  const build = () => {
+    const s = new McpServer(
+      { name: 'bench', version: '1' },
+      { capabilities: { tools: { listChanged: true } }, jsonSchemaValidator: validator },
+    );
+    s.registerTool('echo', { inputSchema: { text: z.string() } }, async ({ text }) => ({
+      content: [{ type: 'text', text }],
+    }));
+    return s;
+  };
+  // `sluice-shared`: the same server declared stateless-safe, so one serves every request.
+  const h = createMcpHandler({ createServer: shared ? statelessSafe(build) : build });
   notify = (n) => {
     for (let i = 0; i < n; i++) h.notify.toolsListChanged();
   };
@@ -87,7 +88,12 @@ function sdk2Listener(): Listener {
   };
 }
 
-const listener = kind === 'raw' ? rawListener() : kind === 'sluice' ? sluiceListener() : sdk2Listener();
+const listener =
+  kind === 'raw'
+    ? rawListener()
+    : kind === 'sluice' || kind === 'sluice-shared'
+      ? sluiceListener(kind === 'sluice-shared')
+      : sdk2Listener();
 const srv = createServer(listener).listen(0, '127.0.0.1', () => {
   const a = srv.address();
   process.send?.({ port: typeof a === 'object' && a !== null ? a.port : 0 });

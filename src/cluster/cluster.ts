@@ -16,6 +16,7 @@ import { Refusals, sendRefusal } from '../core/refusal.js';
 import type { Headers, ResponseSink } from '../core/sink.js';
 import { InvalidOptionError } from '../errors.js';
 import type { RingLimits } from '../flow/ring-buffer.js';
+import { type BusStats, RedisChangeBus } from './change-bus.js';
 import { Directory, type DirectoryEntry, principalHash } from './directory.js';
 import { DirectoryCache } from './directory-cache.js';
 import { FORWARD_HEADER, signForward, verifyForward } from './forward-auth.js';
@@ -78,6 +79,7 @@ export interface ClusterStats {
   directory: { hits: number; misses: number; errors: number; cached: number };
   redis: { commands: number; errors: number; healthy: boolean };
   replica: EventReplica['stats'];
+  bus: BusStats;
 }
 
 const FORWARD_BOUNDS_S = [0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1];
@@ -100,6 +102,8 @@ export class RedisCluster {
   readonly #cache = new DirectoryCache(10_000, 30_000);
   readonly #forwarder: Forwarder;
   readonly forwardLatency = new Histogram(FORWARD_BOUNDS_S);
+  /** Change events for listen streams, shared with every instance (change-bus.ts). */
+  readonly bus: RedisChangeBus = new RedisChangeBus(this.incarnation);
   readonly counters = {
     forwardedOut: 0,
     forwardedIn: 0,
@@ -158,6 +162,7 @@ export class RedisCluster {
       replicate: (id, n, seq, frame) => this.#replica?.append(id, n, seq, frame),
       streamRequests: (id, n, ids) => this.#replica?.describe(id, n, ids),
       streamEnded: (id, n, graceMs) => this.#replica?.endStream(id, n, graceMs),
+      changeBus: this.bus,
     };
   }
 
@@ -199,6 +204,10 @@ export class RedisCluster {
     }
     const link = this.#link;
     this.#secret ??= await provisionSecret(link);
+    // Subscribed before the lease is taken, so a listen stream opened once this instance serves hears
+    // every change published after that. Bounded: a subscriber slow to connect goes on in the
+    // background (and housekeeping retries a failed one).
+    await boundedWait(this.bus.start(link, ep.options.logger), 2_000);
     this.#lease = new Lease(link, {
       incarnation: this.incarnation,
       address,
@@ -216,6 +225,7 @@ export class RedisCluster {
   async stop(): Promise<void> {
     if (this.#stopped) return;
     this.#stopped = true;
+    this.bus.stop();
     if (this.#housekeeping !== undefined) clearInterval(this.#housekeeping);
     await this.#replica?.flush();
     await this.#lease?.stop();
@@ -272,6 +282,7 @@ export class RedisCluster {
         bytes: 0,
         budgetFreed: 0,
       },
+      bus: this.bus.stats(),
     };
   }
 
@@ -323,6 +334,7 @@ export class RedisCluster {
 
   async #housekeep(): Promise<void> {
     this.#replica?.sweep();
+    void this.bus.retry();
     const dir = this.#directory;
     if (dir === undefined || this.#owned.size === 0) return;
     try {
@@ -481,6 +493,18 @@ export class RedisCluster {
   #fire(args: string[]): void {
     this.#link?.send(args).catch(() => undefined);
   }
+}
+
+/** Waits for p at most ms (p goes on in the background; it never rejects here). */
+async function boundedWait(p: Promise<void>, ms: number): Promise<void> {
+  let timer: ReturnType<typeof setTimeout> | undefined;
+  await Promise.race([
+    p,
+    new Promise<void>((resolve) => {
+      timer = setTimeout(resolve, ms);
+    }),
+  ]);
+  clearTimeout(timer);
 }
 
 function checkAdvertise(url: string): void {

@@ -8,6 +8,7 @@
  *   sl:inst:<inc>   STRING an instance lease: the instance's advertised URL, PX = lease
  *   sl:secret       STRING the cluster's shared HMAC key (when not given by SLUICE_CLUSTER_SECRET)
  *   sl:run          STRING when this Redis's data began (ms), to tell a restarted Redis from a real miss
+ *   sl:bus          CHANNEL change events for listen streams (change-bus.ts), pub/sub only, no key
  */
 export const PREFIX = 'sl:';
 
@@ -18,4 +19,5 @@ export const keys = {
   lease: (incarnation: string): string => `${PREFIX}inst:${incarnation}`,
   secret: `${PREFIX}secret`,
   run: `${PREFIX}run`,
+  bus: `${PREFIX}bus`,
 } as const;

@@ -98,5 +98,35 @@ export function renderClusterMetrics(c: RedisCluster): string {
     'Frames not copied to Redis because it failed.',
     s.replica.framesLost,
   );
+  out += one(
+    'sluice_cluster_bus_published_total',
+    'counter',
+    'Listen-stream changes shared with the other instances through Redis.',
+    s.bus.published,
+  );
+  out += one(
+    'sluice_cluster_bus_received_total',
+    'counter',
+    'Listen-stream changes received from other instances and delivered here.',
+    s.bus.received,
+  );
+  out += one(
+    'sluice_cluster_bus_unshared_total',
+    'counter',
+    'Listen-stream changes delivered locally but not shared (Redis down, backlog full, no subscribe).',
+    s.bus.unshared,
+  );
+  out += one(
+    'sluice_cluster_bus_malformed_total',
+    'counter',
+    'Messages on the change channel dropped as malformed.',
+    s.bus.malformed,
+  );
+  out += one(
+    'sluice_cluster_bus_subscribed',
+    'gauge',
+    'Whether this instance is subscribed to the change channel (1) or hears only its own changes (0).',
+    s.bus.subscribed ? 1 : 0,
+  );
   return out;
 }

@@ -36,7 +36,19 @@ interface MinimalClient {
   close?(): Promise<unknown>;
   destroy?(): unknown;
   quit?(): Promise<unknown>;
+  duplicate(): MinimalClient;
+  subscribe(channel: string, listener: (message: string) => void): Promise<void>;
+  sSubscribe(channel: string, listener: (message: string) => void): Promise<void>;
   readonly isReady: boolean;
+}
+
+async function closeClient(client: MinimalClient): Promise<void> {
+  try {
+    if (client.close !== undefined) await client.close();
+    else if (client.quit !== undefined) await client.quit();
+  } catch {
+    client.destroy?.();
+  }
 }
 
 /** Converts node-redis replies (Buffers only if asked; here strings, numbers, arrays) to RedisReply. */
@@ -89,7 +101,32 @@ export async function connectNodeRedis(o: NodeRedisOptions): Promise<RedisLink> 
     }),
   ]);
   clearTimeout(timer);
+  // The pub/sub connection, opened on the first subscribe(): a subscribed connection takes no other
+  // command, so it is the one other connection (two per instance at most). node-redis subscribes
+  // it again by itself after a reconnect. Its first connect waits for Redis as long as it takes.
+  let subscriber: MinimalClient | undefined;
+  let subscriberUp: Promise<unknown> | undefined;
   return {
+    async subscribe(channel, sharded, onMessage) {
+      if (subscriber === undefined) {
+        const fresh = client.duplicate();
+        fresh.on('error', (e) => o.onError?.(e));
+        subscriber = fresh;
+        subscriberUp = fresh.connect().catch((error: unknown) => {
+          if (subscriber === fresh) subscriber = undefined;
+          throw error;
+        });
+      }
+      const sub = subscriber;
+      await subscriberUp;
+      try {
+        if (sharded) await sub.sSubscribe(channel, onMessage);
+        else await sub.subscribe(channel, onMessage);
+      } catch (error) {
+        if (isReplyError(error)) throw new RedisReplyError((error as Error).message);
+        throw error;
+      }
+    },
     async send(args) {
       if (!client.isReady) throw new RedisUnavailableError('Redis is not connected');
       try {
@@ -100,12 +137,12 @@ export async function connectNodeRedis(o: NodeRedisOptions): Promise<RedisLink> 
       }
     },
     async close() {
-      try {
-        if (client.close !== undefined) await client.close();
-        else if (client.quit !== undefined) await client.quit();
-      } catch {
-        client.destroy?.();
-      }
+      const sub = subscriber;
+      subscriber = undefined;
+      subscriberUp?.catch(() => undefined);
+      // A subscriber still waiting for its first connection is destroyed, never awaited.
+      if (sub !== undefined && !sub.isReady) sub.destroy?.();
+      await Promise.all([closeClient(client), sub?.isReady === true ? closeClient(sub) : undefined]);
     },
   };
 }

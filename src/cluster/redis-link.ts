@@ -16,6 +16,14 @@ export interface RedisLink {
   send(args: readonly string[]): Promise<RedisReply>;
   /** Closes the connection(s); pending commands reject. */
   close(): Promise<void>;
+  /**
+   * Optional: subscribes to a pub/sub channel on the link's one dedicated subscriber connection
+   * (pub/sub takes a connection over, so the cluster uses at most two per instance: commands +
+   * subscriber). `sharded` asks for SSUBSCRIBE (Redis >= 7) instead of SUBSCRIBE. Resolves once
+   * subscribed; the subscription must survive reconnects. Without it, listen streams hear only the
+   * changes published on their own instance (docs/scale-out.md).
+   */
+  subscribe?(channel: string, sharded: boolean, onMessage: (message: string) => void): Promise<void>;
 }
 
 /** Round-trip times in milliseconds (0.1 ms .. 1 s). */
@@ -59,6 +67,17 @@ export class MeasuredLink implements RedisLink {
 
   close(): Promise<void> {
     return this.#inner.close();
+  }
+
+  /** Whether the inner link can subscribe (the change bus stays local otherwise). */
+  get canSubscribe(): boolean {
+    return this.#inner.subscribe !== undefined;
+  }
+
+  async subscribe(channel: string, sharded: boolean, onMessage: (message: string) => void): Promise<void> {
+    const sub = this.#inner.subscribe;
+    if (sub === undefined) throw new Error('this RedisLink has no subscribe()');
+    await sub.call(this.#inner, channel, sharded, onMessage);
   }
 }
 

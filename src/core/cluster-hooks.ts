@@ -4,6 +4,8 @@
  * awaited (an `initialize` must not hand out a session id the other instances cannot route); the
  * rest are fire-and-forget and never on the per-event path beyond queueing.
  */
+import type { ChangeBus } from '../modern/bus.js';
+
 export interface SessionStart {
   id: string;
   tag: string;
@@ -25,4 +27,6 @@ export interface ClusterHooks {
   streamRequests(id: string, stream: number, requestIds: readonly (string | number)[]): void;
   /** The stream got its last frame. */
   streamEnded(id: string, stream: number, graceMs: number): void;
+  /** The change bus listen streams use instead of the per-endpoint one (shared by every instance). */
+  changeBus?: ChangeBus;
 }

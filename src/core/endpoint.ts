@@ -10,6 +10,7 @@ import { ModernState } from '../modern/state.js';
 import { ClientLimits } from './client-limits.js';
 import type { ClusterHooks } from './cluster-hooks.js';
 import { Counters, type SessionEndReason } from './counters.js';
+import { sharedServersOf } from './modern/shared-server.js';
 import type { AuthResult, ResolvedOptions, SessionContext } from './options.js';
 import { Pacer } from './pacer.js';
 import { shortHash } from './probe.js';
@@ -39,7 +40,7 @@ export class Endpoint {
   /** Stateless mode's one-request sessions, while their request runs (close() waits for them too). */
   readonly oneShots = new Set<Session>();
   /** 2026-07-28 requests in flight, the x-mcp-header cache and modern counters. */
-  readonly modern = new ModernState();
+  readonly modern: ModernState;
   readonly live = new Set<SseWriter>();
   store: EventStore;
   readonly limits: WriterLimits;
@@ -63,6 +64,12 @@ export class Endpoint {
     this.options = options;
     this.createServer = createServer;
     this.cluster = cluster;
+    this.modern = new ModernState(cluster?.changeBus);
+    // A tool list change, from wherever it was published (a served server, handler.notify, another
+    // instance of a cluster), makes the tools' x-mcp-header declarations stale.
+    this.modern.bus.subscribe((event) => {
+      if (event.kind === 'tools') this.modern.toolsChanged();
+    });
     this.counters = new Counters(options.metrics);
     this.clientLimits =
       options.clientLimits === undefined || options.stateless
@@ -90,10 +97,7 @@ export class Endpoint {
       pacer: new Pacer(options.pacingMs),
       cluster,
       ended: (s, reason) => this.#sessionEnded(s, reason),
-      changed: (event) => {
-        if (event.kind === 'tools') this.modern.toolsChanged();
-        this.modern.bus.publish(event);
-      },
+      changed: (event) => this.modern.bus.publish(event),
     };
     if (options.keepaliveMs > 0) {
       // One timer for every stream: a stream silent for keepaliveMs gets a comment within a quarter
@@ -259,6 +263,7 @@ export class Endpoint {
     const sessions = [...this.sessions.values()];
     for (const s of [...sessions, ...this.oneShots]) s.end('shutdown', Refusals.requestCut());
     for (const call of [...this.modern.inflight]) call.abandon();
+    await sharedServersOf(this)?.close();
     this.closed = true;
     if (this.#keepalive !== undefined) clearInterval(this.#keepalive);
     if (this.#housekeeping !== undefined) clearInterval(this.#housekeeping);

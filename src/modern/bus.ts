@@ -2,7 +2,8 @@
  * Change events for `subscriptions/listen` streams (MCP 2026-07-28 basic/patterns/subscriptions):
  * list changes and resource updates, published by the application (`handler.notify.*`) or captured
  * from what served servers emit. The bus is per endpoint; `ChangeBus` is the seam for a
- * multi-process backend (every instance behind a round-robin balancer must hear every change).
+ * multi-process backend (every instance behind a round-robin balancer must hear every change): with
+ * a Redis cluster configured the endpoint uses the cluster's bus (src/cluster/change-bus.ts).
  */
 
 export type ChangeEvent =

@@ -8,6 +8,7 @@ export { RedisCluster, redisCluster } from '../cluster/cluster.js';
 export type { RedisLink, RedisReply } from '../cluster/redis-link.js';
 export { RedisReplyError } from '../cluster/redis-link.js';
 export type { CloseReport, CreateServer, EndpointStats, StreamStats } from '../core/endpoint.js';
+export { statelessSafe } from '../core/modern/shared-server.js';
 export type {
   AuthResult,
   Logger,

@@ -15,7 +15,8 @@ import type { RedisLink } from '../../src/cluster/redis-link.js';
 import { runDoctor } from '../../src/doctor/run.js';
 import { type ClusterFixture, startClusterFixture } from '../helpers/cluster-fixture.js';
 import { withDeadline } from '../helpers/deadline.js';
-import { RawSession, type Reply, send, sleep, toolCall } from '../helpers/http.js';
+import { type Loose, RawSession, type Reply, send, sleep, toolCall } from '../helpers/http.js';
+import { modernBody, modernOpen, modernSend } from '../helpers/modern.js';
 import { findNginx } from '../helpers/nginx.js';
 import { prng } from '../helpers/prng.js';
 import { findRedis } from '../helpers/redis.js';
@@ -167,6 +168,34 @@ describe('cluster behind nginx round-robin', { skip: missing }, () => {
       }
     });
   }
+
+  test('a listen stream opened through the balancer hears list changes emitted on every instance, once each', async () => {
+    const listen = modernBody(
+      'subscriptions/listen',
+      { notifications: { promptsListChanged: true } },
+      {},
+      'NL',
+    );
+    const r = await modernOpen(fx.url, listen);
+    assert.equal(r.status, 200);
+    await r.waitFor((x) => x.messages().length >= 1, 5_000, 'ack');
+    const changes = () =>
+      r.messages().filter((m: Loose) => m.method === 'notifications/prompts/list_changed').length;
+    // Whichever instance nginx gave the stream to, two of the three triggers run on another process.
+    for (const [i, m] of fx.members.entries()) {
+      const t = await modernSend(
+        m.url,
+        modernBody('tools/call', { name: 'test_trigger_prompt_change', arguments: {} }),
+      );
+      assert.equal(t.status, 200);
+      await r.waitFor(() => changes() === i + 1, 5_000, `change from member ${i}`);
+    }
+    await sleep(200);
+    assert.equal(changes(), 3, 'one notification per change, none doubled by the Redis echo');
+    for (const m of r.messages().slice(1))
+      assert.equal(m.params._meta['io.modelcontextprotocol/subscriptionId'], 'NL');
+    r.destroy();
+  });
 
   test(`seeded SIGKILL trials (${TRIALS}, seed ${SEED}): terminal outcome within lease + 5 s, no duplicate or reordered event, survivors complete`, async () => {
     process.stderr.write(`cluster kill trials: seed ${SEED} (replay with SLUICE_KILL_SEED=${SEED})\n`);

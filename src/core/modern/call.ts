@@ -21,6 +21,7 @@ import {
   type JsonRpcRequest,
   type JsonRpcResponse,
   progressTokenOf,
+  type RequestId,
 } from '../../jsonrpc/message.js';
 import { changeOf } from '../../modern/bus.js';
 import { LOG_LEVELS, MODERN_VERSIONS, ModernCode } from '../../modern/constants.js';
@@ -41,6 +42,7 @@ import type { PostInput } from '../post.js';
 import type { McpServerLike } from '../session.js';
 import { SseWriter } from '../sse-writer.js';
 import { honouredFilter, ListenStream, parseFilter } from './listen.js';
+import { type SharedServer, sharedServersOf } from './shared-server.js';
 
 type ServerInfo = { name: string; version: string };
 type Waiter = (m: JsonRpcResponse | undefined) => void;
@@ -74,6 +76,10 @@ export class ModernCall implements BridgeTarget, ModernInflight {
   #state: 'pending' | 'sse' | 'done' = 'pending';
   #writer: SseWriter | undefined;
   #server: McpServerLike | undefined;
+  /** The principal's shared server, when createServer is declared stateless-safe (shared-server.ts). */
+  #shared: SharedServer | undefined;
+  /** The id the request has on the served server's wire (Sluice's own when shared). */
+  #wireId: RequestId;
   #dispatch: Dispatcher | undefined;
   #serverInfo: ServerInfo | undefined;
   #timer: ReturnType<typeof setTimeout> | undefined;
@@ -86,6 +92,7 @@ export class ModernCall implements BridgeTarget, ModernInflight {
     this.#meta = meta;
     this.#policy = policy;
     this.#startedAt = ep.options.now();
+    this.#wireId = req.id;
   }
 
   /** Whether the request is over (answered, refused or cancelled). */
@@ -99,6 +106,15 @@ export class ModernCall implements BridgeTarget, ModernInflight {
     ep.modern.inflight.add(this);
     ep.modern.requests++;
     input.sink.onClose(() => this.#onClose());
+    const pooled = sharedServersOf(ep)?.get(input.auth?.principal);
+    if (pooled !== undefined) {
+      const shared = await pooled;
+      if (this.done) return this.#cleanup();
+      this.#shared = shared;
+      this.#dispatch = shared.dispatch;
+      this.#serverInfo = serverInfoOf(shared.server);
+      return this.#serve();
+    }
     const server = ep.createServer({
       sessionId: undefined,
       principal: input.auth?.principal,
@@ -113,6 +129,10 @@ export class ModernCall implements BridgeTarget, ModernInflight {
     if (this.done) return this.#cleanup();
     this.#dispatch = createDispatcher(server, transport, ep.options.fastDispatch);
     this.#serverInfo = serverInfoOf(server);
+    return this.#serve();
+  }
+
+  async #serve(): Promise<void> {
     const req = this.#req;
     if (req.method === 'server/discover') return this.#discover();
     if (req.method === 'subscriptions/listen') return this.#listen();
@@ -122,7 +142,13 @@ export class ModernCall implements BridgeTarget, ModernInflight {
       if (refused !== undefined) return this.#refuse(refused);
     }
     this.#armTimer();
-    this.#dispatch.request(carryMrtr(req), this.#extra());
+    const shared = this.#shared;
+    if (shared !== undefined) {
+      this.#wireId = shared.claim(this, req.id);
+      this.#dispatch?.request({ ...carryMrtr(req), id: this.#wireId }, this.#extra());
+      return;
+    }
+    this.#dispatch?.request(carryMrtr(req), this.#extra());
   }
 
   /** Endpoint close: 503 if nothing was answered yet, else the stream ends; the handler is cancelled. */
@@ -170,7 +196,6 @@ export class ModernCall implements BridgeTarget, ModernInflight {
         // Unrelated: never on this stream. A list change or resource update feeds listen streams.
         const change = changeOf(message.method, message.params);
         if (change !== undefined) {
-          if (change.kind === 'tools') this.#ep.modern.toolsChanged();
           this.#ep.modern.bus.publish(change);
         }
         return undefined;
@@ -226,6 +251,7 @@ export class ModernCall implements BridgeTarget, ModernInflight {
     const id = `\u0000sluice-${++internalSeq}`;
     return new Promise((resolve) => {
       this.#internal.set(id, resolve);
+      this.#shared?.claim(this, undefined, id);
       this.#dispatch?.request({ jsonrpc: '2.0', id, method, params }, this.#extra());
     });
   }
@@ -458,11 +484,15 @@ export class ModernCall implements BridgeTarget, ModernInflight {
   /** Aborts the handler through the SDK (as a `notifications/cancelled` would) and lets go of everything. */
   #cancelHandler(reason: string): void {
     this.#state = 'done';
-    this.#dispatch?.notification({
-      jsonrpc: '2.0',
-      method: 'notifications/cancelled',
-      params: { requestId: this.#req.id, reason },
-    });
+    // On a shared server only a request dispatched under its own wire id can be cancelled; the
+    // client's id means nothing there (and could name another request).
+    if (this.#shared === undefined || this.#wireId !== this.#req.id) {
+      this.#dispatch?.notification({
+        jsonrpc: '2.0',
+        method: 'notifications/cancelled',
+        params: { requestId: this.#wireId, reason },
+      });
+    }
     this.#cleanup();
   }
 
@@ -472,6 +502,12 @@ export class ModernCall implements BridgeTarget, ModernInflight {
     const w = this.#writer;
     if (w !== undefined) this.#ep.live.delete(w);
     this.#ep.modern.inflight.delete(this);
+    const shared = this.#shared;
+    if (shared !== undefined) {
+      // The shared server lives on; only this request's ids are let go.
+      shared.release(this.#wireId);
+      for (const id of this.#internal.keys()) shared.release(id);
+    }
     for (const waiter of this.#internal.values()) waiter(undefined);
     this.#internal.clear();
     const server = this.#server;

@@ -1,21 +1,16 @@
-// `npm run bench:modern`: the 2026-07-28 era. (1) Server CPU per modern `tools/call` echo, JSON,
-// C=16: raw node:http, Sluice, and the official SDK v2 createMcpHandler, interleaved over REPS
-// repetitions (medians). (2) A subscriptions/listen stream whose reader never reads, fed 10,000
-// tool-list changes per second for SECONDS: the server's heap and RSS must stay flat (changes
-// coalesce). Prints a markdown table and writes bench/results/modern-latest.md. Every loop is
-// bounded in count and time.
+// Section (h) of `npm run bench`: the 2026-07-28 era. (1) Server CPU per modern `tools/call` echo,
+// JSON, C=16: raw node:http, Sluice, and the official SDK v2 createMcpHandler, each a child process
+// of its own (bench/modern/server.ts), interleaved over repetitions that rotate the order (medians),
+// reported as ratios like the other sections. (2) A subscriptions/listen stream whose reader never
+// reads, fed 10,000 tool-list changes per second: the server's heap after GC must stay flat
+// (changes coalesce). Every loop is bounded in count and time.
 import { type ChildProcess, fork } from 'node:child_process';
-import { writeFileSync } from 'node:fs';
 import { Agent, request } from 'node:http';
 import { connect } from 'node:net';
-import { cpus, loadavg } from 'node:os';
 import { fileURLToPath } from 'node:url';
 
-const N = Number(process.env['MODERN_BENCH_N'] ?? 3000);
-const REPS = 3;
 const C = 16;
-const SECONDS = 10;
-const KINDS = ['raw', 'sluice', 'sdk2'] as const;
+const KINDS = ['raw', 'sluice', 'sluice-shared', 'sdk2'] as const;
 const META = {
   'io.modelcontextprotocol/protocolVersion': '2026-07-28',
   'io.modelcontextprotocol/clientCapabilities': {},
@@ -89,7 +84,7 @@ function echo(port: number, agent: Agent, id: number): Promise<void> {
   });
 }
 
-async function echoCpu(kind: string): Promise<number> {
+async function echoCpu(kind: string, n: number): Promise<number> {
   const c = await start(kind);
   const agent = new Agent({ keepAlive: true, maxSockets: C });
   let id = 0;
@@ -104,9 +99,9 @@ async function echoCpu(kind: string): Promise<number> {
   try {
     await batch(500);
     const c0 = (await c.ask<{ cpu: number }>('cpu')).cpu;
-    await batch(N);
+    await batch(n);
     const c1 = (await c.ask<{ cpu: number }>('cpu')).cpu;
-    return (c1 - c0) / N;
+    return (c1 - c0) / n;
   } finally {
     agent.destroy();
     await stop(c);
@@ -137,7 +132,7 @@ function stalledListen(port: number): Promise<() => void> {
   });
 }
 
-async function listenMemory(): Promise<{
+async function listenMemory(seconds: number): Promise<{
   before: number;
   after: number;
   rssBefore: number;
@@ -147,7 +142,7 @@ async function listenMemory(): Promise<{
   try {
     const close = await stalledListen(c.port);
     const m0 = await c.ask<{ rss: number; heap: number }>('mem');
-    for (let s = 0; s < SECONDS * 10; s++) {
+    for (let s = 0; s < seconds * 10; s++) {
       await c.ask({ notify: 1_000 }); // 1,000 per 100 ms = 10,000/s
       await new Promise((r) => setTimeout(r, 100));
     }
@@ -160,35 +155,75 @@ async function listenMemory(): Promise<{
 }
 
 const median = (xs: number[]): number => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)] ?? 0;
-const cpu: Record<string, number[]> = { raw: [], sluice: [], sdk2: [] };
-for (let rep = 0; rep < REPS; rep++) {
-  for (let i = 0; i < KINDS.length; i++) {
-    const kind = KINDS[(i + rep) % KINDS.length] as string;
-    cpu[kind]?.push(await echoCpu(kind));
-  }
+
+export interface ModernBench {
+  calls: number;
+  reps: number;
+  concurrency: number;
+  /** Server CPU µs per echo, one entry per repetition. */
+  cpuUs: Record<(typeof KINDS)[number], number[]>;
+  /** Medians. */
+  median: Record<(typeof KINDS)[number], number>;
+  listen: { seconds: number; heapBefore: number; heapAfter: number; rssBefore: number; rssAfter: number };
 }
-const mem = await listenMemory();
-const mb = (b: number): string => (b / 1024 / 1024).toFixed(1);
-const s = median(cpu['sluice'] ?? []);
-const v2 = median(cpu['sdk2'] ?? []);
-const lines = [
-  '# Modern era (2026-07-28) benchmark',
-  '',
-  `${new Date().toISOString()}, node ${process.version}, ${cpus().length} CPUs, load average at the end ${loadavg()
-    .map((l) => l.toFixed(1))
-    .join(' / ')} (compare columns within one run only).`,
-  '',
-  `Server CPU per \`tools/call\` echo, JSON, C=${C}, ${N} calls, median of ${REPS}:`,
-  '',
-  '| raw node:http | Sluice | SDK v2 createMcpHandler | Sluice vs SDK v2 (target ≤ 0.3x) |',
-  '|---:|---:|---:|---:|',
-  `| ${median(cpu['raw'] ?? []).toFixed(0)} µs | ${s.toFixed(0)} µs | ${v2.toFixed(0)} µs | ${(s / v2).toFixed(2)}x |`,
-  '',
-  `Listen stream with a stalled reader, 10,000 changes/s for ${SECONDS} s: heap ${mb(mem.before)} → ${mb(mem.after)} MB, RSS ${mb(mem.rssBefore)} → ${mb(mem.rssAfter)} MB.`,
-  '',
-];
-process.stdout.write(lines.join('\n'));
-writeFileSync(
-  fileURLToPath(new URL('../../../bench/results/modern-latest.md', import.meta.url)),
-  lines.join('\n'),
-);
+
+export async function runModern(
+  quick: boolean,
+  reps: number,
+  log: (line: string) => void,
+): Promise<ModernBench> {
+  const calls = Number(process.env['MODERN_BENCH_N'] ?? (quick ? 1_000 : 3_000));
+  const seconds = quick ? 3 : 10;
+  const cpu: ModernBench['cpuUs'] = { raw: [], sluice: [], 'sluice-shared': [], sdk2: [] };
+  for (let rep = 0; rep < reps; rep++) {
+    for (let i = 0; i < KINDS.length; i++) {
+      const kind = KINDS[(i + rep) % KINDS.length] ?? 'raw';
+      const us = await echoCpu(kind, calls);
+      cpu[kind].push(us);
+      log(`(h) rep ${rep + 1}/${reps} ${kind}: ${us.toFixed(0)} µs server CPU per modern echo`);
+    }
+  }
+  log(`(h) stalled listen reader, 10,000 changes/s for ${seconds} s`);
+  const mem = await listenMemory(seconds);
+  return {
+    calls,
+    reps,
+    concurrency: C,
+    cpuUs: cpu,
+    median: {
+      raw: median(cpu.raw),
+      sluice: median(cpu.sluice),
+      'sluice-shared': median(cpu['sluice-shared']),
+      sdk2: median(cpu.sdk2),
+    },
+    listen: {
+      seconds,
+      heapBefore: mem.before,
+      heapAfter: mem.after,
+      rssBefore: mem.rssBefore,
+      rssAfter: mem.rssAfter,
+    },
+  };
+}
+
+export function renderModern(r: ModernBench): string {
+  const mb = (b: number): string => (b / 1024 / 1024).toFixed(1);
+  const { raw, sluice, sdk2 } = r.median;
+  const shared = r.median['sluice-shared'];
+  const ratio = (a: number, b: number): string => (b > 0 ? `${(a / b).toFixed(2)}x` : 'n/a');
+  return [
+    '## (h) The 2026-07-28 era: stateless requests and listen streams',
+    '',
+    `Server CPU per modern \`tools/call\` echo, JSON, C=${r.concurrency}, ${r.calls} calls per cell, median of ${r.reps} (order rotated each repetition):`,
+    '',
+    '| server | CPU per echo | vs SDK v2 (target ≤ 0.3x) | vs raw |',
+    '|---|---:|---:|---:|',
+    `| raw node:http (fixed answer) | ${raw.toFixed(0)} µs | ${ratio(raw, sdk2)} | 1.00x |`,
+    `| Sluice, a server per request | ${sluice.toFixed(0)} µs | ${ratio(sluice, sdk2)} | ${ratio(sluice, raw)} |`,
+    `| Sluice, \`statelessSafe\` (a server per principal) | ${shared.toFixed(0)} µs | ${ratio(shared, sdk2)} | ${ratio(shared, raw)} |`,
+    `| SDK v2 createMcpHandler | ${sdk2.toFixed(0)} µs | 1.00x | ${ratio(sdk2, raw)} |`,
+    '',
+    `Listen stream with a stalled reader, 10,000 changes/s for ${r.listen.seconds} s: heap ${mb(r.listen.heapBefore)} → ${mb(r.listen.heapAfter)} MB, RSS ${mb(r.listen.rssBefore)} → ${mb(r.listen.rssAfter)} MB.`,
+    '',
+  ].join('\n');
+}

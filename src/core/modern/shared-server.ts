@@ -1,0 +1,174 @@
+/**
+ * One served server per principal for 2026-07-28 requests, when `createServer` declares that it
+ * may be shared (`statelessSafe(createServer)`): the server it builds must not depend on the
+ * per-request context beyond the principal (clientCapabilities, clientInfo, protocolVersion) nor
+ * keep per-client state. The modern era has no sessions (MCP 2026-07-28
+ * basic/transports/streamable-http), so nothing ties a request to a server instance; building a
+ * fresh `McpServer` per request (zod schemas, tool registration, connect, close) is then most of a
+ * modern request's CPU.
+ *
+ * The SDK serves concurrent requests on one transport (a legacy session does so already). Requests
+ * of different clients could share a JSON-RPC id, so each request goes to the shared server under
+ * an id of Sluice's own, and what the server sends back is routed to the request that id belongs to
+ * (responses by id, notifications and server-to-client requests by their related request id) and
+ * handed back under the client's id. Bounded: at most MAX_SHARED servers; a principal beyond that
+ * gets a fresh server per request, as without the declaration.
+ */
+import { JsonRpcCode } from '../../jsonrpc/codes.js';
+import { errorResponse, type JsonRpcMessage, type RequestId } from '../../jsonrpc/message.js';
+import { changeOf } from '../../modern/bus.js';
+import { type BridgeTarget, BridgeTransport } from '../bridge-transport.js';
+import { createDispatcher, type Dispatcher } from '../dispatcher.js';
+import type { CreateServer, Endpoint } from '../endpoint.js';
+import type { McpServerLike } from '../session.js';
+
+const SHARED = Symbol.for('sluice.statelessSafe');
+
+/** Principals (each with one shared server) kept at most per endpoint. */
+export const MAX_SHARED = 256;
+
+/**
+ * Declares that the servers `createServer` builds may serve many 2026-07-28 requests of one
+ * principal, concurrently: they depend on nothing in the context but `principal` and keep no
+ * per-client state. Legacy sessions still get a server each.
+ */
+export function statelessSafe<F extends CreateServer>(createServer: F): F {
+  (createServer as F & { [SHARED]?: boolean })[SHARED] = true;
+  return createServer;
+}
+
+export function isStatelessSafe(createServer: CreateServer): boolean {
+  return (createServer as CreateServer & { [SHARED]?: boolean })[SHARED] === true;
+}
+
+/** What a request in flight gives the shared server to route back to it. */
+export interface SharedCaller {
+  route(message: JsonRpcMessage, relatedRequestId: RequestId | undefined): Promise<void> | undefined;
+}
+
+interface Owner {
+  caller: SharedCaller;
+  /** The client's id, to put back on a response; undefined for Sluice's own requests. */
+  clientId: RequestId | undefined;
+}
+
+let wireSeq = 0;
+
+export class SharedServer implements BridgeTarget {
+  readonly server: McpServerLike;
+  readonly transport: BridgeTransport;
+  readonly #ep: Endpoint;
+  readonly #owners = new Map<RequestId, Owner>();
+  dispatch: Dispatcher | undefined;
+  closed = false;
+
+  constructor(ep: Endpoint, server: McpServerLike) {
+    this.#ep = ep;
+    this.server = server;
+    this.transport = new BridgeTransport(this, undefined);
+  }
+
+  /** Requests in flight on this server. */
+  get busy(): number {
+    return this.#owners.size;
+  }
+
+  /** A wire id for a request of `caller`; `clientId` is put back on the response. */
+  claim(caller: SharedCaller, clientId: RequestId | undefined, id?: string): string {
+    const wire = id ?? `\u0000sluice-m${++wireSeq}`;
+    this.#owners.set(wire, { caller, clientId });
+    return wire;
+  }
+
+  release(wire: RequestId): void {
+    this.#owners.delete(wire);
+  }
+
+  route(message: JsonRpcMessage, related: RequestId | undefined): Promise<void> | undefined {
+    if ('method' in message) {
+      const owner = related === undefined ? undefined : this.#owners.get(related);
+      if (owner === undefined) {
+        // Unrelated (or its request is over): a list change or resource update feeds listen streams.
+        if (!('id' in message)) {
+          const change = changeOf(message.method, message.params);
+          if (change !== undefined) this.#ep.modern.bus.publish(change);
+        } else {
+          // A server-to-client request nobody can answer: fail it at once (deferred: the SDK is
+          // still inside its send()).
+          this.#ep.counters.undeliverable++;
+          const id = message.id;
+          queueMicrotask(() =>
+            this.dispatch?.response(errorResponse(id, JsonRpcCode.ServerError, 'no request to relate it to')),
+          );
+        }
+        return undefined;
+      }
+      return owner.caller.route(message, owner.clientId ?? related);
+    }
+    const owner = this.#owners.get(message.id as RequestId);
+    if (owner === undefined) return undefined;
+    this.#owners.delete(message.id as RequestId);
+    const back = owner.clientId === undefined ? message : { ...message, id: owner.clientId };
+    return owner.caller.route(back as JsonRpcMessage, undefined);
+  }
+
+  closedBySdk(): void {
+    this.closed = true;
+  }
+}
+
+/** The shared servers of one endpoint, by principal. */
+export class SharedServers {
+  readonly #ep: Endpoint;
+  readonly #servers = new Map<string, Promise<SharedServer>>();
+
+  constructor(ep: Endpoint) {
+    this.#ep = ep;
+  }
+
+  /** The principal's shared server, built on first use; undefined when the cap is reached. */
+  get(principal: string | undefined): Promise<SharedServer> | undefined {
+    const key = principal ?? '';
+    const have = this.#servers.get(key);
+    if (have !== undefined) return have;
+    if (this.#servers.size >= MAX_SHARED) return undefined;
+    const built = this.#build(principal).catch((error: unknown) => {
+      this.#servers.delete(key);
+      throw error;
+    });
+    this.#servers.set(key, built);
+    return built;
+  }
+
+  async #build(principal: string | undefined): Promise<SharedServer> {
+    const ep = this.#ep;
+    const server = ep.createServer({ sessionId: undefined, principal, era: 'modern' });
+    const shared = new SharedServer(ep, server);
+    await server.connect(shared.transport);
+    shared.dispatch = createDispatcher(server, shared.transport, ep.options.fastDispatch);
+    return shared;
+  }
+
+  /** Closes every shared server (endpoint close). */
+  async close(): Promise<void> {
+    const all = [...this.#servers.values()];
+    this.#servers.clear();
+    for (const p of all) {
+      const s = await p.catch(() => undefined);
+      await s?.server.close().catch(() => undefined);
+    }
+  }
+}
+
+const pools = new WeakMap<Endpoint, SharedServers>();
+
+/** The endpoint's shared servers, when its createServer is declared stateless-safe. */
+export function sharedServersOf(ep: Endpoint): SharedServers | undefined {
+  if (!isStatelessSafe(ep.createServer)) return undefined;
+  let p = pools.get(ep);
+  if (p === undefined) {
+    p = new SharedServers(ep);
+    pools.set(ep, p);
+  }
+  return p;
+}
