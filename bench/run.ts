@@ -3,7 +3,7 @@
 // docs/benchmarks.md for the method. Flags:
 //   --quick              short windows, one repetition (< 3 min)
 //   --only a,b,c,d,e,f,g sections to run (default all); (f) is partial output (bench/partial.ts),
-//                        (g) runtimes and HTTP/2 (bench/runtimes.ts)
+//                        (g) runtimes and HTTP/2 (bench/runtimes.ts), (i) scale-out on Redis (bench/cluster/section.ts)
 //   --servers raw,sluice,sdk   servers (and, for (e), clients) to include (default all)
 //   --reps N             repetitions for (a), (b), (e)
 //   --metrics            add `sluice+metrics` and `sluice-metrics` servers (serve({ metrics: true|false })) to (a)
@@ -14,6 +14,7 @@ import { mkdirSync, rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { parseArgs } from 'node:util';
+import { type ClusterRun, renderCluster, runCluster } from './cluster/section.js';
 import { FULL, type Plan, QUICK } from './config.js';
 import { collectMeta, finishMeta } from './machine.js';
 import { type PartialRun, renderPartial, runPartial } from './partial.js';
@@ -97,6 +98,8 @@ async function main(): Promise<void> {
   if (cli.only.has('f'))
     partial = await runPartial(cli.plan.name === 'quick' ? 20_000 : 50_000, cli.plan.reps, log);
   if (cli.only.has('g')) results.runtimes = await runRuntimes(cli.plan.name === 'quick', log);
+  let cluster: ClusterRun | undefined;
+  if (cli.only.has('i')) cluster = await runCluster(cli.plan.name === 'quick', log);
 
   finishMeta(results.meta);
   results.elapsedMs = performance.now() - started;
@@ -109,8 +112,10 @@ async function main(): Promise<void> {
   const markdown =
     renderMarkdown(results) +
     renderPartial(partial) +
-    (results.runtimes === undefined ? '' : `\n${renderRuntimes(results.runtimes)}`);
+    (results.runtimes === undefined ? '' : `\n${renderRuntimes(results.runtimes)}`) +
+    (cluster === undefined ? '' : `\n${renderCluster(cluster)}`);
   if (partial.length > 0) (results as BenchResults & { partial?: PartialRun[] }).partial = partial;
+  if (cluster !== undefined) (results as BenchResults & { cluster?: ClusterRun }).cluster = cluster;
   mkdirSync(cli.outDir, { recursive: true });
   writeFileSync(join(cli.outDir, 'latest.json'), `${JSON.stringify(results, null, 2)}\n`);
   writeFileSync(join(cli.outDir, 'latest.md'), markdown);
