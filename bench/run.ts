@@ -99,7 +99,16 @@ async function main(): Promise<void> {
     partial = await runPartial(cli.plan.name === 'quick' ? 20_000 : 50_000, cli.plan.reps, log);
   if (cli.only.has('g')) results.runtimes = await runRuntimes(cli.plan.name === 'quick', log);
   let cluster: ClusterRun | undefined;
-  if (cli.only.has('i')) cluster = await runCluster(cli.plan.name === 'quick', log);
+  if (cli.only.has('i')) {
+    try {
+      cluster = await runCluster(cli.plan.name === 'quick', log);
+    } catch (err) {
+      // No redis-server here, or a member failed: the other sections' results still get written.
+      const reason = err instanceof Error ? err.message : String(err);
+      results.unavailable['cluster (i)'] = reason;
+      log(`(i) unavailable: ${reason.split('\n')[0]}`);
+    }
+  }
 
   finishMeta(results.meta);
   results.elapsedMs = performance.now() - started;
