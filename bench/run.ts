@@ -2,9 +2,10 @@
 // (a)–(e) interleaved and repeated, and writes bench/results/latest.{json,md}. See
 // docs/benchmarks.md for the method. Flags:
 //   --quick              short windows, one repetition (< 3 min)
-//   --only a,b,c,d,e,f,g,h sections to run (default all); (f) is partial output (bench/partial.ts),
+//   --only a,…,i sections to run (default all); (f) is partial output (bench/partial.ts),
 //                        (g) runtimes and HTTP/2 (bench/runtimes.ts), (h) the 2026-07-28 era
 //                        (bench/modern/section.ts; `npm run bench:modern` runs it alone)
+//                        (i) scale-out on Redis (bench/cluster/section.ts)
 //   --servers raw,sluice,sdk   servers (and, for (e), clients) to include (default all)
 //   --reps N             repetitions for (a), (b), (e)
 //   --metrics            add `sluice+metrics` and `sluice-metrics` servers (serve({ metrics: true|false })) to (a)
@@ -15,6 +16,7 @@ import { mkdirSync, rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { parseArgs } from 'node:util';
+import { type ClusterRun, renderCluster, runCluster } from './cluster/section.js';
 import { FULL, type Plan, QUICK } from './config.js';
 import { collectMeta, finishMeta } from './machine.js';
 import { renderModern, runModern } from './modern/section.js';
@@ -101,6 +103,17 @@ async function main(): Promise<void> {
   if (cli.only.has('g')) results.runtimes = await runRuntimes(cli.plan.name === 'quick', log);
   if (cli.only.has('h'))
     results.modern = await runModern(cli.plan.name === 'quick', Math.max(3, cli.plan.reps), log);
+  let cluster: ClusterRun | undefined;
+  if (cli.only.has('i')) {
+    try {
+      cluster = await runCluster(cli.plan.name === 'quick', log);
+    } catch (err) {
+      // No redis-server here, or a member failed: the other sections' results still get written.
+      const reason = err instanceof Error ? err.message : String(err);
+      results.unavailable['cluster (i)'] = reason;
+      log(`(i) unavailable: ${reason.split('\n')[0]}`);
+    }
+  }
 
   finishMeta(results.meta);
   results.elapsedMs = performance.now() - started;
@@ -114,8 +127,10 @@ async function main(): Promise<void> {
     renderMarkdown(results) +
     renderPartial(partial) +
     (results.runtimes === undefined ? '' : `\n${renderRuntimes(results.runtimes)}`) +
-    (results.modern === undefined ? '' : `\n${renderModern(results.modern)}`);
+    (results.modern === undefined ? '' : `\n${renderModern(results.modern)}`) +
+    (cluster === undefined ? '' : `\n${renderCluster(cluster)}`);
   if (partial.length > 0) (results as BenchResults & { partial?: PartialRun[] }).partial = partial;
+  if (cluster !== undefined) (results as BenchResults & { cluster?: ClusterRun }).cluster = cluster;
   mkdirSync(cli.outDir, { recursive: true });
   writeFileSync(join(cli.outDir, 'latest.json'), `${JSON.stringify(results, null, 2)}\n`);
   writeFileSync(join(cli.outDir, 'latest.md'), markdown);

@@ -24,18 +24,28 @@ export interface Forwarded {
   body: string;
 }
 
+/** GET and DELETE carry no body: their digest is a constant, not a hash per request. */
+const EMPTY_DIGEST = createHash('sha256').update('').digest('base64url');
+
 export function bodyDigest(body: string): string {
-  return createHash('sha256').update(body).digest('base64url');
+  return body.length === 0 ? EMPTY_DIGEST : createHash('sha256').update(body).digest('base64url');
 }
 
-function mac(secret: string, f: Forwarded, ts: number, digest: string): string {
+function mac(
+  secret: string,
+  f: Omit<Forwarded, 'from' | 'to' | 'body'>,
+  from: string,
+  to: string,
+  ts: number,
+  digest: string,
+): string {
   return createHmac('sha256', secret)
-    .update(`v1\n${f.method}\n${f.sessionId}\n${f.from}\n${f.to}\n${ts}\n${f.lastEventId ?? ''}\n${digest}`)
+    .update(`v1\n${f.method}\n${f.sessionId}\n${from}\n${to}\n${ts}\n${f.lastEventId ?? ''}\n${digest}`)
     .digest('base64url');
 }
 
 export function signForward(secret: string, f: Forwarded, now = Date.now()): string {
-  return `v1.${f.from}.${f.to}.${now}.${mac(secret, f, now, bodyDigest(f.body))}`;
+  return `v1.${f.from}.${f.to}.${now}.${mac(secret, f, f.from, f.to, now, bodyDigest(f.body))}`;
 }
 
 export type ForwardVerdict =
@@ -60,7 +70,7 @@ export function verifyForward(
   if (!/^\d{1,16}$/.test(tsText) || from.length === 0 || to.length === 0)
     return { ok: false, reason: 'malformed' };
   if (Math.abs(now - ts) > FORWARD_WINDOW_MS) return { ok: false, reason: 'expired' };
-  const want = Buffer.from(mac(secret, { ...req, from, to }, ts, bodyDigest(req.body)));
+  const want = Buffer.from(mac(secret, req, from, to, ts, bodyDigest(req.body)));
   const got = Buffer.from(sig);
   if (got.length !== want.length || !timingSafeEqual(got, want))
     return { ok: false, reason: 'bad-signature' };

@@ -53,8 +53,17 @@ export interface ForwardRequest {
   intercept?: (status: number) => boolean;
 }
 
+interface Peer {
+  protocol: string;
+  hostname: string;
+  port: string;
+  path: string;
+  agent: Agent;
+}
+
 export class Forwarder {
   readonly #agents = new Map<string, Agent>();
+  readonly #peers = new Map<string, Peer>();
   readonly #connectTimeoutMs: number;
 
   constructor(o: { connectTimeoutMs?: number } = {}) {
@@ -63,11 +72,15 @@ export class Forwarder {
 
   /** Forwards and relays. Resolves when the owner's status is known (the body may still be streaming). */
   forward(f: ForwardRequest, req: IncomingMessage, res: ServerResponse): Promise<ForwardOutcome> {
-    const url = new URL(f.target);
+    const peer = this.#peer(f.target);
+    // One pass over the client's headers, no intermediate entry arrays (this runs per request).
     const headers: Record<string, string | string[]> = {};
-    for (const [k, v] of Object.entries(f.headers))
+    const from = f.headers;
+    for (const k in from) {
+      const v = from[k];
       if (v !== undefined && !DROP_REQUEST.has(k)) headers[k] = v;
-    Object.assign(headers, f.extra);
+    }
+    for (const k in f.extra) headers[k] = f.extra[k] as string;
     if (f.body.length > 0 || f.method === 'POST')
       headers['content-length'] = String(Buffer.byteLength(f.body));
     return new Promise<ForwardOutcome>((resolve) => {
@@ -78,13 +91,13 @@ export class Forwarder {
         resolve(o);
       };
       const up = request({
-        protocol: url.protocol,
-        hostname: url.hostname.replace(/^\[|\]$/g, ''),
-        port: url.port,
-        path: url.pathname + url.search,
+        protocol: peer.protocol,
+        hostname: peer.hostname,
+        port: peer.port,
+        path: peer.path,
         method: f.method,
         headers,
-        agent: this.#agent(url.origin),
+        agent: peer.agent,
       });
       const onClientGone = (): void => {
         if (!res.writableFinished) up.destroy();
@@ -116,8 +129,11 @@ export class Forwarder {
           return;
         }
         const out: Record<string, string | string[]> = {};
-        for (const [k, v] of Object.entries(answer.headers))
+        const got = answer.headers;
+        for (const k in got) {
+          const v = got[k];
           if (v !== undefined && !DROP_RESPONSE.has(k)) out[k] = v;
+        }
         // Tells a client (and `sluice doctor`) that another instance answered: owner routing is in use.
         out[ROUTE_HEADER] = 'forwarded';
         res.writeHead(status, out);
@@ -135,20 +151,39 @@ export class Forwarder {
   close(): void {
     for (const a of this.#agents.values()) a.destroy();
     this.#agents.clear();
+    this.#peers.clear();
   }
 
-  #agent(origin: string): Agent {
-    let a = this.#agents.get(origin);
-    if (a === undefined) {
-      a = new Agent({
-        keepAlive: true,
-        keepAliveMsecs: 1_000,
-        maxSockets: 1_024,
-        maxFreeSockets: 64,
-        scheduling: 'lifo',
-      });
-      this.#agents.set(origin, a);
+  /**
+   * The parsed target and its keep-alive agent, once per owner address (a cluster has a handful):
+   * the hop does not parse the same URL on every request.
+   */
+  #peer(target: string): Peer {
+    let p = this.#peers.get(target);
+    if (p === undefined) {
+      const url = new URL(target);
+      let agent = this.#agents.get(url.origin);
+      if (agent === undefined) {
+        agent = new Agent({
+          keepAlive: true,
+          keepAliveMsecs: 1_000,
+          maxSockets: 1_024,
+          maxFreeSockets: 64,
+          scheduling: 'lifo',
+        });
+        this.#agents.set(url.origin, agent);
+      }
+      p = {
+        protocol: url.protocol,
+        hostname: url.hostname.replace(/^\[|\]$/g, ''),
+        port: url.port,
+        path: url.pathname + url.search,
+        agent,
+      };
+      // Bounded: directory entries name few distinct addresses, but never let a bad one grow this.
+      if (this.#peers.size >= 1_024) this.#peers.clear();
+      this.#peers.set(target, p);
     }
-    return a;
+    return p;
   }
 }

@@ -3,9 +3,10 @@
 // a Redis restart), the event replica (batched per tick, idempotent, order-checked, bounded, freed),
 // the shared secret, and the HMAC of forwarded requests.
 import assert from 'node:assert/strict';
+import { createHash } from 'node:crypto';
 import { after, before, describe, test } from 'node:test';
 import { Directory, principalHash } from '../../src/cluster/directory.js';
-import { FORWARD_WINDOW_MS, signForward, verifyForward } from '../../src/cluster/forward-auth.js';
+import { bodyDigest, FORWARD_WINDOW_MS, signForward, verifyForward } from '../../src/cluster/forward-auth.js';
 import { keys } from '../../src/cluster/keys.js';
 import { Lease } from '../../src/cluster/lease.js';
 import { connectNodeRedis } from '../../src/cluster/node-redis.js';
@@ -333,5 +334,16 @@ describe('HMAC of forwarded requests', () => {
     });
     assert.deepEqual(verifyForward(secret, 'v1.a.b', req, now), { ok: false, reason: 'malformed' });
     assert.deepEqual(verifyForward(secret, `${h}x`, req, now), { ok: false, reason: 'bad-signature' });
+  });
+  test('a body-less request (GET, DELETE) is bound to its empty body like any other', () => {
+    // The empty body's digest is a precomputed constant: it must still be the SHA-256 of '' and
+    // still be covered, so a body slipped into a signed GET is refused.
+    assert.equal(bodyDigest(''), createHash('sha256').update('').digest('base64url'));
+    const get = { method: 'GET', sessionId: 'S', lastEventId: 'c1', body: '' };
+    const g = signForward(secret, { ...get, from: 'B', to: 'A' }, now);
+    assert.equal(verifyForward(secret, g, get, now).ok, true);
+    assert.equal(verifyForward(secret, g, { ...get, body: '{}' }, now).ok, false);
+    assert.equal(verifyForward(secret, g, { ...get, method: 'DELETE' }, now).ok, false);
+    assert.equal(verifyForward(secret, h, { ...req, body: '' }, now).ok, false);
   });
 });

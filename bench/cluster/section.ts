@@ -1,0 +1,427 @@
+// Section (i) of `npm run bench`: the cost of scale-out on Redis, side by side with a single
+// instance, on real `sluice serve` processes and a private redis-server on a free loopback port:
+//   single   - `sluice serve` with no cluster (the single-instance baseline, no frame copy)
+//   local    - a `sluice serve --redis` member answering its own session (owner-local, copy on)
+//   forward  - the same session's requests sent to another member, which forwards them to the owner
+// Echo latency p50/p99 (sequential keep-alive requests, interleaved in rounds whose order rotates),
+// server CPU per request (summed over every instance that touched it, from /proc), progress
+// events/s of one `flood` call with the Redis copy on vs off, Redis memory per idle session (INFO
+// used_memory delta over N sessions, and MEMORY USAGE of one directory key) and Redis connections
+// per instance (sockets of each instance's pid to the Redis port, and CLIENT LIST) with 1 and N
+// sessions. Every loop is bounded in count; the whole section takes well under a minute alone.
+// Also runnable alone: `node dist/bench/cluster/section.js [--quick]` (JSON on stdout).
+import { readdirSync, readFileSync, readlinkSync } from 'node:fs';
+import { Agent, request } from 'node:http';
+import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { connectNodeRedis } from '../../src/cluster/node-redis.js';
+import { startRedis } from '../../test/helpers/redis.js';
+import { repoRoot, type SpawnedServe, spawnListening, spawnServe } from '../../test/helpers/spawn-serve.js';
+import { auto, num } from '../format.js';
+import { readCpuMicros } from '../proc.js';
+
+/** The scale-out targets, as the issue states them. */
+export const CLUSTER_TARGETS = {
+  localP50DeltaMs: 0.1,
+  forwardP50DeltaMs: 0.5,
+  forwardP99DeltaMs: 3,
+  forwardCpuRatio: 2,
+  progressEventsPerSec: 100_000,
+  bytesPerIdleSession: 1.5 * 1024,
+  connectionsPerInstance: 2,
+} as const;
+
+interface EchoCase {
+  p50Ms: number;
+  p99Ms: number;
+  cpuUsPerRequest: number;
+  requests: number;
+}
+
+export interface ClusterRun {
+  requestsPerCase: number;
+  reps: number;
+  echo: { single: EchoCase; local: EchoCase; forward: EchoCase };
+  /** Median over reps of the per-rep forward/local CPU ratio (both measured in the same rep). */
+  forwardCpuRatio: number;
+  progress: { events: number; copyOff: number; copyOn: number; forwardedCopyOn: number };
+  memory: { sessions: number; usedMemoryPerSession: number; directoryKeyBytes: number };
+  connections: { sessions: number; perInstance: number; clientList: number }[];
+  redisVersion: string;
+  elapsedMs: number;
+}
+
+const BASE = { 'content-type': 'application/json', accept: 'application/json, text/event-stream' };
+
+function post(
+  agent: Agent,
+  url: string,
+  headers: Record<string, string>,
+  body: string,
+): Promise<{ status: number; headers: Record<string, unknown>; text: string }> {
+  return new Promise((resolve, reject) => {
+    const u = new URL(url);
+    const req = request(
+      {
+        hostname: u.hostname,
+        port: u.port,
+        path: u.pathname,
+        method: 'POST',
+        agent,
+        headers: { ...headers, 'content-length': Buffer.byteLength(body) },
+        timeout: 30_000,
+      },
+      (res) => {
+        const chunks: Buffer[] = [];
+        res.on('data', (d: Buffer) => chunks.push(d));
+        res.on('end', () =>
+          resolve({
+            status: res.statusCode ?? 0,
+            headers: res.headers,
+            text: Buffer.concat(chunks).toString(),
+          }),
+        );
+        res.on('error', reject);
+      },
+    );
+    req.on('timeout', () => req.destroy(new Error('request timed out')));
+    req.on('error', reject);
+    req.end(body);
+  });
+}
+
+async function session(agent: Agent, url: string): Promise<Record<string, string>> {
+  const init = await post(
+    agent,
+    url,
+    BASE,
+    JSON.stringify({
+      jsonrpc: '2.0',
+      id: 0,
+      method: 'initialize',
+      params: {
+        protocolVersion: '2025-11-25',
+        capabilities: {},
+        clientInfo: { name: 'bench', version: '1' },
+      },
+    }),
+  );
+  if (init.status !== 200) throw new Error(`initialize: HTTP ${init.status} ${init.text.slice(0, 200)}`);
+  const sid = String(init.headers['mcp-session-id']);
+  const h = { ...BASE, 'mcp-session-id': sid, 'mcp-protocol-version': '2025-11-25' };
+  await post(agent, url, h, JSON.stringify({ jsonrpc: '2.0', method: 'notifications/initialized' }));
+  return h;
+}
+
+function pct(sorted: readonly number[], p: number): number {
+  return sorted[Math.min(sorted.length - 1, Math.floor((p / 100) * sorted.length))] ?? 0;
+}
+
+function median(xs: readonly number[]): number {
+  const s = [...xs].sort((a, b) => a - b);
+  const m = s.length >> 1;
+  return s.length === 0 ? 0 : s.length % 2 === 1 ? (s[m] ?? 0) : ((s[m - 1] ?? 0) + (s[m] ?? 0)) / 2;
+}
+
+/** Open TCP sockets of `pid` whose remote port is `port` (Linux: /proc/PID/fd against /proc/net/tcp*). */
+function socketsTo(pid: number, port: number): number {
+  const inodes = new Set<string>();
+  for (const fd of readdirSync(`/proc/${pid}/fd`)) {
+    try {
+      const m = /^socket:\[(\d+)\]$/.exec(readlinkSync(`/proc/${pid}/fd/${fd}`));
+      if (m?.[1] !== undefined) inodes.add(m[1]);
+    } catch {
+      // The fd closed while we looked.
+    }
+  }
+  const hex = `:${port.toString(16).toUpperCase().padStart(4, '0')}`;
+  let n = 0;
+  for (const table of ['/proc/net/tcp', '/proc/net/tcp6']) {
+    let text = '';
+    try {
+      text = readFileSync(table, 'utf8');
+    } catch {
+      continue;
+    }
+    for (const line of text.split('\n').slice(1)) {
+      const f = line.trim().split(/\s+/);
+      // f[2] remote address, f[3] state (01 = ESTABLISHED), f[9] inode.
+      if (f[2]?.endsWith(hex) === true && f[3] === '01' && f[9] !== undefined && inodes.has(f[9])) n++;
+    }
+  }
+  return n;
+}
+
+export async function runCluster(
+  quick: boolean,
+  log: (line: string) => void,
+  echoOnly = false,
+): Promise<ClusterRun> {
+  const t0 = performance.now();
+  const reps = quick ? 2 : 5;
+  const perRep = quick ? 500 : 1_500;
+  const round = 250;
+  const floodEvents = quick ? 20_000 : 50_000;
+  const idleSessions = 1_000;
+  const agent = new Agent({ keepAlive: true, maxSockets: 1 });
+  const redis = await startRedis();
+  const procs: SpawnedServe[] = [];
+  try {
+    const single = await spawnServe(['--keepalive-ms', '0']);
+    procs.push(single);
+    // The owner opens the idle sessions of the memory figure: lift the per-client initialize rate.
+    const a = await spawnServe([
+      '--redis',
+      redis.url,
+      '--keepalive-ms',
+      '0',
+      '--initialize-rate',
+      '1000000',
+      '--max-sessions-per-client',
+      '5000',
+    ]);
+    procs.push(a);
+    // SLUICE_BENCH_PROFILE_RELAY=DIR: the relaying member runs with --cpu-prof (profile on exit).
+    const profDir = process.env['SLUICE_BENCH_PROFILE_RELAY'];
+    const bArgs = ['serve', '--port', '0', '--redis', redis.url, '--keepalive-ms', '0'];
+    const b =
+      profDir === undefined
+        ? await spawnServe(bArgs.slice(3))
+        : await spawnListening(process.execPath, [
+            '--cpu-prof',
+            `--cpu-prof-dir=${profDir}`,
+            join(repoRoot(), 'dist', 'src', 'cli', 'main.js'),
+            ...bArgs,
+          ]);
+    procs.push(b);
+    const pid = (s: SpawnedServe): number => s.child.pid ?? 0;
+    const hs = await session(agent, single.url);
+    const ha = await session(agent, a.url);
+    const cases = [
+      { name: 'single', url: single.url, h: hs, pids: [pid(single)] },
+      { name: 'local', url: a.url, h: ha, pids: [pid(a)] },
+      { name: 'forward', url: b.url, h: ha, pids: [pid(a), pid(b)] },
+    ] as const;
+    type Name = (typeof cases)[number]['name'];
+    const lat: Record<Name, number[]> = { single: [], local: [], forward: [] };
+    const cpuByRep: Record<Name, number[]> = { single: [], local: [], forward: [] };
+    let id = 1;
+    const echoBody = (): string =>
+      JSON.stringify({
+        jsonrpc: '2.0',
+        id: id++,
+        method: 'tools/call',
+        params: { name: 'echo', arguments: { text: 'hello' } },
+      });
+    for (const c of cases) for (let i = 0; i < 300; i++) await post(agent, c.url, c.h, echoBody()); // JIT warm-up
+    for (let rep = 0; rep < reps; rep++) {
+      const cpu: Record<Name, number> = { single: 0, local: 0, forward: 0 };
+      for (let done = 0; done < perRep; done += round) {
+        const k = (rep + done / round) % cases.length;
+        for (const c of [...cases.slice(k), ...cases.slice(0, k)]) {
+          const c0 = c.pids.reduce((s, p) => s + readCpuMicros(p), 0);
+          for (let i = 0; i < round; i++) {
+            const s = performance.now();
+            const r = await post(agent, c.url, c.h, echoBody());
+            if (r.status !== 200) throw new Error(`${c.name}: HTTP ${r.status} ${r.text.slice(0, 200)}`);
+            lat[c.name].push(performance.now() - s);
+          }
+          cpu[c.name] += c.pids.reduce((s, p) => s + readCpuMicros(p), 0) - c0;
+        }
+      }
+      for (const c of cases) cpuByRep[c.name].push(cpu[c.name] / perRep);
+      log(
+        `(i) rep ${rep}: CPU/request single ${auto(cpu.single / perRep)} µs, local ${auto(cpu.local / perRep)} µs, ` +
+          `forward ${auto(cpu.forward / perRep)} µs`,
+      );
+    }
+    const echoCase = (n: Name): EchoCase => {
+      const l = [...lat[n]].sort((x, y) => x - y);
+      return {
+        p50Ms: pct(l, 50),
+        p99Ms: pct(l, 99),
+        cpuUsPerRequest: median(cpuByRep[n]),
+        requests: l.length,
+      };
+    };
+    const echo = { single: echoCase('single'), local: echoCase('local'), forward: echoCase('forward') };
+    const forwardCpuRatio = median(cpuByRep.forward.map((f, i) => f / (cpuByRep.local[i] ?? f)));
+    log(`(i) forwarded/local CPU ratio (median of reps): ${forwardCpuRatio.toFixed(2)}`);
+    if (echoOnly) {
+      const none = { events: 0, copyOff: 0, copyOn: 0, forwardedCopyOn: 0 };
+      const mem = { sessions: 0, usedMemoryPerSession: 0, directoryKeyBytes: 0 };
+      return {
+        requestsPerCase: reps * perRep,
+        reps,
+        echo,
+        forwardCpuRatio,
+        progress: none,
+        memory: mem,
+        connections: [],
+        redisVersion: '?',
+        elapsedMs: performance.now() - t0,
+      };
+    }
+
+    // Progress events/s: one flood call streaming `floodEvents` progress notifications.
+    const flood = async (url: string, h: Record<string, string>): Promise<number> => {
+      const s = performance.now();
+      const r = await post(
+        agent,
+        url,
+        h,
+        JSON.stringify({
+          jsonrpc: '2.0',
+          id: id++,
+          method: 'tools/call',
+          params: { name: 'flood', arguments: { count: floodEvents }, _meta: { progressToken: 'p' } },
+        }),
+      );
+      const secs = (performance.now() - s) / 1000;
+      const count = (r.text.match(/notifications\/progress/g) ?? []).length;
+      if (count !== floodEvents)
+        throw new Error(`flood: ${count} of ${floodEvents} events (HTTP ${r.status})`);
+      return count / secs;
+    };
+    const off: number[] = [];
+    const on: number[] = [];
+    const fwd: number[] = [];
+    await flood(single.url, hs);
+    await flood(a.url, ha);
+    for (let rep = 0; rep < reps; rep++) {
+      off.push(await flood(single.url, hs));
+      on.push(await flood(a.url, ha));
+      fwd.push(await flood(b.url, ha));
+    }
+    const progress = {
+      events: floodEvents,
+      copyOff: median(off),
+      copyOn: median(on),
+      forwardedCopyOn: median(fwd),
+    };
+    log(
+      `(i) progress: copy off ${num(progress.copyOff)}/s, copy on ${num(progress.copyOn)}/s, ` +
+        `forwarded ${num(progress.forwardedCopyOn)}/s`,
+    );
+
+    // Redis: connections with 1 session, memory and connections with `idleSessions` more.
+    const link = await connectNodeRedis({ url: redis.url });
+    try {
+      const send = (args: string[]): Promise<unknown> => link.send(args);
+      const used = async (): Promise<number> =>
+        Number(/used_memory:(\d+)/.exec(String(await send(['INFO', 'memory'])))?.[1] ?? 0);
+      const clientList = async (): Promise<number> =>
+        String(await send(['CLIENT', 'LIST']))
+          .trim()
+          .split('\n').length - 1; // minus this connection
+      const perInstance = (): number =>
+        Math.max(socketsTo(pid(a), redis.port), socketsTo(pid(b), redis.port));
+      const connections = [{ sessions: 1, perInstance: perInstance(), clientList: await clientList() }];
+      const before = await used();
+      const sids: string[] = [];
+      const ag = new Agent({ keepAlive: true, maxSockets: 8 });
+      try {
+        for (let i = 0; i < idleSessions; i += 50) {
+          const batch = await Promise.all(
+            Array.from({ length: Math.min(50, idleSessions - i) }, () => session(ag, a.url)),
+          );
+          for (const h of batch) sids.push(h['mcp-session-id'] ?? '');
+        }
+      } finally {
+        ag.destroy();
+      }
+      const after = await used();
+      connections.push({
+        sessions: 1 + idleSessions,
+        perInstance: perInstance(),
+        clientList: await clientList(),
+      });
+      let keyBytes = 0;
+      const match = String(await send(['KEYS', `*${sids[0] ?? ''}*`]));
+      for (const key of match.split(/[\s,]+/).filter((k) => k.length > 0)) {
+        keyBytes += Number(await send(['MEMORY', 'USAGE', key, 'SAMPLES', '0']));
+      }
+      const memory = {
+        sessions: idleSessions,
+        usedMemoryPerSession: (after - before) / idleSessions,
+        directoryKeyBytes: keyBytes,
+      };
+      const redisVersion = /redis_version:(\S+)/.exec(String(await send(['INFO', 'server'])))?.[1] ?? '?';
+      log(
+        `(i) Redis: ${auto(memory.usedMemoryPerSession)} B per idle session, ${connections.map((c) => `${c.perInstance} conn/instance at ${c.sessions}`).join(', ')}`,
+      );
+      return {
+        requestsPerCase: reps * perRep,
+        reps,
+        echo,
+        forwardCpuRatio,
+        progress,
+        memory,
+        connections,
+        redisVersion,
+        elapsedMs: performance.now() - t0,
+      };
+    } finally {
+      await link.close();
+    }
+  } finally {
+    agent.destroy();
+    await Promise.all(procs.map((p) => p.close()));
+    await redis.stop();
+  }
+}
+
+function verdict(ok: boolean): string {
+  return ok ? 'met' : '**missed**';
+}
+
+export function renderCluster(r: ClusterRun): string {
+  const T = CLUSTER_TARGETS;
+  const { single, local, forward } = r.echo;
+  const localDelta = local.p50Ms - single.p50Ms;
+  const fwdDelta50 = forward.p50Ms - local.p50Ms;
+  const fwdDelta99 = forward.p99Ms - local.p99Ms;
+  const ms = (x: number): string => x.toFixed(3);
+  const signed = (x: number): string => `${x >= 0 ? '+' : '−'}${Math.abs(x).toFixed(3)}`;
+  const worstConn = Math.max(...r.connections.map((c) => c.perInstance));
+  const lines = [
+    '## (i) Scale-out on Redis: cluster on vs off',
+    '',
+    `Real \`sluice serve\` processes on loopback and a private redis-server ${r.redisVersion} (no persistence). ` +
+      `Echo: ${num(r.requestsPerCase)} sequential keep-alive requests per case, in ${r.reps} repetitions of ` +
+      'interleaved rounds of 250 whose order rotates; p50/p99 pooled, CPU per request (from /proc, summed over every ' +
+      'instance that handled it) the median over repetitions. *single*: no cluster; *local*: a cluster member ' +
+      'answering its own session; *forwarded*: the same session sent to the other member, relayed to the owner. ' +
+      'The machine may be shared: compare within this table, not across runs.',
+    '',
+    '| Figure | single instance | cluster | Δ / ratio | target | verdict |',
+    '|---|---:|---:|---:|---|---|',
+    `| owner-local echo p50 (ms) | ${ms(single.p50Ms)} | ${ms(local.p50Ms)} | ${signed(localDelta)} | ≤ +${T.localP50DeltaMs} | ${verdict(localDelta <= T.localP50DeltaMs)} |`,
+    `| owner-local echo p99 (ms) | ${ms(single.p99Ms)} | ${ms(local.p99Ms)} | ${signed(local.p99Ms - single.p99Ms)} | — | — |`,
+    `| owner-local CPU / request (µs) | ${auto(single.cpuUsPerRequest)} | ${auto(local.cpuUsPerRequest)} | ×${(local.cpuUsPerRequest / single.cpuUsPerRequest).toFixed(2)} | — | — |`,
+    `| forwarded echo p50 (ms, vs owner-local) | ${ms(local.p50Ms)} | ${ms(forward.p50Ms)} | ${signed(fwdDelta50)} | ≤ +${T.forwardP50DeltaMs} | ${verdict(fwdDelta50 <= T.forwardP50DeltaMs)} |`,
+    `| forwarded echo p99 (ms, vs owner-local) | ${ms(local.p99Ms)} | ${ms(forward.p99Ms)} | ${signed(fwdDelta99)} | ≤ +${T.forwardP99DeltaMs} | ${verdict(fwdDelta99 <= T.forwardP99DeltaMs)} |`,
+    `| forwarded CPU / request (µs, both instances, vs owner-local) | ${auto(local.cpuUsPerRequest)} | ${auto(forward.cpuUsPerRequest)} | ×${r.forwardCpuRatio.toFixed(2)} | ≤ ×${T.forwardCpuRatio} | ${verdict(r.forwardCpuRatio <= T.forwardCpuRatio)} |`,
+    `| progress events/s, one \`flood\` call of ${num(r.progress.events)} (copy off → owner with copy on) | ${num(r.progress.copyOff)} | ${num(r.progress.copyOn)} | ×${(r.progress.copyOn / r.progress.copyOff).toFixed(2)} | ≥ ${num(T.progressEventsPerSec)} | ${verdict(r.progress.copyOn >= T.progressEventsPerSec)} |`,
+    `| progress events/s, the same call forwarded (copy on) | ${num(r.progress.copyOff)} | ${num(r.progress.forwardedCopyOn)} | ×${(r.progress.forwardedCopyOn / r.progress.copyOff).toFixed(2)} | — | — |`,
+    `| Redis memory per idle session (B; INFO used_memory Δ over ${num(r.memory.sessions)} sessions) | 0 | ${num(r.memory.usedMemoryPerSession)} | — | ≤ ${num(T.bytesPerIdleSession)} | ${verdict(r.memory.usedMemoryPerSession <= T.bytesPerIdleSession)} |`,
+    `| Redis MEMORY USAGE of one idle session's keys (B) | 0 | ${num(r.memory.directoryKeyBytes)} | — | ≤ ${num(T.bytesPerIdleSession)} | ${verdict(r.memory.directoryKeyBytes <= T.bytesPerIdleSession)} |`,
+    ...r.connections.map(
+      (c) =>
+        `| Redis connections per instance, ${num(c.sessions)} session${c.sessions === 1 ? '' : 's'} (CLIENT LIST: ${c.clientList} for 2 members) | 0 | ${c.perInstance} | — | ≤ ${T.connectionsPerInstance} | ${verdict(c.perInstance <= T.connectionsPerInstance)} |`,
+    ),
+    '',
+    `Connections per instance: the instance's established sockets to the Redis port, read from /proc. Worst: ${worstConn}. Section time ${num(r.elapsedMs / 1000, 1)} s.`,
+    '',
+  ];
+  return lines.join('\n');
+}
+
+if (process.argv[1] === fileURLToPath(import.meta.url)) {
+  const run = await runCluster(
+    process.argv.includes('--quick'),
+    (l) => process.stderr.write(`${l}\n`),
+    process.argv.includes('--echo-only'),
+  );
+  process.stdout.write(`${JSON.stringify(run, null, 2)}\n${renderCluster(run)}\n`);
+}
