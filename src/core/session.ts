@@ -217,9 +217,10 @@ export class Session implements StreamContext, ExchangeHost, BridgeTarget {
 
   /** Registers an exchange and the requests it answers, before they are dispatched. */
   adopt(ex: Exchange, ids: Iterable<RequestId>): void {
-    (this.#exchanges ??= new Set()).add(ex);
-    const inflight = (this.#inflight ??= new Map());
-    for (const id of ids) inflight.set(id, ex);
+    this.#exchanges ??= new Set();
+    this.#exchanges.add(ex);
+    this.#inflight ??= new Map();
+    for (const id of ids) this.#inflight.set(id, ex);
   }
 
   get sessionHash(): string {
@@ -263,8 +264,10 @@ export class Session implements StreamContext, ExchangeHost, BridgeTarget {
   // ---- inbound (client → server) -------------------------------------------------------------
 
   dispatchRequest(m: JsonRpcRequest, extra: MessageExtraInfo): void {
-    if (this.id !== undefined && INPUT_REQUIRED_METHODS.has(m.method))
-      (this.#shim ??= new LegacyMrtrShim(this.#shimHost())).remember(m, extra);
+    if (this.id !== undefined && INPUT_REQUIRED_METHODS.has(m.method)) {
+      this.#shim ??= new LegacyMrtrShim(this.#shimHost());
+      this.#shim.remember(m, extra);
+    }
     this.#dispatch?.request(m, extra);
   }
 
@@ -311,8 +314,10 @@ export class Session implements StreamContext, ExchangeHost, BridgeTarget {
         const change = changeOf(message.method, message.params);
         if (change !== undefined) this.#deps.changed?.(change);
       }
-      if (isRequest) (this.#awaiting ??= new Set()).add(message.id);
-      else if (message.method === 'notifications/cancelled') {
+      if (isRequest) {
+        this.#awaiting ??= new Set();
+        this.#awaiting.add(message.id);
+      } else if (message.method === 'notifications/cancelled') {
         // The SDK gave up on one of its own requests (timeout, abort): no reply is awaited any more.
         const id = message.params?.['requestId'];
         if (typeof id === 'string' || typeof id === 'number') this.#awaiting?.delete(id);
@@ -445,7 +450,8 @@ export class Session implements StreamContext, ExchangeHost, BridgeTarget {
 
   newPostStream(requestIds: readonly RequestId[]): EventStream {
     const s = new EventStream(this, this.#nextStream++, 'post');
-    (this.#postStreams ??= new Map()).set(s.num, s);
+    this.#postStreams ??= new Map();
+    this.#postStreams.set(s.num, s);
     // A cluster records which requests the stream answers: if this process dies, a resume elsewhere
     // ends them with a definite error instead of leaving the client waiting.
     if (this.id !== undefined) this.#deps.cluster?.streamRequests(this.id, s.num, requestIds);

@@ -152,7 +152,9 @@ export class SseWriter {
    */
   whenFlushed(): Promise<void> | undefined {
     if (this.#closed || this.#isFlushed()) return undefined;
-    return new Promise((resolve) => (this.#flushWaiters ??= []).push(resolve));
+    this.#flushWaiters ??= [];
+    const waiters = this.#flushWaiters;
+    return new Promise((resolve) => waiters.push(resolve));
   }
 
   #isFlushed(): boolean {
@@ -173,7 +175,9 @@ export class SseWriter {
   /** Resolves when the queue is back under the high-water mark (or the connection is gone). */
   waitForRoom(): Promise<void> {
     if (this.#closed) return Promise.resolve();
-    return new Promise((resolve) => (this.#waiters ??= []).push(resolve));
+    this.#waiters ??= [];
+    const waiters = this.#waiters;
+    return new Promise((resolve) => waiters.push(resolve));
   }
 
   /** Sends a comment if nothing was written for idleMs; true when it did. */
