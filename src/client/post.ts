@@ -142,6 +142,12 @@ export async function postMessage(
       // A request answered 202 gets its response later on the standalone GET stream; it stays pending.
       return;
     }
+    if (t.pending.get(entry.message.id) !== entry) {
+      // Cancelled while the POST was in flight (the Client has sent notifications/cancelled): its answer
+      // is read by nobody, and a stream of it must not be adopted, or its end would be resumed.
+      controller.abort();
+      return;
+    }
     const type = mediaType(response.header('content-type'));
     if (type === 'text/event-stream' && response.body !== null) {
       handedOff = true;
