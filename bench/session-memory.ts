@@ -5,6 +5,7 @@
 // Each factory runs in its own child process (--expose-gc); the parent opens N sessions (initialize +
 // notifications/initialized) and then one GET stream per session, and reads the child's RSS and heap
 // after a forced GC at three points: idle, with the sessions, with the streams. Factories:
+//   none         a hand-written object that only answers initialize (no SDK): Sluice's own share alone
 //   trivial      a low-level SDK `Server` with no tools (shared validator): Sluice's own share plus the
 //                SDK's Server
 //   bench        the benchmark's 3 tools (schemas built once, shared validator)
@@ -16,8 +17,8 @@ import { fileURLToPath } from 'node:url';
 import { parseArgs } from 'node:util';
 import { Server } from '@modelcontextprotocol/sdk/server/index.js';
 
-type Factory = 'trivial' | 'bench' | 'demo';
-const FACTORIES: Factory[] = ['trivial', 'bench', 'demo'];
+type Factory = 'none' | 'trivial' | 'bench' | 'demo';
+const FACTORIES: Factory[] = ['none', 'trivial', 'bench', 'demo'];
 const DEADLINE_MS = 120_000;
 const CONCURRENCY = 32;
 const KIB = 1024;
@@ -27,7 +28,36 @@ interface Mem {
   heap: number;
 }
 
+interface MinimalTransport {
+  onmessage?:
+    | ((m: { method?: string; id?: unknown; params?: { protocolVersion?: unknown } }) => void)
+    | undefined;
+  send(m: unknown): Promise<void>;
+  close(): Promise<void>;
+}
+
+/** Answers initialize and nothing else: what remains per session is Sluice's own state. */
+class NoServer {
+  #t: MinimalTransport | undefined;
+  async connect(t: MinimalTransport): Promise<void> {
+    this.#t = t;
+    t.onmessage = (m) => {
+      if (m.method !== 'initialize') return;
+      const result = {
+        protocolVersion: m.params?.protocolVersion,
+        capabilities: {},
+        serverInfo: { name: 'none', version: '1' },
+      };
+      void t.send({ jsonrpc: '2.0', id: m.id, result });
+    };
+  }
+  async close(): Promise<void> {
+    await this.#t?.close();
+  }
+}
+
 async function factory(name: Factory): Promise<() => unknown> {
+  if (name === 'none') return () => new NoServer();
   if (name === 'trivial') {
     const { sharedJsonSchemaValidator } = await import('../src/server/shared-validator.js');
     const jsonSchemaValidator = sharedJsonSchemaValidator();

@@ -26,6 +26,9 @@ import type { RequestId, WireMessage } from './wire.js';
 /** A request re-sent after a stale connection is tried at most this many more times. */
 const MAX_STALE_RESENDS = 3;
 
+/** Re-initializations a message waits for in a row before it goes out as it is (see sessionHeaders). */
+const MAX_REINIT_WAITS = 3;
+
 /** How often this message was already sent again, and why. */
 export interface PostAttempt {
   /** Re-sent once after a 404 and a re-initialization. */
@@ -64,8 +67,9 @@ export async function postMessage(
   // A 2026-07-28-era message (its `_meta` names the revision) carries no session id: that era has none.
   const modern = entry !== undefined ? entry.modern : modernRevisionOf(wire);
   const isInitialize = wire.method === 'initialize' && modern === undefined;
-  const sentWithSession = isInitialize || modern !== undefined ? undefined : t.session.sessionId;
-  const headers = await t.headers(POST_ACCEPT, !isInitialize && modern === undefined, undefined);
+  const withSession = !isInitialize && modern === undefined;
+  const headers = withSession ? await sessionHeaders(t) : await t.headers(POST_ACCEPT, false, undefined);
+  const sentWithSession = withSession ? headers['mcp-session-id'] : undefined;
   if (modern !== undefined) Object.assign(headers, t.paramHeaders.headersFor(wire));
   if (entry?.extraHeaders !== undefined) Object.assign(headers, entry.extraHeaders);
   if (modern !== undefined) Object.assign(headers, standardHeaders(wire, modern));
@@ -138,6 +142,12 @@ export async function postMessage(
       // A request answered 202 gets its response later on the standalone GET stream; it stays pending.
       return;
     }
+    if (t.pending.get(entry.message.id) !== entry) {
+      // Cancelled while the POST was in flight (the Client has sent notifications/cancelled): its answer
+      // is read by nobody, and a stream of it must not be adopted, or its end would be resumed.
+      controller.abort();
+      return;
+    }
     const type = mediaType(response.header('content-type'));
     if (type === 'text/event-stream' && response.body !== null) {
       handedOff = true;
@@ -152,6 +162,31 @@ export async function postMessage(
     throw new UnexpectedContentTypeError(response.header('content-type'));
   } finally {
     if (!handedOff) t.inflight.delete(controller);
+  }
+}
+
+/**
+ * Headers for a message of the session, built when no re-initialization is in progress: one clears the
+ * session id until the new session is there, and a message sent meanwhile (a re-send after a lost stream,
+ * a retry) would carry none and be refused (400). It waits for the new session and goes out with its id
+ * (MCP 2025-11-25 basic/transports §"Session Management"). Building headers may await (a token provider),
+ * during which a re-initialization may start: then they are built again.
+ */
+async function sessionHeaders(t: TransportContext): Promise<Record<string, string>> {
+  for (let round = 1; ; round++) {
+    const replacing = t.session.reinitializing;
+    if (replacing !== undefined) {
+      try {
+        await replacing;
+      } catch (error) {
+        throw new SessionExpiredError(
+          `session expired and re-initializing failed: ${describe(error)}`,
+          error,
+        );
+      }
+    }
+    const headers = await t.headers(POST_ACCEPT, true, undefined);
+    if (t.session.reinitializing === undefined || round >= MAX_REINIT_WAITS) return headers;
   }
 }
 

@@ -38,18 +38,47 @@ function internalsOf(server: unknown): ProtocolInternals | undefined {
   return undefined;
 }
 
+/** Calls the Protocol's per-kind handlers. A class, not closures: one small object per session. */
+class FastDispatcher implements Dispatcher {
+  readonly #p: ProtocolInternals;
+  constructor(p: ProtocolInternals) {
+    this.#p = p;
+  }
+  get fast(): boolean {
+    return true;
+  }
+  request(m: JsonRpcRequest, extra: MessageExtraInfo): void {
+    this.#p._onrequest(m, extra);
+  }
+  notification(m: JsonRpcNotification): void {
+    this.#p._onnotification(m);
+  }
+  response(m: JsonRpcResponse): void {
+    this.#p._onresponse(m);
+  }
+}
+
+/** Hands every message to `transport.onmessage`, as the SDK's own transports do. */
+class MessageDispatcher implements Dispatcher {
+  readonly #t: BridgeTransport;
+  constructor(t: BridgeTransport) {
+    this.#t = t;
+  }
+  get fast(): boolean {
+    return false;
+  }
+  request(m: JsonRpcRequest, extra: MessageExtraInfo): void {
+    this.#t.onmessage?.(m as never, extra);
+  }
+  notification(m: JsonRpcNotification): void {
+    this.#t.onmessage?.(m as never);
+  }
+  response(m: JsonRpcResponse): void {
+    this.#t.onmessage?.(m as never);
+  }
+}
+
 export function createDispatcher(server: unknown, transport: BridgeTransport, fast: boolean): Dispatcher {
   const p = fast ? internalsOf(server) : undefined;
-  if (p !== undefined) {
-    return {
-      request: (m, extra) => p._onrequest(m, extra),
-      notification: (m) => p._onnotification(m),
-      response: (m) => p._onresponse(m),
-      fast: true,
-    };
-  }
-  const deliver = (m: unknown, extra?: MessageExtraInfo): void => {
-    transport.onmessage?.(m as never, extra);
-  };
-  return { request: deliver, notification: (m) => deliver(m), response: (m) => deliver(m), fast: false };
+  return p !== undefined ? new FastDispatcher(p) : new MessageDispatcher(transport);
 }

@@ -47,6 +47,8 @@ export interface StreamContext {
 
 export type StreamKind = 'post' | 'get';
 
+const RESOLVED: Promise<unknown> = Promise.resolve();
+
 /**
  * How a resume went: attached, refused by the store, the store failed to answer (`unavailable`), or
  * nobody to attach (client or session gone).
@@ -66,7 +68,8 @@ export class EventStream {
   #seq = 0;
   #idPrefix: string | undefined;
   #writer: SseWriter | undefined;
-  #resuming: Promise<unknown> = Promise.resolve();
+  /** The resume in progress (resumes of one stream run one after another); none at first. */
+  #resuming: Promise<unknown> | undefined;
   /** Frames produced while a replay is being read; written after it, deduplicated by seq. */
   #held: Held[] | undefined;
   /** Highest seq handed to any connection. */
@@ -223,7 +226,7 @@ export class EventStream {
     afterSeq: number | undefined,
     guard?: StreamGuard,
   ): Promise<ResumeOutcome> {
-    const run = this.#resuming.then(() => this.#resume(sink, headers, afterSeq, guard));
+    const run = (this.#resuming ?? RESOLVED).then(() => this.#resume(sink, headers, afterSeq, guard));
     this.#resuming = run.catch(() => undefined);
     return run;
   }

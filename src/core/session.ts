@@ -21,6 +21,7 @@ import {
 import { PARTIAL_META_KEY } from '../jsonrpc/partial.js';
 import { type ChangeEvent, changeOf } from '../modern/bus.js';
 import { LegacyMrtrShim, SHIM_SCHEMAS, type ShimHost } from '../modern/legacy-shim.js';
+import { INPUT_REQUIRED_METHODS } from '../modern/mrtr.js';
 import { type BridgeTarget, BridgeTransport } from './bridge-transport.js';
 import type { ClusterHooks } from './cluster-hooks.js';
 import type { Counters, SessionEndReason } from './counters.js';
@@ -92,38 +93,38 @@ const SETTLE_MAX_MS = 250;
 /** The oldest revision, assumed when a client sends no MCP-Protocol-Version (2025-06-18 basic/transports). */
 export const DEFAULT_NEGOTIATED_VERSION = '2025-03-26';
 
+/** Shared read-only empty collections, returned until a session needs its own. */
+const NO_EXCHANGES: ReadonlyMap<RequestId, Exchange> = new Map();
+const NO_STREAMS: ReadonlyMap<number, EventStream> = new Map();
+const NO_IDS: ReadonlySet<RequestId> = new Set();
+const NO_SETS: ReadonlySet<Exchange> = new Set();
+
+/**
+ * Per-session memory is what a server with many idle sessions pays (README "Memory per session"),
+ * so a session holds only what is its own: endpoint-wide settings are read through `#deps` (one
+ * object per endpoint), and the collections, the input_required shim and the standalone stream are
+ * created when first needed. An empty Map or Set costs ~180 bytes of heap, a closure ~56.
+ */
 export class Session implements StreamContext, ExchangeHost, BridgeTarget {
   readonly id: string | undefined;
   readonly sessionKey: string;
   readonly tag: string | undefined;
   readonly principal: string | undefined;
-  readonly store: EventStore | undefined;
-  readonly counters: Counters;
-  readonly limits: WriterLimits;
-  readonly now: () => number;
-  readonly live: Set<SseWriter>;
-  readonly retryMs: number;
-  readonly streamAfterMs: number;
-  readonly streamGraceMs: number;
-  readonly orphanTimeoutMs: number;
   readonly transport: BridgeTransport;
-  readonly probe: Probe | undefined;
-  readonly pacer: Pacer;
   #hash: string | undefined;
   #version = DEFAULT_NEGOTIATED_VERSION;
   ended = false;
   #lastActive: number;
-  readonly inflight = new Map<RequestId, Exchange>();
-  readonly exchanges = new Set<Exchange>();
-  readonly postStreams = new Map<number, EventStream>();
-  /** Ids of server-to-client requests awaiting the client's reply. */
-  readonly awaiting = new Set<RequestId>();
+  #inflight: Map<RequestId, Exchange> | undefined;
+  #exchanges: Set<Exchange> | undefined;
+  #postStreams: Map<number, EventStream> | undefined;
+  #awaiting: Set<RequestId> | undefined;
   /** The client declared the draft SEP's `partialResults` capability in initialize. */
   partialResultsCapable = false;
   #server: McpServerLike | undefined;
   #dispatch: Dispatcher | undefined;
-  /** Turns input_required results into server-to-client requests (sessions only). */
-  readonly #shim: LegacyMrtrShim | undefined;
+  /** Turns input_required results into server-to-client requests (sessions only; made on first use). */
+  #shim: LegacyMrtrShim | undefined;
   #standalone: EventStream | undefined;
   #nextStream = 1;
   readonly #deps: SessionDeps;
@@ -134,26 +135,65 @@ export class Session implements StreamContext, ExchangeHost, BridgeTarget {
     tag: string | undefined,
     principal: string | undefined,
   ) {
-    const o = deps.options;
     this.#deps = deps;
     this.id = id;
     this.sessionKey = id ?? '';
     this.tag = tag;
     this.principal = principal;
-    this.store = tag === undefined ? undefined : deps.store;
-    this.counters = deps.counters;
-    this.limits = deps.limits;
-    this.now = o.now;
-    this.live = deps.live;
-    this.retryMs = o.retryMs;
-    this.streamAfterMs = o.streamAfterMs;
-    this.streamGraceMs = o.streamGraceMs;
-    this.orphanTimeoutMs = o.orphanTimeoutMs;
-    this.#lastActive = o.now();
+    this.#lastActive = deps.options.now();
     this.transport = new BridgeTransport(this, id);
-    this.probe = o.probe;
-    this.pacer = deps.pacer;
-    this.#shim = id === undefined ? undefined : new LegacyMrtrShim(this.#shimHost());
+  }
+
+  // Endpoint-wide settings (StreamContext, ExchangeHost), read from the endpoint's shared deps.
+  get store(): EventStore | undefined {
+    return this.tag === undefined ? undefined : this.#deps.store;
+  }
+  get counters(): Counters {
+    return this.#deps.counters;
+  }
+  get limits(): WriterLimits {
+    return this.#deps.limits;
+  }
+  get now(): () => number {
+    return this.#deps.options.now;
+  }
+  get live(): Set<SseWriter> {
+    return this.#deps.live;
+  }
+  get retryMs(): number {
+    return this.#deps.options.retryMs;
+  }
+  get streamAfterMs(): number {
+    return this.#deps.options.streamAfterMs;
+  }
+  get streamGraceMs(): number {
+    return this.#deps.options.streamGraceMs;
+  }
+  get orphanTimeoutMs(): number {
+    return this.#deps.options.orphanTimeoutMs;
+  }
+  get probe(): Probe | undefined {
+    return this.#deps.options.probe;
+  }
+  get pacer(): Pacer {
+    return this.#deps.pacer;
+  }
+
+  /** Requests in flight, by id, with the exchange that answers them. */
+  get inflight(): ReadonlyMap<RequestId, Exchange> {
+    return this.#inflight ?? NO_EXCHANGES;
+  }
+  /** Open exchanges (POSTs not yet fully answered). */
+  get exchanges(): ReadonlySet<Exchange> {
+    return this.#exchanges ?? NO_SETS;
+  }
+  /** POST streams not yet finished, by stream number. */
+  get postStreams(): ReadonlyMap<number, EventStream> {
+    return this.#postStreams ?? NO_STREAMS;
+  }
+  /** Ids of server-to-client requests awaiting the client's reply. */
+  get awaiting(): ReadonlySet<RequestId> {
+    return this.#awaiting ?? NO_IDS;
   }
 
   /** The protocol revision the initialize exchange settled on. */
@@ -177,8 +217,10 @@ export class Session implements StreamContext, ExchangeHost, BridgeTarget {
 
   /** Registers an exchange and the requests it answers, before they are dispatched. */
   adopt(ex: Exchange, ids: Iterable<RequestId>): void {
-    this.exchanges.add(ex);
-    for (const id of ids) this.inflight.set(id, ex);
+    this.#exchanges ??= new Set();
+    this.#exchanges.add(ex);
+    this.#inflight ??= new Map();
+    for (const id of ids) this.#inflight.set(id, ex);
   }
 
   get sessionHash(): string {
@@ -197,18 +239,19 @@ export class Session implements StreamContext, ExchangeHost, BridgeTarget {
   /** The streams that currently have a connection (standalone first). */
   *attachedStreams(): Generator<EventStream> {
     if (this.#standalone?.attached) yield this.#standalone;
-    for (const st of this.postStreams.values()) if (st.attached) yield st;
+    if (this.#postStreams !== undefined)
+      for (const st of this.#postStreams.values()) if (st.attached) yield st;
   }
   get hasGetConnection(): boolean {
     return this.#standalone?.attached === true;
   }
   /** Whether anything keeps this session alive (idle TTL does not run then). */
   get busy(): boolean {
-    return this.exchanges.size > 0 || this.#standalone?.attached === true;
+    return (this.#exchanges?.size ?? 0) > 0 || this.#standalone?.attached === true;
   }
   /** Open SSE connections and exchanges, for the per-session stream limit. */
   get openStreams(): number {
-    return this.exchanges.size + (this.#standalone?.attached ? 1 : 0);
+    return (this.#exchanges?.size ?? 0) + (this.#standalone?.attached ? 1 : 0);
   }
 
   async connect(server: McpServerLike): Promise<void> {
@@ -221,7 +264,10 @@ export class Session implements StreamContext, ExchangeHost, BridgeTarget {
   // ---- inbound (client → server) -------------------------------------------------------------
 
   dispatchRequest(m: JsonRpcRequest, extra: MessageExtraInfo): void {
-    this.#shim?.remember(m, extra);
+    if (this.id !== undefined && INPUT_REQUIRED_METHODS.has(m.method)) {
+      this.#shim ??= new LegacyMrtrShim(this.#shimHost());
+      this.#shim.remember(m, extra);
+    }
     this.#dispatch?.request(m, extra);
   }
 
@@ -232,9 +278,9 @@ export class Session implements StreamContext, ExchangeHost, BridgeTarget {
       const id = m.params?.['requestId'];
       if (typeof id === 'string' || typeof id === 'number') {
         this.#shim?.forget(id);
-        const ex = this.inflight.get(id);
+        const ex = this.#inflight?.get(id);
         if (ex !== undefined) {
-          this.inflight.delete(id);
+          this.#inflight?.delete(id);
           ex.cancelled(id);
         }
       }
@@ -243,12 +289,12 @@ export class Session implements StreamContext, ExchangeHost, BridgeTarget {
 
   /** A reply to a server-to-client request (sampling, elicitation, roots). */
   dispatchReply(m: JsonRpcResponse, id: RequestId): void {
-    this.awaiting.delete(id);
+    this.#awaiting?.delete(id);
     this.#dispatch?.response(m);
   }
 
   closeRequestStream(id: RequestId): void {
-    this.inflight.get(id)?.closeConnection();
+    this.#inflight?.get(id)?.closeConnection();
   }
 
   // ---- outbound (server → client): BridgeTarget ------------------------------------------------
@@ -268,11 +314,13 @@ export class Session implements StreamContext, ExchangeHost, BridgeTarget {
         const change = changeOf(message.method, message.params);
         if (change !== undefined) this.#deps.changed?.(change);
       }
-      if (isRequest) this.awaiting.add(message.id);
-      else if (message.method === 'notifications/cancelled') {
+      if (isRequest) {
+        this.#awaiting ??= new Set();
+        this.#awaiting.add(message.id);
+      } else if (message.method === 'notifications/cancelled') {
         // The SDK gave up on one of its own requests (timeout, abort): no reply is awaited any more.
         const id = message.params?.['requestId'];
-        if (typeof id === 'string' || typeof id === 'number') this.awaiting.delete(id);
+        if (typeof id === 'string' || typeof id === 'number') this.#awaiting?.delete(id);
       }
       const json = JSON.stringify(message);
       // Progress is the only compressible traffic; its coalescing key is the token (string and
@@ -302,14 +350,14 @@ export class Session implements StreamContext, ExchangeHost, BridgeTarget {
     }
     const id = message.id;
     if (id === undefined || id === null) return undefined;
-    const ex = this.inflight.get(id);
+    const ex = this.#inflight?.get(id);
     if (ex === undefined) {
       // Answer to a cancelled or abandoned request: nothing awaits it any more.
       this.counters.undeliverable++;
       return undefined;
     }
     if (this.#shim?.intercept(message)) return undefined;
-    this.inflight.delete(id);
+    this.#inflight?.delete(id);
     return ex.response(id, JSON.stringify(message), this.now());
   }
 
@@ -324,7 +372,7 @@ export class Session implements StreamContext, ExchangeHost, BridgeTarget {
     json: string,
     key: string | undefined,
   ): Promise<void> | undefined | 'nostream' {
-    const ex = this.inflight.get(related);
+    const ex = this.#inflight?.get(related);
     const r = ex === undefined ? 'nostream' : ex.related(json, key);
     if (r !== 'nostream') return r;
     const s = this.#usableStandalone();
@@ -337,7 +385,7 @@ export class Session implements StreamContext, ExchangeHost, BridgeTarget {
   /** One delta of partial output of a request (fast path; see server/partial-results.ts). */
   routePartial(related: RequestId, p: PartialFrame): Promise<void> | undefined {
     if (this.ended) return undefined;
-    const ex = this.inflight.get(related);
+    const ex = this.#inflight?.get(related);
     const r = ex === undefined ? 'nostream' : ex.relatedPartial(p);
     if (r !== 'nostream') return r;
     const s = this.#usableStandalone();
@@ -402,7 +450,8 @@ export class Session implements StreamContext, ExchangeHost, BridgeTarget {
 
   newPostStream(requestIds: readonly RequestId[]): EventStream {
     const s = new EventStream(this, this.#nextStream++, 'post');
-    this.postStreams.set(s.num, s);
+    this.#postStreams ??= new Map();
+    this.#postStreams.set(s.num, s);
     // A cluster records which requests the stream answers: if this process dies, a resume elsewhere
     // ends them with a definite error instead of leaving the client waiting.
     if (this.id !== undefined) this.#deps.cluster?.streamRequests(this.id, s.num, requestIds);
@@ -411,7 +460,7 @@ export class Session implements StreamContext, ExchangeHost, BridgeTarget {
 
   cancel(ids: RequestId[], reason: string): void {
     for (const requestId of ids) {
-      this.inflight.delete(requestId);
+      this.#inflight?.delete(requestId);
       this.#shim?.forget(requestId);
       this.#dispatch?.notification({
         jsonrpc: '2.0',
@@ -431,10 +480,17 @@ export class Session implements StreamContext, ExchangeHost, BridgeTarget {
   }
 
   exchangeDone(ex: Exchange): void {
-    this.exchanges.delete(ex);
+    const exchanges = this.#exchanges;
+    exchanges?.delete(ex);
     // A finished stream is resumed from the event store alone (its events stay there for the grace period).
     const s = ex.stream;
-    if (s !== undefined) this.postStreams.delete(s.num);
+    if (s !== undefined) this.#postStreams?.delete(s.num);
+    // An idle session keeps no empty collections (the initialize exchange would leave two behind).
+    if (exchanges?.size === 0) {
+      this.#exchanges = undefined;
+      if (this.#inflight?.size === 0) this.#inflight = undefined;
+      if (this.#postStreams?.size === 0) this.#postStreams = undefined;
+    }
     this.#lastActive = this.now();
   }
 
@@ -455,11 +511,11 @@ export class Session implements StreamContext, ExchangeHost, BridgeTarget {
   end(reason: SessionEndReason, answer: Refusal = Refusals.sessionNotFound()): void {
     if (this.ended) return;
     this.ended = true;
-    for (const ex of [...this.exchanges]) ex.abandon(answer);
-    this.exchanges.clear();
-    this.inflight.clear();
-    for (const s of this.postStreams.values()) s.interrupt();
-    this.postStreams.clear();
+    if (this.#exchanges !== undefined) for (const ex of [...this.#exchanges]) ex.abandon(answer);
+    this.#exchanges = undefined;
+    this.#inflight = undefined;
+    if (this.#postStreams !== undefined) for (const s of this.#postStreams.values()) s.interrupt();
+    this.#postStreams = undefined;
     this.#standalone?.interrupt();
     const server = this.#server;
     this.#server = undefined;
@@ -488,12 +544,12 @@ export class Session implements StreamContext, ExchangeHost, BridgeTarget {
       deliver: (m) => {
         void this.route(m, undefined);
       },
-      pending: (id) => !this.ended && this.inflight.has(id),
+      pending: (id) => !this.ended && this.#inflight?.has(id) === true,
     };
   }
 
   #failRequest(id: RequestId, message: string): void {
-    this.awaiting.delete(id);
+    this.#awaiting?.delete(id);
     const d = this.#dispatch;
     // Deferred: the SDK is still inside its own send() when this runs.
     queueMicrotask(() => d?.response(errorResponse(id, JsonRpcCode.ServerError, message)));

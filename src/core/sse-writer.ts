@@ -45,10 +45,11 @@ export class SseWriter {
   #batchOpen = false;
   /** The batch holds only what open() put there. */
   #opening = false;
-  #flushWaiters: (() => void)[] = [];
+  /** Waiters (whenFlushed, waitForRoom), made on first use: most connections never wait. */
+  #flushWaiters: (() => void)[] | undefined;
   #writable = true;
   #stallStart = 0;
-  #waiters: (() => void)[] = [];
+  #waiters: (() => void)[] | undefined;
   /** When the last bytes went to the sink (for keepalive). */
   lastWriteAt: number;
   /** Milliseconds this connection spent waiting for 'drain'. */
@@ -151,7 +152,9 @@ export class SseWriter {
    */
   whenFlushed(): Promise<void> | undefined {
     if (this.#closed || this.#isFlushed()) return undefined;
-    return new Promise((resolve) => this.#flushWaiters.push(resolve));
+    this.#flushWaiters ??= [];
+    const waiters = this.#flushWaiters;
+    return new Promise((resolve) => waiters.push(resolve));
   }
 
   #isFlushed(): boolean {
@@ -172,7 +175,9 @@ export class SseWriter {
   /** Resolves when the queue is back under the high-water mark (or the connection is gone). */
   waitForRoom(): Promise<void> {
     if (this.#closed) return Promise.resolve();
-    return new Promise((resolve) => this.#waiters.push(resolve));
+    this.#waiters ??= [];
+    const waiters = this.#waiters;
+    return new Promise((resolve) => waiters.push(resolve));
   }
 
   /** Sends a comment if nothing was written for idleMs; true when it did. */
@@ -218,12 +223,13 @@ export class SseWriter {
     this.#batch = '';
     if (this.#writable) this.#put(b);
     else this.#queue().push(b);
-    if (this.#flushWaiters.length > 0 && this.#isFlushed()) this.#releaseFlushed();
+    if (this.#flushWaiters !== undefined && this.#isFlushed()) this.#releaseFlushed();
   }
 
   #releaseFlushed(): void {
     const waiters = this.#flushWaiters;
-    this.#flushWaiters = [];
+    if (waiters === undefined) return;
+    this.#flushWaiters = undefined;
     for (const w of waiters) w();
   }
 
@@ -247,7 +253,7 @@ export class SseWriter {
     if (rest.length > 0) this.#put(rest);
     // The queue is empty now (its bytes are in the socket's buffer): waiting producers may go on.
     this.#release();
-    if (this.#flushWaiters.length > 0 && this.#isFlushed()) this.#releaseFlushed();
+    if (this.#flushWaiters !== undefined && this.#isFlushed()) this.#releaseFlushed();
   }
 
   #onClose(): void {
@@ -260,7 +266,8 @@ export class SseWriter {
   #release(): void {
     if (this.#closed) this.#releaseFlushed();
     const waiters = this.#waiters;
-    this.#waiters = [];
+    if (waiters === undefined) return;
+    this.#waiters = undefined;
     for (const w of waiters) w();
   }
 }
