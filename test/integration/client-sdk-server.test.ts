@@ -71,18 +71,19 @@ for (const [adapter, http] of Object.entries(ADAPTERS)) {
           try {
             const seen: number[] = [];
             const result = await withDeadline(
-              client.callTool({ name: 'progress', arguments: { steps: 5, delayMs: 60 } }, undefined, {
+              client.callTool({ name: 'progress', arguments: { steps: 5, delayMs: 250 } }, undefined, {
                 onprogress: (p) => seen.push(p.progress),
                 // JSON responses cannot carry progress, so only SSE can be kept alive by it.
-                timeout: mode === 'sse' ? 150 : 2_000,
+                // A gap of 250 ms against an 800 ms timeout: wide enough for a loaded machine.
+                timeout: mode === 'sse' ? 800 : 4_000,
                 resetTimeoutOnProgress: true,
               }),
-              5_000,
+              10_000,
               'callTool progress',
             );
             assert.deepEqual(result.content, [{ type: 'text', text: 'done 5' }]);
             if (mode === 'sse') {
-              // 5 × 60 ms > the 150 ms timeout: only progress resets kept the request alive.
+              // 5 × 250 ms > the 800 ms timeout: only progress resets kept the request alive.
               assert.deepEqual(seen, [1, 2, 3, 4, 5]);
             }
           } finally {
