@@ -314,7 +314,9 @@ export class Endpoint {
     const now = this.options.now();
     const ttl = this.options.sessionIdleMs;
     for (const s of [...this.sessions.values()]) {
-      if (!s.busy && now - s.lastActive > ttl) s.end('idle', Refusals.sessionNotFound());
+      if (s.busy) continue;
+      if (now - s.lastActive > ttl) s.end('idle', Refusals.sessionNotFound());
+      else s.compact();
     }
     this.clientLimits?.sweep(now);
   }

@@ -296,6 +296,9 @@ async function initialize(ep: Endpoint, input: PostInput, init: JsonRpcRequest):
     if (!registered) {
       releaseClient();
       session.end('failed-init');
+    } else {
+      // Most sessions sit idle after the handshake: leave no empty request tables behind.
+      session.compact();
     }
   };
   session.adopt(ex, [init.id]);

@@ -480,18 +480,23 @@ export class Session implements StreamContext, ExchangeHost, BridgeTarget {
   }
 
   exchangeDone(ex: Exchange): void {
-    const exchanges = this.#exchanges;
-    exchanges?.delete(ex);
+    this.#exchanges?.delete(ex);
     // A finished stream is resumed from the event store alone (its events stay there for the grace period).
     const s = ex.stream;
     if (s !== undefined) this.#postStreams?.delete(s.num);
-    // An idle session keeps no empty collections (the initialize exchange would leave two behind).
-    if (exchanges?.size === 0) {
-      this.#exchanges = undefined;
-      if (this.#inflight?.size === 0) this.#inflight = undefined;
-      if (this.#postStreams?.size === 0) this.#postStreams = undefined;
-    }
     this.#lastActive = this.now();
+  }
+
+  /**
+   * Drops the request tables while they are empty, so an idle session keeps no empty collections.
+   * Called when the initialize exchange is done and by the idle sweep, never per request: a
+   * session answering one request at a time keeps its tables instead of allocating them each time.
+   */
+  compact(): void {
+    if ((this.#exchanges?.size ?? 0) > 0) return;
+    this.#exchanges = undefined;
+    if (this.#inflight?.size === 0) this.#inflight = undefined;
+    if (this.#postStreams?.size === 0) this.#postStreams = undefined;
   }
 
   countMode(mode: 'json' | 'sse', methods: Iterable<string>): void {
