@@ -43,6 +43,7 @@ import type { McpServerLike } from '../session.js';
 import { SseWriter } from '../sse-writer.js';
 import { honouredFilter, ListenStream, parseFilter } from './listen.js';
 import { type SharedServer, sharedServersOf } from './shared-server.js';
+import { bindModern, classificationOf, envelopeOf, UNBOUND_METHODS } from './v2-binding.js';
 
 type ServerInfo = { name: string; version: string };
 type Waiter = (m: JsonRpcResponse | undefined) => void;
@@ -82,6 +83,8 @@ export class ModernCall implements BridgeTarget, ModernInflight {
   #wireId: RequestId;
   #dispatch: Dispatcher | undefined;
   #serverInfo: ServerInfo | undefined;
+  /** The served server is an SDK v2 one bound to this request's revision (v2-binding.ts). */
+  #bound = false;
   #timer: ReturnType<typeof setTimeout> | undefined;
   readonly #internal = new Map<string, Waiter>();
 
@@ -106,12 +109,15 @@ export class ModernCall implements BridgeTarget, ModernInflight {
     ep.modern.inflight.add(this);
     ep.modern.requests++;
     input.sink.onClose(() => this.#onClose());
+    const unbound = UNBOUND_METHODS.has(this.#req.method);
     const pooled = sharedServersOf(ep)?.get(input.auth?.principal);
-    if (pooled !== undefined) {
-      const shared = await pooled;
-      if (this.done) return this.#cleanup();
+    const shared = pooled === undefined ? undefined : await pooled;
+    if (this.done) return this.#cleanup();
+    // A bound shared server cannot describe itself (no initialize): discover/listen get their own.
+    if (shared !== undefined && !(unbound && shared.bound)) {
       this.#shared = shared;
       this.#dispatch = shared.dispatch;
+      this.#bound = shared.bound;
       this.#serverInfo = serverInfoOf(shared.server);
       return this.#serve();
     }
@@ -127,6 +133,7 @@ export class ModernCall implements BridgeTarget, ModernInflight {
     const transport = new BridgeTransport(this, undefined);
     await server.connect(transport);
     if (this.done) return this.#cleanup();
+    if (!unbound) this.#bound = bindModern(server, this.#meta.protocolVersion, this.#meta);
     this.#dispatch = createDispatcher(server, transport, ep.options.fastDispatch);
     this.#serverInfo = serverInfoOf(server);
     return this.#serve();
@@ -232,6 +239,7 @@ export class ModernCall implements BridgeTarget, ModernInflight {
     const auth = this.#input.auth;
     return {
       requestInfo: { headers: this.#input.rawHeaders },
+      ...(this.#bound ? { classification: classificationOf(this.#meta.protocolVersion) } : {}),
       ...(auth === undefined
         ? {}
         : {
@@ -249,10 +257,12 @@ export class ModernCall implements BridgeTarget, ModernInflight {
   /** A request of Sluice's own to the served server (never seen by the client). */
   #ask(method: string, params: Record<string, unknown>): Promise<JsonRpcResponse | undefined> {
     const id = `\u0000sluice-${++internalSeq}`;
+    // A bound server refuses a request without the era's envelope: it is sent on the client's behalf.
+    const p = this.#bound ? { ...params, _meta: envelopeOf(this.#meta) } : params;
     return new Promise((resolve) => {
       this.#internal.set(id, resolve);
       this.#shared?.claim(this, undefined, id);
-      this.#dispatch?.request({ jsonrpc: '2.0', id, method, params }, this.#extra());
+      this.#dispatch?.request({ jsonrpc: '2.0', id, method, params: p }, this.#extra());
     });
   }
 

@@ -17,10 +17,12 @@
 import { JsonRpcCode } from '../../jsonrpc/codes.js';
 import { errorResponse, type JsonRpcMessage, type RequestId } from '../../jsonrpc/message.js';
 import { changeOf } from '../../modern/bus.js';
+import { MODERN_VERSIONS } from '../../modern/constants.js';
 import { type BridgeTarget, BridgeTransport } from '../bridge-transport.js';
 import { createDispatcher, type Dispatcher } from '../dispatcher.js';
 import type { CreateServer, Endpoint } from '../endpoint.js';
 import type { McpServerLike } from '../session.js';
+import { bindModern } from './v2-binding.js';
 
 const SHARED = Symbol.for('sluice.statelessSafe');
 
@@ -60,6 +62,8 @@ export class SharedServer implements BridgeTarget {
   readonly #ep: Endpoint;
   readonly #owners = new Map<RequestId, Owner>();
   dispatch: Dispatcher | undefined;
+  /** An SDK v2 server bound to the 2026-07-28 revision (v2-binding.ts). */
+  bound = false;
   closed = false;
 
   constructor(ep: Endpoint, server: McpServerLike) {
@@ -145,6 +149,8 @@ export class SharedServers {
     const server = ep.createServer({ sessionId: undefined, principal, era: 'modern' });
     const shared = new SharedServer(ep, server);
     await server.connect(shared.transport);
+    // Bound without a client identity: a shared server must not depend on one (statelessSafe).
+    shared.bound = bindModern(server, MODERN_VERSIONS[0] ?? '');
     shared.dispatch = createDispatcher(server, shared.transport, ep.options.fastDispatch);
     return shared;
   }
