@@ -149,6 +149,20 @@ for (const shared of [false, true]) {
       }
     });
 
+    test('the SDK v2 client in its default mode lands on the legacy era (a session) against the v2-hosted server', async () => {
+      const c = new V2Client({ name: 'v2', version: '1.0.0' });
+      const t = new V2Transport(new URL(s.url));
+      await withDeadline(c.connect(t), 10_000, 'connect');
+      try {
+        assert.equal(c.getProtocolEra(), 'legacy');
+        assert.equal(typeof t.sessionId, 'string');
+        const r = await withDeadline(c.callTool({ name: 'echo', arguments: { text: 'd' } }), 5_000, 'call');
+        assert.deepEqual(r.content, [{ type: 'text', text: 'd' }]);
+      } finally {
+        await c.close();
+      }
+    });
+
     test('modern MRTR: input_required, then the retry with inputResponses and requestState completes', async () => {
       const first = await modernSend(
         s.url,
