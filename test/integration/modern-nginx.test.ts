@@ -5,6 +5,10 @@
  */
 import assert from 'node:assert/strict';
 import { after, describe, test } from 'node:test';
+import { setTimeout as delay } from 'node:timers/promises';
+import { McpServer as V2McpServer } from '@modelcontextprotocol/server';
+import { z } from 'zod';
+import type { CreateServer } from '../../src/server/index.js';
 import { RawSession, toolCall, until } from '../helpers/http.js';
 import { modernBody, modernOpen } from '../helpers/modern.js';
 import { RECOMMENDED_LOCATION, skipWithoutNginx, startProxied, stopProxied } from '../helpers/nginx.js';
@@ -42,5 +46,38 @@ describe('modern era behind nginx', () => {
     const g = await s.get({ 'last-event-id': lastId });
     await g.waitFor((x) => x.messages().some((msg) => msg.id === 'legacy'), 5_000, 'resumed result');
     g.destroy();
+  });
+
+  test('the same cut cancels a modern request on a v2-hosted server (its handler signal aborts)', async (t) => {
+    if (skipWithoutNginx(t)) return;
+    const aborted: string[] = [];
+    const createServer = (() => {
+      const m = new V2McpServer({ name: 'v2-behind-nginx', version: '1.0.0' });
+      m.registerTool(
+        'sleep',
+        { inputSchema: z.object({ ms: z.number().int().max(10_000) }) },
+        async ({ ms }, ctx) => {
+          try {
+            await delay(ms, undefined, { signal: ctx.mcpReq.signal });
+          } catch {
+            aborted.push('sleep');
+          }
+          return { content: [{ type: 'text', text: 'slept' }] };
+        },
+      );
+      return m;
+    }) as unknown as CreateServer;
+    const { upstream, nginx } = await startProxied({ keepaliveMs: 0, createServer } as never, {
+      location: CUTTING,
+    });
+    const m = await modernOpen(
+      nginx.url,
+      modernBody('tools/call', { name: 'sleep', arguments: { ms: 4000 } }, { progressToken: 'p' }, 'cut2'),
+      { accept: 'text/event-stream' },
+    );
+    await until(() => aborted.length === 1, 3_500, 'the v2 handler saw the cut as a cancel');
+    assert.equal(upstream.handler.stats().modern.cancels, 1);
+    assert.equal(upstream.handler.stats().modern.inflight, 0);
+    m.destroy();
   });
 });
