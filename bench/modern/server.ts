@@ -1,6 +1,7 @@
 // A benchmark server child for the 2026-07-28 era: `raw` (node:http answering a fixed result),
 // `sluice` (createMcpHandler with a v1 McpServer per request, the README's shared validator),
 // `sluice-shared` (the same, declared statelessSafe: one server per principal) or
+// `sluice-v2` (Sluice hosting the same SDK v2 McpServer per request that `sdk2` builds) or
 // `sdk2` (the official SDK v2 createMcpHandler, web-standard face bridged to node:http). It reports
 // its port, then answers `cpu`, `mem` and `exit` messages over IPC. `notify N` (Sluice) publishes
 // N tool-list changes through handler.notify, for the listen-stream workload.
@@ -8,7 +9,14 @@ import { createServer, type IncomingMessage, type ServerResponse } from 'node:ht
 import { McpServer } from '@modelcontextprotocol/sdk/server/mcp.js';
 import { createMcpHandler as sdk2Handler, McpServer as V2McpServer } from '@modelcontextprotocol/server';
 import { z } from 'zod';
-import { createMcpHandler, sharedJsonSchemaValidator, statelessSafe } from '../../src/server/index.js';
+import {
+  type CreateServer,
+  createMcpHandler,
+  registerSharedTools,
+  sharedJsonSchemaValidator,
+  sharedTool,
+  statelessSafe,
+} from '../../src/server/index.js';
 
 type Listener = (req: IncomingMessage, res: ServerResponse) => void;
 const kind = process.argv[2];
@@ -35,15 +43,18 @@ function rawListener(): Listener {
 }
 
 function sluiceListener(shared: boolean): Listener {
+  // As the README recommends for a server built per session or request: one validator, and the
+  // tool's schemas built once (sharedTool), not per server.
   const validator = sharedJsonSchemaValidator();
+  const echo = sharedTool('echo', { inputSchema: { text: z.string() } }, async ({ text }) => ({
+    content: [{ type: 'text', text }],
+  }));
   const build = () => {
     const s = new McpServer(
       { name: 'bench', version: '1' },
       { capabilities: { tools: { listChanged: true } }, jsonSchemaValidator: validator },
     );
-    s.registerTool('echo', { inputSchema: { text: z.string() } }, async ({ text }) => ({
-      content: [{ type: 'text', text }],
-    }));
+    registerSharedTools(s, [echo]);
     return s;
   };
   // `sluice-shared`: the same server declared stateless-safe, so one serves every request.
@@ -54,17 +65,24 @@ function sluiceListener(shared: boolean): Listener {
   return h;
 }
 
+/** Built once, as for the v1 rows: only the server itself is per request. */
+const V2_ECHO_INPUT = z.object({ text: z.string() });
+
+/** The SDK v2 server both `sdk2` and `sluice-v2` build per request. */
+function v2Server(): V2McpServer {
+  const s = new V2McpServer({ name: 'bench', version: '1' });
+  s.registerTool('echo', { inputSchema: V2_ECHO_INPUT }, async ({ text }) => ({
+    content: [{ type: 'text', text }],
+  }));
+  return s;
+}
+
+function sluiceV2Listener(): Listener {
+  return createMcpHandler({ createServer: v2Server as unknown as CreateServer });
+}
+
 function sdk2Listener(): Listener {
-  const h = sdk2Handler(
-    () => {
-      const s = new V2McpServer({ name: 'bench', version: '1' });
-      s.registerTool('echo', { inputSchema: z.object({ text: z.string() }) }, async ({ text }) => ({
-        content: [{ type: 'text', text }],
-      }));
-      return s;
-    },
-    { legacy: 'reject' },
-  );
+  const h = sdk2Handler(v2Server, { legacy: 'reject' });
   return (req, res) => {
     const chunks: Buffer[] = [];
     req.on('data', (c: Buffer) => chunks.push(c));
@@ -93,7 +111,9 @@ const listener =
     ? rawListener()
     : kind === 'sluice' || kind === 'sluice-shared'
       ? sluiceListener(kind === 'sluice-shared')
-      : sdk2Listener();
+      : kind === 'sluice-v2'
+        ? sluiceV2Listener()
+        : sdk2Listener();
 const srv = createServer(listener).listen(0, '127.0.0.1', () => {
   const a = srv.address();
   process.send?.({ port: typeof a === 'object' && a !== null ? a.port : 0 });
