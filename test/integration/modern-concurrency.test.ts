@@ -20,6 +20,7 @@ import {
   type Served,
   type ServeOptions,
   serve,
+  statelessSafe,
 } from '../../src/server/index.js';
 import { ACCEPT_BOTH, initializeBody, type Loose, open, type Reply, send, until } from '../helpers/http.js';
 import { modernBody, modernHeaders, modernSend } from '../helpers/modern.js';
@@ -37,7 +38,7 @@ interface Limited {
 }
 
 /** A server with a `hold` tool that answers only when the test opens its gate (or is cancelled). */
-async function startLimited(options: Omit<ServeOptions, 'createServer'>): Promise<Limited> {
+async function startLimited(options: Omit<ServeOptions, 'createServer'>, shared = false): Promise<Limited> {
   const held = new Map<string, () => void>();
   let built = 0;
   const createServer: CreateServer = () => {
@@ -80,7 +81,13 @@ async function startLimited(options: Omit<ServeOptions, 'createServer'>): Promis
     );
     return server as unknown as ReturnType<CreateServer>;
   };
-  const served = await serve({ createServer, port: 0, host: '127.0.0.1', keepaliveMs: 0, ...options });
+  const served = await serve({
+    createServer: shared ? statelessSafe(createServer) : createServer,
+    port: 0,
+    host: '127.0.0.1',
+    keepaliveMs: 0,
+    ...options,
+  });
   after(() => served.close());
   return {
     served,
@@ -216,6 +223,58 @@ describe('modern era: per-client concurrency limit', () => {
     release(s, 'after-a');
     release(s, 'after-b');
     await Promise.all([a.reply, b.reply]);
+  });
+
+  test('close() abandons the calls in flight (503) and their slots come back', async () => {
+    const s = await startLimited({ clientLimits: { maxConcurrentRequests: 2 } });
+    const a = await holding(s, 'close-a');
+    const b = await holding(s, 'close-b');
+    assert.equal(s.stats().slotsHeld, 2);
+    await s.served.close();
+    const answers = await Promise.all([a.reply, b.reply]);
+    assert.deepEqual(
+      answers.map((r) => r.status),
+      [503, 503],
+    );
+    assert.deepEqual([s.stats().slotsHeld, s.stats().clientsInflight], [0, 0]);
+  });
+
+  test('statelessSafe (one server per principal): the same limit, slots back on answer and cancel', async () => {
+    const s = await startLimited({ clientLimits: { maxConcurrentRequests: 1 }, streamAfterMs: 10 }, true);
+    const a = await holding(s, 'shared-a');
+    assertTooMany(await modernSend(s.url, holdBody('shared-b', 'sb')), 'sb');
+    release(s, 'shared-a');
+    assert.equal((await a.reply).status, 200);
+    assert.equal(s.stats().slotsHeld, 0);
+    const body = holdBody('shared-c');
+    const r = await open(s.url, { method: 'POST', headers: modernHeaders(body), body: JSON.stringify(body) });
+    await until(() => s.held.has('shared-c'), 5_000, 'shared-c running');
+    r.destroy();
+    await until(() => s.stats().slotsHeld === 0, 5_000, "shared-c's slot back after the close");
+    const d = await holding(s, 'shared-d');
+    release(s, 'shared-d');
+    assert.equal((await d.reply).status, 200);
+    assert.equal(s.built(), 1, 'one shared server served every call');
+  });
+
+  test('a createServer that throws: the request is answered 500 and its slot comes back', async () => {
+    const served = await serve({
+      createServer: () => {
+        throw new Error('no server today');
+      },
+      port: 0,
+      host: '127.0.0.1',
+      keepaliveMs: 0,
+      clientLimits: { maxConcurrentRequests: 1 },
+      logger: { info() {}, warn() {}, error() {} },
+    });
+    after(() => served.close());
+    for (let i = 0; i < 3; i++) {
+      const r = await modernSend(served.url, holdBody(`throws${i}`, `t${i}`));
+      assert.equal(r.status, 500, r.text);
+    }
+    assert.equal(served.handler.stats().modern.slotsHeld, 0);
+    assert.equal(served.handler.stats().modern.concurrencyRefusals, 0);
   });
 
   test('each principal has its own limit', async () => {

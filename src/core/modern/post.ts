@@ -64,7 +64,9 @@ export async function handleModernPost(
   try {
     await new ModernCall(ep, input, req, meta, policyFor(ep, input), release).run();
   } catch (error) {
-    // createServer or connect threw before the call could finish; releasing twice is harmless.
+    // run() threw (createServer or connect): the 500 that follows closes the sink, whose close
+    // handler cleans the call up; this covers a throw before that handler is registered. A second
+    // release does nothing.
     release?.();
     throw error;
   }
