@@ -26,7 +26,10 @@ const HELP = `usage: sluice serve [options]
                        address, IPv6 by /64); more get 429 + Retry-After (default 1000)
   --initialize-rate R  new sessions per second per client, sustained (default 20)
   --initialize-burst N new sessions per client in a burst (default 100)
-  --no-client-limits   turn the per-client limits off (behind a proxy without auth, every client has
+  --max-concurrent-requests N
+                       2026-07-28 requests one client keeps in flight at once (that era has no
+                       sessions); more get 429 + Retry-After (default 128; per instance)
+  --no-client-limits   turn all the per-client limits off (behind a proxy without auth, every client has
                        the proxy's address)
   --allow-origin ORIGIN  let browser pages from ORIGIN (e.g. https://app.example.com) call the server
                        (repeatable; default: same-origin only; requests without Origin are always allowed)
@@ -100,6 +103,7 @@ async function run(argv: string[]): Promise<number> {
       'max-sessions-per-client': { type: 'string' },
       'initialize-rate': { type: 'string' },
       'initialize-burst': { type: 'string' },
+      'max-concurrent-requests': { type: 'string' },
       'no-client-limits': { type: 'boolean' },
       'allow-origin': { type: 'string', multiple: true },
       metrics: { type: 'boolean' },
@@ -138,6 +142,11 @@ async function run(argv: string[]): Promise<number> {
         ...(values['initialize-burst'] === undefined
           ? {}
           : { initializeBurst: int('initialize-burst', values['initialize-burst'], 0) }),
+        ...(values['max-concurrent-requests'] === undefined
+          ? {}
+          : {
+              maxConcurrentRequests: int('max-concurrent-requests', values['max-concurrent-requests'], 0),
+            }),
       };
   const origins = (values['allow-origin'] ?? []).map(originOf);
   const certFile = values['tls-cert'];

@@ -17,7 +17,15 @@ export interface ClientLimitOptions {
   initializeBurst: number;
   /** Clients tracked at once (the table's bound). */
   maxTracked: number;
+  /**
+   * 2026-07-28 requests one client keeps in flight at once (that era has no sessions, so this
+   * replaces the per-session bound there); enforced by src/modern/concurrency.ts, not by this class.
+   */
+  maxConcurrentRequests: number;
 }
+
+/** What this class enforces (maxConcurrentRequests is the modern era's, elsewhere). */
+type SessionLimitOptions = Omit<ClientLimitOptions, 'maxConcurrentRequests'>;
 
 interface Entry {
   /** Sessions registered and initializations under way. */
@@ -32,12 +40,12 @@ export interface Admission {
 }
 
 export class ClientLimits {
-  readonly options: ClientLimitOptions;
+  readonly options: SessionLimitOptions;
   readonly #table = new Map<string, Entry>();
   /** Refusals by limit, for stats. */
   readonly refused = { sessions: 0, rate: 0 };
 
-  constructor(options: ClientLimitOptions) {
+  constructor(options: SessionLimitOptions) {
     this.options = options;
   }
 

@@ -6,6 +6,7 @@
 import type { EventStore } from '../events/event-store.js';
 import { type EventStoreStats, MemoryEventStore } from '../events/memory-event-store.js';
 import { TeeEventStore } from '../events/tee-event-store.js';
+import { ConcurrencyLimit } from '../modern/concurrency.js';
 import { ModernState } from '../modern/state.js';
 import { ClientLimits } from './client-limits.js';
 import type { ClusterHooks } from './cluster-hooks.js';
@@ -47,6 +48,11 @@ export class Endpoint {
   readonly deps: SessionDeps;
   /** Per-client session limits; undefined when turned off or stateless. */
   readonly clientLimits: ClientLimits | undefined;
+  /**
+   * 2026-07-28 requests in flight per client (`clientLimits.maxConcurrentRequests`); undefined only
+   * when clientLimits is false. That era is stateless whatever `stateless` says, so it applies there too.
+   */
+  readonly modernLimit: ConcurrencyLimit | undefined;
   /** The client key each registered session counts against. */
   readonly #clientKeys = new Map<Session, string>();
   /** Initializations under way (count toward maxSessions so a burst cannot overshoot it). */
@@ -75,6 +81,10 @@ export class Endpoint {
       options.clientLimits === undefined || options.stateless
         ? undefined
         : new ClientLimits(options.clientLimits);
+    this.modernLimit =
+      options.clientLimits === undefined
+        ? undefined
+        : new ConcurrencyLimit(options.clientLimits.maxConcurrentRequests);
     if (options.eventStore === undefined) {
       this.#ownStore = new MemoryEventStore({
         limits: options.replay,
@@ -240,6 +250,9 @@ export class Endpoint {
         listensOpened: this.modern.listensOpened,
         listenRefusals: this.modern.listenRefusals,
         listenCoalesced: this.modern.listenCoalesced,
+        concurrencyRefusals: this.modernLimit?.refused ?? 0,
+        slotsHeld: this.modernLimit?.held ?? 0,
+        clientsInflight: this.modernLimit?.keys ?? 0,
       },
       ...(options?.perStream ? { perStream } : {}),
     };
@@ -375,6 +388,12 @@ export interface EndpointStats {
     listensOpened: number;
     listenRefusals: number;
     listenCoalesced: number;
+    /** Requests refused (429) by `clientLimits.maxConcurrentRequests` (also counted in `refusals`). */
+    concurrencyRefusals: number;
+    /** Concurrency slots held now (one per request in flight; zero once everything has ended). */
+    slotsHeld: number;
+    /** Clients (principals or addresses) holding at least one slot now. */
+    clientsInflight: number;
   };
   /** With `stats({ perStream: true })`: every open SSE connection. */
   perStream?: StreamStats[];

@@ -63,11 +63,12 @@ export interface ServerOptions {
   /** Sessions held at once; a new initialize beyond it gets 503 + Retry-After. @defaultValue 10000 */
   maxSessions?: number;
   /**
-   * Limits per client on new sessions (a client is the authenticated principal, else the remote
-   * address, IPv6 by /64): sessions held, and a token bucket on initialize. Beyond either, 429 +
-   * Retry-After. `false` turns them off (e.g. behind a proxy without authentication, where every
-   * client has the proxy's address).
-   * @defaultValue { maxSessions: 1000, initializePerSecond: 20, initializeBurst: 100, maxTracked: 10000 }
+   * Limits per client (a client is the authenticated principal, else the remote address, IPv6 by
+   * /64): sessions held, and a token bucket on initialize (2025 era; not in stateless mode), and
+   * 2026-07-28 requests in flight at once (`maxConcurrentRequests`, also in stateless mode). Beyond
+   * any, 429 + Retry-After. `false` turns them all off (e.g. behind a proxy without authentication,
+   * where every client has the proxy's address).
+   * @defaultValue { maxSessions: 1000, initializePerSecond: 20, initializeBurst: 100, maxTracked: 10000, maxConcurrentRequests: 128 }
    */
   clientLimits?: Partial<ClientLimitOptions> | false;
   /** A session with no live request or stream for this long ends. @defaultValue 600000 (10 min) */
@@ -193,6 +194,8 @@ export const CLIENT_LIMIT_DEFAULTS: ClientLimitOptions = {
   initializePerSecond: 20,
   initializeBurst: 100,
   maxTracked: 10_000,
+  // As maxInflightPerSession: a 2026 client gets the concurrency one 2025 session gets.
+  maxConcurrentRequests: 128,
 };
 
 function clientLimits(o: ServerOptions['clientLimits']): ClientLimitOptions | undefined {
@@ -212,6 +215,10 @@ function clientLimits(o: ServerOptions['clientLimits']): ClientLimitOptions | un
     initializePerSecond: perSecond,
     initializeBurst: positiveInt('clientLimits.initializeBurst', o?.initializeBurst ?? d.initializeBurst),
     maxTracked: positiveInt('clientLimits.maxTracked', o?.maxTracked ?? d.maxTracked),
+    maxConcurrentRequests: positiveInt(
+      'clientLimits.maxConcurrentRequests',
+      o?.maxConcurrentRequests ?? d.maxConcurrentRequests,
+    ),
   };
 }
 

@@ -13,6 +13,8 @@ export interface ModernRefusal {
   message: string;
   data?: Record<string, unknown> | undefined;
   id: RequestId | null;
+  /** Seconds to wait before trying again, sent as `Retry-After` (a limit that will clear). */
+  retryAfter?: number | undefined;
 }
 
 function make(
@@ -28,6 +30,15 @@ function make(
 /** The wire body of a refusal. */
 export function refusalBody(r: ModernRefusal): string {
   return JSON.stringify(errorResponse(r.id, r.code, r.message, r.data));
+}
+
+/** The HTTP headers of a refusal: JSON, `Retry-After` when it has one, then the answer's own (CORS). */
+export function refusalHeaders(r: ModernRefusal, headers: Record<string, string>): Record<string, string> {
+  return {
+    'content-type': 'application/json',
+    ...(r.retryAfter === undefined ? {} : { 'retry-after': String(r.retryAfter) }),
+    ...headers,
+  };
 }
 
 export const ModernRefusals = {
@@ -54,6 +65,27 @@ export const ModernRefusals = {
       id,
       { requiredCapabilities: required },
     ),
+  /**
+   * The client (principal, else address) already has `limit` requests in flight
+   * (clientLimits.maxConcurrentRequests). Requests are short, so one second is a fair wait.
+   */
+  tooManyRequests: (id: RequestId | null, limit: number): ModernRefusal => ({
+    ...make(
+      429,
+      JsonRpcCode.ServerError,
+      `Too Many Requests: this client already has ${limit} requests in flight (clientLimits.maxConcurrentRequests)`,
+      id,
+    ),
+    retryAfter: 1,
+  }),
+  /**
+   * subscriptions/listen over the listen stream caps. Those streams are long-lived, so a slot is
+   * not expected to free within a second: five, as for a client's session limit in the 2025 era.
+   */
+  tooManyListenStreams: (id: RequestId | null): ModernRefusal => ({
+    ...make(429, JsonRpcCode.ServerError, 'Too Many Requests: listen stream limit reached', id),
+    retryAfter: 5,
+  }),
   modernInBatch: () =>
     make(
       400,

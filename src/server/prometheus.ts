@@ -206,6 +206,18 @@ export function renderPrometheus(s: EndpointStats, m: Metrics | undefined): stri
     '2026-07-28 requests cancelled because their client closed the response.',
     mod.cancels,
   );
+  w.one(
+    'sluice_modern_concurrency_refusals_total',
+    'counter',
+    '2026-07-28 requests refused (429) because their client had clientLimits.maxConcurrentRequests in flight.',
+    mod.concurrencyRefusals,
+  );
+  w.one(
+    'sluice_modern_clients_inflight',
+    'gauge',
+    'Clients (principals or addresses) with at least one 2026-07-28 request in flight.',
+    mod.clientsInflight,
+  );
   w.one('sluice_listen_streams', 'gauge', 'subscriptions/listen streams open.', mod.listenStreams);
   w.one(
     'sluice_listen_refusals_total',

@@ -24,6 +24,8 @@ export interface SendOptions {
   chunks?: (string | Buffer)[];
   /** Deadline for the response head. @defaultValue 5000 */
   timeoutMs?: number;
+  /** The client's local address (e.g. 127.0.0.2, to look like another host). */
+  localAddress?: string;
 }
 
 /** One HTTP response as it arrives. */
@@ -127,7 +129,12 @@ export function open(url: string, o: SendOptions = {}): Promise<Reply> {
   const p = new Promise<Reply>((resolve, reject) => {
     const req = httpRequest(
       url,
-      { method: o.method ?? 'GET', headers: o.headers ?? {}, agent: false },
+      {
+        method: o.method ?? 'GET',
+        headers: o.headers ?? {},
+        agent: false,
+        ...(o.localAddress === undefined ? {} : { localAddress: o.localAddress }),
+      },
       (res) => resolve(new Reply(res)),
     );
     req.on('error', reject);

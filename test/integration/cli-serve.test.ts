@@ -5,7 +5,8 @@ import { spawn } from 'node:child_process';
 import { join } from 'node:path';
 import { after, describe, test } from 'node:test';
 import { withDeadline } from '../helpers/deadline.js';
-import { RawSession, send, toolCall, until } from '../helpers/http.js';
+import { open, RawSession, send, toolCall, until } from '../helpers/http.js';
+import { modernBody, modernHeaders, modernSend } from '../helpers/modern.js';
 import { repoRoot, spawnServe } from '../helpers/spawn-serve.js';
 
 const CLI = join(repoRoot(), 'dist', 'src', 'cli', 'main.js');
@@ -53,6 +54,27 @@ describe('sluice serve flags', () => {
     assert.equal(third.status, 429);
     assert.equal(third.json().error.data.reason, 'client-session-limit');
     assert.ok(third.headers['retry-after'] !== undefined);
+  });
+
+  test("--max-concurrent-requests bounds one client's 2026-07-28 requests in flight (429 + Retry-After)", async () => {
+    const srv = await spawnServe(['--max-concurrent-requests', '1', '--stream-after-ms', '50']);
+    after(() => srv.close());
+    const slow = modernBody('tools/call', { name: 'sleep', arguments: { ms: 20_000 } }, {}, 'slow');
+    // The head arrives (as SSE after 50 ms) while the sleep runs: the one slot is taken.
+    const first = await open(srv.url, {
+      method: 'POST',
+      headers: modernHeaders(slow),
+      body: JSON.stringify(slow),
+    });
+    assert.equal(first.status, 200);
+    const over = await modernSend(
+      srv.url,
+      modernBody('tools/call', { name: 'echo', arguments: { text: 'x' } }, {}, 'over'),
+    );
+    assert.equal(over.status, 429, over.text);
+    assert.equal(over.headers['retry-after'], '1');
+    assert.equal(over.json().id, 'over');
+    first.destroy();
   });
 
   test('--stateless: no session header, GET 405; --mode sse answers echo as a stream', async () => {
@@ -113,6 +135,13 @@ describe('sluice serve flags', () => {
     const badLimit = await run(['serve', '--max-sessions-per-client', '0']);
     assert.equal(badLimit.code, 2);
     assert.match(badLimit.err, /clientLimits\.maxSessions must be a positive integer/);
+    assert.match(help.out, /--max-concurrent-requests N/);
+    const badConcurrency = await run(['serve', '--max-concurrent-requests', '0']);
+    assert.equal(badConcurrency.code, 2);
+    assert.match(badConcurrency.err, /clientLimits\.maxConcurrentRequests must be a positive integer/);
+    const notNumber = await run(['serve', '--max-concurrent-requests', 'many']);
+    assert.equal(notNumber.code, 2);
+    assert.match(notNumber.err, /--max-concurrent-requests must be an integer from 0, got 'many'/);
     assert.match(help.out, /--allow-origin ORIGIN/);
     const unknown = await run(['frobnicate']);
     assert.equal(unknown.code, 2);

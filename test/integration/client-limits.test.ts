@@ -163,12 +163,25 @@ describe('per-client session limits', () => {
   test('options are validated once', () => {
     assert.throws(() => resolveOptions({ clientLimits: { maxSessions: 0 } }), InvalidOptionError);
     assert.throws(() => resolveOptions({ clientLimits: { initializePerSecond: -1 } }), InvalidOptionError);
+    for (const bad of [0, -1, 1.5, Number.NaN, Number.POSITIVE_INFINITY, '4' as unknown as number]) {
+      assert.throws(
+        () => resolveOptions({ clientLimits: { maxConcurrentRequests: bad } }),
+        (e: unknown) =>
+          e instanceof InvalidOptionError && /clientLimits\.maxConcurrentRequests/.test(e.message),
+        `maxConcurrentRequests ${String(bad)}`,
+      );
+    }
     assert.equal(resolveOptions({ clientLimits: false }).clientLimits, undefined);
     assert.deepEqual(resolveOptions({}).clientLimits, {
       maxSessions: 1000,
       initializePerSecond: 20,
       initializeBurst: 100,
       maxTracked: 10_000,
+      maxConcurrentRequests: 128,
     });
+    assert.equal(
+      resolveOptions({ clientLimits: { maxConcurrentRequests: 4 } }).clientLimits?.maxConcurrentRequests,
+      4,
+    );
   });
 });

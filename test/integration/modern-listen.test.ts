@@ -165,6 +165,9 @@ describe('modern era: subscriptions/listen', () => {
     const r = await modernSend(s.url, listenBody({ toolsListChanged: true }, 'over'));
     assert.equal(r.status, 429);
     assert.equal(r.json().id, 'over');
+    assert.equal(r.json().error.code, -32000);
+    // Listen streams are long-lived: the wait asked for is longer than a second.
+    assert.equal(r.headers['retry-after'], '5');
     for (const o of open) o.destroy();
     await until(() => s.handler.stats().modern.listenStreams === 0, 3_000, 'all released');
   });

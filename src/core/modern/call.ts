@@ -27,7 +27,7 @@ import { changeOf } from '../../modern/bus.js';
 import { LOG_LEVELS, MODERN_VERSIONS, ModernCode } from '../../modern/constants.js';
 import { carryMrtr, INPUT_REQUIRED_METHODS, missingCapabilities } from '../../modern/mrtr.js';
 import { checkParamHeaders, type HeaderDecl, headerDeclsOf } from '../../modern/param-headers.js';
-import { type ModernRefusal, ModernRefusals, refusalBody } from '../../modern/refusal.js';
+import { type ModernRefusal, ModernRefusals, refusalBody, refusalHeaders } from '../../modern/refusal.js';
 import { mapError, stampResult } from '../../modern/stamp.js';
 import type { ModernInflight } from '../../modern/state.js';
 import { toolErrorOf } from '../../modern/tool-error.js';
@@ -87,8 +87,17 @@ export class ModernCall implements BridgeTarget, ModernInflight {
   #bound = false;
   #timer: ReturnType<typeof setTimeout> | undefined;
   readonly #internal = new Map<string, Waiter>();
+  /** Gives the client's concurrency slot back (clientLimits.maxConcurrentRequests); once, at cleanup. */
+  #release: (() => void) | undefined;
 
-  constructor(ep: Endpoint, input: PostInput, req: JsonRpcRequest, meta: ModernMeta, policy: Policy) {
+  constructor(
+    ep: Endpoint,
+    input: PostInput,
+    req: JsonRpcRequest,
+    meta: ModernMeta,
+    policy: Policy,
+    release?: (() => void) | undefined,
+  ) {
     this.#ep = ep;
     this.#input = input;
     this.#req = req;
@@ -96,6 +105,7 @@ export class ModernCall implements BridgeTarget, ModernInflight {
     this.#policy = policy;
     this.#startedAt = ep.options.now();
     this.#wireId = req.id;
+    this.#release = release;
   }
 
   /** Whether the request is over (answered, refused or cancelled). */
@@ -343,12 +353,7 @@ export class ModernCall implements BridgeTarget, ModernInflight {
     if (typeof filter === 'string') return this.#refuse(ModernRefusals.invalidMeta(this.#req.id, filter));
     if (!ep.modern.listenAllowed(this.#input.auth?.principal)) {
       ep.modern.listenRefusals++;
-      return this.#refuse({
-        status: 429,
-        code: JsonRpcCode.ServerError,
-        message: 'Too Many Requests: listen stream limit reached',
-        id: this.#req.id,
-      });
+      return this.#refuse(ModernRefusals.tooManyListenStreams(this.#req.id));
     }
     const init = await this.#describe();
     if (this.done) return;
@@ -479,7 +484,7 @@ export class ModernCall implements BridgeTarget, ModernInflight {
     this.#ep.modern.refusals++;
     const sink = this.#input.sink;
     if (!sink.closed) {
-      sink.respond(r.status, { 'content-type': 'application/json', ...this.#input.headers }, refusalBody(r));
+      sink.respond(r.status, refusalHeaders(r, this.#input.headers), refusalBody(r));
     }
     this.#state = 'done';
     this.#cleanup();
@@ -512,6 +517,9 @@ export class ModernCall implements BridgeTarget, ModernInflight {
     const w = this.#writer;
     if (w !== undefined) this.#ep.live.delete(w);
     this.#ep.modern.inflight.delete(this);
+    const release = this.#release;
+    this.#release = undefined;
+    release?.();
     const shared = this.#shared;
     if (shared !== undefined) {
       // The shared server lives on; only this request's ids are let go.

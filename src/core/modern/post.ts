@@ -1,13 +1,15 @@
 /**
  * The modern era's entry from `handlePost`: refusals decided by era routing, notifications (202),
- * then the validation order (validate.ts), then one ModernCall per request.
+ * then the validation order (validate.ts), then the per-client concurrency limit, then one
+ * ModernCall per request.
  */
 
 import { JsonRpcCode } from '../../jsonrpc/codes.js';
 import { errorResponse } from '../../jsonrpc/message.js';
 import type { EraVerdict } from '../../modern/classify.js';
-import { type ModernRefusal, refusalBody } from '../../modern/refusal.js';
+import { type ModernRefusal, ModernRefusals, refusalBody, refusalHeaders } from '../../modern/refusal.js';
 import { isRefusal, validateModern } from '../../modern/validate.js';
+import { ClientLimits } from '../client-limits.js';
 import type { Endpoint } from '../endpoint.js';
 import type { Policy } from '../exchange.js';
 import type { PostInput } from '../post.js';
@@ -15,7 +17,7 @@ import { ModernCall } from './call.js';
 
 export function sendModernRefusal(ep: Endpoint, input: PostInput, r: ModernRefusal): void {
   ep.modern.refusals++;
-  input.sink.respond(r.status, { 'content-type': 'application/json', ...input.headers }, refusalBody(r));
+  input.sink.respond(r.status, refusalHeaders(r, input.headers), refusalBody(r));
 }
 
 function policyFor(ep: Endpoint, input: PostInput): Policy {
@@ -49,5 +51,23 @@ export async function handleModernPost(
     );
     return;
   }
-  await new ModernCall(ep, input, req, meta, policyFor(ep, input)).run();
+  // Per-client concurrency (the era has no sessions to bound it): a valid request is refused only
+  // for being over the limit, before any server is built. The slot is the call's until its cleanup.
+  const limit = ep.modernLimit;
+  let release: (() => void) | undefined;
+  if (limit !== undefined) {
+    release = limit.acquire(ClientLimits.key(input.auth?.principal, input.remote));
+    if (release === undefined) {
+      return sendModernRefusal(ep, input, ModernRefusals.tooManyRequests(req.id, limit.max));
+    }
+  }
+  try {
+    await new ModernCall(ep, input, req, meta, policyFor(ep, input), release).run();
+  } catch (error) {
+    // run() threw (createServer or connect): the 500 that follows closes the sink, whose close
+    // handler cleans the call up; this covers a throw before that handler is registered. A second
+    // release does nothing.
+    release?.();
+    throw error;
+  }
 }
