@@ -5,6 +5,8 @@
  * `text/event-stream;q=0` refuses SSE. Imports nothing, so the browser client can use it.
  */
 
+import { memoByHeader } from './header-memo.js';
+
 /** `type/subtype`, each an RFC 9110 §5.6.2 token. */
 const ESSENCE = /^[a-z0-9!#$%&'*+.^_`|~-]+\/[a-z0-9!#$%&'*+.^_`|~-]+$/;
 
@@ -45,10 +47,14 @@ export function parseContentType(header: string | undefined): { type: string; ch
 
 /** True when the body is declared as JSON in UTF-8 (MCP: "JSON-RPC messages MUST be UTF-8 encoded"). */
 export function isJsonContentType(header: string | undefined): boolean {
+  return header === undefined ? false : jsonContentType(header);
+}
+
+const jsonContentType = memoByHeader((header: string): boolean => {
   const ct = parseContentType(header);
   if (ct === undefined || ct.type !== 'application/json') return false;
   return ct.charset === undefined || ct.charset === 'utf-8' || ct.charset === 'utf8';
-}
+});
 
 /** Which of the two MCP answer types an Accept header admits. */
 export interface Acceptance {
@@ -61,7 +67,14 @@ export interface Acceptance {
  * admits everything (RFC 9110 §12.5.1). The most specific matching range decides, and q=0 refuses.
  */
 export function parseAccept(header: string | undefined): Acceptance {
-  if (header === undefined || header.trim() === '') return { json: true, sse: true };
+  return header === undefined ? ANY : acceptance(header);
+}
+
+/** What a missing Accept header admits (shared and frozen, like every memoized answer). */
+const ANY: Acceptance = Object.freeze({ json: true, sse: true });
+
+const acceptance = memoByHeader((header: string): Acceptance => {
+  if (header.trim() === '') return ANY;
   // Best match per target: specificity 3 = exact, 2 = type/*, 1 = */*; -1 = no match yet.
   let jsonSpec = -1;
   let jsonQ = 0;
@@ -89,8 +102,8 @@ export function parseAccept(header: string | undefined): Acceptance {
       sseQ = q;
     }
   }
-  return { json: jsonSpec > 0 && jsonQ > 0, sse: sseSpec > 0 && sseQ > 0 };
-}
+  return Object.freeze({ json: jsonSpec > 0 && jsonQ > 0, sse: sseSpec > 0 && sseQ > 0 });
+});
 
 function specificity(range: string, type: string, subtype: string): number {
   if (range === `${type}/${subtype}`) return 3;

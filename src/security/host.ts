@@ -1,3 +1,5 @@
+import { memoByHeader } from '../http/header-memo.js';
+
 /**
  * DNS-rebinding defence for loopback binds (2025-11-25 basic/transports §"Security Warning"):
  * a page on evil.example can make its name resolve to 127.0.0.1, but the browser still sends
@@ -15,12 +17,12 @@ export function isLoopbackAddress(address: string | undefined): boolean {
  * `host[:port]` (RFC 9110 §7.2: uri-host [ ":" port ]). Anything else — userinfo, paths, spaces —
  * is refused rather than guessed at, so this check and the Origin check read the same name.
  */
-export function hostNameOf(host: string): string | undefined {
+export const hostNameOf: (host: string) => string | undefined = memoByHeader((host: string) => {
   const m = /^(\[[0-9a-f:.]+\]|[a-z0-9._~-]+)(?::(\d{1,5}))?$/.exec(host.trim().toLowerCase());
   if (m === null) return undefined;
   if (m[2] !== undefined && Number(m[2]) > 65_535) return undefined;
   return m[1];
-}
+});
 
 /** Whether a request may be served given its Host header and where it arrived. */
 export function hostAllowed(
