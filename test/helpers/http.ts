@@ -241,15 +241,15 @@ export function sleep(ms: number): Promise<void> {
   return new Promise((r) => setTimeout(r, ms));
 }
 
-/** Polls cond every 10 ms until it holds, bounded by ms (polling stops at the deadline too). */
-export function until(cond: () => boolean, ms: number, label: string): Promise<void> {
+/** Polls cond every `everyMs` until it holds, bounded by ms (polling stops at the deadline too). */
+export function until(cond: () => boolean, ms: number, label: string, everyMs = 10): Promise<void> {
   let stop = false;
   return withDeadline(
     new Promise<void>((resolve) => {
       const tick = (): void => {
         if (stop) return;
         if (cond()) resolve();
-        else setTimeout(tick, 10);
+        else setTimeout(tick, everyMs);
       };
       tick();
     }),

@@ -15,6 +15,7 @@ import {
   StreamableHttpClientTransport,
 } from '../../src/client/index.js';
 import { withDeadline } from '../helpers/deadline.js';
+import { until as poll } from '../helpers/http.js';
 import { scripted } from '../helpers/scripted-server.js';
 
 const SSE = { 'content-type': 'text/event-stream', 'cache-control': 'no-cache' };
@@ -33,14 +34,9 @@ const initResult = (id: unknown) => ({
   result: { protocolVersion: VERSION, capabilities: {}, serverInfo: { name: 's', version: '1' } },
 });
 
-async function until(predicate: () => boolean, label: string, ms = 5_000): Promise<void> {
-  await withDeadline(
-    (async () => {
-      while (!predicate()) await new Promise((r) => setTimeout(r, 5));
-    })(),
-    ms,
-    label,
-  );
+/** Polls every 5 ms: the next step of these races should follow the awaited state at once. */
+function until(predicate: () => boolean, label: string, ms = 5_000): Promise<void> {
+  return poll(predicate, ms, label, 5);
 }
 
 /** How long the server holds the replacement initialize when no re-send arrives meanwhile. */

@@ -13,7 +13,7 @@ import {
   UnauthorizedError,
   UnexpectedContentTypeError,
 } from '../../src/client/index.js';
-import { withDeadline } from '../helpers/deadline.js';
+import { until as poll } from '../helpers/http.js';
 import { scripted } from '../helpers/scripted-server.js';
 
 const SSE = { 'content-type': 'text/event-stream', 'cache-control': 'no-cache' };
@@ -58,14 +58,9 @@ async function openTransport(url: string, options: StreamableHttpClientOptions) 
   return { transport, messages, errors };
 }
 
-async function until(predicate: () => boolean, label: string, ms = 5_000): Promise<void> {
-  await withDeadline(
-    (async () => {
-      while (!predicate()) await new Promise((r) => setTimeout(r, 5));
-    })(),
-    ms,
-    label,
-  );
+/** Polls every 5 ms: the next step of these races should follow the awaited state at once. */
+function until(predicate: () => boolean, label: string, ms = 5_000): Promise<void> {
+  return poll(predicate, ms, label, 5);
 }
 
 const responses = (messages: Record<string, unknown>[]) =>
