@@ -11,39 +11,50 @@ import { delimiter, join } from 'node:path';
 import { setTimeout as delay } from 'node:timers/promises';
 import { withDeadline } from './deadline.js';
 
-/** A binary: $ENV_VAR, then the usual install path, then `name` on PATH; undefined when none is executable. */
-export function findBinary(envVar: string, usualPath: string, name: string): string | undefined {
-  const candidates = [
-    process.env[envVar],
-    usualPath,
-    ...(process.env['PATH'] ?? '').split(delimiter).map((d) => join(d, name)),
-  ];
-  for (const c of candidates) {
-    if (c === undefined || c.length === 0) continue;
-    try {
-      accessSync(c, constants.X_OK);
-      return c;
-    } catch {
-      // Not there or not executable: try the next candidate.
-    }
-  }
-  return undefined;
-}
-
 /** The part of node:test's TestContext this module needs. */
 export interface Skippable {
   skip(message?: string): void;
 }
 
-/**
- * True when the binary is missing; then the test is skipped and stderr says so loudly, so a run
- * without it can never pass silently.
- */
-export function skipWithout(t: Skippable, binary: string | undefined, message: string): boolean {
-  if (binary !== undefined) return false;
-  process.stderr.write(`\n${'!'.repeat(72)}\n!! ${message}\n${'!'.repeat(72)}\n\n`);
-  t.skip(message);
-  return true;
+/** A daemon binary a test needs. */
+export interface DaemonBinary {
+  /** Its path; undefined when none is executable. */
+  find(): string | undefined;
+  /**
+   * True when it is missing; then the test is skipped and stderr says so loudly, so a run without
+   * it can never pass silently.
+   */
+  skipWithout(t: Skippable): boolean;
+}
+
+/** Looks for $ENV_VAR, then the usual install path, then `name` on PATH; `missing` is the skip message. */
+export function daemonBinary(envVar: string, usualPath: string, name: string, missing: string): DaemonBinary {
+  const find = (): string | undefined => {
+    const candidates = [
+      process.env[envVar],
+      usualPath,
+      ...(process.env['PATH'] ?? '').split(delimiter).map((d) => join(d, name)),
+    ];
+    for (const c of candidates) {
+      if (c === undefined || c.length === 0) continue;
+      try {
+        accessSync(c, constants.X_OK);
+        return c;
+      } catch {
+        // Not there or not executable: try the next candidate.
+      }
+    }
+    return undefined;
+  };
+  return {
+    find,
+    skipWithout(t) {
+      if (find() !== undefined) return false;
+      process.stderr.write(`\n${'!'.repeat(72)}\n!! ${missing}\n${'!'.repeat(72)}\n\n`);
+      t.skip(missing);
+      return true;
+    },
+  };
 }
 
 /** A port that was free a moment ago (a throwaway listen(0)); a daemon may lose it to a race. */

@@ -14,28 +14,17 @@ import { setTimeout as delay } from 'node:timers/promises';
 import { McpServer } from '@modelcontextprotocol/sdk/server/mcp.js';
 import { z } from 'zod';
 import { type CreateServer, type Served, type ServeOptions, serve } from '../../src/server/index.js';
-import {
-  type Daemon,
-  findBinary,
-  freePort,
-  type Skippable,
-  skipWithout,
-  spawnDaemon,
-  stopDaemon,
-  waitForPort,
-} from './daemon.js';
-
-/** The nginx binary: $NGINX, then /usr/sbin/nginx, then `nginx` on PATH; undefined when none. */
-export function findNginx(): string | undefined {
-  return findBinary('NGINX', '/usr/sbin/nginx', 'nginx');
-}
+import { type Daemon, daemonBinary, freePort, spawnDaemon, stopDaemon, waitForPort } from './daemon.js';
 
 export const NGINX_MISSING = 'SKIPPED: nginx not installed — .ci/run installs it';
 
+const nginxBinary = daemonBinary('NGINX', '/usr/sbin/nginx', 'nginx', NGINX_MISSING);
+
+/** The nginx binary: $NGINX, then /usr/sbin/nginx, then `nginx` on PATH; undefined when none. */
+export const findNginx = nginxBinary.find;
+
 /** True when nginx is missing; then the test is skipped and stderr says so loudly. */
-export function skipWithoutNginx(t: Skippable): boolean {
-  return skipWithout(t, findNginx(), NGINX_MISSING);
-}
+export const skipWithoutNginx = nginxBinary.skipWithout;
 
 /** The recommended location block (docs/deploy.md "nginx"). */
 export const RECOMMENDED_LOCATION = `

@@ -11,28 +11,17 @@ import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { setTimeout as delay } from 'node:timers/promises';
-import {
-  type Daemon,
-  findBinary,
-  freePort,
-  type Skippable,
-  skipWithout,
-  spawnDaemon,
-  stopDaemon,
-  waitForPort,
-} from './daemon.js';
-
-/** The redis-server binary: $REDIS_SERVER, then /usr/bin/redis-server, then PATH; undefined when none. */
-export function findRedis(): string | undefined {
-  return findBinary('REDIS_SERVER', '/usr/bin/redis-server', 'redis-server');
-}
+import { type Daemon, daemonBinary, freePort, spawnDaemon, stopDaemon, waitForPort } from './daemon.js';
 
 export const REDIS_MISSING = 'SKIPPED: redis-server not installed — .ci/run installs it';
 
+const redisBinary = daemonBinary('REDIS_SERVER', '/usr/bin/redis-server', 'redis-server', REDIS_MISSING);
+
+/** The redis-server binary: $REDIS_SERVER, then /usr/bin/redis-server, then PATH; undefined when none. */
+export const findRedis = redisBinary.find;
+
 /** True when redis-server is missing; then the test is skipped and stderr says so loudly. */
-export function skipWithoutRedis(t: Skippable): boolean {
-  return skipWithout(t, findRedis(), REDIS_MISSING);
-}
+export const skipWithoutRedis = redisBinary.skipWithout;
 
 export interface Redis {
   readonly port: number;
