@@ -6,12 +6,14 @@
 // Each server runs in its own child process (this file with --server KIND); the client (this
 // process) reads the SSE answer at full speed and checks that the text arrived complete.
 import { type ChildProcess, fork } from 'node:child_process';
-import { createServer, request } from 'node:http';
+import { createServer } from 'node:http';
 import { fileURLToPath } from 'node:url';
 import { McpServer } from '@modelcontextprotocol/sdk/server/mcp.js';
 import { createParser } from 'eventsource-parser';
 import { z } from 'zod';
 import { partialResults, serve } from '../src/server/index.js';
+import { BASE_HEADERS, openSession, post } from './mcp-http.js';
+import { median } from './stats.js';
 
 export const PARTIAL_KINDS = ['raw', 'sluice', 'sluice-sdk'] as const;
 type Kind = (typeof PARTIAL_KINDS)[number];
@@ -133,62 +135,10 @@ function startChild(kind: Kind): Promise<Child> {
   });
 }
 
-function post(
-  port: number,
-  headers: Record<string, string>,
-  body: string,
-  onData?: (chunk: string) => void,
-): Promise<{ headers: Record<string, unknown>; text: string }> {
-  return new Promise((resolve, reject) => {
-    const req = request(
-      {
-        host: '127.0.0.1',
-        port,
-        path: '/mcp',
-        method: 'POST',
-        headers: { 'content-type': 'application/json', ...headers },
-      },
-      (res) => {
-        let text = '';
-        res.setEncoding('utf8');
-        res.on('data', (d: string) => {
-          if (onData !== undefined) onData(d);
-          else text += d;
-        });
-        res.on('end', () => resolve({ headers: res.headers, text }));
-        res.on('error', reject);
-      },
-    );
-    req.on('error', reject);
-    req.end(body);
-  });
-}
-
-const ACCEPT = { accept: 'application/json, text/event-stream' };
-
-async function session(port: number): Promise<Record<string, string>> {
-  const init = await post(
-    port,
-    ACCEPT,
-    JSON.stringify({
-      jsonrpc: '2.0',
-      id: 0,
-      method: 'initialize',
-      params: {
-        protocolVersion: '2025-11-25',
-        capabilities: {},
-        clientInfo: { name: 'bench', version: '1' },
-      },
-    }),
-  );
-  const sid = String(init.headers['mcp-session-id']);
-  const h = { ...ACCEPT, 'mcp-session-id': sid, 'mcp-protocol-version': '2025-11-25' };
-  await post(port, h, JSON.stringify({ jsonrpc: '2.0', method: 'notifications/initialized' }));
-  return h;
-}
+const mcpUrl = (port: number): string => `http://127.0.0.1:${port}/mcp`;
 
 async function once(kind: Kind, child: Child, count: number, rep: number): Promise<PartialRun> {
-  const headers = kind === 'raw' ? ACCEPT : await session(child.port);
+  const headers = kind === 'raw' ? BASE_HEADERS : await openSession(mcpUrl(child.port));
   const body =
     kind === 'raw'
       ? JSON.stringify({ count })
@@ -218,7 +168,7 @@ async function once(kind: Kind, child: Child, count: number, rep: number): Promi
   });
   const cpu0 = await child.cpu();
   const t0 = performance.now();
-  await post(child.port, headers, body, (d) => parser.feed(d));
+  await post(mcpUrl(child.port), headers, body, { onData: (d) => parser.feed(d) });
   const t1 = performance.now();
   const cpu1 = await child.cpu();
   if (deltas !== count || text !== count * WORD.length)
@@ -262,12 +212,6 @@ export async function runPartial(
     for (const c of children.values()) c.proc.kill();
   }
   return runs;
-}
-
-function median(xs: number[]): number {
-  const s = [...xs].sort((a, b) => a - b);
-  const m = Math.floor(s.length / 2);
-  return s.length % 2 === 1 ? (s[m] ?? 0) : ((s[m - 1] ?? 0) + (s[m] ?? 0)) / 2;
 }
 
 /** The section's table (medians over repetitions), with Sluice's share of raw. */

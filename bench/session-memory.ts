@@ -16,6 +16,7 @@ import { Agent, type ClientRequest, request } from 'node:http';
 import { fileURLToPath } from 'node:url';
 import { parseArgs } from 'node:util';
 import { Server } from '@modelcontextprotocol/sdk/server/index.js';
+import { openSession } from './mcp-http.js';
 
 type Factory = 'none' | 'trivial' | 'bench' | 'demo';
 const FACTORIES: Factory[] = ['none', 'trivial', 'bench', 'demo'];
@@ -95,36 +96,6 @@ async function child(name: Factory): Promise<void> {
   process.send?.({ url: served.url });
 }
 
-function post(agent: Agent, url: URL, headers: Record<string, string>, body: unknown) {
-  return new Promise<{ status: number; sid: string | undefined; text: string }>((resolve, reject) => {
-    const req = request(
-      url,
-      {
-        method: 'POST',
-        agent,
-        headers: {
-          'content-type': 'application/json',
-          accept: 'application/json, text/event-stream',
-          ...headers,
-        },
-      },
-      (res) => {
-        let text = '';
-        res.setEncoding('utf8');
-        res.on('data', (c: string) => {
-          text += c;
-        });
-        res.on('end', () => {
-          const sid = res.headers['mcp-session-id'];
-          resolve({ status: res.statusCode ?? 0, sid: typeof sid === 'string' ? sid : undefined, text });
-        });
-      },
-    );
-    req.on('error', reject);
-    req.end(JSON.stringify(body));
-  });
-}
-
 async function bounded(n: number, deadline: number, task: (i: number) => Promise<void>): Promise<void> {
   let next = 0;
   const lane = async (): Promise<void> => {
@@ -163,27 +134,8 @@ async function measure(name: Factory, n: number): Promise<Record<string, number 
     const deadline = Date.now() + DEADLINE_MS;
     const sids: string[] = new Array(n);
     await bounded(n, deadline, async (i) => {
-      const init = await post(
-        agent,
-        u,
-        {},
-        {
-          jsonrpc: '2.0',
-          id: 0,
-          method: 'initialize',
-          params: {
-            protocolVersion: '2025-11-25',
-            capabilities: {},
-            clientInfo: { name: 'mem', version: '1' },
-          },
-        },
-      );
-      if (init.status !== 200 || init.sid === undefined)
-        throw new Error(`initialize ${init.status} ${init.text}`);
-      const h = { 'mcp-session-id': init.sid, 'mcp-protocol-version': '2025-11-25' };
-      const ok = await post(agent, u, h, { jsonrpc: '2.0', method: 'notifications/initialized' });
-      if (ok.status !== 202) throw new Error(`initialized ${ok.status}`);
-      sids[i] = init.sid;
+      const h = await openSession(u, { agent, clientName: 'mem' });
+      sids[i] = h['mcp-session-id'] as string;
     });
     const sessions = await mem();
     await bounded(n, deadline, async (i) => {

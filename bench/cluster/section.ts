@@ -11,14 +11,16 @@
 // sessions. Every loop is bounded in count; the whole section takes well under a minute alone.
 // Also runnable alone: `node dist/bench/cluster/section.js [--quick]` (JSON on stdout).
 import { readdirSync, readFileSync, readlinkSync } from 'node:fs';
-import { Agent, request } from 'node:http';
+import { Agent } from 'node:http';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { connectNodeRedis } from '../../src/cluster/node-redis.js';
 import { startRedis } from '../../test/helpers/redis.js';
 import { repoRoot, type SpawnedServe, spawnListening, spawnServe } from '../../test/helpers/spawn-serve.js';
 import { auto, num } from '../format.js';
+import { post as httpPost, openSession, type Reply } from '../mcp-http.js';
 import { readCpuMicros } from '../proc.js';
+import { median } from '../stats.js';
 
 /** The scale-out targets, as the issue states them. */
 export const CLUSTER_TARGETS = {
@@ -51,76 +53,14 @@ export interface ClusterRun {
   elapsedMs: number;
 }
 
-const BASE = { 'content-type': 'application/json', accept: 'application/json, text/event-stream' };
-
-function post(
-  agent: Agent,
-  url: string,
-  headers: Record<string, string>,
-  body: string,
-): Promise<{ status: number; headers: Record<string, unknown>; text: string }> {
-  return new Promise((resolve, reject) => {
-    const u = new URL(url);
-    const req = request(
-      {
-        hostname: u.hostname,
-        port: u.port,
-        path: u.pathname,
-        method: 'POST',
-        agent,
-        headers: { ...headers, 'content-length': Buffer.byteLength(body) },
-        timeout: 30_000,
-      },
-      (res) => {
-        const chunks: Buffer[] = [];
-        res.on('data', (d: Buffer) => chunks.push(d));
-        res.on('end', () =>
-          resolve({
-            status: res.statusCode ?? 0,
-            headers: res.headers,
-            text: Buffer.concat(chunks).toString(),
-          }),
-        );
-        res.on('error', reject);
-      },
-    );
-    req.on('timeout', () => req.destroy(new Error('request timed out')));
-    req.on('error', reject);
-    req.end(body);
-  });
-}
-
-async function session(agent: Agent, url: string): Promise<Record<string, string>> {
-  const init = await post(
-    agent,
-    url,
-    BASE,
-    JSON.stringify({
-      jsonrpc: '2.0',
-      id: 0,
-      method: 'initialize',
-      params: {
-        protocolVersion: '2025-11-25',
-        capabilities: {},
-        clientInfo: { name: 'bench', version: '1' },
-      },
-    }),
-  );
-  if (init.status !== 200) throw new Error(`initialize: HTTP ${init.status} ${init.text.slice(0, 200)}`);
-  const sid = String(init.headers['mcp-session-id']);
-  const h = { ...BASE, 'mcp-session-id': sid, 'mcp-protocol-version': '2025-11-25' };
-  await post(agent, url, h, JSON.stringify({ jsonrpc: '2.0', method: 'notifications/initialized' }));
-  return h;
-}
+// Every request of the section has a deadline; call sites pass the agent first.
+const post = (agent: Agent, url: string, headers: Record<string, string>, body: string): Promise<Reply> =>
+  httpPost(url, headers, body, { agent, timeoutMs: 30_000 });
+const session = (agent: Agent, url: string): Promise<Record<string, string>> =>
+  openSession(url, { agent, timeoutMs: 30_000 });
 
 function pct(sorted: readonly number[], p: number): number {
   return sorted[Math.min(sorted.length - 1, Math.floor((p / 100) * sorted.length))] ?? 0;
-}
-
-function median(xs: readonly number[]): number {
-  const s = [...xs].sort((a, b) => a - b);
-  const m = s.length >> 1;
-  return s.length === 0 ? 0 : s.length % 2 === 1 ? (s[m] ?? 0) : ((s[m - 1] ?? 0) + (s[m] ?? 0)) / 2;
 }
 
 /** Open TCP sockets of `pid` whose remote port is `port` (Linux: /proc/PID/fd against /proc/net/tcp*). */

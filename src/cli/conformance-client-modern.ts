@@ -5,6 +5,7 @@
 // the `_meta` envelope on every request, excludes tools whose `x-mcp-header` declarations are invalid, and passes
 // the `Mcp-Param-*` headers; the transport adds the standard headers and never a session id.
 import { StreamableHttpClientTransport } from '../client/index.js';
+import { runScenario } from './conformance-run.js';
 import { echoSchema } from './conformance-schema-echo.js';
 
 /** The part of SDK v2's `Client` this file uses. */
@@ -151,27 +152,6 @@ export async function runModern(url: string, name: string, watchdogMs: number): 
     content: acceptAll((request as { params?: { requestedSchema?: unknown } }).params?.requestedSchema),
   }));
   const transport = new StreamableHttpClientTransport(new URL(url));
-  const watchdog = setTimeout(() => {
-    const open = transport.inspect();
-    process.stderr.write(
-      `conformance-client ${name}: still running after ${watchdogMs} ms; pending requests: ` +
-        `${open.pendingRequestIds.map(String).join(', ') || 'none'}; HTTP requests in flight: ${open.httpRequestsInFlight}\n`,
-    );
-    process.exit(1);
-  }, watchdogMs);
-  watchdog.unref();
-  try {
-    await client.connect(transport);
-    const scenario = scenarios[name] ?? (async (c: V2Client) => void (await c.listTools()));
-    await scenario(client, context);
-    return 0;
-  } catch (error) {
-    process.stderr.write(
-      `conformance-client ${name}: ${error instanceof Error ? error.message : String(error)}\n`,
-    );
-    return 1;
-  } finally {
-    await client.close().catch(() => {});
-    clearTimeout(watchdog);
-  }
+  const scenario = scenarios[name] ?? (async (c: V2Client) => void (await c.listTools()));
+  return runScenario(name, watchdogMs, client, transport, () => scenario(client, context));
 }

@@ -5,6 +5,7 @@ import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { ElicitRequestSchema } from '@modelcontextprotocol/sdk/types.js';
 import { isModernRevision, StreamableHttpClientTransport } from '../client/index.js';
 import { runModern } from './conformance-client-modern.js';
+import { runScenario } from './conformance-run.js';
 import { echoSchema } from './conformance-schema-echo.js';
 
 type Scenario = (client: Client) => Promise<void>;
@@ -67,30 +68,9 @@ export async function main(argv: string[]): Promise<number> {
   );
   client.setRequestHandler(ElicitRequestSchema, async () => ({ action: 'accept', content: {} }));
   const transport = new StreamableHttpClientTransport(new URL(url), { protocol: client });
-  // The suite kills only the shell it spawned us through when its own timeout passes, so a hang here
-  // would hang the suite. Give up first, and say what was still open.
-  const watchdog = setTimeout(() => {
-    const open = transport.inspect();
-    const pending = open.pendingRequestIds.map(String).join(', ') || 'none';
-    process.stderr.write(
-      `conformance-client ${name}: still running after ${WATCHDOG_MS} ms; pending requests: ${pending}; ` +
-        `HTTP requests in flight: ${open.httpRequestsInFlight}; session: ${open.sessionId ?? 'none'}\n`,
-    );
-    process.exit(1);
-  }, WATCHDOG_MS);
-  watchdog.unref();
   try {
-    await client.connect(transport);
-    await scenario(client);
-    return 0;
-  } catch (error) {
-    process.stderr.write(
-      `conformance-client ${name}: ${error instanceof Error ? error.message : String(error)}\n`,
-    );
-    return 1;
+    return await runScenario(name, WATCHDOG_MS, client, transport, () => scenario(client));
   } finally {
-    await client.close().catch(() => {});
-    clearTimeout(watchdog);
     exitSoon();
   }
 }

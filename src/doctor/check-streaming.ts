@@ -11,7 +11,7 @@ import { BUFFERING_FIX, COMPRESSION_FIX } from './fixes.js';
 import { type Exchange, errorText } from './http.js';
 import type { McpSession } from './session.js';
 import { argumentsFor, type ToolInfo } from './tools.js';
-import type { Verdict } from './types.js';
+import type { Status, Verdict } from './types.js';
 
 export interface StreamingResult {
   buffering: Verdict;
@@ -28,6 +28,20 @@ interface Probe {
 }
 
 const ms = (n: number | undefined): string => (n === undefined ? '?' : `${Math.round(n)} ms`);
+
+/** A probe that reached a buffering verdict; anything short of 'ok' carries the buffering fix. */
+function judged(
+  label: string,
+  x: Exchange | undefined,
+  status: Status,
+  reason: string,
+  details?: Record<string, unknown>,
+): Probe {
+  const verdict: Verdict = { id: 'buffering', status, reason };
+  if (details !== undefined) verdict.details = details;
+  if (status !== 'ok') verdict.fix = BUFFERING_FIX;
+  return x === undefined ? { label, note: '', verdict } : { label, x, note: '', verdict };
+}
 
 function judgePost(label: string, x: Exchange, id: number): Probe {
   if (x.status !== 200) return { label, x, note: `${label} answered ${x.status}` };
@@ -50,30 +64,21 @@ function judgePost(label: string, x: Exchange, id: number): Probe {
     items: x.items.length,
   };
   if (early.length > 0) {
-    return {
+    return judged(
       label,
       x,
-      note: '',
-      verdict: {
-        id: 'buffering',
-        status: 'ok',
-        reason: `${label}: first event after ${ms(early[0]?.at)}, result after ${ms(res.at)} — delivered as produced (${early.length} events before the result)`,
-        details,
-      },
-    };
+      'ok',
+      `${label}: first event after ${ms(early[0]?.at)}, result after ${ms(res.at)} — delivered as produced (${early.length} events before the result)`,
+      details,
+    );
   }
-  return {
+  return judged(
     label,
     x,
-    note: '',
-    verdict: {
-      id: 'buffering',
-      status: 'fail',
-      reason: `${label}: all ${x.items.length} events arrived in one lump after ${ms(res.at)} (response head after ${ms(x.headAt)}) — something on the path buffers event streams`,
-      details,
-      fix: BUFFERING_FIX,
-    },
-  };
+    'fail',
+    `${label}: all ${x.items.length} events arrived in one lump after ${ms(res.at)} (response head after ${ms(x.headAt)}) — something on the path buffers event streams`,
+    details,
+  );
 }
 
 async function probeGet(s: McpSession): Promise<Probe> {
@@ -84,16 +89,12 @@ async function probeGet(s: McpSession): Promise<Probe> {
   } catch (e) {
     const msg = errorText(e);
     if (/no response head/.test(msg)) {
-      return {
+      return judged(
         label,
-        note: '',
-        verdict: {
-          id: 'buffering',
-          status: 'fail',
-          reason: `${label}: no response head at all — a buffering proxy holds short responses until its buffer fills or the stream ends`,
-          fix: BUFFERING_FIX,
-        },
-      };
+        undefined,
+        'fail',
+        `${label}: no response head at all — a buffering proxy holds short responses until its buffer fills or the stream ends`,
+      );
     }
     return { label, note: `${label}: ${msg}` };
   }
@@ -105,30 +106,21 @@ async function probeGet(s: McpSession): Promise<Probe> {
   x.cancel();
   const details = { probe: label, headMs: Math.round(x.headAt), firstByteMs: x.firstByteAt ?? null };
   if (x.firstByteAt !== undefined) {
-    return {
+    return judged(
       label,
       x,
-      note: '',
-      verdict: {
-        id: 'buffering',
-        status: 'ok',
-        reason: `${label}: head after ${ms(x.headAt)}, first event after ${ms(x.firstByteAt)} (no slow tool to watch a longer stream)`,
-        details,
-      },
-    };
+      'ok',
+      `${label}: head after ${ms(x.headAt)}, first event after ${ms(x.firstByteAt)} (no slow tool to watch a longer stream)`,
+      details,
+    );
   }
-  return {
+  return judged(
     label,
     x,
-    note: '',
-    verdict: {
-      id: 'buffering',
-      status: 'warn',
-      reason: `${label}: head after ${ms(x.headAt)} but no bytes in 4 s — the server may send nothing on open, or the path buffers`,
-      details,
-      fix: BUFFERING_FIX,
-    },
-  };
+    'warn',
+    `${label}: head after ${ms(x.headAt)} but no bytes in 4 s — the server may send nothing on open, or the path buffers`,
+    details,
+  );
 }
 
 export async function checkStreaming(

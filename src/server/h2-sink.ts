@@ -7,57 +7,32 @@
  * paused reader blocks its own stream and no other.
  */
 import type { Http2ServerResponse } from 'node:http2';
-import type { Headers, ResponseSink } from '../core/sink.js';
+import type { Headers } from '../core/sink.js';
+import { NodeSinkBase } from './node-sink-base.js';
 
-export class H2Sink implements ResponseSink {
-  readonly #res: Http2ServerResponse;
-  #closed = false;
-
-  constructor(res: Http2ServerResponse) {
-    this.#res = res;
-    res.once('close', () => {
-      this.#closed = true;
-    });
-  }
-
+export class H2Sink extends NodeSinkBase<Http2ServerResponse> {
   get closed(): boolean {
-    return this.#closed || this.#res.stream.destroyed;
-  }
-
-  respond(status: number, headers: Headers, body: string): void {
-    if (this.closed || this.#res.headersSent) return;
-    const h = status === 204 ? headers : { ...headers, 'content-length': String(Buffer.byteLength(body)) };
-    this.#res.writeHead(status, h);
-    this.#res.end(body);
+    return this.peerClosed || this.res.stream.destroyed;
   }
 
   head(status: number, headers: Headers): void {
-    if (this.closed || this.#res.headersSent) return;
-    this.#res.writeHead(status, headers);
+    if (this.closed || this.res.headersSent) return;
+    this.res.writeHead(status, headers);
   }
 
   write(chunk: string): boolean {
     if (this.closed) return true;
-    return this.#res.write(chunk);
+    return this.res.write(chunk);
   }
 
   end(last?: string): void {
-    if (this.#res.writableEnded || this.closed) return;
-    if (last === undefined || last.length === 0) this.#res.end();
-    else this.#res.end(last);
+    if (this.res.writableEnded || this.closed) return;
+    if (last === undefined || last.length === 0) this.res.end();
+    else this.res.end(last);
   }
 
   destroy(): void {
     // RST_STREAM for this stream only; the connection and its other streams go on.
-    this.#res.stream.close(0x8 /* CANCEL */);
-  }
-
-  onDrain(listener: () => void): void {
-    this.#res.on('drain', listener);
-  }
-
-  onClose(listener: () => void): void {
-    if (this.closed) queueMicrotask(listener);
-    else this.#res.once('close', listener);
+    this.res.stream.close(0x8 /* CANCEL */);
   }
 }

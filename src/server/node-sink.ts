@@ -4,41 +4,23 @@
  * costs the SDK ~11 % CPU and hides backpressure). Headers go out with the first bytes in one write.
  */
 import type { ServerResponse } from 'node:http';
-import type { Headers, ResponseSink } from '../core/sink.js';
+import type { Headers } from '../core/sink.js';
+import { NodeSinkBase } from './node-sink-base.js';
 
-export class NodeSink implements ResponseSink {
-  readonly #res: ServerResponse;
-  #closed = false;
-
-  constructor(res: ServerResponse) {
-    this.#res = res;
-    res.once('close', () => {
-      this.#closed = true;
-    });
-  }
-
+export class NodeSink extends NodeSinkBase<ServerResponse> {
   get closed(): boolean {
-    return this.#closed || this.#res.destroyed;
-  }
-
-  respond(status: number, headers: Headers, body: string): void {
-    if (this.closed || this.#res.headersSent) return;
-    // An explicit length, 0 included: without it writeHead() commits to chunked encoding even for an
-    // empty 202. 204 carries no body and no length (RFC 9110 §8.6).
-    const h = status === 204 ? headers : { ...headers, 'content-length': String(Buffer.byteLength(body)) };
-    this.#res.writeHead(status, h);
-    this.#res.end(body);
+    return this.peerClosed || this.res.destroyed;
   }
 
   head(status: number, headers: Headers): void {
-    if (this.closed || this.#res.headersSent) return;
-    this.#res.socket?.setNoDelay(true);
-    this.#res.writeHead(status, headers);
+    if (this.closed || this.res.headersSent) return;
+    this.res.socket?.setNoDelay(true);
+    this.res.writeHead(status, headers);
   }
 
   write(chunk: string): boolean {
     if (this.closed) return true;
-    const res = this.#res;
+    const res = this.res;
     const ok = res.write(chunk);
     // ServerResponse corks the socket and uncorks it on process.nextTick; a producer that only
     // awaits resolved promises never lets nextTick run, so every event would wait for the end of
@@ -50,21 +32,12 @@ export class NodeSink implements ResponseSink {
   }
 
   end(last?: string): void {
-    if (this.#res.writableEnded) return;
-    if (last === undefined || last.length === 0) this.#res.end();
-    else this.#res.end(last);
+    if (this.res.writableEnded) return;
+    if (last === undefined || last.length === 0) this.res.end();
+    else this.res.end(last);
   }
 
   destroy(): void {
-    this.#res.destroy();
-  }
-
-  onDrain(listener: () => void): void {
-    this.#res.on('drain', listener);
-  }
-
-  onClose(listener: () => void): void {
-    if (this.closed) queueMicrotask(listener);
-    else this.#res.once('close', listener);
+    this.res.destroy();
   }
 }

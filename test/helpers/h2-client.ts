@@ -9,75 +9,19 @@ import {
   connect,
   type IncomingHttpHeaders,
 } from 'node:http2';
-import { createParser, type EventSourceMessage } from 'eventsource-parser';
+import { ArrivingBody } from './arriving-body.js';
 import { withDeadline } from './deadline.js';
-import { ACCEPT_BOTH, initializeBody, LATEST, type Loose, notification } from './http.js';
+import { ACCEPT_BOTH, initializeBody, isEventStream, LATEST, notification } from './http.js';
 
-export class H2Reply {
+export class H2Reply extends ArrivingBody {
   status = 0;
   headers: IncomingHttpHeaders = {};
-  text = '';
-  readonly events: EventSourceMessage[] = [];
-  ended = false;
   readonly stream: ClientHttp2Stream;
-  readonly done: Promise<void>;
-  /** Arrival time (ms) of each SSE message with data. */
-  readonly arrivals: number[] = [];
-  #listeners = new Set<() => void>();
 
   constructor(stream: ClientHttp2Stream) {
+    // The head lands after construction (H2Session.request sets it): ask at every chunk.
+    super(stream, () => isEventStream(this.headers));
     this.stream = stream;
-    const parser = createParser({
-      onEvent: (e) => {
-        this.events.push(e);
-        if (e.data !== '') this.arrivals.push(Date.now());
-      },
-    });
-    stream.setEncoding('utf8');
-    stream.on('data', (chunk: string) => {
-      this.text += chunk;
-      if ((this.headers['content-type'] ?? '').startsWith('text/event-stream')) parser.feed(chunk);
-      this.#notify();
-    });
-    this.done = new Promise((resolve) => {
-      const fin = (): void => {
-        if (this.ended) return;
-        this.ended = true;
-        this.#notify();
-        resolve();
-      };
-      stream.on('end', fin);
-      stream.on('close', fin);
-      stream.on('error', fin);
-    });
-  }
-
-  messages(): Loose[] {
-    return this.events.filter((e) => e.data !== '').map((e) => JSON.parse(e.data));
-  }
-
-  json(): Loose {
-    return JSON.parse(this.text);
-  }
-
-  waitFor(pred: (r: H2Reply) => boolean, ms: number, label: string): Promise<void> {
-    if (pred(this)) return Promise.resolve();
-    let l: (() => void) | undefined;
-    const p = new Promise<void>((resolve, reject) => {
-      l = () => {
-        if (pred(this)) resolve();
-        else if (this.ended)
-          reject(new Error(`${label}: the stream ended first:\n${this.text.slice(-1500)}`));
-      };
-      this.#listeners.add(l);
-    });
-    return withDeadline(p, ms, label).finally(() => {
-      if (l !== undefined) this.#listeners.delete(l);
-    });
-  }
-
-  #notify(): void {
-    for (const l of [...this.#listeners]) l();
   }
 }
 

@@ -1,19 +1,17 @@
 /**
  * Raw HTTP for the server tests: node:http requests with exact headers (Host, Origin, anything),
- * replies whose status, headers and body can be asserted byte for byte, an incremental SSE view of
- * text/event-stream bodies (parsed with eventsource-parser, as clients do), and raw sockets for
- * what node:http would refuse to send. Every wait is bounded with withDeadline.
+ * replies whose status, headers and body can be asserted byte for byte (with the incremental SSE
+ * view of arriving-body.ts), and raw sockets for what node:http would refuse to send. Every wait is
+ * bounded with withDeadline.
  */
 import { request as httpRequest, type IncomingHttpHeaders, type IncomingMessage } from 'node:http';
 import { connect, type Socket } from 'node:net';
-import { createParser, type EventSourceMessage } from 'eventsource-parser';
+import { ArrivingBody, type Loose } from './arriving-body.js';
 import { withDeadline } from './deadline.js';
 
 export const LATEST = '2025-11-25';
 
-/** Parsed JSON as test assertions navigate it (`r.json().result.content[0].text`). */
-// biome-ignore lint/suspicious/noExplicitAny: assertions walk parsed JSON of known shape; any keeps them readable.
-export type Loose = any;
+export type { Loose } from './arriving-body.js';
 export const ACCEPT_BOTH = 'application/json, text/event-stream';
 
 export interface SendOptions {
@@ -28,99 +26,31 @@ export interface SendOptions {
   localAddress?: string;
 }
 
+export function isEventStream(headers: IncomingHttpHeaders): boolean {
+  return (headers['content-type'] ?? '').startsWith('text/event-stream');
+}
+
 /** One HTTP response as it arrives. */
-export class Reply {
+export class Reply extends ArrivingBody {
   readonly status: number;
   readonly headers: IncomingHttpHeaders;
   readonly res: IncomingMessage;
-  text = '';
-  readonly events: EventSourceMessage[] = [];
-  readonly comments: string[] = [];
-  readonly retries: number[] = [];
-  ended = false;
-  /** Resolves when the body ended or the connection closed. */
-  readonly done: Promise<void>;
-  readonly #listeners = new Set<() => void>();
 
   constructor(res: IncomingMessage) {
+    super(res, () => isEventStream(res.headers));
     this.res = res;
     this.status = res.statusCode ?? 0;
     this.headers = res.headers;
-    const parser = createParser({
-      onEvent: (e) => this.events.push(e),
-      onComment: (c) => this.comments.push(c),
-      onRetry: (r) => this.retries.push(r),
-    });
-    const sse = this.isSse;
-    res.setEncoding('utf8');
-    res.on('data', (chunk: string) => {
-      this.text += chunk;
-      if (sse) parser.feed(chunk);
-      this.#notify();
-    });
-    this.done = new Promise((resolve) => {
-      const fin = (): void => {
-        if (this.ended) return;
-        this.ended = true;
-        this.#notify();
-        resolve();
-      };
-      res.on('end', fin);
-      res.on('close', fin);
-      res.on('error', fin);
-    });
   }
 
   get isSse(): boolean {
-    return (this.headers['content-type'] ?? '').startsWith('text/event-stream');
-  }
-
-  /** The body as JSON (throws when it is not). */
-  json(): Loose {
-    return JSON.parse(this.text);
-  }
-
-  /** JSON-RPC messages carried by SSE events (events with empty data, e.g. priming, skipped). */
-  messages(): Loose[] {
-    return this.events.filter((e) => e.data.length > 0).map((e) => JSON.parse(e.data));
-  }
-
-  /** Waits until pred holds (checked after every chunk and at the end). */
-  waitFor(pred: (r: Reply) => boolean, ms: number, label: string): Promise<void> {
-    if (pred(this)) return Promise.resolve();
-    let listener: (() => void) | undefined;
-    const p = new Promise<void>((resolve, reject) => {
-      listener = () => {
-        if (pred(this)) resolve();
-        else if (this.ended)
-          reject(new Error(`${label}: the response ended first; body so far:\n${this.text.slice(-2000)}`));
-      };
-      this.#listeners.add(listener);
-    });
-    return withDeadline(p, ms, label).finally(() => {
-      if (listener !== undefined) this.#listeners.delete(listener);
-    });
-  }
-
-  /** Waits for an SSE message matching pred and returns it. */
-  async waitMessage(pred: (m: Loose) => boolean, ms: number, label: string): Promise<Loose> {
-    await this.waitFor((r) => r.messages().some(pred), ms, label);
-    return this.messages().find(pred);
-  }
-
-  /** Waits for the response to end. */
-  finished(ms: number, label: string): Promise<void> {
-    return withDeadline(this.done, ms, label);
+    return isEventStream(this.headers);
   }
 
   /** Drops the connection. */
   destroy(): void {
     this.res.destroy();
     this.res.socket?.destroy();
-  }
-
-  #notify(): void {
-    for (const l of [...this.#listeners]) l();
   }
 }
 
@@ -311,15 +241,15 @@ export function sleep(ms: number): Promise<void> {
   return new Promise((r) => setTimeout(r, ms));
 }
 
-/** Polls cond every 10 ms until it holds, bounded by ms (polling stops at the deadline too). */
-export function until(cond: () => boolean, ms: number, label: string): Promise<void> {
+/** Polls cond every `everyMs` until it holds, bounded by ms (polling stops at the deadline too). */
+export function until(cond: () => boolean, ms: number, label: string, everyMs = 10): Promise<void> {
   let stop = false;
   return withDeadline(
     new Promise<void>((resolve) => {
       const tick = (): void => {
         if (stop) return;
         if (cond()) resolve();
-        else setTimeout(tick, 10);
+        else setTimeout(tick, everyMs);
       };
       tick();
     }),

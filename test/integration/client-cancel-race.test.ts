@@ -10,20 +10,16 @@ import { describe, test } from 'node:test';
 import type { JSONRPCMessage } from '@modelcontextprotocol/sdk/types.js';
 import { type StreamableHttpClientOptions, StreamableHttpClientTransport } from '../../src/client/index.js';
 import { withDeadline } from '../helpers/deadline.js';
+import { until as poll } from '../helpers/http.js';
 
 const ADAPTERS: Record<string, StreamableHttpClientOptions> = {
   node: {},
   fetch: { fetch: (url, init) => globalThis.fetch(url, init) },
 };
 
-async function until(predicate: () => boolean, label: string, ms = 5_000): Promise<void> {
-  await withDeadline(
-    (async () => {
-      while (!predicate()) await new Promise((r) => setTimeout(r, 5));
-    })(),
-    ms,
-    label,
-  );
+/** Polls every 5 ms: the next step of these races should follow the awaited state at once. */
+function until(predicate: () => boolean, label: string, ms = 5_000): Promise<void> {
+  return poll(predicate, ms, label, 5);
 }
 
 for (const [adapter, http] of Object.entries(ADAPTERS)) {

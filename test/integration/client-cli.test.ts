@@ -1,12 +1,12 @@
 // `sluice call` and `sluice tools`, spawned as real processes against real servers on 127.0.0.1.
 import assert from 'node:assert/strict';
 import { spawn } from 'node:child_process';
-import { createServer } from 'node:net';
 import { after, before, describe, test } from 'node:test';
 import { fileURLToPath } from 'node:url';
 import { createDemoServer } from '../../src/demo/demo-server.js';
 import { generateText } from '../../src/demo/generate.js';
 import { type Served, serve } from '../../src/server/index.js';
+import { freePort } from '../helpers/daemon.js';
 import { withDeadline } from '../helpers/deadline.js';
 import { type SdkServer, startSdkServer } from '../helpers/sdk-reference-server.js';
 
@@ -35,13 +35,26 @@ function sluice(args: string[], onSpawn?: (kill: (signal: NodeJS.Signals) => voi
   });
 }
 
+/** Runs the CLI to its end within the deadline. */
+function runCli(args: string[], label: string, ms = 20_000): Promise<Run> {
+  return withDeadline(sluice(args), ms, label);
+}
+
+/** `--arg k=v` for each `k=v`. */
+function withArgs(...pairs: string[]): string[] {
+  return pairs.flatMap((p) => ['--arg', p]);
+}
+
+/** stdout of a --json run: one JSON object per line. */
+function ndjson(stdout: string): Record<string, unknown>[] {
+  return stdout
+    .trim()
+    .split('\n')
+    .map((l) => JSON.parse(l) as Record<string, unknown>);
+}
+
 async function closedPortUrl(): Promise<string> {
-  const server = createServer();
-  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', () => resolve()));
-  const address = server.address();
-  const port = typeof address === 'object' && address !== null ? address.port : 0;
-  await new Promise<void>((resolve) => server.close(() => resolve()));
-  return `http://127.0.0.1:${port}/mcp`;
+  return `http://127.0.0.1:${await freePort()}/mcp`;
 }
 
 describe('sluice call / sluice tools against sluice serve', () => {
@@ -54,27 +67,12 @@ describe('sluice call / sluice tools against sluice serve', () => {
   });
 
   test('--json prints one NDJSON line per progress event, then the result', async () => {
-    const run = await withDeadline(
-      sluice([
-        'call',
-        served.url,
-        'reindex',
-        '--arg',
-        'corpus=docs',
-        '--arg',
-        'docs=7',
-        '--arg',
-        'delayMs=2',
-        '--json',
-      ]),
-      20_000,
+    const run = await runCli(
+      ['call', served.url, 'reindex', ...withArgs('corpus=docs', 'docs=7', 'delayMs=2'), '--json'],
       'sluice call --json',
     );
     assert.equal(run.code, 0, run.stderr);
-    const lines = run.stdout
-      .trim()
-      .split('\n')
-      .map((l) => JSON.parse(l) as Record<string, unknown>);
+    const lines = ndjson(run.stdout);
     assert.equal(lines.length, 8);
     lines.slice(0, 7).forEach((line, i) => {
       assert.equal(line['type'], 'progress');
@@ -87,19 +85,8 @@ describe('sluice call / sluice tools against sluice serve', () => {
   });
 
   test('plain mode (not a TTY): progress lines on stderr, the result on stdout', async () => {
-    const run = await withDeadline(
-      sluice([
-        'call',
-        served.url,
-        'reindex',
-        '--arg',
-        'corpus=docs',
-        '--arg',
-        'docs=3',
-        '--arg',
-        'delayMs=2',
-      ]),
-      20_000,
+    const run = await runCli(
+      ['call', served.url, 'reindex', ...withArgs('corpus=docs', 'docs=3', 'delayMs=2')],
       'sluice call',
     );
     assert.equal(run.code, 0, run.stderr);
@@ -109,9 +96,8 @@ describe('sluice call / sluice tools against sluice serve', () => {
   });
 
   test('partial output: the text goes to stdout as it arrives (a pipe), the result is not repeated', async () => {
-    const run = await withDeadline(
-      sluice(['call', served.url, 'generate', '--arg', 'words=150', '--arg', 'delayMs=1', '--arg', 'seed=9']),
-      20_000,
+    const run = await runCli(
+      ['call', served.url, 'generate', ...withArgs('words=150', 'delayMs=1', 'seed=9')],
       'sluice call generate',
     );
     assert.equal(run.code, 0, run.stderr);
@@ -120,27 +106,12 @@ describe('sluice call / sluice tools against sluice serve', () => {
   });
 
   test('partial output with --json: one partial line per delta, in order, then the result line', async () => {
-    const run = await withDeadline(
-      sluice([
-        'call',
-        served.url,
-        'generate',
-        '--arg',
-        'words=60',
-        '--arg',
-        'delayMs=0',
-        '--arg',
-        'seed=4',
-        '--json',
-      ]),
-      20_000,
+    const run = await runCli(
+      ['call', served.url, 'generate', ...withArgs('words=60', 'delayMs=0', 'seed=4'), '--json'],
       'sluice call generate --json',
     );
     assert.equal(run.code, 0, run.stderr);
-    const lines = run.stdout
-      .trim()
-      .split('\n')
-      .map((l) => JSON.parse(l) as Record<string, unknown>);
+    const lines = ndjson(run.stdout);
     const partials = lines.filter((l) => l['type'] === 'partial');
     assert.ok(partials.length > 0 && partials.length <= 60);
     assert.equal(partials.map((l) => l['text']).join(''), generateText(60, 4));
@@ -154,10 +125,10 @@ describe('sluice call / sluice tools against sluice serve', () => {
 
   test('off a TTY, counter progress is throttled to a line per second (4,096 events)', async () => {
     const started = Date.now();
-    const run = await withDeadline(
-      sluice(['call', served.url, 'reindex', '--arg', 'corpus=big', '--arg', 'delayMs=0']),
-      30_000,
+    const run = await runCli(
+      ['call', served.url, 'reindex', ...withArgs('corpus=big', 'delayMs=0')],
       'sluice call reindex',
+      30_000,
     );
     const seconds = (Date.now() - started) / 1000;
     assert.equal(run.code, 0, run.stderr);
@@ -167,21 +138,13 @@ describe('sluice call / sluice tools against sluice serve', () => {
   });
 
   test('--args JSON and --arg coercion reach the tool', async () => {
-    const run = await withDeadline(
-      sluice(['call', served.url, 'echo', '--args', '{"text":"42"}']),
-      20_000,
-      'sluice call echo',
-    );
+    const run = await runCli(['call', served.url, 'echo', '--args', '{"text":"42"}'], 'sluice call echo');
     assert.equal(run.code, 0, run.stderr);
     assert.equal(run.stdout, '42\n');
   });
 
   test('an unknown tool exits 1 with one line on stderr that points at sluice tools, nothing on stdout', async () => {
-    const run = await withDeadline(
-      sluice(['call', served.url, 'no_such_tool']),
-      20_000,
-      'sluice call unknown',
-    );
+    const run = await runCli(['call', served.url, 'no_such_tool'], 'sluice call unknown');
     assert.equal(run.code, 1);
     assert.equal(run.stdout, '', 'the error is not printed twice');
     assert.equal(run.stderr.trim().split('\n').length, 1);
@@ -193,23 +156,15 @@ describe('sluice call / sluice tools against sluice serve', () => {
   });
 
   test('--arg values are coerced by the tool inputSchema: a string property keeps "5" a string', async () => {
-    const run = await withDeadline(sluice(['call', served.url, 'echo', '--arg', 'text=5']), 20_000, 'echo 5');
+    const run = await runCli(['call', served.url, 'echo', ...withArgs('text=5')], 'echo 5');
     assert.equal(run.code, 0, run.stderr);
     assert.equal(run.stdout, '5\n');
-    const t = await withDeadline(
-      sluice(['call', served.url, 'echo', '--arg', 'text=true']),
-      20_000,
-      'echo true',
-    );
+    const t = await runCli(['call', served.url, 'echo', ...withArgs('text=true')], 'echo true');
     assert.equal(t.stdout, 'true\n', t.stderr);
   });
 
   test('an --arg value that does not fit its schema type is bad usage: exit 2 naming the arg, then the usage', async () => {
-    const run = await withDeadline(
-      sluice(['call', served.url, 'sleep', '--arg', 'ms=soon']),
-      20_000,
-      'sleep soon',
-    );
+    const run = await runCli(['call', served.url, 'sleep', ...withArgs('ms=soon')], 'sleep soon');
     assert.equal(run.code, 2);
     assert.equal(run.stdout, '');
     assert.match(
@@ -219,7 +174,7 @@ describe('sluice call / sluice tools against sluice serve', () => {
   });
 
   test('sluice tools lists tools with their input schemas', async () => {
-    const run = await withDeadline(sluice(['tools', served.url, '--json']), 20_000, 'sluice tools');
+    const run = await runCli(['tools', served.url, '--json'], 'sluice tools');
     assert.equal(run.code, 0, run.stderr);
     const tools = JSON.parse(run.stdout) as {
       name: string;
@@ -228,7 +183,7 @@ describe('sluice call / sluice tools against sluice serve', () => {
     const reindex = tools.find((t) => t.name === 'reindex');
     assert.ok(reindex !== undefined);
     assert.ok(reindex.inputSchema.properties?.['corpus'] !== undefined);
-    const text = await withDeadline(sluice(['tools', served.url]), 20_000, 'sluice tools text');
+    const text = await runCli(['tools', served.url], 'sluice tools text');
     assert.match(text.stdout, /^echo$/m);
     assert.match(text.stdout, /"text": \{/);
   });
@@ -244,39 +199,31 @@ describe('sluice call: failures and Ctrl-C', () => {
   });
 
   test('a transport failure exits 3 with a one-line reason', async () => {
-    const run = await withDeadline(
-      sluice(['call', await closedPortUrl(), 'echo', '--arg', 'text=x']),
-      20_000,
-      'call',
-    );
+    const run = await runCli(['call', await closedPortUrl(), 'echo', ...withArgs('text=x')], 'call');
     assert.equal(run.code, 3);
     assert.equal(run.stderr.trim().split('\n').length, 1);
     assert.match(run.stderr, /^sluice call: POST http:\/\/127\.0\.0\.1:\d+\/mcp failed/);
   });
 
   test('bad usage exits 2 with the reason and the usage on stderr', async () => {
-    const run = await withDeadline(sluice(['call', server.url]), 20_000, 'call usage');
+    const run = await runCli(['call', server.url], 'call usage');
     assert.equal(run.code, 2);
     assert.equal(run.stdout, '');
     assert.match(
       run.stderr,
       /^sluice call: expected URL and TOOL\nusage: sluice call URL TOOL \[options\]\n/,
     );
-    const flag = await withDeadline(sluice(['call', server.url, 'echo', '--bogus']), 20_000, 'call --bogus');
+    const flag = await runCli(['call', server.url, 'echo', '--bogus'], 'call --bogus');
     assert.equal(flag.code, 2);
     assert.match(flag.stderr, /^sluice call: Unknown option '--bogus'.*\nusage: sluice call URL TOOL/);
-    const arg = await withDeadline(
-      sluice(['call', server.url, 'echo', '--arg', 'novalue']),
-      20_000,
-      'call --arg',
-    );
+    const arg = await runCli(['call', server.url, 'echo', '--arg', 'novalue'], 'call --arg');
     assert.equal(arg.code, 2);
     assert.match(arg.stderr, /^sluice call: --arg expects k=v, got 'novalue'\nusage: sluice call URL TOOL/);
   });
 
   test('Ctrl-C sends notifications/cancelled and exits 130', async () => {
     let kill: ((signal: NodeJS.Signals) => void) | undefined;
-    const done = sluice(['call', server.url, 'sleep', '--arg', 'ms=10000'], (k) => {
+    const done = sluice(['call', server.url, 'sleep', ...withArgs('ms=10000')], (k) => {
       kill = k;
     });
     const started = Date.now();

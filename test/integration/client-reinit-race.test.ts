@@ -6,8 +6,7 @@
 // the GET refused, so the cut request is re-sent while the re-initialization is in progress (the
 // order the shutdown-restart suite hit now and then on the fetch binding). Both adapters.
 import assert from 'node:assert/strict';
-import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
-import type { AddressInfo } from 'node:net';
+import type { IncomingMessage } from 'node:http';
 import { describe, test } from 'node:test';
 import type { JSONRPCMessage } from '@modelcontextprotocol/sdk/types.js';
 import {
@@ -16,42 +15,8 @@ import {
   StreamableHttpClientTransport,
 } from '../../src/client/index.js';
 import { withDeadline } from '../helpers/deadline.js';
-
-interface Seen {
-  method: string;
-  headers: IncomingMessage['headers'];
-  body: Record<string, unknown> | undefined;
-}
-
-type Handler = (req: IncomingMessage, res: ServerResponse, seen: Seen) => void;
-
-async function scripted(handler: Handler): Promise<{ url: string; seen: Seen[]; close(): Promise<void> }> {
-  const seen: Seen[] = [];
-  const server = createServer((req, res) => {
-    const chunks: Buffer[] = [];
-    req.on('data', (c: Buffer) => chunks.push(c));
-    req.on('end', () => {
-      const text = Buffer.concat(chunks).toString('utf8');
-      const entry: Seen = {
-        method: req.method ?? '',
-        headers: req.headers,
-        body: text.length > 0 ? (JSON.parse(text) as Record<string, unknown>) : undefined,
-      };
-      seen.push(entry);
-      handler(req, res, entry);
-    });
-  });
-  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', () => resolve()));
-  const { port } = server.address() as AddressInfo;
-  return {
-    url: `http://127.0.0.1:${port}/mcp`,
-    seen,
-    async close() {
-      server.closeAllConnections();
-      await new Promise<void>((resolve) => server.close(() => resolve()));
-    },
-  };
-}
+import { until as poll } from '../helpers/http.js';
+import { scripted } from '../helpers/scripted-server.js';
 
 const SSE = { 'content-type': 'text/event-stream', 'cache-control': 'no-cache' };
 const JSON_TYPE = { 'content-type': 'application/json' };
@@ -69,14 +34,9 @@ const initResult = (id: unknown) => ({
   result: { protocolVersion: VERSION, capabilities: {}, serverInfo: { name: 's', version: '1' } },
 });
 
-async function until(predicate: () => boolean, label: string, ms = 5_000): Promise<void> {
-  await withDeadline(
-    (async () => {
-      while (!predicate()) await new Promise((r) => setTimeout(r, 5));
-    })(),
-    ms,
-    label,
-  );
+/** Polls every 5 ms: the next step of these races should follow the awaited state at once. */
+function until(predicate: () => boolean, label: string, ms = 5_000): Promise<void> {
+  return poll(predicate, ms, label, 5);
 }
 
 /** How long the server holds the replacement initialize when no re-send arrives meanwhile. */

@@ -12,7 +12,8 @@ import {
   StreamableHttpClientTransport,
 } from '../../src/client/index.js';
 import { withDeadline } from '../helpers/deadline.js';
-import { type SdkServer, startSdkServer } from '../helpers/sdk-reference-server.js';
+import { until } from '../helpers/http.js';
+import { startSdkServer } from '../helpers/sdk-reference-server.js';
 import { startV2Server, type V2Server } from '../helpers/sdk-v2-server.js';
 import { type Running, startServer } from '../helpers/test-server.js';
 
@@ -49,32 +50,69 @@ function textOf(result: unknown): string {
   return first.text;
 }
 
+/** The error `call` fails with; the test fails if it succeeds instead, or outlives the deadline. */
+function failureOf(call: Promise<unknown>, label: string): Promise<unknown> {
+  return withDeadline(
+    call.then(
+      () => assert.fail('the call should fail'),
+      (e: unknown) => e,
+    ),
+    DEADLINE_MS,
+    label,
+  );
+}
+
+/** A server started before a suite's tests, with a Client connected to it; both closed after them. */
+interface Suite<S> {
+  server: S;
+  c: Connected;
+}
+
+function connectedSuite<S extends { url: string; close(): Promise<void> }>(
+  start: () => Promise<S>,
+  mode: 'auto' | 'legacy',
+): Suite<S> {
+  const suite: Partial<Suite<S>> = {};
+  before(async () => {
+    suite.server = await start();
+    suite.c = await connect(suite.server.url, mode);
+  });
+  after(async () => {
+    await suite.c?.client.close();
+    await suite.server?.close();
+  });
+  return suite as Suite<S>;
+}
+
+/** Runs `body` with a Client of its own, closed afterwards whatever happens. */
+async function withClient(url: string, mode: 'auto' | 'legacy', body: (c: Connected) => Promise<void>) {
+  const c = await connect(url, mode);
+  try {
+    await body(c);
+  } finally {
+    await c.client.close();
+  }
+}
+
+/** Calls the echo tool within the deadline and returns its text. */
+async function echo(c: Connected, args: Record<string, unknown>, label: string): Promise<string> {
+  return textOf(await withDeadline(c.client.callTool({ name: 'echo', arguments: args }), DEADLINE_MS, label));
+}
+
 function posts(server: V2Server, rpcMethod: string): V2Server['log'] {
   return server.log.filter((r) => r.method === 'POST' && r.headers['mcp-method'] === rpcMethod);
 }
 
 describe('SDK v2 Client over Sluice transport, SDK v2 server, 2026-07-28 era', () => {
-  let server: V2Server;
-  let c: Connected;
-  before(async () => {
-    server = await startV2Server();
-    c = await connect(server.url, 'auto');
-  });
-  after(async () => {
-    await c?.client.close();
-    await server?.close();
-  });
+  const suite = connectedSuite(startV2Server, 'auto');
 
   test('negotiates the modern era; requests carry the standard headers and never a session id', async () => {
+    const { server, c } = suite;
     assert.equal(c.client.getProtocolEra(), 'modern');
     const list = await withDeadline(c.client.listTools(), DEADLINE_MS, 'tools/list');
     assert.ok(list.tools.some((t) => t.name === 'echo'));
-    const result = await withDeadline(
-      c.client.callTool({ name: 'echo', arguments: { text: 'hi', region: 'eu-west-1' } }),
-      DEADLINE_MS,
-      'tools/call echo',
-    );
-    assert.equal(textOf(result), 'hi|eu-west-1');
+    const text = await echo(c, { text: 'hi', region: 'eu-west-1' }, 'tools/call echo');
+    assert.equal(text, 'hi|eu-west-1');
     const [call] = posts(server, 'tools/call');
     assert.ok(call, 'the tools/call POST carried Mcp-Method');
     assert.equal(call.headers['mcp-protocol-version'], MODERN);
@@ -86,19 +124,17 @@ describe('SDK v2 Client over Sluice transport, SDK v2 server, 2026-07-28 era', (
   });
 
   test('a value that is not a safe header value travels as the Base64 sentinel and is accepted', async () => {
+    const { server, c } = suite;
     const region = ' Zürich ';
-    const result = await withDeadline(
-      c.client.callTool({ name: 'echo', arguments: { text: 'x', region } }),
-      DEADLINE_MS,
-      'tools/call echo (non-ASCII)',
-    );
-    assert.equal(textOf(result), `x|${region}`);
+    const text = await echo(c, { text: 'x', region }, 'tools/call echo (non-ASCII)');
+    assert.equal(text, `x|${region}`);
     const sent = posts(server, 'tools/call').at(-1);
     const expected = `=?base64?${Buffer.from(region, 'utf8').toString('base64')}?=`;
     assert.equal(sent?.headers['mcp-param-region'], expected);
   });
 
   test('progress arrives; aborting cancels by closing the request, with no notifications/cancelled', async () => {
+    const { server, c } = suite;
     const seen: number[] = [];
     const controller = new AbortController();
     const call = c.client.callTool(
@@ -114,30 +150,20 @@ describe('SDK v2 Client over Sluice transport, SDK v2 server, 2026-07-28 era', (
     await assert.rejects(withDeadline(call, DEADLINE_MS, 'cancelled call'));
     assert.deepEqual(seen, [1, 2, 3]);
     // The server's handler sees its signal abort: the closed stream was the cancellation.
-    const until = Date.now() + DEADLINE_MS;
-    while (!server.aborted.includes('slow') && Date.now() < until) {
-      await new Promise((resolve) => setTimeout(resolve, 20));
-    }
-    assert.ok(server.aborted.includes('slow'), 'the handler was aborted');
+    await until(() => server.aborted.includes('slow'), DEADLINE_MS, 'the handler was aborted');
     assert.equal(posts(server, 'notifications/cancelled').length, 0);
     assert.equal(c.transport.inspect().pendingRequestIds.length, 0);
     assert.equal(c.transport.inspect().httpRequestsInFlight, 0);
   });
 
   test('a stream broken mid-way fails the request at once with RequestLostError (no resume, no resend)', async () => {
+    const { server, c } = suite;
     const before = server.log.length;
     const call = c.client.callTool(
       { name: 'drop', arguments: { steps: 100, delayMs: 20 } },
       { onprogress: () => undefined, timeout: 60_000 },
     );
-    const error = await withDeadline(
-      call.then(
-        () => assert.fail('the call should fail'),
-        (e: unknown) => e,
-      ),
-      DEADLINE_MS,
-      'broken call',
-    );
+    const error = await failureOf(call, 'broken call');
     // The deadline (15 s) is far below the request's 60 s timeout: it failed at once, not by timing out.
     assert.match(String((error as Error).message), /lost/);
     assert.equal(
@@ -191,43 +217,25 @@ describe('Sluice transport alone, modern requests built by hand, SDK v2 server',
 });
 
 describe('SDK v2 Client over Sluice transport, SDK v2 server, legacy era', () => {
-  let server: V2Server;
-  let c: Connected;
-  before(async () => {
-    server = await startV2Server();
-    c = await connect(server.url, 'legacy');
-  });
-  after(async () => {
-    await c?.client.close();
-    await server?.close();
-  });
+  const suite = connectedSuite(startV2Server, 'legacy');
 
   test('the default mode initializes; no 2026 header is sent', async () => {
+    const { server, c } = suite;
     assert.equal(c.client.getProtocolEra(), 'legacy');
-    const result = await withDeadline(
-      c.client.callTool({ name: 'echo', arguments: { text: 'old' } }),
-      DEADLINE_MS,
-      'tools/call legacy',
-    );
-    assert.equal(textOf(result), 'old|');
+    const text = await echo(c, { text: 'old' }, 'tools/call legacy');
+    assert.equal(text, 'old|');
     assert.ok(server.log.some((r) => r.body.includes('"initialize"')));
     for (const r of server.log) assert.equal(r.headers['mcp-method'], undefined);
   });
 
   test('a stream cut before any event id fails at once with ResumeImpossibleError, not at the timeout', async () => {
+    const { c } = suite;
     const call = c.client.callTool(
       { name: 'drop', arguments: { steps: 100, delayMs: 20 } },
       { onprogress: () => undefined, timeout: 60_000 },
     );
     // The deadline (15 s) is far below the request's 60 s timeout.
-    const error = await withDeadline(
-      call.then(
-        () => assert.fail('the call should fail'),
-        (e: unknown) => e,
-      ),
-      DEADLINE_MS,
-      'legacy broken call',
-    );
+    const error = await failureOf(call, 'legacy broken call');
     assert.equal(
       (error as { data?: { sluiceCode?: string } }).data?.sluiceCode,
       'SLUICE_CLIENT_RESUME_IMPOSSIBLE',
@@ -237,26 +245,14 @@ describe('SDK v2 Client over Sluice transport, SDK v2 server, legacy era', () =>
 });
 
 describe('SDK v2 Client over Sluice transport, SDK v1 server (legacy only)', () => {
-  let server: SdkServer;
-  let c: Connected;
-  before(async () => {
-    server = await startSdkServer();
-    c = await connect(server.url, 'auto');
-  });
-  after(async () => {
-    await c?.client.close();
-    await server?.close();
-  });
+  const suite = connectedSuite(startSdkServer, 'auto');
 
   test('auto mode falls back to the legacy handshake and works with a session', async () => {
+    const { c } = suite;
     assert.equal(c.client.getProtocolEra(), 'legacy');
     assert.ok(c.transport.sessionId, 'the legacy session id was adopted');
-    const result = await withDeadline(
-      c.client.callTool({ name: 'echo', arguments: { text: 'v1' } }),
-      DEADLINE_MS,
-      'tools/call on v1',
-    );
-    assert.match(textOf(result), /v1/);
+    const text = await echo(c, { text: 'v1' }, 'tools/call on v1');
+    assert.match(text, /v1/);
   });
 });
 
@@ -270,34 +266,20 @@ describe('SDK v2 Client over Sluice transport, Sluice server', () => {
   });
 
   test('legacy era (default mode): initialize, a session, tools work', async () => {
-    const c = await connect(server.url, 'legacy');
-    try {
+    await withClient(server.url, 'legacy', async (c) => {
       assert.equal(c.client.getProtocolEra(), 'legacy');
       assert.ok(c.transport.sessionId);
-      const result = await withDeadline(
-        c.client.callTool({ name: 'echo', arguments: { text: 'legacy' } }),
-        DEADLINE_MS,
-        'legacy tools/call on Sluice',
-      );
-      assert.match(textOf(result), /legacy/);
-    } finally {
-      await c.client.close();
-    }
+      const text = await echo(c, { text: 'legacy' }, 'legacy tools/call on Sluice');
+      assert.match(text, /legacy/);
+    });
   });
 
   test('auto mode: tools work in whichever era Sluice serves (legacy fallback when it serves only 2025)', async () => {
-    const c = await connect(server.url, 'auto');
-    try {
-      const result = await withDeadline(
-        c.client.callTool({ name: 'echo', arguments: { text: 'sluice' } }),
-        DEADLINE_MS,
-        'tools/call on Sluice',
-      );
-      assert.match(textOf(result), /sluice/);
+    await withClient(server.url, 'auto', async (c) => {
+      const text = await echo(c, { text: 'sluice' }, 'tools/call on Sluice');
+      assert.match(text, /sluice/);
       if (c.client.getProtocolEra() === 'legacy') assert.ok(c.transport.sessionId);
-    } finally {
-      await c.client.close();
-    }
+    });
   });
 
   test('2026-07-28 era against Sluice (runs once the server answers modern requests)', async (t) => {
@@ -310,15 +292,10 @@ describe('SDK v2 Client over Sluice transport, Sluice server', () => {
       );
       return;
     }
-    const c = await connect(server.url, 'auto');
-    try {
+    await withClient(server.url, 'auto', async (c) => {
       assert.equal(c.client.getProtocolEra(), 'modern');
-      const result = await withDeadline(
-        c.client.callTool({ name: 'echo', arguments: { text: 'modern' } }),
-        DEADLINE_MS,
-        'modern tools/call on Sluice',
-      );
-      assert.match(textOf(result), /modern/);
+      const text = await echo(c, { text: 'modern' }, 'modern tools/call on Sluice');
+      assert.match(text, /modern/);
       assert.equal(c.transport.sessionId, undefined);
 
       // Progress on the request's own stream.
@@ -343,15 +320,13 @@ describe('SDK v2 Client over Sluice transport, Sluice server', () => {
       await withDeadline(started, DEADLINE_MS, 'slow started');
       controller.abort('user cancelled');
       await assert.rejects(withDeadline(slow, DEADLINE_MS, 'cancelled slow'));
-      const until = Date.now() + DEADLINE_MS;
-      while (!server.probe.aborted.includes('slow:30000') && Date.now() < until) {
-        await new Promise((resolve) => setTimeout(resolve, 20));
-      }
-      assert.ok(server.probe.aborted.includes('slow:30000'), 'the handler was aborted by the closed request');
+      await until(
+        () => server.probe.aborted.includes('slow:30000'),
+        DEADLINE_MS,
+        'the handler was aborted by the closed request',
+      );
       assert.equal(c.transport.inspect().pendingRequestIds.length, 0);
-    } finally {
-      await c.client.close();
-    }
+    });
   });
 });
 

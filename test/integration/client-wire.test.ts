@@ -1,8 +1,6 @@
 // Exact wire behaviour of the client transport against small scripted node:http servers on 127.0.0.1:0, over
 // both HTTP adapters: node:http (the default on Node) and fetch (what `options.fetch` selects).
 import assert from 'node:assert/strict';
-import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
-import type { AddressInfo } from 'node:net';
 import { describe, test } from 'node:test';
 import { gzipSync } from 'node:zlib';
 import type { JSONRPCMessage } from '@modelcontextprotocol/sdk/types.js';
@@ -15,52 +13,8 @@ import {
   UnauthorizedError,
   UnexpectedContentTypeError,
 } from '../../src/client/index.js';
-import { withDeadline } from '../helpers/deadline.js';
-
-interface Seen {
-  method: string;
-  url: string;
-  headers: IncomingMessage['headers'];
-  body: Record<string, unknown> | undefined;
-  at: number;
-}
-
-type Handler = (req: IncomingMessage, res: ServerResponse, seen: Seen, all: Seen[]) => void;
-
-async function scripted(
-  handler: Handler,
-): Promise<{ url: string; seen: Seen[]; closeIdle(): void; close(): Promise<void> }> {
-  const seen: Seen[] = [];
-  const server = createServer((req, res) => {
-    const chunks: Buffer[] = [];
-    req.on('data', (c: Buffer) => chunks.push(c));
-    req.on('end', () => {
-      const text = Buffer.concat(chunks).toString('utf8');
-      const entry: Seen = {
-        method: req.method ?? '',
-        url: req.url ?? '',
-        headers: req.headers,
-        body: text.length > 0 ? (JSON.parse(text) as Record<string, unknown>) : undefined,
-        at: Date.now(),
-      };
-      seen.push(entry);
-      handler(req, res, entry, seen);
-    });
-  });
-  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', () => resolve()));
-  const { port } = server.address() as AddressInfo;
-  return {
-    url: `http://127.0.0.1:${port}/mcp`,
-    seen,
-    closeIdle() {
-      server.closeIdleConnections();
-    },
-    async close() {
-      server.closeAllConnections();
-      await new Promise<void>((resolve) => server.close(() => resolve()));
-    },
-  };
-}
+import { until as poll } from '../helpers/http.js';
+import { scripted } from '../helpers/scripted-server.js';
 
 const SSE = { 'content-type': 'text/event-stream', 'cache-control': 'no-cache' };
 const frame = (message: unknown, id?: string): string =>
@@ -104,14 +58,9 @@ async function openTransport(url: string, options: StreamableHttpClientOptions) 
   return { transport, messages, errors };
 }
 
-async function until(predicate: () => boolean, label: string, ms = 5_000): Promise<void> {
-  await withDeadline(
-    (async () => {
-      while (!predicate()) await new Promise((r) => setTimeout(r, 5));
-    })(),
-    ms,
-    label,
-  );
+/** Polls every 5 ms: the next step of these races should follow the awaited state at once. */
+function until(predicate: () => boolean, label: string, ms = 5_000): Promise<void> {
+  return poll(predicate, ms, label, 5);
 }
 
 const responses = (messages: Record<string, unknown>[]) =>

@@ -18,6 +18,7 @@ import { z } from 'zod';
 import { StreamableHttpClientTransport } from '../../src/client/index.js';
 import { createMcpHandler, type McpHandler } from '../../src/server/index.js';
 import { withDeadline } from '../helpers/deadline.js';
+import { ACCEPT_BOTH, initializeBody, LATEST } from '../helpers/http.js';
 
 /** One step at a time: the tool awaits `next()`, the test calls `release()` when it saw the last event. */
 class Gate {
@@ -185,17 +186,8 @@ describe('a body stream consumed by a parser that hands nothing over', () => {
     const res = await withDeadline(
       fetch(url, {
         method: 'POST',
-        headers: { 'content-type': 'application/json', accept: 'application/json, text/event-stream' },
-        body: JSON.stringify({
-          jsonrpc: '2.0',
-          id: 1,
-          method: 'initialize',
-          params: {
-            protocolVersion: '2025-11-25',
-            capabilities: {},
-            clientInfo: { name: 'c', version: '1' },
-          },
-        }),
+        headers: { 'content-type': 'application/json', accept: ACCEPT_BOTH },
+        body: JSON.stringify(initializeBody(LATEST, {}, 1)),
       }),
       5_000,
       'POST to a handler whose body was consumed',

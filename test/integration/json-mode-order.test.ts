@@ -6,30 +6,16 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
-import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
-import type { Transport } from '@modelcontextprotocol/sdk/shared/transport.js';
-import { StreamableHttpClientTransport } from '../../src/client/index.js';
-import { createDemoServer } from '../../src/demo/demo-server.js';
 import { prng } from '../../src/demo/generate.js';
-import { type Served, serve } from '../../src/server/index.js';
-import { type CutProxy, startCutProxy } from '../helpers/cut-proxy.js';
+import type { Served } from '../../src/server/index.js';
+import { resumingTransport, startCutDemo } from '../helpers/cut-demo.js';
+import type { CutProxy } from '../helpers/cut-proxy.js';
 import { withDeadline } from '../helpers/deadline.js';
 import { sleep } from '../helpers/http.js';
 
 async function connect(url: string, kind: 'sluice' | 'sdk'): Promise<Client> {
   const client = new Client({ name: 'json-order', version: '1' });
-  const transport: Transport =
-    kind === 'sluice'
-      ? new StreamableHttpClientTransport(new URL(url))
-      : (new StreamableHTTPClientTransport(new URL(url), {
-          reconnectionOptions: {
-            initialReconnectionDelay: 10,
-            maxReconnectionDelay: 50,
-            reconnectionDelayGrowFactor: 1.5,
-            maxRetries: 50,
-          },
-        }) as Transport);
-  await withDeadline(client.connect(transport), 5_000, 'connect');
+  await withDeadline(client.connect(resumingTransport(kind, new URL(url), 50)), 5_000, 'connect');
   // The GET stream opens after initialization; give it a moment so progress has a stream to use.
   await sleep(100);
   return client;
@@ -40,17 +26,7 @@ for (const kind of ['sdk', 'sluice'] as const) {
     let srv: Served;
     let proxy: CutProxy;
     before(async () => {
-      srv = await serve({
-        createServer: () => createDemoServer(),
-        host: '127.0.0.1',
-        port: 0,
-        mode: 'json',
-        retryMs: 10,
-        pacingMs: 5,
-        keepaliveMs: 0,
-        replay: { maxCount: 100_000, maxBytes: 64 * 1024 * 1024, maxAgeMs: 60_000 },
-      });
-      proxy = await startCutProxy(srv.port);
+      ({ srv, proxy } = await startCutDemo('json'));
     });
     after(async () => {
       await proxy.close();

@@ -8,13 +8,11 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
-import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
-import type { Transport } from '@modelcontextprotocol/sdk/shared/transport.js';
-import { callToolStream, StreamableHttpClientTransport } from '../../src/client/index.js';
-import { createDemoServer } from '../../src/demo/demo-server.js';
+import { callToolStream } from '../../src/client/index.js';
 import { generateText, prng } from '../../src/demo/generate.js';
-import { type Served, serve } from '../../src/server/index.js';
-import { type CutProxy, startCutProxy } from '../helpers/cut-proxy.js';
+import type { Served } from '../../src/server/index.js';
+import { resumingTransport, startCutDemo } from '../helpers/cut-demo.js';
+import type { CutProxy } from '../helpers/cut-proxy.js';
 import { withDeadline } from '../helpers/deadline.js';
 
 const CUTS = 50;
@@ -30,17 +28,7 @@ for (const kind of ['sluice', 'sdk'] as const) {
     let srv: Served;
     let proxy: CutProxy;
     before(async () => {
-      srv = await serve({
-        createServer: () => createDemoServer(),
-        host: '127.0.0.1',
-        port: 0,
-        mode: 'sse',
-        retryMs: 10,
-        pacingMs: 5,
-        keepaliveMs: 0,
-        replay: { maxCount: 100_000, maxBytes: 64 * 1024 * 1024, maxAgeMs: 60_000 },
-      });
-      proxy = await startCutProxy(srv.port);
+      ({ srv, proxy } = await startCutDemo('sse'));
     });
     after(async () => {
       await proxy.close();
@@ -52,18 +40,7 @@ for (const kind of ['sluice', 'sdk'] as const) {
       const rand = prng(seed);
       const client = new Client({ name: 'cuts', version: '1' });
       const url = new URL(proxy.url('/mcp'));
-      const transport: Transport =
-        kind === 'sluice'
-          ? new StreamableHttpClientTransport(url)
-          : (new StreamableHTTPClientTransport(url, {
-              reconnectionOptions: {
-                initialReconnectionDelay: 10,
-                maxReconnectionDelay: 50,
-                reconnectionDelayGrowFactor: 1.5,
-                maxRetries: 20,
-              },
-            }) as Transport);
-      await withDeadline(client.connect(transport), 5_000, 'connect');
+      await withDeadline(client.connect(resumingTransport(kind, url, 20)), 5_000, 'connect');
       let call = 0;
       try {
         while (proxy.cuts < CUTS) {

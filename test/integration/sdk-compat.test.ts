@@ -16,6 +16,7 @@ import type { BridgeTransport } from '../../src/core/bridge-transport.js';
 import { createDispatcher } from '../../src/core/dispatcher.js';
 import { type Served, serve, UnsupportedServerError } from '../../src/server/index.js';
 import { withDeadline } from '../helpers/deadline.js';
+import { ACCEPT_BOTH, initializeBody, LATEST } from '../helpers/http.js';
 
 type AnyMcpServer = McpServerCurrent | McpServerFloor;
 
@@ -147,17 +148,8 @@ describe('createServer returning something Sluice cannot drive', () => {
       const res = await withDeadline(
         fetch(served.url, {
           method: 'POST',
-          headers: { 'content-type': 'application/json', accept: 'application/json, text/event-stream' },
-          body: JSON.stringify({
-            jsonrpc: '2.0',
-            id: 1,
-            method: 'initialize',
-            params: {
-              protocolVersion: '2025-11-25',
-              capabilities: {},
-              clientInfo: { name: 'c', version: '1' },
-            },
-          }),
+          headers: { 'content-type': 'application/json', accept: ACCEPT_BOTH },
+          body: JSON.stringify(initializeBody(LATEST, {}, 1)),
         }),
         5_000,
         'initialize',
