@@ -79,6 +79,13 @@ export class EventStream {
   #done = false;
   /** A connection was attached at least once (the client uses this stream). */
   #everAttached = false;
+  /** Connections attached so far: tells a waiter whether the one that carried its frames was replaced. */
+  #attaches = 0;
+  /**
+   * The cursor (Last-Event-ID) a resumed connection started from, when the peer lost it before the
+   * stream was done; cleared when a connection attaches. See `#resume` for why a fresh GET uses it.
+   */
+  #lostCursor: number | undefined;
   /** Waiters for "every frame up to seq reached a connection and left its queue" (json ordering). */
   #deliveryWaiters: { seq: number; resolve: () => void }[] | undefined;
   /** Why the current connection is being closed by the server, for the stream-close probe. */
@@ -111,6 +118,10 @@ export class EventStream {
   }
   get everAttached(): boolean {
     return this.#everAttached;
+  }
+  /** Changes each time a connection attaches (see Session.standaloneDelivered). */
+  get connection(): number {
+    return this.#attaches;
   }
 
   /**
@@ -148,10 +159,13 @@ export class EventStream {
   /**
    * Resolves once every frame up to `seq` reached a connection and left its queue (handed to the
    * socket), or undefined when that is so already. A json answer waits on it so the response never
-   * overtakes related notifications sent on this (standalone) stream.
+   * overtakes related notifications sent on this (standalone) stream. While no connection is
+   * attached (cut, the client about to resume) nothing counts as delivered: what the lost connection
+   * held may never have reached the client, and the resume sends it again.
    */
   whenDelivered(seq: number): Promise<void> | undefined {
-    if (this.#delivered >= seq) return this.#writer?.whenFlushed();
+    const w = this.#writer;
+    if (this.#delivered >= seq && (w !== undefined || this.#done || this.#ctx.ended)) return w?.whenFlushed();
     return new Promise((resolve) => {
       this.#deliveryWaiters ??= [];
       // Callers bound their wait by a timer; a client that never comes back must not make this list
@@ -165,7 +179,7 @@ export class EventStream {
     const list = this.#deliveryWaiters;
     if (list === undefined) return;
     const rest = list.filter((d) => {
-      if (this.#delivered < d.seq) return true;
+      if (this.#delivered < d.seq || (this.#writer === undefined && !this.#done)) return true;
       const f = this.#writer?.whenFlushed();
       if (f === undefined) d.resolve();
       else void f.then(d.resolve);
@@ -211,6 +225,7 @@ export class EventStream {
       first = OPEN_COMMENT;
     }
     this.#bind(sink, headers, first, guard);
+    this.#checkDelivery();
   }
 
   /**
@@ -241,7 +256,13 @@ export class EventStream {
     if (this.#ctx.ended) return 'ended';
     const store = this.#ctx.store;
     const fresh = afterSeq === undefined;
-    const from = afterSeq ?? this.#delivered;
+    // A fresh GET right after a resumed connection was lost: a client that tracks event ids would
+    // have sent the newest it got on that connection, so it got none of what was written there.
+    // The official SDK client (1.x) forgets the cursor it resumed with when the resumed connection
+    // dies before a new event arrives, and then opens a fresh GET; starting after the last cursor it
+    // did present, instead of after the last frame written, keeps those frames from being lost
+    // (MCP 2025-11-25 basic/transports §"Resumability and Redelivery").
+    const from = afterSeq ?? this.#lostCursor ?? this.#delivered;
     if (store === undefined || this.#ctx.tag === undefined || (fresh && this.#seq <= from)) {
       if (!fresh) return 'unknown';
       if (sink.closed) return 'closed';
@@ -298,7 +319,7 @@ export class EventStream {
     }
     if (r.events.length > 0) this.#sentId = true;
     if (last > this.#delivered) this.#delivered = last;
-    this.#bind(sink, headers, first.length > 0 ? first : RESUMED_COMMENT, guard);
+    this.#bind(sink, headers, first.length > 0 ? first : RESUMED_COMMENT, guard, fresh ? undefined : from);
     const w = this.#writer;
     if (w !== undefined) for (const h of held) if (h.seq > last) this.#put(w, h.seq, h.frame, h.key);
     if (this.#done) this.#writer?.end();
@@ -393,11 +414,19 @@ export class EventStream {
     if (this.#deliveryWaiters !== undefined) this.#checkDelivery();
   }
 
-  #bind(sink: ResponseSink, headers: Headers, first: string, guard: StreamGuard | undefined): void {
+  #bind(
+    sink: ResponseSink,
+    headers: Headers,
+    first: string,
+    guard: StreamGuard | undefined,
+    cursor?: number,
+  ): void {
     const w = new SseWriter(sink, this.#ctx.limits, this.#ctx.counters, this.#ctx.now);
     this.#writer = w;
     this.tookOverAt = undefined;
     this.#everAttached = true;
+    this.#attaches++;
+    this.#lostCursor = undefined;
     this.#closing = undefined;
     this.#ctx.live.add(w);
     const probe = this.#ctx.probe;
@@ -412,8 +441,10 @@ export class EventStream {
         probe?.streamClose({ ...ev, reason });
       }
       if (this.#writer === w) {
+        // Lost by the peer (a server-side close clears #writer first and never comes here).
         this.#writer = undefined;
         this.#ctx.live.delete(w);
+        if (!this.#done) this.#lostCursor = cursor;
         if (!this.#done) this.onDetach?.();
       } else {
         this.#ctx.live.delete(w);

@@ -426,19 +426,36 @@ export class Session implements StreamContext, ExchangeHost, BridgeTarget {
    * needs time to process each message. The settle gives it 1 ms per KiB of the burst sent in the
    * last second (the SDK client handles ~2,000 progress events of 130 B in 20–60 ms), bounded at
    * SETTLE_MAX_MS. Best effort across two connections; the POST stream (auto/sse) has exact order.
+   * If the GET connection that carried the frames is cut before the settle ends, what it held may
+   * never have reached the client (a proxy drops what it had buffered): the answer then waits for
+   * the client's resume to bring those frames again, all within relatedWaitMs.
    */
   standaloneDelivered(seq: number, bytes: number): Promise<void> | undefined {
     const s = this.#standalone;
     if (s === undefined) return undefined;
-    const delivered = s.whenDelivered(seq) ?? Promise.resolve();
     const settle = Math.min(SETTLE_MAX_MS, 1 + Math.ceil(bytes / SETTLE_BYTES_PER_MS));
     return new Promise((resolve) => {
-      const t = setTimeout(resolve, relatedWaitMs(this.retryMs));
-      t.unref?.();
-      void delivered.then(() => {
+      let over = false;
+      const finish = (): void => {
+        if (over) return;
+        over = true;
         clearTimeout(t);
-        setTimeout(resolve, settle).unref?.();
-      });
+        resolve();
+      };
+      const t = setTimeout(finish, relatedWaitMs(this.retryMs));
+      t.unref?.();
+      const attempt = (): void => {
+        void (s.whenDelivered(seq) ?? Promise.resolve()).then(() => {
+          if (over) return;
+          const carrier = s.connection;
+          setTimeout(() => {
+            if (over) return;
+            if (s.attached && s.connection === carrier) finish();
+            else attempt();
+          }, settle).unref?.();
+        });
+      };
+      attempt();
     });
   }
 
