@@ -12,8 +12,8 @@ import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { ClusterHooks, SessionStart } from '../core/cluster-hooks.js';
 import { Histogram } from '../core/histogram.js';
 import type { Logger } from '../core/options.js';
+import type { RouteInput as CoreRouteInput } from '../core/pipeline.js';
 import { Refusals, sendRefusal } from '../core/refusal.js';
-import type { Headers, ResponseSink } from '../core/sink.js';
 import { InvalidOptionError } from '../errors.js';
 import type { RingLimits } from '../flow/ring-buffer.js';
 import { type BusStats, RedisChangeBus } from './change-bus.js';
@@ -27,7 +27,7 @@ import { connectNodeRedis } from './node-redis.js';
 import { resumeFromCopy } from './orphan-resume.js';
 import { MeasuredLink, type RedisLink } from './redis-link.js';
 import { ClusterRefusals } from './refusals.js';
-import { EventReplica } from './replica.js';
+import { EventReplica, emptyReplicaStats } from './replica.js';
 import { checkGivenSecret, provisionSecret } from './secret.js';
 
 export interface RedisClusterOptions {
@@ -58,17 +58,10 @@ export interface ClusterEndpoint {
   };
 }
 
-export interface RouteInput {
+/** The pipeline's routing input, with the Node request and response the hop relays onto. */
+export interface RouteInput extends CoreRouteInput {
   req: IncomingMessage;
   res: ServerResponse;
-  /** The same response as a sink, for refusals. */
-  sink: ResponseSink;
-  method: string;
-  sessionId: string | undefined;
-  body: string;
-  principal: string | undefined;
-  /** CORS headers for a refusal. */
-  headers: Headers;
 }
 
 export interface ClusterStats {
@@ -273,15 +266,7 @@ export class RedisCluster {
         errors: this.#link?.errors ?? 0,
         healthy: this.#link?.healthy ?? false,
       },
-      replica: this.#replica?.stats ?? {
-        framesQueued: 0,
-        calls: 0,
-        errors: 0,
-        framesLost: 0,
-        restarts: 0,
-        bytes: 0,
-        budgetFreed: 0,
-      },
+      replica: this.#replica?.stats ?? emptyReplicaStats(),
       bus: this.bus.stats(),
     };
   }

@@ -110,6 +110,11 @@ interface Tracked {
   expiresAt: number;
 }
 
+/** Counters of a replica that has copied nothing (also what a cluster without one reports). */
+export function emptyReplicaStats(): ReplicaStats {
+  return { framesQueued: 0, calls: 0, errors: 0, framesLost: 0, restarts: 0, bytes: 0, budgetFreed: 0 };
+}
+
 export interface ReplicaStats {
   framesQueued: number;
   calls: number;
@@ -135,15 +140,7 @@ export class EventReplica {
   readonly #streams = new Map<string, Map<number, Tracked>>();
   /** Finished streams in the order they finished (the budget frees the oldest first). */
   readonly #finished = new Set<string>();
-  readonly stats: ReplicaStats = {
-    framesQueued: 0,
-    calls: 0,
-    errors: 0,
-    framesLost: 0,
-    restarts: 0,
-    bytes: 0,
-    budgetFreed: 0,
-  };
+  readonly stats: ReplicaStats = emptyReplicaStats();
 
   constructor(
     link: RedisLink,

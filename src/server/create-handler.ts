@@ -70,16 +70,7 @@ export function createMcpHandler(options: McpHandlerOptions): McpHandler {
           route: (r) => {
             const node = r.view.node;
             if (node === undefined) return 'local';
-            return cluster.route({
-              req: node.req as IncomingMessage,
-              res: node.res as ServerResponse,
-              sink: r.sink,
-              method: r.method,
-              sessionId: r.sessionId,
-              body: r.body,
-              principal: r.principal,
-              headers: r.headers,
-            });
+            return cluster.route({ ...r, req: node.req as IncomingMessage, res: node.res as ServerResponse });
           },
         },
   );
