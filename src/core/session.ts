@@ -15,10 +15,9 @@ import {
   type JsonRpcNotification,
   type JsonRpcRequest,
   type JsonRpcResponse,
-  progressTokenOf,
   type RequestId,
 } from '../jsonrpc/message.js';
-import { PARTIAL_META_KEY } from '../jsonrpc/partial.js';
+import { coalesceKeyOf } from '../jsonrpc/partial.js';
 import { type ChangeEvent, changeOf } from '../modern/bus.js';
 import { LegacyMrtrShim, SHIM_SCHEMAS, type ShimHost } from '../modern/legacy-shim.js';
 import { INPUT_REQUIRED_METHODS } from '../modern/mrtr.js';
@@ -323,17 +322,8 @@ export class Session implements StreamContext, ExchangeHost, BridgeTarget {
         if (typeof id === 'string' || typeof id === 'number') this.#awaiting?.delete(id);
       }
       const json = JSON.stringify(message);
-      // Progress is the only compressible traffic; its coalescing key is the token (string and
-      // number tokens kept apart: 1 and "1" are different tokens). Progress that carries partial
-      // output (marked, see jsonrpc/partial.ts) is data, not status: it is never replaced.
-      const token = isRequest ? undefined : progressTokenOf(message);
-      const key =
-        token === undefined ||
-        (message.params?.['_meta'] as Record<string, unknown> | undefined)?.[PARTIAL_META_KEY]
-          ? undefined
-          : typeof token === 'number'
-            ? `n${token}`
-            : `s${token}`;
+      // Progress is the only compressible traffic (jsonrpc/partial.ts coalesceKeyOf).
+      const key = isRequest ? undefined : coalesceKeyOf(message);
       if (related !== undefined) {
         const r = this.routeRelated(related, json, key);
         if (r !== 'nostream') return r;

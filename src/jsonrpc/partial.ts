@@ -14,9 +14,24 @@
  * (zero-based). A frame that merges several queued deltas has n > 1, so a reader checks
  * `seq === expected` and advances by n: a gap or reordering is visible, merging is not.
  */
+import { type JsonRpcMessage, progressTokenOf } from './message.js';
 
 /** The `_meta` key marking a frame as partial output (a Sluice-owned prefix, MCP `_meta` naming rules). */
 export const PARTIAL_META_KEY = 'io.sluice/partial';
+
+/**
+ * The coalescing key of an outbound message: its progress token for ordinary progress (newest per
+ * token wins on a blocked socket; 1 and "1" are different tokens), undefined for everything else —
+ * including progress that carries partial output (marked with PARTIAL_META_KEY), which is data,
+ * not status, and must never be replaced.
+ */
+export function coalesceKeyOf(m: JsonRpcMessage): string | undefined {
+  const token = progressTokenOf(m);
+  if (token === undefined) return undefined;
+  const meta = 'params' in m ? (m.params?.['_meta'] as Record<string, unknown> | undefined) : undefined;
+  if (meta?.[PARTIAL_META_KEY] !== undefined) return undefined;
+  return typeof token === 'number' ? `n${token}` : `s${token}`;
+}
 /** The draft SEP's notification method. */
 export const PARTIAL_RESULT_METHOD = 'notifications/tools/partial_result';
 /** The draft SEP's client capability (a bare `ClientCapabilities` field). */

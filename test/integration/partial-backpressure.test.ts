@@ -12,6 +12,7 @@ import { PARTIAL_META_KEY } from '../../src/jsonrpc/partial.js';
 import { partialResults, type Served, serve } from '../../src/server/index.js';
 import { withDeadline } from '../helpers/deadline.js';
 import { dechunk, RawSession, rawPost, sleep, toolCall } from '../helpers/http.js';
+import { modernBody, modernHeaders } from '../helpers/modern.js';
 
 const TOTAL = 4 * 1024 * 1024;
 const CHUNK = 1024;
@@ -135,4 +136,62 @@ test('paused reader, 4 MB of text: the tool waits, memory stays bounded, nothing
   console.log(
     `# paused: produced ${producedPaused} B of ${TOTAL} (read ${readPaused} B), max queue ${maxQueued} B, merged ${srv.handler.stats().partialMerged}`,
   );
+});
+
+// The same on a 2026-07-28 request (no session: deltas go out through extra.sendNotification). Its
+// frames must never be coalesced like ordinary progress: a blocked socket slows the tool instead.
+test('2026-07-28 request, paused reader: every delta arrives, none replaced, the tool waits', async () => {
+  const chunks = TOTAL / CHUNK; // 4 MiB: beyond the queue and what loopback socket buffers hold
+  const sock = connect(srv.port, '127.0.0.1');
+  const received: Buffer[] = [];
+  const head = new Promise<void>((resolve, reject) => {
+    sock.on('data', (d: Buffer) => {
+      received.push(d);
+      if (Buffer.concat(received).includes('\r\n\r\n')) resolve();
+    });
+    sock.on('error', reject);
+  });
+  const closed = new Promise<void>((resolve) => sock.on('close', () => resolve()));
+  produced = 0;
+  const body = modernBody(
+    'tools/call',
+    { name: 'spew', arguments: { chunks } },
+    { progressToken: 'tok' },
+    'm1',
+  );
+  sock.write(rawPost(srv.port, modernHeaders(body, { accept: 'text/event-stream' }), JSON.stringify(body)));
+  await withDeadline(head, 5_000, 'response head');
+  sock.pause();
+  await sleep(1_500);
+  const producedPaused = produced;
+  sock.resume();
+  await withDeadline(closed, 60_000, 'stream end');
+  assert.ok(producedPaused < chunks * CHUNK, `the tool was held back: ${producedPaused} B while paused`);
+  const all = Buffer.concat(received);
+  const text = dechunk(all.subarray(all.indexOf('\r\n\r\n') + 4)).toString('utf8');
+  let streamed = '';
+  let next = 0;
+  let final = '';
+  const p = createParser({
+    onEvent: (e) => {
+      if (e.data === '') return;
+      const m = JSON.parse(e.data) as {
+        id?: string;
+        params?: Record<string, unknown>;
+        result?: { content: { text: string }[] };
+      };
+      if (m.id === 'm1') final = m.result?.content[0]?.text ?? '';
+      const marker = (m.params?.['_meta'] as Record<string, { seq: number; n: number }> | undefined)?.[
+        PARTIAL_META_KEY
+      ];
+      if (marker === undefined) return;
+      assert.equal(marker.seq, next, 'contiguous deltas: none replaced');
+      next += marker.n;
+      streamed += m.params?.['message'] as string;
+    },
+  });
+  p.feed(text);
+  assert.equal(next, chunks, 'every delta accounted for');
+  assert.equal(final.length, chunks * CHUNK);
+  assert.equal(streamed, final, 'byte for byte');
 });

@@ -20,9 +20,9 @@ import {
   type JsonRpcMessage,
   type JsonRpcRequest,
   type JsonRpcResponse,
-  progressTokenOf,
   type RequestId,
 } from '../../jsonrpc/message.js';
+import { coalesceKeyOf } from '../../jsonrpc/partial.js';
 import { changeOf } from '../../modern/bus.js';
 import { LOG_LEVELS, MODERN_VERSIONS, ModernCode } from '../../modern/constants.js';
 import { carryMrtr, INPUT_REQUIRED_METHODS, missingCapabilities } from '../../modern/mrtr.js';
@@ -224,7 +224,7 @@ export class ModernCall implements BridgeTarget, ModernInflight {
       )
         return undefined;
       if (message.method === 'notifications/cancelled') return undefined;
-      return this.#related(JSON.stringify(message), progressKey(message));
+      return this.#related(JSON.stringify(message), coalesceKeyOf(message));
     }
     const id = message.id;
     if (typeof id === 'string') {
@@ -541,9 +541,4 @@ export class ModernCall implements BridgeTarget, ModernInflight {
         );
     });
   }
-}
-
-function progressKey(m: JsonRpcMessage): string | undefined {
-  const token = progressTokenOf(m);
-  return token === undefined ? undefined : typeof token === 'number' ? `n${token}` : `s${token}`;
 }
