@@ -236,6 +236,11 @@ describe('modern era: per-client concurrency limit', () => {
       answers.map((r) => r.status),
       [503, 503],
     );
+    // Their handlers were running: the answer says they may have run and invites no retry.
+    for (const r of answers) {
+      assert.equal(r.headers['retry-after'], undefined);
+      assert.equal(r.json().error.data.reason, 'request-cut');
+    }
     assert.deepEqual([s.stats().slotsHeld, s.stats().clientsInflight], [0, 0]);
   });
 

@@ -39,6 +39,7 @@ import type { Endpoint } from '../endpoint.js';
 import { SSE_HEADERS } from '../event-stream.js';
 import type { Policy } from '../exchange.js';
 import type { PostInput } from '../post.js';
+import { Refusals, sendRefusal } from '../refusal.js';
 import type { McpServerLike } from '../session.js';
 import { SseWriter } from '../sse-writer.js';
 import { honouredFilter, ListenStream, parseFilter } from './listen.js';
@@ -85,6 +86,8 @@ export class ModernCall implements BridgeTarget, ModernInflight {
   #serverInfo: ServerInfo | undefined;
   /** The served server is an SDK v2 one bound to this request's revision (v2-binding.ts). */
   #bound = false;
+  /** The request was handed to the served server (its handler may have run). */
+  #dispatched = false;
   #timer: ReturnType<typeof setTimeout> | undefined;
   readonly #internal = new Map<string, Waiter>();
   /** Gives the client's concurrency slot back (clientLimits.maxConcurrentRequests); once, at cleanup. */
@@ -159,6 +162,7 @@ export class ModernCall implements BridgeTarget, ModernInflight {
       if (refused !== undefined) return this.#refuse(refused);
     }
     this.#armTimer();
+    this.#dispatched = true;
     const shared = this.#shared;
     if (shared !== undefined) {
       this.#wireId = shared.claim(this, req.id);
@@ -168,22 +172,17 @@ export class ModernCall implements BridgeTarget, ModernInflight {
     this.#dispatch?.request(carryMrtr(req), this.#extra());
   }
 
-  /** Endpoint close: 503 if nothing was answered yet, else the stream ends; the handler is cancelled. */
+  /**
+   * Endpoint close: 503 if nothing was answered yet, else the stream ends; the handler is cancelled.
+   * Retry-After only when the handler never ran: a request cut while running may have had effects
+   * (Refusals.requestCut, as on the legacy path).
+   */
   abandon(): void {
     if (this.done) return;
     const sink = this.#input.sink;
     if (this.#state === 'pending' && !sink.closed) {
-      sink.respond(
-        503,
-        { 'content-type': 'application/json', 'retry-after': '1', ...this.#input.headers },
-        JSON.stringify(
-          errorResponse(
-            this.#req.id,
-            JsonRpcCode.ServerError,
-            'Service Unavailable: the server is shutting down',
-          ),
-        ),
-      );
+      const r = this.#dispatched ? Refusals.requestCut() : Refusals.shuttingDown(1);
+      sendRefusal(sink, r, this.#input.headers, this.#req.id);
     } else this.#writer?.end();
     this.#cancelHandler('the server is shutting down');
   }
@@ -499,9 +498,9 @@ export class ModernCall implements BridgeTarget, ModernInflight {
   /** Aborts the handler through the SDK (as a `notifications/cancelled` would) and lets go of everything. */
   #cancelHandler(reason: string): void {
     this.#state = 'done';
-    // On a shared server only a request dispatched under its own wire id can be cancelled; the
-    // client's id means nothing there (and could name another request).
-    if (this.#shared === undefined || this.#wireId !== this.#req.id) {
+    // Only a dispatched request has a handler to abort (on a shared server, under its own wire id:
+    // the client's id means nothing there and could name another request).
+    if (this.#dispatched) {
       this.#dispatch?.notification({
         jsonrpc: '2.0',
         method: 'notifications/cancelled',
@@ -522,8 +521,9 @@ export class ModernCall implements BridgeTarget, ModernInflight {
     release?.();
     const shared = this.#shared;
     if (shared !== undefined) {
-      // The shared server lives on; only this request's ids are let go.
-      shared.release(this.#wireId);
+      // The shared server lives on; only this request's ids are let go (its wire id only once
+      // claimed: before that it holds the client's id, which may equal another request's wire id).
+      if (this.#dispatched) shared.release(this.#wireId);
       for (const id of this.#internal.keys()) shared.release(id);
     }
     for (const waiter of this.#internal.values()) waiter(undefined);

@@ -4,8 +4,6 @@
  * ModernCall per request.
  */
 
-import { JsonRpcCode } from '../../jsonrpc/codes.js';
-import { errorResponse } from '../../jsonrpc/message.js';
 import type { EraVerdict } from '../../modern/classify.js';
 import { type ModernRefusal, ModernRefusals, refusalBody, refusalHeaders } from '../../modern/refusal.js';
 import { isRefusal, validateModern } from '../../modern/validate.js';
@@ -13,6 +11,7 @@ import { ClientLimits } from '../client-limits.js';
 import type { Endpoint } from '../endpoint.js';
 import type { Policy } from '../exchange.js';
 import type { PostInput } from '../post.js';
+import { Refusals, sendRefusal } from '../refusal.js';
 import { ModernCall } from './call.js';
 
 export function sendModernRefusal(ep: Endpoint, input: PostInput, r: ModernRefusal): void {
@@ -41,16 +40,7 @@ export async function handleModernPost(
   const req = verdict.request;
   const meta = validateModern(req, (n) => input.head.header(n));
   if (isRefusal(meta)) return sendModernRefusal(ep, input, meta);
-  if (ep.closing) {
-    input.sink.respond(
-      503,
-      { 'content-type': 'application/json', 'retry-after': '1', ...input.headers },
-      JSON.stringify(
-        errorResponse(req.id, JsonRpcCode.ServerError, 'Service Unavailable: the server is shutting down'),
-      ),
-    );
-    return;
-  }
+  if (ep.closing) return sendRefusal(input.sink, Refusals.shuttingDown(1), input.headers, req.id);
   // Per-client concurrency (the era has no sessions to bound it): a valid request is refused only
   // for being over the limit, before any server is built. The slot is the call's until its cleanup.
   const limit = ep.modernLimit;
