@@ -6,7 +6,10 @@
  */
 import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
+import { McpServer } from '@modelcontextprotocol/sdk/server/mcp.js';
+import { z } from 'zod';
 import { type CreateServer, type Served, serve, statelessSafe } from '../../src/server/index.js';
+import { withDeadline } from '../helpers/deadline.js';
 import { type Loose, RawSession, toolCall, until } from '../helpers/http.js';
 import {
   buildModernServer,
@@ -125,5 +128,48 @@ describe('modern era: a shared server per principal (statelessSafe)', () => {
     assert.equal(probe.servers, built + 1, 'the legacy session built its own server');
     assert.notEqual(probe.eras.at(-1), 'modern');
     await legacy.delete();
+  });
+});
+
+describe('a shared server the application closes', () => {
+  let s: Served;
+  const built: McpServer[] = [];
+  before(async () => {
+    const createServer = statelessSafe((() => {
+      const m = new McpServer({ name: 'closable', version: '1' });
+      m.registerTool('echo', { inputSchema: { text: z.string() } }, async ({ text }) => ({
+        content: [{ type: 'text', text }],
+      }));
+      // Never answers by itself: only the server's close ends it.
+      m.registerTool('wait', {}, () => new Promise<never>(() => undefined));
+      built.push(m);
+      return m;
+    }) as unknown as CreateServer);
+    s = await serve({ createServer, port: 0, host: '127.0.0.1' });
+  });
+  after(async () => {
+    await s.close();
+  });
+
+  test('its calls in flight get an error at once, and the next call gets a fresh server', async () => {
+    const first = await modernSend(
+      s.url,
+      modernBody('tools/call', { name: 'echo', arguments: { text: 'a' } }),
+    );
+    assert.equal(first.status, 200, first.text);
+    assert.equal(built.length, 1);
+    const waiting = modernSend(s.url, modernBody('tools/call', { name: 'wait', arguments: {} }, {}, 'w'));
+    await until(() => s.handler.stats().modern.inflight === 1, 3_000, 'the wait call in flight');
+    await built[0]?.close();
+    const r = await withDeadline(waiting, 3_000, 'the call on the closed server is answered');
+    assert.equal(r.json().id, 'w');
+    assert.equal(r.json().error.code, -32603);
+    const next = await modernSend(
+      s.url,
+      modernBody('tools/call', { name: 'echo', arguments: { text: 'b' } }),
+    );
+    assert.equal(next.status, 200, next.text);
+    assert.equal(next.json().result.content[0].text, 'b');
+    assert.equal(built.length, 2, 'a fresh server was built');
   });
 });

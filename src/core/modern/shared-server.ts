@@ -64,17 +64,13 @@ export class SharedServer implements BridgeTarget {
   dispatch: Dispatcher | undefined;
   /** An SDK v2 server bound to the 2026-07-28 revision (v2-binding.ts). */
   bound = false;
-  closed = false;
+  /** Called once when the SDK closes the server (the pool then forgets it). */
+  onClosed: (() => void) | undefined;
 
   constructor(ep: Endpoint, server: McpServerLike) {
     this.#ep = ep;
     this.server = server;
     this.transport = new BridgeTransport(this, undefined);
-  }
-
-  /** Requests in flight on this server. */
-  get busy(): number {
-    return this.#owners.size;
   }
 
   /** A wire id for a request of `caller`; `clientId` is put back on the response. */
@@ -116,8 +112,19 @@ export class SharedServer implements BridgeTarget {
     return owner.caller.route(back as JsonRpcMessage, undefined);
   }
 
+  /**
+   * The server was closed (by the application, or the SDK after a transport error): nothing it was
+   * serving will be answered, so each request in flight gets an error now, and the pool builds a
+   * fresh server for the next one instead of handing out this dead one.
+   */
   closedBySdk(): void {
-    this.closed = true;
+    this.onClosed?.();
+    const owners = [...this.#owners];
+    this.#owners.clear();
+    for (const [wire, o] of owners) {
+      const back = errorResponse(o.clientId ?? wire, JsonRpcCode.InternalError, 'the server closed');
+      void o.caller.route(back, undefined);
+    }
   }
 }
 
@@ -136,18 +143,22 @@ export class SharedServers {
     const have = this.#servers.get(key);
     if (have !== undefined) return have;
     if (this.#servers.size >= MAX_SHARED) return undefined;
-    const built = this.#build(principal).catch((error: unknown) => {
-      this.#servers.delete(key);
+    const forget = (): void => {
+      if (this.#servers.get(key) === built) this.#servers.delete(key);
+    };
+    const built: Promise<SharedServer> = this.#build(principal, forget).catch((error: unknown) => {
+      forget();
       throw error;
     });
     this.#servers.set(key, built);
     return built;
   }
 
-  async #build(principal: string | undefined): Promise<SharedServer> {
+  async #build(principal: string | undefined, forget: () => void): Promise<SharedServer> {
     const ep = this.#ep;
     const server = ep.createServer({ sessionId: undefined, principal, era: 'modern' });
     const shared = new SharedServer(ep, server);
+    shared.onClosed = forget;
     await server.connect(shared.transport);
     // Bound without a client identity: a shared server must not depend on one (statelessSafe).
     shared.bound = bindModern(server, MODERN_VERSIONS[0] ?? '');
