@@ -93,7 +93,10 @@ export async function postMessage(
     if (error instanceof StaleConnectionError && entry !== undefined) {
       if (!entry.idempotent) throw new NotIdempotentError(String(wire.method), entry.message.id, error.cause);
       if (attempt.stale < MAX_STALE_RESENDS) {
-        const copy = aliasedCopy(t, entry);
+        // A 2026-07-28 request has no session, and the lost connection's close cancelled the first
+        // copy on the server: it goes again under its own id, so a rejection body (which echoes the
+        // id) is still recognised.
+        const copy = modern !== undefined ? wire : aliasedCopy(t, entry);
         try {
           return await postMessage(t, copy, kind, entry, onresumptiontoken, {
             ...attempt,
