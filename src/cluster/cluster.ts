@@ -85,6 +85,8 @@ export class RedisCluster {
   #directory: Directory | undefined;
   #replica: EventReplica | undefined;
   #secret: string | undefined;
+  /** The key comes from Redis (none was given): decided once, in the constructor. */
+  readonly #secretShared: boolean;
   #address: string | undefined;
   #ep: ClusterEndpoint | undefined;
   #starting: Promise<void> | undefined;
@@ -119,7 +121,8 @@ export class RedisCluster {
     }
     if (o.advertise !== undefined) checkAdvertise(o.advertise);
     const secret = o.secret ?? process.env['SLUICE_CLUSTER_SECRET'];
-    if (secret !== undefined && secret !== '') this.#secret = checkGivenSecret(secret);
+    this.#secretShared = secret === undefined || secret === '';
+    if (!this.#secretShared && secret !== undefined) this.#secret = checkGivenSecret(secret);
     this.#o = o;
     this.#forwarder = new Forwarder({ connectTimeoutMs: o.peerConnectTimeoutMs ?? 2_000 });
     if (o.directoryCacheMs !== undefined) this.#cache = new DirectoryCache(10_000, o.directoryCacheMs);
@@ -341,9 +344,9 @@ export class RedisCluster {
     if (dir === undefined || link === undefined) return;
     this.#ep?.options.logger?.warn('cluster.reregister', { sessions: this.#owned.size });
     try {
-      if (this.#o.secret === undefined && process.env['SLUICE_CLUSTER_SECRET'] === undefined) {
-        await provisionSecret(link, this.#secret);
-      }
+      // Re-offer our key, and adopt whatever Redis holds: an instance that started while Redis was
+      // empty may have put its own there first, and every instance must use the one in Redis.
+      if (this.#secretShared) this.#secret = await provisionSecret(link, this.#secret);
       await Promise.all([...this.#owned].map(([sid, e]) => dir.register(sid, e)));
       await dir.markRun(Date.now());
     } catch (error) {

@@ -99,6 +99,8 @@ export class Forwarder {
         headers,
         agent: peer.agent,
       });
+      /** The owner's answer is being relayed onto `res` (not kept back by `intercept`). */
+      let relaying = false;
       const onClientGone = (): void => {
         if (!res.writableFinished) up.destroy();
         settle({ kind: 'client-gone' });
@@ -114,8 +116,9 @@ export class Forwarder {
         if (!settled) {
           res.off('close', onClientGone);
           settle({ kind: 'unreachable', error: e.message });
-        } else if (!res.writableEnded) {
+        } else if (relaying && !res.writableEnded) {
           // Cut mid-answer (the owner died): cut the client too, so it resumes from its last event id.
+          // (Not for an intercepted answer: the caller answers on `res` itself.)
           res.destroy();
         }
       });
@@ -136,6 +139,7 @@ export class Forwarder {
         }
         // Tells a client (and `sluice doctor`) that another instance answered: owner routing is in use.
         out[ROUTE_HEADER] = 'forwarded';
+        relaying = true;
         res.writeHead(status, out);
         if ((answer.headers['content-type'] ?? '').startsWith('text/event-stream')) res.flushHeaders();
         answer.on('aborted', () => res.destroy());

@@ -31,8 +31,10 @@ const RTT_BOUNDS_MS = [0.1, 0.25, 0.5, 1, 2.5, 5, 10, 25, 50, 100, 250, 500, 100
 
 /**
  * Wraps a link to count errors and time round trips (sluice_cluster_redis_* metrics). `healthy`
- * turns false on an error and true again on the next success: `initialize` and directory misses
- * are refused 503 while it is false rather than waiting on a dead link.
+ * (reported in stats) turns false on a link error and true again on the next success. Waiting on a
+ * dead link is the link's business: the node-redis adapter fails commands at once while it is not
+ * ready (no offline queue), so `initialize` and directory misses are refused 503 then; a custom
+ * link should do the same.
  */
 export class MeasuredLink implements RedisLink {
   readonly #inner: RedisLink;
@@ -40,7 +42,6 @@ export class MeasuredLink implements RedisLink {
   errors = 0;
   commands = 0;
   healthy = true;
-  lastError: string | undefined;
 
   constructor(inner: RedisLink) {
     this.#inner = inner;
@@ -59,7 +60,6 @@ export class MeasuredLink implements RedisLink {
       if (!isReplyError(error)) {
         this.errors++;
         this.healthy = false;
-        this.lastError = error instanceof Error ? error.message : String(error);
       }
       throw error;
     }

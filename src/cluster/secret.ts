@@ -2,7 +2,8 @@
  * The key that authenticates the hop between instances. `SLUICE_CLUSTER_SECRET` (or the `secret`
  * option) wins; otherwise the first instance to start puts a random key in Redis with SET NX and
  * every instance reads that one, so `--redis` alone is enough to join. An instance re-offers its key
- * with SET NX when it re-registers after a Redis restart, so a restart cannot split the cluster in
+ * with SET NX when it re-registers after a Redis restart and adopts whatever key Redis then holds
+ * (another instance may have put its own there first), so a restart cannot split the cluster in
  * two keys.
  */
 import { randomBytes } from 'node:crypto';
