@@ -2,6 +2,9 @@
 // SDK Client over Sluice's transport.
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StreamableHttpClientTransport } from '../client/index.js';
+import { UsageError } from './usage-error.js';
+
+export { UsageError };
 
 /** Parses repeated `--header 'K: V'` values. Throws a usage error on a value without a colon. */
 export function parseHeaders(values: readonly string[]): Record<string, string> {
@@ -14,8 +17,6 @@ export function parseHeaders(values: readonly string[]): Record<string, string> 
   }
   return headers;
 }
-
-export class UsageError extends Error {}
 
 /** A connected SDK Client over the Sluice transport, with the in-flight sends tracked (for a clean Ctrl-C). */
 export async function connectClient(

@@ -8,6 +8,7 @@ import { parseArgs } from 'node:util';
 import { createDemoServer } from '../demo/demo-server.js';
 import type { ResponseMode } from '../server/index.js';
 import { InvalidOptionError, jsonLogger, redisCluster, serve, staticBearer } from '../server/index.js';
+import { UsageError } from './usage-error.js';
 
 const HELP = `usage: sluice serve [options]
 
@@ -54,8 +55,6 @@ function int(name: string, v: string | undefined, dflt: number, max = Number.MAX
 }
 
 /** Bad usage: exit 2 with the usage text on stderr (as every sluice command does). */
-class UsageError extends Error {}
-
 function usageFailure(error: unknown): number {
   const text = error instanceof Error ? error.message : String(error);
   process.stderr.write(`sluice serve: ${text}\n${HELP}`);
