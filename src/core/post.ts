@@ -64,9 +64,10 @@ export async function handlePost(ep: Endpoint, input: PostInput): Promise<void> 
   // Era routing, before any session logic (MCP 2026-07-28 basic/versioning §"Backward
   // Compatibility"): a request carrying the per-request `_meta` version is served statelessly;
   // everything else keeps the session machinery below, unchanged.
-  const era = classifyEra(parsed, input.head.header('mcp-protocol-version'));
-  if (era.era !== 'legacy') return handleModernPost(ep, input, era);
   const batch = Array.isArray(parsed);
+  const single = batch ? undefined : classify(parsed);
+  const era = classifyEra(parsed, input.head.header('mcp-protocol-version'), single);
+  if (era.era !== 'legacy') return handleModernPost(ep, input, era);
   const values: unknown[] = batch ? (parsed as unknown[]) : [parsed];
   if (values.length === 0) return sendRefusal(sink, Refusals.emptyBatch(), headers);
   if (values.length > MAX_BATCH) {
@@ -75,7 +76,7 @@ export async function handlePost(ep: Endpoint, input: PostInput): Promise<void> 
   const items: Item[] = [];
   let init: JsonRpcRequest | undefined;
   for (const v of values) {
-    const c = classify(v);
+    const c = single ?? classify(v);
     if (c.kind === 'invalid') return sendRefusal(sink, Refusals.invalidRequest(c.reason), headers);
     if (c.kind === 'request') {
       if (c.message.method === 'initialize') init = c.message;

@@ -17,7 +17,7 @@
  *
  * GET, DELETE and other methods never reach this: they are legacy session operations.
  */
-import { classify, type JsonRpcRequest } from '../jsonrpc/message.js';
+import { type Classified, classify, type JsonRpcRequest } from '../jsonrpc/message.js';
 import { FIRST_MODERN_VERSION, META_CLIENT_CAPABILITIES, META_PROTOCOL_VERSION } from './constants.js';
 import { type ModernRefusal, ModernRefusals } from './refusal.js';
 import { trimOws } from './sentinel.js';
@@ -47,21 +47,29 @@ export function hasModernMeta(v: unknown): boolean {
   return typeof meta === 'object' && meta !== null && META_PROTOCOL_VERSION in meta;
 }
 
-/** Classifies a parsed POST body; `versionHeader` is the raw MCP-Protocol-Version value. */
-export function classifyEra(body: unknown, versionHeader: string | undefined): EraVerdict {
+/**
+ * Classifies a parsed POST body; `versionHeader` is the raw MCP-Protocol-Version value. `single`:
+ * the body's own JSON-RPC classification when the caller has it already (not for a batch), so a
+ * legacy message is not classified twice.
+ */
+export function classifyEra(
+  body: unknown,
+  versionHeader: string | undefined,
+  single?: Classified,
+): EraVerdict {
   if (Array.isArray(body)) {
     for (const el of body)
       if (hasModernMeta(el)) return { era: 'refused', refusal: ModernRefusals.modernInBatch() };
     return LEGACY;
   }
-  const c = classify(body);
+  const c = single ?? classify(body);
   if (c.kind === 'invalid' || c.kind === 'response') return LEGACY;
-  const modernField = hasModernMeta(c.message);
-  const modernHeader = isModernVersionHeader(versionHeader);
-  if (c.kind === 'notification') return modernField || modernHeader ? { era: 'modern-notification' } : LEGACY;
+  if (hasModernMeta(c.message)) {
+    return c.kind === 'notification' ? { era: 'modern-notification' } : { era: 'modern', request: c.message };
+  }
+  if (!isModernVersionHeader(versionHeader)) return LEGACY;
+  if (c.kind === 'notification') return { era: 'modern-notification' };
   const req = c.message;
-  if (modernField) return { era: 'modern', request: req };
-  if (!modernHeader) return LEGACY;
   if (req.method === 'initialize') {
     return {
       era: 'refused',
