@@ -29,6 +29,7 @@ import type { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import type { RequestOptions } from '@modelcontextprotocol/sdk/shared/protocol.js';
 import type { ClientRequest, Result } from '@modelcontextprotocol/sdk/types.js';
 import { InvalidOptionError } from '../errors.js';
+import { isPlainObject as isObject } from '../jsonrpc/message.js';
 import { MalformedMessageError, SluiceClientError } from './errors.js';
 import { isModernRevision, PROTOCOL_VERSION_META_KEY } from './modern.js';
 
@@ -91,10 +92,6 @@ export class InputUnsupportedError extends SluiceClientError {
 
 /** Accepts any result: the loop itself checks the shape it relies on (the SDK's zod-v3-style `safeParse` contract). */
 const ANY_RESULT = { safeParse: (data: unknown) => ({ success: true as const, data }) };
-
-function isObject(v: unknown): v is Record<string, unknown> {
-  return typeof v === 'object' && v !== null && !Array.isArray(v);
-}
 
 function validMaxRounds(options: CallWithInputOptions | undefined): number {
   const n = options?.maxRounds ?? DEFAULT_MAX_INPUT_ROUNDS;

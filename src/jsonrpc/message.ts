@@ -47,7 +47,8 @@ export type MessageKind = Classified['kind'];
 /** Longest string id accepted; longer ids are refused rather than stored as map keys. */
 export const MAX_ID_LENGTH = 256;
 
-function isPlainObject(v: unknown): v is Record<string, unknown> {
+/** A JSON object (not null, not an array). */
+export function isPlainObject(v: unknown): v is Record<string, unknown> {
   return typeof v === 'object' && v !== null && !Array.isArray(v);
 }
 

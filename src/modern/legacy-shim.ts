@@ -14,6 +14,7 @@ import {
 import { JsonRpcCode } from '../jsonrpc/codes.js';
 import {
   errorResponse,
+  isPlainObject as isObject,
   type JsonRpcError,
   type JsonRpcRequest,
   type JsonRpcResponse,
@@ -47,10 +48,6 @@ interface Entry {
   m: JsonRpcRequest;
   extra: unknown;
   rounds: number;
-}
-
-function isObject(v: unknown): v is Record<string, unknown> {
-  return typeof v === 'object' && v !== null && !Array.isArray(v);
 }
 
 export class LegacyMrtrShim {

@@ -14,6 +14,7 @@
  * - offer an integrity-protected `requestState` (server/request-state.ts; the client is untrusted).
  */
 import type { JsonRpcRequest } from '../jsonrpc/message.js';
+import { isPlainObject as isObject } from '../jsonrpc/message.js';
 
 export const META_INPUT_RESPONSES = 'dev.sluice/inputResponses';
 export const META_REQUEST_STATE = 'dev.sluice/requestState';
@@ -31,10 +32,6 @@ const CAPABILITY_OF: Readonly<Record<string, string>> = {
   'sampling/createMessage': 'sampling',
   'roots/list': 'roots',
 };
-
-function isObject(v: unknown): v is Record<string, unknown> {
-  return typeof v === 'object' && v !== null && !Array.isArray(v);
-}
 
 /** The request with `inputResponses`/`requestState` also under Sluice's `_meta` keys (or itself). */
 export function carryMrtr(req: JsonRpcRequest): JsonRpcRequest {

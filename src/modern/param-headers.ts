@@ -7,6 +7,7 @@
  * the Base64 sentinel).
  */
 import type { RequestId } from '../jsonrpc/message.js';
+import { isPlainObject as isObject } from '../jsonrpc/message.js';
 import { type ModernRefusal, ModernRefusals } from './refusal.js';
 import { decodeHeaderValue } from './sentinel.js';
 import type { HeaderLookup } from './validate.js';
@@ -20,10 +21,6 @@ export interface HeaderDecl {
 
 /** RFC 9110 §5.6.2 token. */
 const TOKEN = /^[!#$%&'*+.^_`|~0-9A-Za-z-]+$/;
-
-function isObject(v: unknown): v is Record<string, unknown> {
-  return typeof v === 'object' && v !== null && !Array.isArray(v);
-}
 
 /**
  * The declarations of one tool's input schema. Only statically reachable properties count (a chain

@@ -14,6 +14,7 @@
  * Later steps need the served server: `Mcp-Param-*` (see param-headers.ts) and the capability gate.
  */
 import type { JsonRpcRequest } from '../jsonrpc/message.js';
+import { isPlainObject as isObject } from '../jsonrpc/message.js';
 import {
   LOG_LEVELS,
   META_CLIENT_CAPABILITIES,
@@ -37,10 +38,6 @@ export interface ModernMeta {
 }
 
 export type HeaderLookup = (lowerCaseName: string) => string | undefined;
-
-function isObject(v: unknown): v is Record<string, unknown> {
-  return typeof v === 'object' && v !== null && !Array.isArray(v);
-}
 
 function quote(s: string): string {
   return JSON.stringify(s.length > 64 ? `${s.slice(0, 64)}…` : s);

@@ -11,6 +11,7 @@
  */
 
 import type { RequestId } from '../../jsonrpc/message.js';
+import { isPlainObject as isObject } from '../../jsonrpc/message.js';
 import type { ChangeEvent } from '../../modern/bus.js';
 import { META_SUBSCRIPTION_ID } from '../../modern/constants.js';
 import { CoalescingQueue } from '../../modern/listen-queue.js';
@@ -31,10 +32,6 @@ export interface ListenFilter {
 /** Resource URIs one listen stream may follow. */
 export const MAX_RESOURCE_SUBSCRIPTIONS = 256;
 const MAX_URI_LENGTH = 4096;
-
-function isObject(v: unknown): v is Record<string, unknown> {
-  return typeof v === 'object' && v !== null && !Array.isArray(v);
-}
 
 /** The filter of a listen request, or why it is malformed. */
 export function parseFilter(params: Record<string, unknown> | undefined): ListenFilter | string {
