@@ -190,8 +190,9 @@ function deliver(session: Session, it: Item, input: PostInput): void {
   if (it.kind === 'request') {
     const id = it.m.id;
     const closeSSEStream = (): void => session.closeRequestStream(id);
-    // The handler's way back to this request for partial output (see request-handle.ts).
-    registerRequest(closeSSEStream, { session, id });
+    // The tool handler's way back to this request for partial output (see request-handle.ts);
+    // partial output is a tool's, so other methods skip the WeakMap entry.
+    if (it.m.method === 'tools/call') registerRequest(closeSSEStream, { session, id });
     const extra: MessageExtraInfo = {
       requestInfo: { headers: input.rawHeaders },
       closeSSEStream,
