@@ -397,7 +397,9 @@ export class RedisCluster {
       }
       let runSince: number | undefined;
       try {
-        [entry, runSince] = await Promise.all([dir.lookup(sid), dir.runSince()]);
+        entry = await dir.lookup(sid);
+        // Only a miss needs to know when Redis last lost its data (below).
+        if (entry === undefined) runSince = await dir.runSince();
       } catch {
         // Never 404 because Redis failed: that would send every client into re-initialization at once.
         this.counters.directoryErrors++;

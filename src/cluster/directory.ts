@@ -10,6 +10,7 @@
  *   i  the initialize params (JSON), kept only up to 4 KiB
  */
 import { createHash } from 'node:crypto';
+import { memoByHeader } from '../http/header-memo.js';
 import { keys } from './keys.js';
 import type { RedisLink, RedisReply } from './redis-link.js';
 import { Script } from './scripts.js';
@@ -36,9 +37,14 @@ return 1`);
 
 /** The principal as stored: a short hash, so Redis never holds a user's identity in clear. */
 export function principalHash(principal: string | undefined): string {
-  if (principal === undefined) return '';
-  return createHash('sha256').update(principal).digest('base64url').slice(0, 22);
+  return principal === undefined ? '' : hashPrincipal(principal);
 }
+
+/** Memoized (bounded): a forwarded request compares its principal's hash on every hop. */
+const hashPrincipal = memoByHeader(
+  (principal: string) => createHash('sha256').update(principal).digest('base64url').slice(0, 22),
+  1024,
+);
 
 export class Directory {
   readonly #link: RedisLink;

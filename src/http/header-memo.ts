@@ -1,5 +1,6 @@
 /**
- * A small memo for pure functions of one request-header value. Clients send the same few values
+ * A small memo for pure functions of one string every request carries (a header value, the
+ * principal). Clients send the same few values
  * (`Accept`, `Content-Type`, `Host`) on every request, and parsing them was a visible share of
  * Sluice's own CPU per request (docs/benchmarks.md, section (h) profile). Bounded: at most `max`
  * entries, and when full it starts over, so headers chosen to miss it cost one parse each, as
