@@ -29,10 +29,4 @@ export class CoalescingQueue {
   get size(): number {
     return this.#frames.size;
   }
-
-  get bytes(): number {
-    let n = 0;
-    for (const f of this.#frames.values()) n += f.length;
-    return n;
-  }
 }

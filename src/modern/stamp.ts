@@ -12,13 +12,9 @@ import { JsonRpcCode } from '../jsonrpc/codes.js';
 import type { JsonRpcError, JsonRpcRequest, JsonRpcResult } from '../jsonrpc/message.js';
 import { CACHEABLE_METHODS, META_SERVER_INFO, ModernCode } from './constants.js';
 
-export interface CacheHint {
-  ttlMs: number;
-  cacheScope: 'public' | 'private';
-}
-
 /** Defaults for results the server did not mark: immediately stale, never shared across principals. */
-export const DEFAULT_CACHE_HINT: CacheHint = { ttlMs: 0, cacheScope: 'private' };
+const DEFAULT_TTL_MS = 0;
+const DEFAULT_CACHE_SCOPE = 'private';
 
 const RESOURCE_NOT_FOUND_V1 = -32002;
 const URL_ELICITATION_REQUIRED_V1 = -32042;
@@ -27,7 +23,6 @@ export function stampResult(
   r: JsonRpcResult,
   method: string,
   serverInfo: { name: string; version: string } | undefined,
-  cache: CacheHint = DEFAULT_CACHE_HINT,
 ): JsonRpcResult {
   const result: Record<string, unknown> = { ...r.result };
   if (typeof result['resultType'] !== 'string') result['resultType'] = 'complete';
@@ -44,9 +39,9 @@ export function stampResult(
   }
   if (CACHEABLE_METHODS.has(method)) {
     const ttl = result['ttlMs'];
-    if (!(typeof ttl === 'number' && Number.isFinite(ttl) && ttl >= 0)) result['ttlMs'] = cache.ttlMs;
+    if (!(typeof ttl === 'number' && Number.isFinite(ttl) && ttl >= 0)) result['ttlMs'] = DEFAULT_TTL_MS;
     const scope = result['cacheScope'];
-    if (scope !== 'public' && scope !== 'private') result['cacheScope'] = cache.cacheScope;
+    if (scope !== 'public' && scope !== 'private') result['cacheScope'] = DEFAULT_CACHE_SCOPE;
   }
   return { jsonrpc: '2.0', id: r.id, result };
 }

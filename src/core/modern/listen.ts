@@ -103,12 +103,6 @@ export class ListenStream {
   get principal(): string | undefined {
     return this.#input.auth?.principal;
   }
-  get queued(): number {
-    return this.#queue.size;
-  }
-  get queuedBytes(): number {
-    return this.#queue.bytes + (this.#writer?.queuedBytes ?? 0);
-  }
 
   open(): void {
     const ep = this.#ep;
