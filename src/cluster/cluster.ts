@@ -15,6 +15,7 @@ import type { Logger } from '../core/options.js';
 import type { RouteInput as CoreRouteInput } from '../core/pipeline.js';
 import { Refusals, sendRefusal } from '../core/refusal.js';
 import { InvalidOptionError } from '../errors.js';
+import { boundedWait } from '../flow/bounded-wait.js';
 import type { RingLimits } from '../flow/ring-buffer.js';
 import { type BusStats, RedisChangeBus } from './change-bus.js';
 import { Directory, type DirectoryEntry, principalHash } from './directory.js';
@@ -483,18 +484,6 @@ export class RedisCluster {
   #fire(args: string[]): void {
     this.#link?.send(args).catch(() => undefined);
   }
-}
-
-/** Waits for p at most ms (p goes on in the background; it never rejects here). */
-async function boundedWait(p: Promise<void>, ms: number): Promise<void> {
-  let timer: ReturnType<typeof setTimeout> | undefined;
-  await Promise.race([
-    p,
-    new Promise<void>((resolve) => {
-      timer = setTimeout(resolve, ms);
-    }),
-  ]);
-  clearTimeout(timer);
 }
 
 function checkAdvertise(url: string): void {

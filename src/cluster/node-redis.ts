@@ -8,6 +8,8 @@
  * Redis is unreachable a command rejects at once, and Sluice decides what that means (503 for
  * `initialize`, carry on for established streams) instead of piling commands up in memory.
  */
+
+import { boundedWait } from '../flow/bounded-wait.js';
 import { isReplyError, type RedisLink, type RedisReply, RedisReplyError } from './redis-link.js';
 
 export interface NodeRedisOptions {
@@ -93,14 +95,7 @@ export async function connectNodeRedis(o: NodeRedisOptions): Promise<RedisLink> 
   const first = client
     .connect()
     .catch((e: unknown) => o.onError?.(e instanceof Error ? e : new Error(String(e))));
-  let timer: ReturnType<typeof setTimeout> | undefined;
-  await Promise.race([
-    first,
-    new Promise<void>((resolve) => {
-      timer = setTimeout(resolve, (o.connectTimeoutMs ?? 1000) * 2);
-    }),
-  ]);
-  clearTimeout(timer);
+  await boundedWait(first, (o.connectTimeoutMs ?? 1000) * 2);
   // The pub/sub connection, opened on the first subscribe(): a subscribed connection takes no other
   // command, so it is the one other connection (two per instance at most). node-redis subscribes
   // it again by itself after a reconnect. Its first connect waits for Redis as long as it takes.

@@ -7,6 +7,7 @@
  * and whether something compressed it.
  */
 
+import { boundedWait } from '../flow/bounded-wait.js';
 import { BUFFERING_FIX, COMPRESSION_FIX } from './fixes.js';
 import { type Exchange, errorText } from './http.js';
 import type { McpSession } from './session.js';
@@ -147,10 +148,9 @@ export async function checkStreaming(
         { name: p.name, arguments: args, _meta: { progressToken: `doctor-${id}` } },
         id,
       );
-      // The cap's timer is cleared once the call is done: left pending, it kept the process alive 30 s.
-      let cap: ReturnType<typeof setTimeout> | undefined;
-      await Promise.race([x.done, new Promise((r) => (cap = setTimeout(r, 30_000)))]);
-      clearTimeout(cap);
+      // Capped at 30 s; the cap's timer is cleared once the call is done (left pending, it kept the
+      // process alive 30 s).
+      await boundedWait(x.done, 30_000);
       x.cancel();
       const probe = judgePost(`tools/call ${p.name}`, x, id);
       if (x.isSse) lastSse = x;

@@ -14,6 +14,7 @@ import { createSecureServer } from 'node:http2';
 import { createServer as createHttpsServer } from 'node:https';
 import type { Server, Socket } from 'node:net';
 import { InvalidOptionError } from '../errors.js';
+import { boundedWait } from '../flow/bounded-wait.js';
 import type { McpHandler } from './create-handler.js';
 
 export interface TlsOptions {
@@ -105,14 +106,10 @@ export function createTransportServer(o: TransportOptions, listener: Listener): 
       for (const s of sessions) if (!s.closed) s.close();
       const open = [...sessions].filter((s) => !s.destroyed);
       if (open.length > 0) {
-        let timer: ReturnType<typeof setTimeout> | undefined;
-        await Promise.race([
+        await boundedWait(
           Promise.all(open.map((s) => new Promise((resolve) => s.once('close', resolve)))),
-          new Promise((resolve) => {
-            timer = setTimeout(resolve, flushMs);
-          }),
-        ]);
-        clearTimeout(timer);
+          flushMs,
+        );
       }
       for (const s of sessions) s.destroy();
       for (const s of sockets) s.destroy();
