@@ -13,10 +13,13 @@ export interface FetchInfo {
 export function fetchView(request: Request, loopback: boolean, info?: FetchInfo): RequestView {
   const h = request.headers;
   let record: ViewHeaders | undefined;
-  const url = new URL(request.url);
   return {
     method: request.method,
-    url: url.pathname + url.search,
+    // Parsed on first use only: the core never reads it (handlers' request info may).
+    get url(): string {
+      const u = new URL(request.url);
+      return u.pathname + u.search;
+    },
     get headers(): ViewHeaders {
       if (record === undefined) {
         const r: Record<string, string> = {};
@@ -39,6 +42,9 @@ export function fetchView(request: Request, loopback: boolean, info?: FetchInfo)
  * they arrive. Invalid UTF-8 is refused ("JSON-RPC messages MUST be UTF-8 encoded",
  * basic/transports), as on the Node binding.
  */
+/** One strict decoder: without `stream` each decode() is complete and leaves no state behind. */
+const UTF8 = new TextDecoder('utf-8', { fatal: true, ignoreBOM: true });
+
 export async function readBody(request: Request, limit: number): Promise<BodyResult> {
   const declared = request.headers.get('content-length');
   if (declared !== null && Number(declared) > limit) return { ok: false, reason: 'too-large' };
@@ -72,7 +78,7 @@ export async function readBody(request: Request, limit: number): Promise<BodyRes
     }
   }
   try {
-    return { ok: true, text: new TextDecoder('utf-8', { fatal: true, ignoreBOM: true }).decode(bytes) };
+    return { ok: true, text: UTF8.decode(bytes) };
   } catch {
     return { ok: false, reason: 'invalid-utf8' };
   }
