@@ -4,42 +4,8 @@
  * core/metrics.ts), so the series count cannot grow with client input.
  */
 import type { EndpointStats } from '../core/endpoint.js';
-import type { Histogram } from '../core/histogram.js';
 import type { Metrics } from '../core/metrics.js';
-
-type Labels = Record<string, string>;
-
-class Writer {
-  out = '';
-  family(name: string, type: 'counter' | 'gauge' | 'histogram', help: string): void {
-    this.out += `# HELP ${name} ${help}\n# TYPE ${name} ${type}\n`;
-  }
-  sample(name: string, value: number, labels?: Labels): void {
-    this.out += `${name}${fmt(labels)} ${Number.isFinite(value) ? value : 0}\n`;
-  }
-  one(name: string, type: 'counter' | 'gauge', help: string, value: number): void {
-    this.family(name, type, help);
-    this.sample(name, value);
-  }
-  histogram(name: string, h: Histogram, labels: Labels = {}): void {
-    let cumulative = 0;
-    h.bounds.forEach((b, i) => {
-      cumulative += h.counts[i] ?? 0;
-      this.sample(`${name}_bucket`, cumulative, { ...labels, le: String(b) });
-    });
-    this.sample(`${name}_bucket`, h.count, { ...labels, le: '+Inf' });
-    this.sample(`${name}_sum`, h.sum, labels);
-    this.sample(`${name}_count`, h.count, labels);
-  }
-}
-
-function fmt(labels: Labels | undefined): string {
-  if (labels === undefined) return '';
-  const parts = Object.entries(labels).map(
-    ([k, v]) => `${k}="${v.replace(/\\/g, '\\\\').replace(/"/g, '\\"').replace(/\n/g, '\\n')}"`,
-  );
-  return parts.length === 0 ? '' : `{${parts.join(',')}}`;
-}
+import { PrometheusWriter as Writer } from '../core/prometheus-writer.js';
 
 export function renderPrometheus(s: EndpointStats, m: Metrics | undefined): string {
   const w = new Writer();
