@@ -19,8 +19,9 @@
  * classic PUBLISH is broadcast to every node over the cluster bus, a sharded one stays in the shard
  * owning the channel's slot. On a single Redis the two behave the same; before Redis 7 PUBLISH.
  */
+
+import { type ChangeBus, type ChangeEvent, LocalChangeBus } from '../core/change-bus.js';
 import type { Logger } from '../core/options.js';
-import { type ChangeBus, type ChangeEvent, LocalChangeBus } from '../modern/bus.js';
 import { keys } from './keys.js';
 import { isReplyError, type MeasuredLink } from './redis-link.js';
 

@@ -10,10 +10,10 @@
  */
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { ClusterHooks, SessionStart } from '../core/cluster-hooks.js';
-import { Histogram } from '../core/histogram.js';
+import { Histogram } from '../core/observe/histogram.js';
 import type { Logger } from '../core/options.js';
-import type { RouteInput as CoreRouteInput } from '../core/pipeline.js';
-import { Refusals, sendRefusal } from '../core/refusal.js';
+import type { RouteInput as CoreRouteInput } from '../core/pipeline/pipeline.js';
+import { Refusals, sendRefusal } from '../core/pipeline/refusal.js';
 import { InvalidOptionError } from '../errors.js';
 import { boundedWait } from '../flow/bounded-wait.js';
 import type { RingLimits } from '../flow/ring-buffer.js';

@@ -2,7 +2,7 @@
  * Prometheus lines for a cluster member (appended to the handler's exposition). Names are
  * documented in docs/operations.md and docs/scale-out.md.
  */
-import { PrometheusWriter } from '../core/prometheus-writer.js';
+import { PrometheusWriter } from '../core/observe/prometheus-writer.js';
 import type { RedisCluster } from './cluster.js';
 
 const LEASE_STATES = ['held', 'refresh-failing', 'lapsed', 'stopped'] as const;

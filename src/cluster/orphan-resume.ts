@@ -11,9 +11,10 @@
  * - an unfinished stream whose owner may still be alive is not touched (the caller answers 503): the
  *   owner could still answer it.
  */
-import { SSE_HEADERS } from '../core/event-stream.js';
-import { Refusals, sendRefusal } from '../core/refusal.js';
-import type { Headers, ResponseSink } from '../core/sink.js';
+
+import { Refusals, sendRefusal } from '../core/pipeline/refusal.js';
+import type { Headers, ResponseSink } from '../core/pipeline/sink.js';
+import { SSE_HEADERS } from '../core/stream/event-stream.js';
 import { JsonRpcCode } from '../jsonrpc/codes.js';
 import { errorResponse, type RequestId } from '../jsonrpc/message.js';
 import { encodeJsonFrame, RESUMED_COMMENT } from '../sse/encode.js';

@@ -7,7 +7,7 @@
  * `number`, nil as `null`, arrays as arrays. An error reply rejects with a `RedisReplyError` (or an
  * error `isReplyError` recognises); a timeout or a connection failure rejects with anything else.
  */
-import { Histogram } from '../core/histogram.js';
+import { Histogram } from '../core/observe/histogram.js';
 
 export type RedisReply = string | number | null | RedisReply[];
 

@@ -1,5 +1,5 @@
 /** The refusals a cluster member gives; each is an entry of the core's catalogue (src/core/refusal.ts). */
-import { type Refusal, Refusals } from '../core/refusal.js';
+import { type Refusal, Refusals } from '../core/pipeline/refusal.js';
 
 export const ClusterRefusals: Record<
   'ownerUnavailable' | 'directoryUnavailable' | 'misdirected' | 'forwardForbidden',

@@ -4,7 +4,7 @@
  * awaited (an `initialize` must not hand out a session id the other instances cannot route); the
  * rest are fire-and-forget and never on the per-event path beyond queueing.
  */
-import type { ChangeBus } from '../modern/bus.js';
+import type { ChangeBus } from './change-bus.js';
 
 export interface SessionStart {
   id: string;

@@ -6,21 +6,21 @@
 import type { EventStore } from '../events/event-store.js';
 import { type EventStoreStats, MemoryEventStore } from '../events/memory-event-store.js';
 import { TeeEventStore } from '../events/tee-event-store.js';
-import { ConcurrencyLimit } from '../modern/concurrency.js';
-import { ModernState } from '../modern/state.js';
-import { ClientLimits } from './client-limits.js';
 import type { ClusterHooks } from './cluster-hooks.js';
-import { Counters, type SessionEndReason } from './counters.js';
-import { sharedServersOf } from './modern/shared-server.js';
+import type { McpServerLike, Session, SessionDeps } from './era-2025/session.js';
+import { sharedServersOf } from './era-2026/shared-server.js';
+import { ModernState } from './era-2026/state.js';
+import { ClientLimits } from './limits/client-limits.js';
+import { ConcurrencyLimit } from './limits/concurrency.js';
+import { Counters, type SessionEndReason } from './observe/counters.js';
+import { shortHash } from './observe/probe.js';
 import type { AuthResult, ResolvedOptions, SessionContext } from './options.js';
-import { Pacer } from './pacer.js';
-import { shortHash } from './probe.js';
-import { type Refusal, Refusals } from './refusal.js';
-import type { McpServerLike, Session, SessionDeps } from './session.js';
-import type { RequestHead } from './sink.js';
-import type { SseWriter, WriterLimits } from './sse-writer.js';
-import { guardStore } from './store-guard.js';
-import { checkVersionHeader } from './versions.js';
+import { type Refusal, Refusals } from './pipeline/refusal.js';
+import type { RequestHead } from './pipeline/sink.js';
+import { checkVersionHeader } from './pipeline/versions.js';
+import { Pacer } from './stream/pacer.js';
+import type { SseWriter, WriterLimits } from './stream/sse-writer.js';
+import { guardStore } from './stream/store-guard.js';
 
 export type CreateServer = (ctx: SessionContext) => McpServerLike;
 

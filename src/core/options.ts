@@ -7,9 +7,9 @@ import { InvalidOptionError } from '../errors.js';
 import type { EventStore } from '../events/event-store.js';
 import { DEFAULT_REPLAY_BUDGET, DEFAULT_REPLAY_LIMITS } from '../events/memory-event-store.js';
 import type { RingLimits } from '../flow/ring-buffer.js';
-import type { ClientLimitOptions } from './client-limits.js';
-import type { Probe } from './probe.js';
-import type { RequestView } from './request-view.js';
+import type { ClientLimitOptions } from './limits/client-limits.js';
+import type { Probe } from './observe/probe.js';
+import type { RequestView } from './pipeline/request-view.js';
 
 export type ResponseMode = 'auto' | 'json' | 'sse';
 

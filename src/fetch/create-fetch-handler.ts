@@ -6,12 +6,13 @@
  * the runtime's backpressure reaches the producer; keepalives, resumption, cancellation when the
  * runtime aborts the request, and close() for a graceful drain. Nothing here imports node:*.
  */
+
+import { type Notifier, notifierFor } from '../core/change-bus.js';
 import type { CloseReport, CreateServer, EndpointStats } from '../core/endpoint.js';
+import { renderPrometheus } from '../core/observe/prometheus.js';
 import type { ServerOptions } from '../core/options.js';
-import { createPipeline } from '../core/pipeline.js';
+import { createPipeline } from '../core/pipeline/pipeline.js';
 import { InvalidOptionError } from '../errors.js';
-import { type Notifier, notifierFor } from '../modern/bus.js';
-import { renderPrometheus } from '../server/prometheus.js';
 import { type FetchInfo, fetchView } from './fetch-view.js';
 import { StreamSink } from './stream-sink.js';
 

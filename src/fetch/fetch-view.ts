@@ -3,7 +3,7 @@
  * it: only `authenticate` and handlers' `requestInfo` do); Headers already lower-cases names and
  * joins repeats with ", ".
  */
-import type { BodyResult, RequestView, ViewHeaders } from '../core/request-view.js';
+import type { BodyResult, RequestView, ViewHeaders } from '../core/pipeline/request-view.js';
 
 export interface FetchInfo {
   /** The peer's address, if the runtime tells it (Deno: info.remoteAddr.hostname; Bun: server.requestIP). */

@@ -15,7 +15,7 @@ export type {
   SessionInfo,
 } from '../core/options.js';
 export { DEFAULTS } from '../core/options.js';
-export type { BodyResult, RequestView, ViewHeaders } from '../core/request-view.js';
+export type { BodyResult, RequestView, ViewHeaders } from '../core/pipeline/request-view.js';
 export { InvalidOptionError, SluiceError } from '../errors.js';
 export type { EventStore, ReplayResult, StoredEvent } from '../events/event-store.js';
 export { DEFAULT_REPLAY_LIMITS, MemoryEventStore } from '../events/memory-event-store.js';

@@ -6,7 +6,7 @@
  * consumer (socket, h2 stream, client) took bytes — is the 'drain'. The runtime's own backpressure
  * thus reaches the producer. A cancelled body or an aborted request is the connection closing.
  */
-import type { Headers, ResponseSink } from '../core/sink.js';
+import type { Headers, ResponseSink } from '../core/pipeline/sink.js';
 
 const encoder = new TextEncoder();
 

@@ -9,16 +9,16 @@ import type { IncomingMessage, ServerResponse } from 'node:http';
 import { type Http2ServerRequest, Http2ServerResponse } from 'node:http2';
 import type { ClusterStats, RedisCluster } from '../cluster/cluster.js';
 import { renderClusterMetrics } from '../cluster/metrics.js';
+import { type Notifier, notifierFor } from '../core/change-bus.js';
 import type { CloseReport, CreateServer, EndpointStats } from '../core/endpoint.js';
+import { renderPrometheus, renderProtocols } from '../core/observe/prometheus.js';
 import type { ServerOptions } from '../core/options.js';
-import { createPipeline } from '../core/pipeline.js';
+import { createPipeline } from '../core/pipeline/pipeline.js';
 import { InvalidOptionError } from '../errors.js';
-import { type Notifier, notifierFor } from '../modern/bus.js';
 import { diagnosticsProbe } from './diagnostics.js';
 import { H2Sink } from './h2-sink.js';
 import { NodeSink } from './node-sink.js';
 import { h2View, nodeView } from './node-view.js';
-import { renderPrometheus, renderProtocols } from './prometheus.js';
 
 export interface McpHandlerOptions extends ServerOptions {
   /** Returns a fresh SDK McpServer (or Server) for each session. */

@@ -4,7 +4,7 @@
  * listens. Payloads are documented in docs/operations.md; session ids appear only as short hashes.
  */
 import diagnostics from 'node:diagnostics_channel';
-import type { Probe } from '../core/probe.js';
+import type { Probe } from '../core/observe/probe.js';
 
 export const CHANNELS = {
   sessionStart: 'sluice:session:start',

@@ -7,7 +7,7 @@
  * paused reader blocks its own stream and no other.
  */
 import type { Http2ServerResponse } from 'node:http2';
-import type { Headers } from '../core/sink.js';
+import type { Headers } from '../core/pipeline/sink.js';
 import { NodeSinkBase } from './node-sink-base.js';
 
 export class H2Sink extends NodeSinkBase<Http2ServerResponse> {

@@ -7,8 +7,10 @@ export type { ClusterStats, RedisClusterOptions } from '../cluster/cluster.js';
 export { RedisCluster, redisCluster } from '../cluster/cluster.js';
 export type { RedisLink, RedisReply } from '../cluster/redis-link.js';
 export { RedisReplyError } from '../cluster/redis-link.js';
+// 2026-07-28 (modern era): listen-stream publishing, MRTR helpers, JSON-RPC errors from v1 tools.
+export type { ChangeBus, ChangeEvent, Notifier } from '../core/change-bus.js';
 export type { CloseReport, CreateServer, EndpointStats, StreamStats } from '../core/endpoint.js';
-export { statelessSafe } from '../core/modern/shared-server.js';
+export { statelessSafe } from '../core/era-2026/shared-server.js';
 export type {
   AuthResult,
   Logger,
@@ -18,7 +20,7 @@ export type {
   SessionInfo,
 } from '../core/options.js';
 export { DEFAULTS } from '../core/options.js';
-export type { BodyResult, RequestView, ViewHeaders } from '../core/request-view.js';
+export type { BodyResult, RequestView, ViewHeaders } from '../core/pipeline/request-view.js';
 export {
   BodyConsumedError,
   InvalidOptionError,
@@ -32,8 +34,6 @@ export {
   DEFAULT_REPLAY_LIMITS,
   MemoryEventStore,
 } from '../events/memory-event-store.js';
-// 2026-07-28 (modern era): listen-stream publishing, MRTR helpers, JSON-RPC errors from v1 tools.
-export type { ChangeBus, ChangeEvent, Notifier } from '../modern/bus.js';
 export { MODERN_VERSIONS } from '../modern/constants.js';
 export type { MrtrInput } from '../modern/mrtr.js';
 export { mrtrInput } from '../modern/mrtr.js';

@@ -4,7 +4,7 @@
  * subclass keeps its own `closed`, `head`, `write`, `end` and `destroy`, so the per-write path reads
  * the subclass's own fields with no call through this class.
  */
-import type { Headers, ResponseSink } from '../core/sink.js';
+import type { Headers, ResponseSink } from '../core/pipeline/sink.js';
 
 /** The part of ServerResponse and Http2ServerResponse the shared methods use. */
 interface NodeResponse {

@@ -4,7 +4,7 @@
  * costs the SDK ~11 % CPU and hides backpressure). Headers go out with the first bytes in one write.
  */
 import type { ServerResponse } from 'node:http';
-import type { Headers } from '../core/sink.js';
+import type { Headers } from '../core/pipeline/sink.js';
 import { NodeSinkBase } from './node-sink-base.js';
 
 export class NodeSink extends NodeSinkBase<ServerResponse> {

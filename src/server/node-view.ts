@@ -4,7 +4,7 @@
  */
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { Http2ServerRequest, Http2ServerResponse } from 'node:http2';
-import type { BodyResult, RequestView } from '../core/request-view.js';
+import type { BodyResult, RequestView } from '../core/pipeline/request-view.js';
 import { BodyConsumedError } from '../errors.js';
 import { isLoopbackAddress } from '../security/host.js';
 import { frameworkBody } from './framework-body.js';

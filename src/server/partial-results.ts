@@ -18,7 +18,7 @@
  * in the same wire form, so a handler runs unchanged on any transport. Awaiting each send is how a
  * handler follows the reader's pace: it resolves when the stream has room again.
  */
-import { requestHandleOf } from '../core/request-handle.js';
+import { requestHandleOf } from '../core/era-2025/request-handle.js';
 import { PartialFrame } from '../flow/partial-frame.js';
 import {
   escapeJsonText,

@@ -6,7 +6,7 @@
  */
 import { isUtf8 } from 'node:buffer';
 import type { IncomingMessage } from 'node:http';
-import type { BodyResult } from '../core/request-view.js';
+import type { BodyResult } from '../core/pipeline/request-view.js';
 
 export type { BodyResult };
 

@@ -8,7 +8,7 @@
 import { type IncomingMessage, ServerResponse } from 'node:http';
 import type { AddressInfo, Server } from 'node:net';
 import type { CloseReport } from '../core/endpoint.js';
-import { Refusals, sendRefusal } from '../core/refusal.js';
+import { Refusals, sendRefusal } from '../core/pipeline/refusal.js';
 import { InvalidOptionError } from '../errors.js';
 import { isLoopbackAddress } from '../security/host.js';
 import { createMcpHandler, type McpHandler, type McpHandlerOptions } from './create-handler.js';

@@ -4,7 +4,7 @@
  */
 import { createHash, timingSafeEqual } from 'node:crypto';
 import type { AuthResult } from '../core/options.js';
-import type { RequestView } from '../core/request-view.js';
+import type { RequestView } from '../core/pipeline/request-view.js';
 import { InvalidOptionError } from '../errors.js';
 
 export function staticBearer(

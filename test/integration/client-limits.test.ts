@@ -5,7 +5,7 @@
 import assert from 'node:assert/strict';
 import { request } from 'node:http';
 import { after, describe, test } from 'node:test';
-import { addressKey, ClientLimits } from '../../src/core/client-limits.js';
+import { addressKey, ClientLimits } from '../../src/core/limits/client-limits.js';
 import { resolveOptions } from '../../src/core/options.js';
 import { InvalidOptionError } from '../../src/errors.js';
 import { withDeadline } from '../helpers/deadline.js';

@@ -6,8 +6,8 @@
  */
 import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
+import { MAX_LISTEN_STREAMS_PER_PRINCIPAL } from '../../src/core/era-2026/state.js';
 import { createDemoServer } from '../../src/demo/demo-server.js';
-import { MAX_LISTEN_STREAMS_PER_PRINCIPAL } from '../../src/modern/state.js';
 import { type Served, serve } from '../../src/server/index.js';
 import type { Loose } from '../helpers/http.js';
 import { RawSession, toolCall, until } from '../helpers/http.js';

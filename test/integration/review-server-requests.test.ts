@@ -5,7 +5,7 @@ import { after, describe, test } from 'node:test';
 import { McpServer } from '@modelcontextprotocol/sdk/server/mcp.js';
 import { ElicitResultSchema } from '@modelcontextprotocol/sdk/types.js';
 import { Endpoint } from '../../src/core/endpoint.js';
-import type { Session } from '../../src/core/session.js';
+import type { Session } from '../../src/core/era-2025/session.js';
 import { type CreateServer, serve } from '../../src/server/index.js';
 import { type Loose, RawSession, toolCall } from '../helpers/http.js';
 

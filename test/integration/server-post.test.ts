@@ -467,7 +467,7 @@ describe('POST: MCP-Protocol-Version', () => {
     assert.equal((await s.post(rpc('ping'), { 'mcp-protocol-version': '2025-11-25' })).status, 200);
   });
 
-  test('2025-03-26 on a 2025-11-25 session → accepted (treated as absent; src/core/versions.ts)', async () => {
+  test('2025-03-26 on a 2025-11-25 session → accepted (treated as absent; src/core/pipeline/versions.ts)', async () => {
     assert.equal((await s.post(rpc('ping'), { 'mcp-protocol-version': '2025-03-26' })).status, 200);
   });
 

@@ -33,7 +33,7 @@ test('nothing reachable from sluice/fetch imports node:* (neutral-platform bundl
   const r = await neutralBuild('dist/src/fetch/index.js');
   assert.deepEqual(r.errors, []);
   assert.ok(
-    r.inputs.some((i) => i.endsWith('dist/src/core/pipeline.js')),
+    r.inputs.some((i) => i.endsWith('dist/src/core/pipeline/pipeline.js')),
     'the pipeline is in the graph',
   );
   assert.ok(

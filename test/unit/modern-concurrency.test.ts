@@ -3,7 +3,7 @@
 // gone once its key holds nothing (the table never outgrows the requests in flight).
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
-import { ConcurrencyLimit, type Release } from '../../src/modern/concurrency.js';
+import { ConcurrencyLimit, type Release } from '../../src/core/limits/concurrency.js';
 
 test('at most max slots per key; the next acquire is refused and counted', () => {
   const c = new ConcurrencyLimit(2);

@@ -2,7 +2,7 @@
 // MessageChannel, else setTimeout(0); each runs tasks after the current task, in order.
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
-import { pickScheduler, type SchedulerGlobals } from '../../src/core/schedule.js';
+import { pickScheduler, type SchedulerGlobals } from '../../src/core/stream/schedule.js';
 
 async function order(g: SchedulerGlobals): Promise<string[]> {
   const { runSoon } = pickScheduler(g);

@@ -7,7 +7,7 @@ import assert from 'node:assert/strict';
 import { test } from 'node:test';
 import { McpServer as V1McpServer } from '@modelcontextprotocol/sdk/server/mcp.js';
 import { McpServer as V2McpServer } from '@modelcontextprotocol/server';
-import { bindModern, envelopeOf, UNBOUND_METHODS } from '../../src/core/modern/v2-binding.js';
+import { bindModern, envelopeOf, UNBOUND_METHODS } from '../../src/core/era-2026/v2-binding.js';
 
 const META = {
   protocolVersion: '2026-07-28',

@@ -3,8 +3,8 @@
  * JSON-RPC error response without id (2025-11-25 basic/transports §"Sending Messages to the
  * Server"); `id: null` is JSON-RPC 2.0's spelling of "could not be determined".
  */
-import { JsonRpcCode } from '../jsonrpc/codes.js';
-import { errorResponse } from '../jsonrpc/message.js';
+import { JsonRpcCode } from '../../jsonrpc/codes.js';
+import { errorResponse } from '../../jsonrpc/message.js';
 import type { Headers, ResponseSink } from './sink.js';
 
 export interface Refusal {

@@ -5,7 +5,7 @@
  */
 import type { Transport, TransportSendOptions } from '@modelcontextprotocol/sdk/shared/transport.js';
 import type { JSONRPCMessage, MessageExtraInfo } from '@modelcontextprotocol/sdk/types.js';
-import type { JsonRpcMessage, RequestId } from '../jsonrpc/message.js';
+import type { JsonRpcMessage, RequestId } from '../../jsonrpc/message.js';
 
 export interface BridgeTarget {
   route(message: JsonRpcMessage, relatedRequestId: RequestId | undefined): Promise<void> | undefined;

@@ -5,10 +5,10 @@
  * client sends to the SDK. Message classification here is structural (see jsonrpc/message.ts).
  */
 import type { MessageExtraInfo } from '@modelcontextprotocol/sdk/types.js';
-import { UnsupportedServerError } from '../errors.js';
-import type { EventStore } from '../events/event-store.js';
-import type { PartialFrame } from '../flow/partial-frame.js';
-import { JsonRpcCode } from '../jsonrpc/codes.js';
+import { UnsupportedServerError } from '../../errors.js';
+import type { EventStore } from '../../events/event-store.js';
+import type { PartialFrame } from '../../flow/partial-frame.js';
+import { JsonRpcCode } from '../../jsonrpc/codes.js';
 import {
   errorResponse,
   type JsonRpcMessage,
@@ -16,22 +16,22 @@ import {
   type JsonRpcRequest,
   type JsonRpcResponse,
   type RequestId,
-} from '../jsonrpc/message.js';
-import { coalesceKeyOf } from '../jsonrpc/partial.js';
-import { type ChangeEvent, changeOf } from '../modern/bus.js';
-import { LegacyMrtrShim, SHIM_SCHEMAS, type ShimHost } from '../modern/legacy-shim.js';
-import { INPUT_REQUIRED_METHODS } from '../modern/mrtr.js';
-import { type BridgeTarget, BridgeTransport } from './bridge-transport.js';
-import type { ClusterHooks } from './cluster-hooks.js';
-import type { Counters, SessionEndReason } from './counters.js';
-import { createDispatcher, type Dispatcher } from './dispatcher.js';
-import { EventStream, type StreamContext } from './event-stream.js';
+} from '../../jsonrpc/message.js';
+import { coalesceKeyOf } from '../../jsonrpc/partial.js';
+import { INPUT_REQUIRED_METHODS } from '../../modern/mrtr.js';
+import { type ChangeEvent, changeOf } from '../change-bus.js';
+import type { ClusterHooks } from '../cluster-hooks.js';
+import type { Counters, SessionEndReason } from '../observe/counters.js';
+import { type Probe, shortHash } from '../observe/probe.js';
+import type { ResolvedOptions } from '../options.js';
+import { type Refusal, Refusals } from '../pipeline/refusal.js';
+import { type BridgeTarget, BridgeTransport } from '../sdk/bridge-transport.js';
+import { createDispatcher, type Dispatcher } from '../sdk/dispatcher.js';
+import { EventStream, type StreamContext } from '../stream/event-stream.js';
+import type { Pacer } from '../stream/pacer.js';
+import type { SseWriter, WriterLimits } from '../stream/sse-writer.js';
 import type { Exchange, ExchangeHost } from './exchange.js';
-import type { ResolvedOptions } from './options.js';
-import type { Pacer } from './pacer.js';
-import { type Probe, shortHash } from './probe.js';
-import { type Refusal, Refusals } from './refusal.js';
-import type { SseWriter, WriterLimits } from './sse-writer.js';
+import { LegacyMrtrShim, SHIM_SCHEMAS, type ShimHost } from './mrtr-shim.js';
 
 /** What createServer may return: an SDK McpServer or low-level Server (anything with connect/close). */
 export interface McpServerLike {

@@ -3,11 +3,11 @@
  * Afterwards the id gets 404. Requests still open are answered 404 too, so a client that was
  * waiting learns the session is gone.
  */
-import type { Endpoint } from './endpoint.js';
-import type { AuthResult } from './options.js';
-import { sendRefusal } from './refusal.js';
+import type { Endpoint } from '../endpoint.js';
+import type { AuthResult } from '../options.js';
+import { sendRefusal } from '../pipeline/refusal.js';
+import type { Headers, RequestHead, ResponseSink } from '../pipeline/sink.js';
 import { Session } from './session.js';
-import type { Headers, RequestHead, ResponseSink } from './sink.js';
 
 export function handleDelete(
   ep: Endpoint,

@@ -5,14 +5,14 @@
  * replays what followed the cursor, then continues live with no gap and no duplicate
  * (2025-11-25 basic/transports §"Resumability and Redelivery").
  */
-import type { EventStore, ReplayResult } from '../events/event-store.js';
-import type { PartialFrame } from '../flow/partial-frame.js';
-import { encodeJsonFrame, encodeRetry, OPEN_COMMENT, RESUMED_COMMENT } from '../sse/encode.js';
-import { encodeSeq, eventIdPrefix } from '../sse/event-id.js';
-import type { Counters } from './counters.js';
+import type { EventStore, ReplayResult } from '../../events/event-store.js';
+import type { PartialFrame } from '../../flow/partial-frame.js';
+import { encodeJsonFrame, encodeRetry, OPEN_COMMENT, RESUMED_COMMENT } from '../../sse/encode.js';
+import { encodeSeq, eventIdPrefix } from '../../sse/event-id.js';
+import type { Counters } from '../observe/counters.js';
+import type { Probe } from '../observe/probe.js';
+import type { Headers, ResponseSink } from '../pipeline/sink.js';
 import type { Pacer } from './pacer.js';
-import type { Probe } from './probe.js';
-import type { Headers, ResponseSink } from './sink.js';
 import { SseWriter, type WriteOutcome, type WriterLimits } from './sse-writer.js';
 import { armGuard, type StreamGuard } from './stream-guard.js';
 

@@ -16,12 +16,12 @@
  */
 import { JsonRpcCode } from '../../jsonrpc/codes.js';
 import { errorResponse, type JsonRpcMessage, type RequestId } from '../../jsonrpc/message.js';
-import { changeOf } from '../../modern/bus.js';
 import { MODERN_VERSIONS } from '../../modern/constants.js';
-import { type BridgeTarget, BridgeTransport } from '../bridge-transport.js';
-import { createDispatcher, type Dispatcher } from '../dispatcher.js';
+import { changeOf } from '../change-bus.js';
 import type { CreateServer, Endpoint } from '../endpoint.js';
-import type { McpServerLike } from '../session.js';
+import type { McpServerLike } from '../era-2025/session.js';
+import { type BridgeTarget, BridgeTransport } from '../sdk/bridge-transport.js';
+import { createDispatcher, type Dispatcher } from '../sdk/dispatcher.js';
 import { bindModern } from './v2-binding.js';
 
 const SHARED = Symbol.for('sluice.statelessSafe');

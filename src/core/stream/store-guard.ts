@@ -4,10 +4,10 @@
  * number of failures folded into that line.
  */
 
-import type { EventStore } from '../events/event-store.js';
-import { GuardedEventStore, type StoreOperation } from '../events/guarded-event-store.js';
-import type { Counters } from './counters.js';
-import type { Logger } from './options.js';
+import type { EventStore } from '../../events/event-store.js';
+import { GuardedEventStore, type StoreOperation } from '../../events/guarded-event-store.js';
+import type { Counters } from '../observe/counters.js';
+import type { Logger } from '../options.js';
 
 const LOG_EVERY_MS = 1_000;
 

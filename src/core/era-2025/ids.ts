@@ -3,7 +3,7 @@
  * Node >= 20 and every browser-like runtime). Session ids carry 144 bits in base64url: visible
  * ASCII only, as 2025-11-25 basic/transports §"Session Management" requires (0x21–0x7E).
  */
-import { TAG_LENGTH } from '../sse/event-id.js';
+import { TAG_LENGTH } from '../../sse/event-id.js';
 
 const B64URL = 'ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-_';
 const B62 = 'ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789';

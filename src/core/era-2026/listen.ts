@@ -12,15 +12,15 @@
 
 import type { RequestId } from '../../jsonrpc/message.js';
 import { isPlainObject as isObject } from '../../jsonrpc/message.js';
-import type { ChangeEvent } from '../../modern/bus.js';
 import { META_SUBSCRIPTION_ID } from '../../modern/constants.js';
-import { CoalescingQueue } from '../../modern/listen-queue.js';
 import { encodeJsonFrame } from '../../sse/encode.js';
+import type { ChangeEvent } from '../change-bus.js';
 import type { Endpoint } from '../endpoint.js';
-import { SSE_HEADERS } from '../event-stream.js';
-import type { PostInput } from '../post.js';
-import { SseWriter } from '../sse-writer.js';
-import { armGuard } from '../stream-guard.js';
+import type { PostInput } from '../era-2025/post.js';
+import { SSE_HEADERS } from '../stream/event-stream.js';
+import { SseWriter } from '../stream/sse-writer.js';
+import { armGuard } from '../stream/stream-guard.js';
+import { CoalescingQueue } from './listen-queue.js';
 
 export interface ListenFilter {
   toolsListChanged?: boolean;

@@ -7,21 +7,21 @@
  * ResponseSink (src/server/create-handler.ts for node:http, src/fetch/create-fetch-handler.ts for
  * web Request/Response) and calls `handle`.
  */
-import { SluiceError } from '../errors.js';
-import { isJsonContentType, parseAccept } from '../http/media-type.js';
-import { corsHeaders, preflightHeaders } from '../security/cors.js';
-import { hostAllowed } from '../security/host.js';
-import { checkOrigin } from '../security/origin.js';
-import type { ClusterHooks } from './cluster-hooks.js';
-import { handleDelete } from './delete.js';
-import { type CreateServer, Endpoint } from './endpoint.js';
-import { handleGet } from './get.js';
-import { type AuthResult, type ResolvedOptions, resolveOptions, type ServerOptions } from './options.js';
-import { handlePost } from './post.js';
+import { SluiceError } from '../../errors.js';
+import { isJsonContentType, parseAccept } from '../../http/media-type.js';
+import { corsHeaders, preflightHeaders } from '../../security/cors.js';
+import { hostAllowed } from '../../security/host.js';
+import { checkOrigin } from '../../security/origin.js';
+import type { ClusterHooks } from '../cluster-hooks.js';
+import { type CreateServer, Endpoint } from '../endpoint.js';
+import { handleDelete } from '../era-2025/delete.js';
+import { handleGet } from '../era-2025/get.js';
+import { handlePost } from '../era-2025/post.js';
+import { type AuthResult, type ResolvedOptions, resolveOptions, type ServerOptions } from '../options.js';
+import type { StreamGuard } from '../stream/stream-guard.js';
 import { Refusals, sendRefusal } from './refusal.js';
 import type { RequestView } from './request-view.js';
 import type { Headers, ResponseSink } from './sink.js';
-import type { StreamGuard } from './stream-guard.js';
 
 export interface Pipeline {
   readonly endpoint: Endpoint;

@@ -6,7 +6,7 @@
  * `sessionIdleMs`. The table is bounded (`maxTracked`) and swept: an entry that holds no session
  * and whose bucket is full again carries no information and is dropped.
  */
-import { type Refusal, Refusals } from './refusal.js';
+import { type Refusal, Refusals } from '../pipeline/refusal.js';
 
 export interface ClientLimitOptions {
   /** Sessions one client may hold at once. */

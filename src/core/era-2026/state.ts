@@ -3,8 +3,9 @@
  * streams and their caps, the change bus, the cache of tools' `x-mcp-header` declarations, and
  * counters. Nothing here is per client: the modern era has no sessions.
  */
-import { type ChangeBus, LocalChangeBus } from './bus.js';
-import type { HeaderDecl } from './param-headers.js';
+
+import type { HeaderDecl } from '../../modern/param-headers.js';
+import { type ChangeBus, LocalChangeBus } from '../change-bus.js';
 
 /** What close() needs from a modern request in flight. */
 export interface ModernInflight {

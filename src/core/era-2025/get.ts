@@ -16,16 +16,16 @@
  * most one takeover per stream per that window, whatever the client does; the loop's losing side
  * sees 409s and gives up (the SDK client after two).
  */
-import type { ReplayResult } from '../events/event-store.js';
-import { RESUMED_COMMENT } from '../sse/encode.js';
-import { parseEventId } from '../sse/event-id.js';
-import type { Endpoint } from './endpoint.js';
-import { type EventStream, SSE_HEADERS } from './event-stream.js';
-import type { AuthResult } from './options.js';
-import { type Refusal, Refusals, sendRefusal } from './refusal.js';
+import type { ReplayResult } from '../../events/event-store.js';
+import { RESUMED_COMMENT } from '../../sse/encode.js';
+import { parseEventId } from '../../sse/event-id.js';
+import type { Endpoint } from '../endpoint.js';
+import type { AuthResult } from '../options.js';
+import { type Refusal, Refusals, sendRefusal } from '../pipeline/refusal.js';
+import type { Headers, RequestHead, ResponseSink } from '../pipeline/sink.js';
+import { type EventStream, SSE_HEADERS } from '../stream/event-stream.js';
+import type { StreamGuard } from '../stream/stream-guard.js';
 import { Session } from './session.js';
-import type { Headers, RequestHead, ResponseSink } from './sink.js';
-import type { StreamGuard } from './stream-guard.js';
 
 export async function handleGet(
   ep: Endpoint,

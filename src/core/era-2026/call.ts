@@ -23,27 +23,27 @@ import {
   type RequestId,
 } from '../../jsonrpc/message.js';
 import { coalesceKeyOf } from '../../jsonrpc/partial.js';
-import { changeOf } from '../../modern/bus.js';
 import { LOG_LEVELS, MODERN_VERSIONS, ModernCode } from '../../modern/constants.js';
 import { carryMrtr, INPUT_REQUIRED_METHODS, missingCapabilities } from '../../modern/mrtr.js';
 import { checkParamHeaders, type HeaderDecl, headerDeclsOf } from '../../modern/param-headers.js';
 import { type ModernRefusal, ModernRefusals, refusalBody, refusalHeaders } from '../../modern/refusal.js';
 import { mapError, stampResult } from '../../modern/stamp.js';
-import type { ModernInflight } from '../../modern/state.js';
 import { toolErrorOf } from '../../modern/tool-error.js';
 import type { ModernMeta } from '../../modern/validate.js';
 import { encodeJsonFrame, OPEN_COMMENT } from '../../sse/encode.js';
-import { type BridgeTarget, BridgeTransport } from '../bridge-transport.js';
-import { createDispatcher, type Dispatcher } from '../dispatcher.js';
+import { changeOf } from '../change-bus.js';
 import type { Endpoint } from '../endpoint.js';
-import { SSE_HEADERS } from '../event-stream.js';
-import type { Policy } from '../exchange.js';
-import type { PostInput } from '../post.js';
-import { Refusals, sendRefusal } from '../refusal.js';
-import type { McpServerLike } from '../session.js';
-import { SseWriter } from '../sse-writer.js';
+import type { Policy } from '../era-2025/exchange.js';
+import type { PostInput } from '../era-2025/post.js';
+import type { McpServerLike } from '../era-2025/session.js';
+import { Refusals, sendRefusal } from '../pipeline/refusal.js';
+import { type BridgeTarget, BridgeTransport } from '../sdk/bridge-transport.js';
+import { createDispatcher, type Dispatcher } from '../sdk/dispatcher.js';
+import { SSE_HEADERS } from '../stream/event-stream.js';
+import { SseWriter } from '../stream/sse-writer.js';
 import { honouredFilter, ListenStream, parseFilter } from './listen.js';
 import { type SharedServer, sharedServersOf } from './shared-server.js';
+import type { ModernInflight } from './state.js';
 import { bindModern, classificationOf, envelopeOf, UNBOUND_METHODS } from './v2-binding.js';
 
 type ServerInfo = { name: string; version: string };

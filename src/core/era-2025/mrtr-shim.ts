@@ -11,7 +11,7 @@ import {
   ElicitResultSchema,
   ListRootsResultSchema,
 } from '@modelcontextprotocol/sdk/types.js';
-import { JsonRpcCode } from '../jsonrpc/codes.js';
+import { JsonRpcCode } from '../../jsonrpc/codes.js';
 import {
   errorResponse,
   isPlainObject as isObject,
@@ -19,8 +19,8 @@ import {
   type JsonRpcRequest,
   type JsonRpcResponse,
   type RequestId,
-} from '../jsonrpc/message.js';
-import { carryMrtr, INPUT_REQUIRED_METHODS } from './mrtr.js';
+} from '../../jsonrpc/message.js';
+import { carryMrtr, INPUT_REQUIRED_METHODS } from '../../modern/mrtr.js';
 
 /** Rounds of input one legacy request may go through before it is failed. */
 export const MAX_ROUNDS = 8;

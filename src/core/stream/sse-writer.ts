@@ -15,12 +15,12 @@
  * - A frame that cannot be coalesced and would overflow maxQueueBytes ends the connection
  *   ('overflow'): the caller keeps it in the replay buffer and the client resumes from there.
  */
-import { OutboundQueue } from '../flow/outbound-queue.js';
-import type { PartialFrame } from '../flow/partial-frame.js';
-import { KEEPALIVE_COMMENT } from '../sse/encode.js';
-import type { Counters } from './counters.js';
+import { OutboundQueue } from '../../flow/outbound-queue.js';
+import type { PartialFrame } from '../../flow/partial-frame.js';
+import { KEEPALIVE_COMMENT } from '../../sse/encode.js';
+import type { Counters } from '../observe/counters.js';
+import type { ResponseSink } from '../pipeline/sink.js';
 import { runSoon } from './schedule.js';
-import type { ResponseSink } from './sink.js';
 
 /** Frames joined in one tick are written once they reach this size. */
 const BATCH_BYTES = 64 * 1024;

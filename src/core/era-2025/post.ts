@@ -5,29 +5,29 @@
  * session is created, no handler runs, no reply reaches a waiting server request.
  */
 import type { MessageExtraInfo } from '@modelcontextprotocol/sdk/types.js';
-import type { Acceptance } from '../http/media-type.js';
+import type { Acceptance } from '../../http/media-type.js';
 import {
   classify,
   type JsonRpcNotification,
   type JsonRpcRequest,
   type JsonRpcResponse,
   type RequestId,
-} from '../jsonrpc/message.js';
-import { PARTIAL_CAPABILITY } from '../jsonrpc/partial.js';
-import { classifyEra } from '../modern/classify.js';
-import { type Admission, ClientLimits } from './client-limits.js';
-import type { Endpoint } from './endpoint.js';
+} from '../../jsonrpc/message.js';
+import { PARTIAL_CAPABILITY } from '../../jsonrpc/partial.js';
+import { classifyEra } from '../../modern/classify.js';
+import type { Endpoint } from '../endpoint.js';
+import { handleModernPost } from '../era-2026/post.js';
+import { type Admission, ClientLimits } from '../limits/client-limits.js';
+import { isMcpRequestMethod } from '../observe/metrics.js';
+import type { AuthResult } from '../options.js';
+import { Refusals, sendRefusal } from '../pipeline/refusal.js';
+import type { Headers, RequestHead, ResponseSink } from '../pipeline/sink.js';
+import { allowsBatch, checkVersionHeader } from '../pipeline/versions.js';
+import type { StreamGuard } from '../stream/stream-guard.js';
 import { Exchange, type Policy } from './exchange.js';
 import { newEventTag, newSessionId } from './ids.js';
-import { isMcpRequestMethod } from './metrics.js';
-import { handleModernPost } from './modern/post.js';
-import type { AuthResult } from './options.js';
-import { Refusals, sendRefusal } from './refusal.js';
 import { registerRequest } from './request-handle.js';
 import { Session } from './session.js';
-import type { Headers, RequestHead, ResponseSink } from './sink.js';
-import type { StreamGuard } from './stream-guard.js';
-import { allowsBatch, checkVersionHeader } from './versions.js';
 
 /** A batch longer than this is refused before any element is looked at. */
 export const MAX_BATCH = 256;

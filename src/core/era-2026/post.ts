@@ -7,11 +7,11 @@
 import type { EraVerdict } from '../../modern/classify.js';
 import { type ModernRefusal, ModernRefusals, refusalBody, refusalHeaders } from '../../modern/refusal.js';
 import { isRefusal, validateModern } from '../../modern/validate.js';
-import { ClientLimits } from '../client-limits.js';
 import type { Endpoint } from '../endpoint.js';
-import type { Policy } from '../exchange.js';
-import type { PostInput } from '../post.js';
-import { Refusals, sendRefusal } from '../refusal.js';
+import type { Policy } from '../era-2025/exchange.js';
+import type { PostInput } from '../era-2025/post.js';
+import { ClientLimits } from '../limits/client-limits.js';
+import { Refusals, sendRefusal } from '../pipeline/refusal.js';
 import { ModernCall } from './call.js';
 
 export function sendModernRefusal(ep: Endpoint, input: PostInput, r: ModernRefusal): void {

@@ -13,13 +13,13 @@
  * events go to the replay store, and only if nobody resumes for `orphanTimeoutMs` is it cancelled.
  */
 
-import type { PartialFrame } from '../flow/partial-frame.js';
-import type { RequestId } from '../jsonrpc/message.js';
-import type { EventStream } from './event-stream.js';
-import { SSE_HEADERS } from './event-stream.js';
-import { type Refusal, sendRefusal } from './refusal.js';
-import type { Headers, ResponseSink } from './sink.js';
-import type { StreamGuard } from './stream-guard.js';
+import type { PartialFrame } from '../../flow/partial-frame.js';
+import type { RequestId } from '../../jsonrpc/message.js';
+import { type Refusal, sendRefusal } from '../pipeline/refusal.js';
+import type { Headers, ResponseSink } from '../pipeline/sink.js';
+import type { EventStream } from '../stream/event-stream.js';
+import { SSE_HEADERS } from '../stream/event-stream.js';
+import type { StreamGuard } from '../stream/stream-guard.js';
 
 export type Policy = 'auto' | 'json' | 'sse';
 

@@ -7,7 +7,7 @@
  * If a future SDK renames them, this falls back to `onmessage`, which is always correct.
  */
 import type { MessageExtraInfo } from '@modelcontextprotocol/sdk/types.js';
-import type { JsonRpcNotification, JsonRpcRequest, JsonRpcResponse } from '../jsonrpc/message.js';
+import type { JsonRpcNotification, JsonRpcRequest, JsonRpcResponse } from '../../jsonrpc/message.js';
 import type { BridgeTransport } from './bridge-transport.js';
 
 export interface Dispatcher {

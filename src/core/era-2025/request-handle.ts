@@ -5,7 +5,7 @@
  * `extra`, and a handler served by another transport simply finds nothing (and falls back to
  * `extra.sendNotification`).
  */
-import type { RequestId } from '../jsonrpc/message.js';
+import type { RequestId } from '../../jsonrpc/message.js';
 import type { Session } from './session.js';
 
 export interface RequestHandle {

@@ -6,7 +6,7 @@
  * and, with `revalidateMs`, when re-running `authenticate` refuses it. It ends after a `retry:` hint
  * following its last event id, so the client resumes with a fresh token and loses nothing.
  */
-import type { ResponseSink } from './sink.js';
+import type { ResponseSink } from '../pipeline/sink.js';
 
 export interface StreamGuard {
   /** Epoch ms when the credential expires. */
