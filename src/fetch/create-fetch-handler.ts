@@ -8,10 +8,11 @@
  */
 
 import { type Notifier, notifierFor } from '../core/change-bus.js';
-import type { CloseReport, CreateServer, EndpointStats } from '../core/endpoint.js';
+import { type CloseReport, createPipeline } from '../core/endpoint.js';
 import { renderPrometheus } from '../core/observe/prometheus.js';
+import type { EndpointStats } from '../core/observe/stats.js';
 import type { ServerOptions } from '../core/options.js';
-import { createPipeline } from '../core/pipeline/pipeline.js';
+import type { CreateServer } from '../core/sdk/server-like.js';
 import { InvalidOptionError } from '../errors.js';
 import { type FetchInfo, fetchView } from './fetch-view.js';
 import { StreamSink } from './stream-sink.js';
@@ -59,7 +60,7 @@ export function createFetchHandler(options: FetchHandlerOptions): FetchHandler {
   }) as FetchHandler;
   handler.close = (opts) => ep.close(opts?.graceMs ?? 0);
   handler.stats = (opts) => ep.stats(opts);
-  (handler as { notify: Notifier }).notify = notifierFor(ep.modern.bus);
-  handler.metrics = () => renderPrometheus(ep.stats(), ep.counters.metrics);
+  (handler as { notify: Notifier }).notify = notifierFor(ep.bus);
+  handler.metrics = () => renderPrometheus(ep.stats(), ep.metrics);
   return handler;
 }

@@ -5,7 +5,8 @@
  * @module
  */
 
-export type { CloseReport, CreateServer, EndpointStats, StreamStats } from '../core/endpoint.js';
+export type { CloseReport } from '../core/endpoint.js';
+export type { EndpointStats, StreamStats } from '../core/observe/stats.js';
 export type {
   AuthResult,
   Logger,
@@ -16,6 +17,7 @@ export type {
 } from '../core/options.js';
 export { DEFAULTS } from '../core/options.js';
 export type { BodyResult, RequestView, ViewHeaders } from '../core/pipeline/request-view.js';
+export type { CreateServer } from '../core/sdk/server-like.js';
 export { InvalidOptionError, SluiceError } from '../errors.js';
 export type { EventStore, ReplayResult, StoredEvent } from '../events/event-store.js';
 export { DEFAULT_REPLAY_LIMITS, MemoryEventStore } from '../events/memory-event-store.js';

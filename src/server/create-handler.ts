@@ -10,10 +10,11 @@ import { type Http2ServerRequest, Http2ServerResponse } from 'node:http2';
 import type { ClusterStats, RedisCluster } from '../cluster/cluster.js';
 import { renderClusterMetrics } from '../cluster/metrics.js';
 import { type Notifier, notifierFor } from '../core/change-bus.js';
-import type { CloseReport, CreateServer, EndpointStats } from '../core/endpoint.js';
+import { type CloseReport, createPipeline } from '../core/endpoint.js';
 import { renderPrometheus, renderProtocols } from '../core/observe/prometheus.js';
+import type { EndpointStats } from '../core/observe/stats.js';
 import type { ServerOptions } from '../core/options.js';
-import { createPipeline } from '../core/pipeline/pipeline.js';
+import type { CreateServer } from '../core/sdk/server-like.js';
 import { InvalidOptionError } from '../errors.js';
 import { diagnosticsProbe } from './diagnostics.js';
 import { H2Sink } from './h2-sink.js';
@@ -111,9 +112,9 @@ export function createMcpHandler(options: McpHandlerOptions): McpHandler {
   listener.stats = (opts) =>
     cluster === undefined ? ep.stats(opts) : { ...ep.stats(opts), cluster: cluster.stats() };
   (listener as { cluster: RedisCluster | undefined }).cluster = cluster;
-  (listener as { notify: Notifier }).notify = notifierFor(ep.modern.bus);
+  (listener as { notify: Notifier }).notify = notifierFor(ep.bus);
   listener.metrics = () =>
-    renderPrometheus(ep.stats(), ep.counters.metrics) +
+    renderPrometheus(ep.stats(), ep.metrics) +
     renderProtocols(protocols) +
     (cluster === undefined ? '' : renderClusterMetrics(cluster));
   return listener;

@@ -9,8 +9,9 @@ export type { RedisLink, RedisReply } from '../cluster/redis-link.js';
 export { RedisReplyError } from '../cluster/redis-link.js';
 // 2026-07-28 (modern era): listen-stream publishing, MRTR helpers, JSON-RPC errors from v1 tools.
 export type { ChangeBus, ChangeEvent, Notifier } from '../core/change-bus.js';
-export type { CloseReport, CreateServer, EndpointStats, StreamStats } from '../core/endpoint.js';
+export type { CloseReport } from '../core/endpoint.js';
 export { statelessSafe } from '../core/era-2026/shared-server.js';
+export type { EndpointStats, StreamStats } from '../core/observe/stats.js';
 export type {
   AuthResult,
   Logger,
@@ -21,6 +22,7 @@ export type {
 } from '../core/options.js';
 export { DEFAULTS } from '../core/options.js';
 export type { BodyResult, RequestView, ViewHeaders } from '../core/pipeline/request-view.js';
+export type { CreateServer } from '../core/sdk/server-like.js';
 export {
   BodyConsumedError,
   InvalidOptionError,

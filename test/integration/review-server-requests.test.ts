@@ -4,8 +4,8 @@ import assert from 'node:assert/strict';
 import { after, describe, test } from 'node:test';
 import { McpServer } from '@modelcontextprotocol/sdk/server/mcp.js';
 import { ElicitResultSchema } from '@modelcontextprotocol/sdk/types.js';
-import { Endpoint } from '../../src/core/endpoint.js';
 import type { Session } from '../../src/core/era-2025/session.js';
+import { Sessions } from '../../src/core/era-2025/sessions.js';
 import { type CreateServer, serve } from '../../src/server/index.js';
 import { type Loose, RawSession, toolCall } from '../helpers/http.js';
 
@@ -36,13 +36,13 @@ function askServer(): McpServer {
 describe('review: server-to-client requests abandoned by the SDK', () => {
   test('a request the SDK timed out no longer counts as awaiting a reply', {}, async () => {
     const sessions: Session[] = [];
-    const register = Endpoint.prototype.register;
-    Endpoint.prototype.register = function (this: Endpoint, s: Session): void {
+    const register = Sessions.prototype.register;
+    Sessions.prototype.register = function (this: Sessions, s: Session): void {
       sessions.push(s);
       register.call(this, s);
     };
     after(() => {
-      Endpoint.prototype.register = register;
+      Sessions.prototype.register = register;
     });
     const served = await serve({
       createServer: (() => askServer()) as unknown as CreateServer,

@@ -3,20 +3,20 @@
  * Afterwards the id gets 404. Requests still open are answered 404 too, so a client that was
  * waiting learns the session is gone.
  */
-import type { Endpoint } from '../endpoint.js';
 import type { AuthResult } from '../options.js';
 import { sendRefusal } from '../pipeline/refusal.js';
 import type { Headers, RequestHead, ResponseSink } from '../pipeline/sink.js';
 import { Session } from './session.js';
+import type { Sessions } from './sessions.js';
 
 export function handleDelete(
-  ep: Endpoint,
+  reg: Sessions,
   head: RequestHead,
   auth: AuthResult | undefined,
   sink: ResponseSink,
   headers: Headers,
 ): void {
-  const found = ep.lookup(head, auth);
+  const found = reg.lookup(head, auth);
   if (!(found instanceof Session)) {
     sendRefusal(sink, found, headers);
     return;

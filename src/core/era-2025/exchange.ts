@@ -16,12 +16,11 @@
 import type { PartialFrame } from '../../flow/partial-frame.js';
 import type { RequestId } from '../../jsonrpc/message.js';
 import { type Refusal, sendRefusal } from '../pipeline/refusal.js';
+import type { Policy } from '../pipeline/route.js';
 import type { Headers, ResponseSink } from '../pipeline/sink.js';
 import type { EventStream } from '../stream/event-stream.js';
 import { SSE_HEADERS } from '../stream/event-stream.js';
 import type { StreamGuard } from '../stream/stream-guard.js';
-
-export type Policy = 'auto' | 'json' | 'sse';
 
 /** What an exchange needs from its session. */
 export interface ExchangeHost {

@@ -19,38 +19,38 @@
 import type { ReplayResult } from '../../events/event-store.js';
 import { RESUMED_COMMENT } from '../../sse/encode.js';
 import { parseEventId } from '../../sse/event-id.js';
-import type { Endpoint } from '../endpoint.js';
 import type { AuthResult } from '../options.js';
 import { type Refusal, Refusals, sendRefusal } from '../pipeline/refusal.js';
 import type { Headers, RequestHead, ResponseSink } from '../pipeline/sink.js';
 import { type EventStream, SSE_HEADERS } from '../stream/event-stream.js';
 import type { StreamGuard } from '../stream/stream-guard.js';
 import { Session } from './session.js';
+import type { Sessions } from './sessions.js';
 
 export async function handleGet(
-  ep: Endpoint,
+  reg: Sessions,
   head: RequestHead,
   auth: AuthResult | undefined,
   sink: ResponseSink,
   headers: Headers,
   guard?: StreamGuard,
 ): Promise<void> {
-  const found = ep.lookup(head, auth);
+  const found = reg.lookup(head, auth);
   if (!(found instanceof Session)) return sendRefusal(sink, found, headers);
   const session = found;
   const sseHeaders = { ...SSE_HEADERS, ...headers };
   const lastEventId = head.header('last-event-id');
-  const declined = ep.counters.replaysDeclined;
+  const declined = reg.core.counters.replaysDeclined;
 
   if (lastEventId === undefined) {
-    if (!session.standalone.attached && session.openStreams >= ep.options.maxStreamsPerSession) {
-      return sendRefusal(sink, Refusals.tooManyStreams(ep.options.maxStreamsPerSession), headers);
+    if (!session.standalone.attached && session.openStreams >= reg.core.options.maxStreamsPerSession) {
+      return sendRefusal(sink, Refusals.tooManyStreams(reg.core.options.maxStreamsPerSession), headers);
     }
-    const conflict = takeover(ep, session.standalone);
+    const conflict = takeover(reg, session.standalone);
     if (conflict !== undefined) return sendRefusal(sink, conflict, headers);
     const replacing = session.standalone.attached;
     const r = await session.standalone.resume(sink, sseHeaders, undefined, guard);
-    if (r === 'ok' && replacing) tookOver(ep, session.standalone);
+    if (r === 'ok' && replacing) tookOver(reg, session.standalone);
     if (r === 'evicted' || r === 'unknown') sendRefusal(sink, Refusals.resumeDeclined(r), headers);
     else if (r === 'ended') sendRefusal(sink, Refusals.sessionNotFound(), headers);
     else if (r === 'unavailable') sendRefusal(sink, Refusals.storeUnavailable(), headers);
@@ -68,12 +68,12 @@ export async function handleGet(
   }
   const stream = cursor.stream === 0 ? session.standalone : session.postStreams.get(cursor.stream);
   if (stream !== undefined) {
-    const conflict = takeover(ep, stream);
+    const conflict = takeover(reg, stream);
     if (conflict !== undefined) return sendRefusal(sink, conflict, headers);
     const replacing = stream.attached;
     const r = await stream.resume(sink, sseHeaders, cursor.seq, guard);
-    if (r === 'ok' && replacing) tookOver(ep, stream);
-    if (r === 'ok') ep.counters.replaysServed++;
+    if (r === 'ok' && replacing) tookOver(reg, stream);
+    if (r === 'ok') reg.core.counters.replaysServed++;
     else if (r === 'evicted' || r === 'unknown') {
       declined[r]++;
       sendRefusal(sink, Refusals.resumeDeclined(r), headers);
@@ -84,7 +84,7 @@ export async function handleGet(
   // A finished POST stream: its events (and its response) are in the store for the grace period.
   let r: ReplayResult;
   try {
-    r = await ep.store.replay(session.sessionKey, cursor.stream, cursor.seq);
+    r = await reg.core.store.replay(session.sessionKey, cursor.stream, cursor.seq);
   } catch {
     // Counted and logged by the guarded store; the client may retry the resume.
     if (session.ended) return sendRefusal(sink, Refusals.sessionNotFound(), headers);
@@ -95,7 +95,7 @@ export async function handleGet(
     declined[r.status]++;
     return sendRefusal(sink, Refusals.resumeDeclined(r.status), headers);
   }
-  ep.counters.replaysServed++;
+  reg.core.counters.replaysServed++;
   let body = '';
   for (const e of r.events) body += e.frame;
   sink.head(200, sseHeaders);
@@ -112,18 +112,18 @@ export function takeoverAfterMs(retryMs: number): number {
 }
 
 /** A 409 when a new GET may not take over `stream`'s live connection yet; undefined when it may. */
-function takeover(ep: Endpoint, stream: EventStream): Refusal | undefined {
+function takeover(reg: Sessions, stream: EventStream): Refusal | undefined {
   const w = stream.writer;
   const since = stream.tookOverAt;
   if (w === undefined || w.blocked || since === undefined) return undefined;
-  const age = ep.options.now() - since;
-  const hold = takeoverAfterMs(ep.options.retryMs);
+  const age = reg.core.options.now() - since;
+  const hold = takeoverAfterMs(reg.core.options.retryMs);
   if (age >= hold) return undefined;
-  ep.counters.streamConflicts++;
+  reg.core.counters.streamConflicts++;
   return Refusals.streamConflict(Math.max(1, Math.ceil((hold - age) / 1000)));
 }
 
-function tookOver(ep: Endpoint, stream: EventStream): void {
-  ep.counters.streamsReplaced++;
-  stream.tookOverAt = ep.options.now();
+function tookOver(reg: Sessions, stream: EventStream): void {
+  reg.core.counters.streamsReplaced++;
+  stream.tookOver(reg.core.options.now());
 }

@@ -5,8 +5,8 @@
  * session is created, no handler runs, no reply reaches a waiting server request.
  */
 import type { MessageExtraInfo } from '@modelcontextprotocol/sdk/types.js';
-import type { Acceptance } from '../../http/media-type.js';
 import {
+  type Classified,
   classify,
   type JsonRpcNotification,
   type JsonRpcRequest,
@@ -14,20 +14,16 @@ import {
   type RequestId,
 } from '../../jsonrpc/message.js';
 import { PARTIAL_CAPABILITY } from '../../jsonrpc/partial.js';
-import { classifyEra } from '../../modern/classify.js';
-import type { Endpoint } from '../endpoint.js';
-import { handleModernPost } from '../era-2026/post.js';
 import { type Admission, ClientLimits } from '../limits/client-limits.js';
 import { isMcpRequestMethod } from '../observe/metrics.js';
-import type { AuthResult } from '../options.js';
 import { Refusals, sendRefusal } from '../pipeline/refusal.js';
-import type { Headers, RequestHead, ResponseSink } from '../pipeline/sink.js';
+import { type PostInput, policyFor } from '../pipeline/route.js';
 import { allowsBatch, checkVersionHeader } from '../pipeline/versions.js';
-import type { StreamGuard } from '../stream/stream-guard.js';
-import { Exchange, type Policy } from './exchange.js';
+import { Exchange } from './exchange.js';
 import { newEventTag, newSessionId } from './ids.js';
 import { registerRequest } from './request-handle.js';
 import { Session } from './session.js';
+import type { Sessions } from './sessions.js';
 
 /** A batch longer than this is refused before any element is looked at. */
 export const MAX_BATCH = 256;
@@ -37,37 +33,14 @@ type Item =
   | { kind: 'notification'; m: JsonRpcNotification }
   | { kind: 'reply'; m: JsonRpcResponse; id: RequestId };
 
-export interface PostInput {
-  head: RequestHead;
-  /** Raw request headers, passed to handlers as `extra.requestInfo.headers`. */
-  rawHeaders: Record<string, string | string[] | undefined>;
-  body: string;
-  accept: Acceptance;
-  auth: AuthResult | undefined;
-  sink: ResponseSink;
-  /** Headers for every answer (CORS). */
-  headers: Headers;
-  /** Bounds SSE answers by the caller's credential. */
-  guard?: StreamGuard | undefined;
-  /** The peer's address, for the per-client limits when there is no principal. */
-  remote?: string | undefined;
-}
-
-export async function handlePost(ep: Endpoint, input: PostInput): Promise<void> {
+export async function handleSessionPost(
+  reg: Sessions,
+  input: PostInput,
+  parsed: unknown,
+  single: Classified | undefined,
+): Promise<void> {
   const { sink, headers } = input;
-  let parsed: unknown;
-  try {
-    parsed = JSON.parse(input.body);
-  } catch (e) {
-    return sendRefusal(sink, Refusals.parseError(e instanceof Error ? e.message : 'invalid JSON'), headers);
-  }
-  // Era routing, before any session logic (MCP 2026-07-28 basic/versioning §"Backward
-  // Compatibility"): a request carrying the per-request `_meta` version is served statelessly;
-  // everything else keeps the session machinery below, unchanged.
-  const batch = Array.isArray(parsed);
-  const single = batch ? undefined : classify(parsed);
-  const era = classifyEra(parsed, input.head.header('mcp-protocol-version'), single);
-  if (era.era !== 'legacy') return handleModernPost(ep, input, era);
+  const batch = single === undefined;
   const values: unknown[] = batch ? (parsed as unknown[]) : [parsed];
   if (values.length === 0) return sendRefusal(sink, Refusals.emptyBatch(), headers);
   if (values.length > MAX_BATCH) {
@@ -87,18 +60,18 @@ export async function handlePost(ep: Endpoint, input: PostInput): Promise<void> 
 
   if (init !== undefined) {
     if (batch) return sendRefusal(sink, Refusals.initializeInBatch(), headers);
-    if (!ep.options.stateless && input.head.header('mcp-session-id') !== undefined) {
+    if (!reg.core.options.stateless && input.head.header('mcp-session-id') !== undefined) {
       return sendRefusal(sink, Refusals.initializeWithSession(), headers);
     }
-    return initialize(ep, input, init);
+    return initialize(reg, input, init);
   }
-  if (ep.options.stateless) {
+  if (reg.core.options.stateless) {
     // No negotiated revision to compare with, but an unsupported one is still refused (400).
     const v = input.head.header('mcp-protocol-version');
     const bad = checkVersionHeader(v, undefined);
     if (v !== undefined && bad !== undefined)
       return sendRefusal(sink, Refusals.badProtocolVersion(v, bad), headers);
-    return statelessPost(ep, input, items, batch);
+    return statelessPost(reg, input, items, batch);
   }
 
   const first = items[0];
@@ -114,7 +87,7 @@ export async function handlePost(ep: Endpoint, input: PostInput): Promise<void> 
     // Streamable HTTP transport carries -32601, so a dual-era client falls back to initialize.
     return sendRefusal(sink, Refusals.methodNotFound(first.m.method), headers, first.m.id);
   }
-  const found = ep.lookup(input.head, input.auth);
+  const found = reg.lookup(input.head, input.auth);
   if (!(found instanceof Session)) return sendRefusal(sink, found, headers);
   const session = found;
   if (batch && !allowsBatch(session.version))
@@ -136,11 +109,11 @@ export async function handlePost(ep: Endpoint, input: PostInput): Promise<void> 
     }
   }
   if (requests.size > 0) {
-    if (session.inflight.size + requests.size > ep.options.maxInflightPerSession) {
-      return sendRefusal(sink, Refusals.tooManyInflight(ep.options.maxInflightPerSession), headers);
+    if (session.inflight.size + requests.size > reg.core.options.maxInflightPerSession) {
+      return sendRefusal(sink, Refusals.tooManyInflight(reg.core.options.maxInflightPerSession), headers);
     }
-    if (session.openStreams >= ep.options.maxStreamsPerSession) {
-      return sendRefusal(sink, Refusals.tooManyStreams(ep.options.maxStreamsPerSession), headers);
+    if (session.openStreams >= reg.core.options.maxStreamsPerSession) {
+      return sendRefusal(sink, Refusals.tooManyStreams(reg.core.options.maxStreamsPerSession), headers);
     }
   }
 
@@ -150,12 +123,12 @@ export async function handlePost(ep: Endpoint, input: PostInput): Promise<void> 
     for (const it of items) deliver(session, it, input);
     return;
   }
-  runExchange(ep, session, input, items, requests, batch);
+  runExchange(reg, session, input, items, requests, batch);
 }
 
 /** Opens the exchange that answers these requests, then hands every message to the SDK. */
 function runExchange(
-  ep: Endpoint,
+  reg: Sessions,
   session: Session,
   input: PostInput,
   items: Item[],
@@ -168,22 +141,15 @@ function runExchange(
     input.sink,
     requests,
     batch,
-    policyFor(ep, input.accept),
+    policyFor(reg.core.options.mode, input.accept),
     input.headers,
-    ep.options.now(),
+    reg.core.options.now(),
   );
   ex.guard = input.guard;
   ex.onDone = onDone;
   session.adopt(ex, requests.keys());
   ex.start();
   for (const it of items) deliver(session, it, input);
-}
-
-/** The configured mode, narrowed by what the client's Accept admits. */
-function policyFor(ep: Endpoint, accept: Acceptance): Policy {
-  if (!accept.sse) return 'json';
-  if (!accept.json) return 'sse';
-  return ep.options.mode;
 }
 
 function deliver(session: Session, it: Item, input: PostInput): void {
@@ -212,32 +178,32 @@ function deliver(session: Session, it: Item, input: PostInput): void {
   else session.dispatchReply(it.m, it.id);
 }
 
-async function initialize(ep: Endpoint, input: PostInput, init: JsonRpcRequest): Promise<void> {
+async function initialize(reg: Sessions, input: PostInput, init: JsonRpcRequest): Promise<void> {
   const { sink, headers } = input;
-  if (ep.closing) return sendRefusal(sink, Refusals.shuttingDown(1), headers);
-  const stateless = ep.options.stateless;
-  if (!stateless && !ep.sessionSlotFree) {
-    ep.counters.sessionCapRefusals++;
+  if (reg.core.closing) return sendRefusal(sink, Refusals.shuttingDown(1), headers);
+  const stateless = reg.core.options.stateless;
+  if (!stateless && !reg.slotFree) {
+    reg.core.counters.sessionCapRefusals++;
     return sendRefusal(sink, Refusals.tooManySessions(5), headers);
   }
   let admission: Admission | undefined;
   let clientKey: string | undefined;
-  const limits = ep.clientLimits;
+  const limits = reg.clientLimits;
   if (limits !== undefined) {
     clientKey = ClientLimits.key(input.auth?.principal, input.remote);
-    const a = limits.admit(clientKey, ep.options.now());
+    const a = limits.admit(clientKey, reg.core.options.now());
     if (!('settle' in a)) return sendRefusal(sink, a, headers);
     admission = a;
   }
   const id = stateless ? undefined : newSessionId();
-  const session = new Session(ep.deps, id, stateless ? undefined : newEventTag(), input.auth?.principal);
-  const releaseSlot = ep.holdSessionSlot();
+  const session = new Session(reg.deps, id, stateless ? undefined : newEventTag(), input.auth?.principal);
+  const releaseSlot = reg.holdSlot();
   // A failed initialize gives its client's slot back; a registered session holds it until it ends.
   const releaseClient = (): void => admission?.settle(false);
-  if (ep.cluster !== undefined && id !== undefined && session.tag !== undefined) {
+  if (reg.core.cluster !== undefined && id !== undefined && session.tag !== undefined) {
     // The other instances must be able to route the id before any client holds it.
     try {
-      await ep.cluster.sessionStarting({
+      await reg.core.cluster.sessionStarting({
         id,
         tag: session.tag,
         principal: input.auth?.principal,
@@ -250,11 +216,11 @@ async function initialize(ep: Endpoint, input: PostInput, init: JsonRpcRequest):
     }
   }
   try {
-    await session.connect(ep.createServer({ sessionId: id, principal: input.auth?.principal }));
+    await session.connect(reg.core.createServer({ sessionId: id, principal: input.auth?.principal }));
   } catch (error) {
     releaseSlot();
     releaseClient();
-    if (id !== undefined) ep.cluster?.sessionEnded(id);
+    if (id !== undefined) reg.core.cluster?.sessionEnded(id);
     throw error;
   }
   // The answer must carry Mcp-Session-Id, which is only known to be valid once the SDK has
@@ -267,7 +233,7 @@ async function initialize(ep: Endpoint, input: PostInput, init: JsonRpcRequest):
     false,
     input.accept.json ? 'json' : 'sse',
     { ...headers },
-    ep.options.now(),
+    reg.core.options.now(),
   );
   ex.deferStream = true;
   // The draft "Partial Tool Results" SEP's client capability (a bare ClientCapabilities field).
@@ -277,17 +243,17 @@ async function initialize(ep: Endpoint, input: PostInput, init: JsonRpcRequest):
   let registered = false;
   ex.beforeAnswer = (responses) => {
     // A close that began while the server was initializing: no session may start now.
-    if (ep.closing) return Refusals.shuttingDown(1);
+    if (reg.core.closing) return Refusals.shuttingDown(1);
     const r = JSON.parse(responses[0] ?? '{}') as { result?: { protocolVersion?: unknown } };
     const v = r.result?.protocolVersion;
     if (typeof v !== 'string') return undefined;
     session.negotiated(v);
-    if (id !== undefined) ep.cluster?.sessionVersion(id, v);
+    if (id !== undefined) reg.core.cluster?.sessionVersion(id, v);
     if (id !== undefined) {
       ex.headers['mcp-session-id'] = id;
       releaseSlot();
       admission?.settle(true);
-      ep.register(session, clientKey);
+      reg.register(session, clientKey);
       registered = true;
     }
     return undefined;
@@ -309,7 +275,7 @@ async function initialize(ep: Endpoint, input: PostInput, init: JsonRpcRequest):
 }
 
 /** Stateless mode: a fresh server for this one request, closed when it is answered. */
-async function statelessPost(ep: Endpoint, input: PostInput, items: Item[], batch: boolean): Promise<void> {
+async function statelessPost(reg: Sessions, input: PostInput, items: Item[], batch: boolean): Promise<void> {
   const { sink, headers } = input;
   const reply = items.find((it) => it.kind === 'reply');
   if (reply !== undefined && reply.kind === 'reply')
@@ -324,12 +290,8 @@ async function statelessPost(ep: Endpoint, input: PostInput, items: Item[], batc
     sink.respond(202, headers, '');
     return;
   }
-  if (ep.closing) return sendRefusal(sink, Refusals.shuttingDown(1), headers);
-  const session = new Session(ep.deps, undefined, undefined, input.auth?.principal);
-  await session.connect(ep.createServer({ sessionId: undefined, principal: input.auth?.principal }));
-  ep.oneShots.add(session);
-  runExchange(ep, session, input, items, requests, batch, () => {
-    ep.oneShots.delete(session);
-    session.end('closed');
-  });
+  if (reg.core.closing) return sendRefusal(sink, Refusals.shuttingDown(1), headers);
+  const session = new Session(reg.deps, undefined, undefined, input.auth?.principal);
+  await session.connect(reg.core.createServer({ sessionId: undefined, principal: input.auth?.principal }));
+  runExchange(reg, session, input, items, requests, batch, reg.oneShot(session));
 }

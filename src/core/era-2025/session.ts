@@ -5,7 +5,6 @@
  * client sends to the SDK. Message classification here is structural (see jsonrpc/message.ts).
  */
 import type { MessageExtraInfo } from '@modelcontextprotocol/sdk/types.js';
-import { UnsupportedServerError } from '../../errors.js';
 import type { EventStore } from '../../events/event-store.js';
 import type { PartialFrame } from '../../flow/partial-frame.js';
 import { JsonRpcCode } from '../../jsonrpc/codes.js';
@@ -23,51 +22,24 @@ import { type ChangeEvent, changeOf } from '../change-bus.js';
 import type { ClusterHooks } from '../cluster-hooks.js';
 import type { Counters, SessionEndReason } from '../observe/counters.js';
 import { type Probe, shortHash } from '../observe/probe.js';
+import type { StreamStats } from '../observe/stats.js';
 import type { ResolvedOptions } from '../options.js';
 import { type Refusal, Refusals } from '../pipeline/refusal.js';
 import { type BridgeTarget, BridgeTransport } from '../sdk/bridge-transport.js';
 import { createDispatcher, type Dispatcher } from '../sdk/dispatcher.js';
+import { assertDrivable, type McpServerLike } from '../sdk/server-like.js';
 import { EventStream, type StreamContext } from '../stream/event-stream.js';
+import type { WriterSet } from '../stream/live.js';
 import type { Pacer } from '../stream/pacer.js';
-import type { SseWriter, WriterLimits } from '../stream/sse-writer.js';
+import type { WriterLimits } from '../stream/sse-writer.js';
 import type { Exchange, ExchangeHost } from './exchange.js';
 import { LegacyMrtrShim, SHIM_SCHEMAS, type ShimHost } from './mrtr-shim.js';
-
-/** What createServer may return: an SDK McpServer or low-level Server (anything with connect/close). */
-export interface McpServerLike {
-  connect(transport: BridgeTransport): Promise<void>;
-  close(): Promise<void>;
-}
-
-function describe(v: unknown): string {
-  if (v === null) return 'null';
-  if (typeof v !== 'object') return typeof v;
-  if (typeof (v as { then?: unknown }).then === 'function')
-    return 'a Promise (createServer must be synchronous)';
-  const name = (v as { constructor?: { name?: unknown } }).constructor?.name;
-  return `an object${typeof name === 'string' && name !== 'Object' ? ` of class ${name}` : ''} without connect() and close()`;
-}
-
-/**
- * Sluice drives the SDK v1 Protocol surface: `connect(transport)` and `close()` (and, when present,
- * the per-kind handlers the dispatcher calls). Anything else fails here, at the session's start,
- * with a message saying what was expected, instead of a TypeError deep inside the first request.
- */
-function assertDrivable(server: unknown): asserts server is McpServerLike {
-  const s = server as Partial<Record<'connect' | 'close', unknown>> | null;
-  if (typeof s === 'object' && s !== null && typeof s.connect === 'function' && typeof s.close === 'function')
-    return;
-  throw new UnsupportedServerError(
-    `createServer must return an official SDK v1 McpServer or Server (@modelcontextprotocol/sdk ^1.32), ` +
-      `something with connect(transport) and close(); it returned ${describe(server)}`,
-  );
-}
 
 export interface SessionDeps {
   readonly options: ResolvedOptions;
   readonly counters: Counters;
   readonly store: EventStore | undefined;
-  readonly live: Set<SseWriter>;
+  readonly live: WriterSet;
   readonly limits: WriterLimits;
   readonly pacer: Pacer;
   /** Set when this instance is a cluster member. */
@@ -156,7 +128,7 @@ export class Session implements StreamContext, ExchangeHost, BridgeTarget {
   get now(): () => number {
     return this.#deps.options.now;
   }
-  get live(): Set<SseWriter> {
+  get live(): WriterSet {
     return this.#deps.live;
   }
   get retryMs(): number {
@@ -240,6 +212,13 @@ export class Session implements StreamContext, ExchangeHost, BridgeTarget {
     if (this.#standalone?.attached) yield this.#standalone;
     if (this.#postStreams !== undefined)
       for (const st of this.#postStreams.values()) if (st.attached) yield st;
+  }
+  /** Each attached connection's queue (stats({ perStream: true })). */
+  streamStats(into: StreamStats[]): void {
+    for (const st of this.attachedStreams()) {
+      const s = st.stats();
+      if (s !== undefined) into.push(s);
+    }
   }
   get hasGetConnection(): boolean {
     return this.#standalone?.attached === true;

@@ -32,17 +32,16 @@ import { toolErrorOf } from '../../modern/tool-error.js';
 import type { ModernMeta } from '../../modern/validate.js';
 import { encodeJsonFrame, OPEN_COMMENT } from '../../sse/encode.js';
 import { changeOf } from '../change-bus.js';
-import type { Endpoint } from '../endpoint.js';
-import type { Policy } from '../era-2025/exchange.js';
-import type { PostInput } from '../era-2025/post.js';
-import type { McpServerLike } from '../era-2025/session.js';
 import { Refusals, sendRefusal } from '../pipeline/refusal.js';
+import type { Policy, PostInput } from '../pipeline/route.js';
 import { type BridgeTarget, BridgeTransport } from '../sdk/bridge-transport.js';
 import { createDispatcher, type Dispatcher } from '../sdk/dispatcher.js';
+import type { McpServerLike } from '../sdk/server-like.js';
 import { SSE_HEADERS } from '../stream/event-stream.js';
 import { SseWriter } from '../stream/sse-writer.js';
+import type { ModernEra } from './era.js';
 import { honouredFilter, ListenStream, parseFilter } from './listen.js';
-import { type SharedServer, sharedServersOf } from './shared-server.js';
+import type { SharedServer } from './shared-server.js';
 import type { ModernInflight } from './state.js';
 import { bindModern, classificationOf, envelopeOf, UNBOUND_METHODS } from './v2-binding.js';
 
@@ -69,7 +68,7 @@ function levelAllowed(wanted: string | undefined, level: unknown): boolean {
 }
 
 export class ModernCall implements BridgeTarget, ModernInflight {
-  readonly #ep: Endpoint;
+  readonly #era: ModernEra;
   readonly #input: PostInput;
   readonly #req: JsonRpcRequest;
   readonly #meta: ModernMeta;
@@ -94,19 +93,19 @@ export class ModernCall implements BridgeTarget, ModernInflight {
   #release: (() => void) | undefined;
 
   constructor(
-    ep: Endpoint,
+    era: ModernEra,
     input: PostInput,
     req: JsonRpcRequest,
     meta: ModernMeta,
     policy: Policy,
     release?: (() => void) | undefined,
   ) {
-    this.#ep = ep;
+    this.#era = era;
     this.#input = input;
     this.#req = req;
     this.#meta = meta;
     this.#policy = policy;
-    this.#startedAt = ep.options.now();
+    this.#startedAt = era.core.options.now();
     this.#wireId = req.id;
     this.#release = release;
   }
@@ -117,13 +116,13 @@ export class ModernCall implements BridgeTarget, ModernInflight {
   }
 
   async run(): Promise<void> {
-    const ep = this.#ep;
+    const era = this.#era;
     const input = this.#input;
-    ep.modern.inflight.add(this);
-    ep.modern.requests++;
+    era.state.inflight.add(this);
+    era.state.requests++;
     input.sink.onClose(() => this.#onClose());
     const unbound = UNBOUND_METHODS.has(this.#req.method);
-    const pooled = sharedServersOf(ep)?.get(input.auth?.principal);
+    const pooled = era.shared?.get(input.auth?.principal);
     const shared = pooled === undefined ? undefined : await pooled;
     if (this.done) return this.#cleanup();
     // A bound shared server cannot describe itself (no initialize): discover/listen get their own.
@@ -134,7 +133,7 @@ export class ModernCall implements BridgeTarget, ModernInflight {
       this.#serverInfo = serverInfoOf(shared.server);
       return this.#serve();
     }
-    const server = ep.createServer({
+    const server = era.core.createServer({
       sessionId: undefined,
       principal: input.auth?.principal,
       era: 'modern',
@@ -147,7 +146,7 @@ export class ModernCall implements BridgeTarget, ModernInflight {
     await server.connect(transport);
     if (this.done) return this.#cleanup();
     if (!unbound) this.#bound = bindModern(server, this.#meta.protocolVersion, this.#meta);
-    this.#dispatch = createDispatcher(server, transport, ep.options.fastDispatch);
+    this.#dispatch = createDispatcher(server, transport, era.core.options.fastDispatch);
     this.#serverInfo = serverInfoOf(server);
     return this.#serve();
   }
@@ -173,7 +172,7 @@ export class ModernCall implements BridgeTarget, ModernInflight {
   }
 
   /**
-   * Endpoint close: 503 if nothing was answered yet, else the stream ends; the handler is cancelled.
+   * ModernEra close: 503 if nothing was answered yet, else the stream ends; the handler is cancelled.
    * Retry-After only when the handler never ran: a request cut while running may have had effects
    * (Refusals.requestCut, as on the legacy path).
    */
@@ -194,7 +193,7 @@ export class ModernCall implements BridgeTarget, ModernInflight {
       if ('id' in message) {
         // A server-to-client request has no stream to go to in this era: fail it now so the tool
         // learns at once (deferred: the SDK is still inside its send()).
-        this.#ep.counters.undeliverable++;
+        this.#era.core.counters.undeliverable++;
         const d = this.#dispatch;
         const id = message.id;
         queueMicrotask(() =>
@@ -212,7 +211,7 @@ export class ModernCall implements BridgeTarget, ModernInflight {
         // Unrelated: never on this stream. A list change or resource update feeds listen streams.
         const change = changeOf(message.method, message.params);
         if (change !== undefined) {
-          this.#ep.modern.bus.publish(change);
+          this.#era.state.bus.publish(change);
         }
         return undefined;
       }
@@ -276,9 +275,9 @@ export class ModernCall implements BridgeTarget, ModernInflight {
   }
 
   async #checkParamHeaders(): Promise<ModernRefusal | undefined> {
-    const ep = this.#ep;
+    const era = this.#era;
     const principal = this.#input.auth?.principal;
-    let tools = ep.modern.decls(principal, ep.options.now());
+    let tools = era.state.decls(principal, era.core.options.now());
     if (tools === undefined) {
       tools = new Map<string, HeaderDecl[]>();
       let cursor: unknown;
@@ -297,7 +296,7 @@ export class ModernCall implements BridgeTarget, ModernInflight {
         cursor = r.result['nextCursor'];
         if (typeof cursor !== 'string') break;
       }
-      ep.modern.setDecls(principal, ep.options.now(), tools);
+      era.state.setDecls(principal, era.core.options.now(), tools);
     }
     const name = this.#req.params?.['name'];
     const decls = typeof name === 'string' ? tools.get(name) : undefined;
@@ -347,25 +346,25 @@ export class ModernCall implements BridgeTarget, ModernInflight {
    * stream handed to a ListenStream; this per-request server is not needed after that.
    */
   async #listen(): Promise<void> {
-    const ep = this.#ep;
+    const era = this.#era;
     const filter = parseFilter(this.#req.params);
     if (typeof filter === 'string') return this.#refuse(ModernRefusals.invalidMeta(this.#req.id, filter));
-    if (!ep.modern.listenAllowed(this.#input.auth?.principal)) {
-      ep.modern.listenRefusals++;
+    if (!era.state.listenAllowed(this.#input.auth?.principal)) {
+      era.state.listenRefusals++;
       return this.#refuse(ModernRefusals.tooManyListenStreams(this.#req.id));
     }
     const init = await this.#describe();
     if (this.done) return;
     const caps = (init?.['capabilities'] ?? {}) as Record<string, unknown>;
-    const stream = new ListenStream(ep, this.#input, this.#req.id, honouredFilter(filter, caps));
+    const stream = new ListenStream(era, this.#input, this.#req.id, honouredFilter(filter, caps));
     this.#state = 'done';
     this.#cleanup();
-    if (this.#input.sink.closed || ep.closing) return;
+    if (this.#input.sink.closed || era.core.closing) return;
     stream.open();
   }
 
   #armTimer(): void {
-    const after = this.#ep.options.streamAfterMs;
+    const after = this.#era.core.options.streamAfterMs;
     if (this.#policy !== 'auto' || after <= 0) return;
     this.#timer = setTimeout(() => {
       this.#timer = undefined;
@@ -377,13 +376,13 @@ export class ModernCall implements BridgeTarget, ModernInflight {
   #upgrade(first: string): SseWriter {
     if (this.#timer !== undefined) clearTimeout(this.#timer);
     this.#timer = undefined;
-    const ep = this.#ep;
-    const w = new SseWriter(this.#input.sink, ep.limits, ep.counters, ep.options.now);
+    const era = this.#era;
+    const w = new SseWriter(this.#input.sink, era.core.limits, era.core.counters, era.core.options.now);
     this.#writer = w;
     this.#state = 'sse';
-    ep.live.add(w);
-    ep.counters.responsesSse++;
-    ep.counters.metrics?.mode(this.#req.method, 'sse');
+    era.core.live.add(w);
+    era.core.counters.responsesSse++;
+    era.core.counters.metrics?.mode(this.#req.method, 'sse');
     w.open(200, { ...SSE_HEADERS, ...this.#input.headers }, first);
     return w;
   }
@@ -391,7 +390,7 @@ export class ModernCall implements BridgeTarget, ModernInflight {
   #related(json: string, key: string | undefined): Promise<void> | undefined {
     if (this.#state === 'pending') {
       if (this.#policy === 'json' || this.#input.sink.closed) {
-        this.#ep.counters.undeliverable++;
+        this.#era.core.counters.undeliverable++;
         return undefined;
       }
       this.#upgrade('');
@@ -409,7 +408,7 @@ export class ModernCall implements BridgeTarget, ModernInflight {
         return undefined;
       });
     }
-    if (out === 'written' || out === 'queued') this.#ep.counters.eventsWritten++;
+    if (out === 'written' || out === 'queued') this.#era.core.counters.eventsWritten++;
     if (key === undefined && w.congested) return w.waitForRoom();
     return undefined;
   }
@@ -435,14 +434,14 @@ export class ModernCall implements BridgeTarget, ModernInflight {
       }
     }
     const json = JSON.stringify(out);
-    const ep = this.#ep;
-    ep.counters.metrics?.duration(req.method, (ep.options.now() - this.#startedAt) / 1000);
+    const era = this.#era;
+    era.core.counters.metrics?.duration(req.method, (era.core.options.now() - this.#startedAt) / 1000);
     const sink = this.#input.sink;
     let wait: Promise<void> | undefined;
     if (this.#state === 'pending' && !(this.#policy === 'sse' && status === 200)) {
       if (!sink.closed) {
-        ep.counters.responsesJson++;
-        ep.counters.metrics?.mode(req.method, 'json');
+        era.core.counters.responsesJson++;
+        era.core.counters.metrics?.mode(req.method, 'json');
         sink.respond(status, { 'content-type': 'application/json', ...this.#input.headers }, json);
       }
     } else {
@@ -480,7 +479,7 @@ export class ModernCall implements BridgeTarget, ModernInflight {
   }
 
   #refuse(r: ModernRefusal): void {
-    this.#ep.modern.refusals++;
+    this.#era.state.refusals++;
     const sink = this.#input.sink;
     if (!sink.closed) {
       sink.respond(r.status, refusalHeaders(r, this.#input.headers), refusalBody(r));
@@ -491,7 +490,7 @@ export class ModernCall implements BridgeTarget, ModernInflight {
 
   #onClose(): void {
     if (this.done) return;
-    this.#ep.modern.cancels++;
+    this.#era.state.cancels++;
     this.#cancelHandler('the client closed the response stream');
   }
 
@@ -514,8 +513,8 @@ export class ModernCall implements BridgeTarget, ModernInflight {
     if (this.#timer !== undefined) clearTimeout(this.#timer);
     this.#timer = undefined;
     const w = this.#writer;
-    if (w !== undefined) this.#ep.live.delete(w);
-    this.#ep.modern.inflight.delete(this);
+    if (w !== undefined) this.#era.core.live.delete(w);
+    this.#era.state.inflight.delete(this);
     const release = this.#release;
     this.#release = undefined;
     release?.();
@@ -537,7 +536,7 @@ export class ModernCall implements BridgeTarget, ModernInflight {
       server
         .close()
         .catch((error: unknown) =>
-          this.#ep.options.logger?.error('modern.close_failed', { error: String(error) }),
+          this.#era.core.options.logger?.error('modern.close_failed', { error: String(error) }),
         );
     });
   }

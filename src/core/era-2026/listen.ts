@@ -15,11 +15,11 @@ import { isPlainObject as isObject } from '../../jsonrpc/message.js';
 import { META_SUBSCRIPTION_ID } from '../../modern/constants.js';
 import { encodeJsonFrame } from '../../sse/encode.js';
 import type { ChangeEvent } from '../change-bus.js';
-import type { Endpoint } from '../endpoint.js';
-import type { PostInput } from '../era-2025/post.js';
+import type { PostInput } from '../pipeline/route.js';
 import { SSE_HEADERS } from '../stream/event-stream.js';
 import { SseWriter } from '../stream/sse-writer.js';
 import { armGuard } from '../stream/stream-guard.js';
+import type { ModernEra } from './era.js';
 import { CoalescingQueue } from './listen-queue.js';
 
 export interface ListenFilter {
@@ -81,7 +81,7 @@ const METHOD: Record<ChangeEvent['kind'], string> = {
 };
 
 export class ListenStream {
-  readonly #ep: Endpoint;
+  readonly #era: ModernEra;
   readonly #input: PostInput;
   readonly #id: RequestId;
   readonly #filter: ListenFilter;
@@ -92,8 +92,8 @@ export class ListenStream {
   #waiting = false;
   #ended = false;
 
-  constructor(ep: Endpoint, input: PostInput, id: RequestId, filter: ListenFilter) {
-    this.#ep = ep;
+  constructor(era: ModernEra, input: PostInput, id: RequestId, filter: ListenFilter) {
+    this.#era = era;
     this.#input = input;
     this.#id = id;
     this.#filter = filter;
@@ -105,24 +105,24 @@ export class ListenStream {
   }
 
   open(): void {
-    const ep = this.#ep;
+    const era = this.#era;
     const sink = this.#input.sink;
-    const w = new SseWriter(sink, ep.limits, ep.counters, ep.options.now);
+    const w = new SseWriter(sink, era.core.limits, era.core.counters, era.core.options.now);
     this.#writer = w;
-    ep.live.add(w);
-    ep.modern.listenOpened(this);
+    era.core.live.add(w);
+    era.state.listenOpened(this);
     sink.onClose(() => this.#release());
     const ack = {
       jsonrpc: '2.0',
       method: 'notifications/subscriptions/acknowledged',
       params: { notifications: this.#filter, _meta: { [META_SUBSCRIPTION_ID]: this.#id } },
     };
-    ep.counters.responsesSse++;
-    ep.counters.metrics?.mode('subscriptions/listen', 'sse');
+    era.core.counters.responsesSse++;
+    era.core.counters.metrics?.mode('subscriptions/listen', 'sse');
     w.open(200, { ...SSE_HEADERS, ...this.#input.headers }, encodeJsonFrame(undefined, JSON.stringify(ack)));
-    this.#unsubscribe = ep.modern.bus.subscribe((ev) => this.#onChange(ev));
-    armGuard(sink, this.#input.guard, ep.options.now, () => {
-      ep.counters.authStreamEnds++;
+    this.#unsubscribe = era.state.bus.subscribe((ev) => this.#onChange(ev));
+    armGuard(sink, this.#input.guard, era.core.options.now, () => {
+      era.core.counters.authStreamEnds++;
       this.end();
     });
   }
@@ -161,7 +161,7 @@ export class ListenStream {
     );
     const before = this.#queue.coalesced;
     this.#queue.put(key, frame);
-    if (this.#queue.coalesced !== before) this.#ep.modern.listenCoalesced++;
+    if (this.#queue.coalesced !== before) this.#era.state.listenCoalesced++;
     this.#flush();
   }
 
@@ -171,7 +171,7 @@ export class ListenStream {
     while (!w.blocked && !w.closed) {
       const f = this.#queue.take();
       if (f === undefined) return;
-      if (w.write(f) !== 'closed') this.#ep.counters.eventsWritten++;
+      if (w.write(f) !== 'closed') this.#era.core.counters.eventsWritten++;
     }
     if (this.#queue.size > 0 && !w.closed && !this.#waiting) {
       this.#waiting = true;
@@ -188,7 +188,7 @@ export class ListenStream {
     this.#unsubscribe?.();
     this.#unsubscribe = undefined;
     const w = this.#writer;
-    if (w !== undefined) this.#ep.live.delete(w);
-    this.#ep.modern.listenClosed(this);
+    if (w !== undefined) this.#era.core.live.delete(w);
+    this.#era.state.listenClosed(this);
   }
 }

@@ -7,52 +7,52 @@
 import type { EraVerdict } from '../../modern/classify.js';
 import { type ModernRefusal, ModernRefusals, refusalBody, refusalHeaders } from '../../modern/refusal.js';
 import { isRefusal, validateModern } from '../../modern/validate.js';
-import type { Endpoint } from '../endpoint.js';
-import type { Policy } from '../era-2025/exchange.js';
-import type { PostInput } from '../era-2025/post.js';
 import { ClientLimits } from '../limits/client-limits.js';
 import { Refusals, sendRefusal } from '../pipeline/refusal.js';
+import { type PostInput, policyFor } from '../pipeline/route.js';
 import { ModernCall } from './call.js';
+import type { ModernEra } from './era.js';
 
-export function sendModernRefusal(ep: Endpoint, input: PostInput, r: ModernRefusal): void {
-  ep.modern.refusals++;
+export function sendModernRefusal(era: ModernEra, input: PostInput, r: ModernRefusal): void {
+  era.state.refusals++;
   input.sink.respond(r.status, refusalHeaders(r, input.headers), refusalBody(r));
 }
 
-function policyFor(ep: Endpoint, input: PostInput): Policy {
-  if (!input.accept.sse) return 'json';
-  if (!input.accept.json) return 'sse';
-  return ep.options.mode;
-}
-
 export async function handleModernPost(
-  ep: Endpoint,
+  era: ModernEra,
   input: PostInput,
   verdict: Exclude<EraVerdict, { era: 'legacy' }>,
 ): Promise<void> {
-  if (verdict.era === 'refused') return sendModernRefusal(ep, input, verdict.refusal);
+  if (verdict.era === 'refused') return sendModernRefusal(era, input, verdict.refusal);
   if (verdict.era === 'modern-notification') {
     // The revision defines no client notifications over HTTP; an accepted one is 202, no body.
-    ep.modern.notifications++;
+    era.state.notifications++;
     input.sink.respond(202, input.headers, '');
     return;
   }
   const req = verdict.request;
   const meta = validateModern(req, (n) => input.head.header(n));
-  if (isRefusal(meta)) return sendModernRefusal(ep, input, meta);
-  if (ep.closing) return sendRefusal(input.sink, Refusals.shuttingDown(1), input.headers, req.id);
+  if (isRefusal(meta)) return sendModernRefusal(era, input, meta);
+  if (era.core.closing) return sendRefusal(input.sink, Refusals.shuttingDown(1), input.headers, req.id);
   // Per-client concurrency (the era has no sessions to bound it): a valid request is refused only
   // for being over the limit, before any server is built. The slot is the call's until its cleanup.
-  const limit = ep.modernLimit;
+  const limit = era.limit;
   let release: (() => void) | undefined;
   if (limit !== undefined) {
     release = limit.acquire(ClientLimits.key(input.auth?.principal, input.remote));
     if (release === undefined) {
-      return sendModernRefusal(ep, input, ModernRefusals.tooManyRequests(req.id, limit.max));
+      return sendModernRefusal(era, input, ModernRefusals.tooManyRequests(req.id, limit.max));
     }
   }
   try {
-    await new ModernCall(ep, input, req, meta, policyFor(ep, input), release).run();
+    await new ModernCall(
+      era,
+      input,
+      req,
+      meta,
+      policyFor(era.core.options.mode, input.accept),
+      release,
+    ).run();
   } catch (error) {
     // run() threw (createServer or connect): the 500 that follows closes the sink, whose close
     // handler cleans the call up; this covers a throw before that handler is registered. A second

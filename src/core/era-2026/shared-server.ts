@@ -18,10 +18,10 @@ import { JsonRpcCode } from '../../jsonrpc/codes.js';
 import { errorResponse, type JsonRpcMessage, type RequestId } from '../../jsonrpc/message.js';
 import { MODERN_VERSIONS } from '../../modern/constants.js';
 import { changeOf } from '../change-bus.js';
-import type { CreateServer, Endpoint } from '../endpoint.js';
-import type { McpServerLike } from '../era-2025/session.js';
+import type { CoreContext } from '../context.js';
 import { type BridgeTarget, BridgeTransport } from '../sdk/bridge-transport.js';
 import { createDispatcher, type Dispatcher } from '../sdk/dispatcher.js';
+import type { CreateServer, McpServerLike } from '../sdk/server-like.js';
 import { bindModern } from './v2-binding.js';
 
 const SHARED = Symbol.for('sluice.statelessSafe');
@@ -59,7 +59,7 @@ let wireSeq = 0;
 export class SharedServer implements BridgeTarget {
   readonly server: McpServerLike;
   readonly transport: BridgeTransport;
-  readonly #ep: Endpoint;
+  readonly #core: CoreContext;
   readonly #owners = new Map<RequestId, Owner>();
   dispatch: Dispatcher | undefined;
   /** An SDK v2 server bound to the 2026-07-28 revision (v2-binding.ts). */
@@ -67,8 +67,8 @@ export class SharedServer implements BridgeTarget {
   /** Called once when the SDK closes the server (the pool then forgets it). */
   onClosed: (() => void) | undefined;
 
-  constructor(ep: Endpoint, server: McpServerLike) {
-    this.#ep = ep;
+  constructor(core: CoreContext, server: McpServerLike) {
+    this.#core = core;
     this.server = server;
     this.transport = new BridgeTransport(this, undefined);
   }
@@ -91,11 +91,11 @@ export class SharedServer implements BridgeTarget {
         // Unrelated (or its request is over): a list change or resource update feeds listen streams.
         if (!('id' in message)) {
           const change = changeOf(message.method, message.params);
-          if (change !== undefined) this.#ep.modern.bus.publish(change);
+          if (change !== undefined) this.#core.bus.publish(change);
         } else {
           // A server-to-client request nobody can answer: fail it at once (deferred: the SDK is
           // still inside its send()).
-          this.#ep.counters.undeliverable++;
+          this.#core.counters.undeliverable++;
           const id = message.id;
           queueMicrotask(() =>
             this.dispatch?.response(errorResponse(id, JsonRpcCode.ServerError, 'no request to relate it to')),
@@ -130,11 +130,11 @@ export class SharedServer implements BridgeTarget {
 
 /** The shared servers of one endpoint, by principal. */
 export class SharedServers {
-  readonly #ep: Endpoint;
+  readonly #core: CoreContext;
   readonly #servers = new Map<string, Promise<SharedServer>>();
 
-  constructor(ep: Endpoint) {
-    this.#ep = ep;
+  constructor(core: CoreContext) {
+    this.#core = core;
   }
 
   /** The principal's shared server, built on first use; undefined when the cap is reached. */
@@ -155,14 +155,14 @@ export class SharedServers {
   }
 
   async #build(principal: string | undefined, forget: () => void): Promise<SharedServer> {
-    const ep = this.#ep;
-    const server = ep.createServer({ sessionId: undefined, principal, era: 'modern' });
-    const shared = new SharedServer(ep, server);
+    const core = this.#core;
+    const server = core.createServer({ sessionId: undefined, principal, era: 'modern' });
+    const shared = new SharedServer(core, server);
     shared.onClosed = forget;
     await server.connect(shared.transport);
     // Bound without a client identity: a shared server must not depend on one (statelessSafe).
     shared.bound = bindModern(server, MODERN_VERSIONS[0] ?? '');
-    shared.dispatch = createDispatcher(server, shared.transport, ep.options.fastDispatch);
+    shared.dispatch = createDispatcher(server, shared.transport, core.options.fastDispatch);
     return shared;
   }
 
@@ -175,17 +175,4 @@ export class SharedServers {
       await s?.server.close().catch(() => undefined);
     }
   }
-}
-
-const pools = new WeakMap<Endpoint, SharedServers>();
-
-/** The endpoint's shared servers, when its createServer is declared stateless-safe. */
-export function sharedServersOf(ep: Endpoint): SharedServers | undefined {
-  if (!isStatelessSafe(ep.createServer)) return undefined;
-  let p = pools.get(ep);
-  if (p === undefined) {
-    p = new SharedServers(ep);
-    pools.set(ep, p);
-  }
-  return p;
 }

@@ -3,9 +3,10 @@
  * documented in docs/operations.md. Label values are from fixed sets (method labels are bounded by
  * core/metrics.ts), so the series count cannot grow with client input.
  */
-import type { EndpointStats } from '../endpoint.js';
+
 import type { Metrics } from './metrics.js';
 import { PrometheusWriter as Writer } from './prometheus-writer.js';
+import type { EndpointStats } from './stats.js';
 
 export function renderPrometheus(s: EndpointStats, m: Metrics | undefined): string {
   const w = new Writer();

@@ -13,19 +13,29 @@ import { corsHeaders, preflightHeaders } from '../../security/cors.js';
 import { hostAllowed } from '../../security/host.js';
 import { checkOrigin } from '../../security/origin.js';
 import type { ClusterHooks } from '../cluster-hooks.js';
-import { type CreateServer, Endpoint } from '../endpoint.js';
-import { handleDelete } from '../era-2025/delete.js';
-import { handleGet } from '../era-2025/get.js';
-import { handlePost } from '../era-2025/post.js';
-import { type AuthResult, type ResolvedOptions, resolveOptions, type ServerOptions } from '../options.js';
+import type { Counters } from '../observe/counters.js';
+import type { AuthResult, ResolvedOptions } from '../options.js';
 import type { StreamGuard } from '../stream/stream-guard.js';
 import { Refusals, sendRefusal } from './refusal.js';
 import type { RequestView } from './request-view.js';
-import type { Headers, ResponseSink } from './sink.js';
+import type { PostInput } from './route.js';
+import type { Headers, RequestHead, ResponseSink } from './sink.js';
 
-export interface Pipeline {
-  readonly endpoint: Endpoint;
-  readonly options: ResolvedOptions;
+/** What runs a request once it passed every check: one handler per HTTP method (the endpoint's). */
+export interface MethodHandlers {
+  post(input: PostInput): Promise<void>;
+  get(
+    head: RequestHead,
+    auth: AuthResult | undefined,
+    sink: ResponseSink,
+    headers: Headers,
+    guard: StreamGuard | undefined,
+  ): Promise<void>;
+  delete(head: RequestHead, auth: AuthResult | undefined, sink: ResponseSink, headers: Headers): void;
+}
+
+/** The pipeline's two entry points a binding calls. */
+export interface Checks {
   /** Runs one request to its answer (or hands it to a stream that answers later). */
   handle(view: RequestView, sink: ResponseSink): Promise<void>;
   /** Logs a failure of `handle` and answers 500 if nothing was sent yet, else drops the connection. */
@@ -58,16 +68,12 @@ export interface PipelineStages {
   route?: Router;
 }
 
-export function createPipeline(
-  createServer: CreateServer,
-  options: ServerOptions,
-  stages: PipelineStages = {},
-): Pipeline {
-  const o = resolveOptions(options);
-  // `ep` is only read when a request arrives, after it was assigned.
-  const hooks = stages.clusterHooks?.(o, (id) => ep.sessions.has(id));
-  const ep = new Endpoint(createServer, o, hooks);
-  const route = stages.route;
+export function createChecks(
+  o: ResolvedOptions,
+  counters: Counters,
+  handlers: MethodHandlers,
+  route: Router | undefined,
+): Checks {
   const routed = async (
     view: RequestView,
     sink: ResponseSink,
@@ -98,13 +104,13 @@ export function createPipeline(
   async function handle(view: RequestView, sink: ResponseSink): Promise<void> {
     const host = view.header('host');
     if (!hostAllowed(host, view.loopback, o.allowedHosts)) {
-      ep.counters.refusals.host++;
+      counters.refusals.host++;
       return sendRefusal(sink, Refusals.forbiddenHost());
     }
     const origin = view.header('origin');
     const verdict = checkOrigin(origin, host, o.allowedOrigins);
     if (verdict === 'denied') {
-      ep.counters.refusals.origin++;
+      counters.refusals.origin++;
       return sendRefusal(sink, Refusals.forbiddenOrigin());
     }
     const headers: Headers = verdict === 'allowed' && origin !== undefined ? corsHeaders(origin) : {};
@@ -124,7 +130,7 @@ export function createPipeline(
     if (authenticate !== undefined) {
       const r = await authenticate(view);
       if (r === null || typeof r?.principal !== 'string') {
-        ep.counters.refusals.auth++;
+        counters.refusals.auth++;
         return sendRefusal(sink, Refusals.unauthorized(challenge), headers);
       }
       auth = r;
@@ -151,7 +157,7 @@ export function createPipeline(
         return;
       }
       if (route !== undefined && (await routed(view, sink, body.text, auth, headers))) return;
-      return handlePost(ep, {
+      return handlers.post({
         head: view,
         rawHeaders: view.headers,
         body: body.text,
@@ -167,11 +173,11 @@ export function createPipeline(
       if (!parseAccept(view.header('accept')).sse)
         return sendRefusal(sink, Refusals.notAcceptableGet(), headers);
       if (route !== undefined && (await routed(view, sink, '', auth, headers))) return;
-      return handleGet(ep, view, auth, sink, headers, guard);
+      return handlers.get(view, auth, sink, headers, guard);
     }
     if (method === 'DELETE' && o.enableDelete) {
       if (route !== undefined && (await routed(view, sink, '', auth, headers))) return;
-      return handleDelete(ep, view, auth, sink, headers);
+      return handlers.delete(view, auth, sink, headers);
     }
     return sendRefusal(sink, Refusals.methodNotAllowed(methods), headers);
   }
@@ -196,5 +202,5 @@ export function createPipeline(
     sendRefusal(sink, Refusals.internalError(code));
   }
 
-  return { endpoint: ep, options: o, handle, fail };
+  return { handle, fail };
 }

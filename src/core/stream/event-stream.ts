@@ -11,7 +11,9 @@ import { encodeJsonFrame, encodeRetry, OPEN_COMMENT, RESUMED_COMMENT } from '../
 import { encodeSeq, eventIdPrefix } from '../../sse/event-id.js';
 import type { Counters } from '../observe/counters.js';
 import type { Probe } from '../observe/probe.js';
+import type { StreamStats } from '../observe/stats.js';
 import type { Headers, ResponseSink } from '../pipeline/sink.js';
+import type { WriterSet } from './live.js';
 import type { Pacer } from './pacer.js';
 import { SseWriter, type WriteOutcome, type WriterLimits } from './sse-writer.js';
 import { armGuard, type StreamGuard } from './stream-guard.js';
@@ -33,7 +35,7 @@ export interface StreamContext {
   readonly limits: WriterLimits;
   readonly now: () => number;
   /** Every attached writer, for the shared keepalive timer. */
-  readonly live: Set<SseWriter>;
+  readonly live: WriterSet;
   readonly retryMs: number;
   /** Whether this session gets priming events (negotiated >= 2025-11-25). */
   readonly priming: boolean;
@@ -90,6 +92,7 @@ export class EventStream {
   #deliveryWaiters: { seq: number; resolve: () => void }[] | undefined;
   /** Why the current connection is being closed by the server, for the stream-close probe. */
   #closing: 'overflow' | 'server' | undefined;
+  #tookOverAt: number | undefined;
   /** Called when the attached connection goes away before the stream is done. */
   onDetach: (() => void) | undefined;
   /** Called when a connection attaches. */
@@ -111,13 +114,33 @@ export class EventStream {
     return this.#writer;
   }
   /** When the connection attached now took over another live one (epoch ms); undefined if it did not. */
-  tookOverAt: number | undefined;
+  get tookOverAt(): number | undefined {
+    return this.#tookOverAt;
+  }
+  /** The connection just attached took over another live one. */
+  tookOver(at: number): void {
+    this.#tookOverAt = at;
+  }
   /** The seq of the newest frame produced. */
   get seq(): number {
     return this.#seq;
   }
   get everAttached(): boolean {
     return this.#everAttached;
+  }
+  /** The attached connection's queue, for `stats({ perStream: true })`; undefined when none is attached. */
+  stats(): StreamStats | undefined {
+    const w = this.#writer;
+    if (w === undefined) return undefined;
+    return {
+      session: this.#ctx.sessionHash,
+      stream: this.num,
+      kind: this.kind,
+      queuedBytes: w.queuedBytes,
+      queuedMessages: w.queuedMessages,
+      writeStallMs: w.stallMs,
+      coalesced: w.coalesced,
+    };
   }
   /** Changes each time a connection attaches (see Session.standaloneDelivered). */
   get connection(): number {
@@ -423,7 +446,7 @@ export class EventStream {
   ): void {
     const w = new SseWriter(sink, this.#ctx.limits, this.#ctx.counters, this.#ctx.now);
     this.#writer = w;
-    this.tookOverAt = undefined;
+    this.#tookOverAt = undefined;
     this.#everAttached = true;
     this.#attaches++;
     this.#lostCursor = undefined;

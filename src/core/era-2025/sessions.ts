@@ -1,0 +1,216 @@
+/**
+ * The session registry of the session era (revisions up to 2025-11-25): ids, the `maxSessions` cap
+ * with the slots initializations hold while under way, the per-client limits, the principal binding
+ * checked on every lookup, the idle sweep, stateless mode's one-request sessions, and what happens
+ * when a session ends (its slot, its client key, the cluster directory, the hooks and probes).
+ * The only owner of the set of sessions: nothing else adds to it or removes from it.
+ */
+import type { CoreContext } from '../context.js';
+import { ClientLimits } from '../limits/client-limits.js';
+import type { SessionEndReason } from '../observe/counters.js';
+import { shortHash } from '../observe/probe.js';
+import type { SessionsStats, StreamStats } from '../observe/stats.js';
+import type { AuthResult } from '../options.js';
+import { type Refusal, Refusals } from '../pipeline/refusal.js';
+import type { RequestHead } from '../pipeline/sink.js';
+import { checkVersionHeader } from '../pipeline/versions.js';
+import type { Session, SessionDeps } from './session.js';
+
+export class Sessions {
+  readonly core: CoreContext;
+  readonly #ctx: CoreContext;
+  readonly #sessions = new Map<string, Session>();
+  /** Stateless mode's one-request sessions, while their request runs (close() waits for them too). */
+  readonly #oneShots = new Set<Session>();
+  /** Per-client session limits; undefined when turned off or stateless. */
+  readonly clientLimits: ClientLimits | undefined;
+  /** The client key each registered session counts against. */
+  readonly #clientKeys = new Map<Session, string>();
+  /** Initializations under way (count toward maxSessions so a burst cannot overshoot it). */
+  #pendingInits = 0;
+  /** What every session of this endpoint shares (one object, so a session holds one reference). */
+  readonly deps: SessionDeps;
+  #sweep: ReturnType<typeof setInterval> | undefined;
+
+  constructor(ctx: CoreContext) {
+    this.#ctx = ctx;
+    this.core = ctx;
+    const options = ctx.options;
+    this.clientLimits =
+      options.clientLimits === undefined || options.stateless
+        ? undefined
+        : new ClientLimits(options.clientLimits);
+    this.deps = {
+      options,
+      counters: ctx.counters,
+      store: ctx.store,
+      live: ctx.live,
+      limits: ctx.limits,
+      pacer: ctx.pacer,
+      cluster: ctx.cluster,
+      ended: (s, reason) => this.#ended(s, reason),
+      changed: (event) => ctx.bus.publish(event),
+    };
+    if (!options.stateless) {
+      const period = Math.max(50, Math.min(30_000, Math.floor(options.sessionIdleMs / 4)));
+      this.#sweep = setInterval(() => this.#sweepIdle(), period);
+      this.#sweep.unref?.();
+    }
+  }
+
+  /** Whether this instance holds the session (a cluster asks before forwarding). */
+  has(id: string): boolean {
+    return this.#sessions.has(id);
+  }
+
+  get size(): number {
+    return this.#sessions.size;
+  }
+
+  /** The registered sessions (for stats). */
+  values(): IterableIterator<Session> {
+    return this.#sessions.values();
+  }
+
+  /**
+   * Finds the session a request names, enforcing the rules every non-initialize request shares:
+   * 400 without an id, 404 for an unknown or ended one or another principal's (indistinguishable
+   * on purpose), 400 for a bad MCP-Protocol-Version.
+   */
+  lookup(head: RequestHead, auth: AuthResult | undefined): Session | Refusal {
+    const sid = head.header('mcp-session-id');
+    if (sid === undefined || sid === '') return Refusals.missingSession();
+    const session = sid.length <= 128 ? this.#sessions.get(sid) : undefined;
+    if (session === undefined || session.ended || session.principal !== auth?.principal) {
+      return Refusals.sessionNotFound();
+    }
+    const bad = checkVersionHeader(head.header('mcp-protocol-version'), session.version);
+    if (bad !== undefined) return Refusals.badProtocolVersion(head.header('mcp-protocol-version') ?? '', bad);
+    session.touch();
+    return session;
+  }
+
+  /** Whether a new session may start: registered sessions and initializations under way, against maxSessions. */
+  get slotFree(): boolean {
+    return this.#sessions.size + this.#pendingInits < this.#ctx.options.maxSessions;
+  }
+
+  /**
+   * Holds one session slot from here until the initialize is answered (registered or not), so a burst of
+   * concurrent initializations cannot overshoot maxSessions. The returned release may be called more than once.
+   */
+  holdSlot(): () => void {
+    this.#pendingInits++;
+    let held = true;
+    return () => {
+      if (held) this.#pendingInits--;
+      held = false;
+    };
+  }
+
+  register(session: Session, clientKey?: string): void {
+    if (session.id === undefined) return;
+    this.#sessions.set(session.id, session);
+    if (clientKey !== undefined) this.#clientKeys.set(session, clientKey);
+    const { counters, options } = this.#ctx;
+    counters.sessionsCreated++;
+    const info = { sessionId: session.id, principal: session.principal, protocolVersion: session.version };
+    options.onSessionStart?.(info);
+    const ev = {
+      session: shortHash(session.id),
+      principal: session.principal,
+      protocolVersion: session.version,
+    };
+    options.probe?.sessionStart(ev);
+    options.logger?.info('session.start', ev);
+  }
+
+  /** Stateless mode: a one-request session runs until `done` is called. */
+  oneShot(session: Session): () => void {
+    this.#oneShots.add(session);
+    return () => {
+      this.#oneShots.delete(session);
+      session.end('closed');
+    };
+  }
+
+  /** Requests in flight over every session. */
+  inflightCount(): number {
+    let n = 0;
+    for (const s of this.#sessions.values()) n += s.inflight.size;
+    for (const s of this.#oneShots) n += s.inflight.size;
+    return n;
+  }
+
+  /** Ends every session (endpoint close); returns how many were registered. */
+  endAll(answer: Refusal): number {
+    const sessions = [...this.#sessions.values()];
+    for (const s of [...sessions, ...this.#oneShots]) s.end('shutdown', answer);
+    if (this.#sweep !== undefined) clearInterval(this.#sweep);
+    return sessions.length;
+  }
+
+  /** GET connections open now, and (when asked) every attached connection's queue. */
+  streams(perStream: boolean): { get: number; perStream: StreamStats[] } {
+    let get = 0;
+    const all: StreamStats[] = [];
+    for (const s of this.#sessions.values()) {
+      if (s.hasGetConnection) get++;
+      if (perStream) s.streamStats(all);
+    }
+    return { get, perStream: all };
+  }
+
+  stats(): SessionsStats {
+    const c = this.#ctx.counters;
+    return {
+      active: this.#sessions.size,
+      created: c.sessionsCreated,
+      ended: { ...c.sessionsEnded },
+      capRefusals: c.sessionCapRefusals,
+      clientLimitRefusals: {
+        sessions: this.clientLimits?.refused.sessions ?? 0,
+        rate: this.clientLimits?.refused.rate ?? 0,
+      },
+      clientsTracked: this.clientLimits?.tracked ?? 0,
+    };
+  }
+
+  #ended(s: Session, reason: SessionEndReason): void {
+    const { counters, cluster, options } = this.#ctx;
+    if (reason === 'failed-init') {
+      counters.sessionsEnded['failed-init']++;
+      // The directory entry was written before the initialize was dispatched.
+      if (s.id !== undefined) cluster?.sessionEnded(s.id);
+    }
+    if (s.id === undefined || this.#sessions.get(s.id) !== s) return;
+    this.#sessions.delete(s.id);
+    const key = this.#clientKeys.get(s);
+    if (key !== undefined) {
+      this.#clientKeys.delete(s);
+      this.clientLimits?.release(key);
+    }
+    cluster?.sessionEnded(s.id);
+    counters.sessionsEnded[reason]++;
+    options.onSessionEnd?.({
+      sessionId: s.id,
+      principal: s.principal,
+      protocolVersion: s.version,
+      reason,
+    });
+    const ev = { session: shortHash(s.id), principal: s.principal, protocolVersion: s.version, reason };
+    options.probe?.sessionEnd(ev);
+    options.logger?.info('session.end', ev);
+  }
+
+  #sweepIdle(): void {
+    const now = this.#ctx.options.now();
+    const ttl = this.#ctx.options.sessionIdleMs;
+    for (const s of [...this.#sessions.values()]) {
+      if (s.busy) continue;
+      if (now - s.lastActive > ttl) s.end('idle', Refusals.sessionNotFound());
+      else s.compact();
+    }
+    this.clientLimits?.sweep(now);
+  }
+}
