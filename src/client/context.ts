@@ -10,14 +10,47 @@ import type { SluiceClientError } from './errors.js';
 import { lowerCaseKeys, withToken } from './http.js';
 import type { Canceller, CancelSignal, HttpClient, HttpMethod, HttpResponse } from './http-client.js';
 import { defaultHttp, fetchHttp } from './http-default.js';
-import { failRequest, receiveMessage } from './inbound.js';
 import { ParamHeaderCatalog } from './modern.js';
 import type { OutgoingRequest, ResolvedClientOptions } from './options.js';
-import { reinitialize } from './reinit.js';
-import { abandonRequest } from './resend.js';
 import { ClientSession } from './session.js';
-import { type ResponseStream, StreamRunner } from './streams.js';
 import type { RequestId, WireMessage } from './wire.js';
+
+/**
+ * A response stream (streams.ts owns the class). The context and the parts other than streams.ts
+ * only hold one and hand it back to the runner, so it is opaque here: this module imports none of
+ * the parts that work through it (no import circle), the transport hands them in (`TransportParts`).
+ */
+export type ResponseStream = object;
+
+/** The SSE streams of one transport (streams.ts's StreamRunner), as the other parts call them. */
+export interface StreamRunner {
+  openStandalone(): void;
+  dropStandalone(): void;
+  adoptPostStream(
+    entry: PendingRequest,
+    response: HttpResponse,
+    controller: Canceller,
+    onresumptiontoken: ((token: string) => void) | undefined,
+  ): void;
+  resumeRequest(
+    entry: PendingRequest,
+    token: string,
+    onresumptiontoken: ((token: string) => void) | undefined,
+  ): void;
+  /** A request `s` owes was answered (or given up); `from` is the stream the answer came on. */
+  settled(s: ResponseStream, id: RequestId, from: ResponseStream | undefined): void;
+  cancelled(s: ResponseStream, id: RequestId): void;
+  closeAll(): void;
+}
+
+/** The parts that work through the context (inbound.ts, reinit.ts, resend.ts, streams.ts), handed in by the transport. */
+export interface TransportParts {
+  runner(context: TransportContext): StreamRunner;
+  receive(context: TransportContext, message: WireMessage, from: ResponseStream | undefined): void;
+  fail(context: TransportContext, id: RequestId, error: SluiceClientError): void;
+  abandon(context: TransportContext, entry: PendingRequest, error: SluiceClientError): void;
+  reinitialize(context: TransportContext): Promise<void>;
+}
 
 /** A request the Client sent and whose response has not arrived yet. */
 export interface PendingRequest {
@@ -68,8 +101,10 @@ export class TransportContext {
   private closedFlag = false;
   /** Numbers the wire ids of re-sent requests (resend.ts). */
   private resendCounter = 0;
+  private readonly parts: TransportParts;
 
-  constructor(owner: TransportOwner, url: URL, options: ResolvedClientOptions) {
+  constructor(owner: TransportOwner, url: URL, options: ResolvedClientOptions, parts: TransportParts) {
+    this.parts = parts;
     this.owner = owner;
     this.url = url;
     this.options = options;
@@ -80,7 +115,7 @@ export class TransportContext {
       typeof headers !== 'function' && typeof token !== 'function'
         ? withToken(lowerCaseKeys(headers), token)
         : undefined;
-    this.runner = new StreamRunner(this);
+    this.runner = parts.runner(this);
     if (options.fetch !== undefined) {
       this.http = fetchHttp(options.fetch);
     } else {
@@ -150,7 +185,7 @@ export class TransportContext {
     return this.session.replaceOnce(() => {
       const previousSessionId = this.session.sessionId;
       this.runner.dropStandalone();
-      return reinitialize(this).then(() => {
+      return this.parts.reinitialize(this).then(() => {
         this.owner.onsessionreset?.({ previousSessionId, sessionId: this.session.sessionId });
         this.runner.openStandalone();
       });
@@ -159,7 +194,7 @@ export class TransportContext {
 
   /** Routes one incoming message: settles the pending request of a response, then dispatches (inbound.ts). */
   receive(message: WireMessage, from?: ResponseStream): void {
-    receiveMessage(this, message, from);
+    this.parts.receive(this, message, from);
   }
 
   /**
@@ -167,12 +202,12 @@ export class TransportContext {
    * error goes to `onerror` (inbound.ts).
    */
   fail(id: RequestId, error: SluiceClientError): void {
-    failRequest(this, id, error);
+    this.parts.fail(this, id, error);
   }
 
   /** A stream owing `entry`'s response was lost for good: re-send it when idempotent, else fail it (resend.ts). */
   abandon(entry: PendingRequest, error: SluiceClientError): void {
-    abandonRequest(this, entry, error);
+    this.parts.abandon(this, entry, error);
   }
 
   /** Headers for one HTTP request. Static headers are merged once at construction; providers run per request. */

@@ -122,3 +122,13 @@ export interface HttpClient {
 export function isOk(response: HttpResponse): boolean {
   return response.status >= 200 && response.status < 300;
 }
+
+/** A `fetch` for the transport to call instead of its default HTTP adapter. Same shape as the SDK's `FetchLike`. */
+export type FetchLike = (url: string | URL, init?: RequestInit) => Promise<Response>;
+
+/** Timers and clock, injectable for deterministic tests. */
+export interface ClientClock {
+  now(): number;
+  setTimeout(fn: () => void, ms: number): unknown;
+  clearTimeout(handle: unknown): void;
+}

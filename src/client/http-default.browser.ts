@@ -1,7 +1,6 @@
 import { InvalidOptionError } from './errors.js';
-import type { HttpClient } from './http-client.js';
+import type { FetchLike, HttpClient } from './http-client.js';
 import { createFetchHttp } from './http-fetch.js';
-import type { FetchLike } from './options.js';
 
 /**
  * `http-default.ts` for browser bundles (package.json `browser` field): the same exports, and only the global

@@ -1,7 +1,6 @@
 import { InvalidOptionError } from './errors.js';
-import type { HttpClient } from './http-client.js';
+import type { FetchLike, HttpClient } from './http-client.js';
 import { createFetchHttp } from './http-fetch.js';
-import type { FetchLike } from './options.js';
 
 /**
  * Chooses the HTTP adapter when the caller passed no `fetch`: `node:http` on Node (and runtimes that provide

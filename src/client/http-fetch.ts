@@ -1,5 +1,4 @@
-import type { HttpBody, HttpClient, HttpResponse } from './http-client.js';
-import type { FetchLike } from './options.js';
+import type { FetchLike, HttpBody, HttpClient, HttpResponse } from './http-client.js';
 import { readTextLimited } from './sse-reader.js';
 
 /**

@@ -1,8 +1,8 @@
 import { InvalidOptionError } from './errors.js';
+import type { ClientClock, FetchLike } from './http-client.js';
 import { checkDefaultHttp } from './http-default.js';
 
-/** A `fetch` for the transport to call instead of its default HTTP adapter. Same shape as the SDK's `FetchLike`. */
-export type FetchLike = (url: string | URL, init?: RequestInit) => Promise<Response>;
+export type { ClientClock, FetchLike };
 
 /** Extra request headers: a fixed record, or a (possibly async) function called before every HTTP request. */
 export type HeadersOption =
@@ -11,13 +11,6 @@ export type HeadersOption =
 
 /** A bearer token, or a (possibly async) function called before every HTTP request (so refreshed tokens are used). */
 export type TokenOption = string | (() => string | undefined | Promise<string | undefined>);
-
-/** Timers and clock, injectable for deterministic tests. */
-export interface ClientClock {
-  now(): number;
-  setTimeout(fn: () => void, ms: number): unknown;
-  clearTimeout(handle: unknown): void;
-}
 
 /** What a JSON-RPC request looks like to {@link StreamableHttpClientOptions.isIdempotent}. */
 export interface OutgoingRequest {

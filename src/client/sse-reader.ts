@@ -1,6 +1,5 @@
 import { createSseParser } from '../sse/parse.js';
-import type { CancelSignal, HttpBody } from './http-client.js';
-import type { ClientClock } from './options.js';
+import type { CancelSignal, ClientClock, HttpBody } from './http-client.js';
 
 /** What one SSE connection delivers, in order. */
 export interface SseSink {

@@ -9,7 +9,7 @@
 import type { Transport, TransportSendOptions } from '@modelcontextprotocol/sdk/shared/transport.js';
 import type { JSONRPCMessage, MessageExtraInfo } from '@modelcontextprotocol/sdk/types.js';
 import { classify } from '../jsonrpc/message.js';
-import { type PendingRequest, TransportContext } from './context.js';
+import { type PendingRequest, TransportContext, type TransportParts } from './context.js';
 import { deleteSession } from './delete-session.js';
 import {
   AlreadyStartedError,
@@ -18,9 +18,13 @@ import {
   TransportClosedError,
 } from './errors.js';
 import { toClientError } from './http.js';
+import { failRequest, receiveMessage } from './inbound.js';
 import { modernRevisionOf, RESERVED_HEADERS } from './modern.js';
 import { type OutgoingRequest, resolveOptions, type StreamableHttpClientOptions } from './options.js';
 import { postMessage } from './post.js';
+import { reinitialize } from './reinit.js';
+import { abandonRequest } from './resend.js';
+import { StreamRunner } from './streams.js';
 import type { RequestId, WireMessage } from './wire.js';
 
 /**
@@ -72,6 +76,15 @@ export interface TransportSnapshot {
   readonly closed: boolean;
 }
 
+/** The parts the context works through, handed to it here so that context.ts imports none of them. */
+const PARTS: TransportParts = {
+  runner: (context) => new StreamRunner(context),
+  receive: receiveMessage,
+  fail: failRequest,
+  abandon: abandonRequest,
+  reinitialize,
+};
+
 /**
  * MCP Streamable HTTP client transport (revisions 2025-03-26 … 2025-11-25), a drop-in for the SDK's
  * `StreamableHTTPClientTransport`:
@@ -105,6 +118,7 @@ export class StreamableHttpClientTransport implements Transport {
       this,
       typeof url === 'string' ? new URL(url) : url,
       resolveOptions(options),
+      PARTS,
     );
   }
 

@@ -27,7 +27,6 @@ import { Lease, newIncarnation } from './lease.js';
 import { connectNodeRedis } from './node-redis.js';
 import { resumeFromCopy } from './orphan-resume.js';
 import { MeasuredLink, type RedisLink } from './redis-link.js';
-import { ClusterRefusals } from './refusals.js';
 import { EventReplica, emptyReplicaStats } from './replica.js';
 import { checkGivenSecret, provisionSecret } from './secret.js';
 
@@ -236,7 +235,7 @@ export class RedisCluster {
    * (forwarded and relayed, or refused) once the promise resolves.
    */
   route(r: RouteInput): 'local' | 'handled' | Promise<'local' | 'handled'> {
-    const fwd = r.req.headers[FORWARD_HEADER];
+    const fwd = r.view.headers[FORWARD_HEADER];
     if (fwd === undefined) {
       const sid = r.sessionId;
       if (sid === undefined || sid === '' || sid.length > 128 || this.#ep?.hasSession(sid) === true)
@@ -359,10 +358,10 @@ export class RedisCluster {
     const sink = r.sink;
     const secret = this.#secret;
     if (secret === undefined) {
-      sendRefusal(sink, ClusterRefusals.ownerUnavailable(), r.headers);
+      sendRefusal(sink, Refusals.ownerUnavailable(), r.headers);
       return 'handled';
     }
-    const lastEventId = r.req.headers['last-event-id'];
+    const lastEventId = r.view.headers['last-event-id'];
     const v = verifyForward(secret, header, {
       method: r.method,
       sessionId: r.sessionId ?? '',
@@ -371,13 +370,13 @@ export class RedisCluster {
     });
     if (!v.ok) {
       this.counters.forwardRefused++;
-      sendRefusal(sink, ClusterRefusals.forwardForbidden(), r.headers);
+      sendRefusal(sink, Refusals.forwardForbidden(), r.headers);
       return 'handled';
     }
     if (v.to !== this.incarnation) {
       // Meant for another incarnation (this address was restarted): never forwarded a second time.
       this.counters.forwardRefused++;
-      sendRefusal(sink, ClusterRefusals.misdirected(), r.headers);
+      sendRefusal(sink, Refusals.misdirected(), r.headers);
       return 'handled';
     }
     this.counters.forwardedIn++;
@@ -393,7 +392,7 @@ export class RedisCluster {
     else {
       const dir = this.#directory;
       if (dir === undefined) {
-        sendRefusal(sink, ClusterRefusals.directoryUnavailable(), r.headers);
+        sendRefusal(sink, Refusals.clusterUnavailable(), r.headers);
         return 'handled';
       }
       let runSince: number | undefined;
@@ -404,7 +403,7 @@ export class RedisCluster {
       } catch {
         // Never 404 because Redis failed: that would send every client into re-initialization at once.
         this.counters.directoryErrors++;
-        sendRefusal(sink, ClusterRefusals.directoryUnavailable(), r.headers);
+        sendRefusal(sink, Refusals.clusterUnavailable(), r.headers);
         return 'handled';
       }
       if (entry === undefined) {
@@ -413,7 +412,7 @@ export class RedisCluster {
           // Redis lost its data moments ago and the owners are re-registering (each does within a
           // third of the lease): a miss now proves nothing. 503, never a 404 storm.
           void this.#lease?.refresh();
-          sendRefusal(sink, ClusterRefusals.directoryUnavailable(), r.headers);
+          sendRefusal(sink, Refusals.clusterUnavailable(), r.headers);
           return 'handled';
         }
         sendRefusal(sink, Refusals.sessionNotFound(), r.headers);
@@ -428,10 +427,10 @@ export class RedisCluster {
     }
     const secret = this.#secret;
     if (secret === undefined) {
-      sendRefusal(sink, ClusterRefusals.directoryUnavailable(), r.headers);
+      sendRefusal(sink, Refusals.clusterUnavailable(), r.headers);
       return 'handled';
     }
-    const lastEventId = r.req.headers['last-event-id'];
+    const lastEventId = r.view.headers['last-event-id'];
     const signature = signForward(secret, {
       method: r.method,
       sessionId: sid,
@@ -446,7 +445,7 @@ export class RedisCluster {
       {
         target: entry.address,
         method: r.method,
-        headers: r.req.headers,
+        headers: r.view.headers,
         body: r.body,
         extra: { [FORWARD_HEADER]: signature },
         intercept: (status) => status === 421,
@@ -464,7 +463,7 @@ export class RedisCluster {
     this.counters.forwardFailed++;
     this.#cache.delete(sid);
     const alive = outcome.kind === 'answered' ? false : await this.#lease?.isAlive(entry.owner);
-    const cursor = r.req.headers['last-event-id'];
+    const cursor = r.view.headers['last-event-id'];
     if (r.method === 'GET' && typeof cursor === 'string' && this.#replica !== undefined) {
       // A finished stream (or, once the owner is known dead, an unfinished one) resumes from the copy.
       const served = await resumeFromCopy(this.#replica, sink, r.headers, sid, entry.tag, cursor, alive);
@@ -473,11 +472,7 @@ export class RedisCluster {
     }
     // Lease still valid (or Redis cannot tell): the owner may be back in a moment — 503. Lapsed: 404,
     // and the client re-initializes on a live instance.
-    sendRefusal(
-      sink,
-      alive === false ? Refusals.sessionNotFound() : ClusterRefusals.ownerUnavailable(),
-      r.headers,
-    );
+    sendRefusal(sink, alive === false ? Refusals.sessionNotFound() : Refusals.ownerUnavailable(), r.headers);
     return 'handled';
   }
 

@@ -112,8 +112,8 @@ export interface ServerOptions {
   allowedHosts?: string[];
   /**
    * Authenticates every request before any session lookup; null means 401. It receives the
-   * runtime-neutral RequestView: `req.headers.authorization` reads as on node:http, and on the Node
-   * binding `req.node.req` is the IncomingMessage itself.
+   * runtime-neutral RequestView: `req.headers.authorization` reads as on node:http; the Node
+   * binding's view adds the IncomingMessage itself (`nodeObjectsOf(req)?.req`, server/node-view.ts).
    */
   authenticate?: (req: RequestView) => AuthResult | null | Promise<AuthResult | null>;
   /** Re-run `authenticate` this often during a long stream and close it on refusal; 0 = never. @defaultValue 0 */

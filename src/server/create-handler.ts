@@ -19,7 +19,7 @@ import { InvalidOptionError } from '../errors.js';
 import { diagnosticsProbe } from './diagnostics.js';
 import { H2Sink } from './h2-sink.js';
 import { NodeSink } from './node-sink.js';
-import { h2View, nodeView } from './node-view.js';
+import { h2View, nodeObjectsOf, nodeView } from './node-view.js';
 
 export interface McpHandlerOptions extends ServerOptions {
   /** Returns a fresh SDK McpServer (or Server) for each session. */
@@ -69,7 +69,8 @@ export function createMcpHandler(options: McpHandlerOptions): McpHandler {
           // The forwarder relays onto the Node response (node:http, or node:http2's compatibility
           // response, which has the same writable surface).
           route: (r) => {
-            const node = r.view.node;
+            // This binding builds every view (node-view.ts), so each carries its node objects.
+            const node = nodeObjectsOf(r.view);
             if (node === undefined) return 'local';
             return cluster.route({ ...r, req: node.req as IncomingMessage, res: node.res as ServerResponse });
           },

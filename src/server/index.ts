@@ -45,6 +45,7 @@ export type { McpHandler, McpHandlerOptions } from './create-handler.js';
 export { createMcpHandler } from './create-handler.js';
 export { CHANNELS as DIAGNOSTICS_CHANNELS } from './diagnostics.js';
 export { jsonLogger } from './json-logger.js';
+export { type NodeRequestView, nodeObjectsOf } from './node-view.js';
 export type { PartialContentBlock, PartialResults, PartialResultsExtra } from './partial-results.js';
 export {
   PARTIAL_CAPABILITY,

@@ -31,7 +31,26 @@ function readNodeBody(req: IncomingMessage, parsedBody: unknown, limit: number):
   return Promise.resolve({ ok: true, text: source.text });
 }
 
-export function nodeView(req: IncomingMessage, res: ServerResponse, parsedBody?: unknown): RequestView {
+/**
+ * The Node binding's view: the runtime-neutral RequestView plus the node objects themselves
+ * (node:http's, or node:http2's compatibility request and response for an HTTP/2 stream), for an
+ * `authenticate` that needs more than headers and for the cluster's forwarder.
+ */
+export interface NodeRequestView extends RequestView {
+  readonly node:
+    | { readonly req: IncomingMessage; readonly res: ServerResponse }
+    | { readonly req: Http2ServerRequest; readonly res: Http2ServerResponse };
+}
+
+/**
+ * The node objects behind a view the Node binding built (an `authenticate` that needs more than
+ * headers: `nodeObjectsOf(req)?.req` is the IncomingMessage itself); undefined for another binding's.
+ */
+export function nodeObjectsOf(view: RequestView): NodeRequestView['node'] | undefined {
+  return (view as Partial<NodeRequestView>).node;
+}
+
+export function nodeView(req: IncomingMessage, res: ServerResponse, parsedBody?: unknown): NodeRequestView {
   const h = req.headers;
   const socket = req.socket;
   return {
@@ -53,7 +72,7 @@ export function nodeView(req: IncomingMessage, res: ServerResponse, parsedBody?:
  * The same over an HTTP/2 stream. HTTP/2 carries the authority in `:authority`, not Host (RFC 9113
  * §8.3.1), so `header('host')` reads that: the Host and Origin checks see the same name as on 1.1.
  */
-export function h2View(req: Http2ServerRequest, res: Http2ServerResponse): RequestView {
+export function h2View(req: Http2ServerRequest, res: Http2ServerResponse): NodeRequestView {
   const h = req.headers;
   const socket = req.socket;
   return {

@@ -1,9 +1,13 @@
 /**
  * The import direction of docs/design.md, checked on the source: building blocks import only each
- * other; the core adds nothing but building blocks (node:* at most as a type); the server binding
- * sits on the core; the client reaches only the browser-safe building blocks and keeps node:* in its
- * Node adapter; nothing below the CLI imports the CLI, the doctor or the demo. The browser entry of
- * `sluice/client` (with package.json's `browser` substitutions) must statically reach no node:* module.
+ * other; the core adds nothing but building blocks and no node:* at all (not even as a type, so no
+ * runtime's object reaches RequestView); the server binding sits on the core; the fetch binding
+ * imports nothing of the server binding; the client reaches only the browser-safe building blocks
+ * and keeps node:* in its Node adapter; nothing below the CLI imports the CLI, the doctor or the
+ * demo. Inside the core, the 2026-07-28 era imports nothing of the session era, and nothing imports
+ * the endpoint (the root). No import circle anywhere in src/, type-only imports included. The
+ * browser entry of `sluice/client` (with package.json's `browser` substitutions) must statically
+ * reach no node:* module.
  */
 import assert from 'node:assert/strict';
 import { readdirSync, readFileSync } from 'node:fs';
@@ -40,14 +44,20 @@ const ALLOWED: Record<string, readonly string[]> = {
   // Scale-out on Redis (node:http peer hop, node:crypto HMAC): a stage the Node binding adds to the core.
   cluster: ['core', ...BUILDING_BLOCKS],
   server: ['core', 'cluster', ...BUILDING_BLOCKS],
-  // The web-standard binding: the core plus the server's runtime-neutral Prometheus renderer.
-  fetch: ['core', 'server', ...BUILDING_BLOCKS],
+  // The web-standard binding: the core (Prometheus text included) and nothing of the Node binding.
+  fetch: ['core', ...BUILDING_BLOCKS],
   // The client ships to browsers: only the building blocks that import nothing platform-specific.
   client: ['jsonrpc', 'http', 'sse', 'errors.ts'],
   doctor: ['client', ...BUILDING_BLOCKS],
   demo: ['server', ...BUILDING_BLOCKS],
   cli: ['server', 'client', 'doctor', 'demo', 'core', ...BUILDING_BLOCKS],
 };
+/** Layers that must not import node:* even as a type (the core's types are runtime-neutral). */
+const NODE_TYPES_FORBIDDEN = new Set(['core']);
+/** Inside the core: folders that must not import another (the 2026-07-28 era knows nothing of sessions). */
+const CORE_FORBIDDEN: readonly (readonly [string, string])[] = [['src/core/era-2026/', 'src/core/era-2025/']];
+/** The core's root: it builds everything and nothing under src/core/ imports it. */
+const CORE_ROOT = 'src/core/endpoint.ts';
 /** node:* modules a layer must not import at run time (type-only imports are erased). */
 const NODE_FORBIDDEN: Record<string, RegExp> = {
   core: /^node:/,
@@ -82,7 +92,16 @@ export function violations(files: ReadonlyMap<string, string>): string[] {
       if (target !== undefined) {
         const to = layerOf(target);
         if (to !== layer && !allowed.includes(to)) found.push(`${file}: ${layer} must not import ${target}`);
+        if (target === CORE_ROOT && layer === 'core')
+          found.push(`${file}: nothing in the core imports ${target}`);
+        for (const [from, not] of CORE_FORBIDDEN) {
+          if (file.startsWith(from) && target.startsWith(not))
+            found.push(`${file}: ${from} must not import ${target}`);
+        }
         continue;
+      }
+      if (imp.spec.startsWith('node:') && imp.typeOnly && NODE_TYPES_FORBIDDEN.has(layer)) {
+        found.push(`${file}: ${layer} must not import ${imp.spec}, not even as a type`);
       }
       if (!imp.spec.startsWith('node:') || imp.typeOnly) continue;
       if (layer === 'client' && !CLIENT_NODE_FILES.test(file)) {
@@ -94,6 +113,82 @@ export function violations(files: ReadonlyMap<string, string>): string[] {
     }
   }
   return found;
+}
+
+/**
+ * Every import circle among `files` (type-only and dynamic imports included), each as the path that
+ * closes it, e.g. `src/a.ts → src/b.ts → src/a.ts`; one per strongly connected group of files.
+ */
+export function circles(files: ReadonlyMap<string, string>): string[] {
+  const edges = new Map<string, string[]>();
+  for (const [file, source] of files) {
+    const to: string[] = [];
+    for (const imp of importsOf(source)) {
+      const target = resolveSpec(file, imp.spec);
+      if (target !== undefined && files.has(target)) to.push(target);
+    }
+    edges.set(file, to);
+  }
+  // Tarjan's strongly connected components; a group of two or more files (or a file importing
+  // itself) is a circle.
+  const index = new Map<string, number>();
+  const low = new Map<string, number>();
+  const stack: string[] = [];
+  const onStack = new Set<string>();
+  const found: string[] = [];
+  let next = 0;
+  const visit = (v: string): void => {
+    index.set(v, next);
+    low.set(v, next);
+    next++;
+    stack.push(v);
+    onStack.add(v);
+    for (const w of edges.get(v) ?? []) {
+      if (!index.has(w)) {
+        visit(w);
+        low.set(v, Math.min(low.get(v) ?? 0, low.get(w) ?? 0));
+      } else if (onStack.has(w)) low.set(v, Math.min(low.get(v) ?? 0, index.get(w) ?? 0));
+    }
+    if (low.get(v) !== index.get(v)) return;
+    const group = new Set<string>();
+    let w: string | undefined;
+    do {
+      w = stack.pop();
+      if (w === undefined) break;
+      onStack.delete(w);
+      group.add(w);
+    } while (w !== v);
+    if (group.size > 1 || (edges.get(v) ?? []).includes(v)) found.push(closingPath(v, group, edges));
+  };
+  for (const v of [...edges.keys()].sort()) if (!index.has(v)) visit(v);
+  return found;
+}
+
+/** A shortest path from `start` back to itself inside its group (breadth first). */
+function closingPath(
+  start: string,
+  group: ReadonlySet<string>,
+  edges: ReadonlyMap<string, string[]>,
+): string {
+  const from = new Map<string, string>();
+  const queue = [start];
+  for (let i = 0; i < queue.length; i++) {
+    const v = queue[i] as string;
+    for (const w of edges.get(v) ?? []) {
+      if (!group.has(w)) continue;
+      if (w === start) {
+        const path = [start];
+        for (let u: string | undefined = v; u !== undefined && u !== start; u = from.get(u)) path.unshift(u);
+        path.unshift(start);
+        return path.join(' → ');
+      }
+      if (!from.has(w)) {
+        from.set(w, v);
+        queue.push(w);
+      }
+    }
+  }
+  return start;
 }
 
 /**
@@ -154,6 +249,10 @@ describe('layers (docs/design.md)', () => {
     assert.deepEqual(violations(files), []);
   });
 
+  test('no import circle anywhere in src/ (type-only imports included)', () => {
+    assert.deepEqual(circles(sourceTree()), []);
+  });
+
   test('the browser entry of sluice/client reaches no node:* module', () => {
     const files = sourceTree();
     const browser = browserMap();
@@ -176,15 +275,43 @@ describe('layers (docs/design.md)', () => {
       ],
       ['src/jsonrpc/d.ts', "export {\n  x,\n} from '../client/wire.js';"],
       ['src/server/e.ts', "const m = await import('../cli/main.js');"],
+      ['src/fetch/f.ts', "import { renderPrometheus } from '../server/prometheus.js';"],
+      ['src/core/era-2026/g.ts', "import type { PostInput } from '../era-2025/post.js';"],
+      ['src/core/era-2025/h.ts', "import type { Endpoint } from '../endpoint.js';"],
+      [
+        'src/core/pipeline/request-view.ts',
+        "import type { IncomingMessage } from 'node:http';\nexport interface RequestView { node?: IncomingMessage }",
+      ],
     ]);
     assert.deepEqual(violations(bad), [
       'src/client/a.ts: client must not import src/core/session.ts',
       'src/client/a.ts: only the Node adapter (http-node*.ts) may import node:http',
       'src/core/b.ts: core must not import src/server/create-handler.ts',
+      'src/core/c.ts: core must not import node:http, not even as a type',
       'src/core/c.ts: core must not import node:http',
       'src/jsonrpc/d.ts: jsonrpc must not import src/client/wire.ts',
       'src/server/e.ts: server must not import src/cli/main.ts',
+      'src/fetch/f.ts: fetch must not import src/server/prometheus.ts',
+      'src/core/era-2026/g.ts: src/core/era-2026/ must not import src/core/era-2025/post.ts',
+      'src/core/era-2025/h.ts: nothing in the core imports src/core/endpoint.ts',
+      'src/core/pipeline/request-view.ts: core must not import node:http, not even as a type',
     ]);
+    const loops = new Map([
+      ['src/client/context.ts', "import { receive } from './inbound.js';"],
+      ['src/client/inbound.ts', "import type { TransportContext } from './context.js';"],
+      ['src/core/a.ts', "import { b } from './b.js';"],
+      ['src/core/b.ts', "export { c } from './c.js';"],
+      ['src/core/c.ts', "const a = () => import('./a.js');"],
+      ['src/core/d.ts', "import { a } from './a.js';"],
+    ]);
+    assert.deepEqual(circles(loops), [
+      'src/client/context.ts → src/client/inbound.ts → src/client/context.ts',
+      'src/core/a.ts → src/core/b.ts → src/core/c.ts → src/core/a.ts',
+    ]);
+    assert.deepEqual(
+      circles(new Map([...loops].filter(([f]) => f !== 'src/client/inbound.ts' && f !== 'src/core/c.ts'))),
+      [],
+    );
     const reach = new Map([
       ['src/client/index.ts', "export { t } from './t.js';\nconst lazy = () => import('node:zlib');"],
       ['src/client/t.ts', "import { x } from './n.js';"],

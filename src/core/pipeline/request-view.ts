@@ -1,10 +1,9 @@
 /**
  * RequestView: what the pipeline (and `authenticate`) sees of one HTTP request, whatever runtime
  * it arrived on. The node:http binding builds it over IncomingMessage (src/server/node-view.ts), the
- * fetch binding over a web Request (src/fetch/fetch-view.ts). The core reads nothing else.
+ * fetch binding over a web Request (src/fetch/fetch-view.ts). The core reads nothing else, and it
+ * carries no runtime's objects: the Node binding's own view type adds them (NodeRequestView).
  */
-import type { IncomingMessage, ServerResponse } from 'node:http';
-import type { Http2ServerRequest, Http2ServerResponse } from 'node:http2';
 import type { RequestHead } from './sink.js';
 
 /** A POST body read under a byte limit. */
@@ -42,12 +41,4 @@ export interface RequestView extends RequestHead {
    * (the DNS-rebinding defence, 2025-11-25 basic/transports §"Security Warning").
    */
   readonly loopback: boolean;
-  /**
-   * The node objects, on the Node binding only (node:http's, or node:http2's compatibility
-   * request and response for an HTTP/2 stream). Type-only imports: nothing node:* at runtime.
-   */
-  readonly node?:
-    | { readonly req: IncomingMessage; readonly res: ServerResponse }
-    | { readonly req: Http2ServerRequest; readonly res: Http2ServerResponse }
-    | undefined;
 }
