@@ -14,7 +14,7 @@
 
 import { Refusals, sendRefusal } from '../core/pipeline/refusal.js';
 import type { Headers, ResponseSink } from '../core/pipeline/sink.js';
-import { SSE_HEADERS } from '../core/stream/event-stream.js';
+import { SSE_HEADERS } from '../core/stream/stream-context.js';
 import { JsonRpcCode } from '../jsonrpc/codes.js';
 import { errorResponse, type RequestId } from '../jsonrpc/message.js';
 import { encodeJsonFrame, RESUMED_COMMENT } from '../sse/encode.js';

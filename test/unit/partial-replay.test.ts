@@ -9,9 +9,10 @@ import { setImmediate as tick } from 'node:timers/promises';
 import { createParser } from 'eventsource-parser';
 import { Counters } from '../../src/core/observe/counters.js';
 import type { ResponseSink } from '../../src/core/pipeline/sink.js';
-import { EventStream, type StreamContext } from '../../src/core/stream/event-stream.js';
+import { EventStream } from '../../src/core/stream/event-stream.js';
 import { Pacer } from '../../src/core/stream/pacer.js';
 import type { SseWriter } from '../../src/core/stream/sse-writer.js';
+import type { StreamContext } from '../../src/core/stream/stream-context.js';
 import { prng } from '../../src/demo/generate.js';
 import { MemoryEventStore } from '../../src/events/memory-event-store.js';
 import { PartialFrame } from '../../src/flow/partial-frame.js';
@@ -73,18 +74,23 @@ test('a resume from the last complete event of any cut replays exactly the rest 
     });
     const counters = new Counters(false);
     const ctx: StreamContext = {
+      shared: {
+        counters,
+        limits: { highWaterMark: 256, maxQueueBytes: 1024 * 1024 },
+        now: Date.now,
+        live: new Set<SseWriter>(),
+        retryMs: 1000,
+        probe: undefined,
+        pacer: new Pacer(0),
+        streamAfterMs: 0,
+        streamGraceMs: 0,
+        orphanTimeoutMs: 0,
+      },
       sessionKey: 's',
       tag: 'AbCdEfGhIj',
       store,
-      counters,
-      limits: { highWaterMark: 256, maxQueueBytes: 1024 * 1024 },
-      now: Date.now,
-      live: new Set<SseWriter>(),
-      retryMs: 1000,
       priming: true,
       ended: false,
-      probe: undefined,
-      pacer: new Pacer(0),
       sessionHash: 'x',
     };
     const stream = new EventStream(ctx, 1, 'post');

@@ -19,7 +19,8 @@ import { type Refusal, sendRefusal } from '../pipeline/refusal.js';
 import type { Policy } from '../pipeline/route.js';
 import type { Headers, ResponseSink } from '../pipeline/sink.js';
 import type { EventStream } from '../stream/event-stream.js';
-import { SSE_HEADERS } from '../stream/event-stream.js';
+import type { StreamShared } from '../stream/stream-context.js';
+import { SSE_HEADERS } from '../stream/stream-context.js';
 import type { StreamGuard } from '../stream/stream-guard.js';
 
 /** What an exchange needs from its session. */
@@ -37,9 +38,8 @@ export interface ExchangeHost {
    * after a bound (the GET stream may never come back); undefined when nothing needs waiting.
    */
   standaloneDelivered(seq: number, bytes: number): Promise<void> | undefined;
-  readonly streamAfterMs: number;
-  readonly streamGraceMs: number;
-  readonly orphanTimeoutMs: number;
+  /** The endpoint's timing: streamAfterMs, streamGraceMs, orphanTimeoutMs. */
+  readonly shared: StreamShared;
 }
 
 export class Exchange {
@@ -110,11 +110,11 @@ export class Exchange {
 
   start(): void {
     if (this.#policy === 'sse' && !this.deferStream) this.#upgrade();
-    else if (this.#policy === 'auto' && this.#host.streamAfterMs > 0) {
+    else if (this.#policy === 'auto' && this.#host.shared.streamAfterMs > 0) {
       this.#timer = setTimeout(() => {
         this.#timer = undefined;
         if (this.#state === 'pending' && !this.#sink.closed) this.#upgrade();
-      }, this.#host.streamAfterMs);
+      }, this.#host.shared.streamAfterMs);
       this.#timer.unref?.();
     }
   }
@@ -215,7 +215,7 @@ export class Exchange {
     this.#clearTimers();
     if (this.#state === 'sse') {
       this.#state = 'done';
-      this.#stream?.finish(this.#host.streamGraceMs);
+      this.#stream?.finish(this.#host.shared.streamGraceMs);
     } else if (this.#state === 'pending') {
       const refused = this.#sink.closed ? undefined : this.beforeAnswer?.(this.#responses);
       if (refused !== undefined) {
@@ -229,7 +229,7 @@ export class Exchange {
         // A client that refused JSON gets its answer as a stream (never a type it did not accept).
         this.#upgrade();
         this.#state = 'done';
-        this.#stream?.finish(this.#host.streamGraceMs);
+        this.#stream?.finish(this.#host.shared.streamGraceMs);
         this.#host.exchangeDone(this);
         this.onDone?.();
         return;
@@ -272,9 +272,12 @@ export class Exchange {
       if (this.#state === 'done') return;
       const ids = [...this.#pending.keys()];
       this.#host.orphaned(ids);
-      this.#host.cancel(ids, `stream disconnected for ${this.#host.orphanTimeoutMs} ms without resumption`);
+      this.#host.cancel(
+        ids,
+        `stream disconnected for ${this.#host.shared.orphanTimeoutMs} ms without resumption`,
+      );
       for (const id of ids) this.cancelled(id);
-    }, this.#host.orphanTimeoutMs);
+    }, this.#host.shared.orphanTimeoutMs);
     this.#orphanTimer.unref?.();
   }
 

@@ -19,6 +19,7 @@ import { isMcpRequestMethod } from '../observe/metrics.js';
 import { Refusals, sendRefusal } from '../pipeline/refusal.js';
 import { type PostInput, policyFor } from '../pipeline/route.js';
 import { allowsBatch, checkVersionHeader } from '../pipeline/versions.js';
+import { authInfoOf } from '../sdk/auth-info.js';
 import { Exchange } from './exchange.js';
 import { newEventTag, newSessionId } from './ids.js';
 import { registerRequest } from './request-handle.js';
@@ -164,15 +165,7 @@ function deliver(session: Session, it: Item, input: PostInput): void {
       closeSSEStream,
       closeStandaloneSSEStream: () => session.standalone.interrupt(),
     };
-    if (input.auth !== undefined) {
-      extra.authInfo = {
-        token: '',
-        clientId: input.auth.principal,
-        scopes: [],
-        ...(input.auth.expiresAt === undefined ? {} : { expiresAt: Math.floor(input.auth.expiresAt / 1000) }),
-        extra: { principal: input.auth.principal },
-      };
-    }
+    if (input.auth !== undefined) extra.authInfo = authInfoOf(input.auth);
     session.dispatchRequest(it.m, extra);
   } else if (it.kind === 'notification') session.dispatchNotification(it.m);
   else session.dispatchReply(it.m, it.id);

@@ -21,18 +21,20 @@ import { INPUT_REQUIRED_METHODS } from '../../modern/mrtr.js';
 import { type ChangeEvent, changeOf } from '../change-bus.js';
 import type { ClusterHooks } from '../cluster-hooks.js';
 import type { Counters, SessionEndReason } from '../observe/counters.js';
-import { type Probe, shortHash } from '../observe/probe.js';
+import { shortHash } from '../observe/probe.js';
 import type { StreamStats } from '../observe/stats.js';
 import type { ResolvedOptions } from '../options.js';
 import { type Refusal, Refusals } from '../pipeline/refusal.js';
 import { type BridgeTarget, BridgeTransport } from '../sdk/bridge-transport.js';
 import { createDispatcher, type Dispatcher } from '../sdk/dispatcher.js';
 import { assertDrivable, type McpServerLike } from '../sdk/server-like.js';
-import { EventStream, type StreamContext } from '../stream/event-stream.js';
+import { EventStream } from '../stream/event-stream.js';
 import type { WriterSet } from '../stream/live.js';
 import type { Pacer } from '../stream/pacer.js';
 import type { WriterLimits } from '../stream/sse-writer.js';
+import type { StreamContext, StreamShared } from '../stream/stream-context.js';
 import type { Exchange, ExchangeHost } from './exchange.js';
+import { standaloneDelivered } from './json-order.js';
 import { LegacyMrtrShim, SHIM_SCHEMAS, type ShimHost } from './mrtr-shim.js';
 
 export interface SessionDeps {
@@ -42,24 +44,14 @@ export interface SessionDeps {
   readonly live: WriterSet;
   readonly limits: WriterLimits;
   readonly pacer: Pacer;
+  /** The same, as every stream and exchange reads it (one object per endpoint). */
+  readonly stream: StreamShared;
   /** Set when this instance is a cluster member. */
   readonly cluster?: ClusterHooks | undefined;
   ended(session: Session, reason: SessionEndReason): void;
   /** A served server announced a list change or resource update (feeds 2026-07-28 listen streams). */
   changed?(event: ChangeEvent): void;
 }
-
-/**
- * How long a json answer waits for its related notifications to leave on the standalone stream
- * when that stream is away (reconnecting): a few reconnection delays, then it is answered anyway.
- */
-export function relatedWaitMs(retryMs: number): number {
-  return Math.max(2000, 3 * retryMs);
-}
-
-/** Settle time per byte of related frames sent on the GET connection, and its bound (see standaloneDelivered). */
-const SETTLE_BYTES_PER_MS = 1024;
-const SETTLE_MAX_MS = 250;
 
 /** The oldest revision, assumed when a client sends no MCP-Protocol-Version (2025-06-18 basic/transports). */
 export const DEFAULT_NEGOTIATED_VERSION = '2025-03-26';
@@ -115,39 +107,13 @@ export class Session implements StreamContext, ExchangeHost, BridgeTarget {
     this.transport = new BridgeTransport(this, id);
   }
 
-  // Endpoint-wide settings (StreamContext, ExchangeHost), read from the endpoint's shared deps.
+  /** The store, for sessions whose events carry ids (not stateless mode's one-request sessions). */
   get store(): EventStore | undefined {
     return this.tag === undefined ? undefined : this.#deps.store;
   }
-  get counters(): Counters {
-    return this.#deps.counters;
-  }
-  get limits(): WriterLimits {
-    return this.#deps.limits;
-  }
-  get now(): () => number {
-    return this.#deps.options.now;
-  }
-  get live(): WriterSet {
-    return this.#deps.live;
-  }
-  get retryMs(): number {
-    return this.#deps.options.retryMs;
-  }
-  get streamAfterMs(): number {
-    return this.#deps.options.streamAfterMs;
-  }
-  get streamGraceMs(): number {
-    return this.#deps.options.streamGraceMs;
-  }
-  get orphanTimeoutMs(): number {
-    return this.#deps.options.orphanTimeoutMs;
-  }
-  get probe(): Probe | undefined {
-    return this.#deps.options.probe;
-  }
-  get pacer(): Pacer {
-    return this.#deps.pacer;
+  /** What every stream and exchange of this endpoint shares (StreamContext, ExchangeHost). */
+  get shared(): StreamShared {
+    return this.#deps.stream;
   }
 
   /** Requests in flight, by id, with the exchange that answers them. */
@@ -183,7 +149,7 @@ export class Session implements StreamContext, ExchangeHost, BridgeTarget {
 
   /** A request named this session: the idle TTL starts again. */
   touch(): void {
-    this.#lastActive = this.now();
+    this.#lastActive = this.#deps.options.now();
   }
 
   /** Registers an exchange and the requests it answers, before they are dispatched. */
@@ -284,7 +250,7 @@ export class Session implements StreamContext, ExchangeHost, BridgeTarget {
       if (isRequest && this.id === undefined) {
         // Stateless: the client's reply would reach a fresh server that never asked, so the request
         // can never be answered. Fail it now rather than leave the tool waiting for its timeout.
-        this.counters.undeliverable++;
+        this.#deps.counters.undeliverable++;
         this.#failRequest(message.id, 'server-to-client requests need a session; this server is stateless');
         return undefined;
       }
@@ -306,12 +272,12 @@ export class Session implements StreamContext, ExchangeHost, BridgeTarget {
       if (related !== undefined) {
         const r = this.routeRelated(related, json, key);
         if (r !== 'nostream') return r;
-        this.counters.undeliverable++;
+        this.#deps.counters.undeliverable++;
         if (isRequest) this.#failRequest(message.id, 'no open stream can carry this server request');
-        return this.pacer.wait();
+        return this.#deps.pacer.wait();
       }
       if (!this.#deps.options.enableGetStream || this.tag === undefined) {
-        this.counters.undeliverable++;
+        this.#deps.counters.undeliverable++;
         if (isRequest) this.#failRequest(message.id, 'this server offers no standalone stream');
         return undefined;
       }
@@ -322,12 +288,12 @@ export class Session implements StreamContext, ExchangeHost, BridgeTarget {
     const ex = this.#inflight?.get(id);
     if (ex === undefined) {
       // Answer to a cancelled or abandoned request: nothing awaits it any more.
-      this.counters.undeliverable++;
+      this.#deps.counters.undeliverable++;
       return undefined;
     }
     if (this.#shim?.intercept(message)) return undefined;
     this.#inflight?.delete(id);
-    return ex.response(id, JSON.stringify(message), this.now());
+    return ex.response(id, JSON.stringify(message), this.#deps.options.now());
   }
 
   /**
@@ -347,7 +313,7 @@ export class Session implements StreamContext, ExchangeHost, BridgeTarget {
     const s = this.#usableStandalone();
     if (s === undefined) return 'nostream';
     const wait = s.send(json, key);
-    ex?.relatedVia(s.seq, json.length, this.now());
+    ex?.relatedVia(s.seq, json.length, this.#deps.options.now());
     return wait;
   }
 
@@ -362,11 +328,11 @@ export class Session implements StreamContext, ExchangeHost, BridgeTarget {
       // Nowhere to go (json mode without a GET stream): the result will carry the text. Yield a turn
       // of the event loop so a tight loop of sends cannot starve I/O, but do not pace the tool: its
       // output is not waiting for anyone.
-      this.counters.undeliverable++;
+      this.#deps.counters.undeliverable++;
       return new Promise((resolve) => setImmediate(resolve));
     }
     const wait = s.sendPartial(p);
-    ex?.relatedVia(s.seq, p.bytes, this.now());
+    ex?.relatedVia(s.seq, p.bytes, this.#deps.options.now());
     return wait;
   }
 
@@ -375,8 +341,8 @@ export class Session implements StreamContext, ExchangeHost, BridgeTarget {
     if (this.ended) return undefined;
     const r = this.routeRelated(related, json, undefined);
     if (r !== 'nostream') return r;
-    this.counters.undeliverable++;
-    return this.pacer.wait();
+    this.#deps.counters.undeliverable++;
+    return this.#deps.pacer.wait();
   }
 
   /** The standalone stream, when the client has opened it at least once (it is then its channel). */
@@ -387,45 +353,10 @@ export class Session implements StreamContext, ExchangeHost, BridgeTarget {
     return undefined;
   }
 
-  /**
-   * Holds a json answer until its related frames on the standalone stream have left (see
-   * EventStream.whenDelivered), then for a settle time that grows with their bytes. Two connections
-   * have no common order: a client reads a socket ~64 KiB per event-loop turn, so a response that
-   * leaves right after a large burst on the GET connection is still read first, and a client also
-   * needs time to process each message. The settle gives it 1 ms per KiB of the burst sent in the
-   * last second (the SDK client handles ~2,000 progress events of 130 B in 20–60 ms), bounded at
-   * SETTLE_MAX_MS. Best effort across two connections; the POST stream (auto/sse) has exact order.
-   * If the GET connection that carried the frames is cut before the settle ends, what it held may
-   * never have reached the client (a proxy drops what it had buffered): the answer then waits for
-   * the client's resume to bring those frames again, all within relatedWaitMs.
-   */
+  /** Holds a json answer until its related frames on the standalone stream have left (json-order.ts). */
   standaloneDelivered(seq: number, bytes: number): Promise<void> | undefined {
     const s = this.#standalone;
-    if (s === undefined) return undefined;
-    const settle = Math.min(SETTLE_MAX_MS, 1 + Math.ceil(bytes / SETTLE_BYTES_PER_MS));
-    return new Promise((resolve) => {
-      let over = false;
-      const finish = (): void => {
-        if (over) return;
-        over = true;
-        clearTimeout(t);
-        resolve();
-      };
-      const t = setTimeout(finish, relatedWaitMs(this.retryMs));
-      t.unref?.();
-      const attempt = (): void => {
-        void (s.whenDelivered(seq) ?? Promise.resolve()).then(() => {
-          if (over) return;
-          const carrier = s.connection;
-          setTimeout(() => {
-            if (over) return;
-            if (s.attached && s.connection === carrier) finish();
-            else attempt();
-          }, settle).unref?.();
-        });
-      };
-      attempt();
-    });
+    return s === undefined ? undefined : standaloneDelivered(s, seq, bytes, this.#deps.options.retryMs);
   }
 
   closedBySdk(): void {
@@ -457,11 +388,11 @@ export class Session implements StreamContext, ExchangeHost, BridgeTarget {
   }
 
   orphaned(ids: RequestId[]): void {
-    this.counters.orphanAborts += ids.length;
+    this.#deps.counters.orphanAborts += ids.length;
     this.#deps.options.logger?.warn('request.orphaned', {
       session: this.sessionHash,
       requests: ids.length,
-      timeoutMs: this.orphanTimeoutMs,
+      timeoutMs: this.#deps.options.orphanTimeoutMs,
     });
   }
 
@@ -470,7 +401,7 @@ export class Session implements StreamContext, ExchangeHost, BridgeTarget {
     // A finished stream is resumed from the event store alone (its events stay there for the grace period).
     const s = ex.stream;
     if (s !== undefined) this.#postStreams?.delete(s.num);
-    this.#lastActive = this.now();
+    this.#lastActive = this.#deps.options.now();
   }
 
   /**
@@ -486,14 +417,14 @@ export class Session implements StreamContext, ExchangeHost, BridgeTarget {
   }
 
   countMode(mode: 'json' | 'sse', methods: Iterable<string>): void {
-    if (mode === 'json') this.counters.responsesJson++;
-    else this.counters.responsesSse++;
-    const m = this.counters.metrics;
+    if (mode === 'json') this.#deps.counters.responsesJson++;
+    else this.#deps.counters.responsesSse++;
+    const m = this.#deps.counters.metrics;
     if (m !== undefined) for (const method of methods) m.mode(method, mode);
   }
 
   observeDuration(method: string, ms: number): void {
-    this.counters.metrics?.duration(method, ms / 1000);
+    this.#deps.counters.metrics?.duration(method, ms / 1000);
   }
 
   // ---- lifecycle -----------------------------------------------------------------------------

@@ -13,7 +13,6 @@
  * - A blocked stream slows its producer (waits for room) instead of closing on overflow, since a
  *   close would now kill the request.
  */
-import { LATEST_PROTOCOL_VERSION } from '@modelcontextprotocol/sdk/types.js';
 import { JsonRpcCode } from '../../jsonrpc/codes.js';
 import {
   errorResponse,
@@ -23,9 +22,9 @@ import {
   type RequestId,
 } from '../../jsonrpc/message.js';
 import { coalesceKeyOf } from '../../jsonrpc/partial.js';
-import { LOG_LEVELS, MODERN_VERSIONS, ModernCode } from '../../modern/constants.js';
+import { LOG_LEVELS, ModernCode } from '../../modern/constants.js';
 import { carryMrtr, INPUT_REQUIRED_METHODS, missingCapabilities } from '../../modern/mrtr.js';
-import { checkParamHeaders, type HeaderDecl, headerDeclsOf } from '../../modern/param-headers.js';
+import { checkParamHeaders } from '../../modern/param-headers.js';
 import { type ModernRefusal, ModernRefusals, refusalBody, refusalHeaders } from '../../modern/refusal.js';
 import { mapError, stampResult } from '../../modern/stamp.js';
 import { toolErrorOf } from '../../modern/tool-error.js';
@@ -34,32 +33,28 @@ import { encodeJsonFrame, OPEN_COMMENT } from '../../sse/encode.js';
 import { changeOf } from '../change-bus.js';
 import { Refusals, sendRefusal } from '../pipeline/refusal.js';
 import type { Policy, PostInput } from '../pipeline/route.js';
+import { authInfoOf } from '../sdk/auth-info.js';
 import { type BridgeTarget, BridgeTransport } from '../sdk/bridge-transport.js';
 import { createDispatcher, type Dispatcher } from '../sdk/dispatcher.js';
 import type { McpServerLike } from '../sdk/server-like.js';
-import { SSE_HEADERS } from '../stream/event-stream.js';
 import { SseWriter } from '../stream/sse-writer.js';
+import { SSE_HEADERS } from '../stream/stream-context.js';
 import type { ModernEra } from './era.js';
+import {
+  describeParams,
+  discoverResult,
+  type ServerInfo,
+  serverInfoOf,
+  toolHeaderDecls,
+} from './introspect.js';
 import { honouredFilter, ListenStream, parseFilter } from './listen.js';
 import type { SharedServer } from './shared-server.js';
 import type { ModernInflight } from './state.js';
 import { bindModern, classificationOf, envelopeOf, UNBOUND_METHODS } from './v2-binding.js';
 
-type ServerInfo = { name: string; version: string };
 type Waiter = (m: JsonRpcResponse | undefined) => void;
 
-/** Pages of tools/list read to learn `x-mcp-header` declarations, at most. */
-const MAX_TOOL_PAGES = 32;
 let internalSeq = 0;
-
-function serverInfoOf(server: unknown): ServerInfo | undefined {
-  // The SDK keeps it on the low-level Server (McpServer wraps one as `.server`).
-  const inner = (server as { server?: unknown }).server ?? server;
-  const info = (inner as { _serverInfo?: unknown })._serverInfo;
-  if (typeof info !== 'object' || info === null) return undefined;
-  const { name, version } = info as Record<string, unknown>;
-  return typeof name === 'string' && typeof version === 'string' ? { name, version } : undefined;
-}
 
 function levelAllowed(wanted: string | undefined, level: unknown): boolean {
   if (wanted === undefined) return false;
@@ -248,17 +243,7 @@ export class ModernCall implements BridgeTarget, ModernInflight {
     return {
       requestInfo: { headers: this.#input.rawHeaders },
       ...(this.#bound ? { classification: classificationOf(this.#meta.protocolVersion) } : {}),
-      ...(auth === undefined
-        ? {}
-        : {
-            authInfo: {
-              token: '',
-              clientId: auth.principal,
-              scopes: [],
-              ...(auth.expiresAt === undefined ? {} : { expiresAt: Math.floor(auth.expiresAt / 1000) }),
-              extra: { principal: auth.principal },
-            },
-          }),
+      ...(auth === undefined ? {} : { authInfo: authInfoOf(auth) }),
     };
   }
 
@@ -276,40 +261,22 @@ export class ModernCall implements BridgeTarget, ModernInflight {
 
   async #checkParamHeaders(): Promise<ModernRefusal | undefined> {
     const era = this.#era;
-    const principal = this.#input.auth?.principal;
-    let tools = era.state.decls(principal, era.core.options.now());
-    if (tools === undefined) {
-      tools = new Map<string, HeaderDecl[]>();
-      let cursor: unknown;
-      for (let page = 0; page < MAX_TOOL_PAGES; page++) {
-        const r = await this.#ask('tools/list', cursor === undefined ? {} : { cursor });
-        if (this.done) return undefined;
-        if (r === undefined || !('result' in r)) break;
-        const list = r.result['tools'];
-        if (Array.isArray(list)) {
-          for (const t of list as { name?: unknown; inputSchema?: unknown }[]) {
-            if (typeof t?.name !== 'string') continue;
-            const decls = headerDeclsOf(t.inputSchema);
-            if (decls.length > 0) tools.set(t.name, decls);
-          }
-        }
-        cursor = r.result['nextCursor'];
-        if (typeof cursor !== 'string') break;
-      }
-      era.state.setDecls(principal, era.core.options.now(), tools);
-    }
+    const tools = await toolHeaderDecls(
+      (method, params) => this.#ask(method, params),
+      era.state,
+      this.#input.auth?.principal,
+      era.core.options.now,
+      () => this.done,
+    );
     const name = this.#req.params?.['name'];
-    const decls = typeof name === 'string' ? tools.get(name) : undefined;
+    const decls = typeof name === 'string' ? tools?.get(name) : undefined;
     if (decls === undefined) return undefined;
     return checkParamHeaders(this.#req.id, decls, this.#req.params?.['arguments'], (n) =>
       this.#input.head.header(n),
     );
   }
 
-  /**
-   * server/discover (MCP 2026-07-28 server/discover): what the served server reports to an
-   * initialize, which Sluice sends it internally, with the modern versions this endpoint serves.
-   */
+  /** server/discover (MCP 2026-07-28 server/discover), answered from the served server's initialize result. */
   async #discover(): Promise<void> {
     const described = await this.#describe();
     if (this.done) return;
@@ -319,25 +286,14 @@ export class ModernCall implements BridgeTarget, ModernInflight {
       );
       return;
     }
-    const init = described as { capabilities?: unknown; serverInfo?: unknown; instructions?: unknown };
-    const info = init.serverInfo as ServerInfo | undefined;
-    if (info !== undefined) this.#serverInfo = { name: info.name, version: info.version };
-    const result: Record<string, unknown> = {
-      supportedVersions: [...MODERN_VERSIONS],
-      capabilities: init.capabilities ?? {},
-      ...(info === undefined ? {} : { serverInfo: info }),
-      ...(typeof init.instructions === 'string' ? { instructions: init.instructions } : {}),
-    };
+    const { result, info } = discoverResult(described);
+    if (info !== undefined) this.#serverInfo = info;
     await this.#answer({ jsonrpc: '2.0', id: this.#req.id, result });
   }
 
   /** The served server's initialize result (capabilities, serverInfo, instructions), asked internally. */
   async #describe(): Promise<Record<string, unknown> | undefined> {
-    const r = await this.#ask('initialize', {
-      protocolVersion: LATEST_PROTOCOL_VERSION,
-      capabilities: this.#meta.clientCapabilities,
-      clientInfo: this.#meta.clientInfo ?? { name: 'unknown', version: '0' },
-    });
+    const r = await this.#ask('initialize', describeParams(this.#meta));
     return r !== undefined && 'result' in r ? r.result : undefined;
   }
 

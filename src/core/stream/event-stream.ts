@@ -5,49 +5,15 @@
  * replays what followed the cursor, then continues live with no gap and no duplicate
  * (2025-11-25 basic/transports §"Resumability and Redelivery").
  */
-import type { EventStore, ReplayResult } from '../../events/event-store.js';
+import type { ReplayResult } from '../../events/event-store.js';
 import type { PartialFrame } from '../../flow/partial-frame.js';
 import { encodeJsonFrame, encodeRetry, OPEN_COMMENT, RESUMED_COMMENT } from '../../sse/encode.js';
 import { encodeSeq, eventIdPrefix } from '../../sse/event-id.js';
-import type { Counters } from '../observe/counters.js';
-import type { Probe } from '../observe/probe.js';
 import type { StreamStats } from '../observe/stats.js';
 import type { Headers, ResponseSink } from '../pipeline/sink.js';
-import type { WriterSet } from './live.js';
-import type { Pacer } from './pacer.js';
-import { SseWriter, type WriteOutcome, type WriterLimits } from './sse-writer.js';
+import { SseWriter, type WriteOutcome } from './sse-writer.js';
+import type { StreamContext, StreamKind, StreamShared } from './stream-context.js';
 import { armGuard, type StreamGuard } from './stream-guard.js';
-
-export const SSE_HEADERS: Headers = {
-  'content-type': 'text/event-stream',
-  // no-transform stops compressing proxies; X-Accel-Buffering: no stops nginx buffering this response.
-  'cache-control': 'no-cache, no-transform',
-  'x-accel-buffering': 'no',
-};
-
-/** What a stream needs from its session and handler. */
-export interface StreamContext {
-  readonly sessionKey: string;
-  /** Per-session id tag; undefined when events carry no ids (stateless mode). */
-  readonly tag: string | undefined;
-  readonly store: EventStore | undefined;
-  readonly counters: Counters;
-  readonly limits: WriterLimits;
-  readonly now: () => number;
-  /** Every attached writer, for the shared keepalive timer. */
-  readonly live: WriterSet;
-  readonly retryMs: number;
-  /** Whether this session gets priming events (negotiated >= 2025-11-25). */
-  readonly priming: boolean;
-  /** The session has ended: nothing may attach any more. */
-  readonly ended: boolean;
-  readonly probe: Probe | undefined;
-  readonly pacer: Pacer;
-  /** The session id as a short hash, for probes and logs. */
-  readonly sessionHash: string;
-}
-
-export type StreamKind = 'post' | 'get';
 
 const RESOLVED: Promise<unknown> = Promise.resolve();
 
@@ -67,6 +33,7 @@ export class EventStream {
   readonly num: number;
   readonly kind: StreamKind;
   readonly #ctx: StreamContext;
+  readonly #sh: StreamShared;
   #seq = 0;
   #idPrefix: string | undefined;
   #writer: SseWriter | undefined;
@@ -100,6 +67,7 @@ export class EventStream {
 
   constructor(ctx: StreamContext, num: number, kind: StreamKind) {
     this.#ctx = ctx;
+    this.#sh = ctx.shared;
     this.num = num;
     this.kind = kind;
   }
@@ -172,9 +140,9 @@ export class EventStream {
       return undefined;
     }
     const w = this.#writer;
-    if (w === undefined) return this.#ctx.pacer.wait();
+    if (w === undefined) return this.#sh.pacer.wait();
     this.#record(seq, w.writePartial(p, frame));
-    if (w.closed) return this.#ctx.pacer.wait();
+    if (w.closed) return this.#sh.pacer.wait();
     if (!w.blocked) return undefined;
     return w.congested ? w.waitForRoom() : undefined;
   }
@@ -225,15 +193,15 @@ export class EventStream {
     }
     const w = this.#writer;
     // No connection: the event waits in the replay store; pace the producer (see pacer.ts).
-    if (w === undefined) return this.#ctx.pacer.wait();
+    if (w === undefined) return this.#sh.pacer.wait();
     this.#record(this.#seq, w.write(frame, key, urgent ?? key !== undefined));
     // An overflow just closed the connection: the frame is in the store; nothing to wait for.
-    if (w.closed) return this.#ctx.pacer.wait();
+    if (w.closed) return this.#sh.pacer.wait();
     if (!w.blocked) return undefined;
     // Blocked socket: a response or request waits for room once the queue passes the high-water
     // mark; a progress update (coalescible, never piling up) waits for room or the next pace tick.
     if (key === undefined) return w.congested ? w.waitForRoom() : undefined;
-    const tick = this.#ctx.pacer.wait();
+    const tick = this.#sh.pacer.wait();
     return tick === undefined ? undefined : Promise.race([w.waitForRoom(), tick]);
   }
 
@@ -241,7 +209,7 @@ export class EventStream {
   open(sink: ResponseSink, headers: Headers, guard?: StreamGuard): void {
     let first: string;
     if (this.#ctx.priming && this.#ctx.tag !== undefined) {
-      first = this.#frame('', this.#ctx.retryMs);
+      first = this.#frame('', this.#sh.retryMs);
       this.#delivered = this.#seq;
       this.#sentId = true;
     } else {
@@ -318,7 +286,7 @@ export class EventStream {
       from < upTo &&
       ((r?.status === 'ok' && (r.events.at(-1)?.seq ?? from) < upTo) || r?.status === 'unknown')
     ) {
-      this.#ctx.counters.storeGaps++;
+      this.#sh.counters.storeGaps++;
       r = { status: 'evicted' };
     }
     if (r === undefined || r.status !== 'ok' || sink.closed || this.#ctx.ended) {
@@ -357,7 +325,7 @@ export class EventStream {
   closeConnection(): boolean {
     const w = this.#writer;
     if (w === undefined || !this.#sentId) return false;
-    w.write(encodeRetry(this.#ctx.retryMs));
+    w.write(encodeRetry(this.#sh.retryMs));
     this.#detach(true);
     return true;
   }
@@ -377,7 +345,7 @@ export class EventStream {
     const w = this.#writer;
     if (w === undefined) return;
     this.#closing = 'server';
-    if (this.#sentId) w.write(encodeRetry(this.#ctx.retryMs));
+    if (this.#sentId) w.write(encodeRetry(this.#sh.retryMs));
     this.#detach(true);
   }
 
@@ -386,7 +354,7 @@ export class EventStream {
     const w = this.#writer;
     if (w !== undefined) {
       this.#writer = undefined;
-      this.#ctx.live.delete(w);
+      this.#sh.live.delete(w);
       w.destroy();
     }
   }
@@ -424,14 +392,14 @@ export class EventStream {
     if (outcome === 'overflow') {
       // Never drop a response or request: close the connection; the frame is in the replay store and
       // the client resumes from its last id (docs/design.md "Invariants": never drop a response).
-      this.#ctx.counters.overflowCloses++;
+      this.#sh.counters.overflowCloses++;
       this.#closing = 'overflow';
       this.abort();
       this.onDetach?.();
       return;
     }
     if (outcome === 'closed') return;
-    this.#ctx.counters.eventsWritten++;
+    this.#sh.counters.eventsWritten++;
     if (seq > this.#delivered) this.#delivered = seq;
     if (this.#ctx.tag !== undefined) this.#sentId = true;
     if (this.#deliveryWaiters !== undefined) this.#checkDelivery();
@@ -444,15 +412,15 @@ export class EventStream {
     guard: StreamGuard | undefined,
     cursor?: number,
   ): void {
-    const w = new SseWriter(sink, this.#ctx.limits, this.#ctx.counters, this.#ctx.now);
+    const w = new SseWriter(sink, this.#sh.limits, this.#sh.counters, this.#sh.now);
     this.#writer = w;
     this.#tookOverAt = undefined;
     this.#everAttached = true;
     this.#attaches++;
     this.#lostCursor = undefined;
     this.#closing = undefined;
-    this.#ctx.live.add(w);
-    const probe = this.#ctx.probe;
+    this.#sh.live.add(w);
+    const probe = this.#sh.probe;
     const ev =
       probe === undefined ? undefined : { session: this.#ctx.sessionHash, stream: this.num, kind: this.kind };
     if (ev !== undefined) probe?.streamOpen(ev);
@@ -466,16 +434,16 @@ export class EventStream {
       if (this.#writer === w) {
         // Lost by the peer (a server-side close clears #writer first and never comes here).
         this.#writer = undefined;
-        this.#ctx.live.delete(w);
+        this.#sh.live.delete(w);
         if (!this.#done) this.#lostCursor = cursor;
         if (!this.#done) this.onDetach?.();
       } else {
-        this.#ctx.live.delete(w);
+        this.#sh.live.delete(w);
       }
     });
     w.open(200, headers, first);
-    armGuard(sink, guard, this.#ctx.now, () => {
-      this.#ctx.counters.authStreamEnds++;
+    armGuard(sink, guard, this.#sh.now, () => {
+      this.#sh.counters.authStreamEnds++;
       if (this.#writer === w) this.interrupt();
     });
     this.onAttach?.();
@@ -485,7 +453,7 @@ export class EventStream {
     const w = this.#writer;
     if (w === undefined) return;
     this.#writer = undefined;
-    this.#ctx.live.delete(w);
+    this.#sh.live.delete(w);
     if (graceful) w.end();
     else w.destroy();
     if (!this.#done) this.onDetach?.();
