@@ -25,11 +25,13 @@
  * real server-to-client requests, answered by the handlers registered on the Client with `setRequestHandler`, and
  * the result the helper sees is already complete.
  */
+
 import type { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import type { RequestOptions } from '@modelcontextprotocol/sdk/shared/protocol.js';
 import type { ClientRequest, Result } from '@modelcontextprotocol/sdk/types.js';
 import { InvalidOptionError } from '../errors.js';
 import { isPlainObject as isObject } from '../jsonrpc/message.js';
+import { META_CLIENT_CAPABILITIES } from '../jsonrpc/meta-keys.js';
 import { MalformedMessageError, SluiceClientError } from './errors.js';
 import { isModernRevision, PROTOCOL_VERSION_META_KEY } from './modern.js';
 
@@ -59,8 +61,6 @@ export interface CallWithInputOptions {
 }
 
 export const DEFAULT_MAX_INPUT_ROUNDS = 8;
-
-const CLIENT_CAPABILITIES_META_KEY = 'io.modelcontextprotocol/clientCapabilities';
 
 /** The server still asked for input after `rounds` retries. */
 export class InputRoundsExceededError extends SluiceClientError {
@@ -106,14 +106,14 @@ function withCapabilities(params: Record<string, unknown>, handlers: InputHandle
   const meta = params['_meta'];
   if (!isObject(meta)) return params;
   const revision = meta[PROTOCOL_VERSION_META_KEY];
-  if (typeof revision !== 'string' || !isModernRevision(revision) || CLIENT_CAPABILITIES_META_KEY in meta) {
+  if (typeof revision !== 'string' || !isModernRevision(revision) || META_CLIENT_CAPABILITIES in meta) {
     return params;
   }
   const capabilities: Record<string, unknown> = {};
   for (const [method, capability] of Object.entries(INPUT_REQUEST_CAPABILITIES)) {
     if (handlers[method as InputRequestMethod] !== undefined) capabilities[capability] = {};
   }
-  return { ...params, _meta: { ...meta, [CLIENT_CAPABILITIES_META_KEY]: capabilities } };
+  return { ...params, _meta: { ...meta, [META_CLIENT_CAPABILITIES]: capabilities } };
 }
 
 /** The embedded requests of an `input_required` result, checked: untrusted input from the server. */

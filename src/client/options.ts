@@ -1,3 +1,4 @@
+import { IDEMPOTENCY_KEY_META } from '../jsonrpc/meta-keys.js';
 import { InvalidOptionError } from './errors.js';
 import type { ClientClock, FetchLike } from './http-client.js';
 import { checkDefaultHttp } from './http-default.js';
@@ -144,7 +145,7 @@ export interface StreamableHttpClientOptions {
 }
 
 /** The `_meta` key that marks a request as safe to re-send: `"io.sluice/idempotencyKey": "<non-empty string>"`. */
-export const IDEMPOTENCY_KEY_META = 'io.sluice/idempotencyKey';
+export { IDEMPOTENCY_KEY_META };
 
 /** Resolved options: every field present, validated once. */
 export interface ResolvedClientOptions {

@@ -4,11 +4,13 @@
  * the capability probe, a logging tool, list-change triggers and an `x-mcp-header` tool. Names,
  * keys and texts follow the suite's scenario descriptions. Legacy sessions see the same tools.
  */
+
 import { randomBytes } from 'node:crypto';
 import type { McpServer } from '@modelcontextprotocol/sdk/server/mcp.js';
 import type { CallToolResult, GetPromptResult } from '@modelcontextprotocol/sdk/types.js';
 import { z } from 'zod';
 import { JsonRpcCode } from '../jsonrpc/codes.js';
+import { META_CLIENT_CAPABILITIES } from '../jsonrpc/meta-keys.js';
 import { mrtrInput } from '../modern/mrtr.js';
 import { toolError } from '../modern/tool-error.js';
 import { createRequestStateCodec, type RequestStateCodec } from '../server/request-state.js';
@@ -248,7 +250,7 @@ export function registerModernFixtures(server: McpServer): void {
       const { inputResponses } = mrtrInput(extra);
       if (inputResponses !== undefined && Object.keys(inputResponses).length > 0)
         return text('inputs received');
-      const caps = extra._meta?.['io.modelcontextprotocol/clientCapabilities'];
+      const caps = extra._meta?.[META_CLIENT_CAPABILITIES];
       const has = (c: string): boolean => isObject(caps) && isObject(caps[c]);
       const requests: Record<string, unknown> = {};
       if (has('elicitation')) requests['user_name'] = elicit('What is your name?', 'name');

@@ -16,8 +16,9 @@
  */
 import { type JsonRpcMessage, progressTokenOf } from './message.js';
 
-/** The `_meta` key marking a frame as partial output (a Sluice-owned prefix, MCP `_meta` naming rules). */
-export const PARTIAL_META_KEY = 'io.sluice/partial';
+import { PARTIAL_META_KEY } from './meta-keys.js';
+
+export { PARTIAL_META_KEY };
 
 /**
  * The coalescing key of an outbound message: its progress token for ordinary progress (newest per
@@ -38,8 +39,6 @@ export const PARTIAL_RESULT_METHOD = 'notifications/tools/partial_result';
 export const PARTIAL_CAPABILITY = 'partialResults';
 /** The draft SEP's per-call opt-in token, in the request's `_meta`. */
 export const PARTIAL_TOKEN_META = 'partialResultToken';
-/** The draft SEP's per-request capability echo (2026-07-28 baseline: capabilities ride on every request). */
-export const REQUEST_CAPABILITIES_META = 'io.modelcontextprotocol/clientCapabilities';
 
 /** The marker of one frame: deltas `seq` … `seq + n - 1`. */
 export interface PartialMarker {

@@ -16,8 +16,9 @@
 import type { JsonRpcRequest } from '../jsonrpc/message.js';
 import { isPlainObject as isObject } from '../jsonrpc/message.js';
 
-export const META_INPUT_RESPONSES = 'dev.sluice/inputResponses';
-export const META_REQUEST_STATE = 'dev.sluice/requestState';
+import { META_INPUT_RESPONSES, META_REQUEST_STATE } from '../jsonrpc/meta-keys.js';
+
+export { META_INPUT_RESPONSES, META_REQUEST_STATE };
 
 /** Requests whose result may be `input_required` (§"InputRequiredResult"). */
 export const INPUT_REQUIRED_METHODS: ReadonlySet<string> = new Set([

@@ -7,7 +7,9 @@
  */
 import type { JsonRpcError, RequestId } from '../jsonrpc/message.js';
 
-export const META_TOOL_ERROR = 'dev.sluice/error';
+import { META_TOOL_ERROR } from '../jsonrpc/meta-keys.js';
+
+export { META_TOOL_ERROR };
 
 export interface ToolErrorResult {
   [key: string]: unknown;

@@ -18,8 +18,10 @@
  * in the same wire form, so a handler runs unchanged on any transport. Awaiting each send is how a
  * handler follows the reader's pace: it resolves when the stream has room again.
  */
+
 import { requestHandleOf } from '../core/era-2025/request-handle.js';
 import { PartialFrame } from '../flow/partial-frame.js';
+import { META_CLIENT_CAPABILITIES } from '../jsonrpc/meta-keys.js';
 import {
   escapeJsonText,
   PARTIAL_CAPABILITY,
@@ -28,7 +30,6 @@ import {
   PARTIAL_TOKEN_META,
   type PartialForm,
   PartialTemplate,
-  REQUEST_CAPABILITIES_META,
 } from '../jsonrpc/partial.js';
 
 /** What partialResults() reads from an SDK handler's `extra` (v1 RequestHandlerExtra has all of it). */
@@ -78,7 +79,7 @@ class Output implements PartialResults {
     this.#handle = handle;
     const meta = extra._meta;
     const sepToken = tokenOf(meta?.[PARTIAL_TOKEN_META]);
-    const perRequestCaps = meta?.[REQUEST_CAPABILITIES_META] as Record<string, unknown> | undefined;
+    const perRequestCaps = meta?.[META_CLIENT_CAPABILITIES] as Record<string, unknown> | undefined;
     const declared =
       handle?.session.partialResultsCapable === true ||
       (typeof perRequestCaps?.[PARTIAL_CAPABILITY] === 'object' &&

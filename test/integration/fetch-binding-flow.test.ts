@@ -6,8 +6,8 @@ fetchSuites([
   'server-flow',
   'resume-trials',
   'close-races',
-  'review-resume-race',
-  'review-stateless',
-  'review-server-requests',
+  'resume-end-races',
+  'stateless-mode',
+  'server-request-timeout',
   'shutdown-restart',
 ]);

@@ -124,15 +124,12 @@ export class EventStream {
   sendPartial(p: PartialFrame): Promise<void> | undefined {
     const seq = ++this.#seq;
     let frame: string | undefined;
-    const tag = this.#ctx.tag;
-    if (tag !== undefined) {
-      this.#idPrefix ??= eventIdPrefix(tag, this.num);
-      p.id = this.#idPrefix + encodeSeq(seq);
-      const store = this.#ctx.store;
-      if (store !== undefined) {
+    const id = this.#idOf(seq);
+    if (id !== undefined) {
+      p.id = id;
+      if (this.#ctx.store !== undefined) {
         frame = p.render();
-        const r = store.append(this.#ctx.sessionKey, this.num, { seq, frame });
-        if (r !== undefined) r.then(undefined, () => this.#appendFailed());
+        this.#append(seq, frame);
       }
     }
     if (this.#held !== undefined) {
@@ -361,18 +358,28 @@ export class EventStream {
 
   #frame(json: string, retry?: number): string {
     const seq = ++this.#seq;
+    const id = this.#idOf(seq);
+    if (id === undefined) return encodeJsonFrame(undefined, json);
+    const frame = encodeJsonFrame(id, json, retry);
+    this.#append(seq, frame);
+    return frame;
+  }
+
+  /** The id of this stream's frame `seq`; undefined when events carry no ids (stateless mode). */
+  #idOf(seq: number): string | undefined {
     const tag = this.#ctx.tag;
-    if (tag === undefined) return encodeJsonFrame(undefined, json);
+    if (tag === undefined) return undefined;
     // The stream's part of the id never changes: encode it once (event-id.ts owns the format).
     this.#idPrefix ??= eventIdPrefix(tag, this.num);
-    const id = this.#idPrefix + encodeSeq(seq);
-    const frame = encodeJsonFrame(id, json, retry);
+    return this.#idPrefix + encodeSeq(seq);
+  }
+
+  /** Keeps a frame for resumption; a failed append ends the connection (#appendFailed). */
+  #append(seq: number, frame: string): void {
     const store = this.#ctx.store;
-    if (store !== undefined) {
-      const r = store.append(this.#ctx.sessionKey, this.num, { seq, frame });
-      if (r !== undefined) r.then(undefined, () => this.#appendFailed());
-    }
-    return frame;
+    if (store === undefined) return;
+    const r = store.append(this.#ctx.sessionKey, this.num, { seq, frame });
+    if (r !== undefined) r.then(undefined, () => this.#appendFailed());
   }
 
   /**

@@ -1,5 +1,5 @@
-// Review: server-to-client requests that the SDK gives up on (its own request timeout) stay in the
-// session's `awaiting` set for the rest of the session.
+// Server-to-client requests that the SDK gives up on (its own request timeout) leave the session's
+// `awaiting` set: a late reply to one is refused, and they do not pile up for the rest of the session.
 import assert from 'node:assert/strict';
 import { after, describe, test } from 'node:test';
 import { McpServer } from '@modelcontextprotocol/sdk/server/mcp.js';
@@ -33,7 +33,7 @@ function askServer(): McpServer {
   return server;
 }
 
-describe('review: server-to-client requests abandoned by the SDK', () => {
+describe('server-to-client requests abandoned by the SDK', () => {
   test('a request the SDK timed out no longer counts as awaiting a reply', {}, async () => {
     const sessions: Session[] = [];
     const register = Sessions.prototype.register;

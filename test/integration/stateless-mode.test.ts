@@ -1,11 +1,11 @@
-// Review: stateless mode edge cases — the protocol-version header rule and graceful close.
+// Stateless mode edge cases — the protocol-version header rule and graceful close.
 import assert from 'node:assert/strict';
 import { after, describe, test } from 'node:test';
 import { withDeadline } from '../helpers/deadline.js';
 import { ACCEPT_BOTH, RawSession, send, toolCall } from '../helpers/http.js';
 import { startServer } from '../helpers/test-server.js';
 
-describe('review: stateless mode', () => {
+describe('stateless mode', () => {
   test('an unsupported MCP-Protocol-Version is refused with 400, as with sessions', {}, async () => {
     // Sanity: the session-mode server refuses it.
     const stateful = await startServer();

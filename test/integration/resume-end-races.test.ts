@@ -1,4 +1,4 @@
-// Review: races between a resume (GET + Last-Event-ID) and the end of the stream or session, with an
+// Races between a resume (GET + Last-Event-ID) and the end of the stream or session, with an
 // EventStore whose replay answers asynchronously (the EventStore contract allows promises: Redis).
 // The store computes its answer at call time and delivers it `delayMs` later, like a network store.
 import assert from 'node:assert/strict';
@@ -70,7 +70,7 @@ async function resumeInFlight(delayMs: number) {
   return { store, srv, s, resumed };
 }
 
-describe('review: session end while a resume is reading the event store', () => {
+describe('session end while a resume is reading the event store', () => {
   test('DELETE during a standalone-stream resume: the resume is refused 404 and nothing stays open', async () => {
     const { srv, s, resumed } = await resumeInFlight(300);
     const del = await s.delete();
@@ -106,7 +106,7 @@ describe('review: session end while a resume is reading the event store', () => 
   });
 });
 
-describe('review: a refused resume racing the response of a live POST stream', () => {
+describe('a refused resume racing the response of a live POST stream', () => {
   test('the POST stream still ends after its response when a concurrent resume is declined', async () => {
     const store = new SlowReplayStore();
     const srv = await startServer({ eventStore: store, mode: 'sse', keepaliveMs: 0 });

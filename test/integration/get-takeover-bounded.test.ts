@@ -1,6 +1,6 @@
-// Field hardening, item 2: GET streams must not ping-pong. The official SDK client, when a resuming
-// GET ends before its first event, forgets its Last-Event-ID and opens a second standalone GET; if
-// each new GET displaced the older one, the client's two loops would displace each other forever.
+// GET streams must not ping-pong. The official SDK client, when a resuming GET ends before its
+// first event, forgets its Last-Event-ID and opens a second standalone GET; if each new GET
+// displaced the older one, the client's two loops would displace each other forever.
 // Reproduced here with the SDK client itself; the test counts the GETs the server receives.
 import assert from 'node:assert/strict';
 import { createServer, type Server } from 'node:http';
