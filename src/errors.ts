@@ -1,7 +1,7 @@
 /**
  * Every error Sluice's server side raises, with a stable string code. Codes are never reused or
  * renamed; docs/errors.md describes each. `httpStatus` and `jsonRpcCode` say how a refusal goes
- * on the wire (see toWire in src/core/refusal.ts).
+ * on the wire (see toWire in src/core/pipeline/refusal.ts).
  */
 
 export type SluiceErrorCode =

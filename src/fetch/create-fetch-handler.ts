@@ -1,7 +1,7 @@
 /**
  * createFetchHandler: the MCP endpoint as `(request: Request) => Promise<Response>`, for runtimes
  * that speak web-standard fetch (Bun.serve, Deno.serve, Cloudflare Workers, Hono, Next.js route
- * handlers). Same options, same pipeline (src/core/pipeline.ts) and same guarantees as the
+ * handlers). Same options, same pipeline (src/core/pipeline/pipeline.ts) and same guarantees as the
  * node:http binding: SSE answers are a pull-driven ReadableStream (src/fetch/stream-sink.ts), so
  * the runtime's backpressure reaches the producer; keepalives, resumption, cancellation when the
  * runtime aborts the request, and close() for a graceful drain. Nothing here imports node:*.

@@ -1,7 +1,7 @@
 /**
  * createMcpHandler: the node:http request listener. It builds a RequestView over the
  * IncomingMessage and a NodeSink over the ServerResponse (or their node:http2 compatibility
- * counterparts and an H2Sink) and runs the runtime-neutral pipeline (src/core/pipeline.ts: Host →
+ * counterparts and an H2Sink) and runs the runtime-neutral pipeline (src/core/pipeline/pipeline.ts: Host →
  * Origin → CORS preflight → authenticate → method → media types → body → POST/GET/DELETE). Options
  * are resolved and validated once, there.
  */

@@ -1,5 +1,5 @@
 /**
- * Binding a served server to the 2026-07-28 revision (core/modern/v2-binding.ts): SDK v2 servers
+ * Binding a served server to the 2026-07-28 revision (core/era-2026/v2-binding.ts): SDK v2 servers
  * bind and then serve that era; SDK v1 servers and anything that refuses are left exactly as they
  * were, so the request is served by Sluice's adapter as before.
  */

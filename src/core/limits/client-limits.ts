@@ -19,7 +19,7 @@ export interface ClientLimitOptions {
   maxTracked: number;
   /**
    * 2026-07-28 requests one client keeps in flight at once (that era has no sessions, so this
-   * replaces the per-session bound there); enforced by src/modern/concurrency.ts, not by this class.
+   * replaces the per-session bound there); enforced by src/core/limits/concurrency.ts, not by this class.
    */
   maxConcurrentRequests: number;
 }

@@ -1,6 +1,6 @@
 /**
  * Builds Prometheus text exposition (format 0.0.4): families, samples with escaped labels, and
- * histograms. Shared by the handler's metrics (server/prometheus.ts) and a cluster member's
+ * histograms. Shared by the handler's metrics (core/observe/prometheus.ts) and a cluster member's
  * (cluster/metrics.ts).
  */
 import type { Histogram } from './histogram.js';

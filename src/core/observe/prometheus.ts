@@ -1,7 +1,7 @@
 /**
  * Prometheus text exposition (format 0.0.4) of a handler's stats, with no dependency. Every name is
  * documented in docs/operations.md. Label values are from fixed sets (method labels are bounded by
- * core/metrics.ts), so the series count cannot grow with client input.
+ * core/observe/metrics.ts), so the series count cannot grow with client input.
  */
 
 import type { Metrics } from './metrics.js';
