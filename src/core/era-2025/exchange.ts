@@ -42,6 +42,24 @@ export interface ExchangeHost {
   readonly shared: StreamShared;
 }
 
+/** What the POST path gives an exchange when it opens it; fixed for the exchange's life. */
+export interface ExchangeHooks {
+  /**
+   * Runs just before an undecided exchange answers (initialize registers its session here); a
+   * refusal it returns is sent instead of the answer.
+   */
+  beforeAnswer?: ((responses: string[]) => Refusal | undefined) | undefined;
+  /**
+   * With policy 'sse': open the stream only when the answer is ready (or something related is sent),
+   * not at once. Initialize uses it so its SSE answer can still carry Mcp-Session-Id.
+   */
+  deferStream?: boolean;
+  /** Bounds the stream's life by the credential that opened it. */
+  guard?: StreamGuard | undefined;
+  /** Runs once when the exchange is over, however it ended. */
+  onDone?: (() => void) | undefined;
+}
+
 export class Exchange {
   readonly #host: ExchangeHost;
   readonly #sink: ResponseSink;
@@ -63,21 +81,11 @@ export class Exchange {
   #timer: ReturnType<typeof setTimeout> | undefined;
   #orphanTimer: ReturnType<typeof setTimeout> | undefined;
   /** Headers added to the answer (CORS, and Mcp-Session-Id for initialize). */
-  headers: Headers;
-  /**
-   * Runs just before an undecided exchange answers (initialize registers its session here); a
-   * refusal it returns is sent instead of the answer.
-   */
-  beforeAnswer: ((responses: string[]) => Refusal | undefined) | undefined;
-  /**
-   * With policy 'sse': open the stream only when the answer is ready (or something related is sent),
-   * not at once. Initialize uses it so its SSE answer can still carry Mcp-Session-Id.
-   */
-  deferStream = false;
-  /** Bounds the stream's life by the credential that opened it. */
-  guard: StreamGuard | undefined;
-  /** Runs once when the exchange is over, however it ended. */
-  onDone: (() => void) | undefined;
+  readonly #headers: Headers;
+  readonly #beforeAnswer: ((responses: string[]) => Refusal | undefined) | undefined;
+  readonly #deferStream: boolean;
+  readonly #guard: StreamGuard | undefined;
+  readonly #onDone: (() => void) | undefined;
 
   constructor(
     host: ExchangeHost,
@@ -87,6 +95,7 @@ export class Exchange {
     policy: Policy,
     headers: Headers,
     startedAt: number,
+    hooks: ExchangeHooks = {},
   ) {
     this.#host = host;
     this.#sink = sink;
@@ -94,8 +103,17 @@ export class Exchange {
     this.#startedAt = startedAt;
     this.#batch = batch;
     this.#policy = policy;
-    this.headers = headers;
+    this.#headers = headers;
+    this.#beforeAnswer = hooks.beforeAnswer;
+    this.#deferStream = hooks.deferStream === true;
+    this.#guard = hooks.guard;
+    this.#onDone = hooks.onDone;
     sink.onClose(() => this.#onSinkClose());
+  }
+
+  /** Adds a header to the answer (initialize: Mcp-Session-Id, once the session is registered). */
+  setHeader(name: string, value: string): void {
+    this.#headers[name] = value;
   }
 
   get ids(): RequestId[] {
@@ -109,7 +127,7 @@ export class Exchange {
   }
 
   start(): void {
-    if (this.#policy === 'sse' && !this.deferStream) this.#upgrade();
+    if (this.#policy === 'sse' && !this.#deferStream) this.#upgrade();
     else if (this.#policy === 'auto' && this.#host.shared.streamAfterMs > 0) {
       this.#timer = setTimeout(() => {
         this.#timer = undefined;
@@ -189,10 +207,10 @@ export class Exchange {
     const wasPending = this.#state === 'pending';
     this.#state = 'done';
     this.#pending.clear();
-    if (wasPending && !this.#sink.closed) sendRefusal(this.#sink, answer, this.headers);
+    if (wasPending && !this.#sink.closed) sendRefusal(this.#sink, answer, this.#headers);
     else this.#stream?.interrupt();
     this.#host.exchangeDone(this);
-    this.onDone?.();
+    this.#onDone?.();
   }
 
   #upgrade(): void {
@@ -204,7 +222,7 @@ export class Exchange {
     this.#host.countMode('sse', this.#pending.values());
     stream.onDetach = () => this.#armOrphan();
     stream.onAttach = () => this.#disarmOrphan();
-    stream.open(this.#sink, { ...SSE_HEADERS, ...this.headers }, this.guard);
+    stream.open(this.#sink, { ...SSE_HEADERS, ...this.#headers }, this.#guard);
     // Responses buffered while undecided (a batch) go first, in arrival order.
     const buffered = this.#responses;
     this.#responses = [];
@@ -217,12 +235,12 @@ export class Exchange {
       this.#state = 'done';
       this.#stream?.finish(this.#host.shared.streamGraceMs);
     } else if (this.#state === 'pending') {
-      const refused = this.#sink.closed ? undefined : this.beforeAnswer?.(this.#responses);
+      const refused = this.#sink.closed ? undefined : this.#beforeAnswer?.(this.#responses);
       if (refused !== undefined) {
         this.#state = 'done';
-        sendRefusal(this.#sink, refused, this.headers);
+        sendRefusal(this.#sink, refused, this.#headers);
         this.#host.exchangeDone(this);
-        this.onDone?.();
+        this.#onDone?.();
         return;
       }
       if (this.#policy === 'sse' && this.#responses.length > 0 && !this.#sink.closed) {
@@ -231,7 +249,7 @@ export class Exchange {
         this.#state = 'done';
         this.#stream?.finish(this.#host.shared.streamGraceMs);
         this.#host.exchangeDone(this);
-        this.onDone?.();
+        this.#onDone?.();
         return;
       }
       this.#state = 'done';
@@ -239,13 +257,13 @@ export class Exchange {
         const rs = this.#responses;
         if (rs.length === 0) {
           // Every request was cancelled: nothing to answer (2025-11-25 utilities/cancellation).
-          this.#sink.respond(202, this.headers, '');
+          this.#sink.respond(202, this.#headers, '');
         } else {
           this.#host.countMode('json', this.#answered);
           const body = this.#batch ? `[${rs.join(',')}]` : (rs[0] ?? '');
           const answer = (): void => {
             if (!this.#sink.closed)
-              this.#sink.respond(200, { 'content-type': 'application/json', ...this.headers }, body);
+              this.#sink.respond(200, { 'content-type': 'application/json', ...this.#headers }, body);
           };
           const gate =
             this.#relatedSeq > 0
@@ -257,7 +275,7 @@ export class Exchange {
       }
     }
     this.#host.exchangeDone(this);
-    this.onDone?.();
+    this.#onDone?.();
   }
 
   #onSinkClose(): void {

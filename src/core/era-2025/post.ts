@@ -13,7 +13,6 @@ import {
   type JsonRpcResponse,
   type RequestId,
 } from '../../jsonrpc/message.js';
-import { PARTIAL_CAPABILITY } from '../../jsonrpc/partial.js';
 import { type Admission, ClientLimits } from '../limits/client-limits.js';
 import { isMcpRequestMethod } from '../observe/metrics.js';
 import { Refusals, sendRefusal } from '../pipeline/refusal.js';
@@ -145,9 +144,8 @@ function runExchange(
     policyFor(reg.core.options.mode, input.accept),
     input.headers,
     reg.core.options.now(),
+    { guard: input.guard, onDone },
   );
-  ex.guard = input.guard;
-  ex.onDone = onDone;
   session.adopt(ex, requests.keys());
   ex.start();
   for (const it of items) deliver(session, it, input);
@@ -219,7 +217,10 @@ async function initialize(reg: Sessions, input: PostInput, init: JsonRpcRequest)
   // The answer must carry Mcp-Session-Id, which is only known to be valid once the SDK has
   // accepted the initialize request: JSON, or (for a client that refuses JSON) an SSE stream
   // opened only when the result is there.
-  const ex = new Exchange(
+  // The draft "Partial Tool Results" SEP's client capability (a bare ClientCapabilities field).
+  session.declared(init.params?.['capabilities'] as Record<string, unknown> | undefined);
+  let registered = false;
+  const ex: Exchange = new Exchange(
     session,
     sink,
     new Map([[init.id, 'initialize']]),
@@ -227,41 +228,38 @@ async function initialize(reg: Sessions, input: PostInput, init: JsonRpcRequest)
     input.accept.json ? 'json' : 'sse',
     { ...headers },
     reg.core.options.now(),
+    {
+      deferStream: true,
+      beforeAnswer: (responses) => {
+        // A close that began while the server was initializing: no session may start now.
+        if (reg.core.closing) return Refusals.shuttingDown(1);
+        const r = JSON.parse(responses[0] ?? '{}') as { result?: { protocolVersion?: unknown } };
+        const v = r.result?.protocolVersion;
+        if (typeof v !== 'string') return undefined;
+        session.negotiated(v);
+        if (id !== undefined) reg.core.cluster?.sessionVersion(id, v);
+        if (id !== undefined) {
+          ex.setHeader('mcp-session-id', id);
+          releaseSlot();
+          admission?.settle(true);
+          reg.register(session, clientKey);
+          registered = true;
+        }
+        return undefined;
+      },
+      // A rejected initialize (bad params, client gone before the answer) leaves nothing behind.
+      onDone: () => {
+        releaseSlot();
+        if (!registered) {
+          releaseClient();
+          session.end('failed-init');
+        } else {
+          // Most sessions sit idle after the handshake: leave no empty request tables behind.
+          session.compact();
+        }
+      },
+    },
   );
-  ex.deferStream = true;
-  // The draft "Partial Tool Results" SEP's client capability (a bare ClientCapabilities field).
-  const caps = init.params?.['capabilities'] as Record<string, unknown> | undefined;
-  session.partialResultsCapable =
-    typeof caps?.[PARTIAL_CAPABILITY] === 'object' && caps[PARTIAL_CAPABILITY] !== null;
-  let registered = false;
-  ex.beforeAnswer = (responses) => {
-    // A close that began while the server was initializing: no session may start now.
-    if (reg.core.closing) return Refusals.shuttingDown(1);
-    const r = JSON.parse(responses[0] ?? '{}') as { result?: { protocolVersion?: unknown } };
-    const v = r.result?.protocolVersion;
-    if (typeof v !== 'string') return undefined;
-    session.negotiated(v);
-    if (id !== undefined) reg.core.cluster?.sessionVersion(id, v);
-    if (id !== undefined) {
-      ex.headers['mcp-session-id'] = id;
-      releaseSlot();
-      admission?.settle(true);
-      reg.register(session, clientKey);
-      registered = true;
-    }
-    return undefined;
-  };
-  // A rejected initialize (bad params, client gone before the answer) leaves nothing behind.
-  ex.onDone = () => {
-    releaseSlot();
-    if (!registered) {
-      releaseClient();
-      session.end('failed-init');
-    } else {
-      // Most sessions sit idle after the handshake: leave no empty request tables behind.
-      session.compact();
-    }
-  };
   session.adopt(ex, [init.id]);
   ex.start();
   deliver(session, { kind: 'request', m: init }, input);

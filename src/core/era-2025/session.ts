@@ -16,7 +16,7 @@ import {
   type JsonRpcResponse,
   type RequestId,
 } from '../../jsonrpc/message.js';
-import { coalesceKeyOf } from '../../jsonrpc/partial.js';
+import { coalesceKeyOf, PARTIAL_CAPABILITY } from '../../jsonrpc/partial.js';
 import { INPUT_REQUIRED_METHODS } from '../../modern/mrtr.js';
 import { type ChangeEvent, changeOf } from '../change-bus.js';
 import type { ClusterHooks } from '../cluster-hooks.js';
@@ -76,14 +76,14 @@ export class Session implements StreamContext, ExchangeHost, BridgeTarget {
   readonly transport: BridgeTransport;
   #hash: string | undefined;
   #version = DEFAULT_NEGOTIATED_VERSION;
-  ended = false;
+  #ended = false;
   #lastActive: number;
   #inflight: Map<RequestId, Exchange> | undefined;
   #exchanges: Set<Exchange> | undefined;
   #postStreams: Map<number, EventStream> | undefined;
   #awaiting: Set<RequestId> | undefined;
   /** The client declared the draft SEP's `partialResults` capability in initialize. */
-  partialResultsCapable = false;
+  #partialResultsCapable = false;
   #server: McpServerLike | undefined;
   #dispatch: Dispatcher | undefined;
   /** Turns input_required results into server-to-client requests (sessions only; made on first use). */
@@ -133,6 +133,15 @@ export class Session implements StreamContext, ExchangeHost, BridgeTarget {
     return this.#awaiting ?? NO_IDS;
   }
 
+  /** The session has ended (end() ran): nothing may attach or be routed any more. */
+  get ended(): boolean {
+    return this.#ended;
+  }
+  /** The client declared the draft SEP's `partialResults` capability in initialize. */
+  get partialResultsCapable(): boolean {
+    return this.#partialResultsCapable;
+  }
+
   /** The protocol revision the initialize exchange settled on. */
   get version(): string {
     return this.#version;
@@ -140,6 +149,12 @@ export class Session implements StreamContext, ExchangeHost, BridgeTarget {
   /** When a request last named this session (for the idle TTL). */
   get lastActive(): number {
     return this.#lastActive;
+  }
+
+  /** What the client's initialize declared that the session keeps (its capabilities). */
+  declared(capabilities: Record<string, unknown> | undefined): void {
+    const partial = capabilities?.[PARTIAL_CAPABILITY];
+    this.#partialResultsCapable = typeof partial === 'object' && partial !== null;
   }
 
   /** The SDK answered initialize with this revision. */
@@ -432,7 +447,7 @@ export class Session implements StreamContext, ExchangeHost, BridgeTarget {
   /** Ends the session: answers or interrupts what is open, closes the SDK server, frees buffers. */
   end(reason: SessionEndReason, answer: Refusal = Refusals.sessionNotFound()): void {
     if (this.ended) return;
-    this.ended = true;
+    this.#ended = true;
     if (this.#exchanges !== undefined) for (const ex of [...this.#exchanges]) ex.abandon(answer);
     this.#exchanges = undefined;
     this.#inflight = undefined;
