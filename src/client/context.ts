@@ -148,7 +148,7 @@ export class TransportContext {
   /** Re-initializes once for all concurrent callers. */
   reinitialize(): Promise<void> {
     return this.session.replaceOnce(() => {
-      const previousSessionId = this.session.sessionId;
+      const previousSessionId = this.session.sessionId ?? this.session.replacedId;
       this.runner.dropStandalone();
       return reinitialize(this).then(() => {
         this.owner.onsessionreset?.({ previousSessionId, sessionId: this.session.sessionId });

@@ -177,7 +177,9 @@ export async function postMessage(
  */
 async function sessionHeaders(t: TransportContext): Promise<Record<string, string>> {
   for (let round = 1; ; round++) {
-    const replacing = t.session.reinitializing;
+    // A re-initialization failed earlier and left no session: this request tries again (after the backoff)
+    // rather than going out without a session id.
+    const replacing = t.session.reinitializing ?? (t.session.lost ? t.reinitialize() : undefined);
     if (replacing !== undefined) {
       try {
         await replacing;
@@ -189,6 +191,11 @@ async function sessionHeaders(t: TransportContext): Promise<Record<string, strin
       }
     }
     const headers = await t.headers(POST_ACCEPT, true, undefined);
+    if (headers['mcp-session-id'] === undefined && t.session.lost) {
+      throw new SessionExpiredError(
+        'no session: re-initializing failed and is retried with the next request',
+      );
+    }
     if (t.session.reinitializing === undefined || round >= MAX_REINIT_WAITS) return headers;
   }
 }
@@ -215,7 +222,7 @@ export function parseRetryAfter(value: string | null, now: number): number | und
 }
 
 /** Waits `ms`, ended early (as TransportClosedError) by close(). */
-function pause(t: TransportContext, ms: number): Promise<void> {
+export function pause(t: TransportContext, ms: number): Promise<void> {
   const controller = new Canceller();
   t.inflight.add(controller);
   return new Promise<void>((resolve, reject) => {

@@ -8,6 +8,7 @@ import {
   ResumeDeclinedError,
   ResumeExhaustedError,
   ResumeImpossibleError,
+  SessionExpiredError,
   type SluiceClientError,
 } from './errors.js';
 import { describe, discard, statusError, toClientError } from './http.js';
@@ -312,6 +313,16 @@ export class StreamRunner {
       await t.session.reinitializing.catch(() => {
         // Reported to whoever triggered the re-init; this GET then finds out on its own.
       });
+    }
+    if (t.session.lost) {
+      // No session to resume in (a replacement initialize failed): never a GET without a session id. Owed
+      // idempotent requests are re-sent, and their POST re-initializes.
+      this.fail(
+        s,
+        () => new SessionExpiredError('no session to resume the stream in: re-initializing failed'),
+        true,
+      );
+      return;
     }
     const controller = new Canceller();
     let response: HttpResponse;
