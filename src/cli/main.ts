@@ -1,6 +1,6 @@
 #!/usr/bin/env node
 // The `sluice` command: dispatches to one module per subcommand. No business logic lives here.
-import { parseArgs } from 'node:util';
+import { readFileSync } from 'node:fs';
 
 type Command = (argv: string[]) => Promise<number>;
 
@@ -12,6 +12,8 @@ const commands: Record<string, () => Promise<Command>> = {
   doctor: async () => (await import('./doctor.js')).main,
 };
 
+const USAGE_LINE = 'usage: sluice <serve|call|tools|doctor> [options]   (sluice --help lists the commands)';
+
 const USAGE = `usage: sluice <command> [options]
 
 commands:
@@ -21,18 +23,32 @@ commands:
   doctor URL          diagnose the network path to an MCP server
   conformance-client  the client the official conformance suite drives
 
-'sluice <command> --help' describes each command's options.`;
+'sluice <command> --help' describes each command's options; 'sluice --version' prints the version.`;
+
+/** The package's version, from the package.json two levels above dist/src/cli (the same in a clone). */
+function version(): string {
+  const text = readFileSync(new URL('../../../package.json', import.meta.url), 'utf8');
+  return (JSON.parse(text) as { version: string }).version;
+}
 
 async function run(argv: string[]): Promise<number> {
-  const { positionals } = parseArgs({ args: argv.slice(0, 1), allowPositionals: true, strict: false });
-  const name = positionals[0];
-  if (name === undefined || name === '--help' || name === '-h' || name === 'help') {
+  const name = argv[0];
+  if (name === '--help' || name === '-h' || name === 'help') {
     process.stdout.write(`${USAGE}\n`);
-    return name === undefined ? 2 : 0;
+    return 0;
   }
-  const load = commands[name];
+  if (name === '--version' || name === '-V' || name === '-v' || name === 'version') {
+    process.stdout.write(`sluice ${version()}\n`);
+    return 0;
+  }
+  if (name === undefined) {
+    process.stderr.write(`sluice: expected a command\n${USAGE_LINE}\n`);
+    return 2;
+  }
+  const load = Object.hasOwn(commands, name) ? commands[name] : undefined;
   if (load === undefined) {
-    process.stderr.write(`sluice: unknown command '${name}'\n${USAGE}\n`);
+    const what = name.startsWith('-') ? `unknown option '${name}'` : `unknown command '${name}'`;
+    process.stderr.write(`sluice: ${what}\n${USAGE_LINE}\n`);
     return 2;
   }
   const command = await load();

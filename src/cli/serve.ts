@@ -8,7 +8,10 @@ import { parseArgs } from 'node:util';
 import { createDemoServer } from '../demo/demo-server.js';
 import type { ResponseMode } from '../server/index.js';
 import { InvalidOptionError, jsonLogger, redisCluster, serve, staticBearer } from '../server/index.js';
-import { UsageError } from './usage-error.js';
+import { oneLine, usageFailure as reportUsage, UsageError } from './usage-error.js';
+
+const USAGE_LINE =
+  'usage: sluice serve [--host H] [--port N] [--path P] [--mode auto|json|sse] [--stateless] [--redis URL] ...';
 
 const HELP = `usage: sluice serve [options]
 
@@ -54,11 +57,9 @@ function int(name: string, v: string | undefined, dflt: number, max = Number.MAX
   return n;
 }
 
-/** Bad usage: exit 2 with the usage text on stderr (as every sluice command does). */
+/** Bad usage: exit 2 with the reason, one line of usage and a hint on stderr (as every sluice command does). */
 function usageFailure(error: unknown): number {
-  const text = error instanceof Error ? error.message : String(error);
-  process.stderr.write(`sluice serve: ${text}\n${HELP}`);
-  return 2;
+  return reportUsage('serve', oneLine(error), USAGE_LINE);
 }
 
 function originOf(v: string): string {
