@@ -22,8 +22,9 @@ export const USAGE_CALL = `usage: sluice call URL TOOL [options]
 
   --arg k=v        a tool argument (repeatable). The value is coerced by the tool's inputSchema (from
                    tools/list): a string property gets the string as typed, number/integer/boolean are
-                   parsed, object/array are JSON; a value that does not fit is a usage error. Without a
-                   schema type: numbers, true/false, null and JSON-looking values are parsed.
+                   parsed, object/array are JSON; a value that does not fit, or a key the schema does
+                   not list, is a usage error. Without a schema type: numbers, true/false, null and
+                   JSON-looking values are parsed.
   --args JSON      all arguments as one JSON object (--arg values are merged over it)
   --header 'K: V'  an extra request header (repeatable)
   --token T        sent as Authorization: Bearer T
@@ -35,6 +36,9 @@ output: a tool that streams partial output (e.g. the demo's 'generate') has its 
 arrives, on a terminal or a pipe. The final result is then printed only if it adds something: nothing more
 when its text equals the streamed text, otherwise the whole result after the stream. Progress goes to
 stderr: a live bar on a terminal, else at most one line per second (and the last one at the end).
+
+The server's log records (notifications/message) are printed on stderr. The CLI provides no sampling,
+elicitation or roots: a tool that asks for them fails, saying so.
 
 exit codes: 0 ok, 1 tool error (isError), 2 usage, 3 transport/protocol failure, 130 interrupted`;
 
@@ -220,7 +224,7 @@ export async function main(argv: string[]): Promise<number> {
   try {
     endpoint = endpointUrl(url);
     const base = values.args !== undefined ? parseArgsJson(values.args) : {};
-    args = { ...(base as Record<string, unknown>) };
+    args = { ...base };
     for (const kv of values.arg ?? []) {
       const eq = kv.indexOf('=');
       if (eq <= 0) throw new UsageError(`--arg expects k=v, got '${kv}'`);
