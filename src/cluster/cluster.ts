@@ -28,6 +28,7 @@ import { connectNodeRedis } from './node-redis.js';
 import { resumeFromCopy } from './orphan-resume.js';
 import { MeasuredLink, type RedisLink } from './redis-link.js';
 import { ClusterRefusals } from './refusals.js';
+import { ReplayGuard } from './replay-guard.js';
 import { EventReplica, emptyReplicaStats } from './replica.js';
 import { checkGivenSecret, provisionSecret } from './secret.js';
 
@@ -69,7 +70,17 @@ export interface ClusterStats {
   incarnation: string;
   ready: boolean;
   lease: { state: string; reRegistrations: number };
-  forwarded: { out: number; in: number; failed: number; refused: number; ownerLost: number };
+  forwarded: {
+    out: number;
+    in: number;
+    failed: number;
+    refused: number;
+    /** Refused because the signature had been used already (counted in `refused` too). */
+    replayed: number;
+    /** Answered 503: too old to tell from a replay once the replay guard had overflowed. */
+    crowded: number;
+    ownerLost: number;
+  };
   directory: { hits: number; misses: number; errors: number; cached: number };
   redis: { commands: number; errors: number; healthy: boolean };
   replica: EventReplica['stats'];
@@ -97,6 +108,8 @@ export class RedisCluster {
   readonly #owned = new Map<string, DirectoryEntry>();
   readonly #cache = new DirectoryCache(10_000, 30_000);
   readonly #forwarder: Forwarder;
+  /** Hop signatures accepted here, each refused a second time (replay-guard.ts). */
+  readonly #replays = new ReplayGuard();
   readonly forwardLatency = new Histogram(FORWARD_BOUNDS_S);
   /** Change events for listen streams, shared with every instance (change-bus.ts). */
   readonly bus: RedisChangeBus = new RedisChangeBus(this.incarnation);
@@ -282,6 +295,8 @@ export class RedisCluster {
         in: c.forwardedIn,
         failed: c.forwardFailed,
         refused: c.forwardRefused,
+        replayed: this.#replays.replayed,
+        crowded: this.#replays.crowded,
         ownerLost: c.ownerLostResumes,
       },
       directory: {
@@ -403,6 +418,17 @@ export class RedisCluster {
       // Meant for another incarnation (this address was restarted): never forwarded a second time.
       this.counters.forwardRefused++;
       sendRefusal(sink, ClusterRefusals.misdirected(), r.headers);
+      return 'handled';
+    }
+    // Checked after `to`: a signature for this incarnation can only have been used in this process.
+    const seen = this.#replays.admit(v.from, v.ts, v.nonce);
+    if (seen === 'replayed') {
+      this.counters.forwardRefused++;
+      sendRefusal(sink, ClusterRefusals.forwardForbidden(), r.headers);
+      return 'handled';
+    }
+    if (seen === 'crowded') {
+      sendRefusal(sink, ClusterRefusals.ownerUnavailable(), r.headers);
       return 'handled';
     }
     this.counters.forwardedIn++;

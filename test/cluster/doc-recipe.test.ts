@@ -9,11 +9,12 @@ import { after, before, describe, test } from 'node:test';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { McpError } from '@modelcontextprotocol/sdk/types.js';
 import { StreamableHttpClientTransport } from '../../src/client/index.js';
+import { FORWARD_HEADER, signForward } from '../../src/cluster/forward-auth.js';
 import { connectNodeRedis } from '../../src/cluster/node-redis.js';
 import type { RedisLink } from '../../src/cluster/redis-link.js';
 import { withDeadline } from '../helpers/deadline.js';
 import { startDocNginx } from '../helpers/doc-nginx.js';
-import { send, sleep } from '../helpers/http.js';
+import { RawSession, send, sleep } from '../helpers/http.js';
 import { findNginx, type Nginx } from '../helpers/nginx.js';
 import { findRedis, type Redis, startRedis } from '../helpers/redis.js';
 import { type SpawnedServe, spawnServe } from '../helpers/spawn-serve.js';
@@ -108,6 +109,64 @@ describe('docs/scale-out.md recipe: three instances behind the documented nginx 
       assert.match(r.text, /host-not-allowed/);
     } finally {
       await noHost.stop();
+    }
+  });
+
+  test('a used hop signature sent to the balancer never reaches an instance (the block strips x-sluice-forward)', async () => {
+    const s = new RawSession(nginx.url);
+    await s.init();
+    const sid = s.sid ?? '';
+    const [ownerInc, ownerUrl, secret] = await Promise.all([
+      link.send(['HGET', `sl:{${sid}}`, 'o']),
+      link.send(['HGET', `sl:{${sid}}`, 'a']),
+      link.send(['GET', 'sl:secret']),
+    ]);
+    assert.equal(typeof secret, 'string');
+    const body = JSON.stringify({ jsonrpc: '2.0', id: 'p1', method: 'ping' });
+    // A hop as a relay signs it, used once where it was meant to go (the owner): that is the
+    // capture an attacker on the peer network would hold.
+    const header = signForward(String(secret), {
+      method: 'POST',
+      sessionId: sid,
+      from: 'relay',
+      to: String(ownerInc),
+      lastEventId: undefined,
+      body,
+    });
+    const used = await send(String(ownerUrl), {
+      method: 'POST',
+      headers: s.headers({ [FORWARD_HEADER]: header }),
+      body,
+    });
+    assert.equal(used.status, 200, used.text);
+    const throughBalancer = async (n: Nginx): Promise<number[]> => {
+      const statuses: number[] = [];
+      // Round-robin over three upstreams: three sends reach every instance.
+      for (let i = 0; i < 3; i++) {
+        const r = await send(n.url, {
+          method: 'POST',
+          headers: s.headers({ [FORWARD_HEADER]: header }),
+          body,
+        });
+        statuses.push(r.status);
+      }
+      return statuses;
+    };
+    // The documented block drops the header: each send is an ordinary request of the session.
+    assert.deepEqual(await throughBalancer(nginx), [200, 200, 200]);
+    // The control: without the strip line the header reaches the instances, which refuse it (the
+    // owner as a replay, 403; the others as meant for another instance, 421).
+    const noStrip = await startDocNginx(ports, (b) =>
+      b.replace(/^\s*proxy_set_header x-sluice-forward "";\n/m, ''),
+    );
+    try {
+      const statuses = await throughBalancer(noStrip);
+      assert.ok(
+        statuses.every((st) => st === 403 || st === 421),
+        `without the line the header arrives: ${statuses}`,
+      );
+    } finally {
+      await noStrip.stop();
     }
   });
 

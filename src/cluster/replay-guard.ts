@@ -1,0 +1,84 @@
+/**
+ * The owner's memory of the hop signatures it accepted, so that a captured `x-sluice-forward`
+ * header is good once: a second request with the same signature within its window is refused (a
+ * replayed POST would run the call again; a replayed GET would open the session's GET stream).
+ *
+ * **Per owner, in memory, not in Redis.** A signature names the incarnation it is meant for (`to`),
+ * and an owner accepts only its own incarnation (another gets 421): after a restart, even at the same
+ * address and within the 30 s window, every signature made for the previous process is refused
+ * before it gets here. So nothing an owner must remember outlives the owner, and a memory cache is
+ * complete; a Redis `SET NX PX` per forwarded request would add a round trip to every hop (0 today
+ * on a directory-cache hit) and make forwarding fail while Redis does.
+ *
+ * **Bounded.** Only signatures that verified are remembered (an attacker without the key cannot add
+ * any), each until its window ends (`ts` + the window: after that `verifyForward` refuses it as
+ * expired). When `capacity` entries are held the oldest is dropped and its peer's *floor* is raised
+ * to its time: a signature from that peer at or before the floor can no longer be told from a
+ * replay, and is answered 'crowded' (503 + Retry-After: the relay's client sends the request again,
+ * freshly signed). The floor is per peer because peers' clocks differ; a request reaches 'crowded'
+ * only when it was in flight longer than `capacity` forwards from its peer take to arrive.
+ */
+import { FORWARD_WINDOW_MS } from './forward-auth.js';
+
+export type ReplayVerdict = 'fresh' | 'replayed' | 'crowded';
+
+interface Seen {
+  readonly ts: number;
+  readonly from: string;
+}
+
+export class ReplayGuard {
+  /** nonce → what signed it; Map order is arrival order, so the oldest entry is first. */
+  readonly #seen = new Map<string, Seen>();
+  /** peer → the newest `ts` of an entry dropped before its window ended. */
+  readonly #floor = new Map<string, number>();
+  readonly #capacity: number;
+  readonly #windowMs: number;
+  replayed = 0;
+  crowded = 0;
+
+  constructor(capacity = 50_000, windowMs = FORWARD_WINDOW_MS) {
+    this.#capacity = capacity;
+    this.#windowMs = windowMs;
+  }
+
+  get size(): number {
+    return this.#seen.size;
+  }
+
+  /** Records a verified signature; 'fresh' the first time, 'replayed' after. */
+  admit(from: string, ts: number, nonce: string, now = Date.now()): ReplayVerdict {
+    this.#sweep(now);
+    if (this.#seen.has(nonce)) {
+      this.replayed++;
+      return 'replayed';
+    }
+    const floor = this.#floor.get(from);
+    if (floor !== undefined && ts <= floor) {
+      this.crowded++;
+      return 'crowded';
+    }
+    if (this.#seen.size >= this.#capacity) {
+      const oldest = this.#seen.entries().next().value;
+      if (oldest !== undefined) {
+        const [key, e] = oldest;
+        this.#seen.delete(key);
+        if (e.ts + this.#windowMs >= now)
+          this.#floor.set(e.from, Math.max(this.#floor.get(e.from) ?? 0, e.ts));
+      }
+    }
+    this.#seen.set(nonce, { ts, from });
+    return 'fresh';
+  }
+
+  /** Drops entries (and floors) whose window has ended, oldest first, stopping at the first live one. */
+  #sweep(now: number): void {
+    for (const [key, e] of this.#seen) {
+      if (e.ts + this.#windowMs >= now) break;
+      this.#seen.delete(key);
+    }
+    if (this.#floor.size > 0) {
+      for (const [peer, ts] of this.#floor) if (ts + this.#windowMs < now) this.#floor.delete(peer);
+    }
+  }
+}
