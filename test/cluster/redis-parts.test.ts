@@ -367,29 +367,31 @@ describe('HMAC of forwarded requests', () => {
 describe('replay guard of the hop', () => {
   const W = FORWARD_WINDOW_MS;
   const t0 = 1_700_000_000_000;
+  /** A nonce as signForward makes them: 16 base64url characters. */
+  const N = (name: string): string => name.padStart(16, 'A');
 
   test('a signature is fresh once, replayed after, until its window ends', () => {
     const g = new ReplayGuard(10);
-    assert.equal(g.admit('B', t0, 'n1', t0), 'fresh');
-    assert.equal(g.admit('B', t0, 'n1', t0 + 5), 'replayed');
-    assert.equal(g.admit('C', t0, 'n2', t0 + 5), 'fresh', 'another nonce');
-    assert.equal(g.admit('B', t0, 'n1', t0 + W), 'replayed', 'still inside the window');
+    assert.equal(g.admit('B', t0, N('n1'), t0), 'fresh');
+    assert.equal(g.admit('B', t0, N('n1'), t0 + 5), 'replayed');
+    assert.equal(g.admit('C', t0, N('n2'), t0 + 5), 'fresh', 'another nonce');
+    assert.equal(g.admit('B', t0, N('n1'), t0 + W), 'replayed', 'still inside the window');
     assert.equal(g.replayed, 2);
     // Past the window the entries are dropped (verifyForward refuses such a signature as expired).
-    assert.equal(g.admit('B', t0 + W + 1, 'n3', t0 + W + 1), 'fresh');
+    assert.equal(g.admit('B', t0 + W + 1, N('n3'), t0 + W + 1), 'fresh');
     assert.equal(g.size, 1);
   });
 
   test("bounded: beyond capacity the oldest goes, and its peer's older signatures are crowded, never fresh", () => {
     const g = new ReplayGuard(3);
-    for (let i = 0; i < 3; i++) assert.equal(g.admit('B', t0 + i, `b${i}`, t0 + i), 'fresh');
-    assert.equal(g.admit('B', t0 + 3, 'b3', t0 + 3), 'fresh');
+    for (let i = 0; i < 3; i++) assert.equal(g.admit('B', t0 + i, N(`b${i}`), t0 + i), 'fresh');
+    assert.equal(g.admit('B', t0 + 3, N('b3'), t0 + 3), 'fresh');
     assert.equal(g.size, 3);
     // b0 was dropped: its replay cannot be recognised by its nonce any more; the floor refuses it.
-    assert.equal(g.admit('B', t0, 'b0', t0 + 4), 'crowded');
+    assert.equal(g.admit('B', t0, N('b0'), t0 + 4), 'crowded');
     // Another peer's clock is its own: its signatures are not held to B's floor.
-    assert.equal(g.admit('C', t0 - 5_000, 'c0', t0 + 4), 'fresh');
-    assert.equal(g.admit('B', t0 + 4, 'b4', t0 + 4), 'fresh', 'newer than the floor');
+    assert.equal(g.admit('C', t0 - 5_000, N('c0'), t0 + 4), 'fresh');
+    assert.equal(g.admit('B', t0 + 4, N('b4'), t0 + 4), 'fresh', 'newer than the floor');
     assert.equal(g.crowded, 1);
     assert.ok(g.size <= 3);
   });
