@@ -97,9 +97,19 @@ export class Lease {
 
   /** Whether another instance's lease is held: true/false, or undefined when Redis cannot say. */
   async isAlive(incarnation: string): Promise<boolean | undefined> {
+    const left = await this.remainingMs(incarnation);
+    return left === undefined ? undefined : left > 0;
+  }
+
+  /**
+   * How long another instance's lease still holds, in ms: 0 when it has lapsed, Infinity for a key
+   * without expiry (set by hand), undefined when Redis cannot say.
+   */
+  async remainingMs(incarnation: string): Promise<number | undefined> {
     try {
       const r = await this.#link.send(['PTTL', keys.lease(incarnation)]);
-      return typeof r === 'number' && (r > 0 || r === -1);
+      if (typeof r !== 'number') return 0;
+      return r === -1 ? Number.POSITIVE_INFINITY : Math.max(0, r);
     } catch {
       return undefined;
     }

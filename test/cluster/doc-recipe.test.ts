@@ -171,13 +171,17 @@ describe('docs/scale-out.md recipe: three instances behind the documented nginx 
   });
 
   /**
-   * `reinitFirst`: as soon as the owner's lease lapses another call is made, so the client
-   * re-initializes (a new session) while the in-flight call is still between two resume attempts:
-   * the resume must still name the session its stream belongs to. (Sent with the new session id it
-   * was declined, 400 `resume-foreign`: the 400s of the chaos campaign in issue 21.)
+   * The other call the caller makes, besides the one in flight:
+   * - 'after': once the in-flight call has ended;
+   * - 'at-lapse': the moment the owner's lease lapses, so the client re-initializes (a new session)
+   *   while the in-flight call is between two resume attempts: the resume must still name the session
+   *   its stream belongs to (sent with the new id it was declined, 400 `resume-foreign`: the 400s of
+   *   the chaos campaign in issue 21);
+   * - 'at-once': right after the kill, while the lease holds: the 503 tells it to retry when the lease
+   *   lapses (Retry-After), and its one retry then re-initializes and succeeds.
    */
-  for (const reinitFirst of [false, true]) {
-    test(`kill -9 of the owner, default client${reinitFirst ? ', another call re-initializes first' : ''}: the in-flight call ends with owner-lost, the next call re-initializes and succeeds`, async () => {
+  for (const other of ['after', 'at-lapse', 'at-once'] as const) {
+    test(`kill -9 of the owner, default client, another call ${other}: the in-flight call ends with owner-lost, the other re-initializes and succeeds`, async () => {
       const { client, transport } = await connectClient(nginx.url, 'owner-kill');
       let owner = -1;
       try {
@@ -210,7 +214,16 @@ describe('docs/scale-out.md recipe: three instances behind the documented nginx 
         await withDeadline(progressed, 10_000, 'progress of the long call');
         const killedAt = Date.now();
         await killed(members[owner] as SpawnedServe);
-        if (reinitFirst) {
+        if (other === 'at-once') {
+          const first = await withDeadline(
+            client.callTool({ name: 'echo', arguments: { text: 'first' } }),
+            25_000,
+            'a call right after the kill',
+          );
+          assert.deepEqual(first.content, [{ type: 'text', text: 'first' }]);
+          assert.notEqual(transport.sessionId, sid, 're-initialized: a new session');
+        }
+        if (other === 'at-lapse') {
           const deadline = Date.now() + 15_000;
           while ((await link.send(['EXISTS', `sl:inst:${incarnation}`])) !== 0) {
             assert.ok(Date.now() < deadline, "the dead owner's lease lapses within 15 s");
