@@ -63,10 +63,12 @@ describe('client options', () => {
     assert.equal(transport.inspect().closed, true);
   });
 
-  test('backoff: jittered exponential within [d/2, d], capped; a server retry is the floor of every delay', () => {
+  test('backoff: jittered exponential within [d/2, d], capped; a server retry is the first delay and the floor of later ones', () => {
     const base = { initialReconnectDelayMs: 100, maxReconnectDelayMs: 1_000 };
+    assert.equal(reconnectDelay({ ...base, random: () => 0.5 }, 0, 500), 500, 'the first delay is the retry');
+    assert.equal(reconnectDelay({ ...base, random: () => 0.99 }, 0, 20), 20, 'even a short one');
     assert.equal(
-      reconnectDelay({ ...base, random: () => 0.5 }, 0, 500),
+      reconnectDelay({ ...base, random: () => 0.5 }, 1, 500),
       500,
       'retry wins over a shorter backoff',
     );
