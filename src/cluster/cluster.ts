@@ -259,29 +259,9 @@ export class RedisCluster {
     return this.#acceptForwarded(r, Array.isArray(fwd) ? (fwd[0] ?? '') : fwd);
   }
 
-  /**
-   * How many other instances hold a lease now (a SCAN of the lease keys, bounded to 64 rounds):
-   * what `sluice serve --redis` prints when it has joined. Undefined when Redis cannot say.
-   */
+  /** How many other instances hold a lease now (what `sluice serve --redis` prints once joined). */
   async peersSeen(): Promise<number | undefined> {
-    const link = this.#link;
-    if (link === undefined) return undefined;
-    const pattern = keys.lease('*');
-    const own = keys.lease(this.incarnation);
-    const seen = new Set<string>();
-    let cursor = '0';
-    try {
-      for (let round = 0; round < 64; round++) {
-        const r = await link.send(['SCAN', cursor, 'MATCH', pattern, 'COUNT', '1000']);
-        if (!Array.isArray(r) || r.length !== 2 || !Array.isArray(r[1])) return undefined;
-        for (const k of r[1]) if (typeof k === 'string' && k !== own) seen.add(k);
-        cursor = String(r[0]);
-        if (cursor === '0') return seen.size;
-      }
-      return seen.size;
-    } catch {
-      return undefined;
-    }
+    return this.#lease?.others();
   }
 
   stats(): ClusterStats {

@@ -115,6 +115,28 @@ export class Lease {
     }
   }
 
+  /**
+   * How many other instances hold a lease now: a SCAN of the lease keys, bounded to 64 rounds of
+   * 1,000. Undefined when Redis cannot say.
+   */
+  async others(): Promise<number | undefined> {
+    const own = keys.lease(this.#o.incarnation);
+    const seen = new Set<string>();
+    let cursor = '0';
+    try {
+      for (let round = 0; round < 64; round++) {
+        const r = await this.#link.send(['SCAN', cursor, 'MATCH', keys.lease('*'), 'COUNT', '1000']);
+        if (!Array.isArray(r) || r.length !== 2 || !Array.isArray(r[1])) return undefined;
+        for (const k of r[1]) if (typeof k === 'string' && k !== own) seen.add(k);
+        cursor = String(r[0]);
+        if (cursor === '0') break;
+      }
+      return seen.size;
+    } catch {
+      return undefined;
+    }
+  }
+
   /** Stops refreshing and gives the lease up (DEL), so peers learn at once that this owner is gone. */
   async stop(): Promise<void> {
     if (this.#timer !== undefined) clearInterval(this.#timer);
