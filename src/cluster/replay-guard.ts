@@ -22,14 +22,18 @@ import { FORWARD_WINDOW_MS } from './forward-auth.js';
 
 export type ReplayVerdict = 'fresh' | 'replayed' | 'crowded';
 
-interface Seen {
-  readonly ts: number;
-  readonly from: string;
-}
-
 export class ReplayGuard {
-  /** nonce → what signed it; Map order is arrival order, so the oldest entry is first. */
-  readonly #seen = new Map<string, Seen>();
+  /** Nonces held, for the membership test. */
+  readonly #seen = new Set<string>();
+  /**
+   * The same nonces in arrival order with their time and peer: a queue (arrays read from `#head`,
+   * compacted now and then). A Map used as a queue is not one: V8 leaves a hole per deleted entry at
+   * its front and every walk from the front skips them all (50-95 µs an admit, measured, at 50,000).
+   */
+  #nonces: string[] = [];
+  #times: number[] = [];
+  #froms: string[] = [];
+  #head = 0;
   /** peer → the newest `ts` of an entry dropped before its window ended. */
   readonly #floor = new Map<string, number>();
   /** One string per peer id for all its entries (a cluster has a handful of peers). */
@@ -52,7 +56,7 @@ export class ReplayGuard {
   admit(from: string, ts: number, nonceText: string, now = Date.now()): ReplayVerdict {
     this.#sweep(now);
     // The nonce's 12 bytes as a 12-character string: a flat copy. The base64url text is a slice of
-    // the whole header, and as a Map key it would keep the header alive (285 B an entry, not 131).
+    // the whole header, and held in the set it would keep the header alive.
     const nonce = Buffer.from(nonceText, 'base64url').toString('latin1');
     if (this.#seen.has(nonce)) {
       this.replayed++;
@@ -64,13 +68,11 @@ export class ReplayGuard {
       return 'crowded';
     }
     if (this.#seen.size >= this.#capacity) {
-      const oldest = this.#seen.entries().next().value;
-      if (oldest !== undefined) {
-        const [key, e] = oldest;
-        this.#seen.delete(key);
-        if (e.ts + this.#windowMs >= now)
-          this.#floor.set(e.from, Math.max(this.#floor.get(e.from) ?? 0, e.ts));
-      }
+      const at = this.#head;
+      const t = this.#times[at] as number;
+      const f = this.#froms[at] as string;
+      this.#drop();
+      if (t + this.#windowMs >= now) this.#floor.set(f, Math.max(this.#floor.get(f) ?? 0, t));
     }
     let peer = this.#peers.get(from);
     if (peer === undefined) {
@@ -78,15 +80,29 @@ export class ReplayGuard {
       peer = Buffer.from(from, 'latin1').toString('latin1');
       this.#peers.set(peer, peer);
     }
-    this.#seen.set(nonce, { ts, from: peer });
+    this.#seen.add(nonce);
+    this.#nonces.push(nonce);
+    this.#times.push(ts);
+    this.#froms.push(peer);
     return 'fresh';
+  }
+
+  /** Drops the oldest entry; compacts the queue once half of it is consumed. */
+  #drop(): void {
+    const at = this.#head++;
+    this.#seen.delete(this.#nonces[at] as string);
+    if (this.#head >= 1_024 && this.#head * 2 >= this.#nonces.length) {
+      this.#nonces = this.#nonces.slice(this.#head);
+      this.#times = this.#times.slice(this.#head);
+      this.#froms = this.#froms.slice(this.#head);
+      this.#head = 0;
+    }
   }
 
   /** Drops entries (and floors) whose window has ended, oldest first, stopping at the first live one. */
   #sweep(now: number): void {
-    for (const [key, e] of this.#seen) {
-      if (e.ts + this.#windowMs >= now) break;
-      this.#seen.delete(key);
+    while (this.#head < this.#nonces.length && (this.#times[this.#head] as number) + this.#windowMs < now) {
+      this.#drop();
     }
     if (this.#floor.size > 0) {
       for (const [peer, ts] of this.#floor) if (ts + this.#windowMs < now) this.#floor.delete(peer);
