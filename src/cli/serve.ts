@@ -1,13 +1,22 @@
 /**
  * `sluice serve`: the demo MCP server on Streamable HTTP. Prints exactly one line on stdout once it
- * is listening (scripts and tests wait for it); logs go to stderr. SIGINT/SIGTERM close it
+ * is listening (scripts and tests wait for it): `sluice listening on URL`, and with `--redis`, once
+ * it has joined, `sluice listening on URL, joined the cluster as ID (N other instances seen)`;
+ * logs go to stderr. SIGINT/SIGTERM close it
  * gracefully: new sessions are refused, requests in flight get --grace-ms to finish.
  */
 import { readFileSync } from 'node:fs';
 import { parseArgs } from 'node:util';
 import { createDemoServer } from '../demo/demo-server.js';
 import type { ResponseMode } from '../server/index.js';
-import { InvalidOptionError, jsonLogger, redisCluster, serve, staticBearer } from '../server/index.js';
+import {
+  InvalidOptionError,
+  jsonLogger,
+  type RedisCluster,
+  redisCluster,
+  serve,
+  staticBearer,
+} from '../server/index.js';
 import { oneLine, usageFailure as reportUsage, UsageError } from './usage-error.js';
 
 const USAGE_LINE =
@@ -188,7 +197,7 @@ async function run(argv: string[]): Promise<number> {
     streamAfterMs: int('stream-after-ms', values['stream-after-ms'], 1000),
     stateless: values.stateless ?? false,
   });
-  process.stdout.write(`sluice listening on ${served.url}\n`);
+  process.stdout.write(`${await listeningLine(served.url, cluster)}\n`);
   return new Promise<number>((resolve) => {
     let stopping = false;
     const stop = (signal: string): void => {
@@ -211,4 +220,16 @@ async function run(argv: string[]): Promise<number> {
     process.once('SIGINT', () => stop('SIGINT'));
     process.once('SIGTERM', () => stop('SIGTERM'));
   });
+}
+
+/**
+ * The ready line. A cluster member says that it joined, as which instance, and how many other
+ * instances it saw: a member started alone (wrong Redis URL, another Redis database) says 0.
+ */
+async function listeningLine(url: string, cluster: RedisCluster | undefined): Promise<string> {
+  if (cluster === undefined) return `sluice listening on ${url}`;
+  const peers = await cluster.peersSeen();
+  const seen =
+    peers === undefined ? 'other instances unknown' : `${peers} other instance${peers === 1 ? '' : 's'} seen`;
+  return `sluice listening on ${url}, joined the cluster as ${cluster.incarnation} (${seen})`;
 }

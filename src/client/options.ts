@@ -70,7 +70,8 @@ export interface StreamableHttpClientOptions {
   idleTimeoutMs?: number;
   /**
    * First reconnection delay when the server gave no `retry:`. Later ones grow ×2 up to
-   * {@link maxReconnectDelayMs}, each drawn uniformly from [delay/2, delay] ("equal jitter").
+   * {@link maxReconnectDelayMs}, each drawn uniformly from [delay/2, delay] ("equal jitter"); a server's
+   * `retry:` is the first delay and the floor of the later ones.
    * @defaultValue `1_000`
    */
   initialReconnectDelayMs?: number;
@@ -83,7 +84,9 @@ export interface StreamableHttpClientOptions {
    * Consecutive reconnection attempts of one stream before giving up. An attempt counts as long as the
    * stream makes no progress: the counter resets only when a reconnected stream delivers a message or stays
    * open for {@link stableConnectionMs} — a server that keeps closing streams gracefully without sending
-   * anything new cannot keep the client looping forever.
+   * anything new cannot keep the client looping forever. With the default delays five attempts span at
+   * least 15.5 s (16 s under Sluice's `retry: 1000`), longer than a Sluice cluster's default owner lease
+   * (10 s), so a resume of a stream whose owner was killed gets the definite owner-lost answer.
    * @defaultValue `5`
    */
   maxReconnectAttempts?: number;
@@ -291,15 +294,23 @@ export function resolveOptions(options: StreamableHttpClientOptions = {}): Resol
 }
 
 /**
- * Backoff delay for the `attempt`-th reconnection (0-based): the server's `retry:` exactly when it sent one
- * (the spec says the client MUST respect it), else `min(max, initial * 2^attempt)` jittered into [d/2, d].
+ * Backoff delay for the `attempt`-th consecutive reconnection (0-based). The first is the server's
+ * `retry:` exactly when it sent one (the spec says the client MUST respect it, 2025-11-25
+ * basic/transports §"Resumability and Redelivery"; a server that closes streams on purpose and asks
+ * for a quick return gets it). Later ones are `min(max, initial * 2^attempt)` jittered into [d/2, d],
+ * never less than the server's `retry:`: waiting longer after failed attempts is what EventSource does
+ * too (HTML §9.2.3, "Optionally, wait some more ... an exponential backoff delay"), and it is what makes
+ * the default attempts outlast a cluster's default 10 s owner lease: after `kill -9` of a session's
+ * owner a resume is answered 503 until the lease lapses and then definitively (owner-lost), and with
+ * Sluice's `retry: 1000` the five attempts are spread over at least 16 s (1 + 1 + 2 + 4 + 8), not 5 s.
  */
 export function reconnectDelay(
   options: Pick<ResolvedClientOptions, 'initialReconnectDelayMs' | 'maxReconnectDelayMs' | 'random'>,
   attempt: number,
   serverRetryMs: number | undefined,
 ): number {
-  if (serverRetryMs !== undefined) return serverRetryMs;
+  if (serverRetryMs !== undefined && attempt === 0) return serverRetryMs;
   const ceiling = Math.min(options.maxReconnectDelayMs, options.initialReconnectDelayMs * 2 ** attempt);
-  return ceiling / 2 + options.random() * (ceiling / 2);
+  const backoff = ceiling / 2 + options.random() * (ceiling / 2);
+  return serverRetryMs === undefined ? backoff : Math.max(serverRetryMs, backoff);
 }

@@ -31,6 +31,13 @@ export interface ResponseStream {
   readonly modern: boolean;
   /** POST streams: ids of the requests whose responses this stream still owes. */
   readonly owed: Set<RequestId>;
+  /**
+   * POST streams: the session they belong to. A resume names it even after a re-initialization (the
+   * standalone stream's 404, another request's) replaced the transport's session: a Last-Event-ID
+   * belongs to one session, and sent with the new one it is declined (400 `resume-foreign`) where
+   * the old session's answer (a replay, or owner-lost from a cluster) was due.
+   */
+  readonly sessionId: string | undefined;
   lastEventId: string | undefined;
   /** The server's last `retry:` on this stream. */
   retryMs: number | undefined;
@@ -159,6 +166,7 @@ export class StreamRunner {
       kind,
       modern,
       owed: new Set(),
+      sessionId: kind === 'post' ? t.session.sessionId : undefined,
       lastEventId: undefined,
       retryMs: undefined,
       attempts: 0,
@@ -309,7 +317,7 @@ export class StreamRunner {
   private async connect(s: ResponseStream): Promise<void> {
     const t = this.t;
     if (t.closed || s.finished) return;
-    if (t.session.reinitializing !== undefined) {
+    if (t.session.reinitializing !== undefined && s.sessionId === undefined) {
       await t.session.reinitializing.catch(() => {
         // Reported to whoever triggered the re-init; this GET then finds out on its own.
       });
@@ -328,6 +336,7 @@ export class StreamRunner {
     let response: HttpResponse;
     try {
       const headers = await t.headers('text/event-stream', true, s.lastEventId);
+      if (s.sessionId !== undefined) headers['mcp-session-id'] = s.sessionId;
       if (t.closed || s.finished) return;
       t.inflight.add(controller);
       s.connection = controller;

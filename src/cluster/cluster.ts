@@ -13,7 +13,7 @@ import type { ClusterHooks, SessionStart } from '../core/cluster-hooks.js';
 import { Histogram } from '../core/histogram.js';
 import type { Logger } from '../core/options.js';
 import type { RouteInput as CoreRouteInput } from '../core/pipeline.js';
-import { Refusals, sendRefusal } from '../core/refusal.js';
+import { type Refusal, Refusals, sendRefusal } from '../core/refusal.js';
 import { InvalidOptionError } from '../errors.js';
 import { boundedWait } from '../flow/bounded-wait.js';
 import type { RingLimits } from '../flow/ring-buffer.js';
@@ -21,13 +21,14 @@ import { type BusStats, RedisChangeBus } from './change-bus.js';
 import { Directory, type DirectoryEntry, principalHash } from './directory.js';
 import { DirectoryCache } from './directory-cache.js';
 import { FORWARD_HEADER, signForward, verifyForward } from './forward-auth.js';
-import { Forwarder } from './forwarder.js';
+import { Forwarder, type ForwardOutcome } from './forwarder.js';
 import { keys } from './keys.js';
 import { Lease, newIncarnation } from './lease.js';
 import { connectNodeRedis } from './node-redis.js';
 import { resumeFromCopy } from './orphan-resume.js';
 import { MeasuredLink, type RedisLink } from './redis-link.js';
 import { ClusterRefusals } from './refusals.js';
+import { ReplayGuard } from './replay-guard.js';
 import { EventReplica, emptyReplicaStats } from './replica.js';
 import { checkGivenSecret, provisionSecret } from './secret.js';
 
@@ -69,7 +70,17 @@ export interface ClusterStats {
   incarnation: string;
   ready: boolean;
   lease: { state: string; reRegistrations: number };
-  forwarded: { out: number; in: number; failed: number; refused: number; ownerLost: number };
+  forwarded: {
+    out: number;
+    in: number;
+    failed: number;
+    refused: number;
+    /** Refused because the signature had been used already (counted in `refused` too). */
+    replayed: number;
+    /** Answered 503: too old to tell from a replay once the replay guard had overflowed. */
+    crowded: number;
+    ownerLost: number;
+  };
   directory: { hits: number; misses: number; errors: number; cached: number };
   redis: { commands: number; errors: number; healthy: boolean };
   replica: EventReplica['stats'];
@@ -97,6 +108,8 @@ export class RedisCluster {
   readonly #owned = new Map<string, DirectoryEntry>();
   readonly #cache = new DirectoryCache(10_000, 30_000);
   readonly #forwarder: Forwarder;
+  /** Hop signatures accepted here, each refused a second time (replay-guard.ts). */
+  readonly #replays = new ReplayGuard();
   readonly forwardLatency = new Histogram(FORWARD_BOUNDS_S);
   /** Change events for listen streams, shared with every instance (change-bus.ts). */
   readonly bus: RedisChangeBus = new RedisChangeBus(this.incarnation);
@@ -246,6 +259,11 @@ export class RedisCluster {
     return this.#acceptForwarded(r, Array.isArray(fwd) ? (fwd[0] ?? '') : fwd);
   }
 
+  /** How many other instances hold a lease now (what `sluice serve --redis` prints once joined). */
+  async peersSeen(): Promise<number | undefined> {
+    return this.#lease?.others();
+  }
+
   stats(): ClusterStats {
     const c = this.counters;
     return {
@@ -257,6 +275,8 @@ export class RedisCluster {
         in: c.forwardedIn,
         failed: c.forwardFailed,
         refused: c.forwardRefused,
+        replayed: this.#replays.replayed,
+        crowded: this.#replays.crowded,
         ownerLost: c.ownerLostResumes,
       },
       directory: {
@@ -380,6 +400,17 @@ export class RedisCluster {
       sendRefusal(sink, ClusterRefusals.misdirected(), r.headers);
       return 'handled';
     }
+    // Checked after `to`: a signature for this incarnation can only have been used in this process.
+    const seen = this.#replays.admit(v.from, v.ts, v.nonce);
+    if (seen === 'replayed') {
+      this.counters.forwardRefused++;
+      sendRefusal(sink, ClusterRefusals.forwardForbidden(), r.headers);
+      return 'handled';
+    }
+    if (seen === 'crowded') {
+      sendRefusal(sink, ClusterRefusals.ownerUnavailable(), r.headers);
+      return 'handled';
+    }
     this.counters.forwardedIn++;
     return 'local';
   }
@@ -463,7 +494,8 @@ export class RedisCluster {
     // The owner could not be reached, or something else now answers at its address (421).
     this.counters.forwardFailed++;
     this.#cache.delete(sid);
-    const alive = outcome.kind === 'answered' ? false : await this.#lease?.isAlive(entry.owner);
+    const left = outcome.kind === 'answered' ? 0 : await this.#lease?.remainingMs(entry.owner);
+    const alive = left === undefined ? undefined : left > 0;
     const cursor = r.req.headers['last-event-id'];
     if (r.method === 'GET' && typeof cursor === 'string' && this.#replica !== undefined) {
       // A finished stream (or, once the owner is known dead, an unfinished one) resumes from the copy.
@@ -473,17 +505,28 @@ export class RedisCluster {
     }
     // Lease still valid (or Redis cannot tell): the owner may be back in a moment — 503. Lapsed: 404,
     // and the client re-initializes on a live instance.
-    sendRefusal(
-      sink,
-      alive === false ? Refusals.sessionNotFound() : ClusterRefusals.ownerUnavailable(),
-      r.headers,
-    );
+    if (alive === false) sendRefusal(sink, Refusals.sessionNotFound(), r.headers);
+    else sendRefusal(sink, ownerUnavailableFor(outcome, left), r.headers);
     return 'handled';
   }
 
   #fire(args: string[]): void {
     this.#link?.send(args).catch(() => undefined);
   }
+}
+
+/**
+ * 503 for an owner whose lease holds. When nothing listens at its address (connection refused) the
+ * process there is gone or not yet serving, and the answer that settles the request (404, then a
+ * re-initialization) comes when the lease lapses: `Retry-After` says when, so a client's single
+ * retry of a 503 (RFC 9110 §10.2.3) lands after it instead of 1 s later on the same 503. Any other
+ * failure (a timeout, a reset) may be a moment's trouble of a live owner: 1 s.
+ */
+function ownerUnavailableFor(outcome: ForwardOutcome, leftMs: number | undefined): Refusal {
+  const r = ClusterRefusals.ownerUnavailable();
+  if (outcome.kind !== 'unreachable' || !outcome.refused || leftMs === undefined || !Number.isFinite(leftMs))
+    return r;
+  return { ...r, headers: { ...r.headers, 'retry-after': String(Math.max(1, Math.ceil(leftMs / 1000))) } };
 }
 
 function checkAdvertise(url: string): void {

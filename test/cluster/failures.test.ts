@@ -96,11 +96,13 @@ describe('cluster failures', {
     const killedAt = Date.now();
     await killed(a);
     await live.finished(3_000, 'the relayed stream is cut when the owner dies');
-    // While the lease holds: 503 with Retry-After, never 404.
+    // While the lease holds: 503, never 404, with Retry-After the time left on the lease (nothing
+    // listens at the owner's address, so nothing settles before it lapses).
     const early = await via(s, c.url).post(toolCall('echo', { text: 'x' }));
     if (Date.now() - killedAt < LEASE_MS - 200) {
       assertRefusal(early, 503, C.ServerError, 'owner-unavailable');
-      assert.equal(early.headers['retry-after'], '1');
+      const wait = Number(early.headers['retry-after']);
+      assert.ok(wait >= 1 && wait <= Math.ceil(LEASE_MS / 1000), `Retry-After ${wait}`);
     }
     // A finished stream resumes from the copy on any instance, at once.
     const first = done.events[0]?.id;

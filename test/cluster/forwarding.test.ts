@@ -186,7 +186,10 @@ describe('cluster: owner routing', {
     const body = JSON.stringify(toolCall('echo', { text: 'x' }, 'f1'));
     const forged = await send(a.url, {
       method: 'POST',
-      headers: { ...s.headers(), [FORWARD_HEADER]: `v1.x.${clusterOf(a).incarnation}.${Date.now()}.AAAA` },
+      headers: {
+        ...s.headers(),
+        [FORWARD_HEADER]: `v2.x.${clusterOf(a).incarnation}.${Date.now()}.AAAAAAAAAAAAAAAA.AAAA`,
+      },
       body,
     });
     assertRefusal(forged, 403, C.ServerError, 'forward-forbidden');
