@@ -34,6 +34,12 @@ export function renderClusterMetrics(c: RedisCluster): string {
     'Requests claiming to be forwarded that were refused (bad signature 403, misdirected 421).',
     s.forwarded.refused,
   );
+  w.one(
+    'sluice_cluster_owner_lost_total',
+    'counter',
+    'Resumes of a dead owner stream answered from the Redis copy with owner-lost errors for its unanswered requests.',
+    s.forwarded.ownerLost,
+  );
   w.family('sluice_cluster_forward_seconds', 'histogram', 'Time from forwarding to the owner answer status.');
   w.histogram('sluice_cluster_forward_seconds', c.forwardLatency);
   w.one(
