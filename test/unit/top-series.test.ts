@@ -6,6 +6,7 @@ import { describe, test } from 'node:test';
 import fc from 'fast-check';
 import { parseExposition } from '../../src/cli/top/exposition.js';
 import { buildReport } from '../../src/cli/top/report.js';
+import { metricsUrl } from '../../src/cli/top/scrape.js';
 import {
   type Bucket,
   bucketsBy,
@@ -231,5 +232,44 @@ describe('sluice top: rates and quantiles', () => {
     );
     assert.equal(solo.forwarded, null);
     assert.equal(solo.sessions, 2);
+  });
+});
+
+describe('sluice top: requests per method', () => {
+  test('counted when they complete (the percentiles population); answered, without histograms', () => {
+    // A long call answered (responses_total) in the previous interval completes in this one.
+    const timed = (responses: number, counts: number[]): string =>
+      `# TYPE sluice_responses_total counter\nsluice_responses_total{method="tools/call",mode="sse"} ${responses}\n` +
+      histText('sluice_request_duration_seconds', 'method="tools/call"', counts, 1);
+    const r = buildReport(
+      [
+        {
+          url: 'x',
+          prev: snap(timed(1, [0, 0, 0, 0, 0, 0]), 0),
+          cur: snap(timed(1, [0, 0, 0, 0, 1, 1]), 1000),
+        },
+      ],
+      new Date(0),
+    );
+    assert.equal(r.requestsPerSecond, 1);
+    assert.deepEqual(r.methods, [{ method: 'tools/call', perSecond: 1, p50: 5.5, p99: 9.91 }]);
+    // metrics: false exposes only responses_total{method="all"}.
+    const plain = (n: number): string =>
+      `# TYPE sluice_responses_total counter\nsluice_responses_total{method="all",mode="json"} ${n}\n`;
+    const p = buildReport([{ url: 'x', prev: snap(plain(3), 0), cur: snap(plain(7), 2000) }], new Date(0));
+    assert.equal(p.requestsPerSecond, 2);
+    assert.deepEqual(p.methods, [{ method: 'all', perSecond: 2, p50: null, p99: null }]);
+  });
+});
+
+describe('sluice top: which URL is scraped', () => {
+  test('the MCP endpoint means /metrics on its origin; a /metrics URL is taken as it is', () => {
+    assert.equal(metricsUrl('http://127.0.0.1:3000/mcp').href, 'http://127.0.0.1:3000/metrics');
+    assert.equal(metricsUrl('http://127.0.0.1:3000/mcp?x=1#f').href, 'http://127.0.0.1:3000/metrics');
+    assert.equal(metricsUrl('https://h.example/').href, 'https://h.example/metrics');
+    assert.equal(metricsUrl('http://[::1]:9/ops/metrics?a=b').href, 'http://[::1]:9/ops/metrics?a=b');
+    assert.throws(() => metricsUrl('localhost:3000'), /not an http\(s\) URL/);
+    assert.throws(() => metricsUrl('not a url'), /is not a URL/);
+    assert.throws(() => metricsUrl('file:///etc/passwd'), /not an http\(s\) URL/);
   });
 });

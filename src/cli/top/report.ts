@@ -41,6 +41,7 @@ export interface TopReport {
   readonly instances: readonly { readonly url: string; readonly up: boolean; readonly error?: string }[];
   readonly sessions: number;
   readonly streams: { readonly post: number; readonly get: number };
+  /** Requests completed per second (all methods). */
   readonly requestsPerSecond: number;
   /** Requests refused or failed this interval, per second, by reason (docs/observability.md). */
   readonly errorsPerSecond: Readonly<Record<string, number>>;
@@ -119,9 +120,14 @@ export function buildReport(states: readonly InstanceState[], now: Date): TopRep
   }
   const rate = (name: string): number => (dt > 0 ? total(grown, name) / dt : 0);
   const streams = sumBy(current, 'sluice_streams_open', 'kind');
-  const responses = sumBy(grown, 'sluice_responses_total', 'method');
+  // Requests completed in the interval (the duration histogram's count: the same population as
+  // the percentiles); without per-method metrics (`metrics: false`), requests answered.
+  const timed = current.some((s) => s.name === 'sluice_request_duration_seconds_count');
+  const answered = timed
+    ? sumBy(grown, 'sluice_request_duration_seconds_count', 'method')
+    : sumBy(grown, 'sluice_responses_total', 'method');
   const durations = bucketsBy(grown, 'sluice_request_duration_seconds', 'method');
-  const methods: MethodRow[] = [...responses]
+  const methods: MethodRow[] = [...answered]
     .filter(([method]) => method !== '')
     .map(([method, n]) => ({
       method,
@@ -158,7 +164,7 @@ export function buildReport(states: readonly InstanceState[], now: Date): TopRep
     ),
     sessions: total(current, 'sluice_sessions_active'),
     streams: { post: streams.get('post') ?? 0, get: streams.get('get') ?? 0 },
-    requestsPerSecond: round(rate('sluice_responses_total')),
+    requestsPerSecond: dt > 0 ? round([...answered.values()].reduce((a, b) => a + b, 0) / dt) : 0,
     errorsPerSecond: errors,
     methods,
     queue: {
