@@ -103,7 +103,9 @@ async function scrapeAll(urls: readonly URL[], timeoutMs: number): Promise<(Snap
 }
 
 async function run(o: TopOptions): Promise<number> {
-  const timeoutMs = Math.min(10_000, Math.max(1_000, o.intervalMs));
+  // A busy server may answer a scrape late; the next one then starts late, and the rates use the
+  // real time between scrapes, so a short interval only stretches.
+  const timeoutMs = Math.min(30_000, Math.max(5_000, 2 * o.intervalMs));
   const first = await scrapeAll(o.urls, timeoutMs);
   const failed = first.filter((s): s is ScrapeError => s instanceof ScrapeError);
   if (failed.length > 0) {

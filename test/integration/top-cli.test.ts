@@ -103,7 +103,10 @@ describe('sluice top', () => {
     assert.equal(await run.stop(), 0);
     const lines = run.lines();
     for (const l of lines) {
-      assert.ok(l.intervalSeconds > 0.3 && l.intervalSeconds < 5, `interval ${l.intervalSeconds}`);
+      assert.ok(
+        l.intervalSeconds > 0.3 && l.intervalSeconds < 5,
+        `interval ${l.intervalSeconds}: ${JSON.stringify(l)}`,
+      );
       assert.deepEqual(l.instances, [{ url: srv.url.replace(/\/mcp$/, '/metrics'), up: true }]);
       assert.equal(l.forwarded, null, 'no cluster, no forwarded section');
     }

@@ -36,7 +36,7 @@ export interface MethodRow {
 
 export interface TopReport {
   readonly time: string;
-  /** Seconds between the two scrapes the rates come from (the longest, for a cluster). */
+  /** Seconds between the two scrapes the rates come from (the longest, for a cluster; 0 when no instance answered). */
   readonly intervalSeconds: number;
   readonly instances: readonly { readonly url: string; readonly up: boolean; readonly error?: string }[];
   readonly sessions: number;
