@@ -103,8 +103,9 @@ describe('sluice top', () => {
     assert.equal(await run.stop(), 0);
     const lines = run.lines();
     for (const l of lines) {
+      // At least the pause; at most the pause plus one scrape's 5 s timeout.
       assert.ok(
-        l.intervalSeconds > 0.3 && l.intervalSeconds < 5,
+        l.intervalSeconds >= 0.5 && l.intervalSeconds < 5.6,
         `interval ${l.intervalSeconds}: ${JSON.stringify(l)}`,
       );
       assert.deepEqual(l.instances, [{ url: srv.url.replace(/\/mcp$/, '/metrics'), up: true }]);
