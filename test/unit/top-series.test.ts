@@ -5,6 +5,7 @@ import assert from 'node:assert/strict';
 import { describe, test } from 'node:test';
 import fc from 'fast-check';
 import { parseExposition } from '../../src/cli/top/exposition.js';
+import { renderFrame } from '../../src/cli/top/render.js';
 import { buildReport } from '../../src/cli/top/report.js';
 import { metricsUrl } from '../../src/cli/top/scrape.js';
 import {
@@ -271,5 +272,35 @@ describe('sluice top: which URL is scraped', () => {
     assert.throws(() => metricsUrl('localhost:3000'), /not an http\(s\) URL/);
     assert.throws(() => metricsUrl('not a url'), /is not a URL/);
     assert.throws(() => metricsUrl('file:///etc/passwd'), /not an http\(s\) URL/);
+  });
+});
+
+describe('sluice top: the terminal frame', () => {
+  test('every figure of the report, units scaled, a down instance named, lines cut to the width', () => {
+    const report = buildReport(
+      [
+        {
+          url: 'http://a/metrics',
+          prev: snap('sluice_sessions_active 0\n', 0),
+          cur: snap(
+            'sluice_sessions_active 3\nsluice_streams_open{kind="post"} 2\nsluice_streams_open{kind="get"} 1\n' +
+              'sluice_queued_bytes 2048\nsluice_stream_queued_bytes_max 1536\n' +
+              '# TYPE sluice_responses_total counter\nsluice_responses_total{method="tools/call",mode="json"} 4\n',
+            2000,
+          ),
+        },
+        { url: 'http://b/metrics', prev: undefined, cur: undefined, error: 'http://b/metrics: ECONNREFUSED' },
+      ],
+      new Date(Date.UTC(2026, 0, 2, 3, 4, 5)),
+    );
+    const frame = renderFrame(report, 60);
+    const lines = frame.split('\n');
+    assert.equal(lines[0], 'sluice top — 2026-01-02 03:04:05Z  interval 2.0s  instances ');
+    assert.ok(lines.every((l) => l.length <= 60));
+    assert.match(frame, /^ {2}DOWN http:\/\/b\/metrics: ECONNREFUSED$/m);
+    assert.match(frame, /^sessions 3 {3}streams 3 \(post 2, get 1\) {3}requests 2\.00\/s/m);
+    assert.match(frame, /^queue 2\.0KiB in 0 msg \(largest stream 1\.5KiB\)/m);
+    assert.match(renderFrame(report, 100), /^tools\/call {24}2\.00 {11}- {11}-$/m);
+    assert.doesNotMatch(frame, /forwarded/, 'no cluster, no forwarded line');
   });
 });

@@ -34,7 +34,12 @@ export function renderFrame(r: TopReport, width = 100): string {
     `sluice top — ${r.time.replace('T', ' ').replace(/\.\d+Z$/, 'Z')}  ` +
       `interval ${r.intervalSeconds.toFixed(1)}s  instances ${up}/${r.instances.length} up`,
   );
-  for (const i of r.instances) if (!i.up) lines.push(`  DOWN ${i.url}: ${i.error ?? 'no answer'}`);
+  for (const i of r.instances) {
+    if (i.up) continue;
+    // Scrape errors name their URL already.
+    const why = (i.error ?? 'no answer').replace(`${i.url}: `, '');
+    lines.push(`  DOWN ${i.url}: ${why}`);
+  }
   lines.push('');
   lines.push(
     `sessions ${r.sessions}   streams ${r.streams.post + r.streams.get} (post ${r.streams.post}, get ${r.streams.get})   requests ${rate(r.requestsPerSecond)}/s`,
