@@ -10,6 +10,7 @@ const commands: Record<string, () => Promise<Command>> = {
   tools: async () => (await import('./tools.js')).main,
   'conformance-client': async () => (await import('./conformance-client.js')).main,
   doctor: async () => (await import('./doctor.js')).main,
+  top: async () => (await import('./top.js')).main,
 };
 
 const USAGE_LINE = 'usage: sluice <serve|call|tools|doctor> [options]   (sluice --help lists the commands)';
@@ -21,6 +22,7 @@ commands:
   call URL TOOL       call a tool, rendering its progress
   tools URL           list a server's tools and their input schemas
   doctor URL          diagnose the network path to an MCP server
+  top URL...          live view of running servers from their metrics
   conformance-client  the client the official conformance suite drives
 
 'sluice <command> --help' describes each command's options; 'sluice --version' prints the version.`;

@@ -46,6 +46,12 @@ export function renderClusterMetrics(c: RedisCluster): string {
     'Forwarded requests answered 503: older than what the full replay guard can still tell apart.',
     s.forwarded.crowded,
   );
+  w.one(
+    'sluice_cluster_owner_lost_total',
+    'counter',
+    'Resumes of a dead owner stream answered from the Redis copy with owner-lost errors for its unanswered requests.',
+    s.forwarded.ownerLost,
+  );
   w.family('sluice_cluster_forward_seconds', 'histogram', 'Time from forwarding to the owner answer status.');
   w.histogram('sluice_cluster_forward_seconds', c.forwardLatency);
   w.one(
