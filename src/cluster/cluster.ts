@@ -356,7 +356,9 @@ export class RedisCluster {
     this.#ep?.options.logger?.warn('cluster.reregister', { sessions: this.#owned.size, failover });
     try {
       // A peer's miss for a session whose entry was lost answers 503 until its owner wrote it again.
-      if (failover) await dir.markRun(Date.now(), true);
+      // Every instance learns of the new master within a lease (its refresh fails over to it), so
+      // misses stay 503 for a lease from now rather than half of one as after a restart.
+      if (failover) await dir.markRun(Date.now() + this.leaseMs / 2, true);
       // Re-offer our key, and adopt whatever Redis holds: an instance that started while Redis was
       // empty may have put its own there first, and every instance must use the one in Redis.
       if (this.#secretShared) this.#secret = await provisionSecret(link, this.#secret);

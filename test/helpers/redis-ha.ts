@@ -104,6 +104,8 @@ export interface SentinelGroup {
   /** `sluice@127.0.0.1:P1,127.0.0.1:P2,127.0.0.1:P3`, as --redis-sentinel takes it. */
   readonly spec: string;
   readonly sentinelPorts: number[];
+  /** The replicas' ports (at start). */
+  readonly replicaPorts: number[];
   /** The master the sentinels name now. */
   masterPort(): Promise<number>;
   /** SIGKILLs the current master; resolves with its port once it is gone. */
@@ -118,7 +120,10 @@ export async function startSentinelGroup(): Promise<SentinelGroup> {
   const g = await newGroup('sluice-sentinel-');
   try {
     const master = await g.start(() => []);
-    for (let i = 0; i < 2; i++) await g.start(() => ['--replicaof', '127.0.0.1', String(master.port)]);
+    // Writable replicas: a test can make one miss a write (as asynchronous replication may, when
+    // the master dies before sending it) by deleting a key on it.
+    for (let i = 0; i < 2; i++)
+      await g.start(() => ['--replicaof', '127.0.0.1', String(master.port), '--replica-read-only', 'no']);
     const sentinels: Server[] = [];
     for (let i = 0; i < 3; i++) {
       sentinels.push(
@@ -170,6 +175,7 @@ export async function startSentinelGroup(): Promise<SentinelGroup> {
     return {
       spec: `${SENTINEL_MASTER}@${sentinels.map((s) => `127.0.0.1:${s.port}`).join(',')}`,
       sentinelPorts: sentinels.map((s) => s.port),
+      replicaPorts: g.servers.slice(1, 3).map((s) => s.port),
       masterPort,
       async killMaster() {
         const port = await masterPort();

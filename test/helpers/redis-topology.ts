@@ -60,7 +60,10 @@ export interface RedisTarget {
 }
 
 /** `redisCluster({ ...target.options, ... })` for in-process members. */
-export function clusterOn(t: RedisTarget, o: { leaseMs?: number } = {}): ReturnType<typeof redisCluster> {
+export function clusterOn(
+  t: RedisTarget,
+  o: { leaseMs?: number; directoryCacheMs?: number } = {},
+): ReturnType<typeof redisCluster> {
   return redisCluster({ ...t.options, ...o });
 }
 
