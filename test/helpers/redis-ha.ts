@@ -2,7 +2,7 @@
  * Highly available Redis topologies for tests, from real redis-server processes on free 127.0.0.1
  * ports in one fresh temp dir, all killed (and the dir removed) by `stop()`:
  *
- * - `startSentinelGroup()`: a master, two replicas and three sentinels (`redis-server --sentinel`,
+ * - `startSentinelGroup()`: a master, two replicas and three sentinels (`redis-sentinel`,
  *   quorum 2, the master declared down after 1 s); `killMaster()` SIGKILLs the current master and
  *   `waitForFailover()` waits until the sentinels name a promoted replica.
  * - `startRedisCluster()`: three masters with `--cluster-enabled yes`, the 16384 slots split in three
@@ -17,10 +17,22 @@ import { join } from 'node:path';
 import { setTimeout as delay } from 'node:timers/promises';
 import { connectNodeRedis } from '../../src/cluster/node-redis.js';
 import type { RedisReply } from '../../src/cluster/redis-link.js';
-import { type Daemon, freePort, stopDaemon, waitForPort } from './daemon.js';
+import { type Daemon, daemonBinary, freePort, stopDaemon, waitForPort } from './daemon.js';
 import { findRedis, launchRedis, REDIS_MISSING, type RedisLog } from './redis.js';
 
 export const SENTINEL_MASTER = 'sluice';
+
+export const SENTINEL_MISSING = 'SKIPPED: redis-sentinel not installed — .ci/run installs it';
+
+const sentinelBinary = daemonBinary(
+  'REDIS_SENTINEL',
+  '/usr/bin/redis-sentinel',
+  'redis-sentinel',
+  SENTINEL_MISSING,
+);
+
+/** The redis-sentinel binary: $REDIS_SENTINEL, /usr/bin/redis-sentinel, then PATH; undefined when none. */
+export const findSentinel = sentinelBinary.find;
 
 interface Server {
   port: number;
@@ -39,8 +51,12 @@ class Group {
     this.dir = dir;
   }
 
-  /** Starts one server on a free port (retrying on a port lost to a race). */
-  async start(extra: (port: number) => string[], config?: (port: number) => string): Promise<Server> {
+  /** Starts one server on a free port (retrying on a port lost to a race); `bin` for a sentinel. */
+  async start(
+    extra: (port: number) => string[],
+    config?: (port: number) => string,
+    bin: string = this.#bin,
+  ): Promise<Server> {
     for (let attempt = 0; attempt < 5; attempt++) {
       const port = await freePort();
       let file: string | undefined;
@@ -48,7 +64,7 @@ class Group {
         file = join(this.dir, `redis-${port}.conf`);
         await writeFile(file, config(port));
       }
-      const daemon = launchRedis(this.#bin, this.dir, port, this.log, extra(port), file);
+      const daemon = launchRedis(bin, this.dir, port, this.log, extra(port), file);
       if ((await waitForPort(daemon, port, 10_000)) === 'ready') {
         const s = { port, daemon };
         this.servers.push(s);
@@ -117,6 +133,8 @@ export interface SentinelGroup {
 }
 
 export async function startSentinelGroup(): Promise<SentinelGroup> {
+  const sentinelBin = findSentinel();
+  if (sentinelBin === undefined) throw new Error(SENTINEL_MISSING);
   const g = await newGroup('sluice-sentinel-');
   try {
     const master = await g.start(() => []);
@@ -128,7 +146,7 @@ export async function startSentinelGroup(): Promise<SentinelGroup> {
     for (let i = 0; i < 3; i++) {
       sentinels.push(
         await g.start(
-          () => ['--sentinel'],
+          () => [],
           (port) =>
             [
               `port ${port}`,
@@ -138,6 +156,7 @@ export async function startSentinelGroup(): Promise<SentinelGroup> {
               `sentinel parallel-syncs ${SENTINEL_MASTER} 1`,
               '',
             ].join('\n'),
+          sentinelBin,
         ),
       );
     }

@@ -13,7 +13,9 @@ import type { RedisLink } from '../../src/cluster/redis-link.js';
 import { topologyOf } from '../../src/cluster/topology.js';
 import { findRedis, REDIS_MISSING, type Redis, startRedis } from './redis.js';
 import {
+  findSentinel,
   type RedisClusterGroup,
+  SENTINEL_MISSING,
   type SentinelGroup,
   startRedisCluster,
   startSentinelGroup,
@@ -35,10 +37,16 @@ export function topologies(): TopologyKind[] {
 }
 
 /** The skip message when the topology cannot run here, else false. */
-export function topologySkip(_kind: TopologyKind): string | false {
-  // redis-server runs all three (a sentinel is `redis-server --sentinel`); Debian's redis-sentinel
-  // package only adds the service around the same binary.
-  return findRedis() === undefined ? REDIS_MISSING : false;
+export function topologySkip(kind: TopologyKind): string | false {
+  const missing =
+    findRedis() === undefined
+      ? REDIS_MISSING
+      : kind === 'sentinel' && findSentinel() === undefined
+        ? SENTINEL_MISSING
+        : undefined;
+  if (missing === undefined) return false;
+  process.stderr.write(`\n${'!'.repeat(72)}\n!! ${missing}\n${'!'.repeat(72)}\n\n`);
+  return missing;
 }
 
 export type TopologyOptions = { url: string } | { sentinel: string } | { cluster: string };
