@@ -1,0 +1,136 @@
+// Naming the Redis: `redisCluster({ url | sentinel | cluster | link })` and `sluice serve --redis |
+// --redis-sentinel | --redis-cluster` accept and refuse the same values (validated once, in
+// topology.ts), and a bad value is a clear usage error before anything connects. Also the routing
+// key the Cluster link sends each command by.
+import assert from 'node:assert/strict';
+import { spawn } from 'node:child_process';
+import { join } from 'node:path';
+import { describe, test } from 'node:test';
+import { redisCluster } from '../../src/cluster/cluster.js';
+import { routingKey } from '../../src/cluster/node-redis-ha.js';
+import { parseNodeList, parseSentinelSpec, topologyOf } from '../../src/cluster/topology.js';
+import { InvalidOptionError } from '../../src/errors.js';
+import { withDeadline } from '../helpers/deadline.js';
+import { repoRoot } from '../helpers/spawn-serve.js';
+
+const CLI = join(repoRoot(), 'dist', 'src', 'cli', 'main.js');
+
+describe('Redis topology options', () => {
+  test('sentinel and cluster specs parse to names and addresses (IPv6 bracketed)', () => {
+    assert.deepEqual(parseSentinelSpec('x', 'mymaster@10.0.0.1:26379,sentinel-b:26380,[::1]:26381'), {
+      kind: 'sentinel',
+      name: 'mymaster',
+      sentinels: [
+        { host: '10.0.0.1', port: 26379 },
+        { host: 'sentinel-b', port: 26380 },
+        { host: '::1', port: 26381 },
+      ],
+    });
+    assert.deepEqual(parseNodeList('x', ' a:7000 , b:7001'), [
+      { host: 'a', port: 7000 },
+      { host: 'b', port: 7001 },
+    ]);
+    assert.deepEqual(topologyOf({ cluster: [{ host: '::1', port: 7000 }] }), {
+      kind: 'cluster',
+      nodes: [{ host: '::1', port: 7000 }],
+    });
+    assert.deepEqual(topologyOf({ sentinel: { name: 'm', sentinels: [{ host: 'h', port: 1 }] } }), {
+      kind: 'sentinel',
+      name: 'm',
+      sentinels: [{ host: 'h', port: 1 }],
+    });
+    assert.deepEqual(topologyOf({ url: 'redis://h:6379' }), { kind: 'single', url: 'redis://h:6379' });
+  });
+
+  test('malformed values are refused with what was expected', () => {
+    for (const [spec, reason] of [
+      ['', /NAME@HOST:PORT/],
+      ['h:1', /NAME@HOST:PORT/],
+      ['@h:1', /NAME@HOST:PORT/],
+      ['bad name@h:1', /NAME@HOST:PORT/],
+      ['m@', /expected HOST:PORT/],
+      ['m@h', /expected HOST:PORT \(port 1-65535\), got 'h'/],
+      ['m@h:0', /got 'h:0'/],
+      ['m@h:65536', /got 'h:65536'/],
+      ['m@h:1,,h:2', /got ''/],
+      ['m@h:1,h:1', /'h:1' is listed twice/],
+      ['m@a@h:1', /got 'a@h:1'/],
+    ] as const) {
+      assert.throws(() => redisCluster({ sentinel: spec }), reason, spec);
+    }
+    for (const [spec, reason] of [
+      ['', /HOST:PORT\[,HOST:PORT…\]/],
+      ['h', /expected HOST:PORT/],
+      ['h:x', /expected HOST:PORT/],
+      ['http://h:1', /expected HOST:PORT/],
+      [Array.from({ length: 65 }, (_, i) => `h:${i + 1}`).join(','), /1 to 64/],
+    ] as const) {
+      assert.throws(() => redisCluster({ cluster: spec }), reason, spec);
+    }
+    assert.throws(() => redisCluster({ url: 'http://h:6379' }), /redis:\/\/ or rediss:\/\//);
+    assert.throws(() => redisCluster({ url: 'not a url' }), /expected redis:\/\/HOST:PORT/);
+    assert.throws(
+      () => redisCluster({}),
+      /exactly one of \{ url \}, \{ sentinel \}, \{ cluster \} or \{ link \}/,
+    );
+    assert.throws(
+      () => redisCluster({ url: 'redis://h:1', cluster: 'h:2' }),
+      (e: unknown) => e instanceof InvalidOptionError && /exactly one of/.test(e.message),
+    );
+  });
+
+  test('commands are routed by their first key; scripts by their first KEYS entry; COMMAND by none', () => {
+    assert.equal(routingKey(['HMGET', 'sl:{s}', 'o']), 'sl:{s}');
+    assert.equal(routingKey(['EVALSHA', 'abc', '2', 'sl:{s}:m:1', 'sl:{s}:l:1', '5']), 'sl:{s}:m:1');
+    assert.equal(routingKey(['EVAL', 'return 1', '0']), undefined);
+    assert.equal(routingKey(['SPUBLISH', 'sl:bus', '{}']), 'sl:bus');
+    assert.equal(routingKey(['COMMAND', 'INFO', 'SPUBLISH']), undefined);
+    assert.equal(routingKey(['DEL', 'sl:{s}:m:1', 'sl:{s}:l:1']), 'sl:{s}:m:1');
+  });
+});
+
+describe('sluice serve: Redis topology flags', () => {
+  const run = (args: string[]) =>
+    withDeadline(
+      new Promise<{ code: number | null; err: string; out: string }>((resolve) => {
+        const c = spawn(process.execPath, [CLI, 'serve', ...args], { stdio: ['ignore', 'pipe', 'pipe'] });
+        let err = '';
+        let out = '';
+        c.stderr.on('data', (d: Buffer) => (err += d));
+        c.stdout.on('data', (d: Buffer) => (out += d));
+        c.on('exit', (code) => resolve({ code, err, out }));
+      }),
+      10_000,
+      `sluice serve ${args.join(' ')}`,
+    );
+
+  test('malformed or conflicting values exit 2 naming the flag, before connecting to anything', async () => {
+    for (const [args, reason] of [
+      [['--redis-sentinel', 'h:26379'], /^sluice serve: --redis-sentinel: expected NAME@HOST:PORT/],
+      [
+        ['--redis-sentinel', 'm@h:0'],
+        /^sluice serve: --redis-sentinel: expected HOST:PORT \(port 1-65535\), got 'h:0'/,
+      ],
+      [
+        ['--redis-cluster', 'h'],
+        /^sluice serve: --redis-cluster: expected HOST:PORT \(port 1-65535\), got 'h'/,
+      ],
+      [['--redis-cluster', 'h:1,h:1'], /^sluice serve: --redis-cluster: 'h:1' is listed twice/],
+      [['--redis', 'http://h:1'], /^sluice serve: --redis: expected a redis:\/\/ or rediss:\/\/ URL/],
+      [
+        ['--redis', 'redis://h:1', '--redis-cluster', 'h:2'],
+        /^sluice serve: --redis, --redis-sentinel and --redis-cluster exclude each other/,
+      ],
+      [['--advertise', 'http://h:1/mcp'], /--advertise needs --redis, --redis-sentinel or --redis-cluster/],
+    ] as const) {
+      const bad = await run([...args]);
+      assert.equal(bad.code, 2, `${args.join(' ')}: ${bad.err}`);
+      assert.match(bad.err, reason);
+      assert.match(bad.err, /\nusage: sluice serve \[options\]\n/);
+      assert.equal(bad.out, '');
+    }
+    const help = await run(['--help']);
+    assert.match(help.out, /--redis-sentinel NAME@HOST:PORT\[,HOST:PORT\.\.\.\]/);
+    assert.match(help.out, /--redis-cluster HOST:PORT\[,HOST:PORT\.\.\.\]/);
+  });
+});
