@@ -12,7 +12,8 @@
  *   died may not have reached the promoted replica (replication is asynchronous), so the cluster
  *   writes its directory entries again then.
  * - **Cluster**: node-redis discovers the slots from any seed node and sends each command to the
- *   master owning its first key's slot (a MOVED redirect makes it re-read the slot map). Every
+ *   master owning its first key's slot (a MOVED redirect makes it re-read the slot map), and
+ *   `onFailover` is called when a promoted replica starts serving slots. Every
  *   command Sluice sends names its key first, and every multi-key command and script touches keys
  *   of one hash tag (`sl:{S}…`), so each goes to exactly one node (keys.ts). Sharded pub/sub
  *   (SSUBSCRIBE) keeps the change bus on the shard owning its channel.
@@ -45,6 +46,8 @@ export interface SentinelLinkOptions extends HaLinkOptions {
 
 export interface ClusterLinkOptions extends HaLinkOptions {
   nodes: RedisNodeAddress[];
+  /** A master Sluice had not used before took slots over (a replica promoted) after the first connection. */
+  onFailover?: () => void;
 }
 
 type Listener = (message: string) => void;
@@ -191,6 +194,17 @@ export async function connectNodeRedisCluster(o: ClusterLinkOptions): Promise<Re
   });
   cluster.on('error', (e: unknown) => o.onError?.(asError(e)));
   cluster.on('node-error', (e: unknown) => o.onError?.(asError(e)));
+  // node-redis opens a connection to masters only (useReplicas: false): a connection to an address
+  // it never used before, once connected, is a replica that was promoted (a failover), whose data
+  // may miss the last writes of the master it replaces. A master reconnecting is not one.
+  const masters = new Set<string>();
+  let connected = false;
+  cluster.on('node-ready', (node: { host?: string; port?: number }) => {
+    const address = `${node.host}:${node.port}`;
+    if (masters.has(address)) return;
+    masters.add(address);
+    if (connected) o.onFailover?.();
+  });
   try {
     await bounded(cluster.connect(), Math.max(2_000, (o.connectTimeoutMs ?? 1000) * 5));
   } catch (error) {
@@ -200,6 +214,7 @@ export async function connectNodeRedisCluster(o: ClusterLinkOptions): Promise<Re
       { cause: error },
     );
   }
+  connected = true;
   return {
     async send(args) {
       if (!cluster.isReady) throw new RedisUnavailableError('Redis Cluster is not connected');
@@ -224,6 +239,6 @@ export async function connectTopology(
 ): Promise<RedisLink> {
   if (t.kind === 'sentinel')
     return connectNodeRedisSentinel({ name: t.name, sentinels: t.sentinels, ...hooks });
-  if (t.kind === 'cluster') return connectNodeRedisCluster({ nodes: t.nodes, onError: hooks.onError });
+  if (t.kind === 'cluster') return connectNodeRedisCluster({ nodes: t.nodes, ...hooks });
   return connectNodeRedis({ url: t.url, onError: hooks.onError });
 }

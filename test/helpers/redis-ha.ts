@@ -228,21 +228,50 @@ export async function startSentinelGroup(): Promise<SentinelGroup> {
 }
 
 export interface RedisClusterGroup {
-  /** `127.0.0.1:P1,127.0.0.1:P2,127.0.0.1:P3`, as --redis-cluster takes it. */
+  /** `127.0.0.1:P1,127.0.0.1:P2,127.0.0.1:P3` (the masters at start), as --redis-cluster takes it. */
   readonly spec: string;
+  /** The masters' ports at start. */
   readonly ports: number[];
+  /** SIGKILLs the master serving `key`'s slot now; resolves with its port once it is gone. */
+  killMasterOf(key: string): Promise<number>;
+  /** Resolves with the port of the master serving `key` once it is another than `oldPort` and the cluster is ok. */
+  waitForFailover(key: string, oldPort: number, ms: number): Promise<number>;
   output(): string;
   stop(): Promise<void>;
 }
 
 const SLOTS = 16384;
 
-export async function startRedisCluster(size = 3): Promise<RedisClusterGroup> {
+/** The port of the master serving `key`'s slot, asked of any live node. */
+async function masterOf(ports: number[], key: string): Promise<number> {
+  for (const port of ports) {
+    try {
+      const slot = Number(await adminCommand(port, ['CLUSTER', 'KEYSLOT', key]));
+      const shards = await adminCommand(port, ['CLUSTER', 'SLOTS']);
+      if (!Array.isArray(shards)) continue;
+      for (const r of shards) {
+        if (!Array.isArray(r) || Number(r[0]) > slot || Number(r[1]) < slot) continue;
+        const m = r[2];
+        if (Array.isArray(m)) return Number(m[1]);
+      }
+    } catch {
+      // A dead node: ask the next one.
+    }
+  }
+  throw new Error(`no live node names the master of '${key}'`);
+}
+
+/**
+ * `size` masters with the 16384 slots split between them, and `replicas` replicas behind each (then
+ * a master's death is a failover: its replica takes its slots over after the node timeout, 2 s).
+ */
+export async function startRedisCluster(size = 3, replicas = 0): Promise<RedisClusterGroup> {
   const g = await newGroup('sluice-rcluster-');
   try {
     const nodes: Server[] = [];
     const buses: number[] = [];
-    for (let i = 0; i < size; i++) {
+    const total = size * (1 + replicas);
+    for (let i = 0; i < total; i++) {
       // The cluster bus gets its own free port (the default, port + 10000, may be taken or invalid).
       const bus = await freePort();
       buses.push(bus);
@@ -259,35 +288,84 @@ export async function startRedisCluster(size = 3): Promise<RedisClusterGroup> {
         ]),
       );
     }
+    const masters = nodes.slice(0, size);
     const per = Math.ceil(SLOTS / size);
     for (let i = 0; i < size; i++) {
-      const n = nodes[i] as Server;
+      const n = masters[i] as Server;
       const from = i * per;
       const to = Math.min(SLOTS - 1, from + per - 1);
       await adminCommand(n.port, ['CLUSTER', 'ADDSLOTSRANGE', String(from), String(to)]);
     }
     const first = nodes[0] as Server;
     // With a bus port other than port + 10000, MEET must name it.
-    for (let i = 1; i < size; i++) {
+    for (let i = 1; i < total; i++) {
       const n = nodes[i] as Server;
       await adminCommand(first.port, ['CLUSTER', 'MEET', '127.0.0.1', String(n.port), String(buses[i])]);
+    }
+    const ids = await Promise.all(masters.map((m) => adminCommand(m.port, ['CLUSTER', 'MYID'])));
+    // Replica j of master i: it must know the master first (gossip after MEET).
+    for (let i = size; i < total; i++) {
+      const n = nodes[i] as Server;
+      const masterId = String(ids[(i - size) % size]);
+      await until(
+        async () => {
+          try {
+            return (await adminCommand(n.port, ['CLUSTER', 'REPLICATE', masterId])) === 'OK';
+          } catch {
+            return false;
+          }
+        },
+        30_000,
+        'a cluster replica attaches to its master',
+        g.log,
+      );
     }
     await until(
       async () => {
         for (const n of nodes) {
           const info = await adminCommand(n.port, ['CLUSTER', 'INFO']);
           if (infoField(info, 'cluster_state') !== 'ok') return false;
-          if (infoField(info, 'cluster_known_nodes') !== String(size)) return false;
+          if (infoField(info, 'cluster_known_nodes') !== String(total)) return false;
+        }
+        for (const n of nodes.slice(size)) {
+          if (infoField(await adminCommand(n.port, ['INFO', 'replication']), 'master_link_status') !== 'up')
+            return false;
         }
         return true;
       },
       30_000,
-      'redis cluster state ok on every node',
+      'redis cluster state ok on every node, replicas in sync',
       g.log,
     );
+    const live = () => g.servers.filter((x) => !x.daemon.hasExited()).map((x) => x.port);
     return {
-      spec: nodes.map((n) => `127.0.0.1:${n.port}`).join(','),
-      ports: nodes.map((n) => n.port),
+      spec: masters.map((n) => `127.0.0.1:${n.port}`).join(','),
+      ports: masters.map((n) => n.port),
+      async killMasterOf(key) {
+        const port = await masterOf(live(), key);
+        const s = g.servers.find((x) => x.port === port);
+        if (s === undefined) throw new Error(`the master ${port} is not one of this cluster's servers`);
+        await stopDaemon(s.daemon, 'SIGKILL', 'redis cluster master');
+        return port;
+      },
+      async waitForFailover(key, oldPort, ms) {
+        let now = oldPort;
+        await until(
+          async () => {
+            now = await masterOf(live(), key);
+            if (now === oldPort) return false;
+            for (const port of live()) {
+              if (infoField(await adminCommand(port, ['CLUSTER', 'INFO']), 'cluster_state') !== 'ok')
+                return false;
+            }
+            return true;
+          },
+          ms,
+          'the cluster promotes a replica',
+          g.log,
+        );
+        return now;
+      },
       output: () => g.log.text,
       stop: () => g.stop(),
     };

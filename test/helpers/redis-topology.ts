@@ -75,7 +75,11 @@ export function clusterOn(
   return redisCluster({ ...t.options, ...o });
 }
 
-export async function startTarget(kind: TopologyKind): Promise<RedisTarget> {
+/** `clusterReplicas`: replicas behind each Cluster master (0: none, the cluster cannot fail over). */
+export async function startTarget(
+  kind: TopologyKind,
+  o: { clusterReplicas?: number } = {},
+): Promise<RedisTarget> {
   let single: Redis | undefined;
   let sentinel: SentinelGroup | undefined;
   let cluster: RedisClusterGroup | undefined;
@@ -90,7 +94,7 @@ export async function startTarget(kind: TopologyKind): Promise<RedisTarget> {
     options = { sentinel: sentinel.spec };
     serveArgs = ['--redis-sentinel', sentinel.spec];
   } else {
-    cluster = await startRedisCluster();
+    cluster = await startRedisCluster(3, o.clusterReplicas ?? 0);
     options = { cluster: cluster.spec };
     serveArgs = ['--redis-cluster', cluster.spec];
   }
