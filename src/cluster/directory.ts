@@ -83,7 +83,7 @@ export class Directory {
   /**
    * Marks when this Redis's data began (SET NX, so the first writer wins). A lookup miss shortly
    * after that moment may be a Redis that lost its data and whose instances have not re-registered
-   * yet: the caller answers 503 then, not 404. `restart` moves the marker to `now` (a failover).
+   * yet: the caller answers 503 then, not 404. `restart` (a failover) overwrites the marker with `now`.
    */
   async markRun(now: number, restart = false): Promise<void> {
     // `restart` (after a failover, data partly lost): a new start for the miss window, whoever set it.

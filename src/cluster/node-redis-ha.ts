@@ -52,6 +52,9 @@ export interface ClusterLinkOptions extends HaLinkOptions {
 
 type Listener = (message: string) => void;
 
+/** How long close() lets commands in flight finish before the connections are destroyed. */
+const CLOSE_MS = 2_000;
+
 interface SentinelClient {
   connect(): Promise<unknown>;
   sendCommand(
@@ -176,7 +179,8 @@ export async function connectNodeRedisSentinel(o: SentinelLinkOptions): Promise<
       );
     },
     async close() {
-      await sentinel.close().catch(() => sentinel.destroy());
+      // A graceful close waits for pending commands, which may sit in a failover's reconnection loop.
+      await bounded(sentinel.close(), CLOSE_MS).catch(() => sentinel.destroy());
     },
   };
 }
@@ -227,7 +231,7 @@ export async function connectNodeRedisCluster(o: ClusterLinkOptions): Promise<Re
       );
     },
     async close() {
-      await cluster.close().catch(() => cluster.destroy());
+      await bounded(cluster.close(), CLOSE_MS).catch(() => cluster.destroy());
     },
   };
 }

@@ -31,7 +31,7 @@ export class RedisUnavailableError extends Error {
   }
 }
 
-export interface MinimalClient {
+interface MinimalClient {
   connect(): Promise<unknown>;
   sendCommand(args: readonly string[], options?: { timeout?: number }): Promise<unknown>;
   on(event: 'error', listener: (e: Error) => void): unknown;
@@ -44,7 +44,7 @@ export interface MinimalClient {
   readonly isReady: boolean;
 }
 
-export async function closeClient(client: MinimalClient): Promise<void> {
+async function closeClient(client: MinimalClient): Promise<void> {
   try {
     if (client.close !== undefined) await client.close();
     else if (client.quit !== undefined) await client.quit();

@@ -7,9 +7,15 @@ import { spawn } from 'node:child_process';
 import { join } from 'node:path';
 import { describe, test } from 'node:test';
 import { redisCluster } from '../../src/cluster/cluster.js';
-import { routingKey } from '../../src/cluster/node-redis-ha.js';
+import { RedisUnavailableError } from '../../src/cluster/node-redis.js';
+import {
+  connectNodeRedisCluster,
+  connectNodeRedisSentinel,
+  routingKey,
+} from '../../src/cluster/node-redis-ha.js';
 import { parseNodeList, parseSentinelSpec, topologyOf } from '../../src/cluster/topology.js';
 import { InvalidOptionError } from '../../src/errors.js';
+import { freePort } from '../helpers/daemon.js';
 import { withDeadline } from '../helpers/deadline.js';
 import { repoRoot } from '../helpers/spawn-serve.js';
 
@@ -86,6 +92,35 @@ describe('Redis topology options', () => {
     assert.equal(routingKey(['SPUBLISH', 'sl:bus', '{}']), 'sl:bus');
     assert.equal(routingKey(['COMMAND', 'INFO', 'SPUBLISH']), undefined);
     assert.equal(routingKey(['DEL', 'sl:{s}:m:1', 'sl:{s}:l:1']), 'sl:{s}:m:1');
+  });
+});
+
+describe('Sentinel and Cluster links with nothing to reach', () => {
+  test('connecting rejects with RedisUnavailableError within its deadline (no hang, nothing left running)', async () => {
+    const port = await freePort(); // nothing listens there
+    const t0 = Date.now();
+    await assert.rejects(
+      withDeadline(
+        connectNodeRedisSentinel({
+          name: 'm',
+          sentinels: [{ host: '127.0.0.1', port }],
+          connectTimeoutMs: 200,
+        }),
+        20_000,
+        'sentinel connect',
+      ),
+      (e: unknown) =>
+        e instanceof RedisUnavailableError && /no sentinel of 127\.0\.0\.1:\d+ named/.test(e.message),
+    );
+    await assert.rejects(
+      withDeadline(
+        connectNodeRedisCluster({ nodes: [{ host: '127.0.0.1', port }], connectTimeoutMs: 200 }),
+        20_000,
+        'cluster connect',
+      ),
+      (e: unknown) => e instanceof RedisUnavailableError && /no Redis Cluster node of/.test(e.message),
+    );
+    assert.ok(Date.now() - t0 < 15_000);
   });
 });
 
