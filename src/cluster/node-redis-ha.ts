@@ -66,7 +66,7 @@ interface SentinelClient {
   subscribe(channel: string, listener: Listener): Promise<unknown>;
   sSubscribe(channel: string, listener: Listener): Promise<unknown>;
   close(): Promise<unknown>;
-  destroy(): Promise<unknown>;
+  destroy(): Promise<unknown> | undefined;
   readonly isReady: boolean;
 }
 
@@ -82,7 +82,7 @@ interface ClusterClient {
   subscribe(channel: string, listener: Listener): Promise<unknown>;
   sSubscribe(channel: string, listener: Listener): Promise<unknown>;
   close(): Promise<unknown>;
-  destroy(): Promise<unknown>;
+  destroy(): Promise<unknown> | undefined;
   readonly isReady: boolean;
 }
 
@@ -117,6 +117,15 @@ async function sendVia(p: () => Promise<unknown>, timeout: number): Promise<Redi
   } catch (error) {
     if (isReplyError(error)) throw new RedisReplyError((error as Error).message);
     throw error;
+  }
+}
+
+/** Tears a client down whatever state it is in (a failed connect() may have destroyed it already). */
+async function destroyQuietly(client: { destroy(): Promise<unknown> | undefined }): Promise<void> {
+  try {
+    await client.destroy();
+  } catch {
+    // Already torn down.
   }
 }
 
@@ -160,7 +169,7 @@ export async function connectNodeRedisSentinel(o: SentinelLinkOptions): Promise<
   try {
     await bounded(sentinel.connect(), Math.max(2_000, (o.connectTimeoutMs ?? 1000) * 5));
   } catch (error) {
-    await sentinel.destroy().catch(() => undefined);
+    await destroyQuietly(sentinel);
     throw new RedisUnavailableError(
       `no sentinel of ${o.sentinels.map((n) => `${n.host}:${n.port}`).join(',')} named a reachable master '${o.name}'`,
       { cause: error },
@@ -180,7 +189,7 @@ export async function connectNodeRedisSentinel(o: SentinelLinkOptions): Promise<
     },
     async close() {
       // A graceful close waits for pending commands, which may sit in a failover's reconnection loop.
-      await bounded(sentinel.close(), CLOSE_MS).catch(() => sentinel.destroy());
+      await bounded(sentinel.close(), CLOSE_MS).catch(() => destroyQuietly(sentinel));
     },
   };
 }
@@ -212,7 +221,7 @@ export async function connectNodeRedisCluster(o: ClusterLinkOptions): Promise<Re
   try {
     await bounded(cluster.connect(), Math.max(2_000, (o.connectTimeoutMs ?? 1000) * 5));
   } catch (error) {
-    await cluster.destroy().catch(() => undefined);
+    await destroyQuietly(cluster);
     throw new RedisUnavailableError(
       `no Redis Cluster node of ${o.nodes.map((n) => `${n.host}:${n.port}`).join(',')} answered`,
       { cause: error },
@@ -231,7 +240,7 @@ export async function connectNodeRedisCluster(o: ClusterLinkOptions): Promise<Re
       );
     },
     async close() {
-      await bounded(cluster.close(), CLOSE_MS).catch(() => cluster.destroy());
+      await bounded(cluster.close(), CLOSE_MS).catch(() => destroyQuietly(cluster));
     },
   };
 }
