@@ -7,12 +7,15 @@ import { spawn } from 'node:child_process';
 import { join } from 'node:path';
 import { describe, test } from 'node:test';
 import { redisCluster } from '../../src/cluster/cluster.js';
+import { hashTag, keys, oneSlot } from '../../src/cluster/keys.js';
 import { RedisUnavailableError } from '../../src/cluster/node-redis.js';
 import {
   connectNodeRedisCluster,
   connectNodeRedisSentinel,
   routingKey,
 } from '../../src/cluster/node-redis-ha.js';
+import type { RedisLink } from '../../src/cluster/redis-link.js';
+import { CrossSlotError, Script } from '../../src/cluster/scripts.js';
 import { parseNodeList, parseSentinelSpec, topologyOf } from '../../src/cluster/topology.js';
 import { InvalidOptionError } from '../../src/errors.js';
 import { freePort } from '../helpers/daemon.js';
@@ -92,6 +95,40 @@ describe('Redis topology options', () => {
     assert.equal(routingKey(['SPUBLISH', 'sl:bus', '{}']), 'sl:bus');
     assert.equal(routingKey(['COMMAND', 'INFO', 'SPUBLISH']), undefined);
     assert.equal(routingKey(['DEL', 'sl:{s}:m:1', 'sl:{s}:l:1']), 'sl:{s}:m:1');
+  });
+});
+
+describe('key layout for Redis Cluster', () => {
+  test("every key of a session shares the session's hash tag; the others are their own", () => {
+    const sid = 'aBc-123_x';
+    const mine = [
+      keys.session(sid),
+      keys.streamMeta(sid, 1),
+      keys.streamList(sid, 1),
+      keys.streamMeta(sid, 42),
+    ];
+    assert.ok(mine.every((k) => hashTag(k) === sid));
+    assert.ok(oneSlot(mine));
+    assert.ok(!oneSlot([keys.session('a'), keys.session('b')]));
+    assert.equal(hashTag(keys.lease('inc')), 'sl:inst:inc');
+    assert.equal(hashTag('a{}b'), 'a{}b', 'an empty tag hashes the whole key');
+    assert.equal(hashTag('a{x}{y}'), 'x', 'the first tag counts');
+  });
+
+  test('a script over keys of two tags is refused before anything is sent', async () => {
+    const sent: string[][] = [];
+    const link: RedisLink = {
+      async send(args) {
+        sent.push([...args]);
+        return 1;
+      },
+      async close() {},
+    };
+    const script = new Script('return 1');
+    await assert.rejects(script.run(link, [keys.session('a'), keys.streamMeta('b', 1)], []), CrossSlotError);
+    assert.deepEqual(sent, []);
+    assert.equal(await script.run(link, [keys.session('a'), keys.streamMeta('a', 1)], []), 1);
+    assert.equal(sent.length, 1);
   });
 });
 
