@@ -53,6 +53,10 @@ const HELP = `usage: sluice serve [options]
   --http2              with --tls-*: HTTP/2, with HTTP/1.1 fallback negotiated by ALPN
   --redis URL          join a cluster of instances sharing sessions through Redis (or set SLUICE_REDIS_URL);
                        the hop between instances is signed with SLUICE_CLUSTER_SECRET, else a key shared in Redis
+  --redis-sentinel NAME@HOST:PORT[,HOST:PORT...]
+                       the same, with the Redis master NAME that these sentinels watch (follows failovers)
+  --redis-cluster HOST:PORT[,HOST:PORT...]
+                       the same, on a Redis Cluster (any of its nodes; the others are discovered)
   --advertise URL      the URL peers use to reach this instance's endpoint (default: the bound address)
 `;
 
@@ -81,6 +85,36 @@ function originOf(v: string): string {
   if (u.origin === 'null' || u.origin !== v.replace(/\/$/, ''))
     throw new UsageError(`--allow-origin expects an origin (scheme://host[:port], no path), got '${v}'`);
   return u.origin;
+}
+
+/** The one Redis topology the flags name (redisCluster validates the values), or none. */
+function redisTopology(
+  url: string | undefined,
+  sentinel: string | undefined,
+  clusterNodes: string | undefined,
+): { url: string } | { sentinel: string } | { cluster: string } | undefined {
+  const given = [url, sentinel, clusterNodes].filter((v) => v !== undefined);
+  if (given.length > 1)
+    throw new UsageError('--redis, --redis-sentinel and --redis-cluster exclude each other: give one');
+  if (sentinel !== undefined) return { sentinel };
+  if (clusterNodes !== undefined) return { cluster: clusterNodes };
+  const fromEnv = url ?? process.env['SLUICE_REDIS_URL'];
+  return fromEnv === undefined || fromEnv === '' ? undefined : { url: fromEnv };
+}
+
+/** redisCluster() validates the values once; its complaint names the flag here. */
+function clusterFromFlags(o: Parameters<typeof redisCluster>[0]): ReturnType<typeof redisCluster> {
+  try {
+    return redisCluster(o);
+  } catch (error) {
+    const m =
+      error instanceof InvalidOptionError
+        ? /^redisCluster: (url|sentinel|cluster): (.*)$/s.exec(error.message)
+        : null;
+    if (m === null) throw error;
+    const flag = m[1] === 'url' ? '--redis' : `--redis-${m[1]}`;
+    throw new UsageError(`${flag}: ${m[2]}`);
+  }
 }
 
 export async function main(argv: string[]): Promise<number> {
@@ -121,6 +155,8 @@ async function run(argv: string[]): Promise<number> {
       'tls-key': { type: 'string' },
       http2: { type: 'boolean' },
       redis: { type: 'string' },
+      'redis-sentinel': { type: 'string' },
+      'redis-cluster': { type: 'string' },
       advertise: { type: 'string' },
       help: { type: 'boolean', short: 'h' },
     },
@@ -167,14 +203,16 @@ async function run(argv: string[]): Promise<number> {
     certFile === undefined || keyFile === undefined
       ? undefined
       : { cert: readFileSync(certFile), key: readFileSync(keyFile) };
-  const redisUrl = values.redis ?? process.env['SLUICE_REDIS_URL'];
-  if (values.advertise !== undefined && (redisUrl === undefined || redisUrl === ''))
-    throw new UsageError('--advertise needs --redis (or SLUICE_REDIS_URL)');
+  const redis = redisTopology(values.redis, values['redis-sentinel'], values['redis-cluster']);
+  if (values.advertise !== undefined && redis === undefined)
+    throw new UsageError(
+      '--advertise needs --redis, --redis-sentinel or --redis-cluster (or SLUICE_REDIS_URL)',
+    );
   const cluster =
-    redisUrl === undefined || redisUrl === ''
+    redis === undefined
       ? undefined
-      : redisCluster({
-          url: redisUrl,
+      : clusterFromFlags({
+          ...redis,
           ...(values.advertise === undefined ? {} : { advertise: values.advertise }),
         });
   const served = await serve({

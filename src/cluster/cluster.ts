@@ -24,18 +24,21 @@ import { FORWARD_HEADER, signForward, verifyForward } from './forward-auth.js';
 import { Forwarder, type ForwardOutcome } from './forwarder.js';
 import { keys } from './keys.js';
 import { Lease, newIncarnation } from './lease.js';
-import { connectNodeRedis } from './node-redis.js';
+import { connectTopology } from './node-redis-ha.js';
 import { resumeFromCopy } from './orphan-resume.js';
 import { MeasuredLink, type RedisLink } from './redis-link.js';
 import { ClusterRefusals } from './refusals.js';
 import { ReplayGuard } from './replay-guard.js';
 import { EventReplica, emptyReplicaStats } from './replica.js';
 import { checkGivenSecret, provisionSecret } from './secret.js';
+import { type RedisTopology, type TopologyOptions, topologyOf } from './topology.js';
 
-export interface RedisClusterOptions {
-  /** `redis://host:port`. Either this or `link`. */
-  url?: string;
-  /** Your own Redis client behind the RedisLink seam (instead of `url`). */
+/**
+ * Exactly one of `url` (one Redis), `sentinel` (a Sentinel-watched master), `cluster` (a Redis
+ * Cluster) or `link` (your own client), see topology.ts.
+ */
+export interface RedisClusterOptions extends TopologyOptions {
+  /** Your own Redis client behind the RedisLink seam (instead of `url`, `sentinel` or `cluster`). */
   link?: RedisLink;
   /** The URL of this instance's MCP endpoint as its peers reach it. @defaultValue the bound address (serve()) */
   advertise?: string;
@@ -92,6 +95,7 @@ const FORWARD_BOUNDS_S = [0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 
 export class RedisCluster {
   readonly incarnation = newIncarnation();
   readonly #o: RedisClusterOptions;
+  readonly #topology: RedisTopology | undefined;
   #link: MeasuredLink | undefined;
   #lease: Lease | undefined;
   #directory: Directory | undefined;
@@ -125,9 +129,13 @@ export class RedisCluster {
   };
 
   constructor(o: RedisClusterOptions) {
-    if ((o.url === undefined) === (o.link === undefined)) {
-      throw new InvalidOptionError('redisCluster: give exactly one of { url } or { link }');
+    const given = [o.url, o.sentinel, o.cluster, o.link].filter((x) => x !== undefined).length;
+    if (given !== 1) {
+      throw new InvalidOptionError(
+        'redisCluster: give exactly one of { url }, { sentinel }, { cluster } or { link }',
+      );
     }
+    this.#topology = topologyOf(o);
     const envLease = RedisCluster.leaseFromEnv();
     if (o.leaseMs === undefined && envLease !== undefined) o = { ...o, leaseMs: envLease };
     if (o.leaseMs !== undefined && !(Number.isInteger(o.leaseMs) && o.leaseMs >= 300)) {
@@ -200,9 +208,10 @@ export class RedisCluster {
       const log = ep.options.logger;
       const raw =
         this.#o.link ??
-        (await connectNodeRedis({
-          url: this.#o.url ?? '',
+        (await connectTopology(this.#topology ?? { kind: 'single', url: '' }, {
           onError: (e) => log?.warn('cluster.redis_error', { error: e.message }),
+          // The promoted replica may miss the last writes (asynchronous replication): write ours again.
+          onFailover: () => void this.#reRegister(true),
         }));
       this.#link = new MeasuredLink(raw);
       this.#directory = new Directory(this.#link, ep.options.sessionIdleMs + 2 * this.#housekeepingMs());
@@ -359,12 +368,17 @@ export class RedisCluster {
     }
   }
 
-  async #reRegister(): Promise<void> {
+  /** `failover`: the data may be missing some writes, not all: restart the run marker first. */
+  async #reRegister(failover = false): Promise<void> {
     const dir = this.#directory;
     const link = this.#link;
     if (dir === undefined || link === undefined) return;
-    this.#ep?.options.logger?.warn('cluster.reregister', { sessions: this.#owned.size });
+    this.#ep?.options.logger?.warn('cluster.reregister', { sessions: this.#owned.size, failover });
     try {
+      // A peer's miss for a session whose entry was lost answers 503 until its owner wrote it again.
+      // Every instance learns of the new master within a lease (its refresh fails over to it), so
+      // misses stay 503 for a lease from now rather than half of one as after a restart.
+      if (failover) await dir.markRun(Date.now() + this.leaseMs / 2, true);
       // Re-offer our key, and adopt whatever Redis holds: an instance that started while Redis was
       // empty may have put its own there first, and every instance must use the one in Redis.
       if (this.#secretShared) this.#secret = await provisionSecret(link, this.#secret);
