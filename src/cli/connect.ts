@@ -1,7 +1,8 @@
 // What the client-side commands (call, tools, doctor) share: parsing --header values and connecting an
 // SDK Client over Sluice's transport.
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
-import { StreamableHttpClientTransport } from '../client/index.js';
+import { AuthorizationError, StreamableHttpClientTransport, UnauthorizedError } from '../client/index.js';
+import { storedAuth } from './credentials.js';
 import { UsageError } from './usage-error.js';
 
 export { UsageError };
@@ -31,9 +32,12 @@ export async function connectClient(
     throw new UsageError(`not a URL: ${url}`);
   }
   const client = new Client({ name: 'sluice-cli', version: '0.1.0' });
+  // Credentials from `sluice login`, unless the caller brings its own.
+  const auth = token === undefined && headers['authorization'] === undefined ? storedAuth(url) : undefined;
   const transport = new StreamableHttpClientTransport(parsed, {
     headers,
     ...(token !== undefined ? { token } : {}),
+    ...(auth !== undefined ? { authProvider: auth } : {}),
     protocol: client,
   });
   const sends = new Set<Promise<void>>();
@@ -47,7 +51,17 @@ export async function connectClient(
     );
     return p;
   };
-  await client.connect(transport);
+  try {
+    await client.connect(transport);
+  } catch (error) {
+    if (
+      error instanceof UnauthorizedError ||
+      (error instanceof AuthorizationError && error.reason === 'redirect-unavailable')
+    ) {
+      throw new Error(`${url} requires a login: run \`sluice login ${url}\``, { cause: error });
+    }
+    throw error;
+  }
   return {
     client,
     transport,

@@ -7,7 +7,8 @@
 import { parseArgs } from 'node:util';
 import { renderJson, renderText } from '../doctor/report.js';
 import { DEFAULT_IDLE_SECONDS, runDoctor } from '../doctor/run.js';
-import { parseHeaders } from './connect.js';
+import { connectClient, parseHeaders } from './connect.js';
+import { storedAuth } from './credentials.js';
 
 const HELP = `usage: sluice doctor URL [options]
 
@@ -72,6 +73,11 @@ export async function main(argv: string[]): Promise<number> {
     process.stderr.write(`sluice doctor: ${e instanceof Error ? e.message : String(e)}\n${HELP}`);
     return 2;
   }
+  if (headers['authorization'] === undefined) {
+    // Credentials from `sluice login`, refreshed first when the stored token no longer works.
+    const token = await freshStoredToken(url).catch(() => undefined);
+    if (token !== undefined) headers['authorization'] = `Bearer ${token}`;
+  }
   const json = values.json === true;
   const quick = values.quick === true;
   // Said up front, on stderr in every mode: the run is mostly one long wait.
@@ -93,4 +99,15 @@ export async function main(argv: string[]): Promise<number> {
   });
   process.stdout.write(json ? renderJson(report) : renderText(report));
   return report.ok ? 0 : 1;
+}
+
+/**
+ * The access token `sluice login` stored for `url`, after one connection through the transport (which refreshes it
+ * on a 401); undefined when none is stored.
+ */
+async function freshStoredToken(url: string): Promise<string | undefined> {
+  if (storedAuth(url) === undefined) return undefined;
+  const connection = await connectClient(url, {}, undefined);
+  await connection.client.close();
+  return (await storedAuth(url)?.tokens())?.access_token;
 }

@@ -10,6 +10,8 @@ const commands: Record<string, () => Promise<Command>> = {
   tools: async () => (await import('./tools.js')).main,
   'conformance-client': async () => (await import('./conformance-client.js')).main,
   doctor: async () => (await import('./doctor.js')).main,
+  login: async () => (await import('./login.js')).main,
+  logout: async () => (await import('./login.js')).logout,
 };
 
 const USAGE = `usage: sluice <command> [options]
@@ -19,6 +21,8 @@ commands:
   call URL TOOL       call a tool, rendering its progress
   tools URL           list a server's tools and their input schemas
   doctor URL          diagnose the network path to an MCP server
+  login URL           log in to a server that requires OAuth (credentials for call, tools, doctor)
+  logout URL          forget the credentials stored by login
   conformance-client  the client the official conformance suite drives
 
 'sluice <command> --help' describes each command's options.`;

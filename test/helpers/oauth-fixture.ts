@@ -52,6 +52,8 @@ export interface ScriptedAs {
   readonly secrets: string[];
   check(token: string): Issued | undefined;
   revokeAll(): void;
+  /** Revokes the access tokens only: a refresh then works. */
+  revokeAccess(): void;
   close(): Promise<void>;
 }
 
@@ -130,15 +132,13 @@ export async function startAs(options: Partial<AsOptions> = {}): Promise<Scripte
       if (url.pathname === '/register' && req.method === 'POST') {
         registrations++;
         const metadata = JSON.parse(await readBody(req)) as Record<string, unknown>;
-        res
-          .writeHead(201, { 'content-type': 'application/json' })
-          .end(
-            JSON.stringify({
-              ...metadata,
-              client_id: `client-${registrations}`,
-              token_endpoint_auth_method: 'none',
-            }),
-          );
+        res.writeHead(201, { 'content-type': 'application/json' }).end(
+          JSON.stringify({
+            ...metadata,
+            client_id: `client-${registrations}`,
+            token_endpoint_auth_method: 'none',
+          }),
+        );
         return;
       }
       if (url.pathname === '/authorize') {
@@ -210,6 +210,9 @@ export async function startAs(options: Partial<AsOptions> = {}): Promise<Scripte
     revokeAll() {
       for (const t of tokens.values()) t.revoked = true;
       refreshTokens.clear();
+    },
+    revokeAccess() {
+      for (const t of tokens.values()) t.revoked = true;
     },
     close: () => close(server),
   };

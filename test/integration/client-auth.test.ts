@@ -151,7 +151,10 @@ describe('client OAuth', () => {
       Array.from({ length: 30 }, (_, i) => i + 1),
     );
     assert.ok(f.as.authorizations.length >= 2, 're-authorized after the revocation');
-    assert.ok(f.rs.answers.includes('GET 401'), `a resuming GET met the revoked token: ${f.rs.answers.join(', ')}`);
+    assert.ok(
+      f.rs.answers.includes('GET 401'),
+      `a resuming GET met the revoked token: ${f.rs.answers.join(', ')}`,
+    );
     assert.equal(f.rs.probe.started.get('progress'), 1, 'the tool ran once (resumed, not re-sent)');
   });
 

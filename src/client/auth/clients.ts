@@ -41,15 +41,18 @@ export class ClientRegistry {
     return state?.authorizationServerUrl;
   }
 
-  /** The client to present to `discovery.issuer`, registering when needed. */
+  /**
+   * The client to present to `discovery.issuer`, registering when needed. `stored` is what `storedIssuer()` said
+   * before this discovery was saved to the provider.
+   */
   async clientFor(
     discovery: Discovery,
+    stored: string | undefined,
     mayRegister: boolean,
   ): Promise<OAuthClientInformationMixed | undefined> {
     const issuer = discovery.issuer;
     const mine = this.#registered.get(issuer);
     if (mine !== undefined) return mine;
-    const stored = await this.storedIssuer();
     if (stored === undefined || stored === issuer) {
       const info = await this.#provider.clientInformation();
       if (info !== undefined) {

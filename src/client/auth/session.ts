@@ -148,17 +148,19 @@ export class OAuthSession {
     const scope = finalScope(scopes, discovery.server.scopes_supported, this.#clients.wantsRefresh());
     const resource = await this.#resourceParameter(discovery);
     this.#discovery = discovery;
+    // Saved before a client is chosen, so a provider that keys credentials by issuer files a new registration
+    // under the new issuer.
+    await this.#saveDiscovery(discovery);
 
     if (!stepUp && !migrated && (await this.#refresh().catch(() => false))) return;
 
     // A non-interactive grant the provider prepares (client credentials, JWT bearer: SDK auth-extensions).
     const prepared = await provider.prepareTokenRequest?.(scope);
     if (prepared !== undefined && prepared.get('grant_type') !== 'authorization_code') {
-      const client = await this.#clients.clientFor(discovery, true);
+      const client = await this.#clients.clientFor(discovery, previous, true);
       if (client === undefined)
         throw new AuthorizationError('no-client', `no client for ${discovery.issuer}`);
       if (resource !== undefined) prepared.set('resource', resource);
-      await this.#saveDiscovery(discovery);
       await this.#save(await tokenRequest(o.fetch, provider, discovery.server, client, prepared));
       this.#requestedScope = scope;
       return;
@@ -178,9 +180,8 @@ export class OAuthSession {
         'the auth provider has no redirectUrl and prepared no other grant',
       );
     }
-    const client = await this.#clients.clientFor(discovery, true);
+    const client = await this.#clients.clientFor(discovery, previous, true);
     if (client === undefined) throw new AuthorizationError('no-client', `no client for ${discovery.issuer}`);
-    await this.#saveDiscovery(discovery);
     const verifier = randomToken(32);
     const state = (await provider.state?.()) ?? randomToken(16);
     const redirectUri = String(redirect);
@@ -314,7 +315,7 @@ export class OAuthSession {
     if (refreshToken === undefined) return false;
     const discovery = this.#discovery ?? (await discover(this.#o.fetch, this.#o.serverUrl, undefined));
     this.#discovery = discovery;
-    const client = await this.#clients.clientFor(discovery, false);
+    const client = await this.#clients.clientFor(discovery, await this.#clients.storedIssuer(), false);
     if (client === undefined) return false;
     const params = new URLSearchParams({ grant_type: 'refresh_token', refresh_token: refreshToken });
     const resource = await this.#resourceParameter(discovery);
