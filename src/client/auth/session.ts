@@ -49,8 +49,6 @@ export class OAuthSession {
   #pending: Pending | undefined;
   /** The flow or refresh in progress; every caller that needs one joins it. */
   #running: Promise<void> | undefined;
-  /** When the access token this session obtained expires (ms, clock time); undefined when unknown. */
-  #expiresAt: number | undefined;
   #refreshAt: number | undefined;
 
   constructor(options: OAuthSessionOptions) {
@@ -331,20 +329,14 @@ export class OAuthSession {
     const now = this.#o.clock.now();
     const lifetime = tokens.expires_in;
     if (lifetime === undefined) {
-      this.#expiresAt = undefined;
       this.#refreshAt = undefined;
       return;
     }
     const ms = lifetime * 1000;
-    this.#expiresAt = now + ms;
+    const expiresAt = now + ms;
     this.#refreshAt =
       tokens.refresh_token !== undefined
-        ? this.#expiresAt - Math.min(REFRESH_MARGIN_MS, ms * REFRESH_SHARE)
+        ? expiresAt - Math.min(REFRESH_MARGIN_MS, ms * REFRESH_SHARE)
         : undefined;
-  }
-
-  /** When the current token expires (ms on the transport's clock), if known. */
-  get expiresAt(): number | undefined {
-    return this.#expiresAt;
   }
 }
