@@ -151,6 +151,24 @@ export class TransportContext {
     signal: CancelSignal,
     resendable: boolean,
   ): Promise<HttpResponse> {
+    const auth = this.auth;
+    if (auth !== undefined && headers['authorization']?.startsWith('DPoP ') === true) {
+      // RFC 9449 §7: a fresh proof for every request that presents a DPoP-bound token.
+      return auth.proofFor(method, this.url, headers['authorization']).then((proof) => {
+        if (proof !== undefined) headers['dpop'] = proof;
+        return this.send(method, headers, body, signal, resendable);
+      });
+    }
+    return this.send(method, headers, body, signal, resendable);
+  }
+
+  private send(
+    method: HttpMethod,
+    headers: Record<string, string>,
+    body: string | undefined,
+    signal: CancelSignal,
+    resendable: boolean,
+  ): Promise<HttpResponse> {
     const http = this.http;
     if (http !== undefined) return http.request(method, this.url, headers, body, signal, resendable);
     return (this.httpLoading as Promise<HttpClient>).then((loaded) =>
@@ -200,13 +218,13 @@ export class TransportContext {
     } else {
       const { headers, token } = this.options;
       const extra = typeof headers === 'function' ? await headers() : headers;
-      const bearer =
-        this.auth !== undefined
-          ? await this.auth.accessToken()
-          : typeof token === 'function'
-            ? await token()
-            : token;
-      h = withToken(lowerCaseKeys(extra), bearer);
+      if (this.auth !== undefined) {
+        h = lowerCaseKeys(extra);
+        const authorization = await this.auth.authorization();
+        if (authorization !== undefined) h['authorization'] = authorization;
+      } else {
+        h = withToken(lowerCaseKeys(extra), typeof token === 'function' ? await token() : token);
+      }
     }
     h['accept'] = accept;
     if (withSession) {

@@ -42,6 +42,8 @@ export interface PostAttempt {
   readonly afterAuth: boolean;
   /** Re-sent after this many 403 `insufficient_scope` step-ups. */
   readonly stepUps: number;
+  /** Re-sent with a resource server's new DPoP nonce. */
+  readonly afterNonce: boolean;
 }
 
 const FIRST: PostAttempt = {
@@ -50,6 +52,7 @@ const FIRST: PostAttempt = {
   stale: 0,
   afterAuth: false,
   stepUps: 0,
+  afterNonce: false,
 };
 
 /**

@@ -367,7 +367,11 @@ export class StreamRunner {
   private reauthorize(s: ResponseStream, response: HttpResponse, authorization: string | undefined): void {
     const t = this.t;
     s.authRetried = true;
-    answerChallenge(t, 'GET', response, authorization, { afterAuth: false, stepUps: 0 }).then(
+    answerChallenge(t, 'GET', response, authorization, {
+      afterAuth: false,
+      stepUps: 0,
+      afterNonce: false,
+    }).then(
       (next) => {
         if (next === undefined) this.refused(s, response);
         else void this.connect(s);

@@ -262,14 +262,29 @@ const auth20250326: Record<string, AuthScenario> = {
   },
 };
 /**
- * Extension scenarios that need only the client. Left out: `auth/dpop` and `auth/dpop-nonce` (the transport sends
- * Bearer tokens only; DPoP-bound tokens are refused with `unsupported-token-type`), and
- * `auth/enterprise-managed-authorization` and `auth/wif-jwt-bearer` (token exchange and JWT-bearer grants from an
- * identity provider the application owns, not the transport).
+ * Extension scenarios that need only the client. Left out: `auth/enterprise-managed-authorization` and
+ * `auth/wif-jwt-bearer` (token exchange and JWT-bearer grants whose assertions come from an identity provider the
+ * application owns; a provider's `prepareTokenRequest` carries them, the conformance client does not).
  */
 const authExtensions: Record<string, AuthScenario> = {
   'auth/client-credentials-basic': { ids: ['client-credentials-basic-auth'] },
   'auth/client-credentials-jwt': { ids: ['client-credentials-jwt-verified'] },
+  'auth/dpop': {
+    ids: [
+      'sep-1932-client-token-request-proof',
+      'sep-1932-client-dpop-auth-scheme',
+      'sep-1932-client-fresh-proof',
+    ],
+  },
+  'auth/dpop-nonce': {
+    ids: [
+      'sep-1932-client-token-request-proof',
+      'sep-1932-client-dpop-auth-scheme',
+      'sep-1932-client-fresh-proof',
+      'sep-1932-client-as-nonce',
+      'sep-1932-client-rs-nonce',
+    ],
+  },
 };
 
 /** `conformance list --client`: each scenario with the revisions it belongs to. */

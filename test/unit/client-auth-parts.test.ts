@@ -1,9 +1,10 @@
 // The pure parts of the client's OAuth (src/client/auth/): challenge parsing, the discovery URL orders, the
 // resource match, scope selection, PKCE and the token endpoint authentication choice.
 import assert from 'node:assert/strict';
-import { createHash } from 'node:crypto';
+import { createHash, createPublicKey, verify } from 'node:crypto';
 import { describe, test } from 'node:test';
 import { parseChallenge } from '../../src/client/auth/challenge.js';
+import { DpopProver } from '../../src/client/auth/dpop.js';
 import { resourceMatches, resourceMetadataUrls, serverMetadataUrls } from '../../src/client/auth/metadata.js';
 import { randomToken, s256 } from '../../src/client/auth/pkce.js';
 import { finalScope, initialScope, stepUpScope } from '../../src/client/auth/scopes.js';
@@ -119,5 +120,47 @@ describe('PKCE and client authentication', () => {
       'client_secret_post',
     );
     assert.equal(chooseAuthMethod({ client_id: 'c' }, server), 'none');
+  });
+});
+
+describe('DPoP proofs (RFC 9449 §4)', () => {
+  const decode = (part: string | undefined): Record<string, unknown> =>
+    JSON.parse(Buffer.from(part ?? '', 'base64url').toString('utf8')) as Record<string, unknown>;
+
+  test('signed with the key in the header, fresh jti, htu without query, ath, and the nonce once learned', async () => {
+    const prover = await DpopProver.create(() => 1_700_000_000_000);
+    const first = await prover.proof('POST', 'https://rs.example/mcp?x=1#f', 'token-123');
+    const [h, p, sig] = first.split('.');
+    const header = decode(h);
+    const payload = decode(p);
+    assert.equal(header['typ'], 'dpop+jwt');
+    assert.equal(header['alg'], 'ES256');
+    const jwk = header['jwk'] as Record<string, string>;
+    assert.equal(jwk['d'], undefined, 'no private key in the header');
+    const key = createPublicKey({ key: jwk, format: 'jwk' });
+    assert.ok(
+      verify(
+        'sha256',
+        Buffer.from(`${h}.${p}`),
+        { key, dsaEncoding: 'ieee-p1363' },
+        Buffer.from(sig ?? '', 'base64url'),
+      ),
+    );
+    assert.equal(payload['htm'], 'POST');
+    assert.equal(payload['htu'], 'https://rs.example/mcp');
+    assert.equal(payload['iat'], 1_700_000_000);
+    assert.equal(payload['ath'], createHash('sha256').update('token-123').digest('base64url'));
+    assert.equal(payload['nonce'], undefined);
+    assert.ok(prover.rememberNonce('https://rs.example/other', 'n-1'));
+    assert.ok(
+      !prover.rememberNonce('https://rs.example/mcp', 'n-1'),
+      'same nonce: nothing new to retry with',
+    );
+    const second = decode((await prover.proof('GET', 'https://rs.example/mcp')).split('.')[1]);
+    assert.equal(second['nonce'], 'n-1');
+    assert.equal(second['ath'], undefined);
+    assert.notEqual(second['jti'], payload['jti']);
+    const elsewhere = decode((await prover.proof('POST', 'https://as.example/token')).split('.')[1]);
+    assert.equal(elsewhere['nonce'], undefined, 'nonces are per origin');
   });
 });

@@ -14,11 +14,15 @@ import { parseChallenge } from './challenge.js';
 export interface AuthAttempt {
   readonly afterAuth: boolean;
   readonly stepUps: number;
+  /** Re-sent once with a resource server's new DPoP nonce (RFC 9449 §9). */
+  readonly afterNonce: boolean;
 }
 
 /** The bearer token an `authorization` header value carried. */
 export function sentToken(authorization: string | undefined): string | undefined {
-  return authorization?.startsWith('Bearer ') === true ? authorization.slice(7) : undefined;
+  if (authorization?.startsWith('Bearer ') === true) return authorization.slice(7);
+  if (authorization?.startsWith('DPoP ') === true) return authorization.slice(5);
+  return undefined;
 }
 
 /**
@@ -37,6 +41,15 @@ export async function answerChallenge<A extends AuthAttempt>(
   if (auth === undefined) return undefined;
   const header = response.header('www-authenticate');
   const challenge = parseChallenge(header);
+  if (
+    response.status === 401 &&
+    challenge?.error === 'use_dpop_nonce' &&
+    !attempt.afterNonce &&
+    auth.rememberNonce(t.url, response.header('dpop-nonce'))
+  ) {
+    await discard(response);
+    return { ...attempt, afterNonce: true };
+  }
   if (response.status === 401) {
     if (attempt.afterAuth) {
       const body = (await response.text(4096).catch(() => '')) ?? '';

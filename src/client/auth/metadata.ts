@@ -27,6 +27,8 @@ export interface ServerMetadata {
   readonly grant_types_supported?: readonly string[];
   readonly code_challenge_methods_supported?: readonly string[];
   readonly token_endpoint_auth_methods_supported?: readonly string[];
+  /** RFC 9449 §5.1: the server issues DPoP-bound tokens for proofs with these algorithms. */
+  readonly dpop_signing_alg_values_supported?: readonly string[];
   readonly authorization_response_iss_parameter_supported?: boolean;
   readonly client_id_metadata_document_supported?: boolean;
 }
@@ -207,6 +209,7 @@ function checkedServerMetadata(doc: unknown, issuer: string, url: string): Serve
     'grant_types_supported',
     'code_challenge_methods_supported',
     'token_endpoint_auth_methods_supported',
+    'dpop_signing_alg_values_supported',
   ] as const;
   const out: Record<string, unknown> = {
     issuer,

@@ -11,6 +11,7 @@ import { AuthorizationError, UnauthorizedError } from '../errors.js';
 import type { ClientClock, FetchLike } from '../options.js';
 import type { Challenge } from './challenge.js';
 import { ClientRegistry } from './clients.js';
+import { DpopProver } from './dpop.js';
 import { type Discovery, discover } from './metadata.js';
 import { randomToken, s256 } from './pkce.js';
 import { finalScope, initialScope, stepUpScope } from './scopes.js';
@@ -50,6 +51,8 @@ export class OAuthSession {
   /** The flow or refresh in progress; every caller that needs one joins it. */
   #running: Promise<void> | undefined;
   #refreshAt: number | undefined;
+  /** The DPoP key, made when an authorization server first advertises DPoP (RFC 9449 §5.1). */
+  #dpop: DpopProver | undefined;
 
   constructor(options: OAuthSessionOptions) {
     this.#o = options;
@@ -68,6 +71,28 @@ export class OAuthSession {
     }
     const tokens = await this.#o.provider.tokens();
     return tokens?.access_token;
+  }
+
+  /**
+   * The `Authorization` value for a request (`Bearer …`, or `DPoP …` for a DPoP-bound token), refreshed first
+   * when about to expire; undefined without a token.
+   */
+  async authorization(): Promise<string | undefined> {
+    const token = await this.accessToken();
+    if (token === undefined) return undefined;
+    const type = (await this.#o.provider.tokens())?.token_type;
+    return this.#dpop !== undefined && type?.toLowerCase() === 'dpop' ? `DPoP ${token}` : `Bearer ${token}`;
+  }
+
+  /** A DPoP proof for a request that carries `authorization` (undefined unless it is a DPoP one). */
+  async proofFor(method: string, url: URL, authorization: string | undefined): Promise<string | undefined> {
+    if (this.#dpop === undefined || authorization?.startsWith('DPoP ') !== true) return undefined;
+    return this.#dpop.proof(method, url, authorization.slice(5));
+  }
+
+  /** A resource server's `use_dpop_nonce` (RFC 9449 §9): true when there is a new nonce to retry with. */
+  rememberNonce(url: URL, nonce: string | null): boolean {
+    return this.#dpop?.rememberNonce(url, nonce) ?? false;
   }
 
   /**
@@ -117,6 +142,7 @@ export class OAuthSession {
       pending.discovery.server,
       pending.client,
       params,
+      this.#dpop,
     );
     await this.#save(tokens);
   }
@@ -146,6 +172,12 @@ export class OAuthSession {
     const scope = finalScope(scopes, discovery.server.scopes_supported, this.#clients.wantsRefresh());
     const resource = await this.#resourceParameter(discovery);
     this.#discovery = discovery;
+    if (
+      this.#dpop === undefined &&
+      discovery.server.dpop_signing_alg_values_supported?.includes('ES256') === true
+    ) {
+      this.#dpop = await DpopProver.create(() => this.#o.clock.now());
+    }
     // Saved before a client is chosen, so a provider that keys credentials by issuer files a new registration
     // under the new issuer.
     await this.#saveDiscovery(discovery);
@@ -159,7 +191,7 @@ export class OAuthSession {
       if (client === undefined)
         throw new AuthorizationError('no-client', `no client for ${discovery.issuer}`);
       if (resource !== undefined) prepared.set('resource', resource);
-      await this.#save(await tokenRequest(o.fetch, provider, discovery.server, client, prepared));
+      await this.#save(await tokenRequest(o.fetch, provider, discovery.server, client, prepared, this.#dpop));
       this.#requestedScope = scope;
       return;
     }
@@ -318,7 +350,7 @@ export class OAuthSession {
     const params = new URLSearchParams({ grant_type: 'refresh_token', refresh_token: refreshToken });
     const resource = await this.#resourceParameter(discovery);
     if (resource !== undefined) params.set('resource', resource);
-    const fresh = await tokenRequest(this.#o.fetch, provider, discovery.server, client, params);
+    const fresh = await tokenRequest(this.#o.fetch, provider, discovery.server, client, params, this.#dpop);
     // RFC 6749 §6: a response without a new refresh token leaves the old one valid.
     await this.#save(fresh.refresh_token === undefined ? { ...fresh, refresh_token: refreshToken } : fresh);
     return true;

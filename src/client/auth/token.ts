@@ -13,6 +13,7 @@ import type {
 } from '@modelcontextprotocol/sdk/shared/auth.js';
 import { AuthorizationError } from '../errors.js';
 import type { FetchLike } from '../options.js';
+import type { DpopProver } from './dpop.js';
 import type { ServerMetadata } from './metadata.js';
 
 export type ClientAuthMethod = 'client_secret_basic' | 'client_secret_post' | 'none';
@@ -70,6 +71,7 @@ export async function tokenRequest(
   server: ServerMetadata,
   client: OAuthClientInformationMixed,
   params: URLSearchParams,
+  dpop?: DpopProver,
 ): Promise<OAuthTokens> {
   const headers = new Headers({
     'content-type': 'application/x-www-form-urlencoded',
@@ -88,33 +90,44 @@ export async function tokenRequest(
       }
     }
   }
-  let response: Response;
-  try {
-    response = await fetchFn(server.token_endpoint, {
-      method: 'POST',
-      headers,
-      body: params.toString(),
-      redirect: 'error',
-    });
-  } catch (error) {
-    throw new AuthorizationError(
-      'token-request-failed',
-      `the token endpoint ${server.token_endpoint} could not be reached`,
-      error,
-    );
+  let response: Response | undefined;
+  let body: unknown;
+  for (let attempt = 0; attempt < 2; attempt++) {
+    if (dpop !== undefined) headers.set('dpop', await dpop.proof('POST', server.token_endpoint));
+    try {
+      response = await fetchFn(server.token_endpoint, {
+        method: 'POST',
+        headers,
+        body: params.toString(),
+        redirect: 'error',
+      });
+    } catch (error) {
+      throw new AuthorizationError(
+        'token-request-failed',
+        `the token endpoint ${server.token_endpoint} could not be reached`,
+        error,
+      );
+    }
+    body = await readJson(response);
+    // RFC 9449 §8: the server wants a nonce in the proof: once more, with the nonce it sent.
+    const wantsNonce =
+      response.status === 400 && (body as { error?: unknown } | undefined)?.error === 'use_dpop_nonce';
+    if (!wantsNonce || dpop === undefined) break;
+    if (!dpop.rememberNonce(server.token_endpoint, response.headers.get('dpop-nonce'))) break;
   }
-  const body = await readJson(response);
+  if (response === undefined)
+    throw new AuthorizationError('token-request-failed', 'no token request was sent');
   if (!response.ok) {
     throw new AuthorizationError(
       'token-request-failed',
       `the token endpoint answered HTTP ${response.status} (${oauthError(body)}) to grant ${params.get('grant_type') ?? '?'}`,
     );
   }
-  return checkedTokens(body);
+  return checkedTokens(body, dpop !== undefined);
 }
 
-/** RFC 6749 §5.1: `access_token` and `token_type` required; only Bearer tokens are used (RFC 6750). */
-function checkedTokens(body: unknown): OAuthTokens {
+/** RFC 6749 §5.1: `access_token` and `token_type` required; Bearer tokens (RFC 6750), or DPoP ones after a proof. */
+function checkedTokens(body: unknown, dpop: boolean): OAuthTokens {
   if (body === null || typeof body !== 'object') {
     throw new AuthorizationError('invalid-token-response', 'the token response is not a JSON object');
   }
@@ -125,10 +138,11 @@ function checkedTokens(body: unknown): OAuthTokens {
   if (typeof b['token_type'] !== 'string') {
     throw new AuthorizationError('invalid-token-response', 'the token response has no token_type');
   }
-  if (b['token_type'].toLowerCase() !== 'bearer') {
+  const type = b['token_type'].toLowerCase();
+  if (type !== 'bearer' && !(dpop && type === 'dpop')) {
     throw new AuthorizationError(
       'unsupported-token-type',
-      `the token response's token_type is ${b['token_type'].slice(0, 40)}; only Bearer is supported`,
+      `the token response's token_type is ${b['token_type'].slice(0, 40)}; only Bearer (and DPoP after a proof) is supported`,
     );
   }
   const tokens: Record<string, unknown> = { access_token: b['access_token'], token_type: b['token_type'] };
