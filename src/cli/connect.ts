@@ -2,7 +2,8 @@
 // SDK Client over Sluice's transport.
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { ErrorCode, LoggingMessageNotificationSchema } from '@modelcontextprotocol/sdk/types.js';
-import { StreamableHttpClientTransport } from '../client/index.js';
+import { AuthorizationError, StreamableHttpClientTransport, UnauthorizedError } from '../client/index.js';
+import { storedAuth } from './credentials.js';
 import { endpointUrl, UNPROVIDED } from './hints.js';
 import { UsageError } from './usage-error.js';
 
@@ -53,9 +54,12 @@ export async function connectClient(
   client.setNotificationHandler(LoggingMessageNotificationSchema, (n) => {
     process.stderr.write(`${logLine(n.params)}\n`);
   });
+  // Credentials from `sluice login`, unless the caller brings its own.
+  const auth = token === undefined && headers['authorization'] === undefined ? storedAuth(url) : undefined;
   const transport = new StreamableHttpClientTransport(parsed, {
     headers,
     ...(token !== undefined ? { token } : {}),
+    ...(auth !== undefined ? { authProvider: auth } : {}),
     protocol: client,
   });
   const sends = new Set<Promise<void>>();
@@ -79,7 +83,17 @@ export async function connectClient(
     asked.add(what);
     throw refuse(`the sluice CLI does not provide ${what}; use a client that does`);
   };
-  await client.connect(transport);
+  try {
+    await client.connect(transport);
+  } catch (error) {
+    if (
+      error instanceof UnauthorizedError ||
+      (error instanceof AuthorizationError && error.reason === 'redirect-unavailable')
+    ) {
+      throw new Error(`${url} requires a login: run \`sluice login ${url}\``, { cause: error });
+    }
+    throw error;
+  }
   return {
     client,
     transport,

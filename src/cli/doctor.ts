@@ -7,7 +7,8 @@
 import { parseArgs } from 'node:util';
 import { renderJson, renderText } from '../doctor/report.js';
 import { DEFAULT_IDLE_SECONDS, runDoctor } from '../doctor/run.js';
-import { parseHeaders } from './connect.js';
+import { connectClient, parseHeaders } from './connect.js';
+import { storedAuth } from './credentials.js';
 import { endpointUrl } from './hints.js';
 import { oneLine, usageFailure } from './usage-error.js';
 
@@ -71,6 +72,11 @@ export async function main(argv: string[]): Promise<number> {
   } catch (e) {
     return usageFailure('doctor', oneLine(e), USAGE_LINE);
   }
+  if (headers['authorization'] === undefined) {
+    // Credentials from `sluice login`, refreshed first when the stored token no longer works.
+    const token = await freshStoredToken(url).catch(() => undefined);
+    if (token !== undefined) headers['authorization'] = `Bearer ${token}`;
+  }
   const json = values.json === true;
   const quick = values.quick === true;
   // Said up front, on stderr in every mode: the run is mostly one long wait.
@@ -92,4 +98,15 @@ export async function main(argv: string[]): Promise<number> {
   });
   process.stdout.write(json ? renderJson(report) : renderText(report));
   return report.ok ? 0 : 1;
+}
+
+/**
+ * The access token `sluice login` stored for `url`, after one connection through the transport (which refreshes it
+ * on a 401); undefined when none is stored.
+ */
+async function freshStoredToken(url: string): Promise<string | undefined> {
+  if (storedAuth(url) === undefined) return undefined;
+  const connection = await connectClient(url, {}, undefined);
+  await connection.client.close();
+  return (await storedAuth(url)?.tokens())?.access_token;
 }

@@ -11,6 +11,8 @@ const commands: Record<string, () => Promise<Command>> = {
   'conformance-client': async () => (await import('./conformance-client.js')).main,
   doctor: async () => (await import('./doctor.js')).main,
   top: async () => (await import('./top.js')).main,
+  login: async () => (await import('./login.js')).main,
+  logout: async () => (await import('./login.js')).logout,
 };
 
 const USAGE_LINE = 'usage: sluice <serve|call|tools|doctor> [options]   (sluice --help lists the commands)';
@@ -23,6 +25,8 @@ commands:
   tools URL           list a server's tools and their input schemas
   doctor URL          diagnose the network path to an MCP server
   top URL...          live view of running servers from their metrics
+  login URL           log in to a server that requires OAuth (credentials for call, tools, doctor)
+  logout URL          forget the credentials stored by login
   conformance-client  the client the official conformance suite drives
 
 'sluice <command> --help' describes each command's options; 'sluice --version' prints the version.`;

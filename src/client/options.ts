@@ -1,3 +1,4 @@
+import type { OAuthClientProvider } from '@modelcontextprotocol/sdk/client/auth.js';
 import { InvalidOptionError } from './errors.js';
 import { checkDefaultHttp } from './http-default.js';
 
@@ -51,6 +52,33 @@ export interface StreamableHttpClientOptions {
    * @defaultValue none
    */
   token?: TokenOption;
+  /**
+   * OAuth 2.1 for servers that require it (MCP basic/authorization), exactly as the SDK's
+   * `StreamableHTTPClientTransport` takes it: an `OAuthClientProvider` from `@modelcontextprotocol/sdk/client/auth.js`
+   * that stores tokens, client information and the PKCE verifier and sends the user to the authorization URL. On a
+   * 401 the transport discovers the authorization server, registers if needed, refreshes or authorizes (one flow at
+   * a time) and re-sends the request once; tokens are refreshed before they expire; a 403 `insufficient_scope`
+   * re-authorizes with the challenged scopes at most {@link maxStepUps} times. Without
+   * {@link waitForAuthorizationResponse}, a request that needs the user fails with `UnauthorizedError` (reason
+   * `authorization-required`) after `redirectToAuthorization`; call `transport.finishAuth(…)`, then retry. Not
+   * together with `token`. See docs/authorization.md.
+   * @defaultValue none (401 surfaces as `UnauthorizedError`, reason `no-auth-provider`)
+   */
+  authProvider?: OAuthClientProvider;
+  /**
+   * Called after `authProvider.redirectToAuthorization(url)`; resolves to the redirect URI the authorization server
+   * sent the user agent back to (with `code`, `state`, `iss`). The transport then checks it (state, RFC 9207 `iss`),
+   * exchanges the code and re-sends the request that needed authorization, so the caller never sees the 401. A
+   * loopback listener (`sluice login`) or a headless test supplies it.
+   * @defaultValue none (see {@link authProvider})
+   */
+  waitForAuthorizationResponse?: () => Promise<URL | string>;
+  /**
+   * Re-authorizations for one request answered 403 `insufficient_scope` before it fails with
+   * `AuthorizationError` (reason `step-up-exhausted`).
+   * @defaultValue `2`
+   */
+  maxStepUps?: number;
   /**
    * An existing session id to resume (the SDK `Client.connect()` then skips `initialize`).
    * @defaultValue none
@@ -162,6 +190,9 @@ export interface ResolvedClientOptions {
   readonly fetch: FetchLike | undefined;
   readonly headers: HeadersOption;
   readonly token: TokenOption | undefined;
+  readonly authProvider: OAuthClientProvider | undefined;
+  readonly waitForAuthorizationResponse: (() => Promise<URL | string>) | undefined;
+  readonly maxStepUps: number;
   readonly sessionId: string | undefined;
   readonly maxEventBytes: number;
   readonly idleTimeoutMs: number;
@@ -199,6 +230,7 @@ const DEFAULTS = {
   stableConnectionMs: 30_000,
   closeTimeoutMs: 5_000,
   maxRetryAfterMs: 10_000,
+  maxStepUps: 2,
 } as const;
 
 const systemClock: ClientClock = {
@@ -265,6 +297,27 @@ export function resolveOptions(options: StreamableHttpClientOptions = {}): Resol
   ) {
     throw new InvalidOptionError('option token must be a string or a function returning one');
   }
+  const { authProvider, waitForAuthorizationResponse } = options;
+  if (authProvider !== undefined) {
+    if (
+      authProvider === null ||
+      typeof authProvider !== 'object' ||
+      typeof authProvider.tokens !== 'function'
+    ) {
+      throw new InvalidOptionError(
+        'option authProvider must be an OAuthClientProvider (tokens(), saveTokens(), …)',
+      );
+    }
+    if (options.token !== undefined) {
+      throw new InvalidOptionError(
+        'options token and authProvider exclude each other: the provider supplies the token',
+      );
+    }
+  }
+  if (waitForAuthorizationResponse !== undefined && typeof waitForAuthorizationResponse !== 'function') {
+    throw new InvalidOptionError('option waitForAuthorizationResponse must be a function');
+  }
+  const maxStepUps = number(options, 'maxStepUps', 0, true);
   const methods = new Set(options.idempotentMethods ?? DEFAULT_IDEMPOTENT_METHODS);
   const isIdempotent =
     options.isIdempotent ??
@@ -275,6 +328,9 @@ export function resolveOptions(options: StreamableHttpClientOptions = {}): Resol
     fetch: fetchFn,
     headers,
     token: options.token,
+    authProvider,
+    waitForAuthorizationResponse,
+    maxStepUps,
     sessionId: options.sessionId,
     maxEventBytes,
     idleTimeoutMs,

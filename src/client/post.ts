@@ -5,6 +5,7 @@
 
 import { mediaType } from '../http/media-type.js';
 import type { MessageKind } from '../jsonrpc/message.js';
+import { answerChallenge } from './auth/answer.js';
 import type { PendingRequest, TransportContext } from './context.js';
 import {
   EventTooLargeError,
@@ -37,9 +38,22 @@ export interface PostAttempt {
   readonly afterRetryAfter: boolean;
   /** Re-sent (under a new wire id) after a stale connection. */
   readonly stale: number;
+  /** Re-sent after a 401 and an authorization (at most once: a 401 means the request did not run). */
+  readonly afterAuth: boolean;
+  /** Re-sent after this many 403 `insufficient_scope` step-ups. */
+  readonly stepUps: number;
+  /** Re-sent with a resource server's new DPoP nonce. */
+  readonly afterNonce: boolean;
 }
 
-const FIRST: PostAttempt = { afterReinit: false, afterRetryAfter: false, stale: 0 };
+const FIRST: PostAttempt = {
+  afterReinit: false,
+  afterRetryAfter: false,
+  stale: 0,
+  afterAuth: false,
+  stepUps: 0,
+  afterNonce: false,
+};
 
 /**
  * A copy of `entry`'s request under a new wire id, mapped back to the id the Client knows: the old id may
@@ -116,6 +130,13 @@ export async function postMessage(
     if (!isOk(response)) {
       if (modern !== undefined && entry !== undefined && isModernRejection(response.status)) {
         return await receiveModernRejection(t, response, entry);
+      }
+      if ((response.status === 401 || response.status === 403) && t.auth !== undefined) {
+        const next = await answerChallenge(t, 'POST', response, headers['authorization'], attempt);
+        if (next !== undefined) {
+          t.inflight.delete(controller);
+          return await postMessage(t, wire, kind, entry, onresumptiontoken, next);
+        }
       }
       if (response.status === 404 && sentWithSession !== undefined) {
         await discard(response);

@@ -1,4 +1,5 @@
 import { mediaType } from '../http/media-type.js';
+import { answerChallenge } from './auth/answer.js';
 import type { PendingRequest, TransportContext } from './context.js';
 import {
   EventTooLargeError,
@@ -50,6 +51,8 @@ export interface ResponseStream {
   progressed: boolean;
   /** A GET on this stream got 200 at least once. */
   everConnected: boolean;
+  /** The last GET was answered 401/403 and the OAuth client re-authorized; reset when a GET succeeds. */
+  authRetried: boolean;
   timer: unknown;
   finished: boolean;
   readonly onresumptiontoken: ((token: string) => void) | undefined;
@@ -175,6 +178,7 @@ export class StreamRunner {
       connectedAt: 0,
       progressed: false,
       everConnected: false,
+      authRetried: false,
       timer: undefined,
       finished: false,
       onresumptiontoken,
@@ -334,9 +338,11 @@ export class StreamRunner {
     }
     const controller = new Canceller();
     let response: HttpResponse;
+    let authorization: string | undefined;
     try {
       const headers = await t.headers('text/event-stream', true, s.lastEventId);
       if (s.sessionId !== undefined) headers['mcp-session-id'] = s.sessionId;
+      authorization = headers['authorization'];
       if (t.closed || s.finished) return;
       t.inflight.add(controller);
       s.connection = controller;
@@ -360,12 +366,40 @@ export class StreamRunner {
       response.body !== null
     ) {
       s.everConnected = true;
+      s.authRetried = false;
       await this.run(s, response.body);
       return;
     }
     t.inflight.delete(controller);
     s.connection = undefined;
+    if ((response.status === 401 || response.status === 403) && t.auth !== undefined && !s.authRetried) {
+      this.reauthorize(s, response, authorization);
+      return;
+    }
     this.refused(s, response);
+  }
+
+  /**
+   * A GET (a resume, or the standalone stream) answered 401/403: the token expired or lost scope while the stream
+   * was away. Authorize once, then connect again with the same `Last-Event-ID`, so the stream continues where it
+   * stopped: nothing lost, nothing twice (the server replays after the cursor).
+   */
+  private reauthorize(s: ResponseStream, response: HttpResponse, authorization: string | undefined): void {
+    const t = this.t;
+    s.authRetried = true;
+    answerChallenge(t, 'GET', response, authorization, {
+      afterAuth: false,
+      stepUps: 0,
+      afterNonce: false,
+    }).then(
+      (next) => {
+        if (next === undefined) this.refused(s, response);
+        else void this.connect(s);
+      },
+      (error: unknown) => {
+        if (!t.closed && !s.finished) this.fail(s, () => toClientError(error), false);
+      },
+    );
   }
 
   private refused(s: ResponseStream, response: HttpResponse): void {
