@@ -44,6 +44,9 @@ const HELP = `usage: sluice serve [options]
                        sessions); more get 429 + Retry-After (default 128; per instance)
   --no-client-limits   turn all the per-client limits off (behind a proxy without auth, every client has
                        the proxy's address)
+  --allow-host NAME    accept requests whose Host is NAME on a loopback bind (repeatable; added to
+                       localhost, 127.0.0.1 and [::1]; behind a proxy, pass the client's Host instead:
+                       nginx 'proxy_set_header Host $http_host;')
   --allow-origin ORIGIN  let browser pages from ORIGIN (e.g. https://app.example.com) call the server
                        (repeatable; default: same-origin only; requests without Origin are always allowed)
   --metrics            serve Prometheus metrics at /metrics on the same port
@@ -85,6 +88,19 @@ function originOf(v: string): string {
   if (u.origin === 'null' || u.origin !== v.replace(/\/$/, ''))
     throw new UsageError(`--allow-origin expects an origin (scheme://host[:port], no path), got '${v}'`);
   return u.origin;
+}
+
+/** The names a loopback bind accepts by default (ServerOptions.allowedHosts); --allow-host adds to them. */
+const LOOPBACK_HOSTS = ['localhost', '127.0.0.1', '[::1]'];
+
+/** A Host name as the Host check compares it: lower case, no port (an IPv6 literal keeps its brackets). */
+function allowHostName(v: string): string {
+  const name = v.trim().toLowerCase();
+  if (!/^(\[[0-9a-f:.]+\]|[a-z0-9.-]+)$/.test(name))
+    throw new UsageError(
+      `--allow-host expects a host name without port or scheme (e.g. mcp.example.com), got '${v}'`,
+    );
+  return name;
 }
 
 /** The one Redis topology the flags name (redisCluster validates the values), or none. */
@@ -148,6 +164,7 @@ async function run(argv: string[]): Promise<number> {
       'initialize-burst': { type: 'string' },
       'max-concurrent-requests': { type: 'string' },
       'no-client-limits': { type: 'boolean' },
+      'allow-host': { type: 'string', multiple: true },
       'allow-origin': { type: 'string', multiple: true },
       metrics: { type: 'boolean' },
       log: { type: 'string' },
@@ -194,6 +211,7 @@ async function run(argv: string[]): Promise<number> {
             }),
       };
   const origins = (values['allow-origin'] ?? []).map(originOf);
+  const hosts = (values['allow-host'] ?? []).map(allowHostName);
   const certFile = values['tls-cert'];
   const keyFile = values['tls-key'];
   if ((certFile === undefined) !== (keyFile === undefined))
@@ -225,6 +243,7 @@ async function run(argv: string[]): Promise<number> {
     ...(token === undefined || token === '' ? {} : { authenticate: staticBearer(token) }),
     ...(values.metrics ? { metricsPath: '/metrics' } : {}),
     ...(origins.length > 0 ? { allowedOrigins: origins } : {}),
+    ...(hosts.length > 0 ? { allowedHosts: [...LOOPBACK_HOSTS, ...hosts] } : {}),
     ...(values.log === 'json' ? { logger: jsonLogger() } : {}),
     createServer: () => createDemoServer(),
     host: values.host ?? '127.0.0.1',
