@@ -9,15 +9,22 @@
 import { parseArgs } from 'node:util';
 import type { CallToolResult, Progress } from '@modelcontextprotocol/sdk/types.js';
 import { callToolStream } from '../client/call-tool-stream.js';
-import { connectClient, parseHeaders, UsageError } from './connect.js';
+import { type Connection, connectClient, parseHeaders, UsageError } from './connect.js';
+import { endpointUrl, failureHint } from './hints.js';
 import { coerceArgs, listAllTools } from './tool-args.js';
+import { oneLine, usageFailure } from './usage-error.js';
+
+/** The one line of usage a usage error prints. */
+const USAGE_LINE =
+  "usage: sluice call URL TOOL [--arg k=v ...] [--args JSON] [--header 'K: V' ...] [--token T] [--timeout MS] [--json]";
 
 export const USAGE_CALL = `usage: sluice call URL TOOL [options]
 
   --arg k=v        a tool argument (repeatable). The value is coerced by the tool's inputSchema (from
                    tools/list): a string property gets the string as typed, number/integer/boolean are
-                   parsed, object/array are JSON; a value that does not fit is a usage error. Without a
-                   schema type: numbers, true/false, null and JSON-looking values are parsed.
+                   parsed, object/array are JSON; a value that does not fit, or a key the schema does
+                   not list, is a usage error. Without a schema type: numbers, true/false, null and
+                   JSON-looking values are parsed.
   --args JSON      all arguments as one JSON object (--arg values are merged over it)
   --header 'K: V'  an extra request header (repeatable)
   --token T        sent as Authorization: Bearer T
@@ -29,6 +36,9 @@ output: a tool that streams partial output (e.g. the demo's 'generate') has its 
 arrives, on a terminal or a pipe. The final result is then printed only if it adds something: nothing more
 when its text equals the streamed text, otherwise the whole result after the stream. Progress goes to
 stderr: a live bar on a terminal, else at most one line per second (and the last one at the end).
+
+The server's log records (notifications/message) are printed on stderr. The CLI provides no sampling,
+elicitation or roots: a tool that asks for them fails, saying so.
 
 exit codes: 0 ok, 1 tool error (isError), 2 usage, 3 transport/protocol failure, 130 interrupted`;
 
@@ -149,9 +159,25 @@ export function renderContent(content: unknown): string {
   return out;
 }
 
-function oneLine(error: unknown): string {
-  const text = error instanceof Error ? error.message : String(error);
-  return text.replace(/\s+/g, ' ').trim();
+/** `--args` as a JSON object, or a usage error that names `--args`. */
+function parseArgsJson(text: string): Record<string, unknown> {
+  let parsed: unknown;
+  try {
+    parsed = JSON.parse(text);
+  } catch (error) {
+    throw new UsageError(`--args is not valid JSON (${oneLine(error)}): ${text.slice(0, 80)}`);
+  }
+  if (typeof parsed !== 'object' || parsed === null || Array.isArray(parsed)) {
+    throw new UsageError(`--args must be a JSON object like '{"text":"hi"}', got ${text.slice(0, 80)}`);
+  }
+  return parsed as Record<string, unknown>;
+}
+
+/** Says the CLI does not provide what the tool asked the client for, unless the failure says so already. */
+function unprovidedHint(connection: Connection | undefined, failure: unknown): string {
+  const asked = connection?.unprovided() ?? [];
+  if (asked.length === 0 || oneLine(failure).includes('the sluice CLI does not provide')) return '';
+  return ` (the tool asked the client for ${asked.join(' and ')}, which the sluice CLI does not provide)`;
 }
 
 export async function main(argv: string[]): Promise<number> {
@@ -180,8 +206,7 @@ export async function main(argv: string[]): Promise<number> {
       },
     }));
   } catch (error) {
-    process.stderr.write(`sluice call: ${oneLine(error)}\n${USAGE_CALL}\n`);
-    return 2;
+    return usageFailure('call', oneLine(error), USAGE_LINE);
   }
   if (values.help === true) {
     process.stdout.write(`${USAGE_CALL}\n`);
@@ -189,18 +214,17 @@ export async function main(argv: string[]): Promise<number> {
   }
   const [url, tool] = positionals;
   if (url === undefined || tool === undefined || positionals.length > 2) {
-    process.stderr.write(`sluice call: expected URL and TOOL\n${USAGE_CALL}\n`);
-    return 2;
+    return usageFailure('call', 'expected URL and TOOL', USAGE_LINE);
   }
   let args: Record<string, unknown>;
   const pairs: [string, string][] = [];
   let headers: Record<string, string>;
   let timeout: number;
+  let endpoint: URL;
   try {
-    const base: unknown = values.args !== undefined ? JSON.parse(values.args) : {};
-    if (typeof base !== 'object' || base === null || Array.isArray(base))
-      throw new UsageError('--args must be a JSON object');
-    args = { ...(base as Record<string, unknown>) };
+    endpoint = endpointUrl(url);
+    const base = values.args !== undefined ? parseArgsJson(values.args) : {};
+    args = { ...base };
     for (const kv of values.arg ?? []) {
       const eq = kv.indexOf('=');
       if (eq <= 0) throw new UsageError(`--arg expects k=v, got '${kv}'`);
@@ -211,8 +235,7 @@ export async function main(argv: string[]): Promise<number> {
     if (!Number.isFinite(timeout) || timeout <= 0)
       throw new UsageError('--timeout must be a positive number of ms');
   } catch (error) {
-    process.stderr.write(`sluice call: ${oneLine(error)}\n${USAGE_CALL}\n`);
-    return 2;
+    return usageFailure('call', oneLine(error), USAGE_LINE);
   }
 
   const json = values.json === true;
@@ -230,10 +253,10 @@ export async function main(argv: string[]): Promise<number> {
     abort.abort('interrupted (Ctrl-C)');
   };
   process.once('SIGINT', onSigint);
-  let connection: Awaited<ReturnType<typeof connectClient>> | undefined;
+  let connection: Connection | undefined;
   let hint = '';
   try {
-    connection = await connectClient(url, headers, values.token);
+    connection = await connectClient(endpoint.href, headers, values.token);
     // The tool list gives the schema --arg values are coerced by; a server that cannot list is still called.
     const listed = await listAllTools(connection.client).catch(() => undefined);
     const known = listed?.find((t) => t.name === tool);
@@ -279,7 +302,11 @@ export async function main(argv: string[]): Promise<number> {
     if (result.isError === true) {
       const first = (result.content as { type?: unknown; text?: unknown }[] | undefined)?.[0];
       const reason = first?.type === 'text' && typeof first.text === 'string' ? first.text : 'isError: true';
-      if (!json) process.stderr.write(`sluice call: tool '${tool}' failed: ${oneLine(reason)}${hint}\n`);
+      if (!json) {
+        process.stderr.write(
+          `sluice call: tool '${tool}' failed: ${oneLine(reason)}${hint}${unprovidedHint(connection, reason)}\n`,
+        );
+      }
       return 1;
     }
     return 0;
@@ -290,11 +317,11 @@ export async function main(argv: string[]): Promise<number> {
       process.stderr.write('sluice call: interrupted; sent notifications/cancelled\n');
       return 130;
     }
-    const usage = error instanceof UsageError;
-    if (json && !usage)
-      process.stdout.write(`${JSON.stringify({ type: 'error', message: oneLine(error) })}\n`);
-    else process.stderr.write(`sluice call: ${oneLine(error)}${usage ? `\n${USAGE_CALL}` : hint}\n`);
-    return usage ? 2 : 3;
+    if (error instanceof UsageError) return usageFailure('call', oneLine(error), USAGE_LINE);
+    const message = `${oneLine(error)}${hint}${failureHint(error, endpoint)}${unprovidedHint(connection, error)}`;
+    if (json) process.stdout.write(`${JSON.stringify({ type: 'error', message })}\n`);
+    else process.stderr.write(`sluice call: ${message}\n`);
+    return 3;
   } finally {
     process.removeListener('SIGINT', onSigint);
     await connection?.client.close().catch(() => {});

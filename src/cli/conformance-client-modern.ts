@@ -5,6 +5,7 @@
 // the `_meta` envelope on every request, excludes tools whose `x-mcp-header` declarations are invalid, and passes
 // the `Mcp-Param-*` headers; the transport adds the standard headers and never a session id.
 import { StreamableHttpClientTransport } from '../client/index.js';
+import { type AuthContext, conformanceAuth } from './conformance-auth.js';
 import { runScenario } from './conformance-run.js';
 import { echoSchema } from './conformance-schema-echo.js';
 
@@ -28,7 +29,7 @@ type V2ClientClass = new (
 ) => V2Client;
 
 /** What the suite may pass in MCP_CONFORMANCE_CONTEXT. */
-interface Context {
+interface Context extends AuthContext {
   readonly toolCalls?: readonly { name: string; arguments?: Record<string, unknown> }[];
 }
 
@@ -83,6 +84,12 @@ const scenarios: Record<string, Scenario> = {
       await client.callTool({ name: tool.name, arguments: sampleArguments(tool.inputSchema) });
   },
 };
+
+/** Every `auth/*` scenario: authorize (the transport does it on the first 401), then list and call the tools. */
+async function authScenario(client: V2Client): Promise<void> {
+  const { tools } = await client.listTools();
+  for (const tool of tools) await client.callTool({ name: tool.name, arguments: {} });
+}
 
 /** Lists and uses every tool, resource and prompt the server declares (errors in optional parts reported). */
 async function exerciseEverything(client: V2Client): Promise<void> {
@@ -151,7 +158,13 @@ export async function runModern(url: string, name: string, watchdogMs: number): 
     action: 'accept',
     content: acceptAll((request as { params?: { requestedSchema?: unknown } }).params?.requestedSchema),
   }));
-  const transport = new StreamableHttpClientTransport(new URL(url));
-  const scenario = scenarios[name] ?? (async (c: V2Client) => void (await c.listTools()));
+  const transport = new StreamableHttpClientTransport(
+    new URL(url),
+    conformanceAuth(name, context as AuthContext),
+  );
+  const scenario =
+    scenarios[name] ??
+    (name.startsWith('auth/') ? authScenario : undefined) ??
+    (async (c: V2Client) => void (await c.listTools()));
   return runScenario(name, watchdogMs, client, transport, () => scenario(client, context));
 }

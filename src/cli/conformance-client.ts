@@ -4,6 +4,7 @@
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { ElicitRequestSchema } from '@modelcontextprotocol/sdk/types.js';
 import { isModernRevision, StreamableHttpClientTransport } from '../client/index.js';
+import { type AuthContext, conformanceAuth, readContext } from './conformance-auth.js';
 import { runModern } from './conformance-client-modern.js';
 import { runScenario } from './conformance-run.js';
 import { echoSchema } from './conformance-schema-echo.js';
@@ -38,6 +39,12 @@ const scenarios: Record<string, Scenario> = {
   },
 };
 
+/** Every `auth/*` scenario: authorize (the transport does it on the first 401), then list and call the tools. */
+async function authScenario(client: Client): Promise<void> {
+  const { tools } = await client.listTools();
+  for (const tool of tools) await client.callTool({ name: tool.name, arguments: {} });
+}
+
 export async function main(argv: string[]): Promise<number> {
   const url = argv.at(-1);
   if (url === undefined || url.startsWith('-')) {
@@ -56,6 +63,7 @@ export async function main(argv: string[]): Promise<number> {
   }
   const scenario =
     scenarios[name] ??
+    (name.startsWith('auth/') ? authScenario : undefined) ??
     (async (client: Client) => {
       // Unknown scenario: do the generic thing a client does, so the suite still sees a working handshake.
       await client.listTools();
@@ -67,7 +75,10 @@ export async function main(argv: string[]): Promise<number> {
     { capabilities: { elicitation: { form: { applyDefaults: true } } } },
   );
   client.setRequestHandler(ElicitRequestSchema, async () => ({ action: 'accept', content: {} }));
-  const transport = new StreamableHttpClientTransport(new URL(url), { protocol: client });
+  const transport = new StreamableHttpClientTransport(new URL(url), {
+    protocol: client,
+    ...conformanceAuth(name, readContext<AuthContext>()),
+  });
   try {
     return await runScenario(name, WATCHDOG_MS, client, transport, () => scenario(client));
   } finally {

@@ -1,7 +1,10 @@
 // What the client-side commands (call, tools, doctor) share: parsing --header values and connecting an
 // SDK Client over Sluice's transport.
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
-import { StreamableHttpClientTransport } from '../client/index.js';
+import { ErrorCode, LoggingMessageNotificationSchema } from '@modelcontextprotocol/sdk/types.js';
+import { AuthorizationError, StreamableHttpClientTransport, UnauthorizedError } from '../client/index.js';
+import { storedAuth } from './credentials.js';
+import { endpointUrl, UNPROVIDED } from './hints.js';
 import { UsageError } from './usage-error.js';
 
 export { UsageError };
@@ -18,22 +21,45 @@ export function parseHeaders(values: readonly string[]): Record<string, string> 
   return headers;
 }
 
-/** A connected SDK Client over the Sluice transport, with the in-flight sends tracked (for a clean Ctrl-C). */
+/** A connected client of the CLI. */
+export interface Connection {
+  readonly client: Client;
+  readonly transport: StreamableHttpClientTransport;
+  /** Settles once every send in flight has. */
+  settle(): Promise<void>;
+  /** What the server asked for that the CLI does not provide (e.g. 'sampling (an LLM completion)'). */
+  unprovided(): string[];
+}
+
+/** One `notifications/message` record as a stderr line: `log LEVEL [LOGGER]: DATA`. */
+export function logLine(params: { level?: unknown; logger?: unknown; data?: unknown }): string {
+  const data = typeof params.data === 'string' ? params.data : JSON.stringify(params.data);
+  const logger = typeof params.logger === 'string' ? ` ${params.logger}` : '';
+  return `log ${String(params.level)}${logger}: ${data}`;
+}
+
+/**
+ * A connected SDK Client over the Sluice transport, with the in-flight sends tracked (for a clean Ctrl-C). The
+ * server's log records (`notifications/message`) go to stderr, one line each. A request the server sends that
+ * the CLI cannot answer (sampling, elicitation, roots) is answered with an error that says so, instead of the
+ * bare "Method not found" the SDK would send, and remembered for the command's own error line.
+ */
 export async function connectClient(
   url: string,
   headers: Record<string, string>,
   token: string | undefined,
-): Promise<{ client: Client; transport: StreamableHttpClientTransport; settle(): Promise<void> }> {
-  let parsed: URL;
-  try {
-    parsed = new URL(url);
-  } catch {
-    throw new UsageError(`not a URL: ${url}`);
-  }
+): Promise<Connection> {
+  const parsed = endpointUrl(url);
   const client = new Client({ name: 'sluice-cli', version: '0.1.0' });
+  client.setNotificationHandler(LoggingMessageNotificationSchema, (n) => {
+    process.stderr.write(`${logLine(n.params)}\n`);
+  });
+  // Credentials from `sluice login`, unless the caller brings its own.
+  const auth = token === undefined && headers['authorization'] === undefined ? storedAuth(url) : undefined;
   const transport = new StreamableHttpClientTransport(parsed, {
     headers,
     ...(token !== undefined ? { token } : {}),
+    ...(auth !== undefined ? { authProvider: auth } : {}),
     protocol: client,
   });
   const sends = new Set<Promise<void>>();
@@ -47,12 +73,33 @@ export async function connectClient(
     );
     return p;
   };
-  await client.connect(transport);
+  const asked = new Set<string>();
+  // A request no handler takes (the CLI registers none): the SDK answers it through this hook.
+  client.fallbackRequestHandler = async (request) => {
+    const what = Object.hasOwn(UNPROVIDED, request.method) ? UNPROVIDED[request.method] : undefined;
+    // The SDK answers with the thrown error's `code` and `message` (an McpError would prefix its code twice).
+    const refuse = (message: string) => Object.assign(new Error(message), { code: ErrorCode.MethodNotFound });
+    if (what === undefined) throw refuse(`Method not found: ${request.method}`);
+    asked.add(what);
+    throw refuse(`the sluice CLI does not provide ${what}; use a client that does`);
+  };
+  try {
+    await client.connect(transport);
+  } catch (error) {
+    if (
+      error instanceof UnauthorizedError ||
+      (error instanceof AuthorizationError && error.reason === 'redirect-unavailable')
+    ) {
+      throw new Error(`${url} requires a login: run \`sluice login ${url}\``, { cause: error });
+    }
+    throw error;
+  }
   return {
     client,
     transport,
     settle: async () => {
       await Promise.allSettled([...sends]);
     },
+    unprovided: () => [...asked],
   };
 }

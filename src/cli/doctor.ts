@@ -7,7 +7,12 @@
 import { parseArgs } from 'node:util';
 import { renderJson, renderText } from '../doctor/report.js';
 import { DEFAULT_IDLE_SECONDS, runDoctor } from '../doctor/run.js';
-import { parseHeaders } from './connect.js';
+import { connectClient, parseHeaders } from './connect.js';
+import { storedAuth } from './credentials.js';
+import { endpointUrl } from './hints.js';
+import { oneLine, usageFailure } from './usage-error.js';
+
+const USAGE_LINE = "usage: sluice doctor URL [--header 'K: V' ...] [--idle-seconds N] [--quick] [--json]";
 
 const HELP = `usage: sluice doctor URL [options]
 
@@ -41,8 +46,7 @@ export async function main(argv: string[]): Promise<number> {
   try {
     parsed = parse(argv);
   } catch (e) {
-    process.stderr.write(`sluice doctor: ${e instanceof Error ? e.message : String(e)}\n${HELP}`);
-    return 2;
+    return usageFailure('doctor', oneLine(e), USAGE_LINE);
   }
   const { values, positionals } = parsed;
   if (values.help) {
@@ -51,26 +55,27 @@ export async function main(argv: string[]): Promise<number> {
   }
   const url = positionals[0];
   if (url === undefined || positionals.length > 1) {
-    process.stderr.write(`sluice doctor: expected exactly one URL\n${HELP}`);
-    return 2;
+    return usageFailure('doctor', 'expected exactly one URL', USAGE_LINE);
   }
   try {
-    new URL(url);
-  } catch {
-    process.stderr.write(`sluice doctor: '${url}' is not a URL\n${HELP}`);
-    return 2;
+    endpointUrl(url);
+  } catch (e) {
+    return usageFailure('doctor', oneLine(e), USAGE_LINE);
   }
   const idle = Number(values['idle-seconds'] ?? DEFAULT_IDLE_SECONDS);
   if (!Number.isFinite(idle) || idle < 1) {
-    process.stderr.write(`sluice doctor: --idle-seconds must be a number >= 1\n${HELP}`);
-    return 2;
+    return usageFailure('doctor', '--idle-seconds must be a number >= 1', USAGE_LINE);
   }
   let headers: Record<string, string>;
   try {
     headers = parseHeaders(values.header ?? []);
   } catch (e) {
-    process.stderr.write(`sluice doctor: ${e instanceof Error ? e.message : String(e)}\n${HELP}`);
-    return 2;
+    return usageFailure('doctor', oneLine(e), USAGE_LINE);
+  }
+  if (headers['authorization'] === undefined) {
+    // Credentials from `sluice login`, refreshed first when the stored token no longer works.
+    const token = await freshStoredToken(url).catch(() => undefined);
+    if (token !== undefined) headers['authorization'] = `Bearer ${token}`;
   }
   const json = values.json === true;
   const quick = values.quick === true;
@@ -93,4 +98,15 @@ export async function main(argv: string[]): Promise<number> {
   });
   process.stdout.write(json ? renderJson(report) : renderText(report));
   return report.ok ? 0 : 1;
+}
+
+/**
+ * The access token `sluice login` stored for `url`, after one connection through the transport (which refreshes it
+ * on a 401); undefined when none is stored.
+ */
+async function freshStoredToken(url: string): Promise<string | undefined> {
+  if (storedAuth(url) === undefined) return undefined;
+  const connection = await connectClient(url, {}, undefined);
+  await connection.client.close();
+  return (await storedAuth(url)?.tokens())?.access_token;
 }

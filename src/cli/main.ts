@@ -1,6 +1,6 @@
 #!/usr/bin/env node
 // The `sluice` command: dispatches to one module per subcommand. No business logic lives here.
-import { parseArgs } from 'node:util';
+import { readFileSync } from 'node:fs';
 
 type Command = (argv: string[]) => Promise<number>;
 
@@ -10,7 +10,12 @@ const commands: Record<string, () => Promise<Command>> = {
   tools: async () => (await import('./tools.js')).main,
   'conformance-client': async () => (await import('./conformance-client.js')).main,
   doctor: async () => (await import('./doctor.js')).main,
+  top: async () => (await import('./top.js')).main,
+  login: async () => (await import('./login.js')).main,
+  logout: async () => (await import('./login.js')).logout,
 };
+
+const USAGE_LINE = 'usage: sluice <serve|call|tools|doctor> [options]   (sluice --help lists the commands)';
 
 const USAGE = `usage: sluice <command> [options]
 
@@ -19,20 +24,37 @@ commands:
   call URL TOOL       call a tool, rendering its progress
   tools URL           list a server's tools and their input schemas
   doctor URL          diagnose the network path to an MCP server
+  top URL...          live view of running servers from their metrics
+  login URL           log in to a server that requires OAuth (credentials for call, tools, doctor)
+  logout URL          forget the credentials stored by login
   conformance-client  the client the official conformance suite drives
 
-'sluice <command> --help' describes each command's options.`;
+'sluice <command> --help' describes each command's options; 'sluice --version' prints the version.`;
+
+/** The package's version, from the package.json two levels above dist/src/cli (the same in a clone). */
+function version(): string {
+  const text = readFileSync(new URL('../../../package.json', import.meta.url), 'utf8');
+  return (JSON.parse(text) as { version: string }).version;
+}
 
 async function run(argv: string[]): Promise<number> {
-  const { positionals } = parseArgs({ args: argv.slice(0, 1), allowPositionals: true, strict: false });
-  const name = positionals[0];
-  if (name === undefined || name === '--help' || name === '-h' || name === 'help') {
+  const name = argv[0];
+  if (name === '--help' || name === '-h' || name === 'help') {
     process.stdout.write(`${USAGE}\n`);
-    return name === undefined ? 2 : 0;
+    return 0;
   }
-  const load = commands[name];
+  if (name === '--version' || name === '-V' || name === '-v' || name === 'version') {
+    process.stdout.write(`sluice ${version()}\n`);
+    return 0;
+  }
+  if (name === undefined) {
+    process.stderr.write(`sluice: expected a command\n${USAGE_LINE}\n`);
+    return 2;
+  }
+  const load = Object.hasOwn(commands, name) ? commands[name] : undefined;
   if (load === undefined) {
-    process.stderr.write(`sluice: unknown command '${name}'\n${USAGE}\n`);
+    const what = name.startsWith('-') ? `unknown option '${name}'` : `unknown command '${name}'`;
+    process.stderr.write(`sluice: ${what}\n${USAGE_LINE}\n`);
     return 2;
   }
   const command = await load();

@@ -1,14 +1,26 @@
 /**
  * `sluice serve`: the demo MCP server on Streamable HTTP. Prints exactly one line on stdout once it
- * is listening (scripts and tests wait for it); logs go to stderr. SIGINT/SIGTERM close it
+ * is listening (scripts and tests wait for it): `sluice listening on URL`, and with `--redis`, once
+ * it has joined, `sluice listening on URL, joined the cluster as ID (N other instances seen)`;
+ * logs go to stderr. SIGINT/SIGTERM close it
  * gracefully: new sessions are refused, requests in flight get --grace-ms to finish.
  */
 import { readFileSync } from 'node:fs';
 import { parseArgs } from 'node:util';
 import { createDemoServer } from '../demo/demo-server.js';
 import type { ResponseMode } from '../server/index.js';
-import { InvalidOptionError, jsonLogger, redisCluster, serve, staticBearer } from '../server/index.js';
-import { UsageError } from './usage-error.js';
+import {
+  InvalidOptionError,
+  jsonLogger,
+  type RedisCluster,
+  redisCluster,
+  serve,
+  staticBearer,
+} from '../server/index.js';
+import { oneLine, usageFailure as reportUsage, UsageError } from './usage-error.js';
+
+const USAGE_LINE =
+  'usage: sluice serve [--host H] [--port N] [--path P] [--mode auto|json|sse] [--stateless] [--redis URL] ...';
 
 const HELP = `usage: sluice serve [options]
 
@@ -32,6 +44,9 @@ const HELP = `usage: sluice serve [options]
                        sessions); more get 429 + Retry-After (default 128; per instance)
   --no-client-limits   turn all the per-client limits off (behind a proxy without auth, every client has
                        the proxy's address)
+  --allow-host NAME    accept requests whose Host is NAME on a loopback bind (repeatable; added to
+                       localhost, 127.0.0.1 and [::1]; behind a proxy, pass the client's Host instead:
+                       nginx 'proxy_set_header Host $http_host;')
   --allow-origin ORIGIN  let browser pages from ORIGIN (e.g. https://app.example.com) call the server
                        (repeatable; default: same-origin only; requests without Origin are always allowed)
   --metrics            serve Prometheus metrics at /metrics on the same port
@@ -41,6 +56,10 @@ const HELP = `usage: sluice serve [options]
   --http2              with --tls-*: HTTP/2, with HTTP/1.1 fallback negotiated by ALPN
   --redis URL          join a cluster of instances sharing sessions through Redis (or set SLUICE_REDIS_URL);
                        the hop between instances is signed with SLUICE_CLUSTER_SECRET, else a key shared in Redis
+  --redis-sentinel NAME@HOST:PORT[,HOST:PORT...]
+                       the same, with the Redis master NAME that these sentinels watch (follows failovers)
+  --redis-cluster HOST:PORT[,HOST:PORT...]
+                       the same, on a Redis Cluster (any of its nodes; the others are discovered)
   --advertise URL      the URL peers use to reach this instance's endpoint (default: the bound address)
 `;
 
@@ -54,11 +73,9 @@ function int(name: string, v: string | undefined, dflt: number, max = Number.MAX
   return n;
 }
 
-/** Bad usage: exit 2 with the usage text on stderr (as every sluice command does). */
+/** Bad usage: exit 2 with the reason, one line of usage and a hint on stderr (as every sluice command does). */
 function usageFailure(error: unknown): number {
-  const text = error instanceof Error ? error.message : String(error);
-  process.stderr.write(`sluice serve: ${text}\n${HELP}`);
-  return 2;
+  return reportUsage('serve', oneLine(error), USAGE_LINE);
 }
 
 function originOf(v: string): string {
@@ -71,6 +88,49 @@ function originOf(v: string): string {
   if (u.origin === 'null' || u.origin !== v.replace(/\/$/, ''))
     throw new UsageError(`--allow-origin expects an origin (scheme://host[:port], no path), got '${v}'`);
   return u.origin;
+}
+
+/** The names a loopback bind accepts by default (ServerOptions.allowedHosts); --allow-host adds to them. */
+const LOOPBACK_HOSTS = ['localhost', '127.0.0.1', '[::1]'];
+
+/** A Host name as the Host check compares it: lower case, no port (an IPv6 literal keeps its brackets). */
+function allowHostName(v: string): string {
+  const name = v.trim().toLowerCase();
+  if (!/^(\[[0-9a-f:.]+\]|[a-z0-9.-]+)$/.test(name))
+    throw new UsageError(
+      `--allow-host expects a host name without port or scheme (e.g. mcp.example.com), got '${v}'`,
+    );
+  return name;
+}
+
+/** The one Redis topology the flags name (redisCluster validates the values), or none. */
+function redisTopology(
+  url: string | undefined,
+  sentinel: string | undefined,
+  clusterNodes: string | undefined,
+): { url: string } | { sentinel: string } | { cluster: string } | undefined {
+  const given = [url, sentinel, clusterNodes].filter((v) => v !== undefined);
+  if (given.length > 1)
+    throw new UsageError('--redis, --redis-sentinel and --redis-cluster exclude each other: give one');
+  if (sentinel !== undefined) return { sentinel };
+  if (clusterNodes !== undefined) return { cluster: clusterNodes };
+  const fromEnv = url ?? process.env['SLUICE_REDIS_URL'];
+  return fromEnv === undefined || fromEnv === '' ? undefined : { url: fromEnv };
+}
+
+/** redisCluster() validates the values once; its complaint names the flag here. */
+function clusterFromFlags(o: Parameters<typeof redisCluster>[0]): ReturnType<typeof redisCluster> {
+  try {
+    return redisCluster(o);
+  } catch (error) {
+    const m =
+      error instanceof InvalidOptionError
+        ? /^redisCluster: (url|sentinel|cluster): (.*)$/s.exec(error.message)
+        : null;
+    if (m === null) throw error;
+    const flag = m[1] === 'url' ? '--redis' : `--redis-${m[1]}`;
+    throw new UsageError(`${flag}: ${m[2]}`);
+  }
 }
 
 export async function main(argv: string[]): Promise<number> {
@@ -104,6 +164,7 @@ async function run(argv: string[]): Promise<number> {
       'initialize-burst': { type: 'string' },
       'max-concurrent-requests': { type: 'string' },
       'no-client-limits': { type: 'boolean' },
+      'allow-host': { type: 'string', multiple: true },
       'allow-origin': { type: 'string', multiple: true },
       metrics: { type: 'boolean' },
       log: { type: 'string' },
@@ -111,6 +172,8 @@ async function run(argv: string[]): Promise<number> {
       'tls-key': { type: 'string' },
       http2: { type: 'boolean' },
       redis: { type: 'string' },
+      'redis-sentinel': { type: 'string' },
+      'redis-cluster': { type: 'string' },
       advertise: { type: 'string' },
       help: { type: 'boolean', short: 'h' },
     },
@@ -148,6 +211,7 @@ async function run(argv: string[]): Promise<number> {
             }),
       };
   const origins = (values['allow-origin'] ?? []).map(originOf);
+  const hosts = (values['allow-host'] ?? []).map(allowHostName);
   const certFile = values['tls-cert'];
   const keyFile = values['tls-key'];
   if ((certFile === undefined) !== (keyFile === undefined))
@@ -157,14 +221,16 @@ async function run(argv: string[]): Promise<number> {
     certFile === undefined || keyFile === undefined
       ? undefined
       : { cert: readFileSync(certFile), key: readFileSync(keyFile) };
-  const redisUrl = values.redis ?? process.env['SLUICE_REDIS_URL'];
-  if (values.advertise !== undefined && (redisUrl === undefined || redisUrl === ''))
-    throw new UsageError('--advertise needs --redis (or SLUICE_REDIS_URL)');
+  const redis = redisTopology(values.redis, values['redis-sentinel'], values['redis-cluster']);
+  if (values.advertise !== undefined && redis === undefined)
+    throw new UsageError(
+      '--advertise needs --redis, --redis-sentinel or --redis-cluster (or SLUICE_REDIS_URL)',
+    );
   const cluster =
-    redisUrl === undefined || redisUrl === ''
+    redis === undefined
       ? undefined
-      : redisCluster({
-          url: redisUrl,
+      : clusterFromFlags({
+          ...redis,
           ...(values.advertise === undefined ? {} : { advertise: values.advertise }),
         });
   const served = await serve({
@@ -177,6 +243,7 @@ async function run(argv: string[]): Promise<number> {
     ...(token === undefined || token === '' ? {} : { authenticate: staticBearer(token) }),
     ...(values.metrics ? { metricsPath: '/metrics' } : {}),
     ...(origins.length > 0 ? { allowedOrigins: origins } : {}),
+    ...(hosts.length > 0 ? { allowedHosts: [...LOOPBACK_HOSTS, ...hosts] } : {}),
     ...(values.log === 'json' ? { logger: jsonLogger() } : {}),
     createServer: () => createDemoServer(),
     host: values.host ?? '127.0.0.1',
@@ -187,7 +254,7 @@ async function run(argv: string[]): Promise<number> {
     streamAfterMs: int('stream-after-ms', values['stream-after-ms'], 1000),
     stateless: values.stateless ?? false,
   });
-  process.stdout.write(`sluice listening on ${served.url}\n`);
+  process.stdout.write(`${await listeningLine(served.url, cluster)}\n`);
   return new Promise<number>((resolve) => {
     let stopping = false;
     const stop = (signal: string): void => {
@@ -210,4 +277,16 @@ async function run(argv: string[]): Promise<number> {
     process.once('SIGINT', () => stop('SIGINT'));
     process.once('SIGTERM', () => stop('SIGTERM'));
   });
+}
+
+/**
+ * The ready line. A cluster member says that it joined, as which instance, and how many other
+ * instances it saw: a member started alone (wrong Redis URL, another Redis database) says 0.
+ */
+async function listeningLine(url: string, cluster: RedisCluster | undefined): Promise<string> {
+  if (cluster === undefined) return `sluice listening on ${url}`;
+  const peers = await cluster.peersSeen();
+  const seen =
+    peers === undefined ? 'other instances unknown' : `${peers} other instance${peers === 1 ? '' : 's'} seen`;
+  return `sluice listening on ${url}, joined the cluster as ${cluster.incarnation} (${seen})`;
 }

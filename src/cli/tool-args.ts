@@ -90,16 +90,47 @@ export function coerceBySchema(name: string, value: string, property: unknown): 
   }
 }
 
-/** Applies `coerceBySchema` to each `k=v` pair, with the tool's inputSchema when the tool is known. */
+type InputSchema = { properties?: unknown; required?: unknown; additionalProperties?: unknown } | undefined;
+
+/** The tool's parameters: required ones first, in schema order, then the optional ones. */
+export function parametersOf(tool: Tool): { required: string[]; optional: string[] } {
+  const schema = tool.inputSchema as InputSchema;
+  const properties = schema?.properties;
+  const names = properties !== null && typeof properties === 'object' ? Object.keys(properties) : [];
+  const listed = Array.isArray(schema?.required) ? (schema.required as unknown[]) : [];
+  const required = names.filter((n) => listed.includes(n));
+  return { required, optional: names.filter((n) => !required.includes(n)) };
+}
+
+/** `corpus [docs] [delayMs]`: required parameters as they are, optional ones in brackets. */
+export function parameterSummary(tool: Tool): string {
+  const { required, optional } = parametersOf(tool);
+  return [...required, ...optional.map((n) => `[${n}]`)].join(' ');
+}
+
+/**
+ * Applies `coerceBySchema` to each `k=v` pair, with the tool's inputSchema when the tool is known. A key the
+ * schema does not list is a usage error naming the tool's parameters (a typo, far more often than an extra
+ * argument the tool accepts), unless the schema allows additional properties explicitly.
+ */
 export function coerceArgs(
   pairs: readonly [string, string][],
   tool: Tool | undefined,
 ): Record<string, unknown> {
-  const properties = (tool?.inputSchema as { properties?: Record<string, unknown> } | undefined)?.properties;
+  const schema = tool?.inputSchema as InputSchema;
+  const raw = schema?.properties;
+  const properties = raw !== null && typeof raw === 'object' ? (raw as Record<string, unknown>) : undefined;
+  const open = schema?.additionalProperties === true || typeof schema?.additionalProperties === 'object';
   const out: Record<string, unknown> = {};
   for (const [k, v] of pairs) {
-    const property = properties !== undefined && Object.hasOwn(properties, k) ? properties[k] : undefined;
-    out[k] = coerceBySchema(k, v, property);
+    const known = properties !== undefined && Object.hasOwn(properties, k);
+    if (tool !== undefined && properties !== undefined && !known && !open) {
+      const summary = parameterSummary(tool);
+      throw new UsageError(
+        `--arg ${k}: the tool '${tool.name}' has no parameter '${k}'; its parameters: ${summary === '' ? '(none)' : summary}`,
+      );
+    }
+    out[k] = coerceBySchema(k, v, known ? properties?.[k] : undefined);
   }
   return out;
 }

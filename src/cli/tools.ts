@@ -1,23 +1,55 @@
-// `sluice tools URL [--header 'K: V' …] [--token T] [--json]`: lists a server's tools with their input schemas.
+// `sluice tools URL [--schema] [--header 'K: V' …] [--token T] [--json]`: lists a server's tools, one line each
+// (name, parameters, description); --schema prints each tool's full input schema, --json the raw list.
 import { parseArgs } from 'node:util';
 import type { Tool } from '@modelcontextprotocol/sdk/types.js';
-import { connectClient, parseHeaders, UsageError } from './connect.js';
-import { listAllTools } from './tool-args.js';
+import { type Connection, connectClient, parseHeaders, UsageError } from './connect.js';
+import { endpointUrl, failureHint } from './hints.js';
+import { listAllTools, parameterSummary } from './tool-args.js';
+import { oneLine, usageFailure } from './usage-error.js';
 
-const USAGE = `usage: sluice tools URL [--header 'K: V' ...] [--token T] [--json]
+const USAGE_LINE = "usage: sluice tools URL [--schema] [--header 'K: V' ...] [--token T] [--json]";
 
-Lists the server's tools (all pages) with their input schemas; --json prints them as one JSON array.`;
+const USAGE = `usage: sluice tools URL [options]
 
-function render(tool: Tool): string {
-  let out = `${tool.name}${tool.title !== undefined ? ` (${tool.title})` : ''}\n`;
-  if (tool.description !== undefined) out += `  ${tool.description.replace(/\n/g, '\n  ')}\n`;
-  const schema = JSON.stringify(tool.inputSchema, null, 2).replace(/\n/g, '\n    ');
-  out += `  input: ${schema}\n`;
+  --schema         print each tool's full input schema under its line
+  --header 'K: V'  an extra request header (repeatable)
+  --token T        sent as Authorization: Bearer T
+  --json           the tools (all pages) as one JSON array, schemas included
+
+One line per tool: its name, its parameters (required ones first, optional ones in [brackets]) and the
+first line of its description. 'sluice call URL TOOL --arg k=v ...' calls one.`;
+
+/** The widest name-and-parameters column before descriptions stop being aligned. */
+const MAX_COLUMN = 48;
+/** Descriptions are cut to this many characters (their first line). */
+const MAX_DESCRIPTION = 100;
+
+function head(tool: Tool): string {
+  const params = parameterSummary(tool);
+  return params === '' ? tool.name : `${tool.name} ${params}`;
+}
+
+function description(tool: Tool): string {
+  const first = (tool.description ?? tool.title ?? '').split('\n')[0]?.trim() ?? '';
+  return first.length > MAX_DESCRIPTION ? `${first.slice(0, MAX_DESCRIPTION - 1)}…` : first;
+}
+
+/** One line per tool, descriptions aligned in one column; with `schema`, the input schema indented below. */
+export function renderTools(tools: readonly Tool[], schema: boolean): string {
+  if (tools.length === 0) return '(no tools)\n';
+  const width = Math.min(MAX_COLUMN, Math.max(...tools.map((t) => head(t).length)));
+  let out = '';
+  for (const tool of tools) {
+    const h = head(tool);
+    const d = description(tool);
+    out += d === '' ? `${h}\n` : `${h.padEnd(width)}  ${d}\n`;
+    if (schema) out += `  ${JSON.stringify(tool.inputSchema, null, 2).replace(/\n/g, '\n  ')}\n`;
+  }
   return out;
 }
 
 export async function main(argv: string[]): Promise<number> {
-  let values: { header?: string[]; token?: string; json?: boolean; help?: boolean };
+  let values: { header?: string[]; token?: string; json?: boolean; schema?: boolean; help?: boolean };
   let positionals: string[];
   try {
     ({ values, positionals } = parseArgs({
@@ -27,14 +59,12 @@ export async function main(argv: string[]): Promise<number> {
         header: { type: 'string', multiple: true },
         token: { type: 'string' },
         json: { type: 'boolean' },
+        schema: { type: 'boolean' },
         help: { type: 'boolean', short: 'h' },
       },
     }));
   } catch (error) {
-    process.stderr.write(
-      `sluice tools: ${error instanceof Error ? error.message : String(error)}\n${USAGE}\n`,
-    );
-    return 2;
+    return usageFailure('tools', oneLine(error), USAGE_LINE);
   }
   if (values.help === true) {
     process.stdout.write(`${USAGE}\n`);
@@ -42,23 +72,28 @@ export async function main(argv: string[]): Promise<number> {
   }
   const url = positionals[0];
   if (url === undefined || positionals.length > 1) {
-    process.stderr.write(`${USAGE}\n`);
-    return 2;
+    return usageFailure('tools', url === undefined ? 'expected a URL' : 'expected one URL', USAGE_LINE);
   }
-  let connection: Awaited<ReturnType<typeof connectClient>> | undefined;
+  let endpoint: URL;
+  let headers: Record<string, string>;
   try {
-    connection = await connectClient(url, parseHeaders(values.header ?? []), values.token);
+    endpoint = endpointUrl(url);
+    headers = parseHeaders(values.header ?? []);
+  } catch (error) {
+    return usageFailure('tools', oneLine(error), USAGE_LINE);
+  }
+  let connection: Connection | undefined;
+  try {
+    connection = await connectClient(endpoint.href, headers, values.token);
     const tools = await listAllTools(connection.client);
-    if (values.json === true) {
-      process.stdout.write(`${JSON.stringify(tools)}\n`);
-    } else {
-      process.stdout.write(tools.length === 0 ? '(no tools)\n' : tools.map(render).join('\n'));
-    }
+    process.stdout.write(
+      values.json === true ? `${JSON.stringify(tools)}\n` : renderTools(tools, values.schema === true),
+    );
     return 0;
   } catch (error) {
-    const text = error instanceof Error ? error.message : String(error);
-    process.stderr.write(`sluice tools: ${text.replace(/\s+/g, ' ').trim()}\n`);
-    return error instanceof UsageError ? 2 : 3;
+    if (error instanceof UsageError) return usageFailure('tools', oneLine(error), USAGE_LINE);
+    process.stderr.write(`sluice tools: ${oneLine(error)}${failureHint(error, endpoint)}\n`);
+    return 3;
   } finally {
     await connection?.client.close().catch(() => {});
   }

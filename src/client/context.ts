@@ -5,6 +5,7 @@
  * accessors. Not exported from `sluice/client`.
  */
 import type { JSONRPCMessage } from '@modelcontextprotocol/sdk/types.js';
+import { OAuthSession } from './auth/session.js';
 import { detectFastDispatch, type FastDispatch } from './dispatch.js';
 import type { SluiceClientError } from './errors.js';
 import { lowerCaseKeys, withToken } from './http.js';
@@ -94,6 +95,8 @@ export class TransportContext {
   readonly runner: StreamRunner;
   /** The public transport: its callbacks, and its identity for the fast-dispatch check. */
   readonly owner: TransportOwner;
+  /** The OAuth client, when the transport has an `authProvider`. */
+  readonly auth: OAuthSession | undefined;
   private readonly staticHeaders: Record<string, string> | undefined;
   /** The HTTP adapter; undefined until the default one has loaded (first transport on Node only). */
   private http: HttpClient | undefined;
@@ -110,9 +113,19 @@ export class TransportContext {
     this.options = options;
     this.fast = detectFastDispatch(options.protocol);
     this.session = new ClientSession(options.sessionId);
-    const { headers, token } = options;
+    const { headers, token, authProvider } = options;
+    this.auth =
+      authProvider !== undefined
+        ? new OAuthSession({
+            provider: authProvider,
+            serverUrl: url,
+            fetch: options.fetch ?? ((input, init) => globalThis.fetch(input, init)),
+            clock: options.clock,
+            waitForAuthorizationResponse: options.waitForAuthorizationResponse,
+          })
+        : undefined;
     this.staticHeaders =
-      typeof headers !== 'function' && typeof token !== 'function'
+      typeof headers !== 'function' && typeof token !== 'function' && authProvider === undefined
         ? withToken(lowerCaseKeys(headers), token)
         : undefined;
     this.runner = parts.runner(this);
@@ -173,6 +186,24 @@ export class TransportContext {
     signal: CancelSignal,
     resendable: boolean,
   ): Promise<HttpResponse> {
+    const auth = this.auth;
+    if (auth !== undefined && headers['authorization']?.startsWith('DPoP ') === true) {
+      // RFC 9449 §7: a fresh proof for every request that presents a DPoP-bound token.
+      return auth.proofFor(method, this.url, headers['authorization']).then((proof) => {
+        if (proof !== undefined) headers['dpop'] = proof;
+        return this.send(method, headers, body, signal, resendable);
+      });
+    }
+    return this.send(method, headers, body, signal, resendable);
+  }
+
+  private send(
+    method: HttpMethod,
+    headers: Record<string, string>,
+    body: string | undefined,
+    signal: CancelSignal,
+    resendable: boolean,
+  ): Promise<HttpResponse> {
     const http = this.http;
     if (http !== undefined) return http.request(method, this.url, headers, body, signal, resendable);
     return (this.httpLoading as Promise<HttpClient>).then((loaded) =>
@@ -183,7 +214,7 @@ export class TransportContext {
   /** Re-initializes once for all concurrent callers. */
   reinitialize(): Promise<void> {
     return this.session.replaceOnce(() => {
-      const previousSessionId = this.session.sessionId;
+      const previousSessionId = this.session.sessionId ?? this.session.replacedId;
       this.runner.dropStandalone();
       return this.parts.reinitialize(this).then(() => {
         this.owner.onsessionreset?.({ previousSessionId, sessionId: this.session.sessionId });
@@ -222,8 +253,13 @@ export class TransportContext {
     } else {
       const { headers, token } = this.options;
       const extra = typeof headers === 'function' ? await headers() : headers;
-      const bearer = typeof token === 'function' ? await token() : token;
-      h = withToken(lowerCaseKeys(extra), bearer);
+      if (this.auth !== undefined) {
+        h = lowerCaseKeys(extra);
+        const authorization = await this.auth.authorization();
+        if (authorization !== undefined) h['authorization'] = authorization;
+      } else {
+        h = withToken(lowerCaseKeys(extra), typeof token === 'function' ? await token() : token);
+      }
     }
     h['accept'] = accept;
     if (withSession) {

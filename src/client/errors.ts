@@ -37,7 +37,8 @@ export type SluiceClientErrorCode =
   | 'SLUICE_CLIENT_PARTIAL_SEQUENCE'
   | 'SLUICE_CLIENT_REQUEST_LOST'
   | 'SLUICE_CLIENT_INPUT_ROUNDS_EXCEEDED'
-  | 'SLUICE_CLIENT_INPUT_UNSUPPORTED';
+  | 'SLUICE_CLIENT_INPUT_UNSUPPORTED'
+  | 'SLUICE_CLIENT_AUTHORIZATION';
 
 /**
  * JSON-RPC error code used for the synthetic error responses the transport delivers when it has
@@ -106,12 +107,77 @@ export class HttpStatusError extends SluiceClientError {
   }
 }
 
-/** HTTP 401. `wwwAuthenticate` carries the challenge for an OAuth layer above this transport. */
+/**
+ * Why a request ended with HTTP 401:
+ * - `no-auth-provider`: the transport has no `authProvider`, so it cannot authorize (the challenge is in
+ *   `wwwAuthenticate` for a layer above);
+ * - `authorization-required`: the user must authorize: `authProvider.redirectToAuthorization` was called; call
+ *   `transport.finishAuth(…)` with the result, then retry;
+ * - `rejected-after-authorization`: the server refused the token the flow had just obtained.
+ */
+export type UnauthorizedReason =
+  | 'no-auth-provider'
+  | 'authorization-required'
+  | 'rejected-after-authorization';
+
+/** HTTP 401. `wwwAuthenticate` carries the challenge; `reason` says what the transport did about it. */
 export class UnauthorizedError extends HttpStatusError {
   readonly wwwAuthenticate: string | undefined;
-  constructor(method: string, body: string, wwwAuthenticate: string | undefined) {
+  readonly reason: UnauthorizedReason;
+  constructor(
+    method: string,
+    body: string,
+    wwwAuthenticate: string | undefined,
+    reason: UnauthorizedReason = 'no-auth-provider',
+  ) {
     super(method, 401, body, 'SLUICE_CLIENT_UNAUTHORIZED');
     this.wwwAuthenticate = wwwAuthenticate;
+    this.reason = reason;
+  }
+}
+
+/**
+ * Why the OAuth client refused to go on (MCP basic/authorization; each names the rule it enforces):
+ * - `discovery-failed`: no usable protected resource or authorization server metadata;
+ * - `resource-mismatch`: the protected resource metadata is for another resource (RFC 9728 §3.3);
+ * - `metadata-issuer-mismatch`: the authorization server metadata names another issuer (RFC 8414 §3.3);
+ * - `pkce-unsupported`: the authorization server does not advertise S256 in `code_challenge_methods_supported`;
+ * - `no-client`: no pre-registered client, no client ID metadata document support, and no registration endpoint;
+ * - `registration-failed`: dynamic client registration (RFC 7591) was refused or answered nonsense;
+ * - `authorization-denied`: the authorization response carried an `error` (RFC 6749 §4.1.2.1);
+ * - `state-mismatch`: the authorization response's `state` is not the one sent;
+ * - `iss-missing`, `iss-mismatch`: the authorization response's `iss` is absent though advertised, or names
+ *   another issuer (RFC 9207 §2.4);
+ * - `no-pending-authorization`: `finishAuth` was called with no authorization in progress;
+ * - `token-request-failed`, `invalid-token-response`, `unsupported-token-type`: the token endpoint refused, or
+ *   answered without a usable Bearer token;
+ * - `step-up-exhausted`: 403 `insufficient_scope` persisted after the bounded number of re-authorizations;
+ * - `redirect-unavailable`: the provider has no `redirectUrl` and no non-interactive grant.
+ */
+export type AuthorizationRefusal =
+  | 'discovery-failed'
+  | 'resource-mismatch'
+  | 'metadata-issuer-mismatch'
+  | 'pkce-unsupported'
+  | 'no-client'
+  | 'registration-failed'
+  | 'authorization-denied'
+  | 'state-mismatch'
+  | 'iss-missing'
+  | 'iss-mismatch'
+  | 'no-pending-authorization'
+  | 'token-request-failed'
+  | 'invalid-token-response'
+  | 'unsupported-token-type'
+  | 'step-up-exhausted'
+  | 'redirect-unavailable';
+
+/** The OAuth client refused to continue an authorization; `reason` is stable. Never carries a token. */
+export class AuthorizationError extends SluiceClientError {
+  readonly reason: AuthorizationRefusal;
+  constructor(reason: AuthorizationRefusal, message: string, cause?: unknown) {
+    super('SLUICE_CLIENT_AUTHORIZATION', `${message} [${reason}]`, { cause });
+    this.reason = reason;
   }
 }
 

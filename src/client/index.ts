@@ -20,6 +20,8 @@ export {
 } from './call-with-input.js';
 export {
   AlreadyStartedError,
+  AuthorizationError,
+  type AuthorizationRefusal,
   EventTooLargeError,
   ForbiddenError,
   HttpStatusError,
@@ -40,6 +42,7 @@ export {
   TRANSPORT_FAILURE_JSONRPC_CODE,
   TransportClosedError,
   UnauthorizedError,
+  type UnauthorizedReason,
   UnexpectedContentTypeError,
 } from './errors.js';
 export { idempotencyMeta } from './idempotency.js';

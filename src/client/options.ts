@@ -1,3 +1,4 @@
+import type { OAuthClientProvider } from '@modelcontextprotocol/sdk/client/auth.js';
 import { IDEMPOTENCY_KEY_META } from '../jsonrpc/meta-keys.js';
 import { InvalidOptionError } from './errors.js';
 import type { ClientClock, FetchLike } from './http-client.js';
@@ -46,6 +47,33 @@ export interface StreamableHttpClientOptions {
    */
   token?: TokenOption;
   /**
+   * OAuth 2.1 for servers that require it (MCP basic/authorization), exactly as the SDK's
+   * `StreamableHTTPClientTransport` takes it: an `OAuthClientProvider` from `@modelcontextprotocol/sdk/client/auth.js`
+   * that stores tokens, client information and the PKCE verifier and sends the user to the authorization URL. On a
+   * 401 the transport discovers the authorization server, registers if needed, refreshes or authorizes (one flow at
+   * a time) and re-sends the request once; tokens are refreshed before they expire; a 403 `insufficient_scope`
+   * re-authorizes with the challenged scopes at most {@link maxStepUps} times. Without
+   * {@link waitForAuthorizationResponse}, a request that needs the user fails with `UnauthorizedError` (reason
+   * `authorization-required`) after `redirectToAuthorization`; call `transport.finishAuth(…)`, then retry. Not
+   * together with `token`. See docs/authorization.md.
+   * @defaultValue none (401 surfaces as `UnauthorizedError`, reason `no-auth-provider`)
+   */
+  authProvider?: OAuthClientProvider;
+  /**
+   * Called after `authProvider.redirectToAuthorization(url)`; resolves to the redirect URI the authorization server
+   * sent the user agent back to (with `code`, `state`, `iss`). The transport then checks it (state, RFC 9207 `iss`),
+   * exchanges the code and re-sends the request that needed authorization, so the caller never sees the 401. A
+   * loopback listener (`sluice login`) or a headless test supplies it.
+   * @defaultValue none (see {@link authProvider})
+   */
+  waitForAuthorizationResponse?: () => Promise<URL | string>;
+  /**
+   * Re-authorizations for one request answered 403 `insufficient_scope` before it fails with
+   * `AuthorizationError` (reason `step-up-exhausted`).
+   * @defaultValue `2`
+   */
+  maxStepUps?: number;
+  /**
    * An existing session id to resume (the SDK `Client.connect()` then skips `initialize`).
    * @defaultValue none
    */
@@ -64,7 +92,8 @@ export interface StreamableHttpClientOptions {
   idleTimeoutMs?: number;
   /**
    * First reconnection delay when the server gave no `retry:`. Later ones grow ×2 up to
-   * {@link maxReconnectDelayMs}, each drawn uniformly from [delay/2, delay] ("equal jitter").
+   * {@link maxReconnectDelayMs}, each drawn uniformly from [delay/2, delay] ("equal jitter"); a server's
+   * `retry:` is the first delay and the floor of the later ones.
    * @defaultValue `1_000`
    */
   initialReconnectDelayMs?: number;
@@ -77,7 +106,9 @@ export interface StreamableHttpClientOptions {
    * Consecutive reconnection attempts of one stream before giving up. An attempt counts as long as the
    * stream makes no progress: the counter resets only when a reconnected stream delivers a message or stays
    * open for {@link stableConnectionMs} — a server that keeps closing streams gracefully without sending
-   * anything new cannot keep the client looping forever.
+   * anything new cannot keep the client looping forever. With the default delays five attempts span at
+   * least 15.5 s (16 s under Sluice's `retry: 1000`), longer than a Sluice cluster's default owner lease
+   * (10 s), so a resume of a stream whose owner was killed gets the definite owner-lost answer.
    * @defaultValue `5`
    */
   maxReconnectAttempts?: number;
@@ -153,6 +184,9 @@ export interface ResolvedClientOptions {
   readonly fetch: FetchLike | undefined;
   readonly headers: HeadersOption;
   readonly token: TokenOption | undefined;
+  readonly authProvider: OAuthClientProvider | undefined;
+  readonly waitForAuthorizationResponse: (() => Promise<URL | string>) | undefined;
+  readonly maxStepUps: number;
   readonly sessionId: string | undefined;
   readonly maxEventBytes: number;
   readonly idleTimeoutMs: number;
@@ -190,6 +224,7 @@ const DEFAULTS = {
   stableConnectionMs: 30_000,
   closeTimeoutMs: 5_000,
   maxRetryAfterMs: 10_000,
+  maxStepUps: 2,
 } as const;
 
 const systemClock: ClientClock = {
@@ -256,6 +291,27 @@ export function resolveOptions(options: StreamableHttpClientOptions = {}): Resol
   ) {
     throw new InvalidOptionError('option token must be a string or a function returning one');
   }
+  const { authProvider, waitForAuthorizationResponse } = options;
+  if (authProvider !== undefined) {
+    if (
+      authProvider === null ||
+      typeof authProvider !== 'object' ||
+      typeof authProvider.tokens !== 'function'
+    ) {
+      throw new InvalidOptionError(
+        'option authProvider must be an OAuthClientProvider (tokens(), saveTokens(), …)',
+      );
+    }
+    if (options.token !== undefined) {
+      throw new InvalidOptionError(
+        'options token and authProvider exclude each other: the provider supplies the token',
+      );
+    }
+  }
+  if (waitForAuthorizationResponse !== undefined && typeof waitForAuthorizationResponse !== 'function') {
+    throw new InvalidOptionError('option waitForAuthorizationResponse must be a function');
+  }
+  const maxStepUps = number(options, 'maxStepUps', 0, true);
   const methods = new Set(options.idempotentMethods ?? DEFAULT_IDEMPOTENT_METHODS);
   const isIdempotent =
     options.isIdempotent ??
@@ -266,6 +322,9 @@ export function resolveOptions(options: StreamableHttpClientOptions = {}): Resol
     fetch: fetchFn,
     headers,
     token: options.token,
+    authProvider,
+    waitForAuthorizationResponse,
+    maxStepUps,
     sessionId: options.sessionId,
     maxEventBytes,
     idleTimeoutMs,
@@ -285,15 +344,23 @@ export function resolveOptions(options: StreamableHttpClientOptions = {}): Resol
 }
 
 /**
- * Backoff delay for the `attempt`-th reconnection (0-based): the server's `retry:` exactly when it sent one
- * (the spec says the client MUST respect it), else `min(max, initial * 2^attempt)` jittered into [d/2, d].
+ * Backoff delay for the `attempt`-th consecutive reconnection (0-based). The first is the server's
+ * `retry:` exactly when it sent one (the spec says the client MUST respect it, 2025-11-25
+ * basic/transports §"Resumability and Redelivery"; a server that closes streams on purpose and asks
+ * for a quick return gets it). Later ones are `min(max, initial * 2^attempt)` jittered into [d/2, d],
+ * never less than the server's `retry:`: waiting longer after failed attempts is what EventSource does
+ * too (HTML §9.2.3, "Optionally, wait some more ... an exponential backoff delay"), and it is what makes
+ * the default attempts outlast a cluster's default 10 s owner lease: after `kill -9` of a session's
+ * owner a resume is answered 503 until the lease lapses and then definitively (owner-lost), and with
+ * Sluice's `retry: 1000` the five attempts are spread over at least 16 s (1 + 1 + 2 + 4 + 8), not 5 s.
  */
 export function reconnectDelay(
   options: Pick<ResolvedClientOptions, 'initialReconnectDelayMs' | 'maxReconnectDelayMs' | 'random'>,
   attempt: number,
   serverRetryMs: number | undefined,
 ): number {
-  if (serverRetryMs !== undefined) return serverRetryMs;
+  if (serverRetryMs !== undefined && attempt === 0) return serverRetryMs;
   const ceiling = Math.min(options.maxReconnectDelayMs, options.initialReconnectDelayMs * 2 ** attempt);
-  return ceiling / 2 + options.random() * (ceiling / 2);
+  const backoff = ceiling / 2 + options.random() * (ceiling / 2);
+  return serverRetryMs === undefined ? backoff : Math.max(serverRetryMs, backoff);
 }

@@ -5,6 +5,7 @@
 
 import { mediaType } from '../http/media-type.js';
 import type { MessageKind } from '../jsonrpc/message.js';
+import { answerChallenge } from './auth/answer.js';
 import type { PendingRequest, TransportContext } from './context.js';
 import {
   EventTooLargeError,
@@ -37,9 +38,22 @@ export interface PostAttempt {
   readonly afterRetryAfter: boolean;
   /** Re-sent (under a new wire id) after a stale connection. */
   readonly stale: number;
+  /** Re-sent after a 401 and an authorization (at most once: a 401 means the request did not run). */
+  readonly afterAuth: boolean;
+  /** Re-sent after this many 403 `insufficient_scope` step-ups. */
+  readonly stepUps: number;
+  /** Re-sent with a resource server's new DPoP nonce. */
+  readonly afterNonce: boolean;
 }
 
-const FIRST: PostAttempt = { afterReinit: false, afterRetryAfter: false, stale: 0 };
+const FIRST: PostAttempt = {
+  afterReinit: false,
+  afterRetryAfter: false,
+  stale: 0,
+  afterAuth: false,
+  stepUps: 0,
+  afterNonce: false,
+};
 
 /**
  * A copy of `entry`'s request under a new wire id, mapped back to the id the Client knows: the old id may
@@ -117,6 +131,13 @@ export async function postMessage(
       if (modern !== undefined && entry !== undefined && isModernRejection(response.status)) {
         return await receiveModernRejection(t, response, entry);
       }
+      if ((response.status === 401 || response.status === 403) && t.auth !== undefined) {
+        const next = await answerChallenge(t, 'POST', response, headers['authorization'], attempt);
+        if (next !== undefined) {
+          t.inflight.delete(controller);
+          return await postMessage(t, wire, kind, entry, onresumptiontoken, next);
+        }
+      }
       if (response.status === 404 && sentWithSession !== undefined) {
         await discard(response);
         return await onSessionNotFound(t, wire, kind, entry, sentWithSession, attempt);
@@ -177,7 +198,9 @@ export async function postMessage(
  */
 async function sessionHeaders(t: TransportContext): Promise<Record<string, string>> {
   for (let round = 1; ; round++) {
-    const replacing = t.session.reinitializing;
+    // A re-initialization failed earlier and left no session: this request tries again (after the backoff)
+    // rather than going out without a session id.
+    const replacing = t.session.reinitializing ?? (t.session.lost ? t.reinitialize() : undefined);
     if (replacing !== undefined) {
       try {
         await replacing;
@@ -189,6 +212,11 @@ async function sessionHeaders(t: TransportContext): Promise<Record<string, strin
       }
     }
     const headers = await t.headers(POST_ACCEPT, true, undefined);
+    if (headers['mcp-session-id'] === undefined && t.session.lost) {
+      throw new SessionExpiredError(
+        'no session: re-initializing failed and is retried with the next request',
+      );
+    }
     if (t.session.reinitializing === undefined || round >= MAX_REINIT_WAITS) return headers;
   }
 }
@@ -215,7 +243,7 @@ export function parseRetryAfter(value: string | null, now: number): number | und
 }
 
 /** Waits `ms`, ended early (as TransportClosedError) by close(). */
-function pause(t: TransportContext, ms: number): Promise<void> {
+export function pause(t: TransportContext, ms: number): Promise<void> {
   const controller = new Canceller();
   t.inflight.add(controller);
   return new Promise<void>((resolve, reject) => {

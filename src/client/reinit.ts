@@ -3,6 +3,7 @@ import type { TransportContext } from './context.js';
 import { EventTooLargeError, MalformedMessageError, SessionExpiredError } from './errors.js';
 import { discard, POST_ACCEPT, statusError } from './http.js';
 import { Canceller, type HttpResponse, isOk } from './http-client.js';
+import { parseRetryAfter, pause } from './post.js';
 import { readSse } from './sse-reader.js';
 import type { WireMessage } from './wire.js';
 
@@ -11,16 +12,39 @@ import type { WireMessage } from './wire.js';
  * header, adopts the new `Mcp-Session-Id` and protocol version, and sends `notifications/initialized`. The
  * InitializeResult is consumed here and never reaches the Client (it already has one, and a second would be
  * an unknown response id to the SDK `Protocol`).
+ *
+ * A replacement that fails (a 503 from a cluster still settling the dead owner's lease, a network error)
+ * leaves the session lost (`ClientSession.lost`): the next request of the session runs this again, after a
+ * backoff, instead of going out without a session id (2025-11-25 basic/transports §"Session Management").
  */
 export async function reinitialize(t: TransportContext): Promise<void> {
   const session = t.session;
   if (session.initializeParams === undefined) {
     throw new SessionExpiredError('session expired before any initialize was sent; nothing to replay');
   }
+  const wait = session.replaceDelay(t.options.clock.now());
+  if (wait > 0) await pause(t, wait);
+  let retryAfterMs: number | undefined;
+  try {
+    await handshake(t, (response) => {
+      const ms = parseRetryAfter(response.header('retry-after'), t.options.clock.now());
+      if (ms !== undefined) retryAfterMs = Math.min(ms, t.options.maxRetryAfterMs);
+    });
+  } catch (error) {
+    session.replaceFailed(t.options.clock.now(), retryAfterMs);
+    throw error;
+  }
+}
+
+async function handshake(t: TransportContext, onRefused: (response: HttpResponse) => void): Promise<void> {
+  const session = t.session;
   const id = session.beginReinit();
   const init = { jsonrpc: '2.0', id, method: 'initialize', params: session.initializeParams };
   const response = await postJson(t, init, false);
-  if (!isOk(response)) throw await statusError('POST', response);
+  if (!isOk(response)) {
+    onRefused(response);
+    throw await statusError('POST', response);
+  }
   const sid = response.header('mcp-session-id');
   session.reinitialized(sid);
   const answer = await readAnswer(t, response, id);
@@ -33,7 +57,10 @@ export async function reinitialize(t: TransportContext): Promise<void> {
   if (typeof version === 'string') session.negotiated(version);
   const initialized = await postJson(t, { jsonrpc: '2.0', method: 'notifications/initialized' }, true);
   await discard(initialized);
-  if (!isOk(initialized)) throw await statusError('POST', initialized);
+  if (!isOk(initialized)) {
+    onRefused(initialized);
+    throw await statusError('POST', initialized);
+  }
   session.replaced();
 }
 

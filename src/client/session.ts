@@ -4,6 +4,11 @@
  * re-initialization, and whether the server is known to have ended it. Read through getters;
  * changed only through the methods below, each named for the event that causes it.
  */
+/** Wait before the first new attempt after a failed re-initialization; doubles per failure in a row. */
+export const REINIT_BACKOFF_MS = 250;
+/** The longest wait between re-initialization attempts (a `Retry-After` up to `maxRetryAfterMs` may exceed it). */
+export const REINIT_BACKOFF_MAX_MS = 5_000;
+
 export class ClientSession {
   #sessionId: string | undefined;
   #protocolVersion: string | undefined;
@@ -11,6 +16,12 @@ export class ClientSession {
   #gone = false;
   #reinitializing: Promise<void> | undefined;
   #reinitCount = 0;
+  /** Replacement initializes refused or failed in a row since the session was lost (0: not lost). */
+  #replaceFailures = 0;
+  /** Clock time before which the next replacement is not attempted (backoff). */
+  #retryAt = 0;
+  /** The id of the session being replaced, reported in `onsessionreset` once a replacement succeeds. */
+  #replacedId: string | undefined;
 
   constructor(sessionId: string | undefined) {
     this.#sessionId = sessionId;
@@ -29,6 +40,22 @@ export class ClientSession {
   /** The server answered 404 and no new session replaced it: `close()` skips the DELETE. */
   get gone(): boolean {
     return this.#gone;
+  }
+  /**
+   * A replacement `initialize` failed and none has succeeded since: there is no session id to send, and a
+   * request of the session must not go out without one (it would be refused, 400, forever). The next request
+   * re-initializes (after `replaceDelay`).
+   */
+  get lost(): boolean {
+    return this.#replaceFailures > 0;
+  }
+  /** The id of the session the current or failed replacement stands in for. */
+  get replacedId(): string | undefined {
+    return this.#replacedId;
+  }
+  /** Milliseconds from `now` until the next replacement may be attempted (0 when not lost or due). */
+  replaceDelay(now: number): number {
+    return this.#replaceFailures > 0 ? Math.max(0, this.#retryAt - now) : 0;
   }
   /** The re-initialization in progress, which concurrent callers join. */
   get reinitializing(): Promise<void> | undefined {
@@ -63,6 +90,7 @@ export class ClientSession {
 
   /** Starts replacing the session: drops the old id and returns the wire id for the new `initialize`. */
   beginReinit(): string {
+    if (this.#sessionId !== undefined) this.#replacedId = this.#sessionId;
     this.#sessionId = undefined;
     return `sluice-reinit-${++this.#reinitCount}`;
   }
@@ -75,6 +103,20 @@ export class ClientSession {
   /** The replacement session is in use (its `notifications/initialized` was accepted). */
   replaced(): void {
     this.#gone = false;
+    this.#replaceFailures = 0;
+    this.#replacedId = undefined;
+  }
+
+  /**
+   * The replacement `initialize` (or its `notifications/initialized`) failed at `now`: the session is lost until
+   * a later attempt succeeds, and that attempt waits an exponential backoff (`REINIT_BACKOFF_MS` doubling up to
+   * `REINIT_BACKOFF_MAX_MS`), or the server's `Retry-After` when it asks for longer.
+   */
+  replaceFailed(now: number, retryAfterMs: number | undefined): void {
+    this.#sessionId = undefined;
+    this.#replaceFailures++;
+    const backoff = Math.min(REINIT_BACKOFF_MAX_MS, REINIT_BACKOFF_MS * 2 ** (this.#replaceFailures - 1));
+    this.#retryAt = now + Math.max(backoff, retryAfterMs ?? 0);
   }
 
   /** Runs `replace` once for all concurrent callers; the promise is cleared when it settles. */

@@ -1,4 +1,5 @@
 import { mediaType } from '../http/media-type.js';
+import { answerChallenge } from './auth/answer.js';
 import type { PendingRequest, TransportContext } from './context.js';
 import {
   EventTooLargeError,
@@ -8,6 +9,7 @@ import {
   ResumeDeclinedError,
   ResumeExhaustedError,
   ResumeImpossibleError,
+  SessionExpiredError,
   type SluiceClientError,
 } from './errors.js';
 import { describe, discard, statusError, toClientError } from './http.js';
@@ -30,6 +32,13 @@ export interface ResponseStream {
   readonly modern: boolean;
   /** POST streams: ids of the requests whose responses this stream still owes. */
   readonly owed: Set<RequestId>;
+  /**
+   * POST streams: the session they belong to. A resume names it even after a re-initialization (the
+   * standalone stream's 404, another request's) replaced the transport's session: a Last-Event-ID
+   * belongs to one session, and sent with the new one it is declined (400 `resume-foreign`) where
+   * the old session's answer (a replay, or owner-lost from a cluster) was due.
+   */
+  readonly sessionId: string | undefined;
   lastEventId: string | undefined;
   /** The server's last `retry:` on this stream. */
   retryMs: number | undefined;
@@ -42,6 +51,8 @@ export interface ResponseStream {
   progressed: boolean;
   /** A GET on this stream got 200 at least once. */
   everConnected: boolean;
+  /** The last GET was answered 401/403 and the OAuth client re-authorized; reset when a GET succeeds. */
+  authRetried: boolean;
   timer: unknown;
   finished: boolean;
   readonly onresumptiontoken: ((token: string) => void) | undefined;
@@ -158,6 +169,7 @@ export class StreamRunner {
       kind,
       modern,
       owed: new Set(),
+      sessionId: kind === 'post' ? t.session.sessionId : undefined,
       lastEventId: undefined,
       retryMs: undefined,
       attempts: 0,
@@ -166,6 +178,7 @@ export class StreamRunner {
       connectedAt: 0,
       progressed: false,
       everConnected: false,
+      authRetried: false,
       timer: undefined,
       finished: false,
       onresumptiontoken,
@@ -308,15 +321,28 @@ export class StreamRunner {
   private async connect(s: ResponseStream): Promise<void> {
     const t = this.t;
     if (t.closed || s.finished) return;
-    if (t.session.reinitializing !== undefined) {
+    if (t.session.reinitializing !== undefined && s.sessionId === undefined) {
       await t.session.reinitializing.catch(() => {
         // Reported to whoever triggered the re-init; this GET then finds out on its own.
       });
     }
+    if (t.session.lost) {
+      // No session to resume in (a replacement initialize failed): never a GET without a session id. Owed
+      // idempotent requests are re-sent, and their POST re-initializes.
+      this.fail(
+        s,
+        () => new SessionExpiredError('no session to resume the stream in: re-initializing failed'),
+        true,
+      );
+      return;
+    }
     const controller = new Canceller();
     let response: HttpResponse;
+    let authorization: string | undefined;
     try {
       const headers = await t.headers('text/event-stream', true, s.lastEventId);
+      if (s.sessionId !== undefined) headers['mcp-session-id'] = s.sessionId;
+      authorization = headers['authorization'];
       if (t.closed || s.finished) return;
       t.inflight.add(controller);
       s.connection = controller;
@@ -340,12 +366,40 @@ export class StreamRunner {
       response.body !== null
     ) {
       s.everConnected = true;
+      s.authRetried = false;
       await this.run(s, response.body);
       return;
     }
     t.inflight.delete(controller);
     s.connection = undefined;
+    if ((response.status === 401 || response.status === 403) && t.auth !== undefined && !s.authRetried) {
+      this.reauthorize(s, response, authorization);
+      return;
+    }
     this.refused(s, response);
+  }
+
+  /**
+   * A GET (a resume, or the standalone stream) answered 401/403: the token expired or lost scope while the stream
+   * was away. Authorize once, then connect again with the same `Last-Event-ID`, so the stream continues where it
+   * stopped: nothing lost, nothing twice (the server replays after the cursor).
+   */
+  private reauthorize(s: ResponseStream, response: HttpResponse, authorization: string | undefined): void {
+    const t = this.t;
+    s.authRetried = true;
+    answerChallenge(t, 'GET', response, authorization, {
+      afterAuth: false,
+      stepUps: 0,
+      afterNonce: false,
+    }).then(
+      (next) => {
+        if (next === undefined) this.refused(s, response);
+        else void this.connect(s);
+      },
+      (error: unknown) => {
+        if (!t.closed && !s.finished) this.fail(s, () => toClientError(error), false);
+      },
+    );
   }
 
   private refused(s: ResponseStream, response: HttpResponse): void {

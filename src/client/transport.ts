@@ -13,6 +13,7 @@ import { type PendingRequest, TransportContext, type TransportParts } from './co
 import { deleteSession } from './delete-session.js';
 import {
   AlreadyStartedError,
+  InvalidOptionError,
   MalformedMessageError,
   NotStartedError,
   TransportClosedError,
@@ -143,6 +144,18 @@ export class StreamableHttpClientTransport implements Transport {
       started: this.#started,
       closed: t.closed,
     };
+  }
+
+  /**
+   * Completes an OAuth authorization the user agent returned from, as the SDK transport's `finishAuth(code)` does:
+   * exchanges the code for tokens (saved through the `authProvider`). Pass the redirect URI itself (a `URL`) to have
+   * its `state`, `error` and RFC 9207 `iss` checked; a string is taken as the bare `code`. Then retry (for an SDK
+   * Client: connect again). Throws `AuthorizationError` with a stable reason on any refusal.
+   */
+  async finishAuth(response: string | URL): Promise<void> {
+    const auth = this.#t.auth;
+    if (auth === undefined) throw new InvalidOptionError('finishAuth needs the authProvider option');
+    await auth.finish(response);
   }
 
   setProtocolVersion(version: string): void {

@@ -13,7 +13,7 @@ import type { ClusterHooks, SessionStart } from '../core/cluster-hooks.js';
 import { Histogram } from '../core/observe/histogram.js';
 import type { Logger } from '../core/options.js';
 import type { RouteInput as CoreRouteInput } from '../core/pipeline/pipeline.js';
-import { Refusals, sendRefusal } from '../core/pipeline/refusal.js';
+import { type Refusal, Refusals, sendRefusal } from '../core/pipeline/refusal.js';
 import { InvalidOptionError } from '../errors.js';
 import { boundedWait } from '../flow/bounded-wait.js';
 import type { RingLimits } from '../flow/ring-buffer.js';
@@ -21,19 +21,23 @@ import { type BusStats, RedisChangeBus } from './change-bus.js';
 import { Directory, type DirectoryEntry, principalHash } from './directory.js';
 import { DirectoryCache } from './directory-cache.js';
 import { FORWARD_HEADER, signForward, verifyForward } from './forward-auth.js';
-import { Forwarder } from './forwarder.js';
+import { Forwarder, type ForwardOutcome } from './forwarder.js';
 import { keys } from './keys.js';
 import { Lease, newIncarnation } from './lease.js';
-import { connectNodeRedis } from './node-redis.js';
+import { connectTopology } from './node-redis-ha.js';
 import { resumeFromCopy } from './orphan-resume.js';
 import { MeasuredLink, type RedisLink } from './redis-link.js';
+import { ReplayGuard } from './replay-guard.js';
 import { EventReplica, emptyReplicaStats } from './replica.js';
 import { checkGivenSecret, provisionSecret } from './secret.js';
+import { type RedisTopology, type TopologyOptions, topologyOf } from './topology.js';
 
-export interface RedisClusterOptions {
-  /** `redis://host:port`. Either this or `link`. */
-  url?: string;
-  /** Your own Redis client behind the RedisLink seam (instead of `url`). */
+/**
+ * Exactly one of `url` (one Redis), `sentinel` (a Sentinel-watched master), `cluster` (a Redis
+ * Cluster) or `link` (your own client), see topology.ts.
+ */
+export interface RedisClusterOptions extends TopologyOptions {
+  /** Your own Redis client behind the RedisLink seam (instead of `url`, `sentinel` or `cluster`). */
   link?: RedisLink;
   /** The URL of this instance's MCP endpoint as its peers reach it. @defaultValue the bound address (serve()) */
   advertise?: string;
@@ -68,7 +72,17 @@ export interface ClusterStats {
   incarnation: string;
   ready: boolean;
   lease: { state: string; reRegistrations: number };
-  forwarded: { out: number; in: number; failed: number; refused: number; ownerLost: number };
+  forwarded: {
+    out: number;
+    in: number;
+    failed: number;
+    refused: number;
+    /** Refused because the signature had been used already (counted in `refused` too). */
+    replayed: number;
+    /** Answered 503: too old to tell from a replay once the replay guard had overflowed. */
+    crowded: number;
+    ownerLost: number;
+  };
   directory: { hits: number; misses: number; errors: number; cached: number };
   redis: { commands: number; errors: number; healthy: boolean };
   replica: EventReplica['stats'];
@@ -80,6 +94,7 @@ const FORWARD_BOUNDS_S = [0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 
 export class RedisCluster {
   readonly incarnation = newIncarnation();
   readonly #o: RedisClusterOptions;
+  readonly #topology: RedisTopology | undefined;
   #link: MeasuredLink | undefined;
   #lease: Lease | undefined;
   #directory: Directory | undefined;
@@ -96,6 +111,8 @@ export class RedisCluster {
   readonly #owned = new Map<string, DirectoryEntry>();
   readonly #cache = new DirectoryCache(10_000, 30_000);
   readonly #forwarder: Forwarder;
+  /** Hop signatures accepted here, each refused a second time (replay-guard.ts). */
+  readonly #replays = new ReplayGuard();
   readonly forwardLatency = new Histogram(FORWARD_BOUNDS_S);
   /** Change events for listen streams, shared with every instance (change-bus.ts). */
   readonly bus: RedisChangeBus = new RedisChangeBus(this.incarnation);
@@ -111,9 +128,13 @@ export class RedisCluster {
   };
 
   constructor(o: RedisClusterOptions) {
-    if ((o.url === undefined) === (o.link === undefined)) {
-      throw new InvalidOptionError('redisCluster: give exactly one of { url } or { link }');
+    const given = [o.url, o.sentinel, o.cluster, o.link].filter((x) => x !== undefined).length;
+    if (given !== 1) {
+      throw new InvalidOptionError(
+        'redisCluster: give exactly one of { url }, { sentinel }, { cluster } or { link }',
+      );
     }
+    this.#topology = topologyOf(o);
     const envLease = RedisCluster.leaseFromEnv();
     if (o.leaseMs === undefined && envLease !== undefined) o = { ...o, leaseMs: envLease };
     if (o.leaseMs !== undefined && !(Number.isInteger(o.leaseMs) && o.leaseMs >= 300)) {
@@ -186,9 +207,10 @@ export class RedisCluster {
       const log = ep.options.logger;
       const raw =
         this.#o.link ??
-        (await connectNodeRedis({
-          url: this.#o.url ?? '',
+        (await connectTopology(this.#topology ?? { kind: 'single', url: '' }, {
           onError: (e) => log?.warn('cluster.redis_error', { error: e.message }),
+          // The promoted replica may miss the last writes (asynchronous replication): write ours again.
+          onFailover: () => void this.#reRegister(true),
         }));
       this.#link = new MeasuredLink(raw);
       this.#directory = new Directory(this.#link, ep.options.sessionIdleMs + 2 * this.#housekeepingMs());
@@ -245,6 +267,11 @@ export class RedisCluster {
     return this.#acceptForwarded(r, Array.isArray(fwd) ? (fwd[0] ?? '') : fwd);
   }
 
+  /** How many other instances hold a lease now (what `sluice serve --redis` prints once joined). */
+  async peersSeen(): Promise<number | undefined> {
+    return this.#lease?.others();
+  }
+
   stats(): ClusterStats {
     const c = this.counters;
     return {
@@ -256,6 +283,8 @@ export class RedisCluster {
         in: c.forwardedIn,
         failed: c.forwardFailed,
         refused: c.forwardRefused,
+        replayed: this.#replays.replayed,
+        crowded: this.#replays.crowded,
         ownerLost: c.ownerLostResumes,
       },
       directory: {
@@ -338,12 +367,17 @@ export class RedisCluster {
     }
   }
 
-  async #reRegister(): Promise<void> {
+  /** `failover`: the data may be missing some writes, not all: restart the run marker first. */
+  async #reRegister(failover = false): Promise<void> {
     const dir = this.#directory;
     const link = this.#link;
     if (dir === undefined || link === undefined) return;
-    this.#ep?.options.logger?.warn('cluster.reregister', { sessions: this.#owned.size });
+    this.#ep?.options.logger?.warn('cluster.reregister', { sessions: this.#owned.size, failover });
     try {
+      // A peer's miss for a session whose entry was lost answers 503 until its owner wrote it again.
+      // Every instance learns of the new master within a lease (its refresh fails over to it), so
+      // misses stay 503 for a lease from now rather than half of one as after a restart.
+      if (failover) await dir.markRun(Date.now() + this.leaseMs / 2, true);
       // Re-offer our key, and adopt whatever Redis holds: an instance that started while Redis was
       // empty may have put its own there first, and every instance must use the one in Redis.
       if (this.#secretShared) this.#secret = await provisionSecret(link, this.#secret);
@@ -377,6 +411,17 @@ export class RedisCluster {
       // Meant for another incarnation (this address was restarted): never forwarded a second time.
       this.counters.forwardRefused++;
       sendRefusal(sink, Refusals.misdirected(), r.headers);
+      return 'handled';
+    }
+    // Checked after `to`: a signature for this incarnation can only have been used in this process.
+    const seen = this.#replays.admit(v.from, v.ts, v.nonce);
+    if (seen === 'replayed') {
+      this.counters.forwardRefused++;
+      sendRefusal(sink, Refusals.forwardForbidden(), r.headers);
+      return 'handled';
+    }
+    if (seen === 'crowded') {
+      sendRefusal(sink, Refusals.ownerUnavailable(), r.headers);
       return 'handled';
     }
     this.counters.forwardedIn++;
@@ -462,7 +507,8 @@ export class RedisCluster {
     // The owner could not be reached, or something else now answers at its address (421).
     this.counters.forwardFailed++;
     this.#cache.delete(sid);
-    const alive = outcome.kind === 'answered' ? false : await this.#lease?.isAlive(entry.owner);
+    const left = outcome.kind === 'answered' ? 0 : await this.#lease?.remainingMs(entry.owner);
+    const alive = left === undefined ? undefined : left > 0;
     const cursor = r.view.headers['last-event-id'];
     if (r.method === 'GET' && typeof cursor === 'string' && this.#replica !== undefined) {
       // A finished stream (or, once the owner is known dead, an unfinished one) resumes from the copy.
@@ -472,13 +518,28 @@ export class RedisCluster {
     }
     // Lease still valid (or Redis cannot tell): the owner may be back in a moment — 503. Lapsed: 404,
     // and the client re-initializes on a live instance.
-    sendRefusal(sink, alive === false ? Refusals.sessionNotFound() : Refusals.ownerUnavailable(), r.headers);
+    if (alive === false) sendRefusal(sink, Refusals.sessionNotFound(), r.headers);
+    else sendRefusal(sink, ownerUnavailableFor(outcome, left), r.headers);
     return 'handled';
   }
 
   #fire(args: string[]): void {
     this.#link?.send(args).catch(() => undefined);
   }
+}
+
+/**
+ * 503 for an owner whose lease holds. When nothing listens at its address (connection refused) the
+ * process there is gone or not yet serving, and the answer that settles the request (404, then a
+ * re-initialization) comes when the lease lapses: `Retry-After` says when, so a client's single
+ * retry of a 503 (RFC 9110 §10.2.3) lands after it instead of 1 s later on the same 503. Any other
+ * failure (a timeout, a reset) may be a moment's trouble of a live owner: 1 s.
+ */
+function ownerUnavailableFor(outcome: ForwardOutcome, leftMs: number | undefined): Refusal {
+  const r = Refusals.ownerUnavailable();
+  if (outcome.kind !== 'unreachable' || !outcome.refused || leftMs === undefined || !Number.isFinite(leftMs))
+    return r;
+  return { ...r, headers: { ...r.headers, 'retry-after': String(Math.max(1, Math.ceil(leftMs / 1000))) } };
 }
 
 function checkAdvertise(url: string): void {

@@ -83,10 +83,11 @@ export class Directory {
   /**
    * Marks when this Redis's data began (SET NX, so the first writer wins). A lookup miss shortly
    * after that moment may be a Redis that lost its data and whose instances have not re-registered
-   * yet: the caller answers 503 then, not 404.
+   * yet: the caller answers 503 then, not 404. `restart` (a failover) overwrites the marker with `now`.
    */
-  async markRun(now: number): Promise<void> {
-    await this.#link.send(['SET', keys.run, String(now), 'NX']);
+  async markRun(now: number, restart = false): Promise<void> {
+    // `restart` (after a failover, data partly lost): a new start for the miss window, whoever set it.
+    await this.#link.send(restart ? ['SET', keys.run, String(now)] : ['SET', keys.run, String(now), 'NX']);
   }
 
   /** When the data of this Redis began (markRun), or undefined when it holds no marker (just restarted). */

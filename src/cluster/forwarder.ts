@@ -34,8 +34,11 @@ export const ROUTE_HEADER = 'sluice-route';
 export type ForwardOutcome =
   /** The owner answered (status relayed, body streaming or done). */
   | { kind: 'answered'; status: number; reason: string | undefined }
-  /** No answer came: the owner could not be reached, or the connection broke before a status. */
-  | { kind: 'unreachable'; error: string }
+  /**
+   * No answer came: the owner could not be reached, or the connection broke before a status.
+   * `refused`: nothing listens at its address (ECONNREFUSED), so no process there can answer.
+   */
+  | { kind: 'unreachable'; error: string; refused: boolean }
   /** The client went away before the owner answered. */
   | { kind: 'client-gone' };
 
@@ -115,7 +118,11 @@ export class Forwarder {
       up.once('error', (e) => {
         if (!settled) {
           res.off('close', onClientGone);
-          settle({ kind: 'unreachable', error: e.message });
+          settle({
+            kind: 'unreachable',
+            error: e.message,
+            refused: (e as NodeJS.ErrnoException).code === 'ECONNREFUSED',
+          });
         } else if (relaying && !res.writableEnded) {
           // Cut mid-answer (the owner died): cut the client too, so it resumes from its last event id.
           // (Not for an intercepted answer: the caller answers on `res` itself.)

@@ -21,3 +21,20 @@ export const keys = {
   run: `${PREFIX}run`,
   bus: `${PREFIX}bus`,
 } as const;
+
+/**
+ * The part of a key Redis Cluster hashes to pick its slot: what lies between the first `{` and the
+ * next `}` when that is not empty, else the whole key (Redis Cluster specification, "Hash tags").
+ */
+export function hashTag(key: string): string {
+  const open = key.indexOf('{');
+  if (open < 0) return key;
+  const close = key.indexOf('}', open + 1);
+  return close > open + 1 ? key.slice(open + 1, close) : key;
+}
+
+/** Whether the keys hash to one slot whatever the server: they share one hash tag. */
+export function oneSlot(keyList: readonly string[]): boolean {
+  const first = keyList[0];
+  return first === undefined || keyList.every((k) => hashTag(k) === hashTag(first));
+}

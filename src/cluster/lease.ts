@@ -97,9 +97,41 @@ export class Lease {
 
   /** Whether another instance's lease is held: true/false, or undefined when Redis cannot say. */
   async isAlive(incarnation: string): Promise<boolean | undefined> {
+    const left = await this.remainingMs(incarnation);
+    return left === undefined ? undefined : left > 0;
+  }
+
+  /**
+   * How long another instance's lease still holds, in ms: 0 when it has lapsed, Infinity for a key
+   * without expiry (set by hand), undefined when Redis cannot say.
+   */
+  async remainingMs(incarnation: string): Promise<number | undefined> {
     try {
       const r = await this.#link.send(['PTTL', keys.lease(incarnation)]);
-      return typeof r === 'number' && (r > 0 || r === -1);
+      if (typeof r !== 'number') return 0;
+      return r === -1 ? Number.POSITIVE_INFINITY : Math.max(0, r);
+    } catch {
+      return undefined;
+    }
+  }
+
+  /**
+   * How many other instances hold a lease now: a SCAN of the lease keys, bounded to 64 rounds of
+   * 1,000. Undefined when Redis cannot say.
+   */
+  async others(): Promise<number | undefined> {
+    const own = keys.lease(this.#o.incarnation);
+    const seen = new Set<string>();
+    let cursor = '0';
+    try {
+      for (let round = 0; round < 64; round++) {
+        const r = await this.#link.send(['SCAN', cursor, 'MATCH', keys.lease('*'), 'COUNT', '1000']);
+        if (!Array.isArray(r) || r.length !== 2 || !Array.isArray(r[1])) return undefined;
+        for (const k of r[1]) if (typeof k === 'string' && k !== own) seen.add(k);
+        cursor = String(r[0]);
+        if (cursor === '0') break;
+      }
+      return seen.size;
     } catch {
       return undefined;
     }

@@ -31,8 +31,26 @@ export function renderClusterMetrics(c: RedisCluster): string {
   w.one(
     'sluice_cluster_forward_refusals_total',
     'counter',
-    'Requests claiming to be forwarded that were refused (bad signature 403, misdirected 421).',
+    'Requests claiming to be forwarded that were refused (bad signature or replay 403, misdirected 421).',
     s.forwarded.refused,
+  );
+  w.one(
+    'sluice_cluster_forward_replays_total',
+    'counter',
+    'Forwarded requests refused because their signature had been used already (403).',
+    s.forwarded.replayed,
+  );
+  w.one(
+    'sluice_cluster_forward_crowded_total',
+    'counter',
+    'Forwarded requests answered 503: older than what the full replay guard can still tell apart.',
+    s.forwarded.crowded,
+  );
+  w.one(
+    'sluice_cluster_owner_lost_total',
+    'counter',
+    'Resumes of a dead owner stream answered from the Redis copy with owner-lost errors for its unanswered requests.',
+    s.forwarded.ownerLost,
   );
   w.family('sluice_cluster_forward_seconds', 'histogram', 'Time from forwarding to the owner answer status.');
   w.histogram('sluice_cluster_forward_seconds', c.forwardLatency);

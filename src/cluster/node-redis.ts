@@ -53,8 +53,36 @@ async function closeClient(client: MinimalClient): Promise<void> {
   }
 }
 
+/** `@redis/client`, imported on first use; RedisUnavailableError when it is not installed. */
+export async function loadNodeRedis<T>(): Promise<T> {
+  try {
+    return (await import('@redis/client')) as unknown as T;
+  } catch (error) {
+    throw new RedisUnavailableError(
+      "a Redis cluster needs the '@redis/client' package: npm install @redis/client",
+      { cause: error },
+    );
+  }
+}
+
+/**
+ * The options of every node-redis connection Sluice opens (one server, Sentinel's master, each
+ * Cluster node): RESP2 replies, no offline queue, reconnection for ever backing off to 1 s (a
+ * Redis restart or failover must be survived without operator action).
+ */
+export function clientDefaults(connectTimeoutMs: number | undefined): Record<string, unknown> {
+  return {
+    RESP: 2,
+    disableOfflineQueue: true,
+    socket: {
+      connectTimeout: connectTimeoutMs ?? 1000,
+      reconnectStrategy: (retries: number) => Math.min(50 * 2 ** Math.min(retries, 5), 1000),
+    },
+  };
+}
+
 /** Converts node-redis replies (Buffers only if asked; here strings, numbers, arrays) to RedisReply. */
-function toReply(v: unknown): RedisReply {
+export function toReply(v: unknown): RedisReply {
   if (v === null || v === undefined) return null;
   if (typeof v === 'string' || typeof v === 'number') return v;
   if (Array.isArray(v)) return v.map(toReply);
@@ -68,26 +96,9 @@ function toReply(v: unknown): RedisReply {
  * package is missing.
  */
 export async function connectNodeRedis(o: NodeRedisOptions): Promise<RedisLink> {
-  let mod: { createClient: (options: Record<string, unknown>) => MinimalClient };
-  try {
-    mod = (await import('@redis/client')) as unknown as typeof mod;
-  } catch (error) {
-    throw new RedisUnavailableError(
-      "a Redis cluster needs the '@redis/client' package: npm install @redis/client",
-      { cause: error },
-    );
-  }
+  const mod = await loadNodeRedis<{ createClient: (options: Record<string, unknown>) => MinimalClient }>();
   const timeout = o.commandTimeoutMs ?? 1000;
-  const client = mod.createClient({
-    url: o.url,
-    RESP: 2,
-    disableOfflineQueue: true,
-    socket: {
-      connectTimeout: o.connectTimeoutMs ?? 1000,
-      // Reconnect for ever, backing off to 1 s: a Redis restart must be survived without operator action.
-      reconnectStrategy: (retries: number) => Math.min(50 * 2 ** Math.min(retries, 5), 1000),
-    },
-  });
+  const client = mod.createClient({ url: o.url, ...clientDefaults(o.connectTimeoutMs) });
   // An 'error' listener is mandatory: without it a dropped connection would crash the process.
   client.on('error', (e) => o.onError?.(e));
   // The first connect may fail (Redis down at boot): the client keeps retrying on its own, and

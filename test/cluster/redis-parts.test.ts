@@ -11,6 +11,7 @@ import { keys } from '../../src/cluster/keys.js';
 import { Lease } from '../../src/cluster/lease.js';
 import { connectNodeRedis } from '../../src/cluster/node-redis.js';
 import { MeasuredLink, type RedisLink, type RedisReply } from '../../src/cluster/redis-link.js';
+import { ReplayGuard } from '../../src/cluster/replay-guard.js';
 import { EventReplica, type ReplicaLimits } from '../../src/cluster/replica.js';
 import { checkGivenSecret, provisionSecret } from '../../src/cluster/secret.js';
 import { withDeadline } from '../helpers/deadline.js';
@@ -316,8 +317,18 @@ describe('HMAC of forwarded requests', () => {
   const now = 1_700_000_000_000;
   const h = signForward(secret, { ...req, from: 'B', to: 'A' }, now);
 
-  test('a signed request verifies and names both ends', () => {
-    assert.deepEqual(verifyForward(secret, h, req, now + 10), { ok: true, from: 'B', to: 'A' });
+  test('a signed request verifies and names both ends, its time and its nonce', () => {
+    const nonce = h.split('.')[4];
+    assert.match(nonce ?? '', /^[\w-]{16}$/);
+    assert.deepEqual(verifyForward(secret, h, req, now + 10), {
+      ok: true,
+      from: 'B',
+      to: 'A',
+      ts: now,
+      nonce,
+    });
+    const again = signForward(secret, { ...req, from: 'B', to: 'A' }, now);
+    assert.notEqual(again, h, 'the same request signed in the same millisecond gets another nonce');
   });
   test('any change to method, session, body, cursor, ends, time or key is refused', () => {
     const bad = (v: ReturnType<typeof verifyForward>) => assert.equal(v.ok, false);
@@ -328,11 +339,16 @@ describe('HMAC of forwarded requests', () => {
     bad(verifyForward(secret, h.replace('.A.', '.C.'), req, now));
     bad(verifyForward(secret, h.replace('.B.', '.C.'), req, now));
     bad(verifyForward('z'.repeat(32), h, req, now));
+    const parts = h.split('.');
+    bad(verifyForward(secret, [...parts.slice(0, 4), 'AAAAAAAAAAAAAAAA', parts[5]].join('.'), req, now));
     assert.deepEqual(verifyForward(secret, h, req, now + FORWARD_WINDOW_MS + 1), {
       ok: false,
       reason: 'expired',
     });
     assert.deepEqual(verifyForward(secret, 'v1.a.b', req, now), { ok: false, reason: 'malformed' });
+    // The nonce-less v1 form cannot be told from its replay: refused.
+    const v1 = `v1.B.A.${now}.${parts[5]}`;
+    assert.deepEqual(verifyForward(secret, v1, req, now), { ok: false, reason: 'malformed' });
     assert.deepEqual(verifyForward(secret, `${h}x`, req, now), { ok: false, reason: 'bad-signature' });
   });
   test('a body-less request (GET, DELETE) is bound to its empty body like any other', () => {
@@ -345,5 +361,38 @@ describe('HMAC of forwarded requests', () => {
     assert.equal(verifyForward(secret, g, { ...get, body: '{}' }, now).ok, false);
     assert.equal(verifyForward(secret, g, { ...get, method: 'DELETE' }, now).ok, false);
     assert.equal(verifyForward(secret, h, { ...req, body: '' }, now).ok, false);
+  });
+});
+
+describe('replay guard of the hop', () => {
+  const W = FORWARD_WINDOW_MS;
+  const t0 = 1_700_000_000_000;
+  /** A nonce as signForward makes them: 16 base64url characters. */
+  const N = (name: string): string => name.padStart(16, 'A');
+
+  test('a signature is fresh once, replayed after, until its window ends', () => {
+    const g = new ReplayGuard(10);
+    assert.equal(g.admit('B', t0, N('n1'), t0), 'fresh');
+    assert.equal(g.admit('B', t0, N('n1'), t0 + 5), 'replayed');
+    assert.equal(g.admit('C', t0, N('n2'), t0 + 5), 'fresh', 'another nonce');
+    assert.equal(g.admit('B', t0, N('n1'), t0 + W), 'replayed', 'still inside the window');
+    assert.equal(g.replayed, 2);
+    // Past the window the entries are dropped (verifyForward refuses such a signature as expired).
+    assert.equal(g.admit('B', t0 + W + 1, N('n3'), t0 + W + 1), 'fresh');
+    assert.equal(g.size, 1);
+  });
+
+  test("bounded: beyond capacity the oldest goes, and its peer's older signatures are crowded, never fresh", () => {
+    const g = new ReplayGuard(3);
+    for (let i = 0; i < 3; i++) assert.equal(g.admit('B', t0 + i, N(`b${i}`), t0 + i), 'fresh');
+    assert.equal(g.admit('B', t0 + 3, N('b3'), t0 + 3), 'fresh');
+    assert.equal(g.size, 3);
+    // b0 was dropped: its replay cannot be recognised by its nonce any more; the floor refuses it.
+    assert.equal(g.admit('B', t0, N('b0'), t0 + 4), 'crowded');
+    // Another peer's clock is its own: its signatures are not held to B's floor.
+    assert.equal(g.admit('C', t0 - 5_000, N('c0'), t0 + 4), 'fresh');
+    assert.equal(g.admit('B', t0 + 4, N('b4'), t0 + 4), 'fresh', 'newer than the floor');
+    assert.equal(g.crowded, 1);
+    assert.ok(g.size <= 3);
   });
 });

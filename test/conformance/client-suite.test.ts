@@ -89,9 +89,12 @@ function run(suite: Suite, scenario: string, out: string, specVersion?: string):
 }
 
 function readChecks(out: string): Check[] {
-  const dirs = readdirSync(out).filter((d) => existsSync(join(out, d, 'checks.json')));
-  assert.equal(dirs.length, 1, `one result directory in ${out}`);
-  return JSON.parse(readFileSync(join(out, dirs[0] ?? '', 'checks.json'), 'utf8')) as Check[];
+  // `auth/x` scenarios write their results one level deeper (`out/auth/x-<time>/`).
+  const files = readdirSync(out, { recursive: true, encoding: 'utf8' }).filter(
+    (f) => f === 'checks.json' || f.endsWith('/checks.json'),
+  );
+  assert.equal(files.length, 1, `one result directory in ${out}`);
+  return JSON.parse(readFileSync(join(out, files[0] ?? ''), 'utf8')) as Check[];
 }
 
 const expectedChecks: Record<string, readonly string[]> = {
@@ -124,6 +127,7 @@ async function passes(
   scenario: string,
   ids: readonly string[],
   specVersion?: string,
+  refuses = false,
 ): Promise<void> {
   const out = mkdtempSync(join(tmpdir(), 'sluice-conformance-'));
   try {
@@ -146,15 +150,16 @@ async function passes(
     const bad = scored.filter((c) => c.status === 'FAILURE' || c.status === 'WARNING');
     assert.deepEqual(bad, [], output);
     assert.equal(code, 0, output);
+    // A scenario the client must refuse passes only when the client stopped (the suite allows its error).
+    if (refuses) assert.match(output, /Client exited with code [1-9]/, output);
   } finally {
     rmSync(out, { recursive: true, force: true });
   }
 }
 
 /**
- * Every non-auth 0.2.0-alpha.12 client scenario, per revision (`conformance list --client`): the `auth/*` scenarios
- * are left out because they need an OAuth authorization flow, which Sluice's client does not implement (out of
- * scope, docs/client.md); the `[extension]` ones (skills, sep-2640) belong to no revision.
+ * Every non-auth 0.2.0-alpha.12 client scenario of 2026-07-28 (`conformance list --client`); the `auth/*` ones are
+ * below; the `[extension]` ones (skills, sep-2640) belong to no revision.
  */
 const modernChecks: Record<string, readonly string[]> = {
   tools_call: ['tool-add-numbers', 'wire-schema-valid'],
@@ -198,6 +203,90 @@ const modernChecks: Record<string, readonly string[]> = {
   ],
 };
 
+/**
+ * The `auth/*` scenarios (OAuth 2.1 in the transport, src/client/auth/): the checks each one must score, and
+ * whether the client must refuse (exit non-zero) instead of completing.
+ */
+interface AuthScenario {
+  readonly ids: readonly string[];
+  readonly refuses?: boolean;
+}
+const flow = ['authorization-request', 'token-request', 'pkce-verifier-matches-challenge'];
+const withResource = [...flow, 'resource-parameter-matches-prm', 'resource-parameter-consistency'];
+const authShared: Record<string, AuthScenario> = {
+  'auth/metadata-default': {
+    ids: [...withResource, 'prm-pathbased-requested', 'authorization-server-metadata'],
+  },
+  'auth/metadata-var1': { ids: [...withResource, 'authorization-server-metadata'] },
+  'auth/metadata-var2': { ids: [...withResource, 'authorization-server-metadata'] },
+  'auth/metadata-var3': { ids: [...withResource, 'authorization-server-metadata'] },
+  'auth/basic-cimd': { ids: [...flow, 'cimd-client-id-used'] },
+  'auth/scope-from-www-authenticate': { ids: [...flow, 'scope-from-www-authenticate'] },
+  'auth/scope-from-scopes-supported': { ids: [...flow, 'scope-from-scopes-supported'] },
+  'auth/scope-omitted-when-undefined': { ids: [...flow, 'scope-omitted-when-undefined'] },
+  'auth/scope-step-up': { ids: [...flow, 'scope-step-up-initial', 'scope-step-up-escalation'] },
+  'auth/scope-retry-limit': { ids: ['scope-retry-limit'], refuses: true },
+  'auth/token-endpoint-auth-basic': { ids: [...withResource, 'token-endpoint-auth-method'] },
+  'auth/token-endpoint-auth-post': { ids: [...withResource, 'token-endpoint-auth-method'] },
+  'auth/token-endpoint-auth-none': { ids: [...withResource, 'token-endpoint-auth-method'] },
+  'auth/pre-registration': { ids: [...flow, 'pre-registration-auth'] },
+};
+const auth2025: Record<string, AuthScenario> = authShared;
+const auth2026: Record<string, AuthScenario> = {
+  ...authShared,
+  'auth/scope-step-up': {
+    ids: [...flow, 'scope-step-up-initial', 'scope-step-up-escalation', 'sep-2350-scope-union-on-reauth'],
+  },
+  'auth/resource-mismatch': { ids: ['resource-mismatch-rejected'], refuses: true },
+  'auth/offline-access-scope': { ids: [...flow, 'sep-2207-offline-access-requested'] },
+  'auth/offline-access-not-supported': { ids: [...flow, 'sep-2207-offline-access-not-requested'] },
+  'auth/authorization-server-migration': {
+    ids: [
+      'sep-2352-reregister-on-as-change',
+      'sep-2352-no-reuse-on-as-change',
+      'sep-2352-no-cross-as-credential-reuse',
+    ],
+  },
+  'auth/iss-supported': { ids: [...flow, 'sep-2468-client-compare-iss-supported'] },
+  'auth/iss-not-advertised': { ids: [...flow, 'sep-2468-client-proceed-no-iss'] },
+  'auth/iss-supported-missing': { ids: ['sep-2468-client-reject-missing-iss'], refuses: true },
+  'auth/iss-wrong-issuer': { ids: ['sep-2468-client-compare-iss-supported'], refuses: true },
+  'auth/iss-unexpected': { ids: ['sep-2468-client-compare-iss-unadvertised'], refuses: true },
+  'auth/iss-normalized': { ids: ['sep-2468-client-no-normalization'], refuses: true },
+  'auth/metadata-issuer-mismatch': { ids: ['sep-2468-client-validate-metadata-issuer'], refuses: true },
+};
+const auth20250326: Record<string, AuthScenario> = {
+  'auth/2025-03-26-oauth-metadata-backcompat': { ids: ['authorization-server-metadata', ...flow] },
+  'auth/2025-03-26-oauth-endpoint-fallback': {
+    ids: ['client-registration', 'authorization-request', 'token-request'],
+  },
+};
+/**
+ * Extension scenarios that need only the client. Left out: `auth/enterprise-managed-authorization` and
+ * `auth/wif-jwt-bearer` (token exchange and JWT-bearer grants whose assertions come from an identity provider the
+ * application owns; a provider's `prepareTokenRequest` carries them, the conformance client does not).
+ */
+const authExtensions: Record<string, AuthScenario> = {
+  'auth/client-credentials-basic': { ids: ['client-credentials-basic-auth'] },
+  'auth/client-credentials-jwt': { ids: ['client-credentials-jwt-verified'] },
+  'auth/dpop': {
+    ids: [
+      'sep-1932-client-token-request-proof',
+      'sep-1932-client-dpop-auth-scheme',
+      'sep-1932-client-fresh-proof',
+    ],
+  },
+  'auth/dpop-nonce': {
+    ids: [
+      'sep-1932-client-token-request-proof',
+      'sep-1932-client-dpop-auth-scheme',
+      'sep-1932-client-fresh-proof',
+      'sep-1932-client-as-nonce',
+      'sep-1932-client-rs-nonce',
+    ],
+  },
+};
+
 /** `conformance list --client`: each scenario with the revisions it belongs to. */
 async function listed(suite: Suite): Promise<{ name: string; revisions: string[] }[]> {
   const child = spawn(suite.node, [suite.cli, 'list', '--client'], { stdio: ['ignore', 'pipe', 'pipe'] });
@@ -233,14 +322,15 @@ describe('official conformance suite 0.1.16, client scenarios', {
 describe('official conformance suite 0.2.0-alpha.12, client scenarios, 2025-11-25', {
   skip: next.available ? false : 'tools/conformance-next not installed',
 }, () => {
-  test('every non-auth scenario of both revisions is required here', async () => {
+  test('every scenario of both revisions (and the 2025-03-26 auth ones) is required here', async () => {
     const rows = await listed(next);
     for (const [revision, required] of [
-      ['2025-11-25', { ...expectedChecks, ...preservation }],
-      ['2026-07-28', modernChecks],
+      ['2025-11-25', { ...expectedChecks, ...preservation, ...auth2025 }],
+      ['2026-07-28', { ...modernChecks, ...auth2026 }],
+      ['2025-03-26', auth20250326],
     ] as const) {
       const want = rows
-        .filter((r) => r.revisions.includes(revision) && !r.name.startsWith('auth/'))
+        .filter((r) => r.revisions.includes(revision))
         .map((r) => r.name)
         .sort();
       assert.deepEqual(Object.keys(required).sort(), want, `${revision} scenarios`);
@@ -256,5 +346,21 @@ describe('official conformance suite 0.2.0-alpha.12, client scenarios, 2026-07-2
 }, () => {
   for (const [scenario, ids] of Object.entries(modernChecks)) {
     test(scenario, () => passes(next, scenario, ids, '2026-07-28'));
+  }
+});
+
+describe('official conformance suite 0.2.0-alpha.12, client auth scenarios', {
+  skip: next.available ? false : 'tools/conformance-next not installed',
+}, () => {
+  for (const [revision, scenarios] of [
+    ['2026-07-28', auth2026],
+    ['2025-11-25', auth2025],
+    ['2025-03-26', auth20250326],
+    [undefined, authExtensions],
+  ] as const) {
+    for (const [scenario, { ids, refuses }] of Object.entries(scenarios)) {
+      test(`${scenario} (${revision ?? 'extension'})`, () =>
+        passes(next, scenario, ids, revision, refuses === true));
+    }
   }
 });

@@ -1,15 +1,16 @@
 /**
- * Three `sluice serve --redis` processes on one private redis-server, behind nginx balancing
+ * Three `sluice serve` processes on one private Redis topology (a redis-server, a Sentinel group or
+ * a Redis Cluster: redis-topology.ts), behind nginx balancing
  * round-robin with no affinity (no hash, no ip_hash, no cookie): every request may land on any
  * instance, so most requests for a session land on a non-owner. `restart(i)` starts member i again
  * on the same port (after a kill), so nginx's upstream list stays valid.
  */
 import { type Nginx, RECOMMENDED_LOCATION, startNginx } from './nginx.js';
-import { type Redis, startRedis } from './redis.js';
+import { type RedisTarget, startTarget, type TopologyKind } from './redis-topology.js';
 import { type SpawnedServe, spawnServe } from './spawn-serve.js';
 
 export interface ClusterFixture {
-  readonly redis: Redis;
+  readonly redis: RedisTarget;
   readonly nginx: Nginx;
   /** The balanced endpoint. */
   readonly url: string;
@@ -21,17 +22,16 @@ export interface ClusterFixture {
 }
 
 export async function startClusterFixture(
-  o: { leaseMs?: number; size?: number; metrics?: boolean } = {},
+  o: { leaseMs?: number; size?: number; metrics?: boolean; topology?: TopologyKind } = {},
 ): Promise<ClusterFixture> {
   const leaseMs = o.leaseMs ?? 1_500;
   const size = o.size ?? 3;
-  const redis = await startRedis();
+  const redis = await startTarget(o.topology ?? 'single');
   const env = { SLUICE_CLUSTER_LEASE_MS: String(leaseMs) };
   const start = (port = 0) =>
     spawnServe(
       [
-        '--redis',
-        redis.url,
+        ...redis.serveArgs,
         '--keepalive-ms',
         '5000',
         '--port',

@@ -35,10 +35,28 @@ export interface Redis {
   output(): string;
 }
 
-function launch(bin: string, dir: string, port: number, log: { text: string }): Daemon {
+/** What redis-server wrote (the last 8 KB), shared by the servers of one test topology. */
+export interface RedisLog {
+  text: string;
+}
+
+/**
+ * One redis-server on 127.0.0.1:`port`, no persistence, working in `dir`; `extra` arguments come
+ * last (replication, cluster mode, or a config file first for a sentinel). Killed with SIGKILL
+ * if the test process exits.
+ */
+export function launchRedis(
+  bin: string,
+  dir: string,
+  port: number,
+  log: RedisLog,
+  extra: readonly string[] = [],
+  configFile?: string,
+): Daemon {
   const daemon = spawnDaemon(
     bin,
     [
+      ...(configFile === undefined ? [] : [configFile]),
       '--port',
       String(port),
       '--bind',
@@ -55,6 +73,7 @@ function launch(bin: string, dir: string, port: number, log: { text: string }): 
       'yes',
       '--loglevel',
       'warning',
+      ...extra,
     ],
     ['ignore', 'pipe', 'pipe'],
     'SIGKILL',
@@ -78,7 +97,7 @@ export async function startRedis(): Promise<Redis> {
   // Another process may take the free port between probe and bind: retry on a new one.
   for (let attempt = 0; attempt < 5 && started === undefined; attempt++) {
     port = await freePort();
-    const d = launch(bin, dir, port, log);
+    const d = launchRedis(bin, dir, port, log);
     if ((await waitForPort(d, port, 10_000)) === 'ready') started = d;
     else await stopDaemon(d, 'SIGKILL', 'redis-server');
   }
@@ -95,7 +114,7 @@ export async function startRedis(): Promise<Redis> {
       await stopDaemon(current, 'SIGKILL', 'redis-server');
       // The port is free again once the process is gone; bind the same one.
       for (let attempt = 0; attempt < 50; attempt++) {
-        const d = launch(bin, dir, port, log);
+        const d = launchRedis(bin, dir, port, log);
         if ((await waitForPort(d, port, 2_000)) === 'ready') {
           current = d;
           return;

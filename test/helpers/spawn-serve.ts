@@ -12,6 +12,8 @@ import { withDeadline } from './deadline.js';
 export interface SpawnedServe {
   /** The endpoint URL the server announced, e.g. http://127.0.0.1:41077/mcp. */
   url: string;
+  /** With `--redis`: the instance id it joined as and how many other instances it saw then. */
+  cluster?: { incarnation: string; peers: number | undefined };
   child: ChildProcess;
   /** The most recent stderr output (bounded), for failure messages. */
   stderr(): string;
@@ -19,7 +21,8 @@ export interface SpawnedServe {
   close(): Promise<void>;
 }
 
-const READY_LINE = /^sluice listening on (https?:\/\/127\.0\.0\.1:\d+\/\S*)$/;
+const READY_LINE =
+  /^sluice listening on (https?:\/\/127\.0\.0\.1:\d+\/\S*?)(?:, joined the cluster as (\S+) \((?:(\d+) other instances? seen|other instances unknown)\))?$/;
 const START_DEADLINE_MS = 15_000;
 const EXIT_DEADLINE_MS = 5_000;
 const STDERR_KEEP = 16 * 1024;
@@ -112,14 +115,14 @@ export async function spawnListening(
     return closing;
   };
 
-  const ready = new Promise<string>((resolve, reject) => {
+  const ready = new Promise<RegExpExecArray>((resolve, reject) => {
     let stdout = '';
     child.stdout?.setEncoding('utf8');
     child.stdout?.on('data', (chunk: string) => {
       stdout += chunk;
       for (const line of stdout.split('\n').slice(0, -1)) {
         const match = READY_LINE.exec(line.trim());
-        if (match?.[1] !== undefined) resolve(match[1]);
+        if (match?.[1] !== undefined) resolve(match);
         else reject(new Error(`sluice serve printed an unexpected stdout line: ${JSON.stringify(line)}`));
       }
       stdout = stdout.slice(stdout.lastIndexOf('\n') + 1);
@@ -131,12 +134,20 @@ export async function spawnListening(
   });
 
   try {
-    const url = await withDeadline(
+    const m = await withDeadline(
       ready,
       options.startMs ?? START_DEADLINE_MS,
       `${command} printing its listening line`,
     );
-    return { url, child, stderr: () => stderr, close };
+    const url = m[1] as string;
+    const incarnation = m[2];
+    const cluster =
+      incarnation === undefined
+        ? undefined
+        : { incarnation, peers: m[3] === undefined ? undefined : Number(m[3]) };
+    return cluster === undefined
+      ? { url, child, stderr: () => stderr, close }
+      : { url, cluster, child, stderr: () => stderr, close };
   } catch (err) {
     await close();
     throw err;

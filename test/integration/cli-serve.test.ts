@@ -4,8 +4,9 @@ import assert from 'node:assert/strict';
 import { spawn } from 'node:child_process';
 import { join } from 'node:path';
 import { after, describe, test } from 'node:test';
+import { JsonRpcCode as C } from '../../src/jsonrpc/codes.js';
 import { withDeadline } from '../helpers/deadline.js';
-import { open, RawSession, send, toolCall, until } from '../helpers/http.js';
+import { assertRefusal, initializeBody, open, RawSession, send, toolCall, until } from '../helpers/http.js';
 import { modernBody, modernHeaders, modernSend } from '../helpers/modern.js';
 import { repoRoot, spawnServe } from '../helpers/spawn-serve.js';
 
@@ -119,12 +120,17 @@ describe('sluice serve flags', () => {
       [['--mode', 'fast'], /^sluice serve: --mode must be auto, json or sse, got 'fast'/],
       [['--log', 'xml'], /^sluice serve: --log takes 'json', got 'xml'/],
       [['--allow-origin', 'https://app.example.com/path'], /^sluice serve: --allow-origin expects an origin/],
+      [['--allow-host', 'http://mcp.example.test'], /^sluice serve: --allow-host expects a host name/],
       [['--port'], /^sluice serve: Option '--port <value>' argument missing/],
     ] as const) {
       const bad = await run(['serve', ...args]);
       assert.equal(bad.code, 2, `sluice serve ${args.join(' ')}: ${bad.err}`);
       assert.match(bad.err, reason);
-      assert.match(bad.err, /\nusage: sluice serve \[options\]\n/, 'the usage follows the reason');
+      assert.match(
+        bad.err,
+        /\nusage: sluice serve \[[^\n]*\nrun 'sluice serve --help' for the options\n$/,
+        'one line of usage and the hint follow the reason',
+      );
       assert.equal(bad.out, '', 'nothing on stdout (scripts wait for the listening line there)');
     }
     const help = await run(['serve', '--help']);
@@ -145,7 +151,7 @@ describe('sluice serve flags', () => {
     assert.match(help.out, /--allow-origin ORIGIN/);
     const unknown = await run(['frobnicate']);
     assert.equal(unknown.code, 2);
-    assert.match(unknown.err, /^sluice: unknown command 'frobnicate'\nusage: sluice <command>/);
+    assert.match(unknown.err, /^sluice: unknown command 'frobnicate'\nusage: sluice <[^\n]*\n$/);
   });
 
   test('--allow-origin (repeatable): those browser origins get CORS headers, others 403', async () => {
@@ -162,6 +168,24 @@ describe('sluice serve flags', () => {
       assert.equal(init.headers['access-control-allow-origin'], origin);
     }
     await assert.rejects(new RawSession(srv.url, { origin: 'https://evil.example' }).init(), /403/);
+  });
+
+  test('--allow-host (repeatable): that Host is served on a loopback bind; the refusal names the Host and the fix', async () => {
+    const srv = await spawnServe(['--allow-host', 'MCP.example.test', '--allow-host', 'other.example.test']);
+    after(() => srv.close());
+    const port = new URL(srv.url).port;
+    const init = await new RawSession(srv.url, { host: `mcp.example.test:${port}` }).init();
+    assert.equal(init.status, 200);
+    // The defaults stay: --allow-host adds to localhost, 127.0.0.1 and [::1].
+    assert.equal((await new RawSession(srv.url).init()).status, 200);
+    const refused = await send(srv.url, {
+      method: 'POST',
+      headers: { ...new RawSession(srv.url).headers(), host: `evil.example.test:${port}` },
+      body: JSON.stringify(initializeBody()),
+    });
+    assertRefusal(refused, 403, C.ServerError, 'host-not-allowed');
+    assert.match(refused.text, /evil\.example\.test/);
+    assert.match(refused.text, /--allow-host/);
   });
 
   test('SIGTERM: in-flight work finishes within --grace-ms, the process reports and exits 0', async () => {

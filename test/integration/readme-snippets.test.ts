@@ -11,6 +11,9 @@
 //   a module Worker (`export default { fetch }`), bundled with esbuild and served by miniflare
 //   (test/runtimes/snippet-workerd.mjs). A runtime that cannot start here is skipped loudly; with
 //   SLUICE_REQUIRE_RUNTIMES=1 (as .ci/run sets) that is a failure.
+// - `<!-- snippet: bad bodies -->`: each endpoint is also sent a truncated JSON body and a 5 MB body; both must be
+//   answered with a JSON-RPC error in a JSON body, with no stack trace and no file path in it, and the snippet's
+//   output must hold no stack trace either (the framework examples: their error pages must not leak).
 // - `<!-- snippet: route-handler -->`: the snippet is a route module (Next.js App Router style: exported
 //   `GET`/`POST`/`DELETE`/`OPTIONS` taking a `Request`); it is imported under Node and served through a
 //   node:http ↔ Request/Response adapter (test/runtimes/snippet-route-handler.mjs).
@@ -34,6 +37,7 @@ import {
   rmSync,
   writeFileSync,
 } from 'node:fs';
+import { request as httpRequest } from 'node:http';
 import { join } from 'node:path';
 import { after, before, describe, test } from 'node:test';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
@@ -88,8 +92,10 @@ const files = [
     .map((f) => `docs/${f}`),
 ];
 const snippets = files.flatMap(extract);
-const MARKER = /^(skip \(.+\)|uses createMcp from "Use it"|runtime (bun|deno|workerd)|route-handler)$/;
+const MARKER =
+  /^(skip \(.+\)|uses createMcp from "Use it"|runtime (bun|deno|workerd)|route-handler|bad bodies)$/;
 const USES_CREATE_MCP = 'uses createMcp from "Use it"';
+const BAD_BODIES = 'bad bodies';
 
 /** The README "Use it" block's imports of McpServer and zod plus its createMcp function. */
 function createMcpPrelude(): string {
@@ -291,6 +297,88 @@ async function driveEndpoint(url: string, cert: TestCert | undefined): Promise<v
   }
 }
 
+/**
+ * One POST with a raw body. The headers go first and the body only after a pause without an answer (what
+ * `Expect: 100-continue` is for, RFC 9110 §10.1.1), then in chunks, stopped as soon as the answer arrives: a
+ * server refuses an oversized body by its Content-Length before reading it and closes the connection, and a
+ * client still uploading then gets a reset instead of the answer.
+ */
+/** How long a POST's headers wait alone for an answer (a refusal by Content-Length) before its body is sent. */
+const EARLY_ANSWER_MS = 2_000;
+
+async function postRaw(url: string, body: Buffer): Promise<{ status: number; type: string; text: string }> {
+  let answered = false;
+  let wake: (() => void) | undefined;
+  const req = httpRequest(url, {
+    method: 'POST',
+    headers: {
+      'content-type': 'application/json',
+      accept: 'application/json, text/event-stream',
+      'content-length': String(body.length),
+    },
+  });
+  const answer = new Promise<{ status: number; type: string; text: string }>((resolve, reject) => {
+    req.on('response', (res) => {
+      answered = true;
+      wake?.();
+      let text = '';
+      res.setEncoding('utf8');
+      res.on('data', (d: string) => {
+        text += d;
+      });
+      res.on('end', () =>
+        resolve({ status: res.statusCode ?? 0, type: res.headers['content-type'] ?? '', text }),
+      );
+      res.on('error', reject);
+    });
+    req.on('error', (error) => {
+      if (!answered) reject(error);
+    });
+  });
+  req.flushHeaders();
+  await new Promise<void>((resolve) => {
+    wake = resolve;
+    setTimeout(resolve, EARLY_ANSWER_MS).unref();
+  });
+  for (let at = 0; at < body.length && !answered; at += 64 * 1024) {
+    const more = req.write(body.subarray(at, at + 64 * 1024));
+    // Let the answer in between chunks, and wait for the socket to drain (or for the answer).
+    await new Promise<void>((resolve) => {
+      wake = resolve;
+      if (more) setImmediate(resolve);
+      else req.once('drain', resolve);
+    });
+  }
+  if (answered) req.destroy();
+  else req.end();
+  return answer;
+}
+
+/** A stack-trace frame or a file path: what an error answer must not show. */
+const LEAK = /\n\s+at \S|\/[\w.-]+\/[\w./-]+\.(?:m?js|ts)\b|node_modules/;
+
+/** A truncated JSON body and a 5 MB one each get a JSON-RPC error in JSON, without a stack trace or a path. */
+async function checkBadBodies(url: string): Promise<void> {
+  const truncated = Buffer.from('{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVers');
+  const huge = Buffer.from(
+    JSON.stringify({ jsonrpc: '2.0', id: 1, method: 'initialize', params: { pad: 'x'.repeat(5_000_000) } }),
+  );
+  for (const [label, body] of [
+    ['truncated JSON', truncated],
+    ['5 MB', huge],
+  ] as const) {
+    const r = await withDeadline(postRaw(url, body), 10_000, `${url} ${label} body`);
+    const what = `${label} body: ${r.status} ${r.type} ${r.text.slice(0, 300)}`;
+    assert.ok(r.status >= 400 && r.status < 500, what);
+    assert.match(r.type, /^application\/json/, what);
+    const answer = JSON.parse(r.text) as { jsonrpc?: unknown; error?: { code?: unknown; message?: unknown } };
+    assert.equal(answer.jsonrpc, '2.0', what);
+    assert.equal(typeof answer.error?.code, 'number', what);
+    assert.equal(typeof answer.error?.message, 'string', what);
+    assert.doesNotMatch(r.text, LEAK, what);
+  }
+}
+
 describe('README and docs snippets run as pasted', () => {
   let demo: Served;
   let cert: TestCert | undefined;
@@ -372,7 +460,10 @@ describe('README and docs snippets run as pasted', () => {
       }
       const signal = /SIGINT/.test(s.code) || !/SIGTERM/.test(s.code) ? 'SIGINT' : 'SIGTERM';
       try {
-        for (const url of running.endpoints) await driveEndpoint(url, cert);
+        for (const url of running.endpoints) {
+          await driveEndpoint(url, cert);
+          if (s.markers.includes(BAD_BODIES)) await checkBadBodies(url);
+        }
       } catch (err) {
         running.kill('SIGKILL');
         throw new Error(`${err instanceof Error ? err.message : String(err)}\n${running.output()}`, {
@@ -386,6 +477,9 @@ describe('README and docs snippets run as pasted', () => {
           0,
           running.output(),
         );
+        if (s.markers.includes(BAD_BODIES)) {
+          assert.doesNotMatch(running.output(), /\n\s+at \S/, 'bad bodies logged no stack trace');
+        }
       } finally {
         running.kill('SIGKILL');
       }

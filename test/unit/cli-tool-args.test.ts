@@ -43,12 +43,13 @@ test('a value that cannot be of the type is a UsageError naming the arg', () => 
   }
 });
 
-test('coerceArgs reads properties from the tool inputSchema; unknown keys use the heuristic', () => {
+test('coerceArgs reads properties from the tool inputSchema; a key it does not list is a usage error', () => {
   const tool = {
     name: 't',
     inputSchema: {
       type: 'object' as const,
       properties: { text: { type: 'string' }, n: { type: 'integer' } },
+      required: ['n'],
     },
   };
   assert.deepEqual(
@@ -56,12 +57,21 @@ test('coerceArgs reads properties from the tool inputSchema; unknown keys use th
       [
         ['text', '5'],
         ['n', '6'],
-        ['other', '7'],
       ],
       tool,
     ),
-    { text: '5', n: 6, other: 7 },
+    { text: '5', n: 6 },
+  );
+  assert.throws(
+    () => coerceArgs([['other', '7']], tool),
+    (e: unknown) =>
+      e instanceof UsageError &&
+      e.message === "--arg other: the tool 't' has no parameter 'other'; its parameters: n [text]",
   );
   // toString is not a property of the schema, even though it is on every object's prototype.
-  assert.equal(coerceArgs([['toString', '1']], tool)['toString'], 1);
+  assert.throws(() => coerceArgs([['toString', '1']], tool), UsageError);
+  // A schema that allows more, or a tool the server did not list: unknown keys use the heuristic.
+  const open = { ...tool, inputSchema: { ...tool.inputSchema, additionalProperties: true } };
+  assert.deepEqual(coerceArgs([['other', '7']], open), { other: 7 });
+  assert.deepEqual(coerceArgs([['other', '7']], undefined), { other: 7 });
 });

@@ -47,7 +47,9 @@ test('standard headers: version, method, and Mcp-Name from name or uri', () => {
 
 test('the Base64 sentinel wraps exactly the values that are not safe plain field values', () => {
   assert.equal(encodeHeaderValue('us-west-2'), 'us-west-2');
-  assert.equal(encodeHeaderValue('a b\tc'), 'a b\tc');
+  assert.equal(encodeHeaderValue('a b c'), 'a b c');
+  // A tab is a control character: MCP 2026-07-28 §"Value Encoding" sends it as the sentinel.
+  assert.equal(encodeHeaderValue('a b\tc'), `=?base64?${Buffer.from('a b\tc').toString('base64')}?=`);
   assert.equal(encodeHeaderValue(''), '=?base64??=');
   assert.equal(encodeHeaderValue(' lead'), `=?base64?${Buffer.from(' lead').toString('base64')}?=`);
   assert.equal(encodeHeaderValue('日本'), `=?base64?${Buffer.from('日本').toString('base64')}?=`);

@@ -63,9 +63,27 @@ describe('client options', () => {
     assert.equal(transport.inspect().closed, true);
   });
 
-  test('backoff: server retry wins exactly; otherwise jittered exponential within [d/2, d], capped', () => {
+  test('backoff: jittered exponential within [d/2, d], capped; a server retry is the first delay and the floor of later ones', () => {
     const base = { initialReconnectDelayMs: 100, maxReconnectDelayMs: 1_000 };
-    assert.equal(reconnectDelay({ ...base, random: () => 0.5 }, 3, 500), 500);
+    assert.equal(reconnectDelay({ ...base, random: () => 0.5 }, 0, 500), 500, 'the first delay is the retry');
+    assert.equal(reconnectDelay({ ...base, random: () => 0.99 }, 0, 20), 20, 'even a short one');
+    assert.equal(
+      reconnectDelay({ ...base, random: () => 0.5 }, 1, 500),
+      500,
+      'retry wins over a shorter backoff',
+    );
+    assert.equal(
+      reconnectDelay({ ...base, random: () => 0.5 }, 3, 500),
+      600,
+      'backoff wins over a shorter retry',
+    );
+    // The defaults under Sluice's `retry: 1000`: five attempts span at least 16 s, more than the
+    // cluster's default 10 s owner lease (docs/scale-out.md, "owner killed").
+    const d = resolveOptions();
+    let least = 0;
+    for (let attempt = 0; attempt < d.maxReconnectAttempts; attempt++)
+      least += reconnectDelay({ ...d, random: () => 0 }, attempt, 1_000);
+    assert.equal(least, 16_000);
     for (let attempt = 0; attempt < 10; attempt++) {
       const ceiling = Math.min(1_000, 100 * 2 ** attempt);
       const low = reconnectDelay({ ...base, random: () => 0 }, attempt, undefined);

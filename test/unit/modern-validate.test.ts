@@ -167,9 +167,7 @@ describe('modern/param-headers: Mcp-Param-* against x-mcp-header', () => {
       count: { type: 'integer', 'x-mcp-header': 'Count' },
       flag: { type: 'boolean', 'x-mcp-header': 'Flag' },
       nested: { type: 'object', properties: { zone: { type: 'string', 'x-mcp-header': 'Zone' } } },
-      list: { type: 'array', items: { type: 'string', 'x-mcp-header': 'Never' } },
-      dup: { type: 'string', 'x-mcp-header': 'region' },
-      badname: { type: 'string', 'x-mcp-header': 'has space' },
+      plain: { type: 'number' },
     },
   };
   const decls = headerDeclsOf(schema);
@@ -184,6 +182,17 @@ describe('modern/param-headers: Mcp-Param-* against x-mcp-header', () => {
         ['Zone', 'nested.zone'],
       ],
     );
+    // One annotation the spec forbids makes the tool definition invalid: a conforming client excludes the tool
+    // and sends none of its headers, so none is checked (the same rules as the client's, http/param-headers.ts).
+    for (const bad of [
+      { list: { type: 'array', items: { type: 'string', 'x-mcp-header': 'Never' } } },
+      { dup: { type: 'string', 'x-mcp-header': 'region' } },
+      { badname: { type: 'string', 'x-mcp-header': 'has space' } },
+      { amount: { type: 'number', 'x-mcp-header': 'Amount' } },
+    ]) {
+      const invalid = { ...schema, properties: { ...schema.properties, ...bad } };
+      assert.deepEqual(headerDeclsOf(invalid), [], JSON.stringify(bad));
+    }
   });
 
   test('matching headers pass (names case-insensitive, integers numeric, sentinel decoded)', () => {

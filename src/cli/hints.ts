@@ -1,0 +1,88 @@
+/**
+ * What to do about a failure of the client-side commands (`call`, `tools`): a URL typed without its scheme, TLS
+ * spoken to a plain-HTTP port (or the reverse), a certificate the client does not trust, nothing listening. Each
+ * is recognised from the error and its causes (Node's and OpenSSL's codes and messages) and named with its fix.
+ */
+import { UsageError } from './usage-error.js';
+
+/**
+ * The endpoint URL of a command line, or a usage error that says what was wrong. A URL typed without a scheme
+ * (`localhost:3000/mcp` parses as the scheme `localhost:`; `127.0.0.1:3000/mcp` does not parse) gets the
+ * `http://` form suggested.
+ */
+export function endpointUrl(text: string): URL {
+  let url: URL | undefined;
+  try {
+    url = new URL(text);
+  } catch {
+    url = undefined;
+  }
+  if (url !== undefined && (url.protocol === 'http:' || url.protocol === 'https:')) return url;
+  if (!text.includes('://') && URL.canParse(`http://${text}`)) {
+    throw new UsageError(`'${text}' has no http:// or https:// scheme; did you mean http://${text} ?`);
+  }
+  throw new UsageError(
+    url === undefined
+      ? `'${text}' is not a URL`
+      : `'${text}' is not an http:// or https:// URL (scheme ${url.protocol.slice(0, -1)})`,
+  );
+}
+
+/** Every code and message along an error's `cause` chain, lower-cased, for matching. */
+function trail(error: unknown): string {
+  const parts: string[] = [];
+  let e: unknown = error;
+  for (let depth = 0; depth < 8 && e !== undefined && e !== null; depth++) {
+    if (typeof e === 'object') {
+      const { code, message } = e as { code?: unknown; message?: unknown };
+      if (typeof code === 'string') parts.push(code);
+      if (typeof message === 'string') parts.push(message);
+      e = (e as { cause?: unknown }).cause;
+    } else {
+      parts.push(String(e));
+      e = undefined;
+    }
+  }
+  return parts.join(' | ').toLowerCase();
+}
+
+const UNTRUSTED =
+  /self[- ]signed|depth_zero_self_signed_cert|self_signed_cert_in_chain|unable_to_verify_leaf_signature|unable to verify the first certificate|unable_to_get_issuer_cert|unable to get local issuer certificate|cert_has_expired|certificate has expired/;
+const NOT_TLS =
+  /wrong version number|err_ssl_wrong_version_number|packet length too long|unknown protocol|eproto/;
+const NAME_MISMATCH = /err_tls_cert_altname_invalid|does not match certificate's altnames/;
+
+/**
+ * A hint for a failed command against `url` (with a leading space), or '' when there is nothing specific to say.
+ */
+export function failureHint(error: unknown, url: URL | undefined): string {
+  const t = trail(error);
+  const at = url !== undefined ? url.host : 'the server';
+  if (NOT_TLS.test(t) && url?.protocol === 'https:') {
+    const plain = new URL(url.href);
+    plain.protocol = 'http:';
+    return ` (${at} does not speak TLS: it is a plain HTTP port; use ${plain.href})`;
+  }
+  if (UNTRUSTED.test(t)) {
+    return (
+      ` (the certificate of ${at} is not trusted, e.g. self-signed: run with NODE_EXTRA_CA_CERTS=ca.pem,` +
+      ' the PEM of the CA that signed it, or of the certificate itself)'
+    );
+  }
+  if (NAME_MISMATCH.test(t))
+    return ` (the certificate of ${at} is not issued for that name: use a name it lists)`;
+  if (/econnrefused/.test(t)) return ` (nothing listens at ${at}: is the server running, on that port?)`;
+  if (/socket hang up|econnreset/.test(t) && url?.protocol === 'http:') {
+    const tls = new URL(url.href);
+    tls.protocol = 'https:';
+    return ` (the connection was closed without an answer; if the server speaks HTTPS, use ${tls.href})`;
+  }
+  return '';
+}
+
+/** Server-to-client requests the CLI does not provide, and what they are called for a human. */
+export const UNPROVIDED: Readonly<Record<string, string>> = {
+  'sampling/createMessage': 'sampling (an LLM completion)',
+  'elicitation/create': 'elicitation (input from the user)',
+  'roots/list': 'roots',
+};

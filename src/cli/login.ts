@@ -1,0 +1,196 @@
+// `sluice login URL` and `sluice logout URL`. Login runs the OAuth authorization-code flow with a loopback
+// redirect (RFC 8252 §7.3: a listener on 127.0.0.1, any port; the authorization URL printed, the browser opened
+// with --open), through the same transport the other commands use: it connects, the server answers 401, the
+// transport discovers, registers, sends the user to the authorization URL and waits for the redirect. The
+// credentials land in the user's config directory (credentials.ts); `sluice call`/`tools`/`doctor` use and
+// refresh them.
+import { spawn } from 'node:child_process';
+import { createServer, type Server } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { parseArgs } from 'node:util';
+import { Client } from '@modelcontextprotocol/sdk/client/index.js';
+import { StreamableHttpClientTransport } from '../client/index.js';
+import { CredentialStore, FileOAuthProvider } from './credentials.js';
+
+const LOGIN_HELP = `usage: sluice login URL [options]
+
+Logs in to an MCP server that requires OAuth: prints the authorization URL (opens it with --open), waits for the
+browser to come back to a listener on 127.0.0.1, and stores the credentials (mode 0600) in
+$XDG_CONFIG_HOME/sluice/credentials.json (default ~/.config/sluice). sluice call, tools and doctor then use them.
+
+options:
+  --client-id ID          a client registered with the authorization server beforehand
+  --client-secret SECRET  its secret (confidential clients)
+  --port N                the loopback listener's port (default: any free port; fix it when the client was
+                          registered with one redirect URI)
+  --open                  open the authorization URL in the browser
+  --timeout-seconds N     how long to wait for the browser (default 300)
+  -h, --help              this help`;
+
+const LOGOUT_HELP = `usage: sluice logout URL
+
+Removes the credentials stored for URL by sluice login.`;
+
+/** Opens a URL in the user's browser; failures only mean the user opens the printed URL by hand. */
+function openBrowser(url: string): void {
+  const command =
+    process.platform === 'darwin' ? 'open' : process.platform === 'win32' ? 'explorer' : 'xdg-open';
+  try {
+    const child = spawn(command, [url], { stdio: 'ignore', detached: true });
+    child.on('error', () => undefined);
+    child.unref();
+  } catch {
+    // The URL is printed; the user can open it.
+  }
+}
+
+/** A listener on 127.0.0.1 whose first request to /callback resolves `response` with that request's URL. */
+async function loopback(
+  port: number,
+): Promise<{ redirectUrl: string; response: Promise<URL>; close(): void }> {
+  let resolve: (url: URL) => void = () => undefined;
+  const response = new Promise<URL>((r) => {
+    resolve = r;
+  });
+  const server: Server = createServer((req, res) => {
+    const url = new URL(req.url ?? '/', `http://127.0.0.1`);
+    if (url.pathname !== '/callback') {
+      res.writeHead(404).end();
+      return;
+    }
+    res
+      .writeHead(200, { 'content-type': 'text/plain; charset=utf-8', 'cache-control': 'no-store' })
+      .end('sluice: authorization received; you can close this window.\n');
+    resolve(new URL(`${redirectUrl}${url.search}`));
+  });
+  await new Promise<void>((ok, fail) => {
+    server.once('error', fail);
+    server.listen(port, '127.0.0.1', ok);
+  });
+  const redirectUrl = `http://127.0.0.1:${(server.address() as AddressInfo).port}/callback`;
+  return {
+    redirectUrl,
+    response,
+    close: () => {
+      server.closeAllConnections();
+      server.close();
+    },
+  };
+}
+
+export async function main(argv: string[]): Promise<number> {
+  let values: {
+    'client-id'?: string | undefined;
+    'client-secret'?: string | undefined;
+    port?: string | undefined;
+    open?: boolean | undefined;
+    'timeout-seconds'?: string | undefined;
+    help?: boolean | undefined;
+  };
+  let positionals: string[];
+  try {
+    ({ values, positionals } = parseArgs({
+      args: argv,
+      allowPositionals: true,
+      options: {
+        'client-id': { type: 'string' },
+        'client-secret': { type: 'string' },
+        port: { type: 'string' },
+        open: { type: 'boolean' },
+        'timeout-seconds': { type: 'string' },
+        help: { type: 'boolean', short: 'h' },
+      },
+    }));
+  } catch (error) {
+    process.stderr.write(
+      `sluice login: ${error instanceof Error ? error.message : String(error)}\n${LOGIN_HELP}\n`,
+    );
+    return 2;
+  }
+  if (values.help === true) {
+    process.stdout.write(`${LOGIN_HELP}\n`);
+    return 0;
+  }
+  const url = positionals[0];
+  const port = Number(values.port ?? '0');
+  const timeoutSeconds = Number(values['timeout-seconds'] ?? '300');
+  if (positionals.length !== 1 || url === undefined || !URL.canParse(url)) {
+    process.stderr.write(`sluice login: expected exactly one server URL\n${LOGIN_HELP}\n`);
+    return 2;
+  }
+  if (!Number.isInteger(port) || port < 0 || port > 65535 || !(timeoutSeconds >= 1)) {
+    process.stderr.write(`sluice login: --port must be 0-65535 and --timeout-seconds >= 1\n${LOGIN_HELP}\n`);
+    return 2;
+  }
+  if (values['client-secret'] !== undefined && values['client-id'] === undefined) {
+    process.stderr.write(`sluice login: --client-secret needs --client-id\n${LOGIN_HELP}\n`);
+    return 2;
+  }
+  const listener = await loopback(port);
+  const store = new CredentialStore();
+  let prompted = false;
+  const provider = new FileOAuthProvider(store, url, {
+    clientId: values['client-id'],
+    clientSecret: values['client-secret'],
+    redirectUrl: listener.redirectUrl,
+    onAuthorizationUrl: (authorizationUrl) => {
+      prompted = true;
+      process.stderr.write(`Open this URL to authorize sluice:\n\n  ${authorizationUrl.href}\n\n`);
+      if (values.open === true) openBrowser(authorizationUrl.href);
+    },
+  });
+  let timer: NodeJS.Timeout | undefined;
+  const deadline = new Promise<never>((_, reject) => {
+    timer = setTimeout(
+      () => reject(new Error(`no authorization came back within ${timeoutSeconds} s`)),
+      timeoutSeconds * 1000,
+    );
+  });
+  const client = new Client({ name: 'sluice-cli', version: '0.1.0' });
+  // A fresh login: stored tokens are not reused, so the flow runs even when old ones still work.
+  provider.invalidateCredentials('tokens');
+  const transport = new StreamableHttpClientTransport(url, {
+    authProvider: provider,
+    waitForAuthorizationResponse: () => Promise.race([listener.response, deadline]),
+  });
+  try {
+    await Promise.race([client.connect(transport), deadline]);
+    const entry = store.find(url);
+    if (!prompted || entry === undefined) {
+      process.stderr.write(`${url} did not ask for a login; nothing stored\n`);
+    } else {
+      process.stderr.write(
+        `Logged in to ${url} (authorization server ${entry.issuer}); credentials in ${store.path}\n`,
+      );
+    }
+    return 0;
+  } catch (error) {
+    process.stderr.write(`sluice login: ${error instanceof Error ? error.message : String(error)}\n`);
+    return 1;
+  } finally {
+    clearTimeout(timer);
+    listener.close();
+    await client.close().catch(() => undefined);
+  }
+}
+
+export async function logout(argv: string[]): Promise<number> {
+  const { positionals, values } = parseArgs({
+    args: argv,
+    allowPositionals: true,
+    options: { help: { type: 'boolean', short: 'h' } },
+  });
+  if (values.help === true) {
+    process.stdout.write(`${LOGOUT_HELP}\n`);
+    return 0;
+  }
+  const url = positionals[0];
+  if (positionals.length !== 1 || url === undefined) {
+    process.stderr.write(`sluice logout: expected exactly one server URL\n${LOGOUT_HELP}\n`);
+    return 2;
+  }
+  const store = new CredentialStore();
+  const removed = store.remove(url);
+  process.stderr.write(removed > 0 ? `Logged out of ${url}\n` : `No credentials stored for ${url}\n`);
+  return 0;
+}

@@ -1,0 +1,178 @@
+/**
+ * `sluice top URL...`: a live view of running Sluice servers from their Prometheus endpoint. On a
+ * terminal it redraws one screen per interval; otherwise it writes one JSON object per line per
+ * interval (for scripts and logs). Several URLs are the instances of one cluster: their numbers
+ * are summed. The parsing and arithmetic live in top/ (pure, unit-tested); this file is the loop.
+ */
+import { parseArgs } from 'node:util';
+import { renderFrame } from './top/render.js';
+import { buildReport, type InstanceState } from './top/report.js';
+import { metricsUrl, ScrapeError, scrape } from './top/scrape.js';
+import type { Snapshot } from './top/series.js';
+import { UsageError } from './usage-error.js';
+
+const HELP = `usage: sluice top [options] URL [URL...]
+
+  URL                  the MCP endpoint as 'sluice serve' prints it (http://127.0.0.1:3000/mcp), or
+                       its metrics URL (…/metrics); the server must run with --metrics. Several
+                       URLs: the instances of one cluster, shown summed
+  --interval SECONDS   time between scrapes (default 2; 0.1 to 3600)
+  --once               one report (after one interval) and exit
+  --count N            exit after N reports
+  --json               one JSON line per interval even on a terminal (the default off a terminal)
+
+On a terminal the screen is redrawn in place (q or Ctrl-C quits); otherwise each interval writes one
+JSON object on its own line. Exit status: 0 done, 1 a URL could not be scraped at start, 2 bad usage.
+`;
+
+const ENTER_ALT = '\x1b[?1049h\x1b[?25l';
+const LEAVE_ALT = '\x1b[?25h\x1b[?1049l';
+const HOME_CLEAR = '\x1b[H\x1b[J';
+
+interface TopOptions {
+  readonly urls: readonly URL[];
+  readonly intervalMs: number;
+  readonly count: number;
+  readonly json: boolean;
+}
+
+function options(argv: string[]): TopOptions | 'help' {
+  const { values, positionals } = parseArgs({
+    args: argv,
+    options: {
+      interval: { type: 'string' },
+      once: { type: 'boolean' },
+      count: { type: 'string' },
+      json: { type: 'boolean' },
+      help: { type: 'boolean', short: 'h' },
+    },
+    allowPositionals: true,
+    strict: true,
+  });
+  if (values.help) return 'help';
+  if (positionals.length === 0)
+    throw new UsageError('give the URL of a server (its MCP endpoint or /metrics)');
+  const urls = positionals.map((p) => {
+    try {
+      return metricsUrl(p);
+    } catch (e) {
+      throw new UsageError((e as Error).message);
+    }
+  });
+  const interval = Number(values.interval ?? '2');
+  if (!(Number.isFinite(interval) && interval >= 0.1 && interval <= 3600))
+    throw new UsageError(`--interval must be a number of seconds from 0.1 to 3600, got '${values.interval}'`);
+  let count = Number.POSITIVE_INFINITY;
+  if (values.count !== undefined) {
+    if (!/^[1-9][0-9]{0,8}$/.test(values.count))
+      throw new UsageError(`--count must be a positive integer, got '${values.count}'`);
+    count = Number(values.count);
+  }
+  if (values.once) count = 1;
+  return { urls, intervalMs: Math.round(interval * 1000), count, json: values.json ?? false };
+}
+
+export async function main(argv: string[]): Promise<number> {
+  let o: TopOptions | 'help';
+  try {
+    o = options(argv);
+  } catch (error) {
+    const code = (error as { code?: unknown }).code;
+    if (error instanceof UsageError || (typeof code === 'string' && code.startsWith('ERR_PARSE_ARGS'))) {
+      process.stderr.write(`sluice top: ${(error as Error).message}\n${HELP}`);
+      return 2;
+    }
+    throw error;
+  }
+  if (o === 'help') {
+    process.stdout.write(HELP);
+    return 0;
+  }
+  return run(o);
+}
+
+/** One scrape of every instance; a failure is recorded, not thrown. */
+async function scrapeAll(urls: readonly URL[], timeoutMs: number): Promise<(Snapshot | ScrapeError)[]> {
+  return Promise.all(
+    urls.map((u) =>
+      scrape(u, timeoutMs).catch((e: unknown) =>
+        e instanceof ScrapeError ? e : new ScrapeError('SCRAPE_UNREACHABLE', `${u.href}: ${String(e)}`),
+      ),
+    ),
+  );
+}
+
+async function run(o: TopOptions): Promise<number> {
+  // A busy server may answer a scrape late; the next one then starts late, and the rates use the
+  // real time between scrapes, so a short interval only stretches.
+  const timeoutMs = Math.min(30_000, Math.max(5_000, 2 * o.intervalMs));
+  const first = await scrapeAll(o.urls, timeoutMs);
+  const failed = first.filter((s): s is ScrapeError => s instanceof ScrapeError);
+  if (failed.length > 0) {
+    for (const f of failed) process.stderr.write(`sluice top: ${f.message}\n`);
+    return 1;
+  }
+  const tty = process.stdout.isTTY === true && !o.json;
+  const live = tty && o.count > 1;
+  const stop = new AbortController();
+  const onSignal = (): void => stop.abort();
+  process.once('SIGINT', onSignal);
+  process.once('SIGTERM', onSignal);
+  const stdin = process.stdin;
+  const onKey = (d: Buffer): void => {
+    // q, Q or Ctrl-C (raw mode delivers it as a byte, not a signal).
+    if (d.includes(0x71) || d.includes(0x51) || d.includes(0x03)) stop.abort();
+  };
+  if (live && stdin.isTTY === true) {
+    stdin.setRawMode(true);
+    stdin.on('data', onKey);
+  }
+  if (live) process.stdout.write(ENTER_ALT);
+  let prev: (Snapshot | undefined)[] = first.map((s) => (s instanceof ScrapeError ? undefined : s));
+  try {
+    for (let n = 0; n < o.count; n++) {
+      if (!(await pause(o.intervalMs, stop.signal))) break;
+      const now = await scrapeAll(o.urls, timeoutMs);
+      const states: InstanceState[] = o.urls.map((u, i) => {
+        const s = now[i];
+        return s instanceof ScrapeError || s === undefined
+          ? { url: u.href, prev: prev[i], cur: undefined, error: s?.message ?? 'no answer' }
+          : { url: u.href, prev: prev[i], cur: s };
+      });
+      const report = buildReport(states, new Date());
+      if (tty) {
+        const frame = renderFrame(report, process.stdout.columns ?? 100);
+        process.stdout.write(live ? `${HOME_CLEAR}${frame}\n` : `${frame}\n`);
+      } else {
+        process.stdout.write(`${JSON.stringify(report)}\n`);
+      }
+      // An instance that failed keeps its last good scrape, so its next rates span the gap.
+      prev = states.map((s, i) => s.cur ?? prev[i]);
+    }
+  } finally {
+    if (live) process.stdout.write(LEAVE_ALT);
+    if (live && stdin.isTTY === true) {
+      stdin.off('data', onKey);
+      stdin.setRawMode(false);
+      stdin.pause();
+    }
+    process.off('SIGINT', onSignal);
+    process.off('SIGTERM', onSignal);
+  }
+  return 0;
+}
+
+/** Waits `ms`; false when `signal` aborted first. */
+function pause(ms: number, signal: AbortSignal): Promise<boolean> {
+  if (signal.aborted) return Promise.resolve(false);
+  return new Promise((resolve) => {
+    const done = (ok: boolean): void => {
+      clearTimeout(timer);
+      signal.removeEventListener('abort', onAbort);
+      resolve(ok);
+    };
+    const onAbort = (): void => done(false);
+    const timer = setTimeout(() => done(true), ms);
+    signal.addEventListener('abort', onAbort);
+  });
+}

@@ -1,0 +1,75 @@
+/**
+ * DPoP (RFC 9449), the proof-of-possession MCP's DPoP extension (SEP-1932) uses: one ES256 key per transport, made
+ * with Web Crypto (the private key never leaves it: non-extractable), and a fresh proof JWT per HTTP request — to
+ * the token endpoint (§5) and, with `ath`, to the resource (§7). Servers that demand a nonce (`use_dpop_nonce`,
+ * §8 and §9) get it back in the next proof; nonces are kept per origin.
+ */
+import { base64url, randomToken } from './pkce.js';
+
+const encoder = new TextEncoder();
+
+function b64json(value: unknown): string {
+  return base64url(encoder.encode(JSON.stringify(value)));
+}
+
+export class DpopProver {
+  readonly #privateKey: CryptoKey;
+  readonly #jwk: Record<string, string>;
+  readonly #nonces = new Map<string, string>();
+  readonly #now: () => number;
+
+  private constructor(privateKey: CryptoKey, jwk: Record<string, string>, now: () => number) {
+    this.#privateKey = privateKey;
+    this.#jwk = jwk;
+    this.#now = now;
+  }
+
+  /** A new P-256 key pair; only the public half is exported (as the proof's `jwk` header). */
+  static async create(now: () => number): Promise<DpopProver> {
+    const pair = (await globalThis.crypto.subtle.generateKey({ name: 'ECDSA', namedCurve: 'P-256' }, false, [
+      'sign',
+      'verify',
+    ])) as CryptoKeyPair;
+    const exported = await globalThis.crypto.subtle.exportKey('jwk', pair.publicKey);
+    const jwk = { kty: 'EC', crv: 'P-256', x: String(exported.x), y: String(exported.y) };
+    return new DpopProver(pair.privateKey, jwk, now);
+  }
+
+  /** Remembers the nonce a server sent in `DPoP-Nonce` (§8, §9) for the next proofs to its origin. */
+  rememberNonce(url: string | URL, nonce: string | null): boolean {
+    if (nonce === null || nonce.length === 0 || nonce.length > 1024) return false;
+    const origin = new URL(url).origin;
+    const changed = this.#nonces.get(origin) !== nonce;
+    this.#nonces.set(origin, nonce);
+    return changed;
+  }
+
+  /**
+   * A proof for one request: `htu` is the URL without query and fragment (§4.2), `ath` the hash of the access
+   * token when one is presented (§4.2, §7).
+   */
+  async proof(method: string, url: string | URL, accessToken?: string): Promise<string> {
+    const target = new URL(url);
+    const htu = `${target.origin}${target.pathname}`;
+    const payload: Record<string, unknown> = {
+      jti: randomToken(16),
+      htm: method,
+      htu,
+      iat: Math.floor(this.#now() / 1000),
+    };
+    const nonce = this.#nonces.get(target.origin);
+    if (nonce !== undefined) payload['nonce'] = nonce;
+    if (accessToken !== undefined) {
+      const digest = await globalThis.crypto.subtle.digest('SHA-256', encoder.encode(accessToken));
+      payload['ath'] = base64url(new Uint8Array(digest));
+    }
+    const input = `${b64json({ typ: 'dpop+jwt', alg: 'ES256', jwk: this.#jwk })}.${b64json(payload)}`;
+    // Web Crypto's ECDSA signature is r||s, exactly the JWS ES256 form (RFC 7518 §3.4).
+    const signature = await globalThis.crypto.subtle.sign(
+      { name: 'ECDSA', hash: 'SHA-256' },
+      this.#privateKey,
+      encoder.encode(input),
+    );
+    return `${input}.${base64url(new Uint8Array(signature))}`;
+  }
+}

@@ -1,0 +1,151 @@
+// A captured hop between instances cannot be used again. Two in-process members share a real
+// redis-server; the owner advertises a recording proxy in front of itself, so every forwarded
+// request on its way from the relay to the owner is captured exactly as sent (headers, signature,
+// body). Sent again to the owner within the signature's window, the captured request is refused:
+// a replayed POST does not run the call again, a replayed GET does not open the session's GET stream.
+import assert from 'node:assert/strict';
+import { createServer, type IncomingHttpHeaders, request, type Server } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { after, before, describe, test } from 'node:test';
+import { redisCluster } from '../../src/cluster/cluster.js';
+import { FORWARD_HEADER } from '../../src/cluster/forward-auth.js';
+import { JsonRpcCode as C } from '../../src/jsonrpc/codes.js';
+import { assertRefusal, open, RawSession, sleep, toolCall, until } from '../helpers/http.js';
+import { findRedis, type Redis, startRedis } from '../helpers/redis.js';
+import { type Running, startServer } from '../helpers/test-server.js';
+
+const have = findRedis() !== undefined;
+
+interface Captured {
+  method: string;
+  headers: IncomingHttpHeaders;
+  body: string;
+}
+
+const HOP_BY_HOP = new Set(['connection', 'keep-alive', 'transfer-encoding', 'content-length']);
+
+/** An HTTP proxy to 127.0.0.1:`target()` that records each request it passes on. */
+function recordingProxy(target: () => number, seen: Captured[]): Server {
+  return createServer((req, res) => {
+    const chunks: Buffer[] = [];
+    req.on('data', (c: Buffer) => chunks.push(c));
+    req.on('end', () => {
+      const body = Buffer.concat(chunks).toString('utf8');
+      seen.push({ method: req.method ?? 'GET', headers: { ...req.headers }, body });
+      const headers: Record<string, string | string[]> = {};
+      for (const [k, v] of Object.entries(req.headers))
+        if (v !== undefined && !HOP_BY_HOP.has(k)) headers[k] = v;
+      const up = request(
+        { host: '127.0.0.1', port: target(), path: req.url, method: req.method, headers },
+        (answer) => {
+          res.writeHead(answer.statusCode ?? 502, answer.headers);
+          answer.pipe(res);
+        },
+      );
+      up.on('error', () => res.destroy());
+      res.on('close', () => up.destroy());
+      up.end(body.length > 0 ? body : undefined);
+    });
+  });
+}
+
+/**
+ * The captured request, sent again as it was (same headers, signature and body) to `url`; resolves
+ * at the response head (a replayed GET that opened a stream would never end).
+ */
+function replay(c: Captured, url: string) {
+  const headers: Record<string, string | string[]> = {};
+  for (const [k, v] of Object.entries(c.headers)) if (v !== undefined && !HOP_BY_HOP.has(k)) headers[k] = v;
+  return open(url, { method: c.method, headers, ...(c.body.length > 0 ? { body: c.body } : {}) });
+}
+
+describe('cluster hop: a captured forwarded request is good once', {
+  skip: have ? false : 'SKIPPED: redis-server not installed — .ci/run installs it',
+}, () => {
+  let redis: Redis;
+  let owner: Running;
+  let relay: Running;
+  let proxy: Server;
+  const captured: Captured[] = [];
+
+  before(async () => {
+    redis = await startRedis();
+    let ownerPort = 0;
+    proxy = recordingProxy(() => ownerPort, captured);
+    await new Promise<void>((resolve) => proxy.listen(0, '127.0.0.1', resolve));
+    const proxyPort = (proxy.address() as AddressInfo).port;
+    owner = await startServer({
+      cluster: redisCluster({
+        url: redis.url,
+        leaseMs: 1_000,
+        advertise: `http://127.0.0.1:${proxyPort}/mcp`,
+      }),
+      keepaliveMs: 0,
+    });
+    ownerPort = owner.port;
+    relay = await startServer({ cluster: redisCluster({ url: redis.url, leaseMs: 1_000 }), keepaliveMs: 0 });
+  });
+  after(async () => {
+    for (const n of [relay, owner]) await n?.close().catch(() => undefined);
+    await new Promise<void>((resolve) => (proxy ? proxy.close(() => resolve()) : resolve()));
+    await redis?.stop();
+  });
+
+  function via(s: RawSession, url: string): RawSession {
+    const v = new RawSession(url);
+    v.sid = s.sid;
+    v.version = s.version;
+    return v;
+  }
+
+  const hop = (method: string): Captured => {
+    const c = captured.filter((x) => x.method === method && x.headers[FORWARD_HEADER] !== undefined).at(-1);
+    assert.ok(c !== undefined, `a forwarded ${method} was captured`);
+    return c;
+  };
+
+  test('a replayed POST is refused and does not run the call again', async () => {
+    const s = new RawSession(owner.url);
+    await s.init();
+    const r = await via(s, relay.url).post(toolCall('echo', { text: 'once' }, 'e1'));
+    assert.equal(r.status, 200, r.text);
+    assert.equal(r.headers['sluice-route'], 'forwarded');
+    const ran = owner.probe.started.get('echo') ?? 0;
+    const post = hop('POST');
+    assert.match(post.body, /"once"/);
+    for (let i = 0; i < 2; i++) {
+      const r = await replay(post, owner.url);
+      await r.finished(3_000, 'the replay is answered');
+      assertRefusal(r, 403, C.ServerError, 'forward-forbidden');
+    }
+    await sleep(50);
+    assert.equal(owner.probe.started.get('echo') ?? 0, ran, 'the call did not run again');
+    const st = owner.stats().cluster;
+    assert.ok(st !== undefined && st.forwarded.replayed >= 2, JSON.stringify(st?.forwarded));
+    // The session itself is untouched: the next real call through the relay runs.
+    const next = await via(s, relay.url).post(toolCall('echo', { text: 'twice' }, 'e2'));
+    assert.equal(next.status, 200, next.text);
+    assert.equal(owner.probe.started.get('echo') ?? 0, ran + 1);
+  });
+
+  test("a replayed GET does not open the session's GET stream", async () => {
+    const s = new RawSession(owner.url);
+    await s.init();
+    const g = await via(s, relay.url).get();
+    assert.equal(g.status, 200);
+    assert.ok(g.isSse);
+    const get = hop('GET');
+    g.destroy();
+    // The owner has seen the relayed stream go: a replay would otherwise meet a live connection.
+    await until(() => owner.stats().sessions.active >= 1, 2_000, 'the owner holds the session');
+    await sleep(100);
+    const r = await replay(get, owner.url);
+    assert.ok(!r.isSse, 'no stream was opened');
+    await r.finished(3_000, 'the replay is answered');
+    assertRefusal(r, 403, C.ServerError, 'forward-forbidden');
+    // The client's own GET through the relay (freshly signed) still opens it.
+    const again = await via(s, relay.url).get();
+    assert.equal(again.status, 200);
+    again.destroy();
+  });
+});
