@@ -85,6 +85,19 @@ export async function handlePost(ep: Endpoint, input: PostInput): Promise<void> 
     else items.push({ kind: 'reply', m: c.message, id: c.id });
   }
 
+  const authorize = input.auth?.authorize;
+  if (authorize !== undefined) {
+    for (const it of items) {
+      if (it.kind !== 'request') continue;
+      // A request the credential does not cover (e.g. 403 insufficient_scope for a tool).
+      const denial = authorize(it.m.method, it.m.params);
+      if (denial !== undefined) {
+        ep.counters.refusals.auth++;
+        return sendRefusal(sink, Refusals.denied(denial), headers, batch ? null : it.m.id);
+      }
+    }
+  }
+
   if (init !== undefined) {
     if (batch) return sendRefusal(sink, Refusals.initializeInBatch(), headers);
     if (!ep.options.stateless && input.head.header('mcp-session-id') !== undefined) {
@@ -202,7 +215,7 @@ function deliver(session: Session, it: Item, input: PostInput): void {
       extra.authInfo = {
         token: '',
         clientId: input.auth.principal,
-        scopes: [],
+        scopes: input.auth.scopes === undefined ? [] : [...input.auth.scopes],
         ...(input.auth.expiresAt === undefined ? {} : { expiresAt: Math.floor(input.auth.expiresAt / 1000) }),
         extra: { principal: input.auth.principal },
       };

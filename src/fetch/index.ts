@@ -7,6 +7,7 @@
 
 export type { CloseReport, CreateServer, EndpointStats, StreamStats } from '../core/endpoint.js';
 export type {
+  AuthDenial,
   AuthResult,
   Logger,
   ResponseMode,

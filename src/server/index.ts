@@ -10,6 +10,7 @@ export { RedisReplyError } from '../cluster/redis-link.js';
 export type { CloseReport, CreateServer, EndpointStats, StreamStats } from '../core/endpoint.js';
 export { statelessSafe } from '../core/modern/shared-server.js';
 export type {
+  AuthDenial,
   AuthResult,
   Logger,
   ResponseMode,

@@ -255,7 +255,7 @@ export class ModernCall implements BridgeTarget, ModernInflight {
             authInfo: {
               token: '',
               clientId: auth.principal,
-              scopes: [],
+              scopes: auth.scopes === undefined ? [] : [...auth.scopes],
               ...(auth.expiresAt === undefined ? {} : { expiresAt: Math.floor(auth.expiresAt / 1000) }),
               extra: { principal: auth.principal },
             },
