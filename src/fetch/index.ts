@@ -5,6 +5,12 @@
  * @module
  */
 
+export { AuthServerUnavailableError, InvalidTokenError, type InvalidTokenReason } from '../auth/errors.js';
+export type { IntrospectionClient, OAuthResourceServerOptions } from '../auth/options.js';
+export { OAUTH_DEFAULTS } from '../auth/options.js';
+export type { AuthRequest, MetadataAnswer, OAuthAuthResult } from '../auth/resource-server.js';
+export { OAuthResourceServer, oauthResourceServer } from '../auth/resource-server.js';
+export type { TokenVerifier, VerifiedToken } from '../auth/verified-token.js';
 export type { CloseReport, CreateServer, EndpointStats, StreamStats } from '../core/endpoint.js';
 export type {
   AuthDenial,
