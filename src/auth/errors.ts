@@ -27,6 +27,10 @@ export class InvalidTokenError extends SluiceError {
     this.name = 'InvalidTokenError';
     this.reason = reason;
   }
+  /** SluiceError's brand check alone would make every SluiceError an InvalidTokenError. */
+  static override [Symbol.hasInstance](v: unknown): boolean {
+    return v instanceof SluiceError && v.code === 'SLUICE_INVALID_TOKEN';
+  }
 }
 
 /** The authorization server's metadata, JWKS or introspection endpoint did not answer usefully. */
@@ -37,5 +41,8 @@ export class AuthServerUnavailableError extends SluiceError {
     super('SLUICE_AUTH_SERVER_UNAVAILABLE', message, options);
     this.name = 'AuthServerUnavailableError';
     this.retryAfterS = retryAfterS;
+  }
+  static override [Symbol.hasInstance](v: unknown): boolean {
+    return v instanceof SluiceError && v.code === 'SLUICE_AUTH_SERVER_UNAVAILABLE';
   }
 }

@@ -9,6 +9,7 @@ import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { exportJWK, generateKeyPair, type JWK } from 'jose';
 import Provider from 'oidc-provider';
+import { Agent, fetch } from 'undici';
 
 export interface SigningKey {
   kid: string;
@@ -53,6 +54,9 @@ export class TestAuthServer {
   readonly issuer: string;
   readonly port: number;
   readonly #server: Server;
+  /** The test's own connections to this server, closed with it (a restart on the same port must not
+   * meet a pooled socket of the previous instance). */
+  readonly #agent = new Agent();
 
   private constructor(issuer: string, port: number, server: Server) {
     this.issuer = issuer;
@@ -120,6 +124,7 @@ export class TestAuthServer {
       },
       body: new URLSearchParams({ grant_type: 'client_credentials', resource, scope }).toString(),
       signal: AbortSignal.timeout(5000),
+      dispatcher: this.#agent,
     });
     const body = (await res.json()) as { access_token?: string; error?: string; error_description?: string };
     if (res.status !== 200 || typeof body.access_token !== 'string') {
@@ -140,6 +145,7 @@ export class TestAuthServer {
         token_endpoint_auth_method: 'client_secret_basic',
       }),
       signal: AbortSignal.timeout(5000),
+      dispatcher: this.#agent,
     });
     const body = (await res.json()) as Partial<Client> & { error?: string };
     if (res.status !== 201 || typeof body.client_id !== 'string' || typeof body.client_secret !== 'string') {
@@ -158,15 +164,22 @@ export class TestAuthServer {
       },
       body: new URLSearchParams({ token, token_type_hint: 'access_token' }).toString(),
       signal: AbortSignal.timeout(5000),
+      dispatcher: this.#agent,
     });
     if (res.status !== 200) throw new Error(`revocation: ${res.status} ${await res.text()}`);
   }
 
-  /** Stops listening and drops every connection: the authorization server is down. */
-  async stop(): Promise<void> {
-    await new Promise<void>((resolve) => {
-      this.#server.close(() => resolve());
-      this.#server.closeAllConnections();
-    });
+  #stopped: Promise<void> | undefined;
+
+  /** Stops listening and drops every connection: the authorization server is down. Idempotent. */
+  stop(): Promise<void> {
+    this.#stopped ??= (async () => {
+      await this.#agent.close();
+      await new Promise<void>((resolve) => {
+        this.#server.close(() => resolve());
+        this.#server.closeAllConnections();
+      });
+    })();
+    return this.#stopped;
   }
 }
