@@ -4,6 +4,10 @@
  * token whose `kid` the cached set lacks makes jose fetch the set once more, at most once per
  * `jwksCooldownMs` (key rotation without letting forged `kid`s hammer the authorization server).
  *
+ * A verified token is remembered, by its whole text, for `cacheTtlMs` and never past its `exp`
+ * (at most `cacheEntries` tokens): a client presents the same token on every request, and checking
+ * its signature again each time is most of the cost of authenticating it.
+ *
  * Only asymmetric algorithms are accepted: a resource server holds no shared secret, and accepting
  * HS256 against a public key is the classic confusion attack (RFC 8725 §2.1, §3.1).
  */
@@ -29,6 +33,9 @@ export interface JwtVerifierOptions {
   jwksCooldownMs: number;
   timeoutMs: number;
   retryAfterS: number;
+  /** Verified tokens remembered at most; 0 turns the cache off. */
+  cacheEntries: number;
+  cacheTtlMs: number;
   fetch: FetchLike;
   now: () => number;
 }
@@ -54,12 +61,39 @@ const CLAIM_ERRORS: Record<string, InvalidTokenReason> = {
 export class JwtVerifier {
   readonly #o: JwtVerifierOptions;
   readonly #keySets = new Map<string, JWTVerifyGetKey>();
+  readonly #verified = new Map<string, { token: VerifiedToken; until: number }>();
 
   constructor(options: JwtVerifierOptions) {
     this.#o = options;
   }
 
   readonly verify = async (token: string): Promise<VerifiedToken> => {
+    const o = this.#o;
+    const hit = this.#verified.get(token);
+    if (hit !== undefined) {
+      if (o.now() < hit.until) return hit.token;
+      this.#verified.delete(token);
+    }
+    const verified = await this.#verify(token);
+    this.#remember(token, verified);
+    return verified;
+  };
+
+  #remember(text: string, token: VerifiedToken): void {
+    const o = this.#o;
+    if (o.cacheEntries === 0) return;
+    const until = Math.min(o.now() + o.cacheTtlMs, token.expiresAt ?? 0);
+    if (until <= o.now()) return;
+    // Insertion order is age order: the oldest entry goes first.
+    while (this.#verified.size >= o.cacheEntries) {
+      const oldest = this.#verified.keys().next().value;
+      if (oldest === undefined) break;
+      this.#verified.delete(oldest);
+    }
+    this.#verified.set(text, { token, until });
+  }
+
+  async #verify(token: string): Promise<VerifiedToken> {
     const o = this.#o;
     let alg: unknown;
     let iss: unknown;
@@ -101,7 +135,7 @@ export class JwtVerifier {
     } catch (error) {
       throw this.#classify(error);
     }
-  };
+  }
 
   #classify(error: unknown): Error {
     if (error instanceof InvalidTokenError) return error;

@@ -53,6 +53,10 @@ export interface OAuthResourceServerOptions {
   jwksCacheMaxAgeMs?: number;
   /** A token with an unknown `kid` refetches the JWKS at most once per this interval. @defaultValue 30000 */
   jwksCooldownMs?: number;
+  /** Verified JWTs remembered (by their whole text) so the signature is not checked on every request; 0 = off. @defaultValue 1000 */
+  jwtCacheEntries?: number;
+  /** How long a verified JWT is remembered (never past its `exp`). @defaultValue 60000 */
+  jwtCacheTtlMs?: number;
   /** How long authorization server metadata is used before it is fetched again. @defaultValue 86400000 */
   metadataMaxAgeMs?: number;
   /** The session principal for a token. @defaultValue `sub` (else `client_id`), prefixed by the issuer when several are accepted */
@@ -89,6 +93,8 @@ export const OAUTH_DEFAULTS = {
   jwksCacheMaxAgeMs: 600_000,
   jwksCooldownMs: 30_000,
   metadataMaxAgeMs: 86_400_000,
+  jwtCacheEntries: 1000,
+  jwtCacheTtlMs: 60_000,
   introspectionCacheTtlMs: 60_000,
   introspectionMaxCacheEntries: 10_000,
 } as const;
@@ -151,6 +157,8 @@ export interface ResolvedOAuthOptions {
   jwksCacheMaxAgeMs: number;
   jwksCooldownMs: number;
   metadataMaxAgeMs: number;
+  jwtCacheEntries: number;
+  jwtCacheTtlMs: number;
   principal: ((token: import('./verified-token.js').VerifiedToken) => string) | undefined;
   resourceName: string | undefined;
   resourceDocumentation: string | undefined;
@@ -232,6 +240,8 @@ export function resolveOAuthOptions(o: OAuthResourceServerOptions): ResolvedOAut
     jwksCacheMaxAgeMs: int('jwksCacheMaxAgeMs', o.jwksCacheMaxAgeMs, OAUTH_DEFAULTS.jwksCacheMaxAgeMs, 0),
     jwksCooldownMs: int('jwksCooldownMs', o.jwksCooldownMs, OAUTH_DEFAULTS.jwksCooldownMs, 0),
     metadataMaxAgeMs: int('metadataMaxAgeMs', o.metadataMaxAgeMs, OAUTH_DEFAULTS.metadataMaxAgeMs, 0),
+    jwtCacheEntries: int('jwtCacheEntries', o.jwtCacheEntries, OAUTH_DEFAULTS.jwtCacheEntries, 0),
+    jwtCacheTtlMs: int('jwtCacheTtlMs', o.jwtCacheTtlMs, OAUTH_DEFAULTS.jwtCacheTtlMs, 0),
     principal: o.principal,
     resourceName: o.resourceName,
     resourceDocumentation: o.resourceDocumentation,

@@ -110,6 +110,8 @@ export class OAuthResourceServer {
         jwksCooldownMs: o.jwksCooldownMs,
         timeoutMs: o.timeoutMs,
         retryAfterS: o.retryAfterS,
+        cacheEntries: o.jwtCacheEntries,
+        cacheTtlMs: o.jwtCacheTtlMs,
         fetch: o.fetch,
         now: o.now,
       }).verify;

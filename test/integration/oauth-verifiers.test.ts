@@ -107,11 +107,13 @@ describe('JWT verification: outages and key rotation', () => {
     const k1 = await signingKey('k1');
     let as = await authServer([k1]);
     const port = as.port;
-    // A JWKS that is never fresh: every verification fetches it, so the outage is seen at once.
+    // A JWKS that is never fresh and no verified-token cache: every verification fetches the
+    // key set, so the outage is seen at once.
     const served = await mcp((url) => ({
       resource: url,
       authorizationServers: [as.issuer],
       jwksCacheMaxAgeMs: 0,
+      jwtCacheEntries: 0,
     }));
     const token = await as.token(served.url, 'mcp:read');
     assert.equal((await initialize(served.url, token)).status, 200);
@@ -120,6 +122,26 @@ describe('JWT verification: outages and key rotation', () => {
     assert.equal(served.handler.stats().sessions.active, 1);
     as = await authServer([k1], { port });
     assert.equal((await initialize(served.url, token)).status, 200);
+  });
+
+  test('a verified token is remembered: an outage does not refuse it, a token never seen gets 503', async () => {
+    const k1 = await signingKey('k1');
+    const as = await authServer([k1]);
+    const counted = countingFetch();
+    const served = await mcp((url) => ({
+      resource: url,
+      authorizationServers: [as.issuer],
+      jwksCacheMaxAgeMs: 0,
+      fetch: counted.fetch,
+    }));
+    const token = await as.token(served.url, 'mcp:read');
+    const fresh = await as.token(served.url, 'mcp:read');
+    assert.equal((await initialize(served.url, token)).status, 200);
+    const fetched = counted.calls.length;
+    await as.stop();
+    for (let i = 0; i < 3; i++) assert.equal((await initialize(served.url, token)).status, 200);
+    assert.equal(counted.calls.length, fetched, 'no key set fetched for a token verified moments ago');
+    assertUnavailable(await initialize(served.url, fresh));
   });
 
   test('unreachable metadata: 503, and the authorization server is asked once per Retry-After window', async () => {
