@@ -7,6 +7,11 @@
  */
 import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
+import {
+  Client as V2Client,
+  ClientCredentialsProvider as V2ClientCredentialsProvider,
+  StreamableHTTPClientTransport as V2Transport,
+} from '@modelcontextprotocol/client';
 import { ClientCredentialsProvider } from '@modelcontextprotocol/sdk/client/auth-extensions.js';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
@@ -310,6 +315,34 @@ for (const binding of ['node', 'fetch'] as const) {
         await transport.terminateSession();
         await client.close();
       });
+
+      for (const mode of ['auto', 'legacy'] as const) {
+        test(`the official SDK v2 client (${mode === 'auto' ? '2026-07-28' : 'legacy'} era) with its own client-credentials provider`, async () => {
+          const client = new V2Client(
+            { name: 'sdk-v2', version: '1.0.0' },
+            mode === 'auto' ? { versionNegotiation: { mode: 'auto' } } : {},
+          );
+          const transport = new V2Transport(new URL(url), {
+            authProvider: new V2ClientCredentialsProvider({
+              clientId: TEST_CLIENT.client_id,
+              clientSecret: TEST_CLIENT.client_secret,
+              expectedIssuer: as.issuer,
+              scope: 'mcp:read',
+            }),
+          });
+          const before = sessions();
+          await withDeadline(client.connect(transport), 10_000, 'SDK v2 connect through OAuth');
+          // The 2026-07-28 era has no sessions; the legacy one opened one.
+          assert.equal(sessions() - before, mode === 'auto' ? 0 : 1);
+          const r = await withDeadline(
+            client.callTool({ name: 'echo', arguments: { text: 'v2' } }),
+            10_000,
+            'call',
+          );
+          assert.deepEqual(r.content, [{ type: 'text', text: 'v2' }]);
+          await client.close();
+        });
+      }
     }
   });
 }
