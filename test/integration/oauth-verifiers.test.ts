@@ -221,6 +221,76 @@ describe('JWT verification: outages and key rotation', () => {
   });
 });
 
+describe('revalidation of long-lived streams (revalidateMs)', () => {
+  test('a revoked token ends the GET stream it opened; its next POST gets 401', async () => {
+    const as = await authServer([await signingKey('k1')], { opaque: true });
+    const served = await serve({
+      createServer: testServerFactory(createProbe()),
+      port: 0,
+      revalidateMs: 200,
+      oauth: (url) =>
+        oauthResourceServer({
+          resource: url,
+          authorizationServers: [as.issuer],
+          verify: 'introspection',
+          introspection: {
+            clientId: RS_CLIENT.client_id,
+            clientSecret: RS_CLIENT.client_secret,
+            cacheTtlMs: 0,
+          },
+        }),
+    });
+    closers.push(async () => {
+      await served.close();
+    });
+    const token = await as.token(served.url, 'mcp:read');
+    const s = new RawSession(served.url, { authorization: `Bearer ${token}` });
+    await s.init();
+    const stream = await s.get();
+    assert.equal(stream.status, 200);
+    await as.revoke(token);
+    await stream.finished(10_000, 'the GET stream ends once revalidation finds the token revoked');
+    const r = await s.post(toolCall('echo', { text: 'after' }));
+    assert.equal(r.status, 401);
+    assert.equal(errorOf(r).reason, 'token-inactive');
+  });
+
+  test('an authorization server outage during revalidation leaves the stream open', async () => {
+    const k1 = await signingKey('k1');
+    let as = await authServer([k1]);
+    const port = as.port;
+    const served = await serve({
+      createServer: testServerFactory(createProbe()),
+      port: 0,
+      revalidateMs: 100,
+      oauth: (url) =>
+        oauthResourceServer({
+          resource: url,
+          authorizationServers: [as.issuer],
+          jwksCacheMaxAgeMs: 0,
+          jwtCacheEntries: 0,
+        }),
+    });
+    closers.push(async () => {
+      await served.close();
+    });
+    const token = await as.token(served.url, 'mcp:read');
+    const s = new RawSession(served.url, { authorization: `Bearer ${token}` });
+    await s.init();
+    const stream = await s.get();
+    assert.equal(stream.status, 200);
+    await as.stop();
+    // Revalidation runs every 100 ms and meets a 503 each time; a POST in the meantime proves the
+    // outage is seen (503, not 401) while the stream stays.
+    assertUnavailable(await s.post(toolCall('echo', { text: 'during' })));
+    await new Promise((resolve) => setTimeout(resolve, 1000));
+    assert.equal(stream.ended, false, 'an outage is no verdict on the token');
+    as = await authServer([k1], { port });
+    assert.equal((await s.post(toolCall('echo', { text: 'after' }))).status, 200);
+    stream.destroy();
+  });
+});
+
 describe('RFC 7662 introspection (opaque tokens)', () => {
   test('active tokens accepted, revoked ones refused, foreign audiences refused', async () => {
     const as = await authServer([await signingKey('k1')], { opaque: true });
