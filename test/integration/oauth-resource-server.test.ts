@@ -161,7 +161,7 @@ for (const binding of ['node', 'fetch'] as const) {
       const read = await as.token(url, 'mcp:read');
       const s = new RawSession(url, bearer(read));
       await s.init();
-      const call = toolCall('progress', { n: 1 });
+      const call = toolCall('progress', { n: 1, delayMs: 0 });
       const r = await s.post(call);
       assert.equal(r.status, 403);
       assert.equal(errorOf(r).reason, 'insufficient-scope');
@@ -174,21 +174,23 @@ for (const binding of ['node', 'fetch'] as const) {
       });
       const m = await modernSend(
         url,
-        modernBody('tools/call', { name: 'progress', arguments: { n: 1 } }),
+        modernBody('tools/call', { name: 'progress', arguments: { n: 1, delayMs: 0 } }),
         bearer(read),
       );
       assert.equal(m.status, 403);
       assert.equal(challenge(m)['error'], 'insufficient_scope');
       // Stepped up, the same calls run.
       const write = await as.token(url, 'mcp:read mcp:write');
-      const ok = await s.post(toolCall('progress', { n: 1 }), bearer(write));
+      const ok = await s.post(toolCall('progress', { n: 1, delayMs: 0 }), bearer(write));
       assert.equal(ok.status, 200, ok.text);
+      assert.equal(ok.json().result?.isError, undefined, ok.text);
       const mOk = await modernSend(
         url,
-        modernBody('tools/call', { name: 'progress', arguments: { n: 1 } }),
+        modernBody('tools/call', { name: 'progress', arguments: { n: 1, delayMs: 0 } }),
         bearer(write),
       );
       assert.equal(mOk.status, 200, mOk.text);
+      assert.equal(mOk.json().result?.isError, undefined, mOk.text);
       await s.delete();
     });
 
