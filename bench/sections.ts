@@ -28,6 +28,8 @@ export interface Cli {
   only: Set<Section>;
   servers: ServerKind[];
   metrics: boolean;
+  /** Add `sluice+jwt` / `sluice-jwt` rows to (a). */
+  jwt: boolean;
   profile: ServerKind | undefined;
   outDir: string;
 }
@@ -72,9 +74,15 @@ export class Runner {
 
   async echo(): Promise<void> {
     // The servers as configured by default, plus Sluice with metrics explicitly on and off.
-    const variants: Pick<LaunchOptions, 'kind' | 'metrics'>[] = this.cli.servers.map((kind) => ({ kind }));
+    const variants: Pick<LaunchOptions, 'kind' | 'metrics' | 'jwt'>[] = this.cli.servers.map((kind) => ({
+      kind,
+    }));
     if (this.cli.metrics && this.cli.servers.includes('sluice')) {
       variants.push({ kind: 'sluice', metrics: true }, { kind: 'sluice', metrics: false });
+    }
+    // JWT verification (oauthResourceServer, cached JWKS) on and off, in the same run.
+    if (this.cli.jwt && this.cli.servers.includes('sluice')) {
+      variants.push({ kind: 'sluice', jwt: true }, { kind: 'sluice', jwt: false });
     }
     const procs = new Map<string, ServerProcess>();
     try {

@@ -52,6 +52,20 @@ function echoTargets(echo: EchoSummary[]): TargetCheck[] {
         ),
       );
     }
+    const jwtOn = cell('sluice+jwt', e)?.cpuPerReqUs;
+    const jwtOff = cell('sluice-jwt', e)?.cpuPerReqUs;
+    if (jwtOn !== undefined || jwtOff !== undefined) {
+      const overhead = (ratio(jwtOn, jwtOff) - 1) * 100;
+      out.push(
+        check(
+          `${where}: JWT verification (cached JWKS) on vs off, CPU/req`,
+          '≤ +15 %',
+          overhead,
+          (v) => v <= 15,
+          `${auto(overhead)} %`,
+        ),
+      );
+    }
   }
   return out;
 }

@@ -74,9 +74,14 @@ export function toolCallBody(id: number, name: string, args: string, progressTok
 }
 
 /** initialize + notifications/initialized; throws with the server's answer if either fails. */
-export async function openSession(d: Dispatcher, path: string): Promise<Session> {
+export async function openSession(
+  d: Dispatcher,
+  path: string,
+  extra: Record<string, string> = {},
+): Promise<Session> {
+  const post = { ...POST_HEADERS, ...extra };
   const body = `{"jsonrpc":"2.0","id":0,"method":"initialize","params":{"protocolVersion":"${CLIENT_PROTOCOL_VERSION}","capabilities":{},"clientInfo":{"name":"sluice-bench","version":"1.0.0"}}}`;
-  const res = await d.request({ path, method: 'POST', headers: POST_HEADERS, body });
+  const res = await d.request({ path, method: 'POST', headers: post, body });
   const text = await res.body.text();
   const id = header(res.headers, 'mcp-session-id');
   if (res.statusCode !== 200 || id === '') {
@@ -85,7 +90,7 @@ export async function openSession(d: Dispatcher, path: string): Promise<Session>
   const result = findResponse(header(res.headers, 'content-type'), text, 0)?.result;
   const version = isObject(result) ? result.protocolVersion : undefined;
   if (typeof version !== 'string') throw new Error(`initialize: no protocolVersion in ${text.slice(0, 200)}`);
-  const headers = { ...POST_HEADERS, 'mcp-session-id': id, 'mcp-protocol-version': version };
+  const headers = { ...post, 'mcp-session-id': id, 'mcp-protocol-version': version };
   const note = await d.request({
     path,
     method: 'POST',

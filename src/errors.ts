@@ -8,7 +8,9 @@ export type SluiceErrorCode =
   | 'SLUICE_INVALID_OPTION'
   | 'SLUICE_SSE_INVALID_FIELD'
   | 'SLUICE_UNSUPPORTED_SERVER'
-  | 'SLUICE_BODY_CONSUMED';
+  | 'SLUICE_BODY_CONSUMED'
+  | 'SLUICE_INVALID_TOKEN'
+  | 'SLUICE_AUTH_SERVER_UNAVAILABLE';
 
 const brand = Symbol.for('sluice.error');
 

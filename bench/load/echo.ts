@@ -47,7 +47,7 @@ export async function runEcho(server: ServerProcess, p: EchoParams): Promise<Ech
   });
   const sessions: Session[] = [];
   try {
-    for (let i = 0; i < p.sessions; i++) sessions.push(await openSession(pool, url.pathname));
+    for (let i = 0; i < p.sessions; i++) sessions.push(await openSession(pool, url.pathname, server.headers));
     let phase: 'warmup' | 'measure' | 'done' = 'warmup';
     let started = 0;
     let errors = 0;

@@ -12,6 +12,8 @@ export interface ChildArgs {
   mode: WireMode;
   /** Turn the server's metrics on or off (Sluice only; see sluice.ts); undefined keeps its default. */
   metrics: boolean | undefined;
+  /** Sluice only: verify JWT bearer tokens (see jwt.ts). */
+  jwt: boolean;
 }
 
 export interface RunningServer {
@@ -25,7 +27,11 @@ const CLOSE_GRACE_MS = 3_000;
 function parseChildArgs(argv: string[]): ChildArgs {
   const { values } = parseArgs({
     args: argv,
-    options: { mode: { type: 'string', default: 'sse' }, metrics: { type: 'string' } },
+    options: {
+      mode: { type: 'string', default: 'sse' },
+      metrics: { type: 'string' },
+      jwt: { type: 'boolean' },
+    },
   });
   const mode = values.mode;
   if (mode !== 'json' && mode !== 'sse') throw new Error(`--mode must be json or sse, got ${String(mode)}`);
@@ -33,7 +39,7 @@ function parseChildArgs(argv: string[]): ChildArgs {
   if (metrics !== undefined && metrics !== 'on' && metrics !== 'off') {
     throw new Error(`--metrics must be on or off, got ${metrics}`);
   }
-  return { mode, metrics: metrics === undefined ? undefined : metrics === 'on' };
+  return { mode, metrics: metrics === undefined ? undefined : metrics === 'on', jwt: values.jwt === true };
 }
 
 function send(msg: ChildMessage): void {

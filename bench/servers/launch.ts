@@ -8,6 +8,7 @@ import { fileURLToPath } from 'node:url';
 import { readCpuMicros, readRssBytes } from '../proc.js';
 import type { WireMode } from './child.js';
 import { isChildMessage, type MemorySnapshot, type ParentMessage } from './ipc.js';
+import { type BenchJwt, benchJwt, JWKS_ENV } from './jwt.js';
 
 export type ServerKind = 'raw' | 'sdk' | 'sluice';
 
@@ -16,6 +17,8 @@ export interface LaunchOptions {
   mode: WireMode;
   /** Sluice only: metrics on or off (see sluice.ts); absent keeps the server's default. */
   metrics?: boolean;
+  /** Sluice only: require a JWT verified against a (cached) JWKS on every request (see jwt.ts). */
+  jwt?: boolean;
   /** Run with --expose-gc so that gc() requests force a collection (memory tests). */
   exposeGc?: boolean;
   /** Write a --cpu-prof profile into this directory when the child exits. */
@@ -54,14 +57,23 @@ export function killAllServers(): void {
 export class ServerProcess {
   readonly label: string;
   readonly url: string;
+  /** Headers every request to this server carries (`authorization` for the JWT rows). */
+  readonly headers: Record<string, string>;
   readonly #child: ChildProcess;
   readonly #profiling: boolean;
   readonly #pending = new Map<number, (stats: ChildStats) => void>();
   #nextId = 1;
 
-  constructor(label: string, url: string, child: ChildProcess, profiling: boolean) {
+  constructor(
+    label: string,
+    url: string,
+    child: ChildProcess,
+    profiling: boolean,
+    headers: Record<string, string> = {},
+  ) {
     this.label = label;
     this.url = url;
+    this.headers = headers;
     this.#child = child;
     this.#profiling = profiling;
     child.on('message', (msg: unknown) => {
@@ -138,14 +150,23 @@ export class ServerProcess {
   }
 }
 
-/** The label used in tables: `sluice`, `sdk`, `raw`, or `sluice+metrics` / `sluice-metrics`. */
-export function serverLabel(opts: Pick<LaunchOptions, 'kind' | 'metrics'>): string {
+/**
+ * The label used in tables: `sluice`, `sdk`, `raw`, `sluice+metrics` / `sluice-metrics`, or
+ * `sluice+jwt` / `sluice-jwt`.
+ */
+export function serverLabel(opts: Pick<LaunchOptions, 'kind' | 'metrics' | 'jwt'>): string {
+  if (opts.jwt !== undefined) return `${opts.kind}${opts.jwt ? '+' : '-'}jwt`;
   if (opts.metrics === undefined) return opts.kind;
   return `${opts.kind}${opts.metrics ? '+' : '-'}metrics`;
 }
 
 /** Forks a server child and resolves once it listens; rejects with the child's reason if it cannot. */
-export function launch(opts: LaunchOptions): Promise<ServerProcess> {
+export async function launch(opts: LaunchOptions): Promise<ServerProcess> {
+  const jwt = opts.jwt === true ? await benchJwt() : undefined;
+  return launchWith(opts, jwt);
+}
+
+function launchWith(opts: LaunchOptions, jwt: BenchJwt | undefined): Promise<ServerProcess> {
   const label = serverLabel(opts);
   const entry = fileURLToPath(new URL(`./${opts.kind}.js`, import.meta.url));
   const execArgv: string[] = [];
@@ -157,7 +178,12 @@ export function launch(opts: LaunchOptions): Promise<ServerProcess> {
   }
   const args = ['--mode', opts.mode];
   if (opts.metrics !== undefined) args.push('--metrics', opts.metrics ? 'on' : 'off');
-  const child = fork(entry, args, { execArgv, stdio: CHILD_STDIO });
+  if (jwt !== undefined) args.push('--jwt');
+  const child = fork(entry, args, {
+    execArgv,
+    stdio: CHILD_STDIO,
+    ...(jwt === undefined ? {} : { env: { ...process.env, [JWKS_ENV]: jwt.jwks } }),
+  });
   live.add(child);
   return new Promise((resolve, reject) => {
     const finish = (err: Error | undefined, url?: string): void => {
@@ -170,7 +196,8 @@ export function launch(opts: LaunchOptions): Promise<ServerProcess> {
         reject(err ?? new Error(`${label}: no URL`));
         return;
       }
-      resolve(new ServerProcess(label, url, child, opts.cpuProfDir !== undefined));
+      const headers = jwt === undefined ? {} : { authorization: jwt.authorization };
+      resolve(new ServerProcess(label, url, child, opts.cpuProfDir !== undefined, headers));
     };
     const onMessage = (msg: unknown): void => {
       if (!isChildMessage(msg)) return;

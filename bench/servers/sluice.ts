@@ -6,6 +6,7 @@
 // the flag the server's default applies. A server that rejects the option is reported as
 // unavailable for those rows.
 import { type RunningServer, runChild } from './child.js';
+import { BENCH_ISSUER, BENCH_RESOURCE, JWKS_ENV, memoryFetch } from './jwt.js';
 import { createBenchServer } from './tools.js';
 
 /** Where tsc puts src/server/index.ts, relative to this file in dist/bench/servers/. */
@@ -19,6 +20,7 @@ type SluiceServe = (options: {
   path: string;
   mode: 'json' | 'sse';
   clientLimits?: false;
+  oauth?: unknown;
 }) => Promise<RunningServer>;
 
 async function loadServe(): Promise<SluiceServe> {
@@ -28,10 +30,27 @@ async function loadServe(): Promise<SluiceServe> {
   return serve as SluiceServe;
 }
 
-runChild(async ({ mode, metrics }) => {
+/** `--jwt`: oauthResourceServer over the key set the orchestrator passed (see jwt.ts). */
+async function loadOAuth(): Promise<unknown> {
+  const jwks = process.env[JWKS_ENV];
+  if (jwks === undefined) throw new Error(`--jwt needs ${JWKS_ENV}`);
+  const mod = (await import(SERVER_MODULE)) as { oauthResourceServer?: (o: unknown) => unknown };
+  if (typeof mod.oauthResourceServer !== 'function') throw new Error('no oauthResourceServer');
+  return mod.oauthResourceServer({
+    resource: BENCH_RESOURCE,
+    authorizationServers: [BENCH_ISSUER],
+    scopes: ['mcp:tools'],
+    fetch: memoryFetch(jwks),
+  });
+}
+
+runChild(async ({ mode, metrics, jwt }) => {
   const serve = await loadServe();
   // A spread, not a literal property: `metrics` may not be in the option type yet.
-  const extra = metrics === undefined ? {} : { metrics };
+  const extra = {
+    ...(metrics === undefined ? {} : { metrics }),
+    ...(jwt ? { oauth: await loadOAuth() } : {}),
+  };
   // The idle-memory workload opens thousands of sessions from one address as fast as it can: the
   // per-client limits (a flood defence) are off for the benchmark.
   const handle = await serve({

@@ -8,10 +8,11 @@
 import { readFileSync } from 'node:fs';
 import { parseArgs } from 'node:util';
 import { createDemoServer } from '../demo/demo-server.js';
-import type { ResponseMode } from '../server/index.js';
+import type { OAuthResourceServer, ResponseMode } from '../server/index.js';
 import {
   InvalidOptionError,
   jsonLogger,
+  oauthResourceServer,
   type RedisCluster,
   redisCluster,
   serve,
@@ -33,6 +34,11 @@ const HELP = `usage: sluice serve [options]
   --stateless          no sessions; a fresh server per request; GET and DELETE answer 405
   --grace-ms N         on SIGTERM/SIGINT, let requests in flight finish for up to N ms (default 10000)
   --auth-token TOKEN   require 'Authorization: Bearer TOKEN' (or set SLUICE_AUTH_TOKEN); demo-grade auth
+  --oauth-issuer URL   be an OAuth 2.1 resource server: accept JWT access tokens from this authorization
+                       server (its JWKS found through its RFC 8414 / OpenID metadata) and serve the
+                       protected resource metadata at /.well-known/oauth-protected-resource<path> and at the root
+  --oauth-resource URL with --oauth-issuer: the audience tokens must name (default: the endpoint URL as printed)
+  --oauth-scopes "a b" with --oauth-issuer: scopes every request needs (advertised; without them 403)
   --max-sessions N     sessions held at once; more get 503 + Retry-After (default 10000)
   --max-sessions-per-client N
                        sessions one client holds (the principal with --auth-token, else the remote
@@ -133,6 +139,27 @@ function clusterFromFlags(o: Parameters<typeof redisCluster>[0]): ReturnType<typ
   }
 }
 
+/**
+ * The resource server for --oauth-*: built once the port is bound, so the resource defaults to the
+ * endpoint URL exactly as printed. The options are checked now (a bad issuer is a usage error, exit 2).
+ */
+function oauthOption(
+  issuer: string | undefined,
+  resource: string | undefined,
+  scopeList: string | undefined,
+): ((endpointUrl: string) => OAuthResourceServer) | undefined {
+  if (issuer === undefined) {
+    if (resource !== undefined || scopeList !== undefined)
+      throw new UsageError('--oauth-resource and --oauth-scopes need --oauth-issuer');
+    return undefined;
+  }
+  const scopes = (scopeList ?? '').split(' ').filter((s) => s !== '');
+  const make = (url: string): OAuthResourceServer =>
+    oauthResourceServer({ resource: resource ?? url, authorizationServers: [issuer], scopes });
+  make(resource ?? 'http://127.0.0.1/mcp');
+  return make;
+}
+
 export async function main(argv: string[]): Promise<number> {
   try {
     return await run(argv);
@@ -158,6 +185,9 @@ async function run(argv: string[]): Promise<number> {
       stateless: { type: 'boolean' },
       'grace-ms': { type: 'string' },
       'auth-token': { type: 'string' },
+      'oauth-issuer': { type: 'string' },
+      'oauth-resource': { type: 'string' },
+      'oauth-scopes': { type: 'string' },
       'max-sessions': { type: 'string' },
       'max-sessions-per-client': { type: 'string' },
       'initialize-rate': { type: 'string' },
@@ -210,6 +240,9 @@ async function run(argv: string[]): Promise<number> {
               maxConcurrentRequests: int('max-concurrent-requests', values['max-concurrent-requests'], 0),
             }),
       };
+  const oauth = oauthOption(values['oauth-issuer'], values['oauth-resource'], values['oauth-scopes']);
+  if (oauth !== undefined && token !== undefined && token !== '')
+    throw new UsageError('--oauth-issuer and --auth-token (or SLUICE_AUTH_TOKEN) exclude each other');
   const origins = (values['allow-origin'] ?? []).map(originOf);
   const hosts = (values['allow-host'] ?? []).map(allowHostName);
   const certFile = values['tls-cert'];
@@ -241,6 +274,7 @@ async function run(argv: string[]): Promise<number> {
       ? {}
       : { maxSessions: int('max-sessions', values['max-sessions'], 0) }),
     ...(token === undefined || token === '' ? {} : { authenticate: staticBearer(token) }),
+    ...(oauth === undefined ? {} : { oauth }),
     ...(values.metrics ? { metricsPath: '/metrics' } : {}),
     ...(origins.length > 0 ? { allowedOrigins: origins } : {}),
     ...(hosts.length > 0 ? { allowedHosts: [...LOOPBACK_HOSTS, ...hosts] } : {}),

@@ -19,6 +19,37 @@ export interface AuthResult {
   principal: string;
   /** Epoch ms when the credential expires; long-lived streams end then. */
   expiresAt?: number | undefined;
+  /** The scopes the credential grants; handlers see them as `extra.authInfo.scopes`. */
+  scopes?: readonly string[] | undefined;
+  /**
+   * Runs for every JSON-RPC request of a POST once the body is parsed, before anything is
+   * dispatched (e.g. a per-tool scope map); a denial refuses the whole POST and changes nothing.
+   */
+  authorize?: ((method: string, params: unknown) => AuthDenial | undefined) | undefined;
+}
+
+/**
+ * A refusal `authenticate` (or `AuthResult.authorize`) decides itself, with its own status, stable
+ * reason and headers: a 401/403 Bearer challenge (RFC 6750 §3), a 400 for a malformed request, or a
+ * 503 + Retry-After when the verifier cannot reach its authorization server.
+ */
+export interface AuthDenial {
+  status: 400 | 401 | 403 | 503;
+  /** Stable machine-readable reason, sent as error.data.reason. */
+  reason: string;
+  message: string;
+  /** E.g. `www-authenticate`, `retry-after` (lower-case names). */
+  headers?: Readonly<Record<string, string>> | undefined;
+}
+
+/** An `authenticate` answer that is a denial rather than an accepted principal. */
+export function isAuthDenial(r: unknown): r is AuthDenial {
+  return (
+    typeof r === 'object' &&
+    r !== null &&
+    typeof (r as { principal?: unknown }).principal !== 'string' &&
+    typeof (r as { status?: unknown }).status === 'number'
+  );
 }
 
 /** What `createServer` learns about the session it serves. */
@@ -111,11 +142,14 @@ export interface ServerOptions {
   /** Host names allowed on a loopback bind. @defaultValue ['localhost', '127.0.0.1', '[::1]'] */
   allowedHosts?: string[];
   /**
-   * Authenticates every request before any session lookup; null means 401. It receives the
-   * runtime-neutral RequestView: `req.headers.authorization` reads as on node:http; the Node
-   * binding's view adds the IncomingMessage itself (`nodeObjectsOf(req)?.req`, server/node-view.ts).
+   * Authenticates every request before any session lookup; null means 401, an `AuthDenial` is sent
+   * as it is (its status, reason and headers). It receives the runtime-neutral RequestView:
+   * `req.headers.authorization` reads as on node:http; the Node binding's view adds the
+   * IncomingMessage itself (`nodeObjectsOf(req)?.req`, server/node-view.ts).
    */
-  authenticate?: (req: RequestView) => AuthResult | null | Promise<AuthResult | null>;
+  authenticate?: (
+    req: RequestView,
+  ) => AuthResult | AuthDenial | null | Promise<AuthResult | AuthDenial | null>;
   /** Re-run `authenticate` this often during a long stream and close it on refusal; 0 = never. @defaultValue 0 */
   revalidateMs?: number;
   /** Sent as `resource_metadata` in WWW-Authenticate on 401 (RFC 9728). */

@@ -7,6 +7,7 @@
  * runtime aborts the request, and close() for a graceful drain. Nothing here imports node:*.
  */
 
+import type { OAuthResourceServer } from '../auth/resource-server.js';
 import { type Notifier, notifierFor } from '../core/change-bus.js';
 import { type CloseReport, createPipeline } from '../core/endpoint.js';
 import { renderPrometheus } from '../core/observe/prometheus.js';
@@ -27,6 +28,13 @@ export interface FetchHandlerOptions extends ServerOptions {
    * public (Cloudflare Workers, Deno Deploy, a server on 0.0.0.0 behind TLS). @defaultValue true
    */
   loopbackOnly?: boolean;
+  /**
+   * An OAuth 2.1 resource server (`oauthResourceServer(...)`, docs/authorization.md): it becomes
+   * `authenticate`, and the handler answers requests for its protected resource metadata
+   * (`/.well-known/oauth-protected-resource` + the resource's path, and the root): route those
+   * paths to the handler too. @defaultValue undefined
+   */
+  oauth?: OAuthResourceServer;
 }
 
 export interface FetchHandler {
@@ -45,13 +53,31 @@ export function createFetchHandler(options: FetchHandlerOptions): FetchHandler {
   if (typeof options?.createServer !== 'function') {
     throw new InvalidOptionError('createFetchHandler needs { createServer: (ctx) => new McpServer(...) }');
   }
-  const pipeline = createPipeline(options.createServer, options);
+  const oauth = options.oauth;
+  if (oauth !== undefined && options.authenticate !== undefined) {
+    throw new InvalidOptionError(
+      'createFetchHandler: pass oauth or authenticate, not both (oauth authenticates)',
+    );
+  }
+  const pipeline = createPipeline(
+    options.createServer,
+    oauth === undefined
+      ? options
+      : { ...options, authenticate: oauth.authenticate, resourceMetadataUrl: oauth.metadataUrl },
+  );
   const ep = pipeline.endpoint;
   const loopback = options.loopbackOnly ?? true;
   // The stream's own queue plays the socket buffer's part: write() reports false above it.
   const highWaterMark = pipeline.options.highWaterMark;
 
   const handler = ((request: Request, info?: FetchInfo): Promise<Response> => {
+    if (oauth !== undefined) {
+      const answer = oauth.metadataAnswer(request.method, new URL(request.url).pathname);
+      if (answer !== undefined) {
+        const body = answer.status === 204 || answer.body === '' ? null : answer.body;
+        return Promise.resolve(new Response(body, { status: answer.status, headers: answer.headers }));
+      }
+    }
     const sink = new StreamSink(highWaterMark, request.signal);
     pipeline.handle(fetchView(request, loopback, info), sink).catch((error: unknown) => {
       pipeline.fail(error, sink, sink.started);

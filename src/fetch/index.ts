@@ -5,9 +5,16 @@
  * @module
  */
 
+export { AuthServerUnavailableError, InvalidTokenError, type InvalidTokenReason } from '../auth/errors.js';
+export type { IntrospectionClient, OAuthResourceServerOptions } from '../auth/options.js';
+export { OAUTH_DEFAULTS } from '../auth/options.js';
+export type { AuthRequest, MetadataAnswer, OAuthAuthResult } from '../auth/resource-server.js';
+export { OAuthResourceServer, oauthResourceServer } from '../auth/resource-server.js';
+export type { TokenVerifier, VerifiedToken } from '../auth/verified-token.js';
 export type { CloseReport } from '../core/endpoint.js';
 export type { EndpointStats, StreamStats } from '../core/observe/stats.js';
 export type {
+  AuthDenial,
   AuthResult,
   Logger,
   ResponseMode,

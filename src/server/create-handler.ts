@@ -7,6 +7,7 @@
  */
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import { type Http2ServerRequest, Http2ServerResponse } from 'node:http2';
+import type { OAuthResourceServer } from '../auth/resource-server.js';
 import type { ClusterStats, RedisCluster } from '../cluster/cluster.js';
 import { renderClusterMetrics } from '../cluster/metrics.js';
 import { type Notifier, notifierFor } from '../core/change-bus.js';
@@ -26,6 +27,13 @@ export interface McpHandlerOptions extends ServerOptions {
   createServer: CreateServer;
   /** Join a cluster of instances sharing sessions through Redis (docs/scale-out.md). @defaultValue undefined (one instance) */
   cluster?: RedisCluster;
+  /**
+   * An OAuth 2.1 resource server (`oauthResourceServer(...)`, docs/authorization.md): it becomes
+   * `authenticate`, and the handler answers GETs of its protected resource metadata paths
+   * (`/.well-known/oauth-protected-resource` + the resource's path, and the root) when they reach it.
+   * @defaultValue undefined
+   */
+  oauth?: OAuthResourceServer;
 }
 
 export interface McpHandler {
@@ -59,9 +67,21 @@ export function createMcpHandler(options: McpHandlerOptions): McpHandler {
     throw new InvalidOptionError('createMcpHandler needs { createServer: (ctx) => new McpServer(...) }');
   }
   const cluster = options.cluster;
+  const oauth = options.oauth;
+  if (oauth !== undefined && options.authenticate !== undefined) {
+    throw new InvalidOptionError(
+      'createMcpHandler: pass oauth or authenticate, not both (oauth authenticates)',
+    );
+  }
   const pipeline = createPipeline(
     options.createServer,
-    { probe: diagnosticsProbe(), ...options },
+    {
+      probe: diagnosticsProbe(),
+      ...options,
+      ...(oauth === undefined
+        ? {}
+        : { authenticate: oauth.authenticate, resourceMetadataUrl: oauth.metadataUrl }),
+    },
     cluster === undefined
       ? {}
       : {
@@ -91,6 +111,7 @@ export function createMcpHandler(options: McpHandlerOptions): McpHandler {
     res: ServerResponse | Http2ServerResponse,
     parsedBody?: unknown,
   ): void => {
+    if (oauth !== undefined && metadataServed(oauth, req, res)) return;
     if (res instanceof Http2ServerResponse) {
       protocols.h2++;
       const sink = new H2Sink(res);
@@ -119,4 +140,19 @@ export function createMcpHandler(options: McpHandlerOptions): McpHandler {
     renderProtocols(protocols) +
     (cluster === undefined ? '' : renderClusterMetrics(cluster));
   return listener;
+}
+
+/** Answers a request for the protected resource metadata (RFC 9728 §3); false for anything else. */
+export function metadataServed(
+  oauth: OAuthResourceServer,
+  req: IncomingMessage | Http2ServerRequest,
+  res: ServerResponse | Http2ServerResponse,
+): boolean {
+  const url = req.url ?? '/';
+  const q = url.indexOf('?');
+  const answer = oauth.metadataAnswer(req.method ?? 'GET', q < 0 ? url : url.slice(0, q));
+  if (answer === undefined) return false;
+  const sink = res instanceof Http2ServerResponse ? new H2Sink(res) : new NodeSink(res);
+  sink.respond(answer.status, answer.headers, answer.body);
+  return true;
 }

@@ -3,6 +3,12 @@
  * @module
  */
 
+export { AuthServerUnavailableError, InvalidTokenError, type InvalidTokenReason } from '../auth/errors.js';
+export type { IntrospectionClient, OAuthResourceServerOptions } from '../auth/options.js';
+export { OAUTH_DEFAULTS } from '../auth/options.js';
+export type { AuthRequest, MetadataAnswer, OAuthAuthResult } from '../auth/resource-server.js';
+export { OAuthResourceServer, oauthResourceServer } from '../auth/resource-server.js';
+export type { TokenVerifier, VerifiedToken } from '../auth/verified-token.js';
 export type { ClusterStats, RedisClusterOptions } from '../cluster/cluster.js';
 export { RedisCluster, redisCluster } from '../cluster/cluster.js';
 export type { RedisLink, RedisReply } from '../cluster/redis-link.js';
@@ -13,6 +19,7 @@ export type { CloseReport } from '../core/endpoint.js';
 export { statelessSafe } from '../core/era-2026/shared-server.js';
 export type { EndpointStats, StreamStats } from '../core/observe/stats.js';
 export type {
+  AuthDenial,
   AuthResult,
   Logger,
   ResponseMode,

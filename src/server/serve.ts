@@ -7,16 +7,30 @@
  */
 import { type IncomingMessage, ServerResponse } from 'node:http';
 import type { AddressInfo, Server } from 'node:net';
+import type { OAuthResourceServer } from '../auth/resource-server.js';
 import type { CloseReport } from '../core/endpoint.js';
 import { Refusals, sendRefusal } from '../core/pipeline/refusal.js';
 import { InvalidOptionError } from '../errors.js';
 import { isLoopbackAddress } from '../security/host.js';
-import { createMcpHandler, type McpHandler, type McpHandlerOptions } from './create-handler.js';
+import {
+  createMcpHandler,
+  type McpHandler,
+  type McpHandlerOptions,
+  metadataServed,
+} from './create-handler.js';
 import { H2Sink } from './h2-sink.js';
 import { createTransportServer, type TlsOptions } from './listen.js';
 import { NodeSink } from './node-sink.js';
 
-export interface ServeOptions extends McpHandlerOptions {
+export interface ServeOptions extends Omit<McpHandlerOptions, 'oauth'> {
+  /**
+   * An OAuth 2.1 resource server (docs/authorization.md): it authenticates every request, and its
+   * protected resource metadata is served at `/.well-known/oauth-protected-resource` + the
+   * resource's path and at the root. A function is called once the server is bound, with the
+   * endpoint URL (as `Served.url`), for a resource that names the port picked by `port: 0`.
+   * @defaultValue undefined
+   */
+  oauth?: OAuthResourceServer | ((endpointUrl: string) => OAuthResourceServer);
   /** @defaultValue '127.0.0.1' */
   host?: string;
   /** 0 picks a free port. @defaultValue 3000 */
@@ -70,7 +84,21 @@ export async function serve(options: ServeOptions): Promise<Served> {
       'serve: cluster with tls is not supported: terminate TLS at the load balancer, or run the cluster without tls',
     );
   }
-  const handler = createMcpHandler(options);
+  if (options.oauth !== undefined && options.authenticate !== undefined) {
+    throw new InvalidOptionError('serve: pass oauth or authenticate, not both (oauth authenticates)');
+  }
+  const makeOAuth = typeof options.oauth === 'function' ? options.oauth : undefined;
+  // With a factory the resource server exists once the port is known; no request is read before.
+  let oauth = typeof options.oauth === 'function' ? undefined : options.oauth;
+  const { oauth: _given, ...handlerOptions } = options;
+  const handler = createMcpHandler(
+    options.oauth === undefined
+      ? handlerOptions
+      : {
+          ...handlerOptions,
+          authenticate: (req) => (oauth as OAuthResourceServer).authenticate(req),
+        },
+  );
   const routes = { ...options.routes };
   if (options.metricsPath !== undefined) {
     routes[options.metricsPath] = (_req, res) => {
@@ -94,6 +122,7 @@ export async function serve(options: ServeOptions): Promise<Served> {
       const q = url.indexOf('?');
       const p = q < 0 ? url : url.slice(0, q);
       if (p === path) return handler(req, res);
+      if (oauth !== undefined && metadataServed(oauth, req, res)) return;
       const route = routes[p];
       // Extra routes are written for node:http; over h2 the compatibility API stands in for it.
       if (route !== undefined) return route(req as IncomingMessage, res as ServerResponse);
@@ -114,9 +143,19 @@ export async function serve(options: ServeOptions): Promise<Served> {
   });
   const addr = server.address() as AddressInfo;
   const urlHost = addr.family === 'IPv6' ? `[${addr.address}]` : addr.address;
-  const warning = bindWarning(addr.address, addr.port, options.authenticate !== undefined);
-  if (warning !== undefined) process.emitWarning(warning, { code: 'SLUICE_UNAUTHENTICATED_BIND' });
   const url = `${transport.scheme}://${urlHost}:${addr.port}${path}`;
+  if (makeOAuth !== undefined) {
+    try {
+      oauth = makeOAuth(url);
+    } catch (error) {
+      await handler.close();
+      await new Promise<void>((resolve) => server.close(() => resolve()));
+      throw error;
+    }
+  }
+  const authenticated = options.authenticate !== undefined || oauth !== undefined;
+  const warning = bindWarning(addr.address, addr.port, authenticated);
+  if (warning !== undefined) process.emitWarning(warning, { code: 'SLUICE_UNAUTHENTICATED_BIND' });
   if (handler.cluster !== undefined) {
     // Join the cluster (Redis, lease, shared secret) advertising the bound address unless told otherwise.
     try {

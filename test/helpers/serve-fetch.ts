@@ -5,7 +5,7 @@
  */
 import { createServer } from 'node:http';
 import type { AddressInfo } from 'node:net';
-import { createFetchHandler } from '../../src/fetch/index.js';
+import { createFetchHandler, type FetchHandler } from '../../src/fetch/index.js';
 import type { McpHandler, Served, ServeOptions } from '../../src/server/index.js';
 import { fetchListener } from './fetch-adapter.js';
 
@@ -19,14 +19,18 @@ export async function serveFetch(options: ServeOptions): Promise<Served> {
     routes,
     headersTimeoutMs: _headers,
     requestTimeoutMs: _request,
+    oauth: given,
     ...rest
   } = options;
-  const fetchHandler = createFetchHandler(rest);
-  const mcp = fetchListener(fetchHandler);
+  // The handler is built once the port is known (an oauth factory names it); no request comes before.
+  let fetchHandler: FetchHandler | undefined;
+  let mcp: ReturnType<typeof fetchListener> | undefined;
+  let metadataPaths: readonly string[] = [];
   const server = createServer({ noDelay: true }, (req, res) => {
     const url = req.url ?? '/';
     const p = url.split('?')[0];
-    if (p === path) return mcp(req, res);
+    if (fetchHandler === undefined || mcp === undefined) throw new Error('request before the handler exists');
+    if (p === path || (p !== undefined && metadataPaths.includes(p))) return mcp(req, res);
     if (metricsPath !== undefined && p === metricsPath) {
       const body = fetchHandler.metrics();
       res.writeHead(200, { 'content-type': 'text/plain; version=0.0.4' }).end(body);
@@ -41,6 +45,11 @@ export async function serveFetch(options: ServeOptions): Promise<Served> {
     server.listen(port ?? 0, host ?? '127.0.0.1', () => resolve());
   });
   const addr = server.address() as AddressInfo;
+  const url = `http://${addr.address}:${addr.port}${path}`;
+  const oauth = typeof given === 'function' ? given(url) : given;
+  metadataPaths = oauth?.metadataPaths ?? [];
+  fetchHandler = createFetchHandler(oauth === undefined ? rest : { ...rest, oauth });
+  mcp = fetchListener(fetchHandler);
   const handler = Object.assign(mcp, {
     close: fetchHandler.close,
     stats: fetchHandler.stats,
@@ -48,13 +57,13 @@ export async function serveFetch(options: ServeOptions): Promise<Served> {
   }) as McpHandler;
   let closing: Promise<Awaited<ReturnType<McpHandler['close']>>> | undefined;
   return {
-    url: `http://${addr.address}:${addr.port}${path}`,
+    url,
     port: addr.port,
     server,
     handler,
     close(opts) {
       closing ??= (async () => {
-        const report = await fetchHandler.close(opts);
+        const report = await (fetchHandler as FetchHandler).close(opts);
         await new Promise<void>((resolve) => {
           server.close(() => resolve());
           server.closeAllConnections();

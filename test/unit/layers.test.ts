@@ -36,7 +36,17 @@ export function importsOf(source: string): Import[] {
   return out;
 }
 
-const BUILDING_BLOCKS = ['jsonrpc', 'http', 'sse', 'flow', 'events', 'security', 'modern', 'errors.ts'];
+const BUILDING_BLOCKS = [
+  'jsonrpc',
+  'http',
+  'sse',
+  'flow',
+  'events',
+  'security',
+  'modern',
+  'auth',
+  'errors.ts',
+];
 /** What each layer (first path segment under src/) may import from src/, besides itself. */
 const ALLOWED: Record<string, readonly string[]> = {
   ...Object.fromEntries(BUILDING_BLOCKS.map((b) => [b, BUILDING_BLOCKS])),

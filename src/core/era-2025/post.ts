@@ -58,6 +58,19 @@ export async function handleSessionPost(
     else items.push({ kind: 'reply', m: c.message, id: c.id });
   }
 
+  const authorize = input.auth?.authorize;
+  if (authorize !== undefined) {
+    for (const it of items) {
+      if (it.kind !== 'request') continue;
+      // A request the credential does not cover (e.g. 403 insufficient_scope for a tool).
+      const denial = authorize(it.m.method, it.m.params);
+      if (denial !== undefined) {
+        reg.core.counters.refusals.auth++;
+        return sendRefusal(sink, Refusals.denied(denial), headers, batch ? null : it.m.id);
+      }
+    }
+  }
+
   if (init !== undefined) {
     if (batch) return sendRefusal(sink, Refusals.initializeInBatch(), headers);
     if (!reg.core.options.stateless && input.head.header('mcp-session-id') !== undefined) {

@@ -33,6 +33,12 @@ export async function handleModernPost(
   const req = verdict.request;
   const meta = validateModern(req, (n) => input.head.header(n));
   if (isRefusal(meta)) return sendModernRefusal(era, input, meta);
+  const denial = input.auth?.authorize?.(req.method, req.params);
+  if (denial !== undefined) {
+    // The credential does not cover this request (e.g. 403 insufficient_scope for a tool).
+    era.core.counters.refusals.auth++;
+    return sendRefusal(input.sink, Refusals.denied(denial), input.headers, req.id);
+  }
   if (era.core.closing) return sendRefusal(input.sink, Refusals.shuttingDown(1), input.headers, req.id);
   // Per-client concurrency (the era has no sessions to bound it): a valid request is refused only
   // for being over the limit, before any server is built. The slot is the call's until its cleanup.

@@ -14,7 +14,7 @@ import { hostAllowed } from '../../security/host.js';
 import { checkOrigin } from '../../security/origin.js';
 import type { ClusterHooks } from '../cluster-hooks.js';
 import type { Counters } from '../observe/counters.js';
-import type { AuthResult, ResolvedOptions } from '../options.js';
+import { type AuthResult, isAuthDenial, type ResolvedOptions } from '../options.js';
 import type { StreamGuard } from '../stream/stream-guard.js';
 import { Refusals, sendRefusal } from './refusal.js';
 import type { RequestView } from './request-view.js';
@@ -129,16 +129,26 @@ export function createChecks(
     const authenticate = o.authenticate;
     if (authenticate !== undefined) {
       const r = await authenticate(view);
-      if (r === null || typeof r?.principal !== 'string') {
+      if (r === null || isAuthDenial(r) || typeof r?.principal !== 'string') {
         counters.refusals.auth++;
-        return sendRefusal(sink, Refusals.unauthorized(challenge), headers);
+        return sendRefusal(
+          sink,
+          isAuthDenial(r) ? Refusals.denied(r) : Refusals.unauthorized(challenge),
+          headers,
+        );
       }
       auth = r;
       const principal = r.principal;
       guard = {
         expiresAt: r.expiresAt,
         revalidateMs: o.revalidateMs,
-        revalidate: async () => (await authenticate(view))?.principal === principal,
+        revalidate: async () => {
+          const again = await authenticate(view);
+          // The verifier could not reach its authorization server: that says nothing about this
+          // credential, so the stream stays (it still ends at `expiresAt`).
+          if (isAuthDenial(again)) return again.status === 503;
+          return again?.principal === principal;
+        },
       };
     }
     if (method === 'POST') {

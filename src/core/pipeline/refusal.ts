@@ -205,6 +205,15 @@ export const Refusals = {
   forbiddenHost: () => refusal(403, C.ServerError, 'host-not-allowed', 'Forbidden: Host not allowed'),
   unauthorized: (challenge: string) =>
     refusal(401, C.ServerError, 'unauthorized', 'Unauthorized', { 'www-authenticate': challenge }),
+  /** A refusal `authenticate` or `AuthResult.authorize` decided (status, reason and headers its own). */
+  denied: (d: { status: number; reason: string; message: string; headers?: Headers | undefined }) =>
+    refusal(
+      d.status,
+      C.ServerError,
+      d.reason,
+      d.message,
+      d.headers === undefined ? undefined : { ...d.headers },
+    ),
   notFound: (endpointPath: string) =>
     refusal(404, C.MethodNotFound, 'not-found', `Not Found: the MCP endpoint is ${endpointPath}`),
   /** `code`: the stable SluiceError code of a misconfiguration, named so whoever sees the 500 knows where to look. */

@@ -17,7 +17,7 @@ export function authInfoOf(auth: AuthResult): AuthInfo {
   return {
     token: '',
     clientId: auth.principal,
-    scopes: [],
+    scopes: auth.scopes === undefined ? [] : [...auth.scopes],
     ...(auth.expiresAt === undefined ? {} : { expiresAt: Math.floor(auth.expiresAt / 1000) }),
     extra: { principal: auth.principal },
   };

@@ -1,0 +1,66 @@
+/**
+ * The answers a resource server gives when it refuses a request, and reading the one credential it
+ * accepts. RFC 6750 §3 (the Bearer challenge and its error codes), RFC 9728 §5.1
+ * (`resource_metadata` in the challenge), MCP 2025-11-25 basic/authorization §"Protected Resource
+ * Metadata Discovery Requirements" and §"Scope Challenge Handling" (`scope` on 401 and 403).
+ */
+
+/** The shape the core's `authenticate` accepts as a refusal (core/options.ts `AuthDenial`). */
+export interface Denial {
+  status: 400 | 401 | 403 | 503;
+  reason: string;
+  message: string;
+  headers?: Readonly<Record<string, string>> | undefined;
+}
+
+/** RFC 6750 §3: quoted values exclude `"` and `\` (and anything outside printable ASCII). */
+function quoted(v: string): string {
+  return `"${v.replace(/[^\x20\x21\x23-\x5b\x5d-\x7e]/g, '')}"`;
+}
+
+export interface ChallengeParams {
+  resourceMetadata: string;
+  scopes: readonly string[];
+  error?: 'invalid_request' | 'invalid_token' | 'insufficient_scope';
+  description?: string;
+}
+
+export function bearerChallenge(p: ChallengeParams): string {
+  const parts = [`resource_metadata=${quoted(p.resourceMetadata)}`];
+  if (p.scopes.length > 0) parts.push(`scope=${quoted(p.scopes.join(' '))}`);
+  if (p.error !== undefined) parts.push(`error=${quoted(p.error)}`);
+  if (p.description !== undefined) parts.push(`error_description=${quoted(p.description.slice(0, 200))}`);
+  return `Bearer ${parts.join(', ')}`;
+}
+
+/** RFC 6750 §2.1: `Bearer` then one token68 (RFC 9110 §11.2), nothing after it. */
+const BEARER = /^bearer +([A-Za-z0-9\-._~+/]+=*) *$/i;
+const SCHEME = /^([A-Za-z0-9!#$%&'*+\-.^_`|~]+)(?: |$)/;
+
+export type Credential =
+  | { kind: 'token'; token: string }
+  | { kind: 'missing' }
+  | { kind: 'other-scheme' }
+  | { kind: 'malformed'; why: string };
+
+/** Reads the bearer token of an `Authorization` header value (repeated headers arrive joined). */
+export function readBearer(header: string | undefined): Credential {
+  if (header === undefined || header.trim() === '') return { kind: 'missing' };
+  const m = BEARER.exec(header);
+  if (m?.[1] !== undefined) return { kind: 'token', token: m[1] };
+  const scheme = SCHEME.exec(header)?.[1];
+  if (scheme === undefined) return { kind: 'malformed', why: 'the Authorization header is not a credential' };
+  if (scheme.toLowerCase() !== 'bearer') return { kind: 'other-scheme' };
+  return { kind: 'malformed', why: 'the Authorization header must be "Bearer" and one token' };
+}
+
+/**
+ * RFC 6750 §2.3 allows `access_token` in the query; OAuth 2.1 §5.1.2 and MCP 2025-11-25
+ * basic/authorization §"Token Requirements" forbid it (URLs end up in logs), so its presence is
+ * refused rather than ignored.
+ */
+export function tokenInQuery(url: string): boolean {
+  const q = url.indexOf('?');
+  if (q < 0) return false;
+  return new URLSearchParams(url.slice(q + 1)).has('access_token');
+}

@@ -1,0 +1,183 @@
+/**
+ * JWT access tokens (RFC 9068) verified with `jose` against the issuer's JWKS, found through its
+ * metadata (`jwks_uri`, src/auth/discovery.ts). The key set is cached for `jwksCacheMaxAgeMs`; a
+ * token whose `kid` the cached set lacks makes jose fetch the set once more, at most once per
+ * `jwksCooldownMs` (key rotation without letting forged `kid`s hammer the authorization server).
+ *
+ * A verified token is remembered, by its whole text, for `cacheTtlMs` and never past its `exp`
+ * (at most `cacheEntries` tokens): a client presents the same token on every request, and checking
+ * its signature again each time is most of the cost of authenticating it.
+ *
+ * Only asymmetric algorithms are accepted: a resource server holds no shared secret, and accepting
+ * HS256 against a public key is the classic confusion attack (RFC 8725 §2.1, §3.1).
+ */
+import {
+  createRemoteJWKSet,
+  customFetch,
+  decodeJwt,
+  decodeProtectedHeader,
+  errors,
+  type JWTVerifyGetKey,
+  jwtVerify,
+} from 'jose';
+import type { FetchLike, MetadataCache } from './discovery.js';
+import { AuthServerUnavailableError, InvalidTokenError, type InvalidTokenReason } from './errors.js';
+import { audienceOf, scopesOf, subjectOf, type VerifiedToken } from './verified-token.js';
+
+export interface JwtVerifierOptions {
+  issuers: ReadonlyMap<string, MetadataCache>;
+  resource: string;
+  algorithms: readonly string[];
+  clockToleranceS: number;
+  jwksCacheMaxAgeMs: number;
+  jwksCooldownMs: number;
+  timeoutMs: number;
+  retryAfterS: number;
+  /** Verified tokens remembered at most; 0 turns the cache off. */
+  cacheEntries: number;
+  cacheTtlMs: number;
+  fetch: FetchLike;
+  now: () => number;
+}
+
+/** jose's error codes that say something about the token (everything else is the JWKS endpoint's fault). */
+const TOKEN_ERRORS: Record<string, InvalidTokenReason> = {
+  ERR_JWT_EXPIRED: 'expired',
+  ERR_JWS_SIGNATURE_VERIFICATION_FAILED: 'signature',
+  ERR_JOSE_ALG_NOT_ALLOWED: 'algorithm',
+  ERR_JWKS_NO_MATCHING_KEY: 'unknown-key',
+  ERR_JWKS_MULTIPLE_MATCHING_KEYS: 'unknown-key',
+  ERR_JWS_INVALID: 'malformed',
+  ERR_JWT_INVALID: 'malformed',
+  ERR_JOSE_NOT_SUPPORTED: 'malformed',
+};
+const CLAIM_ERRORS: Record<string, InvalidTokenReason> = {
+  exp: 'expired',
+  nbf: 'not-yet-valid',
+  aud: 'audience',
+  iss: 'issuer',
+};
+
+export class JwtVerifier {
+  readonly #o: JwtVerifierOptions;
+  readonly #keySets = new Map<string, JWTVerifyGetKey>();
+  readonly #verified = new Map<string, { token: VerifiedToken; until: number }>();
+
+  constructor(options: JwtVerifierOptions) {
+    this.#o = options;
+  }
+
+  readonly verify = async (token: string): Promise<VerifiedToken> => {
+    const o = this.#o;
+    const hit = this.#verified.get(token);
+    if (hit !== undefined) {
+      if (o.now() < hit.until) return hit.token;
+      this.#verified.delete(token);
+    }
+    const verified = await this.#verify(token);
+    this.#remember(token, verified);
+    return verified;
+  };
+
+  #remember(text: string, token: VerifiedToken): void {
+    const o = this.#o;
+    if (o.cacheEntries === 0) return;
+    const until = Math.min(o.now() + o.cacheTtlMs, token.expiresAt ?? 0);
+    if (until <= o.now()) return;
+    // Insertion order is age order: the oldest entry goes first.
+    while (this.#verified.size >= o.cacheEntries) {
+      const oldest = this.#verified.keys().next().value;
+      if (oldest === undefined) break;
+      this.#verified.delete(oldest);
+    }
+    this.#verified.set(text, { token, until });
+  }
+
+  async #verify(token: string): Promise<VerifiedToken> {
+    const o = this.#o;
+    let alg: unknown;
+    let iss: unknown;
+    try {
+      alg = decodeProtectedHeader(token).alg;
+      iss = decodeJwt(token).iss;
+    } catch (cause) {
+      throw new InvalidTokenError('malformed', 'the token is not a JWT', { cause });
+    }
+    if (typeof alg !== 'string' || !o.algorithms.includes(alg)) {
+      throw new InvalidTokenError('algorithm', `algorithm ${String(alg).slice(0, 16)} is not accepted`);
+    }
+    const metadata = typeof iss === 'string' ? o.issuers.get(iss) : undefined;
+    if (typeof iss !== 'string' || metadata === undefined) {
+      throw new InvalidTokenError('issuer', 'the token was not issued by an accepted authorization server');
+    }
+    const keys = await this.#keySet(iss, metadata);
+    try {
+      const { payload } = await jwtVerify(token, keys, {
+        issuer: iss,
+        audience: o.resource,
+        algorithms: [...o.algorithms],
+        clockTolerance: o.clockToleranceS,
+        requiredClaims: ['exp'],
+        currentDate: new Date(o.now()),
+      });
+      const claims = payload as Record<string, unknown>;
+      const subject = subjectOf(claims);
+      if (subject === undefined)
+        throw new InvalidTokenError('claims', 'the token has neither sub nor client_id');
+      return {
+        issuer: iss,
+        audience: audienceOf(claims),
+        subject,
+        scopes: scopesOf(claims),
+        expiresAt: typeof payload.exp === 'number' ? payload.exp * 1000 : undefined,
+        claims,
+      };
+    } catch (error) {
+      throw this.#classify(error);
+    }
+  }
+
+  #classify(error: unknown): Error {
+    if (error instanceof InvalidTokenError) return error;
+    if (error instanceof errors.JWTClaimValidationFailed || error instanceof errors.JWTExpired) {
+      const reason = (error.reason === 'missing' ? undefined : CLAIM_ERRORS[error.claim]) ?? 'claims';
+      return new InvalidTokenError(
+        reason,
+        `the token's ${error.claim} claim is not accepted (${error.reason})`,
+        {
+          cause: error,
+        },
+      );
+    }
+    const code = error instanceof errors.JOSEError ? error.code : undefined;
+    const reason = code === undefined ? undefined : TOKEN_ERRORS[code];
+    if (reason !== undefined) {
+      return new InvalidTokenError(reason, error instanceof Error ? error.message : reason, { cause: error });
+    }
+    // A timeout, a refused connection, a non-200 or a broken key set: the JWKS endpoint's fault.
+    return new AuthServerUnavailableError(
+      `the JWKS could not be fetched: ${error instanceof Error ? error.message : String(error)}`,
+      this.#o.retryAfterS,
+      { cause: error },
+    );
+  }
+
+  async #keySet(issuer: string, metadata: MetadataCache): Promise<JWTVerifyGetKey> {
+    const known = this.#keySets.get(issuer);
+    if (known !== undefined) return known;
+    const doc = await metadata.get();
+    const uri = doc.jwks_uri;
+    if (typeof uri !== 'string' || !URL.canParse(uri)) {
+      throw new AuthServerUnavailableError(`${issuer} publishes no jwks_uri`, this.#o.retryAfterS);
+    }
+    const o = this.#o;
+    const keys = createRemoteJWKSet(new URL(uri), {
+      cacheMaxAge: o.jwksCacheMaxAgeMs,
+      cooldownDuration: o.jwksCooldownMs,
+      timeoutDuration: o.timeoutMs,
+      [customFetch]: o.fetch as typeof fetch,
+    });
+    this.#keySets.set(issuer, keys);
+    return keys;
+  }
+}

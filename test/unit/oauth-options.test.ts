@@ -1,0 +1,173 @@
+/**
+ * oauthResourceServer's option validation (once, with InvalidOptionError), its metadata paths, and
+ * the Authorization header reader and challenge writer it answers with.
+ */
+import assert from 'node:assert/strict';
+import { describe, test } from 'node:test';
+import { bearerChallenge, readBearer, tokenInQuery } from '../../src/auth/challenge.js';
+import { metadataUrls } from '../../src/auth/discovery.js';
+import { AuthServerUnavailableError, InvalidTokenError } from '../../src/auth/errors.js';
+import { createFetchHandler } from '../../src/fetch/index.js';
+import {
+  createMcpHandler,
+  InvalidOptionError,
+  oauthResourceServer,
+  SluiceError,
+  serve,
+} from '../../src/server/index.js';
+
+const AS = 'https://as.example.com';
+
+describe('oauthResourceServer options', () => {
+  test('impossible options throw InvalidOptionError when it is built', () => {
+    const bad: [Record<string, unknown>, RegExp][] = [
+      [{ authorizationServers: [AS] }, /resource must be an absolute URL/],
+      [{ resource: '/mcp', authorizationServers: [AS] }, /resource must be an absolute URL/],
+      [{ resource: 'https://m.example/mcp#x', authorizationServers: [AS] }, /fragment/],
+      [{ resource: 'ftp://m.example/mcp', authorizationServers: [AS] }, /http\(s\) URL/],
+      [{ resource: 'https://m.example/mcp', authorizationServers: [] }, /at least one issuer/],
+      [
+        { resource: 'https://m.example/mcp', authorizationServers: ['http://as.example.com'] },
+        /must be https/,
+      ],
+      [{ resource: 'https://m.example/mcp', authorizationServers: [AS], verify: 'magic' }, /verify must be/],
+      [
+        { resource: 'https://m.example/mcp', authorizationServers: [AS], verify: 'introspection' },
+        /needs introspection/,
+      ],
+      [
+        {
+          resource: 'https://m.example/mcp',
+          authorizationServers: [AS, 'https://as2.example.com'],
+          verify: 'introspection',
+          introspection: { clientId: 'a', clientSecret: 'b' },
+        },
+        /exactly one/,
+      ],
+      [
+        { resource: 'https://m.example/mcp', authorizationServers: [AS], algorithms: ['HS256'] },
+        /not an asymmetric/,
+      ],
+      [
+        { resource: 'https://m.example/mcp', authorizationServers: [AS], algorithms: ['none'] },
+        /not an asymmetric/,
+      ],
+      [
+        { resource: 'https://m.example/mcp', authorizationServers: [AS], scopes: ['a b'] },
+        /not a scope token/,
+      ],
+      [
+        { resource: 'https://m.example/mcp', authorizationServers: [AS], clockToleranceS: -1 },
+        /clockToleranceS/,
+      ],
+      [{ resource: 'https://m.example/mcp', authorizationServers: [AS], maxTokenBytes: 10 }, /maxTokenBytes/],
+      [
+        { resource: 'https://m.example/mcp', authorizationServers: [AS], toolScopes: { x: 'a' } },
+        /toolScopes\.x/,
+      ],
+    ];
+    for (const [options, message] of bad) {
+      assert.throws(
+        () => oauthResourceServer(options as never),
+        (e: unknown) =>
+          e instanceof InvalidOptionError && e.code === 'SLUICE_INVALID_OPTION' && message.test(e.message),
+        JSON.stringify(options),
+      );
+    }
+    // http is fine on a loopback host (development, tests).
+    oauthResourceServer({
+      resource: 'http://127.0.0.1:3000/mcp',
+      authorizationServers: ['http://localhost:8080'],
+    });
+  });
+
+  test('the bindings take oauth or authenticate, not both', async () => {
+    const oauth = oauthResourceServer({ resource: 'https://m.example/mcp', authorizationServers: [AS] });
+    const both = { createServer: () => undefined as never, oauth, authenticate: () => null };
+    assert.throws(() => createMcpHandler(both), /pass oauth or authenticate, not both/);
+    assert.throws(() => createFetchHandler(both), /pass oauth or authenticate, not both/);
+    await assert.rejects(serve({ ...both, port: 0 }), /pass oauth or authenticate, not both/);
+  });
+
+  test('the metadata: paths, URL, document; the resource kept byte for byte', () => {
+    const rs = oauthResourceServer({
+      resource: 'https://m.example/tenant/mcp',
+      authorizationServers: [AS],
+      scopes: ['read'],
+      toolScopes: { deploy: ['write', 'read'] },
+      resourceName: 'Example',
+    });
+    assert.equal(rs.metadataUrl, 'https://m.example/.well-known/oauth-protected-resource/tenant/mcp');
+    assert.deepEqual(rs.metadataPaths, [
+      '/.well-known/oauth-protected-resource/tenant/mcp',
+      '/.well-known/oauth-protected-resource',
+    ]);
+    assert.deepEqual(rs.metadata(), {
+      resource: 'https://m.example/tenant/mcp',
+      authorization_servers: [AS],
+      bearer_methods_supported: ['header'],
+      scopes_supported: ['read', 'write'],
+      resource_name: 'Example',
+    });
+    assert.equal(rs.metadataAnswer('GET', '/mcp'), undefined);
+    assert.equal(rs.metadataAnswer('HEAD', '/.well-known/oauth-protected-resource')?.body, '');
+    const root = oauthResourceServer({ resource: 'https://m.example', authorizationServers: [AS] });
+    assert.equal(root.resource, 'https://m.example', 'no slash added');
+    assert.deepEqual(root.metadataPaths, ['/.well-known/oauth-protected-resource']);
+  });
+
+  test('authorization server metadata URLs in RFC 8414 then OpenID order', () => {
+    assert.deepEqual(metadataUrls('https://as.example.com'), [
+      'https://as.example.com/.well-known/oauth-authorization-server',
+      'https://as.example.com/.well-known/openid-configuration',
+    ]);
+    assert.deepEqual(metadataUrls('https://as.example.com/realms/mcp'), [
+      'https://as.example.com/.well-known/oauth-authorization-server/realms/mcp',
+      'https://as.example.com/.well-known/openid-configuration/realms/mcp',
+      'https://as.example.com/realms/mcp/.well-known/openid-configuration',
+    ]);
+  });
+});
+
+describe('Authorization header and challenges', () => {
+  test('readBearer', () => {
+    assert.deepEqual(readBearer(undefined), { kind: 'missing' });
+    assert.deepEqual(readBearer('  '), { kind: 'missing' });
+    assert.deepEqual(readBearer('Bearer abc.def-ghi_~+/='), { kind: 'token', token: 'abc.def-ghi_~+/=' });
+    assert.deepEqual(readBearer('bearer abc'), { kind: 'token', token: 'abc' });
+    assert.deepEqual(readBearer('Basic dXNlcg=='), { kind: 'other-scheme' });
+    assert.equal(readBearer('Bearer a b').kind, 'malformed');
+    assert.equal(readBearer('Bearer a, Bearer b').kind, 'malformed');
+    assert.equal(readBearer('Bearer').kind, 'malformed');
+    assert.equal(readBearer('Bearer "quoted"').kind, 'malformed');
+    assert.equal(readBearer('(nonsense)').kind, 'malformed');
+  });
+
+  test('tokenInQuery', () => {
+    assert.equal(tokenInQuery('/mcp'), false);
+    assert.equal(tokenInQuery('/mcp?x=1'), false);
+    assert.equal(tokenInQuery('/mcp?x=1&access_token=t'), true);
+  });
+
+  test('bearerChallenge quotes values and drops what RFC 6750 forbids in them', () => {
+    assert.equal(
+      bearerChallenge({
+        resourceMetadata: 'https://m.example/.well-known/oauth-protected-resource/mcp',
+        scopes: ['a', 'b'],
+        error: 'invalid_token',
+        description: 'bad "token"\\\n',
+      }),
+      'Bearer resource_metadata="https://m.example/.well-known/oauth-protected-resource/mcp", scope="a b", error="invalid_token", error_description="bad token"',
+    );
+  });
+
+  test('the two token errors tell each other apart (instanceof and code)', () => {
+    const invalid = new InvalidTokenError('expired', 'x');
+    const down = new AuthServerUnavailableError('y', 5);
+    assert.ok(invalid instanceof SluiceError && down instanceof SluiceError);
+    assert.ok(invalid instanceof InvalidTokenError && !(invalid instanceof AuthServerUnavailableError));
+    assert.ok(down instanceof AuthServerUnavailableError && !(down instanceof InvalidTokenError));
+    assert.equal(invalid.code, 'SLUICE_INVALID_TOKEN');
+    assert.equal(down.code, 'SLUICE_AUTH_SERVER_UNAVAILABLE');
+  });
+});
