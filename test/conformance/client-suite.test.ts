@@ -349,8 +349,11 @@ describe('official conformance suite 0.2.0-alpha.12, client scenarios, 2026-07-2
   }
 });
 
+// Each scenario runs its own mock servers on ephemeral ports and writes to its own directory, so
+// three run at once: the 45 of them are mostly process start-up, one after another ~3.5 minutes.
 describe('official conformance suite 0.2.0-alpha.12, client auth scenarios', {
   skip: next.available ? false : 'tools/conformance-next not installed',
+  concurrency: 3,
 }, () => {
   for (const [revision, scenarios] of [
     ['2026-07-28', auth2026],
