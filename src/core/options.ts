@@ -7,6 +7,7 @@ import { InvalidOptionError } from '../errors.js';
 import type { EventStore } from '../events/event-store.js';
 import { DEFAULT_REPLAY_BUDGET, DEFAULT_REPLAY_LIMITS } from '../events/memory-event-store.js';
 import type { RingLimits } from '../flow/ring-buffer.js';
+import { DEFAULT_JSON_LIMITS, type JsonShapeLimits } from '../jsonrpc/json-shape.js';
 import type { ClientLimitOptions } from './limits/client-limits.js';
 import type { Probe } from './observe/probe.js';
 import type { RequestView } from './pipeline/request-view.js';
@@ -60,6 +61,12 @@ export interface ServerOptions {
   retryMs?: number;
   /** Largest accepted POST body in bytes (413 above). @defaultValue 4 MiB */
   maxBodyBytes?: number;
+  /**
+   * Shape bounds of a POST body, checked before it is parsed (400 above; jsonrpc/json-shape.ts):
+   * nesting depth, object members, and values (containers and elements) in the whole body.
+   * @defaultValue { maxDepth: 64, maxKeys: 10000, maxValues: 100000 }
+   */
+  jsonLimits?: Partial<JsonShapeLimits>;
   /** Sessions held at once; a new initialize beyond it gets 503 + Retry-After. @defaultValue 10000 */
   maxSessions?: number;
   /**
@@ -148,12 +155,14 @@ export type ResolvedOptions = Required<
     | 'logger'
     | 'allowedOrigins'
     | 'replay'
+    | 'jsonLimits'
     | 'probe'
     | 'clientLimits'
   >
 > & {
   clientLimits: ClientLimitOptions | undefined;
   replay: RingLimits;
+  jsonLimits: JsonShapeLimits;
   replayBudget: { maxTotalBytes: number; maxFinishedStreams: number };
   eventStore: EventStore | undefined;
   authenticate: ServerOptions['authenticate'];
@@ -280,6 +289,14 @@ export function resolveOptions(o: ServerOptions): ResolvedOptions {
     keepaliveMs: nonNegativeInt('keepaliveMs', o.keepaliveMs ?? DEFAULTS.keepaliveMs),
     retryMs: nonNegativeInt('retryMs', o.retryMs ?? DEFAULTS.retryMs),
     maxBodyBytes: positiveInt('maxBodyBytes', o.maxBodyBytes ?? DEFAULTS.maxBodyBytes),
+    jsonLimits: {
+      maxDepth: positiveInt('jsonLimits.maxDepth', o.jsonLimits?.maxDepth ?? DEFAULT_JSON_LIMITS.maxDepth),
+      maxKeys: positiveInt('jsonLimits.maxKeys', o.jsonLimits?.maxKeys ?? DEFAULT_JSON_LIMITS.maxKeys),
+      maxValues: positiveInt(
+        'jsonLimits.maxValues',
+        o.jsonLimits?.maxValues ?? DEFAULT_JSON_LIMITS.maxValues,
+      ),
+    },
     maxSessions: positiveInt('maxSessions', o.maxSessions ?? DEFAULTS.maxSessions),
     sessionIdleMs: positiveInt('sessionIdleMs', o.sessionIdleMs ?? DEFAULTS.sessionIdleMs),
     clientLimits: clientLimits(o.clientLimits),

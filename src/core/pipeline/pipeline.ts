@@ -9,6 +9,7 @@
  */
 import { SluiceError } from '../../errors.js';
 import { isJsonContentType, parseAccept } from '../../http/media-type.js';
+import { checkJsonShape } from '../../jsonrpc/json-shape.js';
 import { corsHeaders, preflightHeaders } from '../../security/cors.js';
 import { hostAllowed } from '../../security/host.js';
 import { checkOrigin } from '../../security/origin.js';
@@ -156,6 +157,10 @@ export function createChecks(
         sink.destroy();
         return;
       }
+      // Before any JSON.parse (here, in a routing stage or in handlePost): parse cost is bounded too.
+      const excess = checkJsonShape(body.text, o.jsonLimits);
+      if (excess !== undefined)
+        return sendRefusal(sink, Refusals.jsonTooComplex(excess.limit, excess.max), headers);
       if (route !== undefined && (await routed(view, sink, body.text, auth, headers))) return;
       return handlers.post({
         head: view,

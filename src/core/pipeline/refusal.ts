@@ -107,6 +107,20 @@ export const Refusals = {
     refusal(413, C.ServerError, 'body-too-large', `Payload Too Large: the body exceeds ${limit} bytes`, {
       connection: 'close',
     }),
+  /** A body whose shape crosses `jsonLimits` (jsonrpc/json-shape.ts), refused before it is parsed. */
+  jsonTooComplex: (limit: 'depth' | 'keys' | 'values', max: number) =>
+    refusal(
+      400,
+      C.InvalidRequest,
+      { depth: 'json-too-deep', keys: 'json-too-many-keys', values: 'json-too-many-values' }[limit],
+      `Invalid Request: the body ${
+        {
+          depth: `nests deeper than ${max} levels`,
+          keys: `holds more than ${max} object members`,
+          values: `holds more than ${max} values`,
+        }[limit]
+      } (server option jsonLimits.${{ depth: 'maxDepth', keys: 'maxKeys', values: 'maxValues' }[limit]})`,
+    ),
   methodNotAllowed: (allow: string) =>
     refusal(405, C.ServerError, 'method-not-allowed', `Method Not Allowed (allowed: ${allow})`, { allow }),
   tooManySessions: (retryAfterS: number) =>
