@@ -106,13 +106,13 @@ export function createChecks(
     const host = view.header('host');
     if (!hostAllowed(host, view.loopback, o.allowedHosts)) {
       counters.refusals.host++;
-      return sendRefusal(sink, Refusals.forbiddenHost());
+      return sendRefusal(sink, Refusals.forbiddenHost(host));
     }
     const origin = view.header('origin');
     const verdict = checkOrigin(origin, host, o.allowedOrigins);
     if (verdict === 'denied') {
       counters.refusals.origin++;
-      return sendRefusal(sink, Refusals.forbiddenOrigin());
+      return sendRefusal(sink, Refusals.forbiddenOrigin(origin ?? '', host));
     }
     const headers: Headers = verdict === 'allowed' && origin !== undefined ? corsHeaders(origin) : {};
     const method = view.method;
