@@ -5,8 +5,11 @@
  */
 import { InvalidOptionError } from '../errors.js';
 import type { EventStore } from '../events/event-store.js';
-import { DEFAULT_REPLAY_BUDGET, DEFAULT_REPLAY_LIMITS } from '../events/memory-event-store.js';
-import type { RingLimits } from '../flow/ring-buffer.js';
+import {
+  DEFAULT_REPLAY_BUDGET,
+  DEFAULT_REPLAY_LIMITS,
+  type ReplayLimits,
+} from '../events/memory-event-store.js';
 import { DEFAULT_JSON_LIMITS, type JsonShapeLimits } from '../jsonrpc/json-shape.js';
 import type { ClientLimitOptions } from './limits/client-limits.js';
 import type { Probe } from './observe/probe.js';
@@ -88,8 +91,12 @@ export interface ServerOptions {
   maxQueueBytes?: number;
   /** Queue bytes above which a non-coalescible send waits for 'drain'. @defaultValue 64 KiB */
   highWaterMark?: number;
-  /** Replay buffer bounds per stream. @defaultValue { maxCount: 1024, maxBytes: 1 MiB, maxAgeMs: 300000 } */
-  replay?: Partial<RingLimits>;
+  /**
+   * Replay buffer bounds per stream. A stream's count and byte bounds grow to what it produces at
+   * its peak rate during `tolerableDisconnectMs` (0: fixed), up to a quarter of
+   * `replayBudget.maxTotalBytes`. @defaultValue { maxCount: 1024, maxBytes: 1 MiB, maxAgeMs: 300000, tolerableDisconnectMs: 30000 }
+   */
+  replay?: Partial<ReplayLimits>;
   /**
    * Budget of the default in-memory store as a whole: beyond it, the oldest finished streams are
    * freed before their grace ends (live streams never are). @defaultValue { maxTotalBytes: 64 MiB, maxFinishedStreams: 10000 }
@@ -161,7 +168,7 @@ export type ResolvedOptions = Required<
   >
 > & {
   clientLimits: ClientLimitOptions | undefined;
-  replay: RingLimits;
+  replay: ReplayLimits;
   jsonLimits: JsonShapeLimits;
   replayBudget: { maxTotalBytes: number; maxFinishedStreams: number };
   eventStore: EventStore | undefined;
@@ -254,10 +261,14 @@ export function resolveOptions(o: ServerOptions): ResolvedOptions {
       `highWaterMark (${highWaterMark}) must not exceed maxQueueBytes (${maxQueueBytes})`,
     );
   }
-  const replay: RingLimits = {
+  const replay: ReplayLimits = {
     maxCount: positiveInt('replay.maxCount', o.replay?.maxCount ?? DEFAULT_REPLAY_LIMITS.maxCount),
     maxBytes: positiveInt('replay.maxBytes', o.replay?.maxBytes ?? DEFAULT_REPLAY_LIMITS.maxBytes),
     maxAgeMs: positiveInt('replay.maxAgeMs', o.replay?.maxAgeMs ?? DEFAULT_REPLAY_LIMITS.maxAgeMs),
+    tolerableDisconnectMs: nonNegativeInt(
+      'replay.tolerableDisconnectMs',
+      o.replay?.tolerableDisconnectMs ?? DEFAULT_REPLAY_LIMITS.tolerableDisconnectMs,
+    ),
   };
   let allowedOrigins: Set<string> | undefined;
   if (o.allowedOrigins !== undefined) {
