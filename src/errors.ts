@@ -10,7 +10,8 @@ export type SluiceErrorCode =
   | 'SLUICE_UNSUPPORTED_SERVER'
   | 'SLUICE_BODY_CONSUMED'
   | 'SLUICE_INVALID_TOKEN'
-  | 'SLUICE_AUTH_SERVER_UNAVAILABLE';
+  | 'SLUICE_AUTH_SERVER_UNAVAILABLE'
+  | 'SLUICE_PARTIAL_CANCELLED';
 
 const brand = Symbol.for('sluice.error');
 
@@ -59,5 +60,17 @@ export class BodyConsumedError extends SluiceError {
   constructor(message: string) {
     super('SLUICE_BODY_CONSUMED', message);
     this.name = 'BodyConsumedError';
+  }
+}
+
+/**
+ * A send of partial output (`partialResults(extra)`) after the tool call was cancelled: by the
+ * client's `notifications/cancelled`, a 2026-07-28 client closing the response, `orphanTimeoutMs`
+ * or shutdown. A tool that only awaits its sends stops at the next one.
+ */
+export class PartialCancelledError extends SluiceError {
+  constructor(options?: { cause?: unknown }) {
+    super('SLUICE_PARTIAL_CANCELLED', 'the tool call was cancelled; no more partial output is sent', options);
+    this.name = 'PartialCancelledError';
   }
 }

@@ -5,8 +5,12 @@
  */
 import { InvalidOptionError } from '../errors.js';
 import type { EventStore } from '../events/event-store.js';
-import { DEFAULT_REPLAY_BUDGET, DEFAULT_REPLAY_LIMITS } from '../events/memory-event-store.js';
-import type { RingLimits } from '../flow/ring-buffer.js';
+import {
+  DEFAULT_REPLAY_BUDGET,
+  DEFAULT_REPLAY_LIMITS,
+  type ReplayLimits,
+} from '../events/memory-event-store.js';
+import { DEFAULT_JSON_LIMITS, type JsonShapeLimits } from '../jsonrpc/json-shape.js';
 import type { ClientLimitOptions } from './limits/client-limits.js';
 import type { Probe } from './observe/probe.js';
 import type { RequestView } from './pipeline/request-view.js';
@@ -91,6 +95,12 @@ export interface ServerOptions {
   retryMs?: number;
   /** Largest accepted POST body in bytes (413 above). @defaultValue 4 MiB */
   maxBodyBytes?: number;
+  /**
+   * Shape bounds of a POST body, checked before it is parsed (400 above; jsonrpc/json-shape.ts):
+   * nesting depth, object members, and values (containers and elements) in the whole body.
+   * @defaultValue { maxDepth: 64, maxKeys: 10000, maxValues: 100000 }
+   */
+  jsonLimits?: Partial<JsonShapeLimits>;
   /** Sessions held at once; a new initialize beyond it gets 503 + Retry-After. @defaultValue 10000 */
   maxSessions?: number;
   /**
@@ -112,8 +122,12 @@ export interface ServerOptions {
   maxQueueBytes?: number;
   /** Queue bytes above which a non-coalescible send waits for 'drain'. @defaultValue 64 KiB */
   highWaterMark?: number;
-  /** Replay buffer bounds per stream. @defaultValue { maxCount: 1024, maxBytes: 1 MiB, maxAgeMs: 300000 } */
-  replay?: Partial<RingLimits>;
+  /**
+   * Replay buffer bounds per stream. A stream's count and byte bounds grow to what it produces at
+   * its peak rate during `tolerableDisconnectMs` (0: fixed), up to a quarter of
+   * `replayBudget.maxTotalBytes`. @defaultValue { maxCount: 1024, maxBytes: 1 MiB, maxAgeMs: 300000, tolerableDisconnectMs: 30000 }
+   */
+  replay?: Partial<ReplayLimits>;
   /**
    * Budget of the default in-memory store as a whole: beyond it, the oldest finished streams are
    * freed before their grace ends (live streams never are). @defaultValue { maxTotalBytes: 64 MiB, maxFinishedStreams: 10000 }
@@ -182,12 +196,14 @@ export type ResolvedOptions = Required<
     | 'logger'
     | 'allowedOrigins'
     | 'replay'
+    | 'jsonLimits'
     | 'probe'
     | 'clientLimits'
   >
 > & {
   clientLimits: ClientLimitOptions | undefined;
-  replay: RingLimits;
+  replay: ReplayLimits;
+  jsonLimits: JsonShapeLimits;
   replayBudget: { maxTotalBytes: number; maxFinishedStreams: number };
   eventStore: EventStore | undefined;
   authenticate: ServerOptions['authenticate'];
@@ -279,10 +295,14 @@ export function resolveOptions(o: ServerOptions): ResolvedOptions {
       `highWaterMark (${highWaterMark}) must not exceed maxQueueBytes (${maxQueueBytes})`,
     );
   }
-  const replay: RingLimits = {
+  const replay: ReplayLimits = {
     maxCount: positiveInt('replay.maxCount', o.replay?.maxCount ?? DEFAULT_REPLAY_LIMITS.maxCount),
     maxBytes: positiveInt('replay.maxBytes', o.replay?.maxBytes ?? DEFAULT_REPLAY_LIMITS.maxBytes),
     maxAgeMs: positiveInt('replay.maxAgeMs', o.replay?.maxAgeMs ?? DEFAULT_REPLAY_LIMITS.maxAgeMs),
+    tolerableDisconnectMs: nonNegativeInt(
+      'replay.tolerableDisconnectMs',
+      o.replay?.tolerableDisconnectMs ?? DEFAULT_REPLAY_LIMITS.tolerableDisconnectMs,
+    ),
   };
   let allowedOrigins: Set<string> | undefined;
   if (o.allowedOrigins !== undefined) {
@@ -314,6 +334,14 @@ export function resolveOptions(o: ServerOptions): ResolvedOptions {
     keepaliveMs: nonNegativeInt('keepaliveMs', o.keepaliveMs ?? DEFAULTS.keepaliveMs),
     retryMs: nonNegativeInt('retryMs', o.retryMs ?? DEFAULTS.retryMs),
     maxBodyBytes: positiveInt('maxBodyBytes', o.maxBodyBytes ?? DEFAULTS.maxBodyBytes),
+    jsonLimits: {
+      maxDepth: positiveInt('jsonLimits.maxDepth', o.jsonLimits?.maxDepth ?? DEFAULT_JSON_LIMITS.maxDepth),
+      maxKeys: positiveInt('jsonLimits.maxKeys', o.jsonLimits?.maxKeys ?? DEFAULT_JSON_LIMITS.maxKeys),
+      maxValues: positiveInt(
+        'jsonLimits.maxValues',
+        o.jsonLimits?.maxValues ?? DEFAULT_JSON_LIMITS.maxValues,
+      ),
+    },
     maxSessions: positiveInt('maxSessions', o.maxSessions ?? DEFAULTS.maxSessions),
     sessionIdleMs: positiveInt('sessionIdleMs', o.sessionIdleMs ?? DEFAULTS.sessionIdleMs),
     clientLimits: clientLimits(o.clientLimits),

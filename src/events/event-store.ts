@@ -8,10 +8,17 @@
  * (Redis) fits without changing callers; the in-memory store answers synchronously.
  */
 
+import type { StoredDelta } from './partial-run.js';
+
 export interface StoredEvent {
   seq: number;
   /** The complete SSE frame as written to the socket. */
   frame: string;
+  /**
+   * Set when the event is one delta of partial output: a store may merge consecutive deltas into
+   * one entry that replays from any id inside it (events/partial-run.ts). Others store `frame`.
+   */
+  partial?: StoredDelta | undefined;
 }
 
 export type ReplayResult =
@@ -38,4 +45,10 @@ export interface EventStore {
   endStream(sessionId: string, streamId: number, graceMs: number): void | Promise<void>;
   /** The session ended: free all of its streams now. */
   dropSession(sessionId: string): void | Promise<void>;
+  /**
+   * How full a live stream's replay buffer is, 0 to 1 (1: the next event may evict one a client
+   * has not seen). Optional: a store without it is never reported full, and a producer whose
+   * consumer is away is then only paced, not held.
+   */
+  fill?(sessionId: string, streamId: number): number;
 }

@@ -14,14 +14,34 @@
  * answers per second they would add up: the store-wide budget (64 MiB, 10,000 finished streams by
  * default) frees the oldest finished streams first when it is exceeded. Live streams are bounded by
  * their own limits and are never freed early.
+ *
+ * Partial output is stored in runs (events/partial-run.ts): consecutive deltas of a request form one
+ * entry bounded by bytes, so a long generation's thousands of small deltas do not overrun the count
+ * bound. And a stream's bounds follow its measured rate: guessed limits fit the 20 events/s above,
+ * not a tool flooding deltas at full speed while socket and proxy buffers hold megabytes the client
+ * has not read. Each stream's bounds grow to what it produces at its peak rate (flow/rate-meter.ts)
+ * during `limits.tolerableDisconnectMs` (30 s), never below `limits` and never above a quarter of
+ * `maxTotalBytes` or what the budget has left (a count bound grows in the same proportion as the byte bound). `stats()` reports
+ * how many live streams are sized above the configured limits and the largest bound.
  */
+import { RateMeter } from '../flow/rate-meter.js';
 import { RingBuffer, type RingLimits } from '../flow/ring-buffer.js';
 import type { EventStore, ReplayResult, StoredEvent } from './event-store.js';
+import { PartialRun, RUN_OVERHEAD_BYTES } from './partial-run.js';
 
-export const DEFAULT_REPLAY_LIMITS: RingLimits = {
+/**
+ * Per-stream bounds: the ring's, and the disconnect (ms) a stream's bounds are sized to cover at
+ * its measured peak rate (0: fixed bounds).
+ */
+export interface ReplayLimits extends RingLimits {
+  tolerableDisconnectMs: number;
+}
+
+export const DEFAULT_REPLAY_LIMITS: ReplayLimits = {
   maxCount: 1024,
   maxBytes: 1024 * 1024,
   maxAgeMs: 5 * 60_000,
+  tolerableDisconnectMs: 30_000,
 };
 
 /** The store-wide budget's defaults (see the file comment); `replayBudget` in the server options. */
@@ -33,7 +53,10 @@ export const DEFAULT_REPLAY_BUDGET = {
 interface StreamLog {
   readonly sessionId: string;
   readonly streamId: number;
-  readonly ring: RingBuffer<string>;
+  readonly ring: RingBuffer<string | PartialRun>;
+  /** This stream's bounds: the configured ones, raised to its measured rate (see the file comment). */
+  readonly limits: RingLimits;
+  readonly rate: RateMeter;
   /** Highest seq ever appended (survives eviction, so a future cursor is recognisable). */
   lastSeq: number;
   /** When a finished stream may be freed. */
@@ -41,7 +64,7 @@ interface StreamLog {
 }
 
 export interface MemoryEventStoreOptions {
-  limits?: Partial<RingLimits>;
+  limits?: Partial<ReplayLimits>;
   /** Bytes held by the whole store before finished streams are freed early. @defaultValue 64 MiB */
   maxTotalBytes?: number;
   /** Finished streams kept for resumption before the oldest are freed early. @defaultValue 10000 */
@@ -59,13 +82,18 @@ export interface EventStoreStats {
   evictions: number;
   /** Finished streams freed before their grace ended, to respect the store-wide budget. */
   streamsEvicted: number;
+  /** Live streams whose bounds their measured rate raised above the configured limits. */
+  streamsSized: number;
+  /** The largest byte bound of a live stream now. */
+  largestStreamBound: number;
 }
 
 export class MemoryEventStore implements EventStore {
   readonly #sessions = new Map<string, Map<number, StreamLog>>();
   /** Finished streams, oldest first (insertion order). */
   readonly #finished = new Set<StreamLog>();
-  readonly #limits: RingLimits;
+  readonly #limits: ReplayLimits;
+  readonly #maxStreamBytes: number;
   readonly #maxTotalBytes: number;
   readonly #maxFinished: number;
   readonly #now: () => number;
@@ -79,6 +107,7 @@ export class MemoryEventStore implements EventStore {
   constructor(options: MemoryEventStoreOptions = {}) {
     this.#limits = { ...DEFAULT_REPLAY_LIMITS, ...options.limits };
     this.#maxTotalBytes = options.maxTotalBytes ?? DEFAULT_REPLAY_BUDGET.maxTotalBytes;
+    this.#maxStreamBytes = Math.max(this.#limits.maxBytes, Math.floor(this.#maxTotalBytes / 4));
     this.#maxFinished = options.maxFinishedStreams ?? DEFAULT_REPLAY_BUDGET.maxFinishedStreams;
     this.#now = options.now ?? Date.now;
     this.#sweepMs = options.sweepMs ?? 10_000;
@@ -92,8 +121,24 @@ export class MemoryEventStore implements EventStore {
       this.#last = log;
     }
     const before = log.ring.bytes;
-    // Frames are ASCII-dominated; string length is a close, allocation-free proxy for bytes.
-    log.ring.push(event.seq, event.frame, event.frame.length, this.#now());
+    const now = this.#now();
+    const d = event.partial;
+    const tail = log.ring.tail;
+    let added: number;
+    if (d !== undefined && tail instanceof PartialRun && tail.continues(event.seq, d)) {
+      added = tail.extend(event.seq, d);
+      log.ring.growTail(event.seq, added, now);
+    } else if (d !== undefined) {
+      const run = new PartialRun(event.seq, d);
+      added = run.bytes;
+      log.ring.push(event.seq, run, added, now);
+    } else {
+      // Frames are ASCII-dominated; string length is a close, allocation-free proxy for bytes.
+      added = event.frame.length;
+      log.ring.push(event.seq, event.frame, added, now);
+    }
+    log.rate.note(d === undefined ? added : d.escaped.length + RUN_OVERHEAD_BYTES, now);
+    this.#size(log);
     this.#totalBytes += log.ring.bytes - before;
     if (event.seq > log.lastSeq) log.lastSeq = event.seq;
     if (this.#totalBytes > this.#maxTotalBytes) this.#enforceBudget();
@@ -110,11 +155,18 @@ export class MemoryEventStore implements EventStore {
     // A finished stream past its grace period is gone, whether or not the sweep has run yet.
     if (log === undefined || log.freeAt <= now || afterSeq > log.lastSeq) return { status: 'unknown' };
     this.#expire(log, now);
-    const first = log.ring.firstSeq;
+    // The first event still held: a run covers events from its first seq on.
+    const head = log.ring.head;
+    const first = head instanceof PartialRun ? head.firstSeq : log.ring.firstSeq;
     // Entries seq <= afterSeq were delivered; a gap exists if the first retained one is beyond afterSeq+1.
     const gap = first === undefined ? afterSeq < log.lastSeq : first > afterSeq + 1;
     if (gap && options?.allowGap !== true) return { status: 'evicted' };
-    return { status: 'ok', events: log.ring.after(afterSeq).map((e) => ({ seq: e.seq, frame: e.value })) };
+    const events: StoredEvent[] = [];
+    for (const e of log.ring.after(afterSeq)) {
+      if (typeof e.value === 'string') events.push({ seq: e.seq, frame: e.value });
+      else e.value.render(afterSeq, events);
+    }
+    return { status: 'ok', events };
   }
 
   endStream(sessionId: string, streamId: number, graceMs: number): void {
@@ -123,6 +175,12 @@ export class MemoryEventStore implements EventStore {
     log.freeAt = this.#now() + graceMs;
     this.#finished.add(log);
     if (this.#finished.size > this.#maxFinished) this.#enforceBudget();
+  }
+
+  fill(sessionId: string, streamId: number): number {
+    const log = this.#sessions.get(sessionId)?.get(streamId);
+    if (log === undefined) return 0;
+    return Math.max(log.ring.bytes / log.limits.maxBytes, log.ring.length / log.limits.maxCount);
   }
 
   dropSession(sessionId: string): void {
@@ -153,14 +211,27 @@ export class MemoryEventStore implements EventStore {
     let streams = 0;
     let events = 0;
     let evictions = this.#evictionsOfFreed;
+    let streamsSized = 0;
+    let largestStreamBound = 0;
     for (const s of this.#sessions.values()) {
       for (const log of s.values()) {
         streams++;
         events += log.ring.length;
         evictions += log.ring.evicted;
+        if (log.freeAt !== Number.POSITIVE_INFINITY) continue;
+        if (log.limits.maxBytes > this.#limits.maxBytes) streamsSized++;
+        largestStreamBound = Math.max(largestStreamBound, log.limits.maxBytes);
       }
     }
-    return { streams, events, bytes: this.#totalBytes, evictions, streamsEvicted: this.#streamsEvicted };
+    return {
+      streams,
+      events,
+      bytes: this.#totalBytes,
+      evictions,
+      streamsEvicted: this.#streamsEvicted,
+      streamsSized,
+      largestStreamBound,
+    };
   }
 
   /** Stops the sweep timer and frees everything. */
@@ -181,16 +252,39 @@ export class MemoryEventStore implements EventStore {
     }
     let log = streams.get(streamId);
     if (log === undefined) {
+      const { tolerableDisconnectMs: _, ...limits } = this.#limits;
       log = {
         sessionId,
         streamId,
-        ring: new RingBuffer<string>(this.#limits),
+        ring: new RingBuffer<string | PartialRun>(limits),
+        limits,
+        rate: new RateMeter(),
         lastSeq: 0,
         freeAt: Number.POSITIVE_INFINITY,
       };
       streams.set(streamId, log);
     }
     return log;
+  }
+
+  /**
+   * Raises a stream's bounds to a disconnect's worth of its peak rate (the ring reads the same
+   * limits object). Never below the configured limits or above the per-stream share of the budget;
+   * never lowered while the stream lives, so nothing it holds is evicted by a slower second.
+   */
+  #size(log: StreamLog): void {
+    const base = this.#limits;
+    const wantBytes = (log.rate.bytesPerSecond * base.tolerableDisconnectMs) / 1000;
+    if (wantBytes <= log.limits.maxBytes || log.limits.maxBytes >= this.#maxStreamBytes) return;
+    // Growth comes out of the store's headroom: live streams together stay within the budget.
+    const headroom = Math.max(0, this.#maxTotalBytes - this.#totalBytes);
+    const maxBytes = Math.min(Math.ceil(wantBytes), this.#maxStreamBytes, log.limits.maxBytes + headroom);
+    if (maxBytes <= log.limits.maxBytes) return;
+    log.limits.maxBytes = maxBytes;
+    log.limits.maxCount = Math.max(
+      log.limits.maxCount,
+      Math.ceil((base.maxCount * maxBytes) / base.maxBytes),
+    );
   }
 
   #expire(log: StreamLog, now: number): void {

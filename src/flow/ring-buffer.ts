@@ -54,6 +54,36 @@ export class RingBuffer<T> {
     return this.#length === 0 ? undefined : this.#seqs[this.#head];
   }
 
+  /** The oldest entry's value, or undefined when empty. */
+  get head(): T | undefined {
+    return this.#length === 0 ? undefined : this.#values[this.#head];
+  }
+
+  /** The newest entry's value, or undefined when empty. */
+  get tail(): T | undefined {
+    return this.#length === 0 ? undefined : this.#values[(this.#head + this.#length - 1) & this.#mask];
+  }
+
+  /**
+   * The newest entry grew (its value was extended in place, see events/partial-run.ts): it now ends
+   * at `seq` and holds `bytes` more. The limits apply as after a push, the newest entry excepted.
+   */
+  growTail(seq: number, bytes: number, now: number): void {
+    if (this.#length === 0) return;
+    const i = (this.#head + this.#length - 1) & this.#mask;
+    this.#seqs[i] = seq;
+    this.#sizes[i] = (this.#sizes[i] ?? 0) + bytes;
+    this.#ats[i] = now;
+    this.#bytes += bytes;
+    this.evictExpired(now);
+    while (
+      this.#length > 1 &&
+      (this.#length > this.#limits.maxCount || this.#bytes > this.#limits.maxBytes)
+    ) {
+      this.#shift();
+    }
+  }
+
   push(seq: number, value: T, bytes: number, now: number): void {
     if (this.#length > this.#mask) this.#grow();
     const i = (this.#head + this.#length) & this.#mask;

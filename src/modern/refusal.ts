@@ -5,7 +5,7 @@
  */
 import { JsonRpcCode } from '../jsonrpc/codes.js';
 import { errorResponse, type RequestId } from '../jsonrpc/message.js';
-import { MODERN_VERSIONS, ModernCode } from './constants.js';
+import { META_PROTOCOL_VERSION, MODERN_VERSIONS, ModernCode } from './constants.js';
 
 export interface ModernRefusal {
   status: number;
@@ -93,4 +93,15 @@ export const ModernRefusals = {
       'Invalid Request: a batch cannot carry a 2026-07-28 request (per-request _meta)',
       null,
     ),
+  /**
+   * An era-routing refusal (a 2026-07-28 header or field the body does not bear out) of a request
+   * that carries `Mcp-Session-Id`: most likely a 2025 session's client sending the wrong version
+   * header. It keeps the revision's code and says so, with a stable `data.reason` as the 2025
+   * era's refusals have, since such a client matches on that.
+   */
+  onSession: (r: ModernRefusal): ModernRefusal => ({
+    ...r,
+    message: `${r.message} (the request carries Mcp-Session-Id: a 2025 session sends the MCP-Protocol-Version its initialize negotiated; a 2026-07-28 request carries params._meta["${META_PROTOCOL_VERSION}"] and no session)`,
+    data: { ...r.data, reason: 'modern-request-on-session' },
+  }),
 } as const;

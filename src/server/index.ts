@@ -33,6 +33,7 @@ export type { CreateServer } from '../core/sdk/server-like.js';
 export {
   BodyConsumedError,
   InvalidOptionError,
+  PartialCancelledError,
   SluiceError,
   type SluiceErrorCode,
   UnsupportedServerError,

@@ -17,9 +17,16 @@
  * stream (no message object, no SDK round trip); elsewhere it goes through `extra.sendNotification`
  * in the same wire form, so a handler runs unchanged on any transport. Awaiting each send is how a
  * handler follows the reader's pace: it resolves when the stream has room again.
+ *
+ * Once the call is cancelled (the SDK aborts `extra.signal`: a `notifications/cancelled`, a
+ * 2026-07-28 client closing its response, `orphanTimeoutMs`, shutdown), every send, and a send still
+ * waiting for room, rejects with PartialCancelledError, so a tool that only awaits its sends stops
+ * instead of producing for nobody. The rejection is marked handled: a tool that does not await its
+ * sends gets no unhandled rejection.
  */
 
 import { requestHandleOf } from '../core/era-2025/request-handle.js';
+import { PartialCancelledError } from '../errors.js';
 import { PartialFrame } from '../flow/partial-frame.js';
 import { META_CLIENT_CAPABILITIES } from '../jsonrpc/meta-keys.js';
 import {
@@ -38,6 +45,8 @@ export interface PartialResultsExtra {
   /** Typed `never` so any SDK's narrower notification union fits; only well-formed messages are passed. */
   sendNotification?: ((notification: never) => Promise<void>) | undefined;
   closeSSEStream?: (() => void) | undefined;
+  /** Aborted when the call is cancelled; sends reject from then on. */
+  signal?: AbortSignal | undefined;
 }
 
 /** A content block as in CallToolResult.content. */
@@ -51,13 +60,45 @@ export interface PartialResults {
   readonly form: PartialForm | 'none';
   /** Deltas sent so far (text and blocks). */
   readonly sent: number;
-  /** Sends one delta of text (empty strings are skipped). Await it: it resolves when there is room. */
+  /**
+   * Sends one delta of text (empty strings are skipped). Await it: it resolves when there is room,
+   * and rejects with PartialCancelledError once the call is cancelled.
+   */
   text(delta: string): Promise<void>;
-  /** Sends one content block; a text block is the same as text(block.text). */
+  /** Sends one content block; a text block is the same as text(block.text). Rejects as text() does. */
   content(block: PartialContentBlock): Promise<void>;
 }
 
 const DONE: Promise<void> = Promise.resolve();
+const ignore = (): void => {};
+
+/** A rejected promise already marked handled: awaiting it throws, dropping it reports nothing. */
+function rejected(signal: AbortSignal): Promise<void> {
+  const p = Promise.reject(new PartialCancelledError({ cause: signal.reason }));
+  p.catch(ignore);
+  return p;
+}
+
+/** `wait`, or the cancellation if the signal aborts first (a wait for room may never end then). */
+function untilAborted(wait: Promise<void>, signal: AbortSignal): Promise<void> {
+  if (wait === DONE) return wait;
+  const p = new Promise<void>((resolve, reject) => {
+    const onAbort = (): void => reject(new PartialCancelledError({ cause: signal.reason }));
+    signal.addEventListener('abort', onAbort, { once: true });
+    wait.then(
+      () => {
+        signal.removeEventListener('abort', onAbort);
+        resolve();
+      },
+      (e: unknown) => {
+        signal.removeEventListener('abort', onAbort);
+        reject(e);
+      },
+    );
+  });
+  p.catch(ignore);
+  return p;
+}
 
 type Token = string | number;
 
@@ -102,6 +143,13 @@ class Output implements PartialResults {
   }
 
   text(delta: string): Promise<void> {
+    const signal = this.#extra.signal;
+    if (signal === undefined) return this.#text(delta);
+    if (signal.aborted) return rejected(signal);
+    return untilAborted(this.#text(delta), signal);
+  }
+
+  #text(delta: string): Promise<void> {
     const t = this.#template;
     if (t === undefined || typeof delta !== 'string' || delta.length === 0) return DONE;
     const seq = this.sent++;
@@ -122,6 +170,13 @@ class Output implements PartialResults {
 
   content(block: PartialContentBlock): Promise<void> {
     if (block.type === 'text' && typeof block['text'] === 'string') return this.text(block['text']);
+    const signal = this.#extra.signal;
+    if (signal === undefined) return this.#content(block);
+    if (signal.aborted) return rejected(signal);
+    return untilAborted(this.#content(block), signal);
+  }
+
+  #content(block: PartialContentBlock): Promise<void> {
     const t = this.#template;
     const token = this.#token;
     if (t === undefined || token === undefined) return DONE;

@@ -60,6 +60,17 @@ export function encodeJsonFrame(id: string | undefined, json: string, retry?: nu
     : `id: ${id}\nretry: ${retry}\ndata: ${json}\n\n`;
 }
 
+/**
+ * The first frame of a resumed connection: the cursor's own id with empty data (no message, so
+ * nothing is repeated), so the client holds an id on this connection at once. The official SDK 1.x
+ * client gives a POST stream up when its resumed connection dies before an event, and a replay
+ * may open with a long frame (a result, merged partial output). Sent to 2025-11-25+ sessions only,
+ * as priming events are (older clients choke on empty data).
+ */
+export function encodeResumePrimer(cursorId: string): string {
+  return `id: ${cursorId}\ndata: \n\n`;
+}
+
 /** A frame holding only a reconnection delay: parsers apply it and dispatch nothing. */
 export function encodeRetry(ms: number): string {
   return `retry: ${ms}\n\n`;

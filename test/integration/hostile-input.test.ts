@@ -220,8 +220,8 @@ describe('hostile input', () => {
       run: () => postA(j({ jsonrpc: '2.0', id: 1, error: { message: 'x' } })),
       expect: bad('invalid-request'),
     },
-    { name: '100,000 nested arrays', run: () => postA(deepArrays), expect: bad('invalid-request') },
-    { name: '100,000 nested objects', run: () => postA(deepObjects), expect: bad('invalid-request') },
+    { name: '100,000 nested arrays', run: () => postA(deepArrays), expect: bad('json-too-deep') },
+    { name: '100,000 nested objects', run: () => postA(deepObjects), expect: bad('json-too-deep') },
     // --- replies and batches ----------------------------------------------------------------
     {
       name: 'reply to a request never sent',
@@ -514,10 +514,19 @@ describe('hostile input', () => {
       },
     },
     {
+      // Refused before parsing (jsonLimits.maxDepth), like the bare ones above.
       name: '100,000 nested arrays inside the arguments of a valid call',
       run: () =>
         postA(
           `{"jsonrpc":"2.0","id":"deep","method":"tools/call","params":{"name":"nope","arguments":{"x":${deepArrays}}}}`,
+        ),
+      expect: bad('json-too-deep'),
+    },
+    {
+      name: '60 nested arrays inside the arguments of a valid call',
+      run: () =>
+        postA(
+          `{"jsonrpc":"2.0","id":"deep","method":"tools/call","params":{"name":"nope","arguments":{"x":${'['.repeat(60)}${']'.repeat(60)}}}}`,
         ),
       expect: { status: 200, accepted: true },
       check: (r) => assert.equal((r as Reply).json().id, 'deep'),

@@ -70,7 +70,8 @@ describe('events/memory-event-store', () => {
   });
 
   test('byte bound evicts too', () => {
-    const s = new MemoryEventStore({ limits: { maxBytes: 100 } });
+    // Fixed bounds (no sizing from the measured rate).
+    const s = new MemoryEventStore({ limits: { maxBytes: 100, tolerableDisconnectMs: 0 } });
     for (let i = 1; i <= 10; i++) s.append('s', 1, { seq: i, frame: 'x'.repeat(30) });
     const st = s.stats();
     assert.ok(st.bytes <= 100);
@@ -121,9 +122,25 @@ describe('events/memory-event-store', () => {
     assert.equal(s.replay('s', 0, 0).status, 'unknown');
     assert.equal(s.replay('s', 1, 0).status, 'unknown');
     assert.equal(s.replay('t', 1, 0).status, 'ok');
-    assert.deepEqual(s.stats(), { streams: 1, events: 1, bytes: 1, evictions: 0, streamsEvicted: 0 });
+    const sized = { streamsSized: 0, largestStreamBound: 1024 * 1024 };
+    assert.deepEqual(s.stats(), {
+      streams: 1,
+      events: 1,
+      bytes: 1,
+      evictions: 0,
+      streamsEvicted: 0,
+      ...sized,
+    });
     s.close();
-    assert.deepEqual(s.stats(), { streams: 0, events: 0, bytes: 0, evictions: 0, streamsEvicted: 0 });
+    assert.deepEqual(s.stats(), {
+      streams: 0,
+      events: 0,
+      bytes: 0,
+      evictions: 0,
+      streamsEvicted: 0,
+      streamsSized: 0,
+      largestStreamBound: 0,
+    });
   });
 
   test('the sweep timer runs on its own with a real clock', async () => {

@@ -84,7 +84,7 @@ test('a resume from the last complete event of any cut replays exactly the rest 
         pacer: new Pacer(0),
         streamAfterMs: 0,
         streamGraceMs: 0,
-        orphanTimeoutMs: 0,
+        orphanTimeoutMs: 60_000,
       },
       sessionKey: 's',
       tag: 'AbCdEfGhIj',

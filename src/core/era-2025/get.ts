@@ -17,8 +17,8 @@
  * sees 409s and gives up (the SDK client after two).
  */
 import type { ReplayResult } from '../../events/event-store.js';
-import { RESUMED_COMMENT } from '../../sse/encode.js';
-import { parseEventId } from '../../sse/event-id.js';
+import { encodeResumePrimer, RESUMED_COMMENT } from '../../sse/encode.js';
+import { encodeEventId, parseEventId } from '../../sse/event-id.js';
 import type { AuthResult } from '../options.js';
 import { type Refusal, Refusals, sendRefusal } from '../pipeline/refusal.js';
 import type { Headers, RequestHead, ResponseSink } from '../pipeline/sink.js';
@@ -97,7 +97,7 @@ export async function handleGet(
     return sendRefusal(sink, Refusals.resumeDeclined(r.status), headers);
   }
   reg.core.counters.replaysServed++;
-  let body = '';
+  let body = session.priming ? encodeResumePrimer(encodeEventId(cursor.tag, cursor.stream, cursor.seq)) : '';
   for (const e of r.events) body += e.frame;
   sink.head(200, sseHeaders);
   sink.end(body.length > 0 ? body : RESUMED_COMMENT);

@@ -6,8 +6,10 @@
  */
 import type { MessageExtraInfo } from '@modelcontextprotocol/sdk/types.js';
 import type { EventStore } from '../../events/event-store.js';
+import type { ExpiringSet } from '../../flow/expiring-set.js';
 import type { PartialFrame } from '../../flow/partial-frame.js';
 import { JsonRpcCode } from '../../jsonrpc/codes.js';
+import { earlyCancels } from '../../jsonrpc/early-cancel.js';
 import {
   errorResponse,
   type JsonRpcMessage,
@@ -82,6 +84,8 @@ export class Session implements StreamContext, ExchangeHost, BridgeTarget {
   #exchanges: Set<Exchange> | undefined;
   #postStreams: Map<number, EventStream> | undefined;
   #awaiting: Set<RequestId> | undefined;
+  /** Cancels that arrived before their request (jsonrpc/early-cancel.ts); made on first use. */
+  #earlyCancels: ExpiringSet<RequestId> | undefined;
   /** The client declared the draft SEP's `partialResults` capability in initialize. */
   #partialResultsCapable = false;
   #server: McpServerLike | undefined;
@@ -223,6 +227,13 @@ export class Session implements StreamContext, ExchangeHost, BridgeTarget {
   // ---- inbound (client → server) -------------------------------------------------------------
 
   dispatchRequest(m: JsonRpcRequest, extra: MessageExtraInfo): void {
+    if (this.#earlyCancels?.take(m.id, this.#deps.options.now()) === true) {
+      // Its cancel came first: never dispatched, answered as a cancelled request is (no response).
+      const ex = this.#inflight?.get(m.id);
+      this.#inflight?.delete(m.id);
+      ex?.cancelled(m.id);
+      return;
+    }
     if (this.id !== undefined && INPUT_REQUIRED_METHODS.has(m.method)) {
       this.#shim ??= new LegacyMrtrShim(this.#shimHost());
       this.#shim.remember(m, extra);
@@ -241,6 +252,9 @@ export class Session implements StreamContext, ExchangeHost, BridgeTarget {
         if (ex !== undefined) {
           this.#inflight?.delete(id);
           ex.cancelled(id);
+        } else {
+          this.#earlyCancels ??= earlyCancels();
+          this.#earlyCancels.add(id, this.#deps.options.now());
         }
       }
     }

@@ -23,7 +23,14 @@ export async function handleModernPost(
   input: PostInput,
   verdict: Exclude<EraVerdict, { era: 'legacy' }>,
 ): Promise<void> {
-  if (verdict.era === 'refused') return sendModernRefusal(era, input, verdict.refusal);
+  if (verdict.era === 'refused') {
+    const onSession = input.head.header('mcp-session-id') !== undefined;
+    return sendModernRefusal(
+      era,
+      input,
+      onSession ? ModernRefusals.onSession(verdict.refusal) : verdict.refusal,
+    );
+  }
   if (verdict.era === 'modern-notification') {
     // The revision defines no client notifications over HTTP; an accepted one is 202, no body.
     era.state.notifications++;

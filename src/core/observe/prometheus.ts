@@ -131,6 +131,18 @@ export function renderPrometheus(s: EndpointStats, m: Metrics | undefined): stri
       'Events evicted from replay buffers by their bounds.',
       s.replayBuffer.evictions,
     );
+    w.one(
+      'sluice_replay_streams_sized',
+      'gauge',
+      'Live streams whose replay bounds their measured rate raised above the configured ones (replay.tolerableDisconnectMs).',
+      s.replayBuffer.streamsSized,
+    );
+    w.one(
+      'sluice_replay_stream_bound_bytes',
+      'gauge',
+      'The largest byte bound of a live stream replay buffer now.',
+      s.replayBuffer.largestStreamBound,
+    );
   }
   w.one(
     'sluice_keepalives_sent_total',

@@ -9,6 +9,7 @@
  */
 import { SluiceError } from '../../errors.js';
 import { isJsonContentType, parseAccept } from '../../http/media-type.js';
+import { checkJsonShape } from '../../jsonrpc/json-shape.js';
 import { corsHeaders, preflightHeaders } from '../../security/cors.js';
 import { hostAllowed } from '../../security/host.js';
 import { checkOrigin } from '../../security/origin.js';
@@ -105,13 +106,13 @@ export function createChecks(
     const host = view.header('host');
     if (!hostAllowed(host, view.loopback, o.allowedHosts)) {
       counters.refusals.host++;
-      return sendRefusal(sink, Refusals.forbiddenHost());
+      return sendRefusal(sink, Refusals.forbiddenHost(host));
     }
     const origin = view.header('origin');
     const verdict = checkOrigin(origin, host, o.allowedOrigins);
     if (verdict === 'denied') {
       counters.refusals.origin++;
-      return sendRefusal(sink, Refusals.forbiddenOrigin());
+      return sendRefusal(sink, Refusals.forbiddenOrigin(origin ?? '', host));
     }
     const headers: Headers = verdict === 'allowed' && origin !== undefined ? corsHeaders(origin) : {};
     const method = view.method;
@@ -166,6 +167,10 @@ export function createChecks(
         sink.destroy();
         return;
       }
+      // Before any JSON.parse (here, in a routing stage or in handlePost): parse cost is bounded too.
+      const excess = checkJsonShape(body.text, o.jsonLimits);
+      if (excess !== undefined)
+        return sendRefusal(sink, Refusals.jsonTooComplex(excess.limit, excess.max), headers);
       if (route !== undefined && (await routed(view, sink, body.text, auth, headers))) return;
       return handlers.post({
         head: view,

@@ -33,6 +33,11 @@ export function sendRefusal(
   sink.respond(r.status, { 'content-type': 'application/json', ...extraHeaders, ...r.headers }, body);
 }
 
+/** A received header value for a message: JSON-quoted (control characters escaped), at most 100 characters. */
+function quoted(v: string): string {
+  return JSON.stringify(v.length > 100 ? `${v.slice(0, 100)}…` : v);
+}
+
 const C = JsonRpcCode;
 /** The catalogue of transport refusals; one entry per distinct reason. */
 export const Refusals = {
@@ -76,7 +81,12 @@ export const Refusals = {
       `Invalid Request: no server request with id ${JSON.stringify(id)} is awaiting a reply`,
     ),
   missingSession: () =>
-    refusal(400, C.ServerError, 'missing-session-id', 'Bad Request: Mcp-Session-Id header is required'),
+    refusal(
+      400,
+      C.ServerError,
+      'missing-session-id',
+      'Bad Request: Mcp-Session-Id header is required; send initialize first (without it), then send the Mcp-Session-Id of its answer on every later request',
+    ),
   methodNotFound: (method: string) =>
     refusal(404, C.MethodNotFound, 'method-not-found', `Method not found: ${method.slice(0, 64)}`),
   sessionNotFound: () => refusal(404, C.SessionNotFound, 'session-not-found', 'Session not found'),
@@ -104,9 +114,27 @@ export const Refusals = {
   notAcceptableGet: () =>
     refusal(406, C.ServerError, 'not-acceptable', 'Not Acceptable: Accept must admit text/event-stream'),
   bodyTooLarge: (limit: number) =>
-    refusal(413, C.ServerError, 'body-too-large', `Payload Too Large: the body exceeds ${limit} bytes`, {
-      connection: 'close',
-    }),
+    refusal(
+      413,
+      C.ServerError,
+      'body-too-large',
+      `Payload Too Large: the body exceeds ${limit} bytes (server option maxBodyBytes)`,
+      { connection: 'close' },
+    ),
+  /** A body whose shape crosses `jsonLimits` (jsonrpc/json-shape.ts), refused before it is parsed. */
+  jsonTooComplex: (limit: 'depth' | 'keys' | 'values', max: number) =>
+    refusal(
+      400,
+      C.InvalidRequest,
+      { depth: 'json-too-deep', keys: 'json-too-many-keys', values: 'json-too-many-values' }[limit],
+      `Invalid Request: the body ${
+        {
+          depth: `nests deeper than ${max} levels`,
+          keys: `holds more than ${max} object members`,
+          values: `holds more than ${max} values`,
+        }[limit]
+      } (server option jsonLimits.${{ depth: 'maxDepth', keys: 'maxKeys', values: 'maxValues' }[limit]})`,
+    ),
   methodNotAllowed: (allow: string) =>
     refusal(405, C.ServerError, 'method-not-allowed', `Method Not Allowed (allowed: ${allow})`, { allow }),
   tooManySessions: (retryAfterS: number) =>
@@ -201,8 +229,25 @@ export const Refusals = {
       'Conflict: this stream has a live connection that took over another one moments ago',
       { 'retry-after': String(retryAfterS) },
     ),
-  forbiddenOrigin: () => refusal(403, C.ServerError, 'origin-not-allowed', 'Forbidden: Origin not allowed'),
-  forbiddenHost: () => refusal(403, C.ServerError, 'host-not-allowed', 'Forbidden: Host not allowed'),
+  /** `origin`, `host`: the values received (quoted and cut to 100 characters). */
+  forbiddenOrigin: (origin: string, host: string | undefined) =>
+    refusal(
+      403,
+      C.ServerError,
+      'origin-not-allowed',
+      `Forbidden: Origin ${quoted(origin)} not allowed${
+        host === undefined ? '' : ` (Host ${quoted(host)})`
+      }; list it in the server option allowedOrigins (sluice serve --allow-origin ORIGIN); without a list only same-origin pages are served, so behind a reverse proxy forward the client's Host (nginx: proxy_set_header Host $http_host;)`,
+    ),
+  forbiddenHost: (host: string | undefined) =>
+    refusal(
+      403,
+      C.ServerError,
+      'host-not-allowed',
+      `Forbidden: Host ${
+        host === undefined ? '(none)' : quoted(host)
+      } not allowed on a loopback-bound server (DNS-rebinding guard); add the name to the server option allowedHosts (sluice serve --allow-host NAME), or behind a reverse proxy forward the client's Host (nginx: proxy_set_header Host $http_host;)`,
+    ),
   unauthorized: (challenge: string) =>
     refusal(401, C.ServerError, 'unauthorized', 'Unauthorized', { 'www-authenticate': challenge }),
   /** A refusal `authenticate` or `AuthResult.authorize` decided (status, reason and headers its own). */

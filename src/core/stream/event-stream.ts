@@ -6,11 +6,19 @@
  * (2025-11-25 basic/transports §"Resumability and Redelivery").
  */
 import type { ReplayResult } from '../../events/event-store.js';
+import type { StoredDelta } from '../../events/partial-run.js';
 import type { PartialFrame } from '../../flow/partial-frame.js';
-import { encodeJsonFrame, encodeRetry, OPEN_COMMENT, RESUMED_COMMENT } from '../../sse/encode.js';
+import {
+  encodeJsonFrame,
+  encodeResumePrimer,
+  encodeRetry,
+  OPEN_COMMENT,
+  RESUMED_COMMENT,
+} from '../../sse/encode.js';
 import { encodeSeq, eventIdPrefix } from '../../sse/event-id.js';
 import type { StreamStats } from '../observe/stats.js';
 import type { Headers, ResponseSink } from '../pipeline/sink.js';
+import { AwayHold, storedDelta } from './partial-output.js';
 import { SseWriter, type WriteOutcome } from './sse-writer.js';
 import type { StreamContext, StreamKind, StreamShared } from './stream-context.js';
 import { armGuard, type StreamGuard } from './stream-guard.js';
@@ -60,6 +68,8 @@ export class EventStream {
   /** Why the current connection is being closed by the server, for the stream-close probe. */
   #closing: 'overflow' | 'server' | undefined;
   #tookOverAt: number | undefined;
+  /** Producers of partial output held while the consumer is away (partial-output.ts). */
+  #away: AwayHold | undefined;
   /** Called when the attached connection goes away before the stream is done. */
   onDetach: (() => void) | undefined;
   /** Called when a connection attaches. */
@@ -129,7 +139,7 @@ export class EventStream {
       p.id = id;
       if (this.#ctx.store !== undefined) {
         frame = p.render();
-        this.#append(seq, frame);
+        this.#append(seq, frame, storedDelta(p, id));
       }
     }
     if (this.#held !== undefined) {
@@ -137,11 +147,17 @@ export class EventStream {
       return undefined;
     }
     const w = this.#writer;
-    if (w === undefined) return this.#sh.pacer.wait();
+    if (w === undefined) return this.#awayWait();
     this.#record(seq, w.writePartial(p, frame));
-    if (w.closed) return this.#sh.pacer.wait();
+    if (w.closed) return this.#awayWait();
     if (!w.blocked) return undefined;
     return w.congested ? w.waitForRoom() : undefined;
+  }
+
+  /** A producer of partial output whose consumer is away: paced, or held (partial-output.ts). */
+  #awayWait(): Promise<void> | undefined {
+    this.#away ??= new AwayHold(this.#sh.pacer, this.#sh.orphanTimeoutMs);
+    return this.#away.wait(this.#ctx.store, this.#ctx.sessionKey, this.num);
   }
 
   /**
@@ -300,7 +316,8 @@ export class EventStream {
     }
     this.#detach(true);
     let last = from;
-    let first = '';
+    const primerId = this.#ctx.priming && !fresh ? this.#idOf(from) : undefined;
+    let first = primerId !== undefined ? encodeResumePrimer(primerId) : '';
     for (const e of r.events) {
       first += e.frame;
       last = e.seq;
@@ -331,6 +348,7 @@ export class EventStream {
   finish(graceMs: number): void {
     if (this.#done) return;
     this.#done = true;
+    this.#away?.release();
     if (this.#held === undefined) this.#writer?.end();
     if (this.#ctx.store !== undefined && this.#ctx.tag !== undefined) {
       void this.#ctx.store.endStream(this.#ctx.sessionKey, this.num, graceMs);
@@ -375,10 +393,10 @@ export class EventStream {
   }
 
   /** Keeps a frame for resumption; a failed append ends the connection (#appendFailed). */
-  #append(seq: number, frame: string): void {
+  #append(seq: number, frame: string, partial?: StoredDelta): void {
     const store = this.#ctx.store;
     if (store === undefined) return;
-    const r = store.append(this.#ctx.sessionKey, this.num, { seq, frame });
+    const r = store.append(this.#ctx.sessionKey, this.num, { seq, frame, partial });
     if (r !== undefined) r.then(undefined, () => this.#appendFailed());
   }
 
@@ -454,6 +472,7 @@ export class EventStream {
       if (this.#writer === w) this.interrupt();
     });
     this.onAttach?.();
+    this.#away?.release();
   }
 
   #detach(graceful: boolean): void {
