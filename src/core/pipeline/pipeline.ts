@@ -14,6 +14,7 @@ import { hostAllowed } from '../../security/host.js';
 import { checkOrigin } from '../../security/origin.js';
 import type { ClusterHooks } from '../cluster-hooks.js';
 import type { Counters } from '../observe/counters.js';
+import type { Operations } from '../observe/operations.js';
 import type { AuthResult, ResolvedOptions } from '../options.js';
 import type { StreamGuard } from '../stream/stream-guard.js';
 import { Refusals, sendRefusal } from './refusal.js';
@@ -73,6 +74,7 @@ export function createChecks(
   counters: Counters,
   handlers: MethodHandlers,
   route: Router | undefined,
+  ops?: Operations | undefined,
 ): Checks {
   const routed = async (
     view: RequestView,
@@ -156,6 +158,13 @@ export function createChecks(
         sink.destroy();
         return;
       }
+      // Observation scope of this POST's requests (observe/operations.ts); the context active here is
+      // the binding's, where an HTTP instrumentation's server span is current.
+      ops?.scope(
+        view.headers,
+        (n) => view.header(n),
+        () => sink.closed,
+      );
       if (route !== undefined && (await routed(view, sink, body.text, auth, headers))) return;
       return handlers.post({
         head: view,

@@ -1,0 +1,353 @@
+/**
+ * Per-request observation of one endpoint: a server span per JSON-RPC request (when tracing is
+ * configured and a tracer provider is registered) and the semantic-convention duration metric.
+ *
+ * How a request finds it: the pipeline records a RequestScope for each POST it passes, keyed by the
+ * request's header object — the very object both eras hand the SDK as `extra.requestInfo.headers`
+ * — so the dispatcher (sdk/dispatcher.ts), which sees every request an SDK server is given, finds
+ * the scope without either era passing anything new. The response is seen where every outbound
+ * message goes (sdk/bridge-transport.ts), so the span ends when the answer leaves, whichever era
+ * and answer mode produced it.
+ *
+ * Parent (OpenTelemetry MCP semantic conventions; MCP 2026-07-28 SEP-414): the `_meta` trace
+ * context when the request carries a valid one, with a link to the ambient HTTP span (or the
+ * HTTP `traceparent` header's context when no HTTP instrumentation made a span); else the ambient
+ * HTTP span; else the header's context. Invalid values are ignored (trace/trace-context.ts).
+ */
+import type { RequestId } from '../../jsonrpc/message.js';
+import { META_PROTOCOL_VERSION } from '../../modern/constants.js';
+import { SPAN_KIND_SERVER, withCarried } from '../../trace/otel-bridge.js';
+import type {
+  Attributes,
+  LinkLike,
+  OtelApiLike,
+  OtelContext,
+  SpanContextLike,
+  TracerLike,
+} from '../../trace/otel-like.js';
+import { carriedByHeaders, carriedByMeta } from '../../trace/trace-context.js';
+import { type CancelCause, Operation, type OperationSink } from './operation.js';
+import type { Probe, StreamEvent } from './probe.js';
+import type { SemconvMetrics } from './semconv-metrics.js';
+
+/** The `tracing` option: the application's `@opentelemetry/api` module, and optionally its tracer. */
+export interface TracingOptions {
+  /** `import * as api from '@opentelemetry/api'` (Sluice never imports it itself: an optional peer). */
+  api: OtelApiLike;
+  /** Default: `api.trace.getTracer('sluice')`, i.e. the globally registered provider's. */
+  tracer?: TracerLike;
+}
+
+export interface SingleRequest {
+  readonly id: RequestId;
+  readonly method: string;
+  readonly params?: Record<string, unknown> | undefined;
+}
+
+/** What the pipeline records about one POST, for the requests its body carries. */
+export class RequestScope {
+  readonly ops: Operations;
+  readonly header: (name: string) => string | undefined;
+  /** The OpenTelemetry context active when the binding handed the request over (the HTTP span's). */
+  readonly ambient: OtelContext | undefined;
+  readonly sinkClosed: () => boolean;
+  #single: SingleRequest | undefined;
+
+  constructor(
+    ops: Operations,
+    header: (name: string) => string | undefined,
+    ambient: OtelContext | undefined,
+    sinkClosed: () => boolean,
+  ) {
+    this.ops = ops;
+    this.header = header;
+    this.ambient = ambient;
+    this.sinkClosed = sinkClosed;
+  }
+
+  /** The body's request when it is a single one (pipeline/route.ts). */
+  get request(): SingleRequest | undefined {
+    return this.#single;
+  }
+
+  single(request: SingleRequest): void {
+    this.#single = request;
+  }
+}
+
+const scopes = new WeakMap<object, RequestScope>();
+
+/** The scope of the POST a request came in, from the `extra` the SDK is given. */
+export function scopeOf(extra: unknown): RequestScope | undefined {
+  const h = (extra as { requestInfo?: { headers?: unknown } } | undefined)?.requestInfo?.headers;
+  return typeof h === 'object' && h !== null ? scopes.get(h) : undefined;
+}
+
+/** The scope recorded for a POST's header object (pipeline/route.ts notes the single request's id). */
+export function scopeFor(headers: object): RequestScope | undefined {
+  return scopes.get(headers);
+}
+
+/** What a request's operation is tracked on: its SDK transport (sdk/bridge-transport.ts). */
+export interface OperationHost {
+  readonly sessionId?: string | undefined;
+  track(id: RequestId, op: Operation): void;
+}
+
+/**
+ * Ids Sluice gives requests of its own: `\0sluice-<n>` for what the 2026-07-28 era asks a served
+ * server internally (era-2026/call.ts: its initialize for server/discover, its tools/list for
+ * `x-mcp-header`), never seen by a client; `\0sluice-m<n>` is a client's request on a shared server
+ * under a wire id (era-2026/shared-server.ts), traced under the client's id.
+ */
+function kindOfId(id: RequestId): 'internal' | 'shared' | 'client' {
+  if (typeof id !== 'string' || !id.startsWith('\u0000sluice-')) return 'client';
+  return id.charCodeAt(8) === 0x6d /* m */ ? 'shared' : 'internal';
+}
+
+interface StreamTrack {
+  ops: Set<Operation>;
+  opens: number;
+  open: boolean;
+}
+
+function parseHost(host: string | undefined): { address: string; port: number | undefined } | undefined {
+  if (host === undefined || host === '') return undefined;
+  const m = /^(\[[^\]]*\]|[^:]*)(?::(\d{1,5}))?$/.exec(host);
+  if (m === null) return undefined;
+  const address = (m[1] ?? '').replace(/^\[|\]$/g, '');
+  return { address, port: m[2] === undefined ? undefined : Number(m[2]) };
+}
+
+export class Operations implements OperationSink {
+  readonly #api: OtelApiLike | undefined;
+  readonly #tracer: TracerLike | undefined;
+  readonly #explicit: boolean;
+  readonly #noop: object | undefined;
+  readonly #metrics: SemconvMetrics | undefined;
+  readonly #closing: () => boolean;
+  readonly #now: () => number;
+  readonly #streams = new Map<string, StreamTrack>();
+
+  private constructor(
+    tracing: TracingOptions | undefined,
+    metrics: SemconvMetrics | undefined,
+    closing: () => boolean,
+    now: () => number,
+  ) {
+    this.#api = tracing?.api;
+    this.#explicit = tracing?.tracer !== undefined;
+    this.#tracer = tracing?.tracer ?? tracing?.api.trace.getTracer('sluice');
+    // A fresh proxy provider without a delegate answers the API's one no-op provider: comparing the
+    // global provider's delegate with it tells, per request and for two property reads, whether any
+    // provider was registered (with none, Sluice does no tracing work at all).
+    this.#noop = tracing === undefined ? undefined : new tracing.api.ProxyTracerProvider().getDelegate();
+    this.#metrics = metrics;
+    this.#closing = closing;
+    this.#now = now;
+  }
+
+  /** Undefined when there is nothing to observe (no tracing, metrics off): the pipeline skips it all. */
+  static create(
+    tracing: TracingOptions | undefined,
+    metrics: SemconvMetrics | undefined,
+    closing: () => boolean,
+    now: () => number,
+  ): Operations | undefined {
+    if (tracing === undefined && metrics === undefined) return undefined;
+    return new Operations(tracing, metrics, closing, now);
+  }
+
+  /** Whether spans are made now: tracing configured and a provider registered (or a tracer given). */
+  get tracing(): boolean {
+    const api = this.#api;
+    if (api === undefined) return false;
+    if (this.#explicit) return true;
+    const p = api.trace.getTracerProvider() as { getDelegate?: () => object };
+    return (typeof p.getDelegate === 'function' ? p.getDelegate() : p) !== this.#noop;
+  }
+
+  /** Pipeline: a POST passed the checks; its requests will find this scope through `headers`. */
+  scope(headers: object, header: (name: string) => string | undefined, sinkClosed: () => boolean): void {
+    const ambient = this.tracing ? this.#api?.context.active() : undefined;
+    scopes.set(headers, new RequestScope(this, header, ambient, sinkClosed));
+  }
+
+  /** Dispatcher: runs `run` (the SDK's dispatch of `m`) inside the request's span, tracked on `host`. */
+  dispatch(
+    scope: RequestScope,
+    m: { id: RequestId; method: string; params?: Record<string, unknown> | undefined },
+    host: OperationHost,
+    run: () => void,
+  ): void {
+    const kind = kindOfId(m.id);
+    // The 2026-07-28 era answers server/discover and opens subscriptions/listen itself, from the
+    // served server's initialize result asked internally: that ask stands for the client's request.
+    const single = scope.request;
+    const bySluice =
+      kind === 'internal' &&
+      m.method === 'initialize' &&
+      (single?.method === 'server/discover' || single?.method === 'subscriptions/listen')
+        ? single
+        : undefined;
+    if (kind === 'internal' && bySluice === undefined) {
+      run();
+      return;
+    }
+    const params = bySluice === undefined ? m.params : bySluice.params;
+    const method = bySluice === undefined ? m.method : bySluice.method;
+    const name = method === 'tools/call' || method === 'prompts/get' ? params?.['name'] : undefined;
+    const target = typeof name === 'string' ? name : undefined;
+    const meta = params?.['_meta'] as Record<string, unknown> | undefined;
+    const v =
+      (method === 'initialize' ? params?.['protocolVersion'] : meta?.[META_PROTOCOL_VERSION]) ??
+      scope.header('mcp-protocol-version');
+    const version = typeof v === 'string' ? v : undefined;
+    const requestId = kind === 'client' ? m.id : single?.id;
+    let ctx: OtelContext | undefined;
+    let span: Operation['span'];
+    const api = this.#api;
+    if (api !== undefined && this.#tracer !== undefined && this.tracing) {
+      const base = scope.ambient ?? api.ROOT_CONTEXT;
+      const ambientSpan = valid(api.trace.getSpanContext(base));
+      const fromHeader = carriedByHeaders(scope.header);
+      const fromMeta = carriedByMeta(meta);
+      let parent = base;
+      const links: LinkLike[] = [];
+      if (fromMeta?.parent !== undefined) {
+        parent = withCarried(api, base, fromMeta);
+        const http =
+          ambientSpan ??
+          (fromHeader === undefined
+            ? undefined
+            : valid(api.trace.getSpanContext(withCarried(api, base, fromHeader))));
+        if (http !== undefined) links.push({ context: http, attributes: { 'mcp.link': 'http' } });
+      } else if (ambientSpan === undefined && fromHeader !== undefined) {
+        parent = withCarried(api, base, fromHeader);
+      } else if (fromMeta?.baggage !== undefined) {
+        parent = withCarried(api, base, fromMeta);
+      }
+      const attributes: Attributes = {
+        'mcp.method.name': method,
+        'network.transport': 'tcp',
+        'network.protocol.name': 'http',
+      };
+      if (target !== undefined) {
+        if (method === 'tools/call') {
+          attributes['gen_ai.tool.name'] = target;
+          attributes['gen_ai.operation.name'] = 'execute_tool';
+        } else attributes['gen_ai.prompt.name'] = target;
+      }
+      const uri = method.startsWith('resources/') ? params?.['uri'] : undefined;
+      if (typeof uri === 'string') attributes['mcp.resource.uri'] = uri;
+      if (requestId !== undefined) attributes['jsonrpc.request.id'] = String(requestId);
+      if (host.sessionId !== undefined) attributes['mcp.session.id'] = host.sessionId;
+      if (version !== undefined) attributes['mcp.protocol.version'] = version;
+      const server = parseHost(scope.header('host'));
+      if (server !== undefined) {
+        attributes['server.address'] = server.address;
+        if (server.port !== undefined) attributes['server.port'] = server.port;
+      }
+      const s = this.#tracer.startSpan(
+        target === undefined ? method : `${method} ${target}`,
+        { kind: SPAN_KIND_SERVER, attributes, ...(links.length > 0 ? { links } : {}) },
+        parent,
+      );
+      span = s;
+      ctx = api.trace.setSpan(parent, s);
+    }
+    const op = new Operation(this, this.#now, method, target, version, span, scope.sinkClosed);
+    host.track(m.id, op);
+    try {
+      if (ctx === undefined || api === undefined) run();
+      else api.context.with(ctx, run);
+    } catch (error) {
+      op.threw(error);
+      throw error;
+    }
+  }
+
+  /** Why a request is being cancelled, when Sluice's own code (not the client) cancels it. */
+  causeOfCancel(closed: (() => boolean) | undefined): CancelCause {
+    if (this.#closing()) return 'shutdown';
+    if (closed?.() === true) return 'client-closed';
+    return 'server';
+  }
+
+  /** The transport closed with operations open: cancelled by the session's end or the shutdown. */
+  closeCause(): CancelCause {
+    return this.#closing() ? 'shutdown' : 'session-end';
+  }
+
+  // ---- OperationSink -----------------------------------------------------------------------------
+
+  ended(op: Operation, seconds: number, errorType: string | undefined): void {
+    this.#metrics?.operation(op.method, op.tool, errorType, op.version, seconds);
+    const keys = op.streams;
+    if (keys === undefined) return;
+    for (const k of keys) {
+      const t = this.#streams.get(k);
+      t?.ops.delete(op);
+      if (t !== undefined && t.ops.size === 0) this.#streams.delete(k);
+    }
+  }
+
+  // ---- stream life as span events ----------------------------------------------------------------
+
+  /** A session's POST stream carries these operations' answers (era-2025/session.ts newPostStream). */
+  bindStream(sessionHash: string, stream: number, ops: Iterable<Operation>): void {
+    if (!this.tracing) return;
+    const key = `${sessionHash}:${stream}`;
+    let t = this.#streams.get(key);
+    for (const op of ops) {
+      if (op.done || op.span === undefined) continue;
+      t ??= { ops: new Set(), opens: 0, open: false };
+      t.ops.add(op);
+      op.carriedOn(key);
+    }
+    if (t !== undefined) this.#streams.set(key, t);
+  }
+
+  /** `inner` (the diagnostics channel binding), plus the span events of traced streams. */
+  probe(inner: Probe | undefined): Probe | undefined {
+    if (this.#api === undefined) return inner;
+    const streams = this.#streams;
+    const track = (e: StreamEvent): StreamTrack | undefined =>
+      e.kind === 'post' ? streams.get(`${e.session}:${e.stream}`) : undefined;
+    return {
+      sessionStart: (e) => inner?.sessionStart(e),
+      sessionEnd: (e) => inner?.sessionEnd(e),
+      streamOpen: (e) => {
+        inner?.streamOpen(e);
+        const t = track(e);
+        if (t === undefined) return;
+        const first = t.opens === 0;
+        const attrs: Attributes = { 'mcp.stream.number': e.stream };
+        if (!first) {
+          attrs['mcp.stream.takeover'] = t.open;
+          if (e.cursor !== undefined) attrs['mcp.stream.cursor'] = e.cursor;
+          if (e.replayed !== undefined) attrs['mcp.stream.replayed'] = e.replayed;
+        }
+        t.opens++;
+        t.open = true;
+        // The first attach writes the SSE headers and the first frame at once: the answer's first byte.
+        for (const op of t.ops) op.event(first ? 'mcp.stream.upgraded' : 'mcp.stream.resumed', attrs);
+      },
+      streamClose: (e) => {
+        inner?.streamClose(e);
+        const t = track(e);
+        if (t === undefined) return;
+        t.open = false;
+        const name = e.reason === 'overflow' ? 'mcp.stream.overflow_closed' : 'mcp.stream.closed';
+        for (const op of t.ops)
+          op.event(name, { 'mcp.stream.number': e.stream, 'mcp.stream.close_reason': e.reason });
+      },
+    };
+  }
+}
+
+const ZERO_TRACE = /^0+$/;
+function valid(sc: SpanContextLike | undefined): SpanContextLike | undefined {
+  if (sc === undefined || sc.traceId.length !== 32 || ZERO_TRACE.test(sc.traceId)) return undefined;
+  return sc;
+}
