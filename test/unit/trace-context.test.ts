@@ -41,17 +41,24 @@ describe('traceparent', () => {
 
   test('any single-character change that breaks the grammar is refused', () => {
     fc.assert(
-      fc.property(traceId, spanId, flags, fc.nat(54), fc.string({ minLength: 1, maxLength: 1, unit: 'binary-ascii' }), (t, s, f, at, c) => {
-        const v = `00-${t}-${s}-${f}`;
-        const mutated = v.slice(0, at) + c + v.slice(at + 1);
-        const p = parseTraceparent(mutated);
-        const fieldsOk =
-          /^[0-9a-f]{2}-[0-9a-f]{32}-[0-9a-f]{16}-[0-9a-f]{2}$/.test(mutated) &&
-          !mutated.startsWith('ff') &&
-          !/^..-0{32}-/.test(mutated) &&
-          !/^.{36}0{16}-/.test(mutated);
-        assert.equal(p !== undefined, fieldsOk, mutated);
-      }),
+      fc.property(
+        traceId,
+        spanId,
+        flags,
+        fc.nat(54),
+        fc.string({ minLength: 1, maxLength: 1, unit: 'binary-ascii' }),
+        (t, s, f, at, c) => {
+          const v = `00-${t}-${s}-${f}`;
+          const mutated = v.slice(0, at) + c + v.slice(at + 1);
+          const p = parseTraceparent(mutated);
+          const fieldsOk =
+            /^[0-9a-f]{2}-[0-9a-f]{32}-[0-9a-f]{16}-[0-9a-f]{2}$/.test(mutated) &&
+            !mutated.startsWith('ff') &&
+            !/^..-0{32}-/.test(mutated) &&
+            !/^.{36}0{16}-/.test(mutated);
+          assert.equal(p !== undefined, fieldsOk, mutated);
+        },
+      ),
     );
   });
 

@@ -221,7 +221,9 @@ export class Operations implements OperationSink {
           (fromHeader === undefined
             ? undefined
             : valid(api.trace.getSpanContext(withCarried(api, base, fromHeader))));
-        if (http !== undefined) links.push({ context: http, attributes: { 'mcp.link': 'http' } });
+        // A client that sent the same context in both has no separate HTTP span to link to.
+        if (http !== undefined && http.spanId !== fromMeta.parent.spanId)
+          links.push({ context: http, attributes: { 'mcp.link': 'http' } });
       } else if (ambientSpan === undefined && fromHeader !== undefined) {
         parent = withCarried(api, base, fromHeader);
       } else if (fromMeta?.baggage !== undefined) {
