@@ -9,7 +9,7 @@
  * registered, nothing is done at all.
  */
 import { InvalidOptionError } from '../errors.js';
-import { outgoingOf, SPAN_KIND_CLIENT, STATUS_ERROR } from '../trace/otel-bridge.js';
+import { outgoingOf, SPAN_KIND_CLIENT, STATUS_ERROR, tracerActive } from '../trace/otel-bridge.js';
 import type {
   Attributes,
   HistogramLike,
@@ -88,8 +88,7 @@ export class ClientOperation {
 export class ClientTracing {
   readonly #api: OtelApiLike;
   readonly #tracer: TracerLike;
-  readonly #explicit: boolean;
-  readonly #noop: object;
+  readonly #active: () => boolean;
   readonly #meter: MeterLike;
   #operation: HistogramLike | undefined;
   #session: HistogramLike | undefined;
@@ -97,18 +96,15 @@ export class ClientTracing {
 
   constructor(o: ClientTracingOptions, now: () => number) {
     this.#api = o.api;
-    this.#explicit = o.tracer !== undefined;
     this.#tracer = o.tracer ?? o.api.trace.getTracer('sluice');
-    this.#noop = new o.api.ProxyTracerProvider().getDelegate();
+    this.#active = tracerActive(o.api, o.tracer !== undefined);
     this.#meter = o.meter ?? o.api.metrics.getMeter('sluice');
     this.#now = now;
   }
 
-  /** Whether spans are made: a tracer given, or a provider registered (see core observe/operations.ts). */
+  /** Whether spans are made: a tracer given, or a provider registered (otel-bridge.ts tracerActive). */
   get active(): boolean {
-    if (this.#explicit) return true;
-    const p = this.#api.trace.getTracerProvider() as { getDelegate?: () => object };
-    return (typeof p.getDelegate === 'function' ? p.getDelegate() : p) !== this.#noop;
+    return this.#active();
   }
 
   /** Starts the request's span and returns the message with the context injected into its `_meta`. */

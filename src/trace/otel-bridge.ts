@@ -84,3 +84,19 @@ export function outgoingOf(api: OtelApiLike, ctx: OtelContext): Outgoing {
   }
   return out;
 }
+
+/**
+ * Whether spans are made at all: a tracer given explicitly, or a provider registered globally. A
+ * fresh proxy provider without a delegate answers the API's one no-op provider, so comparing the
+ * global provider's delegate with it costs two property reads per request; with no provider
+ * registered Sluice then does no tracing work at all (and a provider registered later is used
+ * from the next request on).
+ */
+export function tracerActive(api: OtelApiLike, explicit: boolean): () => boolean {
+  if (explicit) return () => true;
+  const noop = new api.ProxyTracerProvider().getDelegate();
+  return () => {
+    const p = api.trace.getTracerProvider() as { getDelegate?: () => object };
+    return (typeof p.getDelegate === 'function' ? p.getDelegate() : p) !== noop;
+  };
+}

@@ -16,7 +16,7 @@
  */
 import type { RequestId } from '../../jsonrpc/message.js';
 import { META_PROTOCOL_VERSION } from '../../modern/constants.js';
-import { SPAN_KIND_SERVER, withCarried } from '../../trace/otel-bridge.js';
+import { SPAN_KIND_SERVER, tracerActive, withCarried } from '../../trace/otel-bridge.js';
 import type {
   Attributes,
   LinkLike,
@@ -122,8 +122,7 @@ function parseHost(host: string | undefined): { address: string; port: number | 
 export class Operations implements OperationSink {
   readonly #api: OtelApiLike | undefined;
   readonly #tracer: TracerLike | undefined;
-  readonly #explicit: boolean;
-  readonly #noop: object | undefined;
+  readonly #active: () => boolean;
   readonly #metrics: SemconvMetrics | undefined;
   readonly #closing: () => boolean;
   readonly #now: () => number;
@@ -136,12 +135,9 @@ export class Operations implements OperationSink {
     now: () => number,
   ) {
     this.#api = tracing?.api;
-    this.#explicit = tracing?.tracer !== undefined;
     this.#tracer = tracing?.tracer ?? tracing?.api.trace.getTracer('sluice');
-    // A fresh proxy provider without a delegate answers the API's one no-op provider: comparing the
-    // global provider's delegate with it tells, per request and for two property reads, whether any
-    // provider was registered (with none, Sluice does no tracing work at all).
-    this.#noop = tracing === undefined ? undefined : new tracing.api.ProxyTracerProvider().getDelegate();
+    this.#active =
+      tracing === undefined ? () => false : tracerActive(tracing.api, tracing.tracer !== undefined);
     this.#metrics = metrics;
     this.#closing = closing;
     this.#now = now;
@@ -160,11 +156,7 @@ export class Operations implements OperationSink {
 
   /** Whether spans are made now: tracing configured and a provider registered (or a tracer given). */
   get tracing(): boolean {
-    const api = this.#api;
-    if (api === undefined) return false;
-    if (this.#explicit) return true;
-    const p = api.trace.getTracerProvider() as { getDelegate?: () => object };
-    return (typeof p.getDelegate === 'function' ? p.getDelegate() : p) !== this.#noop;
+    return this.#active();
   }
 
   /** Pipeline: a POST passed the checks; its requests will find this scope through `headers`. */
