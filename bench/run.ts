@@ -9,6 +9,8 @@
 //   --servers raw,sluice,sdk   servers (and, for (e), clients) to include (default all)
 //   --reps N             repetitions for (a), (b), (e)
 //   --metrics            add `sluice+metrics` and `sluice-metrics` servers (serve({ metrics: true|false })) to (a)
+//   --tracing            add `sluice+otel-api` (tracing: { api }, no provider) and `sluice+otel-sdk` (an SDK
+//                        provider with a no-op exporter) servers to (a), beside `sluice` (tracing off)
 //   --profile KIND       run that kind's server children (and, in (e), client workers) with --cpu-prof;
 //                        the top self-time functions go in the report
 //   --out DIR            where results go (default bench/results)
@@ -51,6 +53,7 @@ function parseCli(argv: string[]): Cli {
       servers: { type: 'string' },
       reps: { type: 'string' },
       metrics: { type: 'boolean', default: false },
+      tracing: { type: 'boolean', default: false },
       profile: { type: 'string' },
       out: { type: 'string' },
     },
@@ -68,6 +71,7 @@ function parseCli(argv: string[]): Cli {
     only: new Set(list(values.only, SECTIONS, '--only') ?? SECTIONS),
     servers: list(values.servers, KINDS, '--servers') ?? [...KINDS],
     metrics: values.metrics === true,
+    tracing: values.tracing === true,
     profile,
     outDir: values.out ?? fileURLToPath(new URL('../../bench/results/', import.meta.url)),
   };

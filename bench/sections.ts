@@ -28,6 +28,8 @@ export interface Cli {
   only: Set<Section>;
   servers: ServerKind[];
   metrics: boolean;
+  /** Add Sluice with tracing (API without provider; SDK provider with a no-op exporter) to (a). */
+  tracing: boolean;
   profile: ServerKind | undefined;
   outDir: string;
 }
@@ -72,9 +74,14 @@ export class Runner {
 
   async echo(): Promise<void> {
     // The servers as configured by default, plus Sluice with metrics explicitly on and off.
-    const variants: Pick<LaunchOptions, 'kind' | 'metrics'>[] = this.cli.servers.map((kind) => ({ kind }));
+    const variants: Pick<LaunchOptions, 'kind' | 'metrics' | 'tracing'>[] = this.cli.servers.map((kind) => ({
+      kind,
+    }));
     if (this.cli.metrics && this.cli.servers.includes('sluice')) {
       variants.push({ kind: 'sluice', metrics: true }, { kind: 'sluice', metrics: false });
+    }
+    if (this.cli.tracing && this.cli.servers.includes('sluice')) {
+      variants.push({ kind: 'sluice', tracing: 'api' }, { kind: 'sluice', tracing: 'sdk' });
     }
     const procs = new Map<string, ServerProcess>();
     try {

@@ -12,6 +12,8 @@ export interface ChildArgs {
   mode: WireMode;
   /** Turn the server's metrics on or off (Sluice only; see sluice.ts); undefined keeps its default. */
   metrics: boolean | undefined;
+  /** Sluice only: tracing through @opentelemetry/api with no provider (`api`) or an SDK provider (`sdk`). */
+  tracing: 'api' | 'sdk' | undefined;
 }
 
 export interface RunningServer {
@@ -25,7 +27,11 @@ const CLOSE_GRACE_MS = 3_000;
 function parseChildArgs(argv: string[]): ChildArgs {
   const { values } = parseArgs({
     args: argv,
-    options: { mode: { type: 'string', default: 'sse' }, metrics: { type: 'string' } },
+    options: {
+      mode: { type: 'string', default: 'sse' },
+      metrics: { type: 'string' },
+      tracing: { type: 'string' },
+    },
   });
   const mode = values.mode;
   if (mode !== 'json' && mode !== 'sse') throw new Error(`--mode must be json or sse, got ${String(mode)}`);
@@ -33,7 +39,11 @@ function parseChildArgs(argv: string[]): ChildArgs {
   if (metrics !== undefined && metrics !== 'on' && metrics !== 'off') {
     throw new Error(`--metrics must be on or off, got ${metrics}`);
   }
-  return { mode, metrics: metrics === undefined ? undefined : metrics === 'on' };
+  const tracing = values.tracing;
+  if (tracing !== undefined && tracing !== 'api' && tracing !== 'sdk') {
+    throw new Error(`--tracing must be api or sdk, got ${tracing}`);
+  }
+  return { mode, metrics: metrics === undefined ? undefined : metrics === 'on', tracing };
 }
 
 function send(msg: ChildMessage): void {

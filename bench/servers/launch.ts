@@ -16,6 +16,8 @@ export interface LaunchOptions {
   mode: WireMode;
   /** Sluice only: metrics on or off (see sluice.ts); absent keeps the server's default. */
   metrics?: boolean;
+  /** Sluice only: tracing with the API and no provider, or with an SDK provider (no-op exporter). */
+  tracing?: 'api' | 'sdk';
   /** Run with --expose-gc so that gc() requests force a collection (memory tests). */
   exposeGc?: boolean;
   /** Write a --cpu-prof profile into this directory when the child exits. */
@@ -138,8 +140,12 @@ export class ServerProcess {
   }
 }
 
-/** The label used in tables: `sluice`, `sdk`, `raw`, or `sluice+metrics` / `sluice-metrics`. */
-export function serverLabel(opts: Pick<LaunchOptions, 'kind' | 'metrics'>): string {
+/**
+ * The label used in tables: `sluice`, `sdk`, `raw`, `sluice+metrics` / `sluice-metrics`, or
+ * `sluice+otel-api` / `sluice+otel-sdk`.
+ */
+export function serverLabel(opts: Pick<LaunchOptions, 'kind' | 'metrics' | 'tracing'>): string {
+  if (opts.tracing !== undefined) return `${opts.kind}+otel-${opts.tracing}`;
   if (opts.metrics === undefined) return opts.kind;
   return `${opts.kind}${opts.metrics ? '+' : '-'}metrics`;
 }
@@ -157,6 +163,7 @@ export function launch(opts: LaunchOptions): Promise<ServerProcess> {
   }
   const args = ['--mode', opts.mode];
   if (opts.metrics !== undefined) args.push('--metrics', opts.metrics ? 'on' : 'off');
+  if (opts.tracing !== undefined) args.push('--tracing', opts.tracing);
   const child = fork(entry, args, { execArgv, stdio: CHILD_STDIO });
   live.add(child);
   return new Promise((resolve, reject) => {
