@@ -14,7 +14,7 @@ export interface ReceivedSpan {
   attributes: Record<string, unknown>;
   links: { traceId: string; spanId: string }[];
   events: { name: string; attributes: Record<string, unknown> }[];
-  /** The exporting process's pid (resource attribute process.pid, when the SDK sets it), else ''. */
+  /** The exporting process's resource attributes. */
   resource: Record<string, unknown>;
 }
 
@@ -33,7 +33,7 @@ interface KeyValue {
   value: Record<string, unknown>;
 }
 
-function valueOf(v: Record<string, unknown>): unknown {
+function anyValue(v: Record<string, unknown>): unknown {
   if ('stringValue' in v) return v['stringValue'];
   if ('intValue' in v) return Number(v['intValue']);
   if ('doubleValue' in v) return v['doubleValue'];
@@ -43,7 +43,7 @@ function valueOf(v: Record<string, unknown>): unknown {
 
 function attrs(list: KeyValue[] | undefined): Record<string, unknown> {
   const out: Record<string, unknown> = {};
-  for (const kv of list ?? []) out[kv.key] = valueOf(kv.value);
+  for (const kv of list ?? []) out[kv.key] = anyValue(kv.value);
   return out;
 }
 

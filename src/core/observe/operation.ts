@@ -23,7 +23,7 @@ export type CancelCause =
 export interface OperationSink {
   ended(op: Operation, seconds: number, errorType: string | undefined): void;
   /** Why Sluice itself cancels a request (closing endpoint, client gone, else the server). */
-  causeOfCancel(closed: (() => boolean) | undefined): CancelCause;
+  causeOfCancel(scope: { sinkClosed(): boolean } | undefined): CancelCause;
   /** Why a transport closed with requests open (the shutdown, else the session's end). */
   closeCause(): CancelCause;
 }
@@ -36,8 +36,8 @@ export class Operation {
   readonly #startedAt: number;
   readonly #now: () => number;
   readonly #sink: OperationSink;
-  /** Whether the client's HTTP response is closed (from the request's scope). */
-  readonly #sinkClosed: (() => boolean) | undefined;
+  /** The request's scope: whether the client's HTTP response is closed. */
+  readonly #scope: { sinkClosed(): boolean } | undefined;
   #done = false;
   /** Stream keys this operation's answer is carried on (see Operations.bindStream). */
   #streams: string[] | undefined;
@@ -49,10 +49,10 @@ export class Operation {
     tool: string | undefined,
     version: string | undefined,
     span: SpanLike | undefined,
-    sinkClosed: (() => boolean) | undefined,
+    scope: { sinkClosed(): boolean } | undefined,
   ) {
     this.#sink = sink;
-    this.#sinkClosed = sinkClosed;
+    this.#scope = scope;
     this.#now = now;
     this.#startedAt = now();
     this.method = method;
@@ -76,7 +76,7 @@ export class Operation {
   }
 
   cancelCause(): CancelCause {
-    return this.#sink.causeOfCancel(this.#sinkClosed);
+    return this.#sink.causeOfCancel(this.#scope);
   }
 
   closeCause(): CancelCause {

@@ -38,6 +38,12 @@ export interface TracingOptions {
   tracer?: TracerLike;
 }
 
+/** What the scope reads of the request (the pipeline's RequestView). */
+export interface ScopeView {
+  readonly headers: object;
+  header(name: string): string | undefined;
+}
+
 export interface SingleRequest {
   readonly id: RequestId;
   readonly method: string;
@@ -47,22 +53,31 @@ export interface SingleRequest {
 /** What the pipeline records about one POST, for the requests its body carries. */
 export class RequestScope {
   readonly ops: Operations;
-  readonly header: (name: string) => string | undefined;
   /** The OpenTelemetry context active when the binding handed the request over (the HTTP span's). */
   readonly ambient: OtelContext | undefined;
-  readonly sinkClosed: () => boolean;
+  readonly #view: ScopeView;
+  readonly #sink: { readonly closed: boolean };
   #single: SingleRequest | undefined;
 
   constructor(
     ops: Operations,
-    header: (name: string) => string | undefined,
+    view: ScopeView,
+    sink: { readonly closed: boolean },
     ambient: OtelContext | undefined,
-    sinkClosed: () => boolean,
   ) {
     this.ops = ops;
-    this.header = header;
+    this.#view = view;
+    this.#sink = sink;
     this.ambient = ambient;
-    this.sinkClosed = sinkClosed;
+  }
+
+  header(name: string): string | undefined {
+    return this.#view.header(name);
+  }
+
+  /** Whether the client's HTTP response is closed. */
+  sinkClosed(): boolean {
+    return this.#sink.closed;
   }
 
   /** The body's request when it is a single one (pipeline/route.ts). */
@@ -160,9 +175,9 @@ export class Operations implements OperationSink {
   }
 
   /** Pipeline: a POST passed the checks; its requests will find this scope through `headers`. */
-  scope(headers: object, header: (name: string) => string | undefined, sinkClosed: () => boolean): void {
+  scope(view: ScopeView, sink: { readonly closed: boolean }): void {
     const ambient = this.tracing ? this.#api?.context.active() : undefined;
-    scopes.set(headers, new RequestScope(this, header, ambient, sinkClosed));
+    scopes.set(view.headers, new RequestScope(this, view, sink, ambient));
   }
 
   /** Dispatcher: runs `run` (the SDK's dispatch of `m`) inside the request's span, tracked on `host`. */
@@ -202,7 +217,7 @@ export class Operations implements OperationSink {
     if (api !== undefined && this.#tracer !== undefined && this.tracing) {
       const base = scope.ambient ?? api.ROOT_CONTEXT;
       const ambientSpan = valid(api.trace.getSpanContext(base));
-      const fromHeader = carriedByHeaders(scope.header);
+      const fromHeader = carriedByHeaders((n) => scope.header(n));
       const fromMeta = carriedByMeta(meta);
       let parent = base;
       const links: LinkLike[] = [];
@@ -250,7 +265,7 @@ export class Operations implements OperationSink {
       span = s;
       ctx = api.trace.setSpan(parent, s);
     }
-    const op = new Operation(this, this.#now, method, target, version, span, scope.sinkClosed);
+    const op = new Operation(this, this.#now, method, target, version, span, scope);
     host.track(m.id, op);
     try {
       if (ctx === undefined || api === undefined) run();
@@ -262,9 +277,9 @@ export class Operations implements OperationSink {
   }
 
   /** Why a request is being cancelled, when Sluice's own code (not the client) cancels it. */
-  causeOfCancel(closed: (() => boolean) | undefined): CancelCause {
+  causeOfCancel(scope: { sinkClosed(): boolean } | undefined): CancelCause {
     if (this.#closing()) return 'shutdown';
-    if (closed?.() === true) return 'client-closed';
+    if (scope?.sinkClosed() === true) return 'client-closed';
     return 'server';
   }
 

@@ -160,11 +160,7 @@ export function createChecks(
       }
       // Observation scope of this POST's requests (observe/operations.ts); the context active here is
       // the binding's, where an HTTP instrumentation's server span is current.
-      ops?.scope(
-        view.headers,
-        (n) => view.header(n),
-        () => sink.closed,
-      );
+      ops?.scope(view, sink);
       if (route !== undefined && (await routed(view, sink, body.text, auth, headers))) return;
       return handlers.post({
         head: view,
