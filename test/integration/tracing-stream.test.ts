@@ -69,6 +69,27 @@ describe('stream life on the span', () => {
   });
 });
 
+describe('a resume that takes over a live connection', () => {
+  test('mcp.stream.resumed says takeover', async () => {
+    const srv = await startServer({ pacingMs: 5, ...traced });
+    after(() => srv.close());
+    const s = new RawSession(srv.url);
+    await s.init();
+    const post = await s.postOpen(toolCall('progress', { n: 20, delayMs: 10 }, 'take-1', 'tok-take'));
+    await post.waitFor((r) => r.messages().length >= 3, 5_000, 'three progress events');
+    const lastId = post.events.filter((e) => e.id !== undefined && e.data !== '').at(-1)?.id;
+    assert.ok(lastId !== undefined);
+    // The POST connection is still attached: this GET replaces it.
+    const resumed = await s.get({ 'last-event-id': lastId });
+    assert.equal(resumed.status, 200);
+    await resumed.finished(10_000, 'resumed stream ends after the result');
+    const span = await spanById('take-1');
+    const resume = span.events.find((e) => e.name === 'mcp.stream.resumed');
+    assert.equal(resume?.attributes?.['mcp.stream.takeover'], true, events(span).join());
+    post.destroy();
+  });
+});
+
 describe('cancellation causes', () => {
   test("the client's notifications/cancelled: protocol", async () => {
     const srv = await startServer(traced);
