@@ -13,6 +13,7 @@ import { type CreateServer, type Served, serve } from '../../src/server/index.js
 import { RawSession, rpc, send, toolCall } from '../helpers/http.js';
 import { MODERN, modernBody, modernSend } from '../helpers/modern.js';
 import { api, type TestTracing, testTracing, traceparent } from '../helpers/otel.js';
+import { serveFetch } from '../helpers/serve-fetch.js';
 
 const tracing: TestTracing = testTracing();
 /** What the tools saw of the context they ran in. */
@@ -206,6 +207,33 @@ describe('server spans (OpenTelemetry SDK, in-memory exporter)', () => {
       /mcp_server_operation_duration_seconds_count\{mcp_method_name="resources\/list",error_type="-32601"/,
     );
     assert.match(text, /mcp_server_session_duration_seconds_count\{mcp_protocol_version="2025-11-25"\} 1/);
+  });
+});
+
+describe('the web-standard binding (createFetchHandler)', () => {
+  test('the same span, parented from _meta, linked to the header', async () => {
+    const served = await serveFetch({
+      createServer: create,
+      port: 0,
+      host: '127.0.0.1',
+      tracing: { api, tracer: tracing.provider.getTracer('sluice') },
+    });
+    try {
+      tracing.reset();
+      const s = new RawSession(served.url);
+      await s.init();
+      const body = toolCall('echo', { text: 'f' }, 'fetch-1');
+      body.params._meta = { traceparent: traceparent(0x61, 0x62) };
+      const r = await s.post(body, { traceparent: traceparent(0x63, 0x64) });
+      assert.equal(r.status, 200, r.text);
+      const span = await tracing.span('tools/call echo');
+      assert.equal(span.parentSpanContext?.spanId, traceparent(0x61, 0x62).slice(36, 52));
+      assert.equal(span.links[0]?.context.spanId, traceparent(0x63, 0x64).slice(36, 52));
+      assert.equal(span.attributes['jsonrpc.request.id'], 'fetch-1');
+      assert.equal(span.attributes['mcp.session.id'], s.sid);
+    } finally {
+      await served.close({ graceMs: 100 });
+    }
   });
 });
 
