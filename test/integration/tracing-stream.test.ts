@@ -4,10 +4,12 @@
  * notifications/cancelled, the orphan timeout, a 2026-07-28 client closing, the shutdown).
  */
 import assert from 'node:assert/strict';
+import { connect } from 'node:net';
 import { after, describe, test } from 'node:test';
 import type { ReadableSpan } from '@opentelemetry/sdk-trace-base';
 import { startCutProxy } from '../helpers/cut-proxy.js';
-import { notification, RawSession, toolCall } from '../helpers/http.js';
+import { withDeadline } from '../helpers/deadline.js';
+import { notification, RawSession, rawPost, toolCall, until } from '../helpers/http.js';
 import { modernBody, modernOpen } from '../helpers/modern.js';
 import { api, testTracing } from '../helpers/otel.js';
 import { startServer } from '../helpers/test-server.js';
@@ -87,6 +89,50 @@ describe('a resume that takes over a live connection', () => {
     const resume = span.events.find((e) => e.name === 'mcp.stream.resumed');
     assert.equal(resume?.attributes?.['mcp.stream.takeover'], true, events(span).join());
     post.destroy();
+  });
+});
+
+describe('an overflow close', () => {
+  test('a paused reader of non-coalescible messages: mcp.stream.overflow_closed', async () => {
+    const srv = await startServer({
+      keepaliveMs: 0,
+      maxQueueBytes: 256 * 1024,
+      highWaterMark: 64 * 1024,
+      replay: { maxCount: 100_000, maxBytes: 256 * 1024 * 1024 },
+      ...traced,
+    });
+    after(() => srv.close());
+    const s = new RawSession(srv.url);
+    await s.init();
+    const overflows = srv.stats().overflowCloses;
+    // A raw socket, paused once the response head arrived, so the server's queue fills.
+    const sock = connect(srv.port, '127.0.0.1');
+    const head = new Promise<void>((resolve, reject) => {
+      let seen = '';
+      const onData = (d: Buffer): void => {
+        seen += d.toString('latin1');
+        if (seen.includes('\r\n\r\n')) {
+          sock.off('data', onData);
+          sock.pause();
+          resolve();
+        }
+      };
+      sock.on('data', onData);
+      sock.on('error', reject);
+    });
+    const closed = new Promise<void>((resolve) => sock.on('close', () => resolve()));
+    const body = toolCall('chatter', { n: 600, pad: 20_000, parallel: true }, 'over-1');
+    // Both media types: the answer starts undecided and is upgraded by the first message (auto).
+    sock.write(rawPost(srv.port, s.headers(), JSON.stringify(body)));
+    await withDeadline(head, 5_000, 'response head');
+    await until(() => srv.stats().overflowCloses > overflows, 10_000, 'overflow close');
+    sock.resume();
+    await withDeadline(closed, 10_000, 'connection closed by the server');
+    // Nobody resumes: the request runs to its end and its span ends with the answer.
+    const span = await spanById('over-1');
+    const names = events(span);
+    assert.equal(names[0], 'mcp.stream.upgraded');
+    assert.ok(names.includes('mcp.stream.overflow_closed'), names.join());
   });
 });
 

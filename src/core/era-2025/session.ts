@@ -21,7 +21,6 @@ import { INPUT_REQUIRED_METHODS } from '../../modern/mrtr.js';
 import { type ChangeEvent, changeOf } from '../change-bus.js';
 import type { ClusterHooks } from '../cluster-hooks.js';
 import type { Counters, SessionEndReason } from '../observe/counters.js';
-import type { Operation } from '../observe/operation.js';
 import type { Operations } from '../observe/operations.js';
 import { shortHash } from '../observe/probe.js';
 import type { StreamStats } from '../observe/stats.js';
@@ -379,15 +378,7 @@ export class Session implements StreamContext, ExchangeHost, BridgeTarget {
     // A cluster records which requests the stream answers: if this process dies, a resume elsewhere
     // ends them with a definite error instead of leaving the client waiting.
     if (this.id !== undefined) this.#deps.cluster?.streamRequests(this.id, s.num, requestIds);
-    const ops = this.#deps.operations;
-    if (ops?.tracing === true) {
-      const traced: Operation[] = [];
-      for (const id of requestIds) {
-        const op = this.transport.operation(id);
-        if (op !== undefined) traced.push(op);
-      }
-      ops.bindStream(this.sessionHash, s.num, traced);
-    }
+    this.#deps.operations?.bindStream(this.sessionHash, s.num, this.transport, requestIds);
     return s;
   }
 

@@ -39,8 +39,6 @@ export class Operation {
   /** The request's scope: whether the client's HTTP response is closed. */
   readonly #scope: { sinkClosed(): boolean } | undefined;
   #done = false;
-  /** Stream keys this operation's answer is carried on (see Operations.bindStream). */
-  #streams: string[] | undefined;
 
   constructor(
     sink: OperationSink,
@@ -63,16 +61,6 @@ export class Operation {
 
   get done(): boolean {
     return this.#done;
-  }
-
-  /** The stream keys its answer is carried on. */
-  get streams(): readonly string[] | undefined {
-    return this.#streams;
-  }
-
-  carriedOn(key: string): void {
-    this.#streams ??= [];
-    this.#streams.push(key);
   }
 
   cancelCause(): CancelCause {

@@ -121,10 +121,15 @@ function kindOfId(id: RequestId): 'internal' | 'shared' | 'client' {
 }
 
 interface StreamTrack {
-  ops: Set<Operation>;
+  /** Finds the operations of `ids` when an event comes (they may be dispatched after the stream opened). */
+  readonly host: { operation(id: RequestId): Operation | undefined };
+  readonly ids: readonly RequestId[];
   opens: number;
   open: boolean;
 }
+
+/** Stream tracks kept at most (a track goes when its stream closes with no operation left). */
+const MAX_TRACKS = 4096;
 
 function parseHost(host: string | undefined): { address: string; port: number | undefined } | undefined {
   if (host === undefined || host === '') return undefined;
@@ -292,29 +297,33 @@ export class Operations implements OperationSink {
 
   ended(op: Operation, seconds: number, errorType: string | undefined): void {
     this.#metrics?.operation(op.method, op.tool, errorType, op.version, seconds);
-    const keys = op.streams;
-    if (keys === undefined) return;
-    for (const k of keys) {
-      const t = this.#streams.get(k);
-      t?.ops.delete(op);
-      if (t !== undefined && t.ops.size === 0) this.#streams.delete(k);
-    }
   }
 
   // ---- stream life as span events ----------------------------------------------------------------
 
-  /** A session's POST stream carries these operations' answers (era-2025/session.ts newPostStream). */
-  bindStream(sessionHash: string, stream: number, ops: Iterable<Operation>): void {
+  /** A session's POST stream carries the answers of `ids` (era-2025/session.ts newPostStream). */
+  bindStream(
+    sessionHash: string,
+    stream: number,
+    host: { operation(id: RequestId): Operation | undefined },
+    ids: readonly RequestId[],
+  ): void {
     if (!this.tracing) return;
-    const key = `${sessionHash}:${stream}`;
-    let t = this.#streams.get(key);
-    for (const op of ops) {
-      if (op.done || op.span === undefined) continue;
-      t ??= { ops: new Set(), opens: 0, open: false };
-      t.ops.add(op);
-      op.carriedOn(key);
+    if (this.#streams.size >= MAX_TRACKS) {
+      const oldest = this.#streams.keys().next();
+      if (oldest.done !== true) this.#streams.delete(oldest.value);
     }
-    if (t !== undefined) this.#streams.set(key, t);
+    this.#streams.set(`${sessionHash}:${stream}`, { host, ids, opens: 0, open: false });
+  }
+
+  /** The operations a track's events go to: those of its requests still in flight. */
+  #opsOf(t: StreamTrack): Operation[] {
+    const out: Operation[] = [];
+    for (const id of t.ids) {
+      const op = t.host.operation(id);
+      if (op !== undefined) out.push(op);
+    }
+    return out;
   }
 
   /** `inner` (the diagnostics channel binding), plus the span events of traced streams. */
@@ -340,7 +349,8 @@ export class Operations implements OperationSink {
         t.opens++;
         t.open = true;
         // The first attach writes the SSE headers and the first frame at once: the answer's first byte.
-        for (const op of t.ops) op.event(first ? 'mcp.stream.upgraded' : 'mcp.stream.resumed', attrs);
+        for (const op of this.#opsOf(t))
+          op.event(first ? 'mcp.stream.upgraded' : 'mcp.stream.resumed', attrs);
       },
       streamClose: (e) => {
         inner?.streamClose(e);
@@ -348,8 +358,10 @@ export class Operations implements OperationSink {
         if (t === undefined) return;
         t.open = false;
         const name = e.reason === 'overflow' ? 'mcp.stream.overflow_closed' : 'mcp.stream.closed';
-        for (const op of t.ops)
+        const ops = this.#opsOf(t);
+        for (const op of ops)
           op.event(name, { 'mcp.stream.number': e.stream, 'mcp.stream.close_reason': e.reason });
+        if (ops.length === 0) streams.delete(`${e.session}:${e.stream}`);
       },
     };
   }
