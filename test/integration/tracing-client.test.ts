@@ -16,6 +16,7 @@ import { z } from 'zod';
 import { StreamableHttpClientTransport } from '../../src/client/index.js';
 import { type CreateServer, type Served, serve } from '../../src/server/index.js';
 import { withDeadline } from '../helpers/deadline.js';
+import { MODERN, modernMeta } from '../helpers/modern.js';
 import { api, testTracing, traceparent } from '../helpers/otel.js';
 
 const tracing = testTracing();
@@ -151,6 +152,34 @@ describe('client spans, injection, and client metrics', () => {
       assert.equal(server.spanContext().traceId, mine.slice(3, 35));
       // The HTTP header still names the client span: the server links it.
       assert.equal(server.links[0]?.context.spanId, client_.spanContext().spanId);
+    } finally {
+      await transport.close();
+    }
+  });
+
+  test('a 2026-07-28 request (per-request _meta, no session) is traced the same way', async () => {
+    tracing.reset();
+    const client = new Client({ name: 'traced-client', version: '1.0.0' });
+    const transport = new StreamableHttpClientTransport(new URL(served.url), {
+      tracing: { api, tracer: tracing.provider.getTracer('client') },
+    });
+    await withDeadline(client.connect(transport), 5_000, 'connect');
+    try {
+      tracing.reset();
+      await withDeadline(
+        client.request(
+          { method: 'tools/call', params: { name: 'echo', arguments: { text: 'm' }, _meta: modernMeta() } },
+          CallToolResultSchema,
+        ),
+        5_000,
+        'modern call',
+      );
+      const c = await spanOf('tools/call echo', SpanKind.CLIENT);
+      const s = await spanOf('tools/call echo', SpanKind.SERVER);
+      assert.equal(c.attributes['mcp.protocol.version'], MODERN);
+      assert.equal(s.attributes['mcp.protocol.version'], MODERN);
+      assert.equal(s.attributes['mcp.session.id'], undefined);
+      assert.equal(s.parentSpanContext?.spanId, c.spanContext().spanId);
     } finally {
       await transport.close();
     }
