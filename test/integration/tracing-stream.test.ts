@@ -136,6 +136,22 @@ describe('an overflow close', () => {
   });
 });
 
+describe('an answer that is SSE from its start', () => {
+  test('its span still gets mcp.stream.upgraded (from_start)', async () => {
+    const srv = await startServer(traced);
+    after(() => srv.close());
+    const s = new RawSession(srv.url);
+    await s.init();
+    const r = await s.postOpen(toolCall('progress', { n: 2, delayMs: 1 }, 'sse-1', 'tok-sse'), {
+      accept: 'text/event-stream',
+    });
+    await r.finished(5_000, 'sse answer');
+    const span = await spanById('sse-1');
+    const up = span.events.find((e) => e.name === 'mcp.stream.upgraded');
+    assert.equal(up?.attributes?.['mcp.stream.from_start'], true, events(span).join());
+  });
+});
+
 describe('cancellation causes', () => {
   test("the client's notifications/cancelled: protocol", async () => {
     const srv = await startServer(traced);

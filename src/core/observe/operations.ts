@@ -124,6 +124,7 @@ interface StreamTrack {
   /** Finds the operations of `ids` when an event comes (they may be dispatched after the stream opened). */
   readonly host: { operation(id: RequestId): Operation | undefined };
   readonly ids: readonly RequestId[];
+  readonly stream: number;
   opens: number;
   open: boolean;
 }
@@ -147,6 +148,8 @@ export class Operations implements OperationSink {
   readonly #closing: () => boolean;
   readonly #now: () => number;
   readonly #streams = new Map<string, StreamTrack>();
+  /** The same tracks by transport and request id, for a request dispatched after its stream opened. */
+  readonly #byHost = new WeakMap<object, Map<RequestId, StreamTrack>>();
 
   private constructor(
     tracing: TracingOptions | undefined,
@@ -272,6 +275,12 @@ export class Operations implements OperationSink {
     }
     const op = new Operation(this, this.#now, method, target, version, span, scope);
     host.track(m.id, op);
+    if (span !== undefined) {
+      // An answer that was SSE from its start opened its stream before this dispatch.
+      const t = this.#byHost.get(host)?.get(m.id);
+      if (t !== undefined && t.opens > 0)
+        op.event('mcp.stream.upgraded', { 'mcp.stream.number': t.stream, 'mcp.stream.from_start': true });
+    }
     try {
       if (ctx === undefined || api === undefined) run();
       else api.context.with(ctx, run);
@@ -311,9 +320,24 @@ export class Operations implements OperationSink {
     if (!this.tracing) return;
     if (this.#streams.size >= MAX_TRACKS) {
       const oldest = this.#streams.keys().next();
-      if (oldest.done !== true) this.#streams.delete(oldest.value);
+      if (oldest.done !== true) this.#drop(oldest.value);
     }
-    this.#streams.set(`${sessionHash}:${stream}`, { host, ids, opens: 0, open: false });
+    const t: StreamTrack = { host, ids, stream, opens: 0, open: false };
+    this.#streams.set(`${sessionHash}:${stream}`, t);
+    let byId = this.#byHost.get(host);
+    if (byId === undefined) {
+      byId = new Map();
+      this.#byHost.set(host, byId);
+    }
+    for (const id of ids) byId.set(id, t);
+  }
+
+  #drop(key: string): void {
+    const t = this.#streams.get(key);
+    if (t === undefined) return;
+    this.#streams.delete(key);
+    const byId = this.#byHost.get(t.host);
+    if (byId !== undefined) for (const id of t.ids) if (byId.get(id) === t) byId.delete(id);
   }
 
   /** The operations a track's events go to: those of its requests still in flight. */
@@ -361,7 +385,7 @@ export class Operations implements OperationSink {
         const ops = this.#opsOf(t);
         for (const op of ops)
           op.event(name, { 'mcp.stream.number': e.stream, 'mcp.stream.close_reason': e.reason });
-        if (ops.length === 0) streams.delete(`${e.session}:${e.stream}`);
+        if (ops.length === 0) this.#drop(`${e.session}:${e.stream}`);
       },
     };
   }
