@@ -11,6 +11,8 @@
 //   --metrics            add `sluice+metrics` and `sluice-metrics` servers (serve({ metrics: true|false })) to (a)
 //   --jwt                add `sluice+jwt` (oauthResourceServer verifying a JWT per request, JWKS cached)
 //                        and `sluice-jwt` (no authentication) servers to (a)
+//   --tracing            add `sluice+otel-api` (tracing: { api }, no provider) and `sluice+otel-sdk` (an SDK
+//                        provider with a no-op exporter) servers to (a), beside `sluice` (tracing off)
 //   --profile KIND       run that kind's server children (and, in (e), client workers) with --cpu-prof;
 //                        the top self-time functions go in the report
 //   --out DIR            where results go (default bench/results)
@@ -54,6 +56,7 @@ function parseCli(argv: string[]): Cli {
       reps: { type: 'string' },
       metrics: { type: 'boolean', default: false },
       jwt: { type: 'boolean', default: false },
+      tracing: { type: 'boolean', default: false },
       profile: { type: 'string' },
       out: { type: 'string' },
     },
@@ -72,6 +75,7 @@ function parseCli(argv: string[]): Cli {
     servers: list(values.servers, KINDS, '--servers') ?? [...KINDS],
     metrics: values.metrics === true,
     jwt: values.jwt === true,
+    tracing: values.tracing === true,
     profile,
     outDir: values.out ?? fileURLToPath(new URL('../../bench/results/', import.meta.url)),
   };

@@ -30,6 +30,8 @@ export interface Cli {
   metrics: boolean;
   /** Add `sluice+jwt` / `sluice-jwt` rows to (a). */
   jwt: boolean;
+  /** Add Sluice with tracing (API without provider; SDK provider with a no-op exporter) to (a). */
+  tracing: boolean;
   profile: ServerKind | undefined;
   outDir: string;
 }
@@ -74,15 +76,20 @@ export class Runner {
 
   async echo(): Promise<void> {
     // The servers as configured by default, plus Sluice with metrics explicitly on and off.
-    const variants: Pick<LaunchOptions, 'kind' | 'metrics' | 'jwt'>[] = this.cli.servers.map((kind) => ({
-      kind,
-    }));
+    const variants: Pick<LaunchOptions, 'kind' | 'metrics' | 'jwt' | 'tracing'>[] = this.cli.servers.map(
+      (kind) => ({
+        kind,
+      }),
+    );
     if (this.cli.metrics && this.cli.servers.includes('sluice')) {
       variants.push({ kind: 'sluice', metrics: true }, { kind: 'sluice', metrics: false });
     }
     // JWT verification (oauthResourceServer, cached JWKS) on and off, in the same run.
     if (this.cli.jwt && this.cli.servers.includes('sluice')) {
       variants.push({ kind: 'sluice', jwt: true }, { kind: 'sluice', jwt: false });
+    }
+    if (this.cli.tracing && this.cli.servers.includes('sluice')) {
+      variants.push({ kind: 'sluice', tracing: 'api' }, { kind: 'sluice', tracing: 'sdk' });
     }
     const procs = new Map<string, ServerProcess>();
     try {

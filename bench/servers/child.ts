@@ -14,6 +14,8 @@ export interface ChildArgs {
   metrics: boolean | undefined;
   /** Sluice only: verify JWT bearer tokens (see jwt.ts). */
   jwt: boolean;
+  /** Sluice only: tracing through @opentelemetry/api with no provider (`api`) or an SDK provider (`sdk`). */
+  tracing: 'api' | 'sdk' | undefined;
 }
 
 export interface RunningServer {
@@ -31,6 +33,7 @@ function parseChildArgs(argv: string[]): ChildArgs {
       mode: { type: 'string', default: 'sse' },
       metrics: { type: 'string' },
       jwt: { type: 'boolean' },
+      tracing: { type: 'string' },
     },
   });
   const mode = values.mode;
@@ -39,7 +42,16 @@ function parseChildArgs(argv: string[]): ChildArgs {
   if (metrics !== undefined && metrics !== 'on' && metrics !== 'off') {
     throw new Error(`--metrics must be on or off, got ${metrics}`);
   }
-  return { mode, metrics: metrics === undefined ? undefined : metrics === 'on', jwt: values.jwt === true };
+  const tracing = values.tracing;
+  if (tracing !== undefined && tracing !== 'api' && tracing !== 'sdk') {
+    throw new Error(`--tracing must be api or sdk, got ${tracing}`);
+  }
+  return {
+    mode,
+    metrics: metrics === undefined ? undefined : metrics === 'on',
+    jwt: values.jwt === true,
+    tracing,
+  };
 }
 
 function send(msg: ChildMessage): void {

@@ -19,6 +19,8 @@ export interface LaunchOptions {
   metrics?: boolean;
   /** Sluice only: require a JWT verified against a (cached) JWKS on every request (see jwt.ts). */
   jwt?: boolean;
+  /** Sluice only: tracing with the API and no provider, or with an SDK provider (no-op exporter). */
+  tracing?: 'api' | 'sdk';
   /** Run with --expose-gc so that gc() requests force a collection (memory tests). */
   exposeGc?: boolean;
   /** Write a --cpu-prof profile into this directory when the child exits. */
@@ -152,10 +154,11 @@ export class ServerProcess {
 
 /**
  * The label used in tables: `sluice`, `sdk`, `raw`, `sluice+metrics` / `sluice-metrics`, or
- * `sluice+jwt` / `sluice-jwt`.
+ * `sluice+jwt` / `sluice-jwt`, or `sluice+otel-api` / `sluice+otel-sdk`.
  */
-export function serverLabel(opts: Pick<LaunchOptions, 'kind' | 'metrics' | 'jwt'>): string {
+export function serverLabel(opts: Pick<LaunchOptions, 'kind' | 'metrics' | 'jwt' | 'tracing'>): string {
   if (opts.jwt !== undefined) return `${opts.kind}${opts.jwt ? '+' : '-'}jwt`;
+  if (opts.tracing !== undefined) return `${opts.kind}+otel-${opts.tracing}`;
   if (opts.metrics === undefined) return opts.kind;
   return `${opts.kind}${opts.metrics ? '+' : '-'}metrics`;
 }
@@ -179,6 +182,7 @@ function launchWith(opts: LaunchOptions, jwt: BenchJwt | undefined): Promise<Ser
   const args = ['--mode', opts.mode];
   if (opts.metrics !== undefined) args.push('--metrics', opts.metrics ? 'on' : 'off');
   if (jwt !== undefined) args.push('--jwt');
+  if (opts.tracing !== undefined) args.push('--tracing', opts.tracing);
   const child = fork(entry, args, {
     execArgv,
     stdio: CHILD_STDIO,

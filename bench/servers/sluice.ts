@@ -44,12 +44,36 @@ async function loadOAuth(): Promise<unknown> {
   });
 }
 
-runChild(async ({ mode, metrics, jwt }) => {
+/**
+ * `--tracing api`: the API module and no provider (Sluice's per-request check finds none);
+ * `--tracing sdk`: a registered SDK provider whose spans go to an exporter that drops them, and the
+ * AsyncLocalStorage context manager an application would register. Loaded only for those rows.
+ */
+async function tracingOption(kind: 'api' | 'sdk' | undefined): Promise<Record<string, unknown>> {
+  if (kind === undefined) return {};
+  const api = await import('@opentelemetry/api');
+  if (kind === 'sdk') {
+    const { BasicTracerProvider, SimpleSpanProcessor } = await import('@opentelemetry/sdk-trace-base');
+    const { AsyncLocalStorageContextManager } = await import('@opentelemetry/context-async-hooks');
+    const exporter = {
+      export: (_spans: unknown[], done: (r: { code: number }) => void) => done({ code: 0 }),
+      shutdown: async () => {},
+    };
+    api.trace.setGlobalTracerProvider(
+      new BasicTracerProvider({ spanProcessors: [new SimpleSpanProcessor(exporter)] }),
+    );
+    api.context.setGlobalContextManager(new AsyncLocalStorageContextManager().enable());
+  }
+  return { tracing: { api } };
+}
+
+runChild(async ({ mode, metrics, jwt, tracing }) => {
   const serve = await loadServe();
   // A spread, not a literal property: `metrics` may not be in the option type yet.
   const extra = {
     ...(metrics === undefined ? {} : { metrics }),
     ...(jwt ? { oauth: await loadOAuth() } : {}),
+    ...(await tracingOption(tracing)),
   };
   // The idle-memory workload opens thousands of sessions from one address as fast as it can: the
   // per-client limits (a flood defence) are off for the benchmark.

@@ -18,6 +18,7 @@ import {
   serve,
   staticBearer,
 } from '../server/index.js';
+import { loadOtelApi } from '../server/otel-load.js';
 import { oneLine, usageFailure as reportUsage, UsageError } from './usage-error.js';
 
 const USAGE_LINE =
@@ -57,6 +58,8 @@ const HELP = `usage: sluice serve [options]
                        (repeatable; default: same-origin only; requests without Origin are always allowed)
   --metrics            serve Prometheus metrics at /metrics on the same port
   --log json           structured JSON-line logs on stderr (session ids as short hashes, no secrets)
+  --otel               OpenTelemetry spans per request through @opentelemetry/api (must be installed) and
+                       the tracer provider your setup registers (e.g. node --import ./otel-setup.mjs)
   --tls-cert FILE      serve HTTPS with this PEM certificate (needs --tls-key)
   --tls-key FILE       the PEM private key for --tls-cert
   --http2              with --tls-*: HTTP/2, with HTTP/1.1 fallback negotiated by ALPN
@@ -198,6 +201,7 @@ async function run(argv: string[]): Promise<number> {
       'allow-origin': { type: 'string', multiple: true },
       metrics: { type: 'boolean' },
       log: { type: 'string' },
+      otel: { type: 'boolean' },
       'tls-cert': { type: 'string' },
       'tls-key': { type: 'string' },
       http2: { type: 'boolean' },
@@ -266,7 +270,11 @@ async function run(argv: string[]): Promise<number> {
           ...redis,
           ...(values.advertise === undefined ? {} : { advertise: values.advertise }),
         });
+  const api = values.otel ? await loadOtelApi() : undefined;
+  if (values.otel && api === undefined)
+    throw new UsageError('--otel needs the @opentelemetry/api package installed next to sluice');
   const served = await serve({
+    ...(api === undefined ? {} : { tracing: { api } }),
     ...(cluster === undefined ? {} : { cluster }),
     ...(tls === undefined ? {} : { tls, http2: values.http2 ?? false }),
     clientLimits,

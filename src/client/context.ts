@@ -14,6 +14,7 @@ import { defaultHttp, fetchHttp } from './http-default.js';
 import { ParamHeaderCatalog } from './modern.js';
 import type { OutgoingRequest, ResolvedClientOptions } from './options.js';
 import { ClientSession } from './session.js';
+import type { ClientOperation } from './tracing.js';
 import type { RequestId, WireMessage } from './wire.js';
 
 /**
@@ -69,6 +70,8 @@ export interface PendingRequest {
   readonly extraHeaders: Readonly<Record<string, string>> | undefined;
   /** The HTTP request carrying it before its answer was handed to a stream (aborted to cancel). */
   connection: Canceller | undefined;
+  /** Its span and duration metric, when tracing is on (tracing.ts). */
+  readonly trace?: ClientOperation | undefined;
 }
 
 /** What the context reports back to the public transport (its SDK callbacks). */

@@ -38,6 +38,7 @@ export function receiveMessage(t: TransportContext, message: WireMessage, from?:
     const entry = t.pending.get(id);
     if (entry !== undefined) {
       t.pending.delete(id);
+      entry.trace?.answered(message);
       // Learn the tools' `x-mcp-header` declarations for later modern `tools/call`s (modern.ts).
       if (entry.message.method === 'tools/list' && message.result !== undefined) {
         t.paramHeaders.learn(message.result);
@@ -78,7 +79,10 @@ function deliver(t: TransportContext, message: WireMessage, kind: MessageKind): 
  * error goes to `onerror`.
  */
 export function failRequest(t: TransportContext, id: RequestId, error: SluiceClientError): void {
-  if (!t.pending.delete(id)) return;
+  const entry = t.pending.get(id);
+  if (entry === undefined) return;
+  t.pending.delete(id);
+  entry.trace?.failed(error.code, error.message);
   t.reportError(error);
   dispatch(
     t,

@@ -1,6 +1,7 @@
 // sluice/client: the MCP Streamable HTTP client transport. Named exports only.
 
 export { SluiceError, type SluiceErrorCode } from '../errors.js';
+export type { OtelApiLike } from '../trace/otel-like.js';
 export {
   type CallToolStreamParams,
   callToolStream,
@@ -63,6 +64,7 @@ export {
   type StreamableHttpClientOptions,
   type TokenOption,
 } from './options.js';
+export type { ClientTracingOptions } from './tracing.js';
 export {
   type SessionResetEvent,
   type SluiceSendOptions,

@@ -3,6 +3,7 @@ import { IDEMPOTENCY_KEY_META } from '../jsonrpc/meta-keys.js';
 import { InvalidOptionError } from './errors.js';
 import type { ClientClock, FetchLike } from './http-client.js';
 import { checkDefaultHttp } from './http-default.js';
+import { type ClientTracing, type ClientTracingOptions, clientTracingOf } from './tracing.js';
 
 export type { ClientClock, FetchLike };
 
@@ -164,6 +165,13 @@ export interface StreamableHttpClientOptions {
    */
   protocol?: object;
   /**
+   * OpenTelemetry (docs/tracing.md): your `@opentelemetry/api` module (`{ api }`; optionally a tracer and a
+   * meter). A CLIENT span per request, its context injected into `params._meta` and the `traceparent` header,
+   * and the `mcp.client.*.duration` metrics. With no tracer provider registered it does nothing.
+   * @defaultValue off
+   */
+  tracing?: ClientTracingOptions | false;
+  /**
    * Clock and timers.
    * @defaultValue `Date.now`, `globalThis.setTimeout`, `globalThis.clearTimeout`
    */
@@ -200,6 +208,7 @@ export interface ResolvedClientOptions {
   readonly openStandaloneStream: boolean;
   readonly isIdempotent: (request: OutgoingRequest) => boolean;
   readonly protocol: object | undefined;
+  readonly tracing: ClientTracing | undefined;
   readonly clock: ClientClock;
   readonly random: () => number;
 }
@@ -338,6 +347,7 @@ export function resolveOptions(options: StreamableHttpClientOptions = {}): Resol
     openStandaloneStream: options.openStandaloneStream ?? true,
     isIdempotent,
     protocol: options.protocol,
+    tracing: clientTracingOf(options.tracing, () => (options.clock ?? systemClock).now()),
     clock: options.clock ?? systemClock,
     random,
   };

@@ -26,6 +26,7 @@ import { postMessage } from './post.js';
 import { reinitialize } from './reinit.js';
 import { abandonRequest } from './resend.js';
 import { StreamRunner } from './streams.js';
+import type { TracedRequest } from './tracing.js';
 import type { RequestId, WireMessage } from './wire.js';
 
 /**
@@ -55,6 +56,30 @@ function callerHeaders(
     if (!RESERVED_HEADERS.has(lower) && typeof value === 'string') out[lower] = value;
   }
   return out;
+}
+
+/** The HTTP trace headers of a traced request, unless the caller passed its own. */
+function withTraceHeaders(
+  headers: Readonly<Record<string, string>> | undefined,
+  traced: TracedRequest | undefined,
+): Readonly<Record<string, string>> | undefined {
+  if (traced?.traceparent === undefined || headers?.['traceparent'] !== undefined) return headers;
+  const out: Record<string, string> = { ...headers, traceparent: traced.traceparent };
+  if (traced.tracestate !== undefined) out['tracestate'] = traced.tracestate;
+  return out;
+}
+
+/** The revision a legacy request goes out under: the one asked for by initialize, else the negotiated one. */
+function versionOf(t: TransportContext, wire: WireMessage): string | undefined {
+  const asked =
+    wire.method === 'initialize' ? (wire.params as { protocolVersion?: unknown } | undefined) : undefined;
+  return typeof asked?.protocolVersion === 'string' ? asked.protocolVersion : t.session.protocolVersion;
+}
+
+/** `error.type` of a request that failed without a response: the typed error's stable code. */
+function errorTypeOf(error: unknown): string {
+  const code = (error as { code?: unknown } | null)?.code;
+  return typeof code === 'string' ? code : error instanceof Error ? error.constructor.name : '_OTHER';
 }
 
 /** Passed to `onsessionreset` after a transparent re-initialization. */
@@ -113,6 +138,8 @@ export class StreamableHttpClientTransport implements Transport {
 
   readonly #t: TransportContext;
   #started = false;
+  /** When the session's initialize was sent, for `mcp.client.session.duration`. */
+  #initializedAt: number | undefined;
 
   constructor(url: URL | string, options?: StreamableHttpClientOptions) {
     this.#t = new TransportContext(
@@ -194,19 +221,24 @@ export class StreamableHttpClientTransport implements Transport {
       await postMessage(t, wire, kind, undefined);
       return;
     }
-    const request = wire as OutgoingRequest & WireMessage;
     const modern = modernRevisionOf(wire);
-    if (request.method === 'initialize' && modern === undefined) t.session.initializing(request.params);
+    if (wire.method === 'initialize' && modern === undefined) {
+      t.session.initializing(wire.params);
+      this.#initializedAt = t.options.clock.now();
+    }
     const signal = options?.requestSignal;
     if (signal?.aborted === true) return;
+    const traced = t.options.tracing?.begin(wire, t.url, t.session.sessionId, modern ?? versionOf(t, wire));
+    const request = (traced?.message ?? wire) as OutgoingRequest & WireMessage;
     const entry: PendingRequest = {
       message: request,
       idempotent: t.options.isIdempotent(request),
       stream: undefined,
       resends: 0,
       modern,
-      extraHeaders: callerHeaders(options?.headers),
+      extraHeaders: withTraceHeaders(callerHeaders(options?.headers), traced),
       connection: undefined,
+      trace: traced?.op,
     };
     t.pending.set(request.id, entry);
     if (signal !== undefined) {
@@ -218,9 +250,10 @@ export class StreamableHttpClientTransport implements Transport {
       return;
     }
     try {
-      await postMessage(t, wire, kind, entry, options?.onresumptiontoken);
+      await postMessage(t, request, kind, entry, options?.onresumptiontoken);
     } catch (error) {
       t.pending.delete(request.id);
+      entry.trace?.failed(errorTypeOf(error), error instanceof Error ? error.message : undefined);
       throw error;
     }
   }
@@ -239,6 +272,7 @@ export class StreamableHttpClientTransport implements Transport {
     const entry = t.pending.get(id);
     if (entry === undefined) return;
     t.pending.delete(id);
+    entry.trace?.failed('cancelled', undefined);
     for (const [wireId, original] of t.aliases) {
       if (original === id) {
         t.aliases.delete(wireId);
@@ -260,6 +294,7 @@ export class StreamableHttpClientTransport implements Transport {
     const id = entry.message.id;
     if (t.pending.get(id) !== entry) return;
     t.pending.delete(id);
+    entry.trace?.failed('cancelled', undefined);
     if (entry.stream !== undefined) {
       if (entry.modern !== undefined) t.runner.cancelled(entry.stream, id);
       else t.runner.settled(entry.stream, id, undefined);
@@ -283,7 +318,10 @@ export class StreamableHttpClientTransport implements Transport {
       await deleteSession(t).catch((error: unknown) => this.onerror?.(toClientError(error)));
     }
     t.closeHttp();
+    for (const entry of t.pending.values()) entry.trace?.failed('cancelled', 'transport closed');
     t.pending.clear();
+    if (sessionId !== undefined && this.#initializedAt !== undefined)
+      t.options.tracing?.sessionEnded(this.#initializedAt, t.session.protocolVersion);
     this.onclose?.();
   }
 }

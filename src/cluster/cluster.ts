@@ -11,6 +11,8 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { ClusterHooks, SessionStart } from '../core/cluster-hooks.js';
 import { Histogram } from '../core/observe/histogram.js';
+import { HopTracer } from '../core/observe/hop-trace.js';
+import type { TracingOptions } from '../core/observe/operations.js';
 import type { Logger } from '../core/options.js';
 import type { RouteInput as CoreRouteInput } from '../core/pipeline/pipeline.js';
 import { type Refusal, Refusals, sendRefusal } from '../core/pipeline/refusal.js';
@@ -59,6 +61,7 @@ export interface ClusterEndpoint {
     readonly replay: RingLimits;
     readonly replayBudget: { maxTotalBytes: number };
     readonly logger: Logger | undefined;
+    readonly tracing?: TracingOptions | undefined;
   };
 }
 
@@ -113,6 +116,8 @@ export class RedisCluster {
   readonly #forwarder: Forwarder;
   /** Hop signatures accepted here, each refused a second time (replay-guard.ts). */
   readonly #replays = new ReplayGuard();
+  /** Trace context (and span) of each hop; made on the first forward, once the endpoint is attached. */
+  #hops: HopTracer | undefined;
   readonly forwardLatency = new Histogram(FORWARD_BOUNDS_S);
   /** Change events for listen streams, shared with every instance (change-bus.ts). */
   readonly bus: RedisChangeBus = new RedisChangeBus(this.incarnation);
@@ -486,17 +491,23 @@ export class RedisCluster {
     });
     const t0 = performance.now();
     this.counters.forwardedOut++;
+    this.#hops ??= new HopTracer(this.#ep?.options.tracing);
+    const hop = this.#hops.begin((n) => r.view.header(n), entry.address, r.method);
     const outcome = await this.#forwarder.forward(
       {
         target: entry.address,
         method: r.method,
         headers: r.view.headers,
         body: r.body,
-        extra: { [FORWARD_HEADER]: signature },
+        extra: { ...hop.headers, [FORWARD_HEADER]: signature },
         intercept: (status) => status === 421,
       },
       r.req,
       r.res,
+    );
+    hop.end(
+      outcome.kind === 'answered' ? outcome.status : undefined,
+      outcome.kind === 'unreachable' ? outcome.error : undefined,
     );
     if (outcome.kind === 'answered' && outcome.status !== 421) {
       this.forwardLatency.observe((performance.now() - t0) / 1000);

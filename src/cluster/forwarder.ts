@@ -25,6 +25,10 @@ const DROP_REQUEST = new Set([
   'trailer',
   'content-length',
   'proxy-authorization',
+  // Recomputed by the hop: only valid W3C values go on (core/observe/hop-trace.ts).
+  'traceparent',
+  'tracestate',
+  'baggage',
 ]);
 const DROP_RESPONSE = new Set(['connection', 'keep-alive', 'transfer-encoding', 'trailer', 'upgrade']);
 

@@ -12,6 +12,7 @@ import { TeeEventStore } from '../events/tee-event-store.js';
 import { type ChangeBus, LocalChangeBus } from './change-bus.js';
 import type { ClusterHooks } from './cluster-hooks.js';
 import { Counters } from './observe/counters.js';
+import { Operations } from './observe/operations.js';
 import type { ResolvedOptions } from './options.js';
 import type { CreateServer } from './sdk/server-like.js';
 import { LiveSet } from './stream/live.js';
@@ -32,6 +33,8 @@ export class CoreContext {
   readonly bus: ChangeBus;
   /** Set when this instance is one of a cluster (src/cluster/). */
   readonly cluster: ClusterHooks | undefined;
+  /** Spans and semantic-convention metrics per request; undefined when neither is on. */
+  readonly operations: Operations | undefined;
   readonly #ownStore: MemoryEventStore | undefined;
   #closing = false;
 
@@ -41,6 +44,12 @@ export class CoreContext {
     this.cluster = cluster;
     this.bus = cluster?.changeBus ?? new LocalChangeBus();
     this.counters = new Counters(options.metrics);
+    this.operations = Operations.create(
+      options.tracing,
+      this.counters.metrics?.semconv,
+      () => this.#closing,
+      options.now,
+    );
     let store: EventStore;
     if (options.eventStore === undefined) {
       this.#ownStore = new MemoryEventStore({

@@ -46,7 +46,7 @@ export function createPipeline(
   // `ep` is only read when a request arrives, after it was assigned.
   const hooks = stages.clusterHooks?.(o, (id) => ep.hasSession(id));
   const ep = new Endpoint(createServer, o, hooks);
-  const checks = createChecks(o, ep.counters, ep.methods, stages.route);
+  const checks = createChecks(o, ep.counters, ep.methods, stages.route, ep.operations);
   return { endpoint: ep, options: o, handle: checks.handle, fail: checks.fail };
 }
 
@@ -89,6 +89,10 @@ export class Endpoint {
   }
   get counters(): CoreContext['counters'] {
     return this.#ctx.counters;
+  }
+  /** Per-request spans and semantic-convention metrics (observe/operations.ts). */
+  get operations(): CoreContext['operations'] {
+    return this.#ctx.operations;
   }
   /** The per-endpoint metrics (method labels, durations), when turned on. */
   get metrics(): Metrics | undefined {

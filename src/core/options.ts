@@ -12,6 +12,7 @@ import {
 } from '../events/memory-event-store.js';
 import { DEFAULT_JSON_LIMITS, type JsonShapeLimits } from '../jsonrpc/json-shape.js';
 import type { ClientLimitOptions } from './limits/client-limits.js';
+import type { TracingOptions } from './observe/operations.js';
 import type { Probe } from './observe/probe.js';
 import type { RequestView } from './pipeline/request-view.js';
 
@@ -176,6 +177,12 @@ export interface ServerOptions {
   /** Lifecycle observer; the node:http binding wires node:diagnostics_channel here. */
   probe?: Probe;
   /**
+   * OpenTelemetry tracing (docs/tracing.md): pass your `@opentelemetry/api` module
+   * (`{ api }`, an optional peer Sluice never imports itself) and optionally a tracer. A server span
+   * per JSON-RPC request; with no tracer provider registered it does nothing. @defaultValue off
+   */
+  tracing?: TracingOptions | false;
+  /**
    * Dispatch to the SDK Protocol's internal handlers directly instead of through `onmessage`,
    * skipping type guards that fail (and build zod errors) on every request. Falls back to
    * `onmessage` when the internals are not found. @defaultValue true
@@ -199,6 +206,7 @@ export type ResolvedOptions = Required<
     | 'jsonLimits'
     | 'probe'
     | 'clientLimits'
+    | 'tracing'
   >
 > & {
   clientLimits: ClientLimitOptions | undefined;
@@ -213,6 +221,7 @@ export type ResolvedOptions = Required<
   logger: Logger | undefined;
   allowedOrigins: ReadonlySet<string> | undefined;
   probe: Probe | undefined;
+  tracing: TracingOptions | undefined;
 };
 
 export const DEFAULTS = {
@@ -383,7 +392,27 @@ export function resolveOptions(o: ServerOptions): ResolvedOptions {
     logger: o.logger,
     metrics: o.metrics ?? DEFAULTS.metrics,
     probe: o.probe,
+    tracing: tracingOf(o.tracing),
     fastDispatch: o.fastDispatch ?? DEFAULTS.fastDispatch,
     now: o.now ?? Date.now,
   };
+}
+
+/** The `tracing` option, checked once: an object with the API module's parts Sluice calls. */
+function tracingOf(t: ServerOptions['tracing']): TracingOptions | undefined {
+  if (t === undefined || t === false) return undefined;
+  const api = (t as { api?: unknown } | null)?.api as Record<string, Record<string, unknown>> | undefined;
+  if (
+    typeof api?.['trace']?.['getTracer'] !== 'function' ||
+    typeof api['context']?.['with'] !== 'function' ||
+    typeof api['propagation']?.['createBaggage'] !== 'function' ||
+    typeof api['ProxyTracerProvider'] !== 'function'
+  ) {
+    throw new InvalidOptionError(
+      "tracing must be false or { api, tracer? } with api = import * as api from '@opentelemetry/api' (1.x)",
+    );
+  }
+  if (t.tracer !== undefined && typeof t.tracer?.startSpan !== 'function')
+    throw new InvalidOptionError('tracing.tracer must be an OpenTelemetry Tracer (with startSpan)');
+  return t;
 }

@@ -17,6 +17,7 @@ export { RedisReplyError } from '../cluster/redis-link.js';
 export type { ChangeBus, ChangeEvent, Notifier } from '../core/change-bus.js';
 export type { CloseReport } from '../core/endpoint.js';
 export { statelessSafe } from '../core/era-2026/shared-server.js';
+export type { TracingOptions } from '../core/observe/operations.js';
 export type { EndpointStats, StreamStats } from '../core/observe/stats.js';
 export type {
   AuthDenial,
@@ -49,6 +50,7 @@ export type { MrtrInput } from '../modern/mrtr.js';
 export { mrtrInput } from '../modern/mrtr.js';
 export { encodeHeaderValue } from '../modern/sentinel.js';
 export { toolError } from '../modern/tool-error.js';
+export type { OtelApiLike } from '../trace/otel-like.js';
 export type { McpHandler, McpHandlerOptions } from './create-handler.js';
 export { createMcpHandler } from './create-handler.js';
 export { CHANNELS as DIAGNOSTICS_CHANNELS } from './diagnostics.js';

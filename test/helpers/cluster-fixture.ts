@@ -22,12 +22,20 @@ export interface ClusterFixture {
 }
 
 export async function startClusterFixture(
-  o: { leaseMs?: number; size?: number; metrics?: boolean; topology?: TopologyKind } = {},
+  o: {
+    leaseMs?: number;
+    size?: number;
+    metrics?: boolean;
+    topology?: TopologyKind;
+    /** More `sluice serve` arguments, and environment, for every member. */
+    args?: string[];
+    env?: Record<string, string>;
+  } = {},
 ): Promise<ClusterFixture> {
   const leaseMs = o.leaseMs ?? 1_500;
   const size = o.size ?? 3;
   const redis = await startTarget(o.topology ?? 'single');
-  const env = { SLUICE_CLUSTER_LEASE_MS: String(leaseMs) };
+  const env = { SLUICE_CLUSTER_LEASE_MS: String(leaseMs), ...o.env };
   const start = (port = 0) =>
     spawnServe(
       [
@@ -37,6 +45,7 @@ export async function startClusterFixture(
         '--port',
         String(port),
         ...(o.metrics ? ['--metrics'] : []),
+        ...(o.args ?? []),
       ],
       env,
       // Processes on a loaded 2-core machine (other suites run beside this one) start slowly.

@@ -45,6 +45,7 @@ const BUILDING_BLOCKS = [
   'security',
   'modern',
   'auth',
+  'trace',
   'errors.ts',
 ];
 /** What each layer (first path segment under src/) may import from src/, besides itself. */
@@ -57,7 +58,7 @@ const ALLOWED: Record<string, readonly string[]> = {
   // The web-standard binding: the core (Prometheus text included) and nothing of the Node binding.
   fetch: ['core', ...BUILDING_BLOCKS],
   // The client ships to browsers: only the building blocks that import nothing platform-specific.
-  client: ['jsonrpc', 'http', 'sse', 'errors.ts'],
+  client: ['jsonrpc', 'http', 'sse', 'trace', 'errors.ts'],
   doctor: ['client', ...BUILDING_BLOCKS],
   demo: ['server', ...BUILDING_BLOCKS],
   cli: ['server', 'client', 'doctor', 'demo', 'core', ...BUILDING_BLOCKS],

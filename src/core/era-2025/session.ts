@@ -23,6 +23,7 @@ import { INPUT_REQUIRED_METHODS } from '../../modern/mrtr.js';
 import { type ChangeEvent, changeOf } from '../change-bus.js';
 import type { ClusterHooks } from '../cluster-hooks.js';
 import type { Counters, SessionEndReason } from '../observe/counters.js';
+import type { Operations } from '../observe/operations.js';
 import { shortHash } from '../observe/probe.js';
 import type { StreamStats } from '../observe/stats.js';
 import type { ResolvedOptions } from '../options.js';
@@ -50,6 +51,8 @@ export interface SessionDeps {
   readonly stream: StreamShared;
   /** Set when this instance is a cluster member. */
   readonly cluster?: ClusterHooks | undefined;
+  /** Per-request spans and metrics (observe/operations.ts), when on. */
+  readonly operations?: Operations | undefined;
   ended(session: Session, reason: SessionEndReason): void;
   /** A served server announced a list change or resource update (feeds 2026-07-28 listen streams). */
   changed?(event: ChangeEvent): void;
@@ -76,6 +79,8 @@ export class Session implements StreamContext, ExchangeHost, BridgeTarget {
   readonly tag: string | undefined;
   readonly principal: string | undefined;
   readonly transport: BridgeTransport;
+  /** When the session was created (epoch ms), for `mcp.server.session.duration`. */
+  readonly startedAt: number;
   #hash: string | undefined;
   #version = DEFAULT_NEGOTIATED_VERSION;
   #ended = false;
@@ -108,6 +113,7 @@ export class Session implements StreamContext, ExchangeHost, BridgeTarget {
     this.tag = tag;
     this.principal = principal;
     this.#lastActive = deps.options.now();
+    this.startedAt = this.#lastActive;
     this.transport = new BridgeTransport(this, id);
   }
 
@@ -242,7 +248,7 @@ export class Session implements StreamContext, ExchangeHost, BridgeTarget {
   }
 
   dispatchNotification(m: JsonRpcNotification): void {
-    this.#dispatch?.notification(m);
+    this.#dispatch?.notification(m, 'protocol');
     if (m.method === 'notifications/cancelled') {
       // The SDK aborts the handler and sends no response; the exchange must not wait for one.
       const id = m.params?.['requestId'];
@@ -401,6 +407,7 @@ export class Session implements StreamContext, ExchangeHost, BridgeTarget {
     // A cluster records which requests the stream answers: if this process dies, a resume elsewhere
     // ends them with a definite error instead of leaving the client waiting.
     if (this.id !== undefined) this.#deps.cluster?.streamRequests(this.id, s.num, requestIds);
+    this.#deps.operations?.bindStream(this.sessionHash, s.num, this.transport, requestIds);
     return s;
   }
 
@@ -408,11 +415,11 @@ export class Session implements StreamContext, ExchangeHost, BridgeTarget {
     for (const requestId of ids) {
       this.#inflight?.delete(requestId);
       this.#shim?.forget(requestId);
-      this.#dispatch?.notification({
-        jsonrpc: '2.0',
-        method: 'notifications/cancelled',
-        params: { requestId, reason },
-      });
+      // Only the exchange's orphan timer cancels through here (exchange.ts #armOrphan).
+      this.#dispatch?.notification(
+        { jsonrpc: '2.0', method: 'notifications/cancelled', params: { requestId, reason } },
+        'orphan-timeout',
+      );
     }
   }
 

@@ -53,13 +53,14 @@ export class Sessions {
         now: options.now,
         live: ctx.live,
         retryMs: options.retryMs,
-        probe: options.probe,
+        probe: ctx.operations?.probe(options.probe) ?? options.probe,
         pacer: ctx.pacer,
         streamAfterMs: options.streamAfterMs,
         streamGraceMs: options.streamGraceMs,
         orphanTimeoutMs: options.orphanTimeoutMs,
       },
       cluster: ctx.cluster,
+      operations: ctx.operations,
       ended: (s, reason) => this.#ended(s, reason),
       changed: (event) => ctx.bus.publish(event),
     };
@@ -204,6 +205,7 @@ export class Sessions {
     }
     cluster?.sessionEnded(s.id);
     counters.sessionsEnded[reason]++;
+    counters.metrics?.semconv.session(s.version, (options.now() - s.startedAt) / 1000);
     options.onSessionEnd?.({
       sessionId: s.id,
       principal: s.principal,

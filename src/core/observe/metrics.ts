@@ -4,35 +4,10 @@
  * cardinality, whatever a client sends).
  */
 import { DURATION_BUCKETS, Histogram, STALL_BUCKETS } from './histogram.js';
+import { methodLabel } from './methods.js';
+import { SemconvMetrics } from './semconv-metrics.js';
 
-const KNOWN_METHODS: ReadonlySet<string> = new Set([
-  'initialize',
-  'ping',
-  'tools/list',
-  'tools/call',
-  'resources/list',
-  'resources/templates/list',
-  'resources/read',
-  'resources/subscribe',
-  'resources/unsubscribe',
-  'prompts/list',
-  'prompts/get',
-  'completion/complete',
-  'logging/setLevel',
-  'tasks/get',
-  'tasks/list',
-  'tasks/result',
-  'tasks/cancel',
-]);
-
-/** Whether `method` is a client-to-server request MCP (2025-11-25) defines. */
-export function isMcpRequestMethod(method: string): boolean {
-  return KNOWN_METHODS.has(method);
-}
-
-export function methodLabel(method: string): string {
-  return KNOWN_METHODS.has(method) ? method : 'other';
-}
+export { isMcpRequestMethod, methodLabel } from './methods.js';
 
 export interface MethodMetrics {
   json: number;
@@ -43,6 +18,8 @@ export interface MethodMetrics {
 export class Metrics {
   readonly methods = new Map<string, MethodMetrics>();
   readonly writeStall = new Histogram(STALL_BUCKETS);
+  /** The OpenTelemetry MCP semantic conventions' server metrics (semconv-metrics.ts). */
+  readonly semconv = new SemconvMetrics();
 
   #of(method: string): MethodMetrics {
     const label = methodLabel(method);

@@ -12,6 +12,9 @@ export interface StreamEvent {
   session: string;
   stream: number;
   kind: 'post' | 'get';
+  /** On a resume: the Last-Event-ID sequence it resumed after, and how many events it replayed. */
+  cursor?: number | undefined;
+  replayed?: number | undefined;
 }
 
 export interface Probe {

@@ -70,6 +70,7 @@ export function renderPrometheus(s: EndpointStats, m: Metrics | undefined): stri
       "Time SSE connections waited for the socket's 'drain'.",
     );
     w.histogram('sluice_write_stall_seconds', m.writeStall);
+    renderSemconv(w, m);
   } else {
     w.sample('sluice_responses_total', s.responses.json, { method: 'all', mode: 'json' });
     w.sample('sluice_responses_total', s.responses.sse, { method: 'all', mode: 'sse' });
@@ -232,4 +233,31 @@ export function renderProtocols(counts: Record<string, number>): string {
   w.family('sluice_http_requests_total', 'counter', 'Requests received, by HTTP protocol (http/1.1 or h2).');
   for (const [protocol, n] of Object.entries(counts)) w.sample('sluice_http_requests_total', n, { protocol });
   return w.out;
+}
+
+/** The semantic conventions' names and labels (OpenTelemetry → Prometheus: dots become underscores). */
+function renderSemconv(w: Writer, m: Metrics): void {
+  w.family(
+    'mcp_server_operation_duration_seconds',
+    'histogram',
+    'MCP request duration (OpenTelemetry MCP semantic conventions, mcp.server.operation.duration).',
+  );
+  for (const { key, h } of m.semconv.operations.values()) {
+    const labels: Record<string, string> = { mcp_method_name: key.method };
+    if (key.tool !== '') labels['gen_ai_tool_name'] = key.tool;
+    if (key.error !== '') labels['error_type'] = key.error;
+    if (key.version !== '') labels['mcp_protocol_version'] = key.version;
+    w.histogram('mcp_server_operation_duration_seconds', h, labels);
+  }
+  w.family(
+    'mcp_server_session_duration_seconds',
+    'histogram',
+    'MCP session duration (OpenTelemetry MCP semantic conventions, mcp.server.session.duration).',
+  );
+  for (const [version, h] of m.semconv.sessions)
+    w.histogram(
+      'mcp_server_session_duration_seconds',
+      h,
+      version === '' ? {} : { mcp_protocol_version: version },
+    );
 }

@@ -15,6 +15,7 @@ import { hostAllowed } from '../../security/host.js';
 import { checkOrigin } from '../../security/origin.js';
 import type { ClusterHooks } from '../cluster-hooks.js';
 import type { Counters } from '../observe/counters.js';
+import type { Operations } from '../observe/operations.js';
 import { type AuthResult, isAuthDenial, type ResolvedOptions } from '../options.js';
 import type { StreamGuard } from '../stream/stream-guard.js';
 import { Refusals, sendRefusal } from './refusal.js';
@@ -74,6 +75,7 @@ export function createChecks(
   counters: Counters,
   handlers: MethodHandlers,
   route: Router | undefined,
+  ops?: Operations | undefined,
 ): Checks {
   const routed = async (
     view: RequestView,
@@ -171,6 +173,9 @@ export function createChecks(
       const excess = checkJsonShape(body.text, o.jsonLimits);
       if (excess !== undefined)
         return sendRefusal(sink, Refusals.jsonTooComplex(excess.limit, excess.max), headers);
+      // Observation scope of this POST's requests (observe/operations.ts); the context active here is
+      // the binding's, where an HTTP instrumentation's server span is current.
+      ops?.scope(view, sink);
       if (route !== undefined && (await routed(view, sink, body.text, auth, headers))) return;
       return handlers.post({
         head: view,

@@ -8,6 +8,7 @@
 import type { Acceptance } from '../../http/media-type.js';
 import { type Classified, classify } from '../../jsonrpc/message.js';
 import { classifyEra, type EraVerdict } from '../../modern/classify.js';
+import { scopeFor } from '../observe/operations.js';
 import type { AuthResult, ResponseMode } from '../options.js';
 import type { StreamGuard } from '../stream/stream-guard.js';
 import { Refusals, sendRefusal } from './refusal.js';
@@ -59,6 +60,8 @@ export async function routePost(input: PostInput, eras: EraHandlers): Promise<vo
   }
   // Era routing, before any session logic.
   const single = Array.isArray(parsed) ? undefined : classify(parsed);
+  // A shared server sees a 2026-07-28 request under a wire id: its span names the client's id.
+  if (single?.kind === 'request') scopeFor(input.rawHeaders)?.single(single.message);
   const era = classifyEra(parsed, input.head.header('mcp-protocol-version'), single);
   if (era.era !== 'legacy') return eras.modern(input, era);
   return eras.session(input, parsed, single);

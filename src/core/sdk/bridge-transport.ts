@@ -2,10 +2,14 @@
  * The SDK `Transport` a session's McpServer is connected to. Outbound messages from the SDK go to
  * the session's router; inbound ones are dispatched by the session (see dispatcher.ts). One per
  * session, so the SDK's per-transport state (request handlers, abort controllers) is per session.
+ * Every response the served server gives passes here, so the operations observed for its requests
+ * (observe/operations.ts: spans, the operation-duration metric) end here.
  */
 import type { Transport, TransportSendOptions } from '@modelcontextprotocol/sdk/shared/transport.js';
 import type { JSONRPCMessage, MessageExtraInfo } from '@modelcontextprotocol/sdk/types.js';
 import type { JsonRpcMessage, RequestId } from '../../jsonrpc/message.js';
+import type { CancelCause, Operation } from '../observe/operation.js';
+import type { OperationHost } from '../observe/operations.js';
 
 export interface BridgeTarget {
   route(message: JsonRpcMessage, relatedRequestId: RequestId | undefined): Promise<void> | undefined;
@@ -16,13 +20,15 @@ export interface BridgeTarget {
 /** Returned by every send that need not wait: one shared settled promise, no allocation per event. */
 const SENT: Promise<void> = Promise.resolve();
 
-export class BridgeTransport implements Transport {
+export class BridgeTransport implements Transport, OperationHost {
   onclose?: (() => void) | undefined;
   onerror?: ((error: Error) => void) | undefined;
   onmessage?: (<T extends JSONRPCMessage>(message: T, extra?: MessageExtraInfo) => void) | undefined;
   sessionId?: string | undefined;
   readonly #target: BridgeTarget;
   #closed = false;
+  /** Requests being observed, by the id they have on this transport; made on first use. */
+  #ops: Map<RequestId, Operation> | undefined;
 
   constructor(target: BridgeTarget, sessionId: string | undefined) {
     this.#target = target;
@@ -33,6 +39,7 @@ export class BridgeTransport implements Transport {
 
   send(message: JSONRPCMessage, options?: TransportSendOptions): Promise<void> {
     if (this.#closed) return SENT;
+    if (this.#ops !== undefined && !('method' in message)) this.#answered(message as JsonRpcMessage);
     const wait = this.#target.route(message as JsonRpcMessage, options?.relatedRequestId);
     return wait ?? SENT;
   }
@@ -40,7 +47,41 @@ export class BridgeTransport implements Transport {
   async close(): Promise<void> {
     if (this.#closed) return;
     this.#closed = true;
+    const ops = this.#ops;
+    this.#ops = undefined;
+    if (ops !== undefined) for (const op of ops.values()) op.cancelled(op.closeCause(), undefined);
     this.#target.closedBySdk();
     this.onclose?.();
+  }
+
+  // ---- OperationHost -----------------------------------------------------------------------------
+
+  /** A request dispatched to the served server is observed until its response passes `send`. */
+  track(id: RequestId, op: Operation): void {
+    this.#ops ??= new Map();
+    this.#ops.get(id)?.cancelled('server', 'dispatched again under the same id');
+    this.#ops.set(id, op);
+  }
+
+  /** The operation of a request in flight, if observed (for stream events). */
+  operation(id: RequestId): Operation | undefined {
+    return this.#ops?.get(id);
+  }
+
+  /** The request was cancelled (no response will pass here). */
+  cancelled(id: RequestId, cause: CancelCause | undefined, reason: string | undefined): void {
+    const op = this.#ops?.get(id);
+    if (op === undefined) return;
+    this.#ops?.delete(id);
+    op.cancelled(cause ?? op.cancelCause(), reason);
+  }
+
+  #answered(message: JsonRpcMessage): void {
+    const id = (message as { id?: unknown }).id;
+    if (typeof id !== 'string' && typeof id !== 'number') return;
+    const op = this.#ops?.get(id);
+    if (op === undefined) return;
+    this.#ops?.delete(id);
+    op.answered(message as { result?: unknown; error?: unknown });
   }
 }

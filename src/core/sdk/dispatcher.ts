@@ -8,11 +8,17 @@
  */
 import type { MessageExtraInfo } from '@modelcontextprotocol/sdk/types.js';
 import type { JsonRpcNotification, JsonRpcRequest, JsonRpcResponse } from '../../jsonrpc/message.js';
+import type { CancelCause } from '../observe/operation.js';
+import { scopeOf } from '../observe/operations.js';
 import type { BridgeTransport } from './bridge-transport.js';
 
 export interface Dispatcher {
   request(m: JsonRpcRequest, extra: MessageExtraInfo): void;
-  notification(m: JsonRpcNotification): void;
+  /**
+   * `cause` names who cancels, when a `notifications/cancelled` is handed over (observe/operation.ts);
+   * without it, Sluice's own reasons are told apart by what the endpoint knows (closing, client gone).
+   */
+  notification(m: JsonRpcNotification, cause?: CancelCause): void;
   response(m: JsonRpcResponse): void;
   /** Whether the SDK's per-kind handlers are called directly (false: through `onmessage`). */
   readonly fast: boolean;
@@ -41,16 +47,21 @@ function internalsOf(server: unknown): ProtocolInternals | undefined {
 /** Calls the Protocol's per-kind handlers. A class, not closures: one small object per session. */
 class FastDispatcher implements Dispatcher {
   readonly #p: ProtocolInternals;
-  constructor(p: ProtocolInternals) {
+  readonly #t: BridgeTransport;
+  constructor(p: ProtocolInternals, t: BridgeTransport) {
     this.#p = p;
+    this.#t = t;
   }
   get fast(): boolean {
     return true;
   }
   request(m: JsonRpcRequest, extra: MessageExtraInfo): void {
-    this.#p._onrequest(m, extra);
+    const scope = scopeOf(extra);
+    if (scope === undefined) this.#p._onrequest(m, extra);
+    else scope.ops.dispatch(scope, m, this.#t, () => this.#p._onrequest(m, extra));
   }
-  notification(m: JsonRpcNotification): void {
+  notification(m: JsonRpcNotification, cause?: CancelCause): void {
+    observeCancel(this.#t, m, cause);
     this.#p._onnotification(m);
   }
   response(m: JsonRpcResponse): void {
@@ -68,9 +79,12 @@ class MessageDispatcher implements Dispatcher {
     return false;
   }
   request(m: JsonRpcRequest, extra: MessageExtraInfo): void {
-    this.#t.onmessage?.(m as never, extra);
+    const scope = scopeOf(extra);
+    if (scope === undefined) this.#t.onmessage?.(m as never, extra);
+    else scope.ops.dispatch(scope, m, this.#t, () => this.#t.onmessage?.(m as never, extra));
   }
-  notification(m: JsonRpcNotification): void {
+  notification(m: JsonRpcNotification, cause?: CancelCause): void {
+    observeCancel(this.#t, m, cause);
     this.#t.onmessage?.(m as never);
   }
   response(m: JsonRpcResponse): void {
@@ -80,5 +94,14 @@ class MessageDispatcher implements Dispatcher {
 
 export function createDispatcher(server: unknown, transport: BridgeTransport, fast: boolean): Dispatcher {
   const p = fast ? internalsOf(server) : undefined;
-  return p !== undefined ? new FastDispatcher(p) : new MessageDispatcher(transport);
+  return p !== undefined ? new FastDispatcher(p, transport) : new MessageDispatcher(transport);
+}
+
+/** A cancellation ends the request's observed operation (no response will come). */
+function observeCancel(t: BridgeTransport, m: JsonRpcNotification, cause: CancelCause | undefined): void {
+  if (m.method !== 'notifications/cancelled') return;
+  const id = m.params?.['requestId'];
+  const reason = m.params?.['reason'];
+  if (typeof id === 'string' || typeof id === 'number')
+    t.cancelled(id, cause, typeof reason === 'string' ? reason : undefined);
 }

@@ -324,7 +324,15 @@ export class EventStream {
     }
     if (r.events.length > 0) this.#sentId = true;
     if (last > this.#delivered) this.#delivered = last;
-    this.#bind(sink, headers, first.length > 0 ? first : RESUMED_COMMENT, guard, fresh ? undefined : from);
+    const replayed = r.events.length;
+    this.#bind(
+      sink,
+      headers,
+      first.length > 0 ? first : RESUMED_COMMENT,
+      guard,
+      fresh ? undefined : from,
+      replayed,
+    );
     const w = this.#writer;
     if (w !== undefined) for (const h of held) if (h.seq > last) this.#put(w, h.seq, h.frame, h.key);
     if (this.#done) this.#writer?.end();
@@ -436,6 +444,7 @@ export class EventStream {
     first: string,
     guard: StreamGuard | undefined,
     cursor?: number,
+    replayed?: number,
   ): void {
     const w = new SseWriter(sink, this.#sh.limits, this.#sh.counters, this.#sh.now);
     this.#writer = w;
@@ -447,7 +456,9 @@ export class EventStream {
     this.#sh.live.add(w);
     const probe = this.#sh.probe;
     const ev =
-      probe === undefined ? undefined : { session: this.#ctx.sessionHash, stream: this.num, kind: this.kind };
+      probe === undefined
+        ? undefined
+        : { session: this.#ctx.sessionHash, stream: this.num, kind: this.kind, cursor, replayed };
     if (ev !== undefined) probe?.streamOpen(ev);
     sink.onClose(() => {
       if (ev !== undefined) {
