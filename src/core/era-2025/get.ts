@@ -97,7 +97,12 @@ export async function handleGet(
     return sendRefusal(sink, Refusals.resumeDeclined(r.status), headers);
   }
   reg.core.counters.replaysServed++;
-  let body = session.priming ? encodeResumePrimer(encodeEventId(cursor.tag, cursor.stream, cursor.seq)) : '';
+  // The resume primer only when something follows it: a finished stream with nothing after the
+  // cursor ends at once (stream/event-stream.ts says why).
+  let body =
+    session.priming && r.events.length > 0
+      ? encodeResumePrimer(encodeEventId(cursor.tag, cursor.stream, cursor.seq))
+      : '';
   for (const e of r.events) body += e.frame;
   sink.head(200, sseHeaders);
   sink.end(body.length > 0 ? body : RESUMED_COMMENT);

@@ -316,7 +316,12 @@ export class EventStream {
     }
     this.#detach(true);
     let last = from;
-    const primerId = this.#ctx.priming && !fresh ? this.#idOf(from) : undefined;
+    // The resume primer (the cursor's own id, no data) tells a client whose resumed connection dies
+    // before the next event that this cursor still holds (the SDK 1.x client gives a POST stream up
+    // otherwise). Not when nothing more can come (finished, and nothing after the cursor): that
+    // client would reconnect with the same cursor forever (get-takeover-bounded).
+    const more = !this.#done || r.events.length > 0;
+    const primerId = this.#ctx.priming && !fresh && more ? this.#idOf(from) : undefined;
     let first = primerId !== undefined ? encodeResumePrimer(primerId) : '';
     for (const e of r.events) {
       first += e.frame;
