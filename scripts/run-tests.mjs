@@ -15,7 +15,9 @@ run(process.execPath, [
   '--expose-gc',
   '--test',
   '--test-reporter=spec',
-  '--test-concurrency=2',
+  // Three files at once on a 2-core machine: most files wait on child processes and sockets more
+  // than they compute (measured: 8.4 min against 9.8 min with two).
+  '--test-concurrency=3',
   '--test-timeout=420000',
   ...(only.length > 0 ? only : ['dist/test/']),
 ]);
