@@ -55,13 +55,9 @@ type Listener = (message: string) => void;
 /** How long close() lets commands in flight finish before the connections are destroyed. */
 const CLOSE_MS = 2_000;
 
-interface SentinelClient {
+/** What the Sentinel and Cluster clients of node-redis share, as this file uses them. */
+interface HaClient {
   connect(): Promise<unknown>;
-  sendCommand(
-    isReadonly: boolean | undefined,
-    args: readonly string[],
-    o?: { timeout?: number },
-  ): Promise<unknown>;
   on(event: string, listener: (e: never) => void): unknown;
   subscribe(channel: string, listener: Listener): Promise<unknown>;
   sSubscribe(channel: string, listener: Listener): Promise<unknown>;
@@ -70,20 +66,22 @@ interface SentinelClient {
   readonly isReady: boolean;
 }
 
-interface ClusterClient {
-  connect(): Promise<unknown>;
+interface SentinelClient extends HaClient {
+  sendCommand(
+    isReadonly: boolean | undefined,
+    args: readonly string[],
+    o?: { timeout?: number },
+  ): Promise<unknown>;
+}
+
+/** A Cluster client routes each command by a key (the first argument). */
+interface ClusterClient extends HaClient {
   sendCommand(
     firstKey: string | undefined,
     isReadonly: boolean | undefined,
     args: readonly string[],
     o?: { timeout?: number },
   ): Promise<unknown>;
-  on(event: string, listener: (e: never) => void): unknown;
-  subscribe(channel: string, listener: Listener): Promise<unknown>;
-  sSubscribe(channel: string, listener: Listener): Promise<unknown>;
-  close(): Promise<unknown>;
-  destroy(): Promise<unknown> | undefined;
-  readonly isReady: boolean;
 }
 
 /**

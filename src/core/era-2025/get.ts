@@ -17,12 +17,13 @@
  * sees 409s and gives up (the SDK client after two).
  */
 import type { ReplayResult } from '../../events/event-store.js';
-import { encodeResumePrimer, RESUMED_COMMENT } from '../../sse/encode.js';
+import { RESUMED_COMMENT } from '../../sse/encode.js';
 import { encodeEventId, parseEventId } from '../../sse/event-id.js';
 import type { AuthResult } from '../options.js';
 import { type Refusal, Refusals, sendRefusal } from '../pipeline/refusal.js';
 import type { Headers, RequestHead, ResponseSink } from '../pipeline/sink.js';
 import type { EventStream } from '../stream/event-stream.js';
+import { resumePrimer } from '../stream/resume-primer.js';
 import { SSE_HEADERS } from '../stream/stream-context.js';
 import type { StreamGuard } from '../stream/stream-guard.js';
 import { Session } from './session.js';
@@ -97,12 +98,9 @@ export async function handleGet(
     return sendRefusal(sink, Refusals.resumeDeclined(r.status), headers);
   }
   reg.core.counters.replaysServed++;
-  // The resume primer only when something follows it: a finished stream with nothing after the
-  // cursor ends at once (stream/event-stream.ts says why).
-  let body =
-    session.priming && r.events.length > 0
-      ? encodeResumePrimer(encodeEventId(cursor.tag, cursor.stream, cursor.seq))
-      : '';
+  let body = resumePrimer(session.priming, false, r.events.length, () =>
+    encodeEventId(cursor.tag, cursor.stream, cursor.seq),
+  );
   for (const e of r.events) body += e.frame;
   sink.head(200, sseHeaders);
   sink.end(body.length > 0 ? body : RESUMED_COMMENT);

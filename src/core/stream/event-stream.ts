@@ -8,17 +8,12 @@
 import type { ReplayResult } from '../../events/event-store.js';
 import type { StoredDelta } from '../../events/partial-run.js';
 import type { PartialFrame } from '../../flow/partial-frame.js';
-import {
-  encodeJsonFrame,
-  encodeResumePrimer,
-  encodeRetry,
-  OPEN_COMMENT,
-  RESUMED_COMMENT,
-} from '../../sse/encode.js';
+import { encodeJsonFrame, encodeRetry, OPEN_COMMENT, RESUMED_COMMENT } from '../../sse/encode.js';
 import { encodeSeq, eventIdPrefix } from '../../sse/event-id.js';
 import type { StreamStats } from '../observe/stats.js';
 import type { Headers, ResponseSink } from '../pipeline/sink.js';
 import { AwayHold, storedDelta } from './partial-output.js';
+import { resumePrimer } from './resume-primer.js';
 import { SseWriter, type WriteOutcome } from './sse-writer.js';
 import type { StreamContext, StreamKind, StreamShared } from './stream-context.js';
 import { armGuard, type StreamGuard } from './stream-guard.js';
@@ -316,13 +311,9 @@ export class EventStream {
     }
     this.#detach(true);
     let last = from;
-    // The resume primer (the cursor's own id, no data) tells a client whose resumed connection dies
-    // before the next event that this cursor still holds (the SDK 1.x client gives a POST stream up
-    // otherwise). Not when nothing more can come (finished, and nothing after the cursor): that
-    // client would reconnect with the same cursor forever (get-takeover-bounded).
-    const more = !this.#done || r.events.length > 0;
-    const primerId = this.#ctx.priming && !fresh && more ? this.#idOf(from) : undefined;
-    let first = primerId !== undefined ? encodeResumePrimer(primerId) : '';
+    let first = fresh
+      ? ''
+      : resumePrimer(this.#ctx.priming, !this.#done, r.events.length, () => this.#idOf(from));
     for (const e of r.events) {
       first += e.frame;
       last = e.seq;
