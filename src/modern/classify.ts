@@ -17,10 +17,11 @@
  *
  * GET, DELETE and other methods never reach this: they are legacy session operations.
  */
+
+import { trimOws } from '../http/param-headers.js';
 import { type Classified, classify, type JsonRpcRequest } from '../jsonrpc/message.js';
 import { FIRST_MODERN_VERSION, META_CLIENT_CAPABILITIES, META_PROTOCOL_VERSION } from './constants.js';
 import { type ModernRefusal, ModernRefusals } from './refusal.js';
-import { trimOws } from './sentinel.js';
 
 export type EraVerdict =
   | { era: 'legacy' }

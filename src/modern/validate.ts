@@ -13,6 +13,8 @@
  *
  * Later steps need the served server: `Mcp-Param-*` (see param-headers.ts) and the capability gate.
  */
+
+import { decodeHeaderValue, trimOws } from '../http/param-headers.js';
 import type { JsonRpcRequest } from '../jsonrpc/message.js';
 import { isPlainObject as isObject } from '../jsonrpc/message.js';
 import {
@@ -26,7 +28,6 @@ import {
   REMOVED_METHODS,
 } from './constants.js';
 import { type ModernRefusal, ModernRefusals } from './refusal.js';
-import { decodeHeaderValue, trimOws } from './sentinel.js';
 
 /** What a valid modern request declared about itself. */
 export interface ModernMeta {

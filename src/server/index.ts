@@ -48,7 +48,7 @@ export {
 export { MODERN_VERSIONS } from '../modern/constants.js';
 export type { MrtrInput } from '../modern/mrtr.js';
 export { mrtrInput } from '../modern/mrtr.js';
-export { encodeHeaderValue } from '../modern/sentinel.js';
+export { encodeHeaderValue } from '../http/param-headers.js';
 export { toolError } from '../modern/tool-error.js';
 export type { OtelApiLike } from '../trace/otel-like.js';
 export type { McpHandler, McpHandlerOptions } from './create-handler.js';

@@ -6,7 +6,7 @@
 import { McpServer } from '@modelcontextprotocol/sdk/server/mcp.js';
 import { ElicitResultSchema } from '@modelcontextprotocol/sdk/types.js';
 import { z } from 'zod';
-import { encodeHeaderValue } from '../../src/modern/sentinel.js';
+import { encodeHeaderValue } from '../../src/http/param-headers.js';
 import type { CreateServer, Served, ServeOptions } from '../../src/server/index.js';
 import { serve } from '../../src/server/index.js';
 import { ACCEPT_BOTH, type Loose, open, type Reply, type SendOptions, send } from './http.js';

@@ -13,7 +13,7 @@ import { after, describe, test } from 'node:test';
 import { McpServer } from '@modelcontextprotocol/sdk/server/mcp.js';
 import { z } from 'zod';
 import { InvalidOptionError } from '../../src/errors.js';
-import { encodeHeaderValue } from '../../src/modern/sentinel.js';
+import { encodeHeaderValue } from '../../src/http/param-headers.js';
 import {
   type CreateServer,
   createMcpHandler,

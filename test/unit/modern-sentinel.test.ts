@@ -1,11 +1,11 @@
 import assert from 'node:assert/strict';
 import { describe, test } from 'node:test';
 import fc from 'fast-check';
-import { decodeHeaderValue, encodeHeaderValue, isPlainHeaderValue } from '../../src/modern/sentinel.js';
+import { decodeHeaderValue, encodeHeaderValue, isPlainHeaderValue } from '../../src/http/param-headers.js';
 
 const dec = (s: string) => decodeHeaderValue(s);
 
-describe('modern/sentinel: strict Base64 sentinel codec', () => {
+describe('http/param-headers: strict Base64 sentinel codec', () => {
   test('the spec examples decode to their original values', () => {
     assert.deepEqual(dec('us-west1'), { ok: true, value: 'us-west1' });
     assert.deepEqual(dec('=?base64?SGVsbG8sIOS4lueVjA==?='), { ok: true, value: 'Hello, 世界' });
