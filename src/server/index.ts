@@ -45,10 +45,10 @@ export {
   DEFAULT_REPLAY_LIMITS,
   MemoryEventStore,
 } from '../events/memory-event-store.js';
+export { encodeHeaderValue } from '../http/param-headers.js';
 export { MODERN_VERSIONS } from '../modern/constants.js';
 export type { MrtrInput } from '../modern/mrtr.js';
 export { mrtrInput } from '../modern/mrtr.js';
-export { encodeHeaderValue } from '../http/param-headers.js';
 export { toolError } from '../modern/tool-error.js';
 export type { OtelApiLike } from '../trace/otel-like.js';
 export type { McpHandler, McpHandlerOptions } from './create-handler.js';
