@@ -23,7 +23,7 @@ import { type BusStats, RedisChangeBus } from './change-bus.js';
 import { Directory, type DirectoryEntry, principalHash } from './directory.js';
 import { DirectoryCache } from './directory-cache.js';
 import { FORWARD_HEADER, signForward, verifyForward } from './forward-auth.js';
-import { Forwarder, type ForwardOutcome } from './forwarder.js';
+import { Forwarder } from './forwarder.js';
 import { keys } from './keys.js';
 import { Lease, newIncarnation } from './lease.js';
 import { connectTopology } from './node-redis-ha.js';
@@ -530,7 +530,14 @@ export class RedisCluster {
     // Lease still valid (or Redis cannot tell): the owner may be back in a moment — 503. Lapsed: 404,
     // and the client re-initializes on a live instance.
     if (alive === false) sendRefusal(sink, Refusals.sessionNotFound(), r.headers);
-    else sendRefusal(sink, ownerUnavailableFor(outcome, left), r.headers);
+    else {
+      // A reset on a pooled socket right after a kill -9 is not a refusal yet the process is gone:
+      // a fresh connect tells (no request is sent again), so Retry-After can name the lease's end.
+      const gone =
+        outcome.kind === 'unreachable' &&
+        (outcome.refused || (await this.#forwarder.refusesConnections(entry.address)));
+      sendRefusal(sink, ownerUnavailableFor(gone, left), r.headers);
+    }
     return 'handled';
   }
 
@@ -544,12 +551,11 @@ export class RedisCluster {
  * process there is gone or not yet serving, and the answer that settles the request (404, then a
  * re-initialization) comes when the lease lapses: `Retry-After` says when, so a client's single
  * retry of a 503 (RFC 9110 §10.2.3) lands after it instead of 1 s later on the same 503. Any other
- * failure (a timeout, a reset) may be a moment's trouble of a live owner: 1 s.
+ * failure (a timeout, a reset while the address still accepts) may be a moment's trouble of a live owner: 1 s.
  */
-function ownerUnavailableFor(outcome: ForwardOutcome, leftMs: number | undefined): Refusal {
+function ownerUnavailableFor(gone: boolean, leftMs: number | undefined): Refusal {
   const r = Refusals.ownerUnavailable();
-  if (outcome.kind !== 'unreachable' || !outcome.refused || leftMs === undefined || !Number.isFinite(leftMs))
-    return r;
+  if (!gone || leftMs === undefined || !Number.isFinite(leftMs)) return r;
   return { ...r, headers: { ...r.headers, 'retry-after': String(Math.max(1, Math.ceil(leftMs / 1000))) } };
 }
 

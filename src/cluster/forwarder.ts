@@ -13,6 +13,7 @@ import {
   request,
   type ServerResponse,
 } from 'node:http';
+import { connect } from 'node:net';
 
 /** Hop-by-hop headers (RFC 9110 §7.6.1) and what the hop recomputes. */
 const DROP_REQUEST = new Set([
@@ -160,6 +161,27 @@ export class Forwarder {
       });
       up.end(f.body.length > 0 ? f.body : undefined);
       void req; // the client's body was read by the handler already (it is signed)
+    });
+  }
+
+  /**
+   * Whether nothing listens at `target` now (a fresh TCP connect is refused). A hop that failed on a
+   * pooled keep-alive socket reports a reset, not a refusal, even when the owner was killed: this
+   * tells the two apart without sending the request again. Resolves false on connect, on any other
+   * error and at the connect deadline (a moment's trouble of a live owner looks like that).
+   */
+  refusesConnections(target: string): Promise<boolean> {
+    const peer = this.#peer(target);
+    return new Promise<boolean>((resolve) => {
+      const s = connect({ host: peer.hostname, port: Number(peer.port) || 80 });
+      const done = (refused: boolean): void => {
+        clearTimeout(t);
+        s.destroy();
+        resolve(refused);
+      };
+      const t = setTimeout(() => done(false), this.#connectTimeoutMs);
+      s.once('connect', () => done(false));
+      s.once('error', (e) => done((e as NodeJS.ErrnoException).code === 'ECONNREFUSED'));
     });
   }
 
