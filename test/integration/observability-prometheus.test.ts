@@ -114,6 +114,16 @@ describe('observability: the dashboard and the alerts on a real Prometheus', {
       `histogram_quantile(0.5, sum by (method, le) (increase(sluice_request_duration_seconds_bucket{${sel}}[1h])))`,
     );
     assert.ok(Number.isFinite(latency['tools/call']), `tools/call p50 ${JSON.stringify(latency)}`);
+    // Per tool (the semantic-convention histogram): the load's echo and sleep calls, apart.
+    const tools = await one(
+      `histogram_quantile(0.5, sum by (gen_ai_tool_name, le) (increase(mcp_server_operation_duration_seconds_bucket{mcp_method_name="tools/call",${sel}}[1h])))`,
+    );
+    assert.ok(
+      Number.isFinite(tools['echo']) && Number.isFinite(tools['sleep']),
+      `per-tool p50 ${JSON.stringify(tools)}`,
+    );
+    // The sleep tool sleeps 5 to 65 ms; echo answers at once: the panel tells them apart.
+    assert.ok((tools['sleep'] ?? 0) > (tools['echo'] ?? 0), `per-tool p50 ${JSON.stringify(tools)}`);
     const replays = await one('sum(increase(sluice_replays_served_total[1h]))');
     assert.ok((replays['value'] ?? 0) >= 4, `replays served ${JSON.stringify(replays)}`);
     const declined = await one('sum by (reason) (increase(sluice_replays_declined_total[1h]))');
