@@ -263,6 +263,48 @@ describe('sluice top: requests per method', () => {
   });
 });
 
+describe('sluice top: per tool', () => {
+  test('tools/call by gen_ai_tool_name from the semantic-convention histogram; errors by error_type', () => {
+    const name = 'mcp_server_operation_duration_seconds';
+    const series = (labels: string, counts: number[]): string =>
+      histText(name, labels, counts, 1).replace(/^# TYPE .*\n/, '');
+    const text = (echo: number[], slow: number[], slowErr: number[], init: number[]): string =>
+      `# TYPE ${name} histogram\n` +
+      series('mcp_method_name="tools/call",gen_ai_tool_name="echo"', echo) +
+      series('mcp_method_name="tools/call",gen_ai_tool_name="slow"', slow) +
+      series('mcp_method_name="tools/call",gen_ai_tool_name="slow",error_type="tool_error"', slowErr) +
+      // Not a tool call: never a row, whatever its labels.
+      series('mcp_method_name="initialize",gen_ai_tool_name="echo"', init);
+    const zero = [0, 0, 0, 0, 0, 0];
+    const r = buildReport(
+      [
+        {
+          url: 'x',
+          prev: snap(text(zero, zero, zero, zero), 0),
+          // echo: 8 in (0.001, 0.01]; slow: 2 in (1, 10] and 2 failed in (1, 10].
+          cur: snap(
+            text([0, 8, 8, 8, 8, 8], [0, 0, 0, 0, 2, 2], [0, 0, 0, 0, 2, 2], [5, 5, 5, 5, 5, 5]),
+            2000,
+          ),
+        },
+      ],
+      new Date(0),
+    );
+    assert.deepEqual(
+      r.tools.map((t) => [t.tool, t.perSecond, t.errorsPerSecond]),
+      [
+        ['echo', 4, 0],
+        ['slow', 2, 1],
+      ],
+    );
+    assert.ok((r.tools[0]?.p50 ?? 1) <= 0.01, `echo p50 ${r.tools[0]?.p50}`);
+    assert.ok((r.tools[1]?.p50 ?? 0) > 1, `slow p50 ${r.tools[1]?.p50}`);
+    const frame = renderFrame(r, 100);
+    assert.match(frame, /^tool {24} +calls\/s/m);
+    assert.match(frame, /^slow {24} +2\.00 +\S+ +\S+ +1\.00$/m);
+  });
+});
+
 describe('sluice top: which URL is scraped', () => {
   test('the MCP endpoint means /metrics on its origin; a /metrics URL is taken as it is', () => {
     assert.equal(metricsUrl('http://127.0.0.1:3000/mcp').href, 'http://127.0.0.1:3000/metrics');

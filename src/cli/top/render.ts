@@ -66,5 +66,16 @@ export function renderFrame(r: TopReport, width = 100): string {
     );
   }
   if (r.methods.length === 0) lines.push('(no requests yet)');
+  if (r.tools.length > 0) {
+    lines.push('');
+    lines.push(
+      `${'tool'.padEnd(28)}${'calls/s'.padStart(10)}${'p50'.padStart(12)}${'p99'.padStart(12)}${'errors/s'.padStart(10)}`,
+    );
+    for (const t of r.tools) {
+      lines.push(
+        `${t.tool.slice(0, 27).padEnd(28)}${rate(t.perSecond).padStart(10)}${seconds(t.p50).padStart(12)}${seconds(t.p99).padStart(12)}${rate(t.errorsPerSecond).padStart(10)}`,
+      );
+    }
+  }
   return lines.map((l) => (l.length > width ? l.slice(0, width) : l)).join('\n');
 }

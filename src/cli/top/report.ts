@@ -34,6 +34,16 @@ export interface MethodRow {
   readonly p99: number | null;
 }
 
+/** One tool's `tools/call` answers this interval (the semantic-convention histogram, by tool name). */
+export interface ToolRow {
+  readonly tool: string;
+  readonly perSecond: number;
+  readonly p50: number | null;
+  readonly p99: number | null;
+  /** Answers with an `error_type` (tool_error, cancelled, a JSON-RPC code) per second. */
+  readonly errorsPerSecond: number;
+}
+
 export interface TopReport {
   readonly time: string;
   /** Seconds between the two scrapes the rates come from (the longest, for a cluster; 0 when no instance answered). */
@@ -46,6 +56,8 @@ export interface TopReport {
   /** Requests refused or failed this interval, per second, by reason (docs/observability.md). */
   readonly errorsPerSecond: Readonly<Record<string, number>>;
   readonly methods: readonly MethodRow[];
+  /** Per tool, busiest first; empty when the server exposes no `mcp_server_operation_duration_seconds`. */
+  readonly tools: readonly ToolRow[];
   readonly queue: { readonly bytes: number; readonly messages: number; readonly maxStreamBytes: number };
   readonly writeStalls: {
     readonly perSecond: number;
@@ -136,6 +148,7 @@ export function buildReport(states: readonly InstanceState[], now: Date): TopRep
       p99: quantileOrNull(0.99, durations, method),
     }))
     .sort((a, b) => b.perSecond - a.perSecond || a.method.localeCompare(b.method));
+  const tools = toolRows(grown, dt);
   const errors: Record<string, number> = {};
   for (const c of ERROR_COUNTERS) {
     for (const [k, v] of Object.entries(perSecond(sumBy(grown, c.name, c.by), dt, c.prefix))) {
@@ -167,6 +180,7 @@ export function buildReport(states: readonly InstanceState[], now: Date): TopRep
     requestsPerSecond: dt > 0 ? round([...answered.values()].reduce((a, b) => a + b, 0) / dt) : 0,
     errorsPerSecond: errors,
     methods,
+    tools,
     queue: {
       bytes: total(current, 'sluice_queued_bytes'),
       messages: total(current, 'sluice_queued_messages'),
@@ -183,4 +197,33 @@ export function buildReport(states: readonly InstanceState[], now: Date): TopRep
     },
     forwarded,
   };
+}
+
+const SEMCONV = 'mcp_server_operation_duration_seconds';
+
+/**
+ * Per-tool rows from the OpenTelemetry MCP semantic-convention histogram: only its `tools/call`
+ * series carry `gen_ai_tool_name` (bounded by the server: later names share `_other`).
+ */
+function toolRows(grown: readonly Sample[], dt: number): ToolRow[] {
+  const calls = grown.filter(
+    (s) => s.name.startsWith(SEMCONV) && s.labels['mcp_method_name'] === 'tools/call',
+  );
+  const counts = sumBy(calls, `${SEMCONV}_count`, 'gen_ai_tool_name');
+  const errors = sumBy(
+    calls.filter((s) => (s.labels['error_type'] ?? '') !== ''),
+    `${SEMCONV}_count`,
+    'gen_ai_tool_name',
+  );
+  const durations = bucketsBy(calls, SEMCONV, 'gen_ai_tool_name');
+  return [...counts]
+    .filter(([tool, n]) => tool !== '' && n > 0)
+    .map(([tool, n]) => ({
+      tool,
+      perSecond: dt > 0 ? round(n / dt) : 0,
+      p50: quantileOrNull(0.5, durations, tool),
+      p99: quantileOrNull(0.99, durations, tool),
+      errorsPerSecond: dt > 0 ? round((errors.get(tool) ?? 0) / dt) : 0,
+    }))
+    .sort((a, b) => b.perSecond - a.perSecond || a.tool.localeCompare(b.tool));
 }
