@@ -138,6 +138,7 @@ export class TransportContext {
               fetch: fetchFn,
               clock: options.clock,
               waitForAuthorizationResponse: options.waitForAuthorizationResponse,
+              dpop: options.dpop,
             });
     this.staticHeaders =
       typeof headers !== 'function' && typeof token !== 'function' && authProvider === undefined

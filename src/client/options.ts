@@ -78,6 +78,13 @@ export interface StreamableHttpClientOptions {
    */
   maxStepUps?: number;
   /**
+   * Ask for DPoP-bound tokens (RFC 9449) when the authorization server and the resource server both take them.
+   * The proof key lives as long as the transport, so set `false` when the provider stores tokens for another
+   * process to use (`sluice login` does): a bound token is useless without its key.
+   * @defaultValue `true`
+   */
+  dpop?: boolean;
+  /**
    * An existing session id to resume (the SDK `Client.connect()` then skips `initialize`).
    * @defaultValue none
    */
@@ -198,6 +205,7 @@ export interface ResolvedClientOptions {
   readonly authProvider: OAuthClientProvider | TokenAuthProvider | undefined;
   readonly waitForAuthorizationResponse: (() => Promise<URL | string>) | undefined;
   readonly maxStepUps: number;
+  readonly dpop: boolean;
   readonly sessionId: string | undefined;
   readonly maxEventBytes: number;
   readonly idleTimeoutMs: number;
@@ -325,6 +333,9 @@ export function resolveOptions(options: StreamableHttpClientOptions = {}): Resol
     throw new InvalidOptionError('option waitForAuthorizationResponse must be a function');
   }
   const maxStepUps = number(options, 'maxStepUps', 0, true);
+  if (options.dpop !== undefined && typeof options.dpop !== 'boolean') {
+    throw new InvalidOptionError('option dpop must be a boolean');
+  }
   const methods = new Set(options.idempotentMethods ?? DEFAULT_IDEMPOTENT_METHODS);
   const isIdempotent =
     options.isIdempotent ??
@@ -338,6 +349,7 @@ export function resolveOptions(options: StreamableHttpClientOptions = {}): Resol
     authProvider,
     waitForAuthorizationResponse,
     maxStepUps,
+    dpop: options.dpop ?? true,
     sessionId: options.sessionId,
     maxEventBytes,
     idleTimeoutMs,

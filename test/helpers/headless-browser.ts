@@ -12,23 +12,62 @@ import type {
   OAuthTokens,
 } from '@modelcontextprotocol/sdk/shared/auth.js';
 
-/** Hops one authorization may take (authorize → interaction → login → authorize → consent → authorize). */
-const MAX_HOPS = 12;
+/** Steps one authorization may take (authorize → interaction → login → authorize → consent → authorize). */
+const MAX_HOPS = 16;
+
+/** What the user types into a login page: any name and password (a development login accepts them). */
+const USER = { login: 'alice', password: 'any-password' };
+
+/**
+ * The first `<form method="post">` of a page, with what the user submits: its hidden fields as they are, text
+ * and password fields filled in. Undefined when the page has none.
+ */
+function postForm(html: string): { action: string; fields: URLSearchParams } | undefined {
+  const form = /<form\b[^>]*>[\s\S]*?<\/form>/i.exec(html)?.[0];
+  if (form === undefined || !/method="post"/i.test(form)) return undefined;
+  const action = /action="([^"]*)"/i.exec(form)?.[1];
+  if (action === undefined) return undefined;
+  const fields = new URLSearchParams();
+  for (const input of form.matchAll(/<input\b[^>]*>/gi)) {
+    const tag = input[0];
+    const name = /name="([^"]*)"/i.exec(tag)?.[1];
+    if (name === undefined) continue;
+    const type = /type="([^"]*)"/i.exec(tag)?.[1]?.toLowerCase() ?? 'text';
+    const value = /value="([^"]*)"/i.exec(tag)?.[1] ?? '';
+    if (type === 'hidden') fields.set(name, value);
+    else if (type === 'text' || type === 'email') fields.set(name, USER.login);
+    else if (type === 'password') fields.set(name, USER.password);
+  }
+  return { action: action.replace(/&amp;/g, '&'), fields };
+}
 
 export class HeadlessBrowser {
   readonly #cookies = new Map<string, string>();
-  /** Every URL the browser opened, in order (path and query: tests check no token ever travels in one). */
+  /** Every URL the browser opened, in order: path and query, `POST ` before a submitted form's (tests check no
+   * token ever travels in one). */
   readonly visited: string[] = [];
 
   /** Opens `start` and follows redirects until one points at `redirectUri`; returns that URL. */
   async authorize(start: URL, redirectUri: string): Promise<URL> {
     let url = start;
+    let pending: { target: URL; body: URLSearchParams } | undefined;
     for (let hop = 0; hop < MAX_HOPS; hop++) {
-      this.visited.push(url.pathname + url.search);
       const cookie = [...this.#cookies].map(([k, v]) => `${k}=${v}`).join('; ');
+      const post = pending?.target === url ? pending.body : undefined;
+      pending = undefined;
+      this.visited.push(`${post === undefined ? '' : 'POST '}${url.pathname}${url.search}`);
       const res = await fetch(url, {
         redirect: 'manual',
-        headers: cookie === '' ? {} : { cookie },
+        ...(post === undefined
+          ? { headers: cookie === '' ? {} : { cookie } }
+          : {
+              method: 'POST',
+              headers: {
+                'content-type': 'application/x-www-form-urlencoded',
+                ...(cookie === '' ? {} : { cookie }),
+              },
+              body: post,
+            }),
         signal: AbortSignal.timeout(10_000),
       });
       for (const line of res.headers.getSetCookie()) {
@@ -38,6 +77,14 @@ export class HeadlessBrowser {
       }
       const location = res.headers.get('location');
       const body = await res.text();
+      const form = res.status === 200 ? postForm(body) : undefined;
+      if (form !== undefined) {
+        // A login or consent page (oidc-provider's development interactions): the user fills it in and submits.
+        const target = new URL(form.action, url);
+        pending = { target, body: form.fields };
+        url = target;
+        continue;
+      }
       if (res.status < 300 || res.status >= 400 || location === null) {
         throw new Error(`authorization stopped at ${url.pathname} with ${res.status}: ${body.slice(0, 300)}`);
       }
@@ -45,7 +92,7 @@ export class HeadlessBrowser {
       if (next.href.startsWith(redirectUri)) return next;
       url = next;
     }
-    throw new Error(`authorization took more than ${MAX_HOPS} redirects`);
+    throw new Error(`authorization took more than ${MAX_HOPS} steps`);
   }
 }
 

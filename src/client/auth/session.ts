@@ -25,6 +25,8 @@ export interface OAuthSessionOptions {
   readonly clock: ClientClock;
   /** Resolves to the redirect URI the authorization server sent the user agent to (see the transport option). */
   readonly waitForAuthorizationResponse: (() => Promise<URL | string>) | undefined;
+  /** Ask for DPoP-bound tokens when both servers take them (the transport's `dpop` option). */
+  readonly dpop: boolean;
 }
 
 /** An authorization request sent and not yet answered. */
@@ -174,6 +176,7 @@ export class OAuthSession {
     this.#discovery = discovery;
     if (
       this.#dpop === undefined &&
+      o.dpop &&
       discovery.server.dpop_signing_alg_values_supported?.includes('ES256') === true &&
       resourceTakesDpop(challenge, discovery.resourceMetadata)
     ) {
