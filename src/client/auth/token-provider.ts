@@ -66,16 +66,17 @@ export class TokenProviderAuth implements TransportAuth {
     wwwAuthenticate: string | undefined,
   ): Promise<void> {
     if (status !== 401) throw new ForbiddenError(method, '', wwwAuthenticate);
-    if (this.#running !== undefined) {
-      await this.#running;
-      return;
-    }
     const provider = this.#o.provider;
     if (provider.onUnauthorized === undefined) {
       throw new UnauthorizedError(method, '', wwwAuthenticate, 'no-auth-provider');
     }
     // Another request already renewed the token: this one just goes again.
-    if ((await provider.token()) !== sentToken) return;
+    if (this.#running === undefined && (await provider.token()) !== sentToken) return;
+    // Checked after that await, with none before starting: two 401s never start two renewals.
+    if (this.#running !== undefined) {
+      await this.#running;
+      return;
+    }
     const headers = new Headers();
     if (wwwAuthenticate !== undefined) headers.set('www-authenticate', wwwAuthenticate);
     const running = provider.onUnauthorized({
