@@ -6,7 +6,8 @@
  * (the test is the user agent: test/helpers/headless-browser.ts follows oidc-provider's redirects and
  * cookies through login and consent), gets a JWT for exactly this resource, and calls tools — in both
  * protocol eras (a 2025-11-25 session through SDK v1's Client, the 2026-07-28 stateless wire through
- * SDK v2's), on the Node and the fetch binding, and behind nginx (skipped loudly without it).
+ * SDK v2's), on the Node and the fetch binding, and behind nginx (skipped loudly without it); and a tool that
+ * needs another scope: 403 `insufficient_scope`, a second authorization for the union, the call runs once.
  */
 import assert from 'node:assert/strict';
 import { createServer, type Server } from 'node:http';
@@ -31,13 +32,15 @@ import { serveFetch } from '../helpers/serve-fetch.js';
 import { createProbe, type Probe, testServerFactory } from '../helpers/test-server.js';
 
 const SCOPES = ['mcp:tools'];
+/** A scope only one tool needs (step-up). */
+const ADMIN = 'mcp:admin';
 const ERAS = ['2025-11-25', '2026-07-28'] as const;
 type Era = (typeof ERAS)[number];
 const DEADLINE_MS = 20_000;
 
 let as: TestAuthServer;
 before(async () => {
-  as = await TestAuthServer.start({ keys: [await signingKey('e2e-1')], scopes: SCOPES });
+  as = await TestAuthServer.start({ keys: [await signingKey('e2e-1')], scopes: [...SCOPES, ADMIN] });
 });
 after(async () => {
   await as?.stop();
@@ -137,7 +140,11 @@ async function endToEnd(url: string, era: Era, probe: Probe): Promise<void> {
   assert.equal(claims['aud'], url);
   assert.equal(claims['sub'], 'alice');
   assert.equal(claims['client_id'], client.client_id);
-  assert.deepEqual(String(claims['scope']).split(' ').sort(), SCOPES);
+  assert.deepEqual(
+    String(claims['scope']).split(' ').sort(),
+    SCOPES,
+    'what the challenge asked for, no more',
+  );
   // The authorization request carried the resource byte for byte and PKCE S256; no token in any URL.
   const authorize = new URL(provider.browser.visited[0] ?? '/', as.issuer);
   assert.equal(authorize.searchParams.get('resource'), url);
@@ -173,6 +180,70 @@ for (const binding of ['node', 'fetch'] as const) {
     }
   });
 }
+
+describe('OAuth end to end, step-up for a tool that needs another scope', () => {
+  let served: Served;
+  let probe: Probe;
+  before(async () => {
+    probe = createProbe();
+    served = await serve({
+      createServer: testServerFactory(probe),
+      port: 0,
+      oauth: (endpoint) =>
+        oauthResourceServer({
+          resource: endpoint,
+          authorizationServers: [as.issuer],
+          scopes: SCOPES,
+          toolScopes: { progress: [ADMIN] },
+        }),
+    });
+  });
+  after(async () => {
+    await served?.close();
+  });
+
+  for (const era of ERAS) {
+    test(`${era}: 403 insufficient_scope, the user consents to the extra scope, the call runs once`, async () => {
+      probe.started.clear();
+      const provider = new BrowserProvider();
+      const c = await connect(served.url, era, provider);
+      try {
+        assert.equal(
+          textOf(await withDeadline(c.call('echo', { text: 'plain' }), DEADLINE_MS, 'echo')),
+          'plain',
+        );
+        assert.equal(provider.authorizations, 1);
+        assert.ok(!String(jwtClaims(provider.tokens()?.access_token ?? '')['scope']).includes(ADMIN));
+        const seen: number[] = [];
+        const result = await withDeadline(
+          c.call('progress', { n: 3, delayMs: 10 }, (p) => seen.push(p.progress)),
+          DEADLINE_MS,
+          'the admin tool',
+        );
+        assert.equal(textOf(result), 'done 3');
+        assert.deepEqual(seen, [1, 2, 3]);
+      } finally {
+        await c.close();
+      }
+      assert.equal(provider.authorizations, 2, 'one step-up');
+      const scopes = String(jwtClaims(provider.tokens()?.access_token ?? '')['scope'])
+        .split(' ')
+        .sort();
+      assert.deepEqual(scopes, [ADMIN, ...SCOPES].sort());
+      assert.equal(probe.started.get('progress'), 1, 'refused before it ran, then ran once');
+      // The second authorization asked for the union (SEP-2350), and the user consented once more.
+      const second = provider.browser.visited.filter((v) => v.startsWith('/auth?'))[1] ?? '';
+      assert.deepEqual(
+        new URL(second, as.issuer).searchParams
+          .get('scope')
+          ?.split(' ')
+          .filter((s) => s.startsWith('mcp:'))
+          .sort(),
+        [ADMIN, ...SCOPES].sort(),
+      );
+    });
+  }
+});
 
 describe('OAuth end to end through nginx', () => {
   const closers: (() => Promise<unknown>)[] = [];
