@@ -33,25 +33,30 @@ export function bearerChallenge(p: ChallengeParams): string {
   return `Bearer ${parts.join(', ')}`;
 }
 
-/** RFC 6750 §2.1: `Bearer` then one token68 (RFC 9110 §11.2), nothing after it. */
-const BEARER = /^bearer +([A-Za-z0-9\-._~+/]+=*) *$/i;
+/** RFC 6750 §2.1: `Bearer` (or RFC 9449 §7.1 `DPoP`) then one token68 (RFC 9110 §11.2), nothing after it. */
+const BEARER = /^(bearer|dpop) +([A-Za-z0-9\-._~+/]+=*) *$/i;
 const SCHEME = /^([A-Za-z0-9!#$%&'*+\-.^_`|~]+)(?: |$)/;
 
 export type Credential =
-  | { kind: 'token'; token: string }
+  | { kind: 'token'; token: string; scheme: 'bearer' | 'dpop' }
   | { kind: 'missing' }
   | { kind: 'other-scheme' }
   | { kind: 'malformed'; why: string };
 
-/** Reads the bearer token of an `Authorization` header value (repeated headers arrive joined). */
+/** Reads the access token of an `Authorization` header value (repeated headers arrive joined). */
 export function readBearer(header: string | undefined): Credential {
   if (header === undefined || header.trim() === '') return { kind: 'missing' };
   const m = BEARER.exec(header);
-  if (m?.[1] !== undefined) return { kind: 'token', token: m[1] };
-  const scheme = SCHEME.exec(header)?.[1];
+  if (m?.[1] !== undefined && m[2] !== undefined) {
+    return { kind: 'token', token: m[2], scheme: m[1].toLowerCase() === 'dpop' ? 'dpop' : 'bearer' };
+  }
+  const scheme = SCHEME.exec(header)?.[1]?.toLowerCase();
   if (scheme === undefined) return { kind: 'malformed', why: 'the Authorization header is not a credential' };
-  if (scheme.toLowerCase() !== 'bearer') return { kind: 'other-scheme' };
-  return { kind: 'malformed', why: 'the Authorization header must be "Bearer" and one token' };
+  if (scheme !== 'bearer' && scheme !== 'dpop') return { kind: 'other-scheme' };
+  return {
+    kind: 'malformed',
+    why: `the Authorization header must be "${scheme === 'dpop' ? 'DPoP' : 'Bearer'}" and one token`,
+  };
 }
 
 /**

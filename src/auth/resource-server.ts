@@ -14,6 +14,7 @@
  */
 import { bearerChallenge, type Denial, readBearer, tokenInQuery } from './challenge.js';
 import { MetadataCache } from './discovery.js';
+import { boundThumbprint, DpopProofChecker } from './dpop-proof.js';
 import { AuthServerUnavailableError, InvalidTokenError } from './errors.js';
 import { IntrospectionVerifier } from './introspection.js';
 import { JwtVerifier } from './jwt-verifier.js';
@@ -26,6 +27,8 @@ import type { TokenVerifier, VerifiedToken } from './verified-token.js';
 
 /** The parts of a request the resource server reads (the core's RequestView has them). */
 export interface AuthRequest {
+  /** The request method (the core's RequestView has it); a DPoP proof names it (RFC 9449 §4.2 `htm`). */
+  readonly method?: string | undefined;
   /** Path and query as received. */
   readonly url: string;
   header(name: string): string | undefined;
@@ -56,6 +59,7 @@ export class OAuthResourceServer {
   readonly #metadataJson: string;
   readonly #paths: readonly string[];
   readonly #challengeScopes: readonly string[];
+  readonly #dpop: DpopProofChecker;
   /** The resource as configured, byte for byte. */
   readonly resource: string;
   /** Where the metadata lives (path-inserted, RFC 9728 §3.1); sent as `resource_metadata`. */
@@ -69,11 +73,14 @@ export class OAuthResourceServer {
     this.metadataUrl = `${o.resourceUrl.origin}${WELL_KNOWN}${path}`;
     this.#paths = path === '' ? [WELL_KNOWN] : [`${WELL_KNOWN}${path}`, WELL_KNOWN];
     this.#challengeScopes = o.scopes;
+    this.#dpop = new DpopProofChecker({ resource: o.resource, algorithms: o.algorithms, now: o.now });
     const metadata: Record<string, unknown> = {
       resource: o.resource,
       authorization_servers: o.authorizationServers,
       // MCP basic/authorization §"Token Requirements": the Authorization header only.
       bearer_methods_supported: ['header'],
+      // RFC 9728 §2: DPoP-bound tokens are accepted, with proofs signed by these algorithms.
+      dpop_signing_alg_values_supported: o.algorithms,
       ...(o.scopesSupported.length > 0 ? { scopes_supported: o.scopesSupported } : {}),
       ...(o.resourceName === undefined ? {} : { resource_name: o.resourceName }),
       ...(o.resourceDocumentation === undefined ? {} : { resource_documentation: o.resourceDocumentation }),
@@ -200,6 +207,18 @@ export class OAuthResourceServer {
       throw error;
     }
     const o = this.#o;
+    // RFC 9449 §7: a bound token needs its proof; §7.2: it is not a bearer token. An unbound token
+    // presented as DPoP has no key to check the proof against, so it is refused too.
+    const jkt = boundThumbprint(token.claims);
+    if (jkt !== undefined || cred.scheme === 'dpop') {
+      const why =
+        jkt === undefined
+          ? 'the token is not DPoP-bound: present it as a Bearer token'
+          : cred.scheme === 'bearer'
+            ? 'the token is DPoP-bound: present it with the DPoP scheme and a proof'
+            : await this.#dpop.check(req.header('dpop'), req.method ?? '', cred.token, jkt);
+      if (why !== undefined) return this.#deny(401, 'token-dpop', 'invalid_token', why);
+    }
     // Checked here for every verifier, a custom one included (RFC 8707 §2; RFC 8414 §3.3).
     if (!token.audience.includes(o.resource)) {
       return this.#deny(401, 'token-audience', 'invalid_token', 'the token was not issued for this resource');

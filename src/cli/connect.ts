@@ -59,7 +59,8 @@ export async function connectClient(
   const transport = new StreamableHttpClientTransport(parsed, {
     headers,
     ...(token !== undefined ? { token } : {}),
-    ...(auth !== undefined ? { authProvider: auth } : {}),
+    // Stored tokens outlive this process, so they must not be bound to a key that does not (RFC 9449).
+    ...(auth !== undefined ? { authProvider: auth, dpop: false } : {}),
     protocol: client,
   });
   const sends = new Set<Promise<void>>();

@@ -152,6 +152,8 @@ export async function main(argv: string[]): Promise<number> {
   const transport = new StreamableHttpClientTransport(url, {
     authProvider: provider,
     waitForAuthorizationResponse: () => Promise.race([listener.response, deadline]),
+    // The tokens are stored for later commands; a DPoP key dies with this process (RFC 9449).
+    dpop: false,
   });
   try {
     await Promise.race([client.connect(transport), deadline]);

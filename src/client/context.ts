@@ -6,10 +6,19 @@
  */
 import type { JSONRPCMessage } from '@modelcontextprotocol/sdk/types.js';
 import { OAuthSession } from './auth/session.js';
+import { isTokenAuthProvider, TokenProviderAuth } from './auth/token-provider.js';
+import type { TransportAuth } from './auth/transport-auth.js';
 import { detectFastDispatch, type FastDispatch } from './dispatch.js';
 import type { SluiceClientError } from './errors.js';
 import { lowerCaseKeys, withToken } from './http.js';
-import type { Canceller, CancelSignal, HttpClient, HttpMethod, HttpResponse } from './http-client.js';
+import type {
+  Canceller,
+  CancelSignal,
+  FetchLike,
+  HttpClient,
+  HttpMethod,
+  HttpResponse,
+} from './http-client.js';
 import { defaultHttp, fetchHttp } from './http-default.js';
 import { ParamHeaderCatalog } from './modern.js';
 import type { OutgoingRequest, ResolvedClientOptions } from './options.js';
@@ -98,8 +107,8 @@ export class TransportContext {
   readonly runner: StreamRunner;
   /** The public transport: its callbacks, and its identity for the fast-dispatch check. */
   readonly owner: TransportOwner;
-  /** The OAuth client, when the transport has an `authProvider`. */
-  readonly auth: OAuthSession | undefined;
+  /** The OAuth client (or SDK v2 token provider), when the transport has an `authProvider`. */
+  readonly auth: TransportAuth | undefined;
   private readonly staticHeaders: Record<string, string> | undefined;
   /** The HTTP adapter; undefined until the default one has loaded (first transport on Node only). */
   private http: HttpClient | undefined;
@@ -117,16 +126,20 @@ export class TransportContext {
     this.fast = detectFastDispatch(options.protocol);
     this.session = new ClientSession(options.sessionId);
     const { headers, token, authProvider } = options;
+    const fetchFn: FetchLike = options.fetch ?? ((input, init) => globalThis.fetch(input, init));
     this.auth =
-      authProvider !== undefined
-        ? new OAuthSession({
-            provider: authProvider,
-            serverUrl: url,
-            fetch: options.fetch ?? ((input, init) => globalThis.fetch(input, init)),
-            clock: options.clock,
-            waitForAuthorizationResponse: options.waitForAuthorizationResponse,
-          })
-        : undefined;
+      authProvider === undefined
+        ? undefined
+        : isTokenAuthProvider(authProvider)
+          ? new TokenProviderAuth({ provider: authProvider, serverUrl: url, fetch: fetchFn })
+          : new OAuthSession({
+              provider: authProvider,
+              serverUrl: url,
+              fetch: fetchFn,
+              clock: options.clock,
+              waitForAuthorizationResponse: options.waitForAuthorizationResponse,
+              dpop: options.dpop,
+            });
     this.staticHeaders =
       typeof headers !== 'function' && typeof token !== 'function' && authProvider === undefined
         ? withToken(lowerCaseKeys(headers), token)

@@ -2,6 +2,7 @@
 
 export { SluiceError, type SluiceErrorCode } from '../errors.js';
 export type { OtelApiLike } from '../trace/otel-like.js';
+export type { TokenAuthProvider, UnauthorizedContext } from './auth/token-provider.js';
 export {
   type CallToolStreamParams,
   callToolStream,

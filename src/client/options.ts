@@ -1,5 +1,6 @@
 import type { OAuthClientProvider } from '@modelcontextprotocol/sdk/client/auth.js';
 import { IDEMPOTENCY_KEY_META } from '../jsonrpc/meta-keys.js';
+import type { TokenAuthProvider } from './auth/token-provider.js';
 import { InvalidOptionError } from './errors.js';
 import type { ClientClock, FetchLike } from './http-client.js';
 import { checkDefaultHttp } from './http-default.js';
@@ -56,10 +57,12 @@ export interface StreamableHttpClientOptions {
    * re-authorizes with the challenged scopes at most {@link maxStepUps} times. Without
    * {@link waitForAuthorizationResponse}, a request that needs the user fails with `UnauthorizedError` (reason
    * `authorization-required`) after `redirectToAuthorization`; call `transport.finishAuth(…)`, then retry. Not
-   * together with `token`. See docs/authorization.md.
+   * together with `token`. SDK v2's `OAuthClientProvider` is taken the same way, and so is its minimal
+   * `AuthProvider` (`{ token(), onUnauthorized? }`): `token()` before every request, `onUnauthorized` once per 401
+   * however many requests hit it, then the request once more. See docs/authorization.md.
    * @defaultValue none (401 surfaces as `UnauthorizedError`, reason `no-auth-provider`)
    */
-  authProvider?: OAuthClientProvider;
+  authProvider?: OAuthClientProvider | TokenAuthProvider;
   /**
    * Called after `authProvider.redirectToAuthorization(url)`; resolves to the redirect URI the authorization server
    * sent the user agent back to (with `code`, `state`, `iss`). The transport then checks it (state, RFC 9207 `iss`),
@@ -74,6 +77,13 @@ export interface StreamableHttpClientOptions {
    * @defaultValue `2`
    */
   maxStepUps?: number;
+  /**
+   * Ask for DPoP-bound tokens (RFC 9449) when the authorization server and the resource server both take them.
+   * The proof key lives as long as the transport, so set `false` when the provider stores tokens for another
+   * process to use (`sluice login` does): a bound token is useless without its key.
+   * @defaultValue `true`
+   */
+  dpop?: boolean;
   /**
    * An existing session id to resume (the SDK `Client.connect()` then skips `initialize`).
    * @defaultValue none
@@ -192,9 +202,10 @@ export interface ResolvedClientOptions {
   readonly fetch: FetchLike | undefined;
   readonly headers: HeadersOption;
   readonly token: TokenOption | undefined;
-  readonly authProvider: OAuthClientProvider | undefined;
+  readonly authProvider: OAuthClientProvider | TokenAuthProvider | undefined;
   readonly waitForAuthorizationResponse: (() => Promise<URL | string>) | undefined;
   readonly maxStepUps: number;
+  readonly dpop: boolean;
   readonly sessionId: string | undefined;
   readonly maxEventBytes: number;
   readonly idleTimeoutMs: number;
@@ -305,10 +316,11 @@ export function resolveOptions(options: StreamableHttpClientOptions = {}): Resol
     if (
       authProvider === null ||
       typeof authProvider !== 'object' ||
-      typeof authProvider.tokens !== 'function'
+      (typeof (authProvider as { tokens?: unknown }).tokens !== 'function' &&
+        typeof (authProvider as { token?: unknown }).token !== 'function')
     ) {
       throw new InvalidOptionError(
-        'option authProvider must be an OAuthClientProvider (tokens(), saveTokens(), …)',
+        'option authProvider must be an OAuthClientProvider (tokens(), saveTokens(), …) or an SDK v2 AuthProvider (token())',
       );
     }
     if (options.token !== undefined) {
@@ -321,6 +333,9 @@ export function resolveOptions(options: StreamableHttpClientOptions = {}): Resol
     throw new InvalidOptionError('option waitForAuthorizationResponse must be a function');
   }
   const maxStepUps = number(options, 'maxStepUps', 0, true);
+  if (options.dpop !== undefined && typeof options.dpop !== 'boolean') {
+    throw new InvalidOptionError('option dpop must be a boolean');
+  }
   const methods = new Set(options.idempotentMethods ?? DEFAULT_IDEMPOTENT_METHODS);
   const isIdempotent =
     options.isIdempotent ??
@@ -334,6 +349,7 @@ export function resolveOptions(options: StreamableHttpClientOptions = {}): Resol
     authProvider,
     waitForAuthorizationResponse,
     maxStepUps,
+    dpop: options.dpop ?? true,
     sessionId: options.sessionId,
     maxEventBytes,
     idleTimeoutMs,

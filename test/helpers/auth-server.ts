@@ -5,7 +5,7 @@
  * refresh tokens on. Its signing keys are the test's, so tests can also sign tokens the server never
  * issued (expired, foreign audience, another key) and restart it with rotated keys on the same port.
  */
-import { createServer, type Server } from 'node:http';
+import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { exportJWK, generateKeyPair, type JWK } from 'jose';
 import Provider from 'oidc-provider';
@@ -35,6 +35,9 @@ export interface AuthServerOptions {
   port?: number;
   /** Access token lifetime in seconds. @defaultValue 3600 */
   accessTokenTtlS?: number;
+  /** The user every authorization-code flow logs in as; the test is the user agent (see
+   * {@link HeadlessBrowser} in headless-browser.ts). @defaultValue 'alice' */
+  accountId?: string;
 }
 
 export interface Client {
@@ -49,6 +52,48 @@ export const TEST_CLIENT: Client = {
 };
 /** The resource server's own client, for introspection. */
 export const RS_CLIENT: Client = { client_id: 'sluice-rs', client_secret: 'sluice-rs-secret-0123456789ab' };
+
+interface InteractionPrompt {
+  name: string;
+  details: { missingOIDCScope?: string[]; missingResourceScopes?: Record<string, string[]> };
+}
+
+/**
+ * The user's side of an authorization request, without a form: the login prompt logs `accountId` in,
+ * the consent prompt grants exactly what the request asked for (its scopes, for its resource indicator).
+ * oidc-provider then redirects the user agent back to the authorization endpoint, which answers with
+ * the redirect to the client.
+ */
+async function interact(
+  provider: Provider,
+  accountId: string,
+  req: IncomingMessage,
+  res: ServerResponse,
+): Promise<void> {
+  const details = await provider.interactionDetails(req, res);
+  const prompt = details.prompt as InteractionPrompt;
+  if (prompt.name === 'login') {
+    await provider.interactionFinished(
+      req,
+      res,
+      { login: { accountId } },
+      { mergeWithLastSubmission: false },
+    );
+    return;
+  }
+  const grant =
+    typeof details.grantId === 'string'
+      ? await provider.Grant.find(details.grantId)
+      : new provider.Grant({ accountId, clientId: String(details.params['client_id']) });
+  if (grant === undefined) throw new Error('the interaction names a grant that does not exist');
+  const oidcScopes = prompt.details.missingOIDCScope ?? [];
+  if (oidcScopes.length > 0) grant.addOIDCScope(oidcScopes.join(' '));
+  for (const [indicator, scopes] of Object.entries(prompt.details.missingResourceScopes ?? {})) {
+    grant.addResourceScope(indicator, scopes.join(' '));
+  }
+  const grantId = await grant.save();
+  await provider.interactionFinished(req, res, { consent: { grantId } }, { mergeWithLastSubmission: true });
+}
 
 export class TestAuthServer {
   readonly issuer: string;
@@ -78,6 +123,7 @@ export class TestAuthServer {
       redirect_uris: ['http://127.0.0.1/callback'],
       token_endpoint_auth_method: 'client_secret_basic',
     };
+    const accountId = o.accountId ?? 'alice';
     const provider = new Provider(issuer, {
       clients: [
         { ...clientBase, ...TEST_CLIENT },
@@ -89,6 +135,11 @@ export class TestAuthServer {
         ClientCredentials: (_ctx: unknown, token: { resourceServer?: { accessTokenTTL?: number } }) =>
           token.resourceServer?.accessTokenTTL ?? 600,
       },
+      // A client registered for the refresh_token grant gets refresh tokens; oidc-provider's default also
+      // wants `offline_access` granted, which it drops unless the request says `prompt=consent` (OpenID
+      // Connect Core §11), a parameter an MCP client has no reason to send.
+      issueRefreshToken: (_ctx: unknown, client: { grantTypeAllowed(grant: string): boolean }) =>
+        client.grantTypeAllowed('refresh_token'),
       features: {
         clientCredentials: { enabled: true },
         introspection: { enabled: true },
@@ -110,7 +161,16 @@ export class TestAuthServer {
     });
     // oidc-provider logs its own warnings about development settings; they are expected here.
     provider.on('server_error', () => undefined);
-    server.on('request', provider.callback());
+    const callback = provider.callback();
+    server.on('request', (req, res) => {
+      if (req.url?.startsWith('/interaction/') === true) {
+        interact(provider, accountId, req, res).catch((error: unknown) => {
+          res.writeHead(500, { 'content-type': 'text/plain' }).end(String(error));
+        });
+        return;
+      }
+      callback(req, res);
+    });
     return new TestAuthServer(issuer, port, server);
   }
 

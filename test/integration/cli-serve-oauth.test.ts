@@ -8,6 +8,7 @@ import assert from 'node:assert/strict';
 import { spawn } from 'node:child_process';
 import { join } from 'node:path';
 import { after, before, describe, test } from 'node:test';
+import { OAUTH_DEFAULTS } from '../../src/server/index.js';
 import { signingKey, TestAuthServer } from '../helpers/auth-server.js';
 import { withDeadline } from '../helpers/deadline.js';
 import { RawSession, send, toolCall } from '../helpers/http.js';
@@ -38,6 +39,7 @@ describe('sluice serve --oauth-*', () => {
         resource: srv.url,
         authorization_servers: [as.issuer],
         bearer_methods_supported: ['header'],
+        dpop_signing_alg_values_supported: OAUTH_DEFAULTS.algorithms,
         scopes_supported: ['mcp:read'],
       });
     }

@@ -16,7 +16,13 @@ import { ClientCredentialsProvider } from '@modelcontextprotocol/sdk/client/auth
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
 import { SignJWT } from 'jose';
-import { oauthResourceServer, type Served, type ServeOptions, serve } from '../../src/server/index.js';
+import {
+  OAUTH_DEFAULTS,
+  oauthResourceServer,
+  type Served,
+  type ServeOptions,
+  serve,
+} from '../../src/server/index.js';
 import { type SigningKey, signingKey, TEST_CLIENT, TestAuthServer } from '../helpers/auth-server.js';
 import { withDeadline } from '../helpers/deadline.js';
 import {
@@ -111,6 +117,7 @@ for (const binding of ['node', 'fetch'] as const) {
           resource: url,
           authorization_servers: [as.issuer],
           bearer_methods_supported: ['header'],
+          dpop_signing_alg_values_supported: OAUTH_DEFAULTS.algorithms,
           scopes_supported: ['mcp:read', 'mcp:write'],
         });
       }

@@ -20,6 +20,7 @@ describe('WWW-Authenticate', () => {
       error: 'insufficient_scope',
       scope: 'files:read files:write',
       resourceMetadata: 'https://rs.example/.well-known/oauth-protected-resource/mcp',
+      offersDpop: false,
     });
   });
 
@@ -27,6 +28,7 @@ describe('WWW-Authenticate', () => {
     const c = parseChallenge('Basic realm="x, y", DPoP algs="ES256", Bearer realm=mcp, scope="a\\"b"');
     assert.equal(c?.scheme, 'bearer');
     assert.equal(c?.scope, 'a"b');
+    assert.equal(c?.offersDpop, true, 'the DPoP challenge is seen although Bearer is picked');
     assert.equal(parseChallenge('DPoP error=use_dpop_nonce')?.error, 'use_dpop_nonce');
   });
 

@@ -11,6 +11,7 @@ import { createFetchHandler } from '../../src/fetch/index.js';
 import {
   createMcpHandler,
   InvalidOptionError,
+  OAUTH_DEFAULTS,
   oauthResourceServer,
   SluiceError,
   serve,
@@ -106,6 +107,7 @@ describe('oauthResourceServer options', () => {
       resource: 'https://m.example/tenant/mcp',
       authorization_servers: [AS],
       bearer_methods_supported: ['header'],
+      dpop_signing_alg_values_supported: OAUTH_DEFAULTS.algorithms,
       scopes_supported: ['read', 'write'],
       resource_name: 'Example',
     });
@@ -133,8 +135,15 @@ describe('Authorization header and challenges', () => {
   test('readBearer', () => {
     assert.deepEqual(readBearer(undefined), { kind: 'missing' });
     assert.deepEqual(readBearer('  '), { kind: 'missing' });
-    assert.deepEqual(readBearer('Bearer abc.def-ghi_~+/='), { kind: 'token', token: 'abc.def-ghi_~+/=' });
-    assert.deepEqual(readBearer('bearer abc'), { kind: 'token', token: 'abc' });
+    assert.deepEqual(readBearer('Bearer abc.def-ghi_~+/='), {
+      kind: 'token',
+      token: 'abc.def-ghi_~+/=',
+      scheme: 'bearer',
+    });
+    assert.deepEqual(readBearer('bearer abc'), { kind: 'token', token: 'abc', scheme: 'bearer' });
+    // RFC 9449 §7.1: a DPoP-bound token comes with its own scheme.
+    assert.deepEqual(readBearer('DPoP abc'), { kind: 'token', token: 'abc', scheme: 'dpop' });
+    assert.equal(readBearer('DPoP a b').kind, 'malformed');
     assert.deepEqual(readBearer('Basic dXNlcg=='), { kind: 'other-scheme' });
     assert.equal(readBearer('Bearer a b').kind, 'malformed');
     assert.equal(readBearer('Bearer a, Bearer b').kind, 'malformed');

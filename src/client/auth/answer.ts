@@ -56,7 +56,7 @@ export async function answerChallenge<A extends AuthAttempt>(
       throw new UnauthorizedError(method, body, header ?? undefined, 'rejected-after-authorization');
     }
     await discard(response);
-    await auth.challenged(method, 401, challenge, sentToken(authorization));
+    await auth.challenged(method, 401, challenge, sentToken(authorization), header ?? undefined);
     return { ...attempt, afterAuth: true };
   }
   if (challenge?.error !== 'insufficient_scope') return undefined;
@@ -67,6 +67,6 @@ export async function answerChallenge<A extends AuthAttempt>(
       `${method} still answered 403 insufficient_scope after ${attempt.stepUps} re-authorizations (scope ${challenge.scope ?? 'unnamed'})`,
     );
   }
-  await auth.challenged(method, 403, challenge, sentToken(authorization));
+  await auth.challenged(method, 403, challenge, sentToken(authorization), header ?? undefined);
   return { ...attempt, stepUps: attempt.stepUps + 1 };
 }

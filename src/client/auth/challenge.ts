@@ -12,6 +12,8 @@ export interface Challenge {
   /** Space-separated scopes, as sent. */
   readonly scope: string | undefined;
   readonly error: string | undefined;
+  /** One of the challenges is `DPoP` (RFC 9449 §7.1): the resource server takes DPoP-bound tokens. */
+  readonly offersDpop: boolean;
 }
 
 /** The longest header value parsed; a longer one is treated as carrying no challenge. */
@@ -33,6 +35,7 @@ export function parseChallenge(header: string | null | undefined): Challenge | u
     resourceMetadata: pick.params.get('resource_metadata'),
     scope: pick.params.get('scope'),
     error: pick.params.get('error'),
+    offersDpop: all.some((c) => c.scheme === 'dpop'),
   };
 }
 

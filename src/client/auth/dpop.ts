@@ -4,12 +4,31 @@
  * the token endpoint (§5) and, with `ath`, to the resource (§7). Servers that demand a nonce (`use_dpop_nonce`,
  * §8 and §9) get it back in the next proof; nonces are kept per origin.
  */
+import type { Challenge } from './challenge.js';
+import type { ResourceMetadata } from './metadata.js';
 import { base64url, randomToken } from './pkce.js';
 
 const encoder = new TextEncoder();
 
 function b64json(value: unknown): string {
   return base64url(encoder.encode(JSON.stringify(value)));
+}
+
+/**
+ * Whether the resource server takes DPoP-bound tokens: its challenge offers the `DPoP` scheme (RFC 9449 §7.1)
+ * or its metadata lists proof algorithms or requires bound tokens (RFC 9728 §2). An authorization server that
+ * offers DPoP is not enough: a resource server that knows only `Bearer` refuses a bound token (the SDK's
+ * `requireBearerAuth` does), and the client would be locked out of a server it could have used.
+ */
+export function resourceTakesDpop(
+  challenge: Challenge | undefined,
+  metadata: ResourceMetadata | undefined,
+): boolean {
+  return (
+    challenge?.offersDpop === true ||
+    metadata?.dpop_bound_access_tokens_required === true ||
+    (metadata?.dpop_signing_alg_values_supported?.length ?? 0) > 0
+  );
 }
 
 export class DpopProver {

@@ -14,6 +14,10 @@ export interface ResourceMetadata {
   readonly resource: string;
   readonly authorization_servers?: readonly string[];
   readonly scopes_supported?: readonly string[];
+  /** The resource server checks DPoP proofs signed with these algorithms (RFC 9728 §2, RFC 9449). */
+  readonly dpop_signing_alg_values_supported?: readonly string[];
+  /** The resource server accepts DPoP-bound tokens only (RFC 9728 §2). */
+  readonly dpop_bound_access_tokens_required?: boolean;
 }
 
 /** RFC 8414 §2 (and OIDC Discovery): the fields the client reads. */
@@ -156,12 +160,16 @@ export async function discoverResource(
       );
     }
     const scopes = doc['scopes_supported'];
+    const dpopAlgs = doc['dpop_signing_alg_values_supported'];
+    const dpopRequired = doc['dpop_bound_access_tokens_required'];
     return {
       url,
       metadata: {
         resource: doc['resource'],
         ...(servers !== undefined ? { authorization_servers: servers } : {}),
         ...(stringArray(scopes) ? { scopes_supported: scopes } : {}),
+        ...(stringArray(dpopAlgs) ? { dpop_signing_alg_values_supported: dpopAlgs } : {}),
+        ...(typeof dpopRequired === 'boolean' ? { dpop_bound_access_tokens_required: dpopRequired } : {}),
       },
     };
   }

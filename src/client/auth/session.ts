@@ -11,7 +11,7 @@ import { AuthorizationError, UnauthorizedError } from '../errors.js';
 import type { ClientClock, FetchLike } from '../options.js';
 import type { Challenge } from './challenge.js';
 import { ClientRegistry } from './clients.js';
-import { DpopProver } from './dpop.js';
+import { DpopProver, resourceTakesDpop } from './dpop.js';
 import { type Discovery, discover } from './metadata.js';
 import { randomToken, s256 } from './pkce.js';
 import { finalScope, initialScope, stepUpScope } from './scopes.js';
@@ -25,6 +25,8 @@ export interface OAuthSessionOptions {
   readonly clock: ClientClock;
   /** Resolves to the redirect URI the authorization server sent the user agent to (see the transport option). */
   readonly waitForAuthorizationResponse: (() => Promise<URL | string>) | undefined;
+  /** Ask for DPoP-bound tokens when both servers take them (the transport's `dpop` option). */
+  readonly dpop: boolean;
 }
 
 /** An authorization request sent and not yet answered. */
@@ -174,7 +176,9 @@ export class OAuthSession {
     this.#discovery = discovery;
     if (
       this.#dpop === undefined &&
-      discovery.server.dpop_signing_alg_values_supported?.includes('ES256') === true
+      o.dpop &&
+      discovery.server.dpop_signing_alg_values_supported?.includes('ES256') === true &&
+      resourceTakesDpop(challenge, discovery.resourceMetadata)
     ) {
       this.#dpop = await DpopProver.create(() => this.#o.clock.now());
     }

@@ -1,0 +1,121 @@
+/**
+ * DPoP-bound access tokens at the resource server (RFC 9449 §7): a request that presents its token with
+ * `Authorization: DPoP <token>` carries one `DPoP` proof JWT, signed by the key the token is bound to
+ * (`cnf.jkt`, §6). The proof is checked as §4.3 lists, for this request (`htm`, `htu`) and this token
+ * (`ath`), fresh (`iat`) and never seen before (`jti`, within the freshness window). A bound token sent
+ * as a plain Bearer token is refused (§7.2): whoever holds it without the key must not use it.
+ *
+ * Authorization servers that offer DPoP (oidc-provider, MCP's DPoP extension, SEP-1932) bind the tokens
+ * of every client that asks, and Sluice's own client asks whenever the authorization server advertises it.
+ */
+import { calculateJwkThumbprint, decodeProtectedHeader, EmbeddedJWK, type JWK, jwtVerify } from 'jose';
+
+/** How far a proof's `iat` may be from now (RFC 9449 §11.1 leaves the window to the server). */
+export const DPOP_PROOF_WINDOW_S = 300;
+/** Proof ids remembered against replay; beyond it the oldest are forgotten (they are near expiry). */
+const MAX_REMEMBERED = 10_000;
+
+export interface DpopOptions {
+  /** The resource's URL: every MCP request targets it, so it is the `htu` (query and fragment ignored). */
+  readonly resource: string;
+  readonly algorithms: readonly string[];
+  readonly now: () => number;
+}
+
+/** The JWK thumbprint a token is bound to (`cnf.jkt`, RFC 9449 §6.1), if it is bound. */
+export function boundThumbprint(claims: Readonly<Record<string, unknown>>): string | undefined {
+  const cnf = claims['cnf'];
+  if (typeof cnf !== 'object' || cnf === null) return undefined;
+  const jkt = (cnf as { jkt?: unknown }).jkt;
+  return typeof jkt === 'string' ? jkt : undefined;
+}
+
+/** RFC 3986 §6.2.2/§6.2.3 normalization as URL parsing does it, without query and fragment. */
+function target(uri: string): string | undefined {
+  try {
+    const u = new URL(uri);
+    return `${u.protocol}//${u.host}${u.pathname}`;
+  } catch {
+    return undefined;
+  }
+}
+
+async function sha256(text: string): Promise<string> {
+  const digest = new Uint8Array(await crypto.subtle.digest('SHA-256', new TextEncoder().encode(text)));
+  let binary = '';
+  for (const b of digest) binary += String.fromCharCode(b);
+  return btoa(binary).replace(/\+/g, '-').replace(/\//g, '_').replace(/=+$/, '');
+}
+
+export class DpopProofChecker {
+  readonly #o: DpopOptions;
+  readonly #htu: string | undefined;
+  /** jti → when it may be forgotten (ms). Insertion order is expiry order, give or take the window. */
+  readonly #seen = new Map<string, number>();
+
+  constructor(o: DpopOptions) {
+    this.#o = o;
+    this.#htu = target(o.resource);
+  }
+
+  /**
+   * Checks `proof` (the `DPoP` header value) for a request of `method` presenting `token`, bound to
+   * `jkt`. Returns why it is refused, or undefined when it is good (its `jti` is then spent).
+   */
+  async check(
+    proof: string | undefined,
+    method: string,
+    token: string,
+    jkt: string,
+  ): Promise<string | undefined> {
+    if (proof === undefined || proof === '') return 'a DPoP-bound token needs a DPoP proof';
+    // §4.3 (1): exactly one proof; repeated headers arrive joined with ", ".
+    if (proof.includes(',')) return 'more than one DPoP proof';
+    let header: ReturnType<typeof decodeProtectedHeader>;
+    try {
+      header = decodeProtectedHeader(proof);
+    } catch {
+      return 'the DPoP proof is not a JWT';
+    }
+    if (header.typ !== 'dpop+jwt') return 'the DPoP proof must have typ dpop+jwt';
+    if (typeof header.alg !== 'string' || !this.#o.algorithms.includes(header.alg)) {
+      return 'the DPoP proof algorithm is not accepted';
+    }
+    const jwk = header.jwk as JWK | undefined;
+    if (jwk === undefined || 'd' in jwk) return 'the DPoP proof must carry a public jwk';
+    let payload: Record<string, unknown>;
+    try {
+      ({ payload } = await jwtVerify(proof, EmbeddedJWK, {
+        typ: 'dpop+jwt',
+        algorithms: [...this.#o.algorithms],
+      }));
+    } catch {
+      return 'the DPoP proof signature does not verify';
+    }
+    if ((await calculateJwkThumbprint(jwk, 'sha256')) !== jkt)
+      return 'the DPoP proof key is not the token’s key';
+    if (payload['htm'] !== method) return 'the DPoP proof is for another method';
+    if (typeof payload['htu'] !== 'string' || target(payload['htu']) !== this.#htu) {
+      return 'the DPoP proof is for another URL';
+    }
+    if (payload['ath'] !== (await sha256(token))) return 'the DPoP proof is for another token';
+    const now = this.#o.now();
+    const iat = payload['iat'];
+    if (typeof iat !== 'number' || Math.abs(now / 1000 - iat) > DPOP_PROOF_WINDOW_S) {
+      return 'the DPoP proof is not fresh';
+    }
+    const jti = payload['jti'];
+    if (typeof jti !== 'string' || jti === '' || jti.length > 256) return 'the DPoP proof needs a jti';
+    this.#forgetExpired(now);
+    if (this.#seen.has(jti)) return 'the DPoP proof was used before';
+    this.#seen.set(jti, now + 2 * DPOP_PROOF_WINDOW_S * 1000);
+    return undefined;
+  }
+
+  #forgetExpired(now: number): void {
+    for (const [jti, until] of this.#seen) {
+      if (until > now && this.#seen.size < MAX_REMEMBERED) break;
+      this.#seen.delete(jti);
+    }
+  }
+}

@@ -1,0 +1,163 @@
+/**
+ * DPoP-bound access tokens at Sluice's resource server (RFC 9449 §7), with tokens oidc-provider bound to
+ * a key of the test's: the proof is required and checked for this request and this token, a bound token
+ * is not a bearer token, an unbound token is not a DPoP one, and every bad proof is a 401 (`token-dpop`).
+ */
+import assert from 'node:assert/strict';
+import { createHash, randomUUID } from 'node:crypto';
+import { after, before, describe, test } from 'node:test';
+import { exportJWK, generateKeyPair, type JWK, SignJWT } from 'jose';
+import { oauthResourceServer, type Served, serve } from '../../src/server/index.js';
+import { signingKey, TEST_CLIENT, TestAuthServer } from '../helpers/auth-server.js';
+import { createProbe, testServerFactory } from '../helpers/test-server.js';
+
+interface Key {
+  privateKey: CryptoKey;
+  jwk: JWK;
+}
+
+async function dpopKey(): Promise<Key> {
+  const { privateKey, publicKey } = await generateKeyPair('ES256');
+  return { privateKey, jwk: await exportJWK(publicKey) };
+}
+
+interface ProofClaims {
+  htm: string;
+  htu: string;
+  ath?: string;
+  iat?: number;
+  jti?: string;
+}
+
+function proof(key: Key, c: ProofClaims, typ = 'dpop+jwt'): Promise<string> {
+  const { iat, jti, ...rest } = c;
+  return new SignJWT({ ...rest, jti: jti ?? randomUUID() })
+    .setProtectedHeader({ alg: 'ES256', typ, jwk: key.jwk })
+    .setIssuedAt(iat ?? Math.floor(Date.now() / 1000))
+    .sign(key.privateKey);
+}
+
+const ath = (token: string): string => createHash('sha256').update(token).digest('base64url');
+
+describe('DPoP-bound tokens at the resource server (oidc-provider)', () => {
+  let as: TestAuthServer;
+  let served: Served;
+  let key: Key;
+  let bound: string;
+
+  /** A client-credentials token for the server, bound to `k` when given (RFC 9449 §5). */
+  async function token(k?: Key): Promise<string> {
+    const endpoint = `${as.issuer}/token`;
+    const res = await fetch(endpoint, {
+      method: 'POST',
+      headers: {
+        authorization: `Basic ${btoa(`${TEST_CLIENT.client_id}:${TEST_CLIENT.client_secret}`)}`,
+        'content-type': 'application/x-www-form-urlencoded',
+        ...(k === undefined ? {} : { dpop: await proof(k, { htm: 'POST', htu: endpoint }) }),
+      },
+      body: new URLSearchParams({
+        grant_type: 'client_credentials',
+        resource: served.url,
+        scope: 'mcp:tools',
+      }),
+      signal: AbortSignal.timeout(5000),
+    });
+    const body = (await res.json()) as { access_token?: string; token_type?: string };
+    assert.equal(res.status, 200, JSON.stringify(body));
+    assert.equal(body.token_type, k === undefined ? 'Bearer' : 'DPoP');
+    return body.access_token ?? '';
+  }
+
+  async function call(authorization: string, dpop?: string): Promise<{ status: number; reason?: string }> {
+    const res = await fetch(served.url, {
+      method: 'POST',
+      headers: {
+        authorization,
+        ...(dpop === undefined ? {} : { dpop }),
+        'content-type': 'application/json',
+        accept: 'application/json, text/event-stream',
+        'mcp-protocol-version': '2025-11-25',
+      },
+      body: JSON.stringify({
+        jsonrpc: '2.0',
+        id: 1,
+        method: 'initialize',
+        params: {
+          protocolVersion: '2025-11-25',
+          capabilities: {},
+          clientInfo: { name: 'dpop', version: '1' },
+        },
+      }),
+      signal: AbortSignal.timeout(5000),
+    });
+    const body = (await res.json()) as { error?: { data?: { reason?: string } } };
+    const reason = body.error?.data?.reason;
+    return reason === undefined ? { status: res.status } : { status: res.status, reason };
+  }
+
+  before(async () => {
+    as = await TestAuthServer.start({ keys: [await signingKey('dpop-as')], scopes: ['mcp:tools'] });
+    served = await serve({
+      createServer: testServerFactory(createProbe()),
+      port: 0,
+      oauth: (endpoint) => oauthResourceServer({ resource: endpoint, authorizationServers: [as.issuer] }),
+    });
+    key = await dpopKey();
+    bound = await token(key);
+  });
+  after(async () => {
+    await served?.close();
+    await as?.stop();
+  });
+
+  test('the metadata says DPoP proofs are accepted (RFC 9728 §2)', async () => {
+    const u = new URL(served.url);
+    const prm = (await (
+      await fetch(`${u.origin}/.well-known/oauth-protected-resource${u.pathname}`)
+    ).json()) as {
+      dpop_signing_alg_values_supported?: string[];
+    };
+    assert.ok(prm.dpop_signing_alg_values_supported?.includes('ES256'));
+  });
+
+  test('a bound token with a proof for this request and token is accepted', async () => {
+    const p = await proof(key, { htm: 'POST', htu: served.url, ath: ath(bound) });
+    assert.deepEqual(await call(`DPoP ${bound}`, p), { status: 200 });
+    // The query is not part of htu (RFC 9449 §4.2).
+    const q = await proof(key, { htm: 'POST', htu: `${served.url}?x=1`, ath: ath(bound) });
+    assert.deepEqual(await call(`DPoP ${bound}`, q), { status: 200 });
+  });
+
+  test('every bad presentation is 401 token-dpop', async () => {
+    const other = await dpopKey();
+    const now = Math.floor(Date.now() / 1000);
+    const good = { htm: 'POST', htu: served.url, ath: ath(bound) };
+    const replayed = await proof(key, good);
+    assert.equal((await call(`DPoP ${bound}`, replayed)).status, 200);
+    const cases: [string, string, string | undefined][] = [
+      ['a bound token as a bearer token (§7.2)', `Bearer ${bound}`, await proof(key, good)],
+      ['no proof', `DPoP ${bound}`, undefined],
+      ['a proof signed by another key', `DPoP ${bound}`, await proof(other, good)],
+      ['another method', `DPoP ${bound}`, await proof(key, { ...good, htm: 'GET' })],
+      ['another URL', `DPoP ${bound}`, await proof(key, { ...good, htu: `${served.url}/x` })],
+      ['another token', `DPoP ${bound}`, await proof(key, { ...good, ath: ath('x') })],
+      ['no ath', `DPoP ${bound}`, await proof(key, { htm: 'POST', htu: served.url })],
+      ['stale', `DPoP ${bound}`, await proof(key, { ...good, iat: now - 3600 })],
+      ['from the future', `DPoP ${bound}`, await proof(key, { ...good, iat: now + 3600 })],
+      ['wrong typ', `DPoP ${bound}`, await proof(key, good, 'JWT')],
+      ['two proofs', `DPoP ${bound}`, `${await proof(key, good)}, ${await proof(key, good)}`],
+      ['replayed jti', `DPoP ${bound}`, replayed],
+      ['not a JWT', `DPoP ${bound}`, 'nonsense'],
+    ];
+    for (const [what, authorization, dpop] of cases) {
+      assert.deepEqual(await call(authorization, dpop), { status: 401, reason: 'token-dpop' }, what);
+    }
+  });
+
+  test('an unbound token is a bearer token: accepted as Bearer, refused as DPoP', async () => {
+    const plain = await token();
+    assert.deepEqual(await call(`Bearer ${plain}`), { status: 200 });
+    const p = await proof(key, { htm: 'POST', htu: served.url, ath: ath(plain) });
+    assert.deepEqual(await call(`DPoP ${plain}`, p), { status: 401, reason: 'token-dpop' });
+  });
+});
