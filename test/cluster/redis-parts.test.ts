@@ -155,6 +155,37 @@ describe('cluster Redis parts', {
     assert.equal(await lease.isAlive('incL'), false, 'stop() gives the lease up at once');
   });
 
+  test('lease: others() counts the peers whose lease holds, not itself, not a stopped or lapsed one', async () => {
+    const mk = (inc: string, leaseMs: number): Lease =>
+      new Lease(link, { incarnation: inc, address: `http://${inc}`, leaseMs, onReRegister: () => undefined });
+    const a = mk('cntA', 60_000);
+    const b = mk('cntB', 60_000);
+    const short = mk('cntC', 300);
+    await a.start();
+    assert.equal(await a.others(), 0, 'alone');
+    await b.start();
+    await short.start();
+    assert.equal(await a.others(), 2);
+    assert.equal(await b.others(), 2);
+    await b.stop();
+    assert.equal(await a.others(), 1, 'a stopped peer leaves at once');
+    // A peer that dies without stop(): its lease ends and it is no longer counted.
+    await short.stop();
+    await link.send(['ZADD', keys.members, String(Date.now() + 300), 'cntC']);
+    assert.equal(await a.others(), 1);
+    await sleep(400);
+    assert.equal(await a.others(), 0, 'a lapsed peer is not counted');
+    await a.stop();
+    assert.equal(await link.send(['ZSCORE', keys.members, 'cntA']), null, 'stop() leaves the set');
+    // A member that ended a lease ago or more is removed by the next count.
+    const c = mk('cntD', 60_000);
+    await link.send(['ZADD', keys.members, String(Date.now() - 60_001), 'cntC']);
+    await c.start();
+    assert.equal(await c.others(), 0);
+    assert.equal(await link.send(['ZSCORE', keys.members, 'cntC']), null, 'the dead member is swept');
+    await c.stop();
+  });
+
   test('lease: a refresh that cannot reach Redis reports refresh-failing, then lapsed', async () => {
     let failing = true;
     const flaky: RedisLink = {
