@@ -8,31 +8,29 @@
  * fast path (a request for a session this instance holds, or with no session id) is synchronous and
  * touches no Redis.
  */
-import type { IncomingMessage, ServerResponse } from 'node:http';
-import type { ClusterHooks, SessionStart } from '../core/cluster-hooks.js';
+import type { ClusterHooks } from '../core/cluster-hooks.js';
 import { Histogram } from '../core/observe/histogram.js';
 import { HopTracer } from '../core/observe/hop-trace.js';
-import type { TracingOptions } from '../core/observe/operations.js';
-import type { Logger } from '../core/options.js';
-import type { RouteInput as CoreRouteInput } from '../core/pipeline/pipeline.js';
-import { type Refusal, Refusals, sendRefusal } from '../core/pipeline/refusal.js';
 import { InvalidOptionError } from '../errors.js';
 import { boundedWait } from '../flow/bounded-wait.js';
-import type { RingLimits } from '../flow/ring-buffer.js';
+import { acceptForwarded } from './accept-forwarded.js';
 import { type BusStats, RedisChangeBus } from './change-bus.js';
-import { Directory, type DirectoryEntry, principalHash } from './directory.js';
+import { Directory } from './directory.js';
 import { DirectoryCache } from './directory-cache.js';
-import { FORWARD_HEADER, signForward, verifyForward } from './forward-auth.js';
+import { FORWARD_HEADER } from './forward-auth.js';
+import { type ForwardContext, forwardToOwner } from './forward-path.js';
 import { Forwarder } from './forwarder.js';
-import { keys } from './keys.js';
 import { Lease, newIncarnation } from './lease.js';
 import { connectTopology } from './node-redis-ha.js';
-import { resumeFromCopy } from './orphan-resume.js';
+import { OwnedSessions } from './owned-sessions.js';
 import { MeasuredLink, type RedisLink } from './redis-link.js';
 import { ReplayGuard } from './replay-guard.js';
 import { EventReplica, emptyReplicaStats } from './replica.js';
+import { type ClusterEndpoint, newCounters, type RouteInput } from './route-input.js';
 import { checkGivenSecret, provisionSecret } from './secret.js';
 import { type RedisTopology, type TopologyOptions, topologyOf } from './topology.js';
+
+export type { ClusterEndpoint, RouteInput } from './route-input.js';
 
 /**
  * Exactly one of `url` (one Redis), `sentinel` (a Sentinel-watched master), `cluster` (a Redis
@@ -51,24 +49,6 @@ export interface RedisClusterOptions extends TopologyOptions {
   directoryCacheMs?: number;
   /** Deadline to connect to a peer. @defaultValue 2000 */
   peerConnectTimeoutMs?: number;
-}
-
-/** What the cluster needs from the endpoint it serves. */
-export interface ClusterEndpoint {
-  hasSession(id: string): boolean;
-  readonly options: {
-    readonly sessionIdleMs: number;
-    readonly replay: RingLimits;
-    readonly replayBudget: { maxTotalBytes: number };
-    readonly logger: Logger | undefined;
-    readonly tracing?: TracingOptions | undefined;
-  };
-}
-
-/** The pipeline's routing input, with the Node request and response the hop relays onto. */
-export interface RouteInput extends CoreRouteInput {
-  req: IncomingMessage;
-  res: ServerResponse;
 }
 
 export interface ClusterStats {
@@ -110,9 +90,8 @@ export class RedisCluster {
   #starting: Promise<void> | undefined;
   #housekeeping: ReturnType<typeof setInterval> | undefined;
   #stopped = false;
-  /** What this instance wrote for each session it owns (re-written after a Redis restart). */
-  readonly #owned = new Map<string, DirectoryEntry>();
-  readonly #cache = new DirectoryCache(10_000, 30_000);
+  readonly #owned: OwnedSessions;
+  readonly #cache: DirectoryCache;
   readonly #forwarder: Forwarder;
   /** Hop signatures accepted here, each refused a second time (replay-guard.ts). */
   readonly #replays = new ReplayGuard();
@@ -121,16 +100,9 @@ export class RedisCluster {
   readonly forwardLatency = new Histogram(FORWARD_BOUNDS_S);
   /** Change events for listen streams, shared with every instance (change-bus.ts). */
   readonly bus: RedisChangeBus = new RedisChangeBus(this.incarnation);
-  readonly counters = {
-    forwardedOut: 0,
-    forwardedIn: 0,
-    forwardFailed: 0,
-    forwardRefused: 0,
-    directoryHits: 0,
-    directoryMisses: 0,
-    directoryErrors: 0,
-    ownerLostResumes: 0,
-  };
+  readonly counters = newCounters();
+  /** The forward path's view of this cluster (forward-path.ts). */
+  readonly #forwardContext: ForwardContext;
 
   constructor(o: RedisClusterOptions) {
     const given = [o.url, o.sentinel, o.cluster, o.link].filter((x) => x !== undefined).length;
@@ -151,7 +123,69 @@ export class RedisCluster {
     if (!this.#secretShared && secret !== undefined) this.#secret = checkGivenSecret(secret);
     this.#o = o;
     this.#forwarder = new Forwarder({ connectTimeoutMs: o.peerConnectTimeoutMs ?? 2_000 });
-    if (o.directoryCacheMs !== undefined) this.#cache = new DirectoryCache(10_000, o.directoryCacheMs);
+    this.#cache = new DirectoryCache(10_000, o.directoryCacheMs ?? 30_000);
+    // Live views (getters): the link, directory, lease, replica and key come when the cluster joins.
+    const self = this;
+    this.#owned = new OwnedSessions({
+      incarnation: this.incarnation,
+      get leaseMs() {
+        return self.leaseMs;
+      },
+      get address() {
+        return self.#address;
+      },
+      get ready() {
+        return self.ready;
+      },
+      get directory() {
+        return self.#directory;
+      },
+      get link() {
+        return self.#link;
+      },
+      get replica() {
+        return self.#replica;
+      },
+      get lease() {
+        return self.#lease;
+      },
+      get logger() {
+        return self.#ep?.options.logger;
+      },
+      async reOfferSecret() {
+        const link = self.#link;
+        if (self.#secretShared && link !== undefined)
+          self.#secret = await provisionSecret(link, self.#secret);
+      },
+    });
+    this.#forwardContext = {
+      incarnation: this.incarnation,
+      get leaseMs() {
+        return self.leaseMs;
+      },
+      get directory() {
+        return self.#directory;
+      },
+      get lease() {
+        return self.#lease;
+      },
+      get replica() {
+        return self.#replica;
+      },
+      get secret() {
+        return self.#secret;
+      },
+      get cache() {
+        return self.#cache;
+      },
+      forwarder: this.#forwarder,
+      counters: this.counters,
+      forwardLatency: this.forwardLatency,
+      hops: () => {
+        this.#hops ??= new HopTracer(this.#ep?.options.tracing);
+        return this.#hops;
+      },
+    };
   }
 
   /** Whether an advertise URL was given (then the handler joins by itself). */
@@ -178,9 +212,9 @@ export class RedisCluster {
     if (this.#ep !== undefined) throw new InvalidOptionError('redisCluster: one cluster object per handler');
     this.#ep = ep;
     return {
-      sessionStarting: (s) => this.#sessionStarting(s),
-      sessionVersion: (id, v) => this.#sessionVersion(id, v),
-      sessionEnded: (id) => this.#sessionEnded(id),
+      sessionStarting: (s) => this.#owned.starting(s),
+      sessionVersion: (id, v) => this.#owned.version(id, v),
+      sessionEnded: (id) => this.#owned.ended(id),
       replicate: (id, n, seq, frame) => this.#replica?.append(id, n, seq, frame),
       streamRequests: (id, n, ids) => this.#replica?.describe(id, n, ids),
       streamEnded: (id, n, graceMs) => this.#replica?.endStream(id, n, graceMs),
@@ -215,7 +249,7 @@ export class RedisCluster {
         (await connectTopology(this.#topology ?? { kind: 'single', url: '' }, {
           onError: (e) => log?.warn('cluster.redis_error', { error: e.message }),
           // The promoted replica may miss the last writes (asynchronous replication): write ours again.
-          onFailover: () => void this.#reRegister(true),
+          onFailover: () => void this.#owned.reRegister(true),
         }));
       this.#link = new MeasuredLink(raw);
       this.#directory = new Directory(this.#link, ep.options.sessionIdleMs + 2 * this.#housekeepingMs());
@@ -235,7 +269,7 @@ export class RedisCluster {
       incarnation: this.incarnation,
       address,
       leaseMs: this.leaseMs,
-      onReRegister: () => void this.#reRegister(),
+      onReRegister: () => void this.#owned.reRegister(),
       onRefreshError: (e) => ep.options.logger?.warn('cluster.lease_refresh_failed', { error: String(e) }),
     });
     await this.#lease.start();
@@ -267,9 +301,19 @@ export class RedisCluster {
       const sid = r.sessionId;
       if (sid === undefined || sid === '' || sid.length > 128 || this.#ep?.hasSession(sid) === true)
         return 'local';
-      return this.#forward(r, sid);
+      return forwardToOwner(this.#forwardContext, r, sid);
     }
-    return this.#acceptForwarded(r, Array.isArray(fwd) ? (fwd[0] ?? '') : fwd);
+    const header = Array.isArray(fwd) ? (fwd[0] ?? '') : fwd;
+    return acceptForwarded(
+      {
+        incarnation: this.incarnation,
+        secret: this.#secret,
+        replays: this.#replays,
+        counters: this.counters,
+      },
+      r,
+      header,
+    );
   }
 
   /** How many other instances hold a lease now (what `sluice serve --redis` prints once joined). */
@@ -318,37 +362,6 @@ export class RedisCluster {
     return this.#link?.rtt;
   }
 
-  // ---- owner side -------------------------------------------------------------------------------
-
-  async #sessionStarting(s: SessionStart): Promise<void> {
-    const dir = this.#directory;
-    if (dir === undefined || !this.ready || this.#address === undefined) throw new Error('cluster not ready');
-    const e: DirectoryEntry = {
-      owner: this.incarnation,
-      address: this.#address,
-      epoch: 1,
-      principal: principalHash(s.principal),
-      tag: s.tag,
-      version: '',
-      init: s.init,
-    };
-    await dir.register(s.id, e);
-    this.#owned.set(s.id, e);
-  }
-
-  #sessionVersion(id: string, version: string): void {
-    const e = this.#owned.get(id);
-    if (e === undefined) return;
-    e.version = version;
-    this.#fire(['HSET', keys.session(id), 'v', version]);
-  }
-
-  #sessionEnded(id: string): void {
-    this.#replica?.dropSession(id);
-    if (!this.#owned.delete(id)) return;
-    if (this.#directory !== undefined) this.#directory.remove(id).catch(() => undefined);
-  }
-
   #housekeepingMs(): number {
     const idle = this.#ep?.options.sessionIdleMs ?? 600_000;
     return Math.max(100, Math.min(30_000, Math.floor(idle / 4)));
@@ -357,206 +370,8 @@ export class RedisCluster {
   async #housekeep(): Promise<void> {
     this.#replica?.sweep();
     void this.bus.retry();
-    const dir = this.#directory;
-    if (dir === undefined || this.#owned.size === 0) return;
-    try {
-      const missing = await dir.touch(this.#owned.keys());
-      // Entries that vanished while their session lives here (a Redis restart between lease
-      // refreshes): write them again.
-      for (const sid of missing) {
-        const e = this.#owned.get(sid);
-        if (e !== undefined) await dir.register(sid, e);
-      }
-    } catch {
-      // Redis unreachable: the entries' TTL outlasts a few missed refreshes; the lease refresh logs it.
-    }
+    await this.#owned.housekeep();
   }
-
-  /** `failover`: the data may be missing some writes, not all: restart the run marker first. */
-  async #reRegister(failover = false): Promise<void> {
-    const dir = this.#directory;
-    const link = this.#link;
-    if (dir === undefined || link === undefined) return;
-    this.#ep?.options.logger?.warn('cluster.reregister', { sessions: this.#owned.size, failover });
-    try {
-      // A peer's miss for a session whose entry was lost answers 503 until its owner wrote it again.
-      // Every instance learns of the new master within a lease (its refresh fails over to it), so
-      // misses stay 503 for a lease from now rather than half of one as after a restart.
-      if (failover) await dir.markRun(Date.now() + this.leaseMs / 2, true);
-      // Re-offer our key, and adopt whatever Redis holds: an instance that started while Redis was
-      // empty may have put its own there first, and every instance must use the one in Redis.
-      if (this.#secretShared) this.#secret = await provisionSecret(link, this.#secret);
-      await Promise.all([...this.#owned].map(([sid, e]) => dir.register(sid, e)));
-      await dir.markRun(Date.now());
-    } catch (error) {
-      this.#ep?.options.logger?.warn('cluster.reregister_failed', { error: String(error) });
-    }
-  }
-
-  #acceptForwarded(r: RouteInput, header: string): 'local' | 'handled' {
-    const sink = r.sink;
-    const secret = this.#secret;
-    if (secret === undefined) {
-      sendRefusal(sink, Refusals.ownerUnavailable(), r.headers);
-      return 'handled';
-    }
-    const lastEventId = r.view.headers['last-event-id'];
-    const v = verifyForward(secret, header, {
-      method: r.method,
-      sessionId: r.sessionId ?? '',
-      lastEventId: typeof lastEventId === 'string' ? lastEventId : undefined,
-      body: r.body,
-    });
-    if (!v.ok) {
-      this.counters.forwardRefused++;
-      sendRefusal(sink, Refusals.forwardForbidden(), r.headers);
-      return 'handled';
-    }
-    if (v.to !== this.incarnation) {
-      // Meant for another incarnation (this address was restarted): never forwarded a second time.
-      this.counters.forwardRefused++;
-      sendRefusal(sink, Refusals.misdirected(), r.headers);
-      return 'handled';
-    }
-    // Checked after `to`: a signature for this incarnation can only have been used in this process.
-    const seen = this.#replays.admit(v.from, v.ts, v.nonce);
-    if (seen === 'replayed') {
-      this.counters.forwardRefused++;
-      sendRefusal(sink, Refusals.forwardForbidden(), r.headers);
-      return 'handled';
-    }
-    if (seen === 'crowded') {
-      sendRefusal(sink, Refusals.ownerUnavailable(), r.headers);
-      return 'handled';
-    }
-    this.counters.forwardedIn++;
-    return 'local';
-  }
-
-  // ---- non-owner side ---------------------------------------------------------------------------
-
-  async #forward(r: RouteInput, sid: string): Promise<'local' | 'handled'> {
-    const sink = r.sink;
-    let entry = this.#cache.get(sid);
-    if (entry !== undefined) this.counters.directoryHits++;
-    else {
-      const dir = this.#directory;
-      if (dir === undefined) {
-        sendRefusal(sink, Refusals.clusterUnavailable(), r.headers);
-        return 'handled';
-      }
-      let runSince: number | undefined;
-      try {
-        entry = await dir.lookup(sid);
-        // Only a miss needs to know when Redis last lost its data (below).
-        if (entry === undefined) runSince = await dir.runSince();
-      } catch {
-        // Never 404 because Redis failed: that would send every client into re-initialization at once.
-        this.counters.directoryErrors++;
-        sendRefusal(sink, Refusals.clusterUnavailable(), r.headers);
-        return 'handled';
-      }
-      if (entry === undefined) {
-        this.counters.directoryMisses++;
-        if (runSince === undefined || Date.now() - runSince < this.leaseMs / 2) {
-          // Redis lost its data moments ago and the owners are re-registering (each does within a
-          // third of the lease): a miss now proves nothing. 503, never a 404 storm.
-          void this.#lease?.refresh();
-          sendRefusal(sink, Refusals.clusterUnavailable(), r.headers);
-          return 'handled';
-        }
-        sendRefusal(sink, Refusals.sessionNotFound(), r.headers);
-        return 'handled';
-      }
-      this.#cache.set(sid, entry);
-    }
-    // Someone else's session, or one this instance owned and has ended: 404 here, no hop.
-    if (entry.principal !== principalHash(r.principal) || entry.owner === this.incarnation) {
-      sendRefusal(sink, Refusals.sessionNotFound(), r.headers);
-      return 'handled';
-    }
-    const secret = this.#secret;
-    if (secret === undefined) {
-      sendRefusal(sink, Refusals.clusterUnavailable(), r.headers);
-      return 'handled';
-    }
-    const lastEventId = r.view.headers['last-event-id'];
-    const signature = signForward(secret, {
-      method: r.method,
-      sessionId: sid,
-      from: this.incarnation,
-      to: entry.owner,
-      lastEventId: typeof lastEventId === 'string' ? lastEventId : undefined,
-      body: r.body,
-    });
-    const t0 = performance.now();
-    this.counters.forwardedOut++;
-    this.#hops ??= new HopTracer(this.#ep?.options.tracing);
-    const hop = this.#hops.begin((n) => r.view.header(n), entry.address, r.method);
-    const outcome = await this.#forwarder.forward(
-      {
-        target: entry.address,
-        method: r.method,
-        headers: r.view.headers,
-        body: r.body,
-        extra: { ...hop.headers, [FORWARD_HEADER]: signature },
-        intercept: (status) => status === 421,
-      },
-      r.req,
-      r.res,
-    );
-    hop.end(
-      outcome.kind === 'answered' ? outcome.status : undefined,
-      outcome.kind === 'unreachable' ? outcome.error : undefined,
-    );
-    if (outcome.kind === 'answered' && outcome.status !== 421) {
-      this.forwardLatency.observe((performance.now() - t0) / 1000);
-      if (outcome.status === 404) this.#cache.delete(sid);
-      return 'handled';
-    }
-    if (outcome.kind === 'client-gone') return 'handled';
-    // The owner could not be reached, or something else now answers at its address (421).
-    this.counters.forwardFailed++;
-    this.#cache.delete(sid);
-    const left = outcome.kind === 'answered' ? 0 : await this.#lease?.remainingMs(entry.owner);
-    const alive = left === undefined ? undefined : left > 0;
-    const cursor = r.view.headers['last-event-id'];
-    if (r.method === 'GET' && typeof cursor === 'string' && this.#replica !== undefined) {
-      // A finished stream (or, once the owner is known dead, an unfinished one) resumes from the copy.
-      const served = await resumeFromCopy(this.#replica, sink, r.headers, sid, entry.tag, cursor, alive);
-      if (served === 'owner-lost') this.counters.ownerLostResumes++;
-      if (served !== 'not-here') return 'handled';
-    }
-    // Lease still valid (or Redis cannot tell): the owner may be back in a moment — 503. Lapsed: 404,
-    // and the client re-initializes on a live instance.
-    if (alive === false) sendRefusal(sink, Refusals.sessionNotFound(), r.headers);
-    else {
-      // A reset on a pooled socket right after a kill -9 is not a refusal yet the process is gone:
-      // a fresh connect tells (no request is sent again), so Retry-After can name the lease's end.
-      const gone =
-        outcome.kind === 'unreachable' &&
-        (outcome.refused || (await this.#forwarder.refusesConnections(entry.address)));
-      sendRefusal(sink, ownerUnavailableFor(gone, left), r.headers);
-    }
-    return 'handled';
-  }
-
-  #fire(args: string[]): void {
-    this.#link?.send(args).catch(() => undefined);
-  }
-}
-
-/**
- * 503 for an owner whose lease holds. When nothing listens at its address (connection refused) the
- * process there is gone or not yet serving, and the answer that settles the request (404, then a
- * re-initialization) comes when the lease lapses: `Retry-After` says when, so a client's single
- * retry of a 503 (RFC 9110 §10.2.3) lands after it instead of 1 s later on the same 503. Any other
- * failure (a timeout, a reset while the address still accepts) may be a moment's trouble of a live owner: 1 s.
- */
-function ownerUnavailableFor(gone: boolean, leftMs: number | undefined): Refusal {
-  const r = Refusals.ownerUnavailable();
-  if (!gone || leftMs === undefined || !Number.isFinite(leftMs)) return r;
-  return { ...r, headers: { ...r.headers, 'retry-after': String(Math.max(1, Math.ceil(leftMs / 1000))) } };
 }
 
 function checkAdvertise(url: string): void {

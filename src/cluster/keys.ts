@@ -6,6 +6,8 @@
  *   sl:{S}:m:<n>    HASH  replica metadata of POST stream n: f(irst seq) l(ast seq) b(ytes) fin r(equest ids)
  *   sl:{S}:l:<n>    LIST  replica frames of POST stream n, oldest first
  *   sl:inst:<inc>   STRING an instance lease: the instance's advertised URL, PX = lease
+ *   sl:members      ZSET  every instance by incarnation, scored with when its lease ends (ms, its
+ *                         own clock): one key, so counting peers asks one node of a Redis Cluster
  *   sl:secret       STRING the cluster's shared HMAC key (when not given by SLUICE_CLUSTER_SECRET)
  *   sl:run          STRING when this Redis's data began (ms), to tell a restarted Redis from a real miss
  *   sl:bus          CHANNEL change events for listen streams (change-bus.ts), pub/sub only, no key
@@ -17,6 +19,7 @@ export const keys = {
   streamMeta: (sid: string, stream: number): string => `${PREFIX}{${sid}}:m:${stream}`,
   streamList: (sid: string, stream: number): string => `${PREFIX}{${sid}}:l:${stream}`,
   lease: (incarnation: string): string => `${PREFIX}inst:${incarnation}`,
+  members: `${PREFIX}members`,
   secret: `${PREFIX}secret`,
   run: `${PREFIX}run`,
   bus: `${PREFIX}bus`,

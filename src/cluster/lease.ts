@@ -5,6 +5,10 @@
  * incarnation id per process start: a restarted instance on the same address is a different owner,
  * and its predecessor's sessions are never mistaken for its own.
  *
+ * Each take and refresh also scores the incarnation in `sl:members` with the lease's end, so the
+ * number of live peers is one ZCOUNT on one key: the lease keys themselves spread over every master
+ * of a Redis Cluster, where a SCAN reaches only the node it is sent to.
+ *
  * A refresh that finds the key gone (Redis restarted or was flushed) re-creates it and calls
  * `onReRegister`, which re-writes the directory entries this instance owns.
  */
@@ -62,6 +66,7 @@ export class Lease {
     ]);
     this.validUntil = t0 + this.#o.leaseMs;
     this.state = 'held';
+    await this.#enlist(t0);
     const period = Math.max(50, Math.floor(this.#o.leaseMs / 3));
     this.#timer = setInterval(() => void this.refresh(), period);
     this.#timer.unref?.();
@@ -87,6 +92,7 @@ export class Lease {
         this.validUntil = t0 + this.#o.leaseMs;
         this.state = 'held';
       }
+      await this.#enlist(t0);
     } catch (error) {
       this.state = this.#now() < this.validUntil ? 'refresh-failing' : 'lapsed';
       this.#o.onRefreshError?.(error);
@@ -116,22 +122,19 @@ export class Lease {
   }
 
   /**
-   * How many other instances hold a lease now: a SCAN of the lease keys, bounded to 64 rounds of
-   * 1,000. Undefined when Redis cannot say.
+   * How many other instances hold a lease now, by the membership set: members whose lease has not
+   * ended (read with this instance's clock; peers' clocks are taken to agree within a lease).
+   * Members ended a lease ago or more are removed on the way. Undefined when Redis cannot say.
    */
   async others(): Promise<number | undefined> {
-    const own = keys.lease(this.#o.incarnation);
-    const seen = new Set<string>();
-    let cursor = '0';
+    const now = this.#now();
     try {
-      for (let round = 0; round < 64; round++) {
-        const r = await this.#link.send(['SCAN', cursor, 'MATCH', keys.lease('*'), 'COUNT', '1000']);
-        if (!Array.isArray(r) || r.length !== 2 || !Array.isArray(r[1])) return undefined;
-        for (const k of r[1]) if (typeof k === 'string' && k !== own) seen.add(k);
-        cursor = String(r[0]);
-        if (cursor === '0') break;
-      }
-      return seen.size;
+      await this.#link.send(['ZREMRANGEBYSCORE', keys.members, '-inf', `(${now - this.#o.leaseMs}`]);
+      const live = await this.#link.send(['ZCOUNT', keys.members, `(${now}`, '+inf']);
+      const own = await this.#link.send(['ZSCORE', keys.members, this.#o.incarnation]);
+      if (typeof live !== 'number') return undefined;
+      const ownLive = own !== null && Number(own) > now ? 1 : 0;
+      return Math.max(0, live - ownLive);
     } catch {
       return undefined;
     }
@@ -142,6 +145,20 @@ export class Lease {
     if (this.#timer !== undefined) clearInterval(this.#timer);
     this.#timer = undefined;
     this.state = 'stopped';
-    await this.#link.send(['DEL', keys.lease(this.#o.incarnation)]).catch(() => undefined);
+    await Promise.all([
+      this.#link.send(['DEL', keys.lease(this.#o.incarnation)]).catch(() => undefined),
+      this.#link.send(['ZREM', keys.members, this.#o.incarnation]).catch(() => undefined),
+    ]);
+  }
+
+  /**
+   * Scores this incarnation in the membership set with its lease's end. Only the peer count reads
+   * it, so a failure here (on a Redis Cluster the set may live on another node than the lease key)
+   * leaves the lease's state alone; the next refresh writes it again.
+   */
+  async #enlist(t0: number): Promise<void> {
+    await this.#link
+      .send(['ZADD', keys.members, String(t0 + this.#o.leaseMs), this.#o.incarnation])
+      .catch(() => undefined);
   }
 }

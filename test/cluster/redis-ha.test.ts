@@ -9,6 +9,7 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
 import { keys } from '../../src/cluster/keys.js';
+import { Lease } from '../../src/cluster/lease.js';
 import type { RedisLink } from '../../src/cluster/redis-link.js';
 import { RawSession, type Reply, sleep, toolCall } from '../helpers/http.js';
 import { adminCommand } from '../helpers/redis-ha.js';
@@ -252,6 +253,39 @@ describe('Redis Cluster: one slot per session, sharded change bus', { skip: topo
       assert.equal(st?.bus.mode, 'sharded');
       assert.equal(st?.bus.subscribed, true);
       assert.equal(st?.redis.errors, 0, 'no CROSSSLOT or other error on the way');
+    }
+  });
+
+  test('the peer count sees every instance though their lease keys live on different masters', async () => {
+    const cluster = target.cluster;
+    assert.ok(cluster !== undefined);
+    // One incarnation whose lease key each master serves (each SCAN call is answered by one node).
+    const byMaster = new Map<number, string>();
+    for (let i = 0; byMaster.size < cluster.ports.length && i < 1_000; i++) {
+      const inc = `peer${i}`;
+      const port = await cluster.masterOf(keys.lease(inc));
+      if (!byMaster.has(port)) byMaster.set(port, inc);
+    }
+    assert.equal(byMaster.size, cluster.ports.length, 'an incarnation per master');
+    const link = await target.connect();
+    const leases = [...byMaster.values()].map(
+      (inc) =>
+        new Lease(link, {
+          incarnation: inc,
+          address: `http://${inc}`,
+          leaseMs: 60_000,
+          onReRegister: () => undefined,
+        }),
+    );
+    try {
+      for (const l of leases) await l.start();
+      // The two in-process members of this suite hold leases too.
+      for (const l of leases) assert.equal(await l.others(), leases.length - 1 + nodes.length);
+      const ready = await nodes[0]?.served.handler.cluster?.peersSeen();
+      assert.equal(ready, leases.length + nodes.length - 1, 'the join line of a member');
+    } finally {
+      for (const l of leases) await l.stop();
+      await link.close();
     }
   });
 });

@@ -12,7 +12,7 @@ import { Lease } from '../../src/cluster/lease.js';
 import { connectNodeRedis } from '../../src/cluster/node-redis.js';
 import { MeasuredLink, type RedisLink, type RedisReply } from '../../src/cluster/redis-link.js';
 import { ReplayGuard } from '../../src/cluster/replay-guard.js';
-import { EventReplica, type ReplicaLimits } from '../../src/cluster/replica.js';
+import { EventReplica, evictedAtOnce, type ReplicaLimits } from '../../src/cluster/replica.js';
 import { checkGivenSecret, provisionSecret } from '../../src/cluster/secret.js';
 import { withDeadline } from '../helpers/deadline.js';
 import { sleep, until } from '../helpers/http.js';
@@ -26,6 +26,8 @@ let link: RedisLink;
 class CountingLink implements RedisLink {
   readonly inner: RedisLink;
   readonly counts = new Map<string, number>();
+  /** Arguments sent, over every command. */
+  args = 0;
   /** Send every command twice (a client library re-sending after a reconnect). */
   duplicate = false;
   constructor(inner: RedisLink) {
@@ -34,6 +36,7 @@ class CountingLink implements RedisLink {
   async send(args: readonly string[]): Promise<RedisReply> {
     const name = args[0] ?? '';
     this.counts.set(name, (this.counts.get(name) ?? 0) + 1);
+    this.args += args.length;
     const r = await this.inner.send(args);
     if (this.duplicate) await this.inner.send(args);
     return r;
@@ -150,6 +153,37 @@ describe('cluster Redis parts', {
     assert.equal(lease.state, 'held');
     await lease.stop();
     assert.equal(await lease.isAlive('incL'), false, 'stop() gives the lease up at once');
+  });
+
+  test('lease: others() counts the peers whose lease holds, not itself, not a stopped or lapsed one', async () => {
+    const mk = (inc: string, leaseMs: number): Lease =>
+      new Lease(link, { incarnation: inc, address: `http://${inc}`, leaseMs, onReRegister: () => undefined });
+    const a = mk('cntA', 60_000);
+    const b = mk('cntB', 60_000);
+    const short = mk('cntC', 300);
+    await a.start();
+    assert.equal(await a.others(), 0, 'alone');
+    await b.start();
+    await short.start();
+    assert.equal(await a.others(), 2);
+    assert.equal(await b.others(), 2);
+    await b.stop();
+    assert.equal(await a.others(), 1, 'a stopped peer leaves at once');
+    // A peer that dies without stop(): its lease ends and it is no longer counted.
+    await short.stop();
+    await link.send(['ZADD', keys.members, String(Date.now() + 300), 'cntC']);
+    assert.equal(await a.others(), 1);
+    await sleep(400);
+    assert.equal(await a.others(), 0, 'a lapsed peer is not counted');
+    await a.stop();
+    assert.equal(await link.send(['ZSCORE', keys.members, 'cntA']), null, 'stop() leaves the set');
+    // A member that ended a lease ago or more is removed by the next count.
+    const c = mk('cntD', 60_000);
+    await link.send(['ZADD', keys.members, String(Date.now() - 60_001), 'cntC']);
+    await c.start();
+    assert.equal(await c.others(), 0);
+    assert.equal(await link.send(['ZSCORE', keys.members, 'cntC']), null, 'the dead member is swept');
+    await c.stop();
   });
 
   test('lease: a refresh that cannot reach Redis reports refresh-failing, then lapsed', async () => {
@@ -277,6 +311,40 @@ describe('cluster Redis parts', {
     await r.flush();
   });
 
+  test('replica: a burst past the bounds in one tick sends only the window it keeps, and is no restart', async () => {
+    const counting = new CountingLink(link);
+    const r = new EventReplica(counting, { ...LIMITS, maxCount: 50 });
+    for (let s = 1; s <= 10; s++) r.append('R5', 1, s, frame(s));
+    await r.flush();
+    const before = counting.args;
+    // 10 stored; 11..3010 arrive in one tick: only the last 50 can be kept.
+    for (let s = 11; s <= 3_010; s++) r.append('R5', 1, s, frame(s));
+    await r.flush();
+    assert.ok(counting.args - before < 100, `arguments sent for the burst: ${counting.args - before}`);
+    assert.equal(r.stats.restarts, 0, 'frames skipped by the sender are not a lost batch');
+    assert.equal(await link.send(['LLEN', keys.streamList('R5', 1)]), 50);
+    assert.deepEqual(await r.replay('R5', 1, 2_959), { status: 'evicted' });
+    const tail = await r.replay('R5', 1, 2_960);
+    assert.equal(tail.status, 'ok');
+    if (tail.status === 'ok') {
+      assert.deepEqual(
+        tail.events.map((e) => e.seq),
+        Array.from({ length: 50 }, (_, i) => 2_961 + i),
+      );
+      assert.equal(tail.events[49]?.frame, frame(3_010));
+    }
+    // The copy goes on from there frame by frame, trimmed by count.
+    for (let s = 3_011; s <= 3_020; s++) r.append('R5', 1, s, frame(s));
+    await r.flush();
+    assert.equal(await link.send(['LLEN', keys.streamList('R5', 1)]), 50);
+    const next = await r.replay('R5', 1, 3_000);
+    assert.equal(next.status, 'ok');
+    if (next.status === 'ok') assert.equal(next.events.length, 20);
+    assert.deepEqual(await r.replay('R5', 1, 2_969), { status: 'evicted' });
+    r.dropSession('R5');
+    await r.flush();
+  });
+
   test('replica: the budget frees the oldest finished streams first, never live ones', async () => {
     const r = new EventReplica(link, { ...LIMITS, budgetBytes: 20_000 });
     for (let n = 1; n <= 3; n++) {
@@ -308,6 +376,17 @@ describe('cluster Redis parts', {
     assert.equal(await provisionSecret(link, 'an offer that loses'), a, 'SET NX keeps the first key');
     assert.throws(() => checkGivenSecret('short'), /at least 16 bytes/);
     assert.equal(checkGivenSecret('0123456789abcdef'), '0123456789abcdef');
+  });
+});
+
+describe('replica bounds on the sending side', () => {
+  test('evictedAtOnce keeps the newest frames within count and bytes, always at least one', () => {
+    const f = (n: number): string => 'x'.repeat(n);
+    assert.equal(evictedAtOnce([], { maxCount: 3, maxBytes: 100 }), 0);
+    assert.equal(evictedAtOnce([f(1), f(1), f(1)], { maxCount: 3, maxBytes: 100 }), 0);
+    assert.equal(evictedAtOnce([f(1), f(1), f(1), f(1), f(1)], { maxCount: 3, maxBytes: 100 }), 2);
+    assert.equal(evictedAtOnce([f(40), f(40), f(40)], { maxCount: 10, maxBytes: 100 }), 1);
+    assert.equal(evictedAtOnce([f(40), f(500)], { maxCount: 10, maxBytes: 100 }), 1, 'the newest stays');
   });
 });
 

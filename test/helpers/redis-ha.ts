@@ -234,6 +234,8 @@ export interface RedisClusterGroup {
   readonly ports: number[];
   /** SIGKILLs the master serving `key`'s slot now; resolves with its port once it is gone. */
   killMasterOf(key: string): Promise<number>;
+  /** The port of the master serving `key`'s slot now. */
+  masterOf(key: string): Promise<number>;
   /** Resolves with the port of the master serving `key` once it is another than `oldPort` and the cluster is ok. */
   waitForFailover(key: string, oldPort: number, ms: number): Promise<number>;
   output(): string;
@@ -341,6 +343,7 @@ export async function startRedisCluster(size = 3, replicas = 0): Promise<RedisCl
     return {
       spec: masters.map((n) => `127.0.0.1:${n.port}`).join(','),
       ports: masters.map((n) => n.port),
+      masterOf: (key) => masterOf(live(), key),
       async killMasterOf(key) {
         const port = await masterOf(live(), key);
         const s = g.servers.find((x) => x.port === port);
