@@ -30,6 +30,9 @@ import { mapError, stampResult } from '../../modern/stamp.js';
 import { toolErrorOf } from '../../modern/tool-error.js';
 import type { ModernMeta } from '../../modern/validate.js';
 import { encodeJsonFrame, OPEN_COMMENT } from '../../sse/encode.js';
+import type { Attributes } from '../../trace/otel-like.js';
+import { Answer } from '../answer/answer.js';
+import { type OverflowPolicy, SseConnection } from '../answer/connection.js';
 import { changeOf } from '../change-bus.js';
 import { Refusals, sendRefusal } from '../pipeline/refusal.js';
 import type { Policy, PostInput } from '../pipeline/route.js';
@@ -37,7 +40,6 @@ import { authInfoOf } from '../sdk/auth-info.js';
 import { type BridgeTarget, BridgeTransport } from '../sdk/bridge-transport.js';
 import { createDispatcher, type Dispatcher } from '../sdk/dispatcher.js';
 import type { McpServerLike } from '../sdk/server-like.js';
-import { SseWriter } from '../stream/sse-writer.js';
 import { SSE_HEADERS } from '../stream/stream-context.js';
 import type { ModernEra } from './era.js';
 import {
@@ -67,22 +69,22 @@ export class ModernCall implements BridgeTarget, ModernInflight {
   readonly #input: PostInput;
   readonly #req: JsonRpcRequest;
   readonly #meta: ModernMeta;
-  readonly #policy: Policy;
+  /** JSON now or upgraded to SSE; wait-for-room on a blocked socket (answer/answer.ts). */
+  readonly #answer: Answer<SseConnection>;
   readonly #startedAt: number;
-  #state: 'pending' | 'sse' | 'done' = 'pending';
-  #writer: SseWriter | undefined;
   #server: McpServerLike | undefined;
   /** The principal's shared server, when createServer is declared stateless-safe (shared-server.ts). */
   #shared: SharedServer | undefined;
   /** The id the request has on the served server's wire (Sluice's own when shared). */
   #wireId: RequestId;
   #dispatch: Dispatcher | undefined;
+  /** The transport the request is dispatched on (its own, or the shared server's): its span's host. */
+  #transport: BridgeTransport | undefined;
   #serverInfo: ServerInfo | undefined;
   /** The served server is an SDK v2 one bound to this request's revision (v2-binding.ts). */
   #bound = false;
   /** The request was handed to the served server (its handler may have run). */
   #dispatched = false;
-  #timer: ReturnType<typeof setTimeout> | undefined;
   readonly #internal = new Map<string, Waiter>();
   /** Gives the client's concurrency slot back (clientLimits.maxConcurrentRequests); once, at cleanup. */
   #release: (() => void) | undefined;
@@ -99,7 +101,9 @@ export class ModernCall implements BridgeTarget, ModernInflight {
     this.#input = input;
     this.#req = req;
     this.#meta = meta;
-    this.#policy = policy;
+    this.#answer = new Answer(input.sink, policy, 'wait-for-room', {
+      openStream: (overflow, fromTimer) => this.#openStream(overflow, fromTimer),
+    });
     this.#startedAt = era.core.options.now();
     this.#wireId = req.id;
     this.#release = release;
@@ -107,7 +111,7 @@ export class ModernCall implements BridgeTarget, ModernInflight {
 
   /** Whether the request is over (answered, refused or cancelled). */
   get done(): boolean {
-    return this.#state === 'done';
+    return this.#answer.done;
   }
 
   async run(): Promise<void> {
@@ -124,6 +128,7 @@ export class ModernCall implements BridgeTarget, ModernInflight {
     if (shared !== undefined && !(unbound && shared.bound)) {
       this.#shared = shared;
       this.#dispatch = shared.dispatch;
+      this.#transport = shared.transport;
       this.#bound = shared.bound;
       this.#serverInfo = serverInfoOf(shared.server);
       return this.#serve();
@@ -138,6 +143,7 @@ export class ModernCall implements BridgeTarget, ModernInflight {
     });
     this.#server = server;
     const transport = new BridgeTransport(this, undefined);
+    this.#transport = transport;
     await server.connect(transport);
     if (this.done) return this.#cleanup();
     if (!unbound) this.#bound = bindModern(server, this.#meta.protocolVersion, this.#meta);
@@ -155,7 +161,7 @@ export class ModernCall implements BridgeTarget, ModernInflight {
       if (this.done) return;
       if (refused !== undefined) return this.#refuse(refused);
     }
-    this.#armTimer();
+    this.#answer.armTimer(this.#era.core.options.streamAfterMs);
     this.#dispatched = true;
     const shared = this.#shared;
     if (shared !== undefined) {
@@ -174,10 +180,13 @@ export class ModernCall implements BridgeTarget, ModernInflight {
   abandon(): void {
     if (this.done) return;
     const sink = this.#input.sink;
-    if (this.#state === 'pending' && !sink.closed) {
+    if (this.#answer.pending && !sink.closed) {
       const r = this.#dispatched ? Refusals.requestCut() : Refusals.shuttingDown(1);
       sendRefusal(sink, r, this.#input.headers, this.#req.id);
-    } else this.#writer?.end();
+    } else {
+      this.#streamClosed('server');
+      this.#answer.stream?.end();
+    }
     this.#cancelHandler('the server is shutting down');
   }
 
@@ -229,7 +238,7 @@ export class ModernCall implements BridgeTarget, ModernInflight {
       }
     }
     if (this.done || id !== this.#req.id) return undefined;
-    return this.#answer(message);
+    return this.#respond(message);
   }
 
   closedBySdk(): void {
@@ -281,14 +290,14 @@ export class ModernCall implements BridgeTarget, ModernInflight {
     const described = await this.#describe();
     if (this.done) return;
     if (described === undefined) {
-      await this.#answer(
+      await this.#respond(
         errorResponse(this.#req.id, JsonRpcCode.InternalError, 'the server could not describe itself'),
       );
       return;
     }
     const { result, info } = discoverResult(described);
     if (info !== undefined) this.#serverInfo = info;
-    await this.#answer({ jsonrpc: '2.0', id: this.#req.id, result });
+    await this.#respond({ jsonrpc: '2.0', id: this.#req.id, result });
   }
 
   /** The served server's initialize result (capabilities, serverInfo, instructions), asked internally. */
@@ -313,63 +322,54 @@ export class ModernCall implements BridgeTarget, ModernInflight {
     if (this.done) return;
     const caps = (init?.['capabilities'] ?? {}) as Record<string, unknown>;
     const stream = new ListenStream(era, this.#input, this.#req.id, honouredFilter(filter, caps));
-    this.#state = 'done';
+    this.#answer.finish();
     this.#cleanup();
     if (this.#input.sink.closed || era.core.closing) return;
     stream.open();
   }
 
-  #armTimer(): void {
-    const after = this.#era.core.options.streamAfterMs;
-    if (this.#policy !== 'auto' || after <= 0) return;
-    this.#timer = setTimeout(() => {
-      this.#timer = undefined;
-      if (this.#state === 'pending' && !this.#input.sink.closed) this.#upgrade(OPEN_COMMENT);
-    }, after);
-    this.#timer.unref?.();
+  /** The answer becomes a stream: SSE headers, then the first bytes (a comment when by the timer). */
+  #openStream(overflow: OverflowPolicy, fromTimer: boolean): SseConnection {
+    const core = this.#era.core;
+    const c = new SseConnection(this.#input.sink, core.connections, overflow);
+    core.counters.responsesSse++;
+    core.counters.metrics?.mode(this.#req.method, 'sse');
+    c.open(200, { ...SSE_HEADERS, ...this.#input.headers }, fromTimer ? OPEN_COMMENT : '');
+    // The same span event a session's POST stream gets (observe/operations.ts).
+    this.#streamEvent('mcp.stream.upgraded', {
+      ...(this.#answer.policy === 'sse' ? { 'mcp.stream.from_start': true } : {}),
+      ...(fromTimer ? { 'mcp.stream.after_ms': core.options.streamAfterMs } : {}),
+    });
+    return c;
   }
 
-  #upgrade(first: string): SseWriter {
-    if (this.#timer !== undefined) clearTimeout(this.#timer);
-    this.#timer = undefined;
-    const era = this.#era;
-    const w = new SseWriter(this.#input.sink, era.core.limits, era.core.counters, era.core.options.now);
-    this.#writer = w;
-    this.#state = 'sse';
-    era.core.live.add(w);
-    era.core.counters.responsesSse++;
-    era.core.counters.metrics?.mode(this.#req.method, 'sse');
-    w.open(200, { ...SSE_HEADERS, ...this.#input.headers }, first);
-    return w;
+  /** A span event on this request's operation, while it is observed. */
+  #streamEvent(name: string, attributes: Attributes): void {
+    if (!this.#dispatched) return;
+    this.#transport?.operation(this.#wireId)?.event(name, attributes);
   }
 
+  /** The stream is closing before the answer: a span event with why and how long writes stalled. */
+  #streamClosed(reason: 'client' | 'server'): void {
+    const c = this.#answer.streaming ? this.#answer.stream : undefined;
+    if (c === undefined) return;
+    this.#streamEvent('mcp.stream.closed', {
+      'mcp.stream.close_reason': reason,
+      'mcp.stream.write_stall_ms': c.writer.stallMs,
+    });
+  }
+
+  /** A related message: on the stream (upgrading the answer), or undeliverable without one. */
   #related(json: string, key: string | undefined): Promise<void> | undefined {
-    if (this.#state === 'pending') {
-      if (this.#policy === 'json' || this.#input.sink.closed) {
-        this.#era.core.counters.undeliverable++;
-        return undefined;
-      }
-      this.#upgrade('');
+    const c = this.#answer.carrier();
+    if (c === undefined) {
+      this.#era.core.counters.undeliverable++;
+      return undefined;
     }
-    const w = this.#writer;
-    return w === undefined ? undefined : this.#send(w, encodeJsonFrame(undefined, json), key);
+    return c.send(encodeJsonFrame(undefined, json), key, () => !this.done);
   }
 
-  /** Writes one frame; waits for room rather than closing when the queue is full. */
-  #send(w: SseWriter, frame: string, key: string | undefined): Promise<void> | undefined {
-    const out = w.write(frame, key);
-    if (out === 'overflow') {
-      return w.waitForRoom().then(() => {
-        if (!this.done && !w.closed) return this.#send(w, frame, key);
-        return undefined;
-      });
-    }
-    if (out === 'written' || out === 'queued') this.#era.core.counters.eventsWritten++;
-    if (key === undefined && w.congested) return w.waitForRoom();
-    return undefined;
-  }
-
-  #answer(message: JsonRpcResponse): Promise<void> | undefined {
+  #respond(message: JsonRpcResponse): Promise<void> | undefined {
     if (this.done) return undefined;
     const req = this.#req;
     let status = 200;
@@ -392,26 +392,20 @@ export class ModernCall implements BridgeTarget, ModernInflight {
     const json = JSON.stringify(out);
     const era = this.#era;
     era.core.counters.metrics?.duration(req.method, (era.core.options.now() - this.#startedAt) / 1000);
-    const sink = this.#input.sink;
+    const answer = this.#answer;
     let wait: Promise<void> | undefined;
-    if (this.#state === 'pending' && !(this.#policy === 'sse' && status === 200)) {
-      if (!sink.closed) {
+    // An error keeps its HTTP status while nothing was committed, even for a client preferring SSE.
+    if (answer.answersJson(status !== 200)) {
+      if (!answer.sinkClosed) {
         era.core.counters.responsesJson++;
         era.core.counters.metrics?.mode(req.method, 'json');
-        sink.respond(status, { 'content-type': 'application/json', ...this.#input.headers }, json);
       }
+      answer.respond(status, { 'content-type': 'application/json', ...this.#input.headers }, json);
     } else {
-      const w = this.#writer ?? this.#upgrade('');
-      const frame = encodeJsonFrame(undefined, json);
-      const finish = (): Promise<void> | undefined => {
-        const r = w.write(frame);
-        if (r === 'overflow') return w.waitForRoom().then(finish);
-        w.end();
-        return undefined;
-      };
-      wait = finish();
+      const c = answer.upgrade();
+      answer.finish();
+      wait = c?.finish(encodeJsonFrame(undefined, json));
     }
-    this.#state = 'done';
     this.#cleanup();
     return wait;
   }
@@ -436,23 +430,20 @@ export class ModernCall implements BridgeTarget, ModernInflight {
 
   #refuse(r: ModernRefusal): void {
     this.#era.state.refusals++;
-    const sink = this.#input.sink;
-    if (!sink.closed) {
-      sink.respond(r.status, refusalHeaders(r, this.#input.headers), refusalBody(r));
-    }
-    this.#state = 'done';
+    this.#answer.respond(r.status, refusalHeaders(r, this.#input.headers), refusalBody(r));
     this.#cleanup();
   }
 
   #onClose(): void {
     if (this.done) return;
     this.#era.state.cancels++;
+    this.#streamClosed('client');
     this.#cancelHandler('the client closed the response stream');
   }
 
   /** Aborts the handler through the SDK (as a `notifications/cancelled` would) and lets go of everything. */
   #cancelHandler(reason: string): void {
-    this.#state = 'done';
+    this.#answer.finish();
     // Only a dispatched request has a handler to abort (on a shared server, under its own wire id:
     // the client's id means nothing there and could name another request).
     if (this.#dispatched) {
@@ -466,10 +457,6 @@ export class ModernCall implements BridgeTarget, ModernInflight {
   }
 
   #cleanup(): void {
-    if (this.#timer !== undefined) clearTimeout(this.#timer);
-    this.#timer = undefined;
-    const w = this.#writer;
-    if (w !== undefined) this.#era.core.live.delete(w);
     this.#era.state.inflight.delete(this);
     const release = this.#release;
     this.#release = undefined;

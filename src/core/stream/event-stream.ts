@@ -10,11 +10,12 @@ import type { StoredDelta } from '../../events/partial-run.js';
 import type { PartialFrame } from '../../flow/partial-frame.js';
 import { encodeJsonFrame, encodeRetry, OPEN_COMMENT, RESUMED_COMMENT } from '../../sse/encode.js';
 import { encodeSeq, eventIdPrefix } from '../../sse/event-id.js';
+import { SseConnection } from '../answer/connection.js';
 import type { StreamStats } from '../observe/stats.js';
 import type { Headers, ResponseSink } from '../pipeline/sink.js';
 import { AwayHold, storedDelta } from './partial-output.js';
 import { resumePrimer } from './resume-primer.js';
-import { SseWriter, type WriteOutcome } from './sse-writer.js';
+import type { SseWriter, WriteOutcome } from './sse-writer.js';
 import type { StreamContext, StreamKind, StreamShared } from './stream-context.js';
 import { armGuard, type StreamGuard } from './stream-guard.js';
 
@@ -39,7 +40,8 @@ export class EventStream {
   readonly #sh: StreamShared;
   #seq = 0;
   #idPrefix: string | undefined;
-  #writer: SseWriter | undefined;
+  /** The attached connection (answer/connection.ts: its writer, the live set, overflow). */
+  #conn: SseConnection | undefined;
   /** The resume in progress (resumes of one stream run one after another); none at first. */
   #resuming: Promise<unknown> | undefined;
   /** Frames produced while a replay is being read; written after it, deduplicated by seq. */
@@ -78,13 +80,13 @@ export class EventStream {
   }
 
   get attached(): boolean {
-    return this.#writer !== undefined;
+    return this.#conn !== undefined;
   }
   get done(): boolean {
     return this.#done;
   }
   get writer(): SseWriter | undefined {
-    return this.#writer;
+    return this.#conn?.writer;
   }
   /** When the connection attached now took over another live one (epoch ms); undefined if it did not. */
   get tookOverAt(): number | undefined {
@@ -103,7 +105,7 @@ export class EventStream {
   }
   /** The attached connection's queue, for `stats({ perStream: true })`; undefined when none is attached. */
   stats(): StreamStats | undefined {
-    const w = this.#writer;
+    const w = this.#conn?.writer;
     if (w === undefined) return undefined;
     return {
       session: this.#ctx.sessionHash,
@@ -141,9 +143,10 @@ export class EventStream {
       this.#held.push({ seq, frame: frame ?? p.render(), key: undefined });
       return undefined;
     }
-    const w = this.#writer;
-    if (w === undefined) return this.#awayWait();
-    this.#record(seq, w.writePartial(p, frame));
+    const c = this.#conn;
+    if (c === undefined) return this.#awayWait();
+    this.#record(seq, c.writePartial(p, frame));
+    const w = c.writer;
     if (w.closed) return this.#awayWait();
     if (!w.blocked) return undefined;
     return w.congested ? w.waitForRoom() : undefined;
@@ -163,7 +166,7 @@ export class EventStream {
    * held may never have reached the client, and the resume sends it again.
    */
   whenDelivered(seq: number): Promise<void> | undefined {
-    const w = this.#writer;
+    const w = this.#conn?.writer;
     if (this.#delivered >= seq && (w !== undefined || this.#done || this.#ctx.ended)) return w?.whenFlushed();
     return new Promise((resolve) => {
       this.#deliveryWaiters ??= [];
@@ -178,8 +181,8 @@ export class EventStream {
     const list = this.#deliveryWaiters;
     if (list === undefined) return;
     const rest = list.filter((d) => {
-      if (this.#delivered < d.seq || (this.#writer === undefined && !this.#done)) return true;
-      const f = this.#writer?.whenFlushed();
+      if (this.#delivered < d.seq || (this.#conn === undefined && !this.#done)) return true;
+      const f = this.#conn?.writer.whenFlushed();
       if (f === undefined) d.resolve();
       else void f.then(d.resolve);
       return false;
@@ -199,10 +202,11 @@ export class EventStream {
       this.#held.push({ seq: this.#seq, frame, key });
       return undefined;
     }
-    const w = this.#writer;
+    const c = this.#conn;
     // No connection: the event waits in the replay store; pace the producer (see pacer.ts).
-    if (w === undefined) return this.#sh.pacer.wait();
-    this.#record(this.#seq, w.write(frame, key, urgent ?? key !== undefined));
+    if (c === undefined) return this.#sh.pacer.wait();
+    this.#record(this.#seq, c.write(frame, key, urgent ?? key !== undefined));
+    const w = c.writer;
     // An overflow just closed the connection: the frame is in the store; nothing to wait for.
     if (w.closed) return this.#sh.pacer.wait();
     if (!w.blocked) return undefined;
@@ -300,7 +304,7 @@ export class EventStream {
     if (r === undefined || r.status !== 'ok' || sink.closed || this.#ctx.ended) {
       // Refused (or nobody left to serve): the frames held meanwhile go where they were headed, and a
       // stream that finished meanwhile ends there (finish() left that to this resume).
-      const old = this.#writer;
+      const old = this.#conn;
       if (old !== undefined) {
         for (const h of held) this.#put(old, h.seq, h.frame, h.key);
         if (this.#done) old.end();
@@ -329,9 +333,9 @@ export class EventStream {
       fresh ? undefined : from,
       replayed,
     );
-    const w = this.#writer;
-    if (w !== undefined) for (const h of held) if (h.seq > last) this.#put(w, h.seq, h.frame, h.key);
-    if (this.#done) this.#writer?.end();
+    const c = this.#conn;
+    if (c !== undefined) for (const h of held) if (h.seq > last) this.#put(c, h.seq, h.frame, h.key);
+    if (this.#done) this.#conn?.end();
     this.#checkDelivery();
     return 'ok';
   }
@@ -341,9 +345,9 @@ export class EventStream {
    * only once the client holds an event id to resume from, after a `retry:` hint.
    */
   closeConnection(): boolean {
-    const w = this.#writer;
-    if (w === undefined || !this.#sentId) return false;
-    w.write(encodeRetry(this.#sh.retryMs));
+    const c = this.#conn;
+    if (c === undefined || !this.#sentId) return false;
+    c.write(encodeRetry(this.#sh.retryMs));
     this.#detach(true);
     return true;
   }
@@ -353,7 +357,7 @@ export class EventStream {
     if (this.#done) return;
     this.#done = true;
     this.#away?.release();
-    if (this.#held === undefined) this.#writer?.end();
+    if (this.#held === undefined) this.#conn?.end();
     if (this.#ctx.store !== undefined && this.#ctx.tag !== undefined) {
       void this.#ctx.store.endStream(this.#ctx.sessionKey, this.num, graceMs);
     }
@@ -361,20 +365,19 @@ export class EventStream {
 
   /** Ends the attached connection (shutdown, auth expiry) after a retry hint so the client resumes. */
   interrupt(): void {
-    const w = this.#writer;
-    if (w === undefined) return;
+    const c = this.#conn;
+    if (c === undefined) return;
     this.#closing = 'server';
-    if (this.#sentId) w.write(encodeRetry(this.#sh.retryMs));
+    if (this.#sentId) c.write(encodeRetry(this.#sh.retryMs));
     this.#detach(true);
   }
 
   /** Drops the connection at once. */
   abort(): void {
-    const w = this.#writer;
-    if (w !== undefined) {
-      this.#writer = undefined;
-      this.#sh.live.delete(w);
-      w.destroy();
+    const c = this.#conn;
+    if (c !== undefined) {
+      this.#conn = undefined;
+      c.destroy();
     }
   }
 
@@ -413,17 +416,14 @@ export class EventStream {
     this.interrupt();
   }
 
-  #put(w: SseWriter, seq: number, frame: string, key: string | undefined): void {
-    this.#record(seq, w.write(frame, key));
+  #put(c: SseConnection, seq: number, frame: string, key: string | undefined): void {
+    this.#record(seq, c.write(frame, key));
   }
 
   #record(seq: number, outcome: WriteOutcome): void {
     if (outcome === 'overflow') {
-      // Never drop a response or request: close the connection; the frame is in the replay store and
-      // the client resumes from its last id (docs/design.md "Invariants": never drop a response).
-      this.#sh.counters.overflowCloses++;
-      this.#closing = 'overflow';
-      this.abort();
+      // The connection closed itself (close-and-resume, answer/connection.ts): the frame is in the
+      // replay store and the client resumes from its last id.
       this.onDetach?.();
       return;
     }
@@ -442,14 +442,17 @@ export class EventStream {
     cursor?: number,
     replayed?: number,
   ): void {
-    const w = new SseWriter(sink, this.#sh.limits, this.#sh.counters, this.#sh.now);
-    this.#writer = w;
+    const c: SseConnection = new SseConnection(sink, this.#sh, 'close-and-resume', () => {
+      if (this.#conn !== c) return;
+      this.#closing = 'overflow';
+      this.#conn = undefined;
+    });
+    this.#conn = c;
     this.#tookOverAt = undefined;
     this.#everAttached = true;
     this.#attaches++;
     this.#lostCursor = undefined;
     this.#closing = undefined;
-    this.#sh.live.add(w);
     const probe = this.#sh.probe;
     const ev =
       probe === undefined
@@ -458,37 +461,31 @@ export class EventStream {
     if (ev !== undefined) probe?.streamOpen(ev);
     sink.onClose(() => {
       if (ev !== undefined) {
-        const reason = this.#done
-          ? 'finished'
-          : (this.#closing ?? (this.#writer === w ? 'client' : 'server'));
+        const reason = this.#done ? 'finished' : (this.#closing ?? (this.#conn === c ? 'client' : 'server'));
         probe?.streamClose({ ...ev, reason });
       }
-      if (this.#writer === w) {
-        // Lost by the peer (a server-side close clears #writer first and never comes here).
-        this.#writer = undefined;
-        this.#sh.live.delete(w);
+      if (this.#conn === c) {
+        // Lost by the peer (a server-side close clears #conn first and never comes here).
+        this.#conn = undefined;
         if (!this.#done) this.#lostCursor = cursor;
         if (!this.#done) this.onDetach?.();
-      } else {
-        this.#sh.live.delete(w);
       }
     });
-    w.open(200, headers, first);
+    c.open(200, headers, first);
     armGuard(sink, guard, this.#sh.now, () => {
       this.#sh.counters.authStreamEnds++;
-      if (this.#writer === w) this.interrupt();
+      if (this.#conn === c) this.interrupt();
     });
     this.onAttach?.();
     this.#away?.release();
   }
 
   #detach(graceful: boolean): void {
-    const w = this.#writer;
-    if (w === undefined) return;
-    this.#writer = undefined;
-    this.#sh.live.delete(w);
-    if (graceful) w.end();
-    else w.destroy();
+    const c = this.#conn;
+    if (c === undefined) return;
+    this.#conn = undefined;
+    if (graceful) c.end();
+    else c.destroy();
     if (!this.#done) this.onDetach?.();
   }
 }
