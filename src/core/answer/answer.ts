@@ -78,12 +78,12 @@ export class Answer<S> {
     this.#timer.unref?.();
   }
 
-  /** Opens the stream now (policy 'sse', or the owner needs one); the stream when open. */
+  /**
+   * Opens the stream now if the answer is undecided (policy 'sse', a response a client refusing
+   * JSON must get as a stream, a server-side close); the stream, if one was opened.
+   */
   upgrade(): S | undefined {
-    if (this.#state === 'pending') {
-      if (this.#sink.closed) return undefined;
-      this.#open(false);
-    }
+    if (this.#state === 'pending') this.#open(false);
     return this.#stream;
   }
 
@@ -94,6 +94,7 @@ export class Answer<S> {
    */
   carrier(): S | undefined {
     if (this.#state === 'done' || this.#policy === 'json') return undefined;
+    if (this.#state === 'pending' && this.#sink.closed) return undefined;
     return this.upgrade();
   }
 

@@ -10,7 +10,7 @@ import type { StoredDelta } from '../../events/partial-run.js';
 import type { PartialFrame } from '../../flow/partial-frame.js';
 import { encodeJsonFrame, encodeRetry, OPEN_COMMENT, RESUMED_COMMENT } from '../../sse/encode.js';
 import { encodeSeq, eventIdPrefix } from '../../sse/event-id.js';
-import { SseConnection } from '../answer/connection.js';
+import { type OverflowPolicy, SseConnection } from '../answer/connection.js';
 import type { StreamStats } from '../observe/stats.js';
 import type { Headers, ResponseSink } from '../pipeline/sink.js';
 import { AwayHold, storedDelta } from './partial-output.js';
@@ -34,6 +34,11 @@ interface Held {
 }
 
 export class EventStream {
+  /**
+   * A session's stream keeps every frame in the replay store before writing it, so a blocked
+   * socket may be closed: the client resumes from its last id (answer/connection.ts).
+   */
+  static readonly overflow: OverflowPolicy = 'close-and-resume';
   readonly num: number;
   readonly kind: StreamKind;
   readonly #ctx: StreamContext;
@@ -442,7 +447,7 @@ export class EventStream {
     cursor?: number,
     replayed?: number,
   ): void {
-    const c: SseConnection = new SseConnection(sink, this.#sh, 'close-and-resume', () => {
+    const c: SseConnection = new SseConnection(sink, this.#sh, EventStream.overflow, () => {
       if (this.#conn !== c) return;
       this.#closing = 'overflow';
       this.#conn = undefined;
