@@ -131,9 +131,13 @@ export function smallContext(limits: Partial<WriterLimits> = {}): SmallContext {
 /** A session's stream context: ids tagged `t`, the built-in replay store, priming on. */
 export function streamContext(
   small: SmallContext = smallContext(),
-  over: Partial<StreamShared> = {},
-): StreamContext & { readonly store: MemoryEventStore; readonly shared: StreamShared } {
-  const shared: StreamShared = {
+  over: Partial<Omit<StreamShared, 'live'>> = {},
+  store: MemoryEventStore = new MemoryEventStore(),
+): StreamContext & {
+  readonly store: MemoryEventStore;
+  readonly shared: StreamShared & { readonly live: LiveSet };
+} {
+  const shared = {
     ...small,
     retryMs: 1000,
     probe: undefined,
@@ -142,12 +146,13 @@ export function streamContext(
     streamGraceMs: 60_000,
     orphanTimeoutMs: 60_000,
     ...over,
+    live: small.live,
   };
   return {
     shared,
     sessionKey: 'session-1',
     tag: 't',
-    store: new MemoryEventStore(),
+    store,
     priming: true,
     ended: false,
     sessionHash: 'abcd1234',
