@@ -22,12 +22,10 @@ import {
   type RequestId,
 } from '../../jsonrpc/message.js';
 import { coalesceKeyOf } from '../../jsonrpc/partial.js';
-import { LOG_LEVELS, ModernCode } from '../../modern/constants.js';
-import { carryMrtr, INPUT_REQUIRED_METHODS, missingCapabilities } from '../../modern/mrtr.js';
+import { finalAnswer, levelAllowed } from '../../modern/final-answer.js';
+import { carryMrtr } from '../../modern/mrtr.js';
 import { checkParamHeaders } from '../../modern/param-headers.js';
 import { type ModernRefusal, ModernRefusals, refusalBody, refusalHeaders } from '../../modern/refusal.js';
-import { mapError, stampResult } from '../../modern/stamp.js';
-import { toolErrorOf } from '../../modern/tool-error.js';
 import type { ModernMeta } from '../../modern/validate.js';
 import { encodeJsonFrame, OPEN_COMMENT } from '../../sse/encode.js';
 import type { Attributes } from '../../trace/otel-like.js';
@@ -57,12 +55,6 @@ import { bindModern, classificationOf, envelopeOf, UNBOUND_METHODS } from './v2-
 type Waiter = (m: JsonRpcResponse | undefined) => void;
 
 let internalSeq = 0;
-
-function levelAllowed(wanted: string | undefined, level: unknown): boolean {
-  if (wanted === undefined) return false;
-  const l = typeof level === 'string' ? LOG_LEVELS.indexOf(level) : -1;
-  return l >= 0 && l >= LOG_LEVELS.indexOf(wanted);
-}
 
 export class ModernCall implements BridgeTarget, ModernInflight {
   readonly #era: ModernEra;
@@ -372,23 +364,7 @@ export class ModernCall implements BridgeTarget, ModernInflight {
   #respond(message: JsonRpcResponse): Promise<void> | undefined {
     if (this.done) return undefined;
     const req = this.#req;
-    let status = 200;
-    let out: JsonRpcResponse;
-    const named = 'result' in message ? toolErrorOf(message.result, req.id) : undefined;
-    if (named !== undefined) message = named;
-    if ('error' in message) {
-      const m = mapError(message, req);
-      status = m.status;
-      out = m.error;
-    } else {
-      out = stampResult(message, req.method, this.#serverInfo);
-      const gate = this.#gateInputRequired(out.result);
-      if (gate !== undefined) {
-        // -32021 is an HTTP 400 while nothing was committed; on a stream it stays in-band.
-        status = gate.code === ModernCode.MissingRequiredClientCapability ? 400 : 200;
-        out = errorResponse(req.id, gate.code, gate.message, gate.data);
-      }
-    }
+    const { status, out } = finalAnswer(message, req, this.#meta.clientCapabilities, this.#serverInfo);
     const json = JSON.stringify(out);
     const era = this.#era;
     era.core.counters.metrics?.duration(req.method, (era.core.options.now() - this.#startedAt) / 1000);
@@ -408,24 +384,6 @@ export class ModernCall implements BridgeTarget, ModernInflight {
     }
     this.#cleanup();
     return wait;
-  }
-
-  /** MRTR duties: input_required only where allowed, and only with inputs the client can answer. */
-  #gateInputRequired(
-    result: Record<string, unknown>,
-  ): { code: number; message: string; data?: unknown } | undefined {
-    if (result['resultType'] !== 'input_required') return undefined;
-    const method = this.#req.method;
-    if (!INPUT_REQUIRED_METHODS.has(method)) {
-      return {
-        code: JsonRpcCode.InternalError,
-        message: `Internal error: ${method} cannot return input_required`,
-      };
-    }
-    const missing = missingCapabilities(result, this.#meta.clientCapabilities);
-    if (missing === undefined) return undefined;
-    const r = ModernRefusals.missingCapability(this.#req.id, missing);
-    return { code: r.code, message: r.message, data: r.data };
   }
 
   #refuse(r: ModernRefusal): void {
