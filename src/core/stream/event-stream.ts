@@ -5,7 +5,6 @@
  * replays what followed the cursor, then continues live with no gap and no duplicate
  * (2025-11-25 basic/transports §"Resumability and Redelivery").
  */
-import type { ReplayResult } from '../../events/event-store.js';
 import type { StoredDelta } from '../../events/partial-run.js';
 import type { PartialFrame } from '../../flow/partial-frame.js';
 import { encodeJsonFrame, encodeRetry, OPEN_COMMENT, RESUMED_COMMENT } from '../../sse/encode.js';
@@ -13,7 +12,9 @@ import { encodeSeq, eventIdPrefix } from '../../sse/event-id.js';
 import { type OverflowPolicy, SseConnection } from '../answer/connection.js';
 import type { StreamStats } from '../observe/stats.js';
 import type { Headers, ResponseSink } from '../pipeline/sink.js';
+import { type DeliveryState, DeliveryWaiters } from './delivery.js';
 import { AwayHold, storedDelta } from './partial-output.js';
+import { readReplay } from './replay-read.js';
 import { resumePrimer } from './resume-primer.js';
 import type { SseWriter, WriteOutcome } from './sse-writer.js';
 import type { StreamContext, StreamKind, StreamShared } from './stream-context.js';
@@ -66,7 +67,7 @@ export class EventStream {
    */
   #lostCursor: number | undefined;
   /** Waiters for "every frame up to seq reached a connection and left its queue" (json ordering). */
-  #deliveryWaiters: { seq: number; resolve: () => void }[] | undefined;
+  readonly #waiters = new DeliveryWaiters();
   /** Why the current connection is being closed by the server, for the stream-close probe. */
   #closing: 'overflow' | 'server' | undefined;
   #tookOverAt: number | undefined;
@@ -163,36 +164,21 @@ export class EventStream {
     return this.#away.wait(this.#ctx.store, this.#ctx.sessionKey, this.num);
   }
 
-  /**
-   * Resolves once every frame up to `seq` reached a connection and left its queue (handed to the
-   * socket), or undefined when that is so already. A json answer waits on it so the response never
-   * overtakes related notifications sent on this (standalone) stream. While no connection is
-   * attached (cut, the client about to resume) nothing counts as delivered: what the lost connection
-   * held may never have reached the client, and the resume sends it again.
-   */
+  /** Resolves once every frame up to `seq` reached a connection and left its queue (delivery.ts). */
   whenDelivered(seq: number): Promise<void> | undefined {
-    const w = this.#conn?.writer;
-    if (this.#delivered >= seq && (w !== undefined || this.#done || this.#ctx.ended)) return w?.whenFlushed();
-    return new Promise((resolve) => {
-      this.#deliveryWaiters ??= [];
-      // Callers bound their wait by a timer; a client that never comes back must not make this list
-      // grow with every answer: past 64 waiters the oldest is let go (its caller has timed out).
-      if (this.#deliveryWaiters.length >= 64) this.#deliveryWaiters.shift()?.resolve();
-      this.#deliveryWaiters.push({ seq, resolve });
-    });
+    return this.#waiters.when(seq, this.#delivery());
+  }
+
+  #delivery(): DeliveryState {
+    return {
+      delivered: this.#delivered,
+      writer: this.#conn?.writer,
+      over: this.#done || this.#ctx.ended,
+    };
   }
 
   #checkDelivery(): void {
-    const list = this.#deliveryWaiters;
-    if (list === undefined) return;
-    const rest = list.filter((d) => {
-      if (this.#delivered < d.seq || (this.#conn === undefined && !this.#done)) return true;
-      const f = this.#conn?.writer.whenFlushed();
-      if (f === undefined) d.resolve();
-      else void f.then(d.resolve);
-      return false;
-    });
-    this.#deliveryWaiters = rest.length > 0 ? rest : undefined;
+    if (!this.#waiters.empty) this.#waiters.check(this.#delivery(), this.#done);
   }
 
   /**
@@ -282,30 +268,13 @@ export class EventStream {
     // replay (deduplicated by seq) or, if the cursor is refused, to the connection that was there.
     this.#held = [];
     const upTo = this.#seq;
-    let r: ReplayResult | undefined;
-    try {
-      // A fresh GET takes whatever is still buffered: it has no cursor, so a gap is not an error.
-      r = await store.replay(this.#ctx.sessionKey, this.num, from, fresh ? { allowGap: true } : undefined);
-    } catch {
-      // The store failed (counted and logged by the guarded store): the live stream goes on as it
-      // was and the resume is answered 503 so the client may try again.
-      r = undefined;
-    }
+    const r = await readReplay(
+      store,
+      { sessionKey: this.#ctx.sessionKey, stream: this.num, from, upTo, fresh },
+      this.#sh.counters,
+    );
     const held = this.#held;
     this.#held = undefined;
-    // The client holds every frame made before the read: a store that failed to keep the last of
-    // them (so does not know the cursor) has nothing missing to report.
-    if (!fresh && from === upTo && r?.status === 'unknown') r = { status: 'ok', events: [] };
-    // Every frame made before the read began must come back: a store that lost the tail (a failed
-    // append), or the whole stream, must not let the client skip frames silently.
-    if (
-      !fresh &&
-      from < upTo &&
-      ((r?.status === 'ok' && (r.events.at(-1)?.seq ?? from) < upTo) || r?.status === 'unknown')
-    ) {
-      this.#sh.counters.storeGaps++;
-      r = { status: 'evicted' };
-    }
     if (r === undefined || r.status !== 'ok' || sink.closed || this.#ctx.ended) {
       // Refused (or nobody left to serve): the frames held meanwhile go where they were headed, and a
       // stream that finished meanwhile ends there (finish() left that to this resume).
@@ -436,7 +405,7 @@ export class EventStream {
     this.#sh.counters.eventsWritten++;
     if (seq > this.#delivered) this.#delivered = seq;
     if (this.#ctx.tag !== undefined) this.#sentId = true;
-    if (this.#deliveryWaiters !== undefined) this.#checkDelivery();
+    this.#checkDelivery();
   }
 
   #bind(
