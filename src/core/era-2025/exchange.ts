@@ -9,6 +9,9 @@
  *   and the JSON answer waits until they have left on it: a request's related notifications reach
  *   the client before its response in every mode; clients stop listening for a request's progress
  *   once its response is in).
+ * The decision itself, and the stream's opening, are the shared answer's (answer/answer.ts, with
+ * the close-and-resume policy); this file keeps what is the session era's own: the JSON body (one
+ * response or a batch), initialize's hooks, the ordering behind the standalone stream, the orphan timer.
  * A client disconnect is not a cancellation (2025-11-25 basic/transports): the work goes on, its
  * events go to the replay store, and only if nobody resumes for `orphanTimeoutMs` is it cancelled.
  */

@@ -137,7 +137,12 @@ export class ListenStream {
       result: { resultType: 'complete', _meta: { [META_SUBSCRIPTION_ID]: this.#id } },
     };
     this.#release();
-    if (c !== undefined && !c.closed) void c.finish(encodeJsonFrame(undefined, JSON.stringify(result)));
+    if (c !== undefined && !c.closed) {
+      // Ending is the server's (close, credential expiry): the result goes if it fits the queue, and
+      // the stream ends now either way rather than wait on a reader that may never drain it.
+      c.write(encodeJsonFrame(undefined, JSON.stringify(result)));
+      c.end();
+    }
   }
 
   #onChange(ev: ChangeEvent): void {
