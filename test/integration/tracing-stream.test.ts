@@ -228,6 +228,10 @@ describe('a 2026-07-28 request upgraded to SSE (core/answer/, wait-for-room)', (
     const span = await spanById('m-up');
     const names = events(span);
     assert.equal(names[0], 'mcp.stream.upgraded', names.join());
+    // The first progress notification flushes the headers at once: the stream's first byte.
+    assert.equal(names[1], 'mcp.stream.first_byte', names.join());
+    const first = span.events[1]?.attributes?.['mcp.stream.first_byte_ms'];
+    assert.ok(typeof first === 'number' && first >= 0, String(first));
     const up = span.events.find((e) => e.name === 'mcp.stream.upgraded');
     // Upgraded by a related message, not from the start: a client taking both gets JSON by default.
     assert.equal(up?.attributes?.['mcp.stream.from_start'], undefined);

@@ -211,3 +211,21 @@ test('the peer closing leaves the live set; so does destroy()', () => {
   assert.equal(ctx.live.size, 0);
   assert.equal(b.destroyed, true);
 });
+
+test("the first bytes are reported once, when they reach the sink (a stream's time to first byte)", async () => {
+  const sink = new FakeSink();
+  const c = new SseConnection(sink, smallContext(), 'wait-for-room');
+  let firsts = 0;
+  c.writer.onFirstBytes(() => {
+    firsts++;
+    assert.ok(sink.writes === 0 && !sink.ended, 'reported before the bytes are handed over');
+  });
+  c.open(200, {}, ': open\n\n');
+  assert.equal(firsts, 0, 'the opening bytes wait for the end of the tick');
+  await nextTick();
+  assert.equal(firsts, 1);
+  c.write(frame(1));
+  await nextTick();
+  c.end();
+  assert.equal(firsts, 1, 'once');
+});

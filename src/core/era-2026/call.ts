@@ -326,6 +326,11 @@ export class ModernCall implements BridgeTarget, ModernInflight {
     const c = new SseConnection(this.#input.sink, core.connections, overflow);
     core.counters.responsesSse++;
     core.counters.metrics?.mode(this.#req.method, 'sse');
+    c.writer.onFirstBytes(() =>
+      this.#streamEvent('mcp.stream.first_byte', {
+        'mcp.stream.first_byte_ms': core.options.now() - this.#startedAt,
+      }),
+    );
     c.open(200, { ...SSE_HEADERS, ...this.#input.headers }, fromTimer ? OPEN_COMMENT : '');
     // The same span event a session's POST stream gets (observe/operations.ts).
     this.#streamEvent('mcp.stream.upgraded', {
