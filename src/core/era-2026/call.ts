@@ -40,6 +40,7 @@ import { createDispatcher, type Dispatcher } from '../sdk/dispatcher.js';
 import type { McpServerLike } from '../sdk/server-like.js';
 import { SSE_HEADERS } from '../stream/stream-context.js';
 import type { ModernEra } from './era.js';
+import { InternalAsks } from './internal-asks.js';
 import {
   describeParams,
   discoverResult,
@@ -51,10 +52,6 @@ import { honouredFilter, ListenStream, parseFilter } from './listen.js';
 import type { SharedServer } from './shared-server.js';
 import type { ModernInflight } from './state.js';
 import { bindModern, classificationOf, envelopeOf, UNBOUND_METHODS } from './v2-binding.js';
-
-type Waiter = (m: JsonRpcResponse | undefined) => void;
-
-let internalSeq = 0;
 
 export class ModernCall implements BridgeTarget, ModernInflight {
   readonly #era: ModernEra;
@@ -77,7 +74,7 @@ export class ModernCall implements BridgeTarget, ModernInflight {
   #bound = false;
   /** The request was handed to the served server (its handler may have run). */
   #dispatched = false;
-  readonly #internal = new Map<string, Waiter>();
+  readonly #internal = new InternalAsks();
   /** Gives the client's concurrency slot back (clientLimits.maxConcurrentRequests); once, at cleanup. */
   #release: (() => void) | undefined;
 
@@ -220,16 +217,8 @@ export class ModernCall implements BridgeTarget, ModernInflight {
       if (message.method === 'notifications/cancelled') return undefined;
       return this.#related(JSON.stringify(message), coalesceKeyOf(message));
     }
-    const id = message.id;
-    if (typeof id === 'string') {
-      const w = this.#internal.get(id);
-      if (w !== undefined) {
-        this.#internal.delete(id);
-        w(message);
-        return undefined;
-      }
-    }
-    if (this.done || id !== this.#req.id) return undefined;
+    if (this.#internal.settle(message)) return undefined;
+    if (this.done || message.id !== this.#req.id) return undefined;
     return this.#respond(message);
   }
 
@@ -250,14 +239,12 @@ export class ModernCall implements BridgeTarget, ModernInflight {
 
   /** A request of Sluice's own to the served server (never seen by the client). */
   #ask(method: string, params: Record<string, unknown>): Promise<JsonRpcResponse | undefined> {
-    const id = `\u0000sluice-${++internalSeq}`;
+    const { id, answer } = this.#internal.open();
     // A bound server refuses a request without the era's envelope: it is sent on the client's behalf.
     const p = this.#bound ? { ...params, _meta: envelopeOf(this.#meta) } : params;
-    return new Promise((resolve) => {
-      this.#internal.set(id, resolve);
-      this.#shared?.claim(this, undefined, id);
-      this.#dispatch?.request({ jsonrpc: '2.0', id, method, params: p }, this.#extra());
-    });
+    this.#shared?.claim(this, undefined, id);
+    this.#dispatch?.request({ jsonrpc: '2.0', id, method, params: p }, this.#extra());
+    return answer;
   }
 
   async #checkParamHeaders(): Promise<ModernRefusal | undefined> {
@@ -429,9 +416,8 @@ export class ModernCall implements BridgeTarget, ModernInflight {
       // The shared server lives on; only this request's ids are let go (its wire id only once
       // claimed: before that it holds the client's id, which may equal another request's wire id).
       if (this.#dispatched) shared.release(this.#wireId);
-      for (const id of this.#internal.keys()) shared.release(id);
+      for (const id of this.#internal.ids()) shared.release(id);
     }
-    for (const waiter of this.#internal.values()) waiter(undefined);
     this.#internal.clear();
     const server = this.#server;
     this.#server = undefined;
