@@ -9,6 +9,7 @@
 import type { EventStore } from '../events/event-store.js';
 import { type EventStoreStats, MemoryEventStore } from '../events/memory-event-store.js';
 import { TeeEventStore } from '../events/tee-event-store.js';
+import type { ConnectionShared } from './answer/connection.js';
 import { type ChangeBus, LocalChangeBus } from './change-bus.js';
 import type { ClusterHooks } from './cluster-hooks.js';
 import { Counters } from './observe/counters.js';
@@ -28,6 +29,8 @@ export class CoreContext {
   /** Every attached SSE writer, for the shared keepalive timer and the queue stats. */
   readonly live = new LiveSet();
   readonly limits: WriterLimits;
+  /** What every SSE connection of this endpoint shares (answer/connection.ts). */
+  readonly connections: ConnectionShared;
   readonly pacer: Pacer;
   /** List changes and resource updates, from served servers, handler.notify or other instances. */
   readonly bus: ChangeBus;
@@ -65,6 +68,12 @@ export class CoreContext {
     this.store = cluster === undefined ? store : new TeeEventStore(store, cluster);
     this.limits = { highWaterMark: options.highWaterMark, maxQueueBytes: options.maxQueueBytes };
     this.pacer = new Pacer(options.pacingMs);
+    this.connections = {
+      counters: this.counters,
+      limits: this.limits,
+      now: options.now,
+      live: this.live,
+    };
   }
 
   /** A graceful close has begun: no session or request may start. */

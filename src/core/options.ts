@@ -11,79 +11,21 @@ import {
   type ReplayLimits,
 } from '../events/memory-event-store.js';
 import { DEFAULT_JSON_LIMITS, type JsonShapeLimits } from '../jsonrpc/json-shape.js';
+import type { AuthDenial, AuthResult, Logger, ResponseMode, SessionInfo } from './callbacks.js';
 import type { ClientLimitOptions } from './limits/client-limits.js';
 import type { TracingOptions } from './observe/operations.js';
 import type { Probe } from './observe/probe.js';
 import type { RequestView } from './pipeline/request-view.js';
 
-export type ResponseMode = 'auto' | 'json' | 'sse';
-
-/** What `authenticate` returns for an accepted request. */
-export interface AuthResult {
-  /** Who the caller is; a session is bound to the principal that created it. */
-  principal: string;
-  /** Epoch ms when the credential expires; long-lived streams end then. */
-  expiresAt?: number | undefined;
-  /** The scopes the credential grants; handlers see them as `extra.authInfo.scopes`. */
-  scopes?: readonly string[] | undefined;
-  /**
-   * Runs for every JSON-RPC request of a POST once the body is parsed, before anything is
-   * dispatched (e.g. a per-tool scope map); a denial refuses the whole POST and changes nothing.
-   */
-  authorize?: ((method: string, params: unknown) => AuthDenial | undefined) | undefined;
-}
-
-/**
- * A refusal `authenticate` (or `AuthResult.authorize`) decides itself, with its own status, stable
- * reason and headers: a 401/403 Bearer challenge (RFC 6750 §3), a 400 for a malformed request, or a
- * 503 + Retry-After when the verifier cannot reach its authorization server.
- */
-export interface AuthDenial {
-  status: 400 | 401 | 403 | 503;
-  /** Stable machine-readable reason, sent as error.data.reason. */
-  reason: string;
-  message: string;
-  /** E.g. `www-authenticate`, `retry-after` (lower-case names). */
-  headers?: Readonly<Record<string, string>> | undefined;
-}
-
-/** An `authenticate` answer that is a denial rather than an accepted principal. */
-export function isAuthDenial(r: unknown): r is AuthDenial {
-  return (
-    typeof r === 'object' &&
-    r !== null &&
-    typeof (r as { principal?: unknown }).principal !== 'string' &&
-    typeof (r as { status?: unknown }).status === 'number'
-  );
-}
-
-/** What `createServer` learns about the session it serves. */
-export interface SessionContext {
-  /** The session id, or undefined in stateless mode and for 2026-07-28 requests. */
-  sessionId: string | undefined;
-  principal: string | undefined;
-  /**
-   * 'modern' when the server is built for one 2026-07-28 request (stateless, per-request `_meta`);
-   * absent for legacy sessions.
-   */
-  era?: 'legacy' | 'modern';
-  /** Modern only: the request's protocol version, client capabilities and client info (`_meta`). */
-  protocolVersion?: string;
-  clientCapabilities?: Record<string, unknown>;
-  clientInfo?: { name: string; version: string; [k: string]: unknown } | undefined;
-}
-
-export interface SessionInfo {
-  sessionId: string;
-  principal: string | undefined;
-  protocolVersion: string;
-}
-
-export interface Logger {
-  info(event: string, fields?: Record<string, unknown>): void;
-  warn(event: string, fields?: Record<string, unknown>): void;
-  error(event: string, fields?: Record<string, unknown>): void;
-}
+export {
+  type AuthDenial,
+  type AuthResult,
+  isAuthDenial,
+  type Logger,
+  type ResponseMode,
+  type SessionContext,
+  type SessionInfo,
+} from './callbacks.js';
 
 export interface ServerOptions {
   /** How a POST carrying requests is answered. 'auto' answers JSON unless the handler streams. @defaultValue 'auto' */

@@ -208,3 +208,62 @@ describe('cancellation causes', () => {
     post.destroy();
   });
 });
+
+describe('a 2026-07-28 request upgraded to SSE (core/answer/, wait-for-room)', () => {
+  const progress = (id: string, n: number, delayMs: number) =>
+    modernBody(
+      'tools/call',
+      { name: 'progress', arguments: { n, delayMs } },
+      { progressToken: `tok-${id}` },
+      id,
+    );
+
+  test('upgraded by its first progress notification, then answered on the stream', async () => {
+    const srv = await startServer(traced);
+    after(() => srv.close());
+    const r = await modernOpen(srv.url, progress('m-up', 3, 5));
+    await r.finished(5_000, 'the streamed answer');
+    assert.match(r.headers['content-type'] ?? '', /text\/event-stream/);
+    assert.ok(r.messages().some((m) => m.id === 'm-up'));
+    const span = await spanById('m-up');
+    const names = events(span);
+    assert.equal(names[0], 'mcp.stream.upgraded', names.join());
+    // The first progress notification flushes the headers at once: the stream's first byte.
+    assert.equal(names[1], 'mcp.stream.first_byte', names.join());
+    const first = span.events[1]?.attributes?.['mcp.stream.first_byte_ms'];
+    assert.ok(typeof first === 'number' && first >= 0, String(first));
+    const up = span.events.find((e) => e.name === 'mcp.stream.upgraded');
+    // Upgraded by a related message, not from the start: a client taking both gets JSON by default.
+    assert.equal(up?.attributes?.['mcp.stream.from_start'], undefined);
+    assert.ok(!names.includes('mcp.stream.closed'), 'a finished answer is no early close');
+    assert.equal(span.attributes['error.type'], undefined);
+  });
+
+  test('the client closing the stream: mcp.stream.closed (client, write stall), then client-closed', async () => {
+    const srv = await startServer(traced);
+    after(() => srv.close());
+    const r = await modernOpen(srv.url, progress('m-cut', 50, 50));
+    await r.waitFor((x) => x.messages().length >= 2, 5_000, 'two progress notifications');
+    r.destroy();
+    const span = await spanById('m-cut');
+    const names = events(span);
+    assert.equal(names[0], 'mcp.stream.upgraded', names.join());
+    const closed = span.events.find((e) => e.name === 'mcp.stream.closed');
+    assert.equal(closed?.attributes?.['mcp.stream.close_reason'], 'client', names.join());
+    assert.equal(typeof closed?.attributes?.['mcp.stream.write_stall_ms'], 'number');
+    assert.ok(names.indexOf('mcp.stream.closed') < names.indexOf('mcp.request.cancelled'), names.join());
+    assert.equal(cancelCause(span), 'client-closed');
+  });
+
+  test('the endpoint closing under a streamed request: mcp.stream.closed (server), then shutdown', async () => {
+    const srv = await startServer(traced);
+    const r = await modernOpen(srv.url, progress('m-shut', 50, 50));
+    await r.waitFor((x) => x.messages().length >= 2, 5_000, 'two progress notifications');
+    await srv.served.close({ graceMs: 50 });
+    const span = await spanById('m-shut');
+    const closed = span.events.find((e) => e.name === 'mcp.stream.closed');
+    assert.equal(closed?.attributes?.['mcp.stream.close_reason'], 'server', events(span).join());
+    assert.equal(cancelCause(span), 'shutdown');
+    r.destroy();
+  });
+});

@@ -67,6 +67,12 @@ const ALLOWED: Record<string, readonly string[]> = {
 const NODE_TYPES_FORBIDDEN = new Set(['core']);
 /** Inside the core: folders that must not import another (the 2026-07-28 era knows nothing of sessions). */
 const CORE_FORBIDDEN: readonly (readonly [string, string])[] = [['src/core/era-2026/', 'src/core/era-2025/']];
+/**
+ * The answer (src/core/answer/) alone opens SSE connections and so alone joins and leaves the live
+ * set; no other core file builds a writer or touches the set.
+ */
+const ANSWER_DIR = 'src/core/answer/';
+const ANSWER_ONLY = /new SseWriter\(|\blive\.(?:add|delete)\(/;
 /** The core's root: it builds everything and nothing under src/core/ imports it. */
 const CORE_ROOT = 'src/core/endpoint.ts';
 /** node:* modules a layer must not import at run time (type-only imports are erased). */
@@ -98,6 +104,8 @@ export function violations(files: ReadonlyMap<string, string>): string[] {
       found.push(`${file}: unknown layer '${layer}' (add it to docs/design.md and this test)`);
       continue;
     }
+    if (file.startsWith('src/core/') && !file.startsWith(ANSWER_DIR) && ANSWER_ONLY.test(source))
+      found.push(`${file}: only ${ANSWER_DIR} opens SSE writers and touches the live set`);
     for (const imp of importsOf(source)) {
       const target = resolveSpec(file, imp.spec);
       if (target !== undefined) {
@@ -289,6 +297,7 @@ describe('layers (docs/design.md)', () => {
       ['src/fetch/f.ts', "import { renderPrometheus } from '../server/prometheus.js';"],
       ['src/core/era-2026/g.ts', "import type { PostInput } from '../era-2025/post.js';"],
       ['src/core/era-2025/h.ts', "import type { Endpoint } from '../endpoint.js';"],
+      ['src/core/era-2026/i.ts', 'this.#era.core.live.add(w);'],
       [
         'src/core/pipeline/request-view.ts',
         "import type { IncomingMessage } from 'node:http';\nexport interface RequestView { node?: IncomingMessage }",
@@ -305,6 +314,7 @@ describe('layers (docs/design.md)', () => {
       'src/fetch/f.ts: fetch must not import src/server/prometheus.ts',
       'src/core/era-2026/g.ts: src/core/era-2026/ must not import src/core/era-2025/post.ts',
       'src/core/era-2025/h.ts: nothing in the core imports src/core/endpoint.ts',
+      'src/core/era-2026/i.ts: only src/core/answer/ opens SSE writers and touches the live set',
       'src/core/pipeline/request-view.ts: core must not import node:http, not even as a type',
     ]);
     const loops = new Map([

@@ -9,16 +9,20 @@
  *   and the JSON answer waits until they have left on it: a request's related notifications reach
  *   the client before its response in every mode; clients stop listening for a request's progress
  *   once its response is in).
+ * The decision itself, and the stream's opening, are the shared answer's (answer/answer.ts, with
+ * the close-and-resume policy); this file keeps what is the session era's own: the JSON body (one
+ * response or a batch), initialize's hooks, the ordering behind the standalone stream, the orphan timer.
  * A client disconnect is not a cancellation (2025-11-25 basic/transports): the work goes on, its
  * events go to the replay store, and only if nobody resumes for `orphanTimeoutMs` is it cancelled.
  */
 
 import type { PartialFrame } from '../../flow/partial-frame.js';
 import type { RequestId } from '../../jsonrpc/message.js';
+import { Answer } from '../answer/answer.js';
 import { type Refusal, sendRefusal } from '../pipeline/refusal.js';
 import type { Policy } from '../pipeline/route.js';
 import type { Headers, ResponseSink } from '../pipeline/sink.js';
-import type { EventStream } from '../stream/event-stream.js';
+import { EventStream } from '../stream/event-stream.js';
 import type { StreamShared } from '../stream/stream-context.js';
 import { SSE_HEADERS } from '../stream/stream-context.js';
 import type { StreamGuard } from '../stream/stream-guard.js';
@@ -67,18 +71,16 @@ export class Exchange {
   readonly #pending: Map<RequestId, string>;
   readonly #startedAt: number;
   readonly #batch: boolean;
-  readonly #policy: Policy;
+  /** JSON now or upgraded to this session's POST stream; close-and-resume (answer/answer.ts). */
+  readonly #answer: Answer<EventStream>;
   #responses: string[] = [];
   /** Methods answered while the exchange was undecided (counted as JSON if it stays so). */
   #answered: string[] = [];
-  #state: 'pending' | 'sse' | 'done' = 'pending';
-  #stream: EventStream | undefined;
   /** The standalone stream's seq of the newest related message sent there (json policy). */
   #relatedSeq = 0;
   /** Bytes of related messages sent on the standalone stream lately (json policy), for the settle time. */
   #relatedBytes = 0;
   #relatedWindow = 0;
-  #timer: ReturnType<typeof setTimeout> | undefined;
   #orphanTimer: ReturnType<typeof setTimeout> | undefined;
   /** Headers added to the answer (CORS, and Mcp-Session-Id for initialize). */
   readonly #headers: Headers;
@@ -102,7 +104,7 @@ export class Exchange {
     this.#pending = requests;
     this.#startedAt = startedAt;
     this.#batch = batch;
-    this.#policy = policy;
+    this.#answer = new Answer(sink, policy, EventStream.overflow, { openStream: () => this.#openStream() });
     this.#headers = headers;
     this.#beforeAnswer = hooks.beforeAnswer;
     this.#deferStream = hooks.deferStream === true;
@@ -120,21 +122,15 @@ export class Exchange {
     return [...this.#pending.keys()];
   }
   get streaming(): boolean {
-    return this.#state === 'sse';
+    return this.#answer.streaming;
   }
   get stream(): EventStream | undefined {
-    return this.#stream;
+    return this.#answer.stream;
   }
 
   start(): void {
-    if (this.#policy === 'sse' && !this.#deferStream) this.#upgrade();
-    else if (this.#policy === 'auto' && this.#host.shared.streamAfterMs > 0) {
-      this.#timer = setTimeout(() => {
-        this.#timer = undefined;
-        if (this.#state === 'pending' && !this.#sink.closed) this.#upgrade();
-      }, this.#host.shared.streamAfterMs);
-      this.#timer.unref?.();
-    }
+    if (this.#answer.policy === 'sse' && !this.#deferStream) this.#answer.upgrade();
+    else this.#answer.armTimer(this.#host.shared.streamAfterMs);
   }
 
   /**
@@ -142,23 +138,15 @@ export class Exchange {
    * cannot carry it (json policy, or its client is gone without a stream to resume).
    */
   related(json: string, key: string | undefined): Promise<void> | undefined | 'nostream' {
-    if (this.#state === 'done' || this.#policy === 'json') return 'nostream';
-    if (this.#state === 'pending') {
-      if (this.#sink.closed) return 'nostream';
-      this.#upgrade();
-    }
+    const stream = this.#answer.carrier();
     // Related messages are urgent: the first one flushes the stream's opening bytes with it.
-    return this.#stream?.send(json, key, true);
+    return stream === undefined ? 'nostream' : stream.send(json, key, true);
   }
 
   /** Partial output of one of this exchange's requests (see related()). */
   relatedPartial(p: PartialFrame): Promise<void> | undefined | 'nostream' {
-    if (this.#state === 'done' || this.#policy === 'json') return 'nostream';
-    if (this.#state === 'pending') {
-      if (this.#sink.closed) return 'nostream';
-      this.#upgrade();
-    }
-    return this.#stream?.sendPartial(p);
+    const stream = this.#answer.carrier();
+    return stream === undefined ? 'nostream' : stream.sendPartial(p);
   }
 
   /** A related message went to the standalone stream as frame `seq`: the JSON answer must follow it. */
@@ -179,7 +167,7 @@ export class Exchange {
     this.#pending.delete(id);
     this.#host.observeDuration(method, now - this.#startedAt);
     let wait: Promise<void> | undefined;
-    if (this.#state === 'sse') wait = this.#stream?.send(json);
+    if (this.#answer.streaming) wait = this.#answer.stream?.send(json);
     else {
       this.#responses.push(json);
       this.#answered.push(method);
@@ -195,30 +183,29 @@ export class Exchange {
 
   /** Closes the SSE connection early so the client polls (the SDK's `closeSSEStream` extra). */
   closeConnection(): void {
-    if (this.#policy === 'json') return;
-    if (this.#state === 'pending' && !this.#sink.closed) this.#upgrade();
-    this.#stream?.closeConnection();
+    const a = this.#answer;
+    if (a.policy === 'json') return;
+    if (a.pending && !a.sinkClosed) a.upgrade();
+    a.stream?.closeConnection();
   }
 
   /** Ends the exchange without responses (session ended): answers what the HTTP request still awaits. */
   abandon(answer: Refusal): void {
-    if (this.#state === 'done') return;
-    this.#clearTimers();
-    const wasPending = this.#state === 'pending';
-    this.#state = 'done';
+    const a = this.#answer;
+    if (a.done) return;
+    this.#disarmOrphan();
+    const wasPending = a.pending;
+    a.finish();
     this.#pending.clear();
     if (wasPending && !this.#sink.closed) sendRefusal(this.#sink, answer, this.#headers);
-    else this.#stream?.interrupt();
+    else a.stream?.interrupt();
     this.#host.exchangeDone(this);
     this.#onDone?.();
   }
 
-  #upgrade(): void {
-    if (this.#timer !== undefined) clearTimeout(this.#timer);
-    this.#timer = undefined;
+  /** The answer becomes this session's POST stream; responses buffered while undecided go first. */
+  #openStream(): EventStream {
     const stream = this.#host.newPostStream([...this.#pending.keys()]);
-    this.#stream = stream;
-    this.#state = 'sse';
     this.#host.countMode('sse', this.#pending.values());
     stream.onDetach = () => this.#armOrphan();
     stream.onAttach = () => this.#disarmOrphan();
@@ -227,51 +214,50 @@ export class Exchange {
     const buffered = this.#responses;
     this.#responses = [];
     for (const r of buffered) void stream.send(r);
+    return stream;
   }
 
   #complete(): void {
-    this.#clearTimers();
-    if (this.#state === 'sse') {
-      this.#state = 'done';
-      this.#stream?.finish(this.#host.shared.streamGraceMs);
-    } else if (this.#state === 'pending') {
+    this.#disarmOrphan();
+    const a = this.#answer;
+    if (a.streaming) {
+      a.finish();
+      a.stream?.finish(this.#host.shared.streamGraceMs);
+    } else if (a.pending) {
       const refused = this.#sink.closed ? undefined : this.#beforeAnswer?.(this.#responses);
       if (refused !== undefined) {
-        this.#state = 'done';
+        a.finish();
         sendRefusal(this.#sink, refused, this.#headers);
         this.#host.exchangeDone(this);
         this.#onDone?.();
         return;
       }
-      if (this.#policy === 'sse' && this.#responses.length > 0 && !this.#sink.closed) {
+      if (a.policy === 'sse' && this.#responses.length > 0 && !this.#sink.closed) {
         // A client that refused JSON gets its answer as a stream (never a type it did not accept).
-        this.#upgrade();
-        this.#state = 'done';
-        this.#stream?.finish(this.#host.shared.streamGraceMs);
+        const stream = a.upgrade();
+        a.finish();
+        stream?.finish(this.#host.shared.streamGraceMs);
         this.#host.exchangeDone(this);
         this.#onDone?.();
         return;
       }
-      this.#state = 'done';
-      if (!this.#sink.closed) {
-        const rs = this.#responses;
-        if (rs.length === 0) {
-          // Every request was cancelled: nothing to answer (2025-11-25 utilities/cancellation).
-          this.#sink.respond(202, this.#headers, '');
-        } else {
-          this.#host.countMode('json', this.#answered);
-          const body = this.#batch ? `[${rs.join(',')}]` : (rs[0] ?? '');
-          const answer = (): void => {
-            if (!this.#sink.closed)
-              this.#sink.respond(200, { 'content-type': 'application/json', ...this.#headers }, body);
-          };
-          const gate =
-            this.#relatedSeq > 0
-              ? this.#host.standaloneDelivered(this.#relatedSeq, this.#relatedBytes)
-              : undefined;
-          if (gate === undefined) answer();
-          else void gate.then(answer);
-        }
+      const rs = this.#responses;
+      if (this.#sink.closed) a.finish();
+      else if (rs.length === 0) {
+        // Every request was cancelled: nothing to answer (2025-11-25 utilities/cancellation).
+        a.respond(202, this.#headers, '');
+      } else {
+        a.finish();
+        this.#host.countMode('json', this.#answered);
+        const body = this.#batch ? `[${rs.join(',')}]` : (rs[0] ?? '');
+        const answer = (): void =>
+          a.respond(200, { 'content-type': 'application/json', ...this.#headers }, body);
+        const gate =
+          this.#relatedSeq > 0
+            ? this.#host.standaloneDelivered(this.#relatedSeq, this.#relatedBytes)
+            : undefined;
+        if (gate === undefined) answer();
+        else void gate.then(answer);
       }
     }
     this.#host.exchangeDone(this);
@@ -280,14 +266,14 @@ export class Exchange {
 
   #onSinkClose(): void {
     // A JSON answer can never be resumed; an SSE one reports its own detach through the stream.
-    if (this.#state === 'pending') this.#armOrphan();
+    if (this.#answer.pending) this.#armOrphan();
   }
 
   #armOrphan(): void {
-    if (this.#state === 'done' || this.#orphanTimer !== undefined) return;
+    if (this.#answer.done || this.#orphanTimer !== undefined) return;
     this.#orphanTimer = setTimeout(() => {
       this.#orphanTimer = undefined;
-      if (this.#state === 'done') return;
+      if (this.#answer.done) return;
       const ids = [...this.#pending.keys()];
       this.#host.orphaned(ids);
       this.#host.cancel(
@@ -302,11 +288,5 @@ export class Exchange {
   #disarmOrphan(): void {
     if (this.#orphanTimer !== undefined) clearTimeout(this.#orphanTimer);
     this.#orphanTimer = undefined;
-  }
-
-  #clearTimers(): void {
-    if (this.#timer !== undefined) clearTimeout(this.#timer);
-    this.#timer = undefined;
-    this.#disarmOrphan();
   }
 }

@@ -22,14 +22,15 @@ import {
   type RequestId,
 } from '../../jsonrpc/message.js';
 import { coalesceKeyOf } from '../../jsonrpc/partial.js';
-import { LOG_LEVELS, ModernCode } from '../../modern/constants.js';
-import { carryMrtr, INPUT_REQUIRED_METHODS, missingCapabilities } from '../../modern/mrtr.js';
+import { finalAnswer, levelAllowed } from '../../modern/final-answer.js';
+import { carryMrtr } from '../../modern/mrtr.js';
 import { checkParamHeaders } from '../../modern/param-headers.js';
 import { type ModernRefusal, ModernRefusals, refusalBody, refusalHeaders } from '../../modern/refusal.js';
-import { mapError, stampResult } from '../../modern/stamp.js';
-import { toolErrorOf } from '../../modern/tool-error.js';
 import type { ModernMeta } from '../../modern/validate.js';
 import { encodeJsonFrame, OPEN_COMMENT } from '../../sse/encode.js';
+import type { Attributes } from '../../trace/otel-like.js';
+import { Answer } from '../answer/answer.js';
+import { type OverflowPolicy, SseConnection } from '../answer/connection.js';
 import { changeOf } from '../change-bus.js';
 import { Refusals, sendRefusal } from '../pipeline/refusal.js';
 import type { Policy, PostInput } from '../pipeline/route.js';
@@ -37,9 +38,9 @@ import { authInfoOf } from '../sdk/auth-info.js';
 import { type BridgeTarget, BridgeTransport } from '../sdk/bridge-transport.js';
 import { createDispatcher, type Dispatcher } from '../sdk/dispatcher.js';
 import type { McpServerLike } from '../sdk/server-like.js';
-import { SseWriter } from '../stream/sse-writer.js';
 import { SSE_HEADERS } from '../stream/stream-context.js';
 import type { ModernEra } from './era.js';
+import { InternalAsks } from './internal-asks.js';
 import {
   describeParams,
   discoverResult,
@@ -52,38 +53,28 @@ import type { SharedServer } from './shared-server.js';
 import type { ModernInflight } from './state.js';
 import { bindModern, classificationOf, envelopeOf, UNBOUND_METHODS } from './v2-binding.js';
 
-type Waiter = (m: JsonRpcResponse | undefined) => void;
-
-let internalSeq = 0;
-
-function levelAllowed(wanted: string | undefined, level: unknown): boolean {
-  if (wanted === undefined) return false;
-  const l = typeof level === 'string' ? LOG_LEVELS.indexOf(level) : -1;
-  return l >= 0 && l >= LOG_LEVELS.indexOf(wanted);
-}
-
 export class ModernCall implements BridgeTarget, ModernInflight {
   readonly #era: ModernEra;
   readonly #input: PostInput;
   readonly #req: JsonRpcRequest;
   readonly #meta: ModernMeta;
-  readonly #policy: Policy;
+  /** JSON now or upgraded to SSE; wait-for-room on a blocked socket (answer/answer.ts). */
+  readonly #answer: Answer<SseConnection>;
   readonly #startedAt: number;
-  #state: 'pending' | 'sse' | 'done' = 'pending';
-  #writer: SseWriter | undefined;
   #server: McpServerLike | undefined;
   /** The principal's shared server, when createServer is declared stateless-safe (shared-server.ts). */
   #shared: SharedServer | undefined;
   /** The id the request has on the served server's wire (Sluice's own when shared). */
   #wireId: RequestId;
   #dispatch: Dispatcher | undefined;
+  /** The transport the request is dispatched on (its own, or the shared server's): its span's host. */
+  #transport: BridgeTransport | undefined;
   #serverInfo: ServerInfo | undefined;
   /** The served server is an SDK v2 one bound to this request's revision (v2-binding.ts). */
   #bound = false;
   /** The request was handed to the served server (its handler may have run). */
   #dispatched = false;
-  #timer: ReturnType<typeof setTimeout> | undefined;
-  readonly #internal = new Map<string, Waiter>();
+  readonly #internal = new InternalAsks();
   /** Gives the client's concurrency slot back (clientLimits.maxConcurrentRequests); once, at cleanup. */
   #release: (() => void) | undefined;
 
@@ -99,7 +90,9 @@ export class ModernCall implements BridgeTarget, ModernInflight {
     this.#input = input;
     this.#req = req;
     this.#meta = meta;
-    this.#policy = policy;
+    this.#answer = new Answer(input.sink, policy, 'wait-for-room', {
+      openStream: (overflow, fromTimer) => this.#openStream(overflow, fromTimer),
+    });
     this.#startedAt = era.core.options.now();
     this.#wireId = req.id;
     this.#release = release;
@@ -107,7 +100,7 @@ export class ModernCall implements BridgeTarget, ModernInflight {
 
   /** Whether the request is over (answered, refused or cancelled). */
   get done(): boolean {
-    return this.#state === 'done';
+    return this.#answer.done;
   }
 
   async run(): Promise<void> {
@@ -124,6 +117,7 @@ export class ModernCall implements BridgeTarget, ModernInflight {
     if (shared !== undefined && !(unbound && shared.bound)) {
       this.#shared = shared;
       this.#dispatch = shared.dispatch;
+      this.#transport = shared.transport;
       this.#bound = shared.bound;
       this.#serverInfo = serverInfoOf(shared.server);
       return this.#serve();
@@ -138,6 +132,7 @@ export class ModernCall implements BridgeTarget, ModernInflight {
     });
     this.#server = server;
     const transport = new BridgeTransport(this, undefined);
+    this.#transport = transport;
     await server.connect(transport);
     if (this.done) return this.#cleanup();
     if (!unbound) this.#bound = bindModern(server, this.#meta.protocolVersion, this.#meta);
@@ -155,7 +150,7 @@ export class ModernCall implements BridgeTarget, ModernInflight {
       if (this.done) return;
       if (refused !== undefined) return this.#refuse(refused);
     }
-    this.#armTimer();
+    this.#answer.armTimer(this.#era.core.options.streamAfterMs);
     this.#dispatched = true;
     const shared = this.#shared;
     if (shared !== undefined) {
@@ -174,10 +169,13 @@ export class ModernCall implements BridgeTarget, ModernInflight {
   abandon(): void {
     if (this.done) return;
     const sink = this.#input.sink;
-    if (this.#state === 'pending' && !sink.closed) {
+    if (this.#answer.pending && !sink.closed) {
       const r = this.#dispatched ? Refusals.requestCut() : Refusals.shuttingDown(1);
       sendRefusal(sink, r, this.#input.headers, this.#req.id);
-    } else this.#writer?.end();
+    } else {
+      this.#streamClosed('server');
+      this.#answer.stream?.end();
+    }
     this.#cancelHandler('the server is shutting down');
   }
 
@@ -219,17 +217,9 @@ export class ModernCall implements BridgeTarget, ModernInflight {
       if (message.method === 'notifications/cancelled') return undefined;
       return this.#related(JSON.stringify(message), coalesceKeyOf(message));
     }
-    const id = message.id;
-    if (typeof id === 'string') {
-      const w = this.#internal.get(id);
-      if (w !== undefined) {
-        this.#internal.delete(id);
-        w(message);
-        return undefined;
-      }
-    }
-    if (this.done || id !== this.#req.id) return undefined;
-    return this.#answer(message);
+    if (this.#internal.settle(message)) return undefined;
+    if (this.done || message.id !== this.#req.id) return undefined;
+    return this.#respond(message);
   }
 
   closedBySdk(): void {
@@ -249,14 +239,12 @@ export class ModernCall implements BridgeTarget, ModernInflight {
 
   /** A request of Sluice's own to the served server (never seen by the client). */
   #ask(method: string, params: Record<string, unknown>): Promise<JsonRpcResponse | undefined> {
-    const id = `\u0000sluice-${++internalSeq}`;
+    const { id, answer } = this.#internal.open();
     // A bound server refuses a request without the era's envelope: it is sent on the client's behalf.
     const p = this.#bound ? { ...params, _meta: envelopeOf(this.#meta) } : params;
-    return new Promise((resolve) => {
-      this.#internal.set(id, resolve);
-      this.#shared?.claim(this, undefined, id);
-      this.#dispatch?.request({ jsonrpc: '2.0', id, method, params: p }, this.#extra());
-    });
+    this.#shared?.claim(this, undefined, id);
+    this.#dispatch?.request({ jsonrpc: '2.0', id, method, params: p }, this.#extra());
+    return answer;
   }
 
   async #checkParamHeaders(): Promise<ModernRefusal | undefined> {
@@ -281,14 +269,14 @@ export class ModernCall implements BridgeTarget, ModernInflight {
     const described = await this.#describe();
     if (this.done) return;
     if (described === undefined) {
-      await this.#answer(
+      await this.#respond(
         errorResponse(this.#req.id, JsonRpcCode.InternalError, 'the server could not describe itself'),
       );
       return;
     }
     const { result, info } = discoverResult(described);
     if (info !== undefined) this.#serverInfo = info;
-    await this.#answer({ jsonrpc: '2.0', id: this.#req.id, result });
+    await this.#respond({ jsonrpc: '2.0', id: this.#req.id, result });
   }
 
   /** The served server's initialize result (capabilities, serverInfo, instructions), asked internally. */
@@ -313,146 +301,99 @@ export class ModernCall implements BridgeTarget, ModernInflight {
     if (this.done) return;
     const caps = (init?.['capabilities'] ?? {}) as Record<string, unknown>;
     const stream = new ListenStream(era, this.#input, this.#req.id, honouredFilter(filter, caps));
-    this.#state = 'done';
+    this.#answer.finish();
     this.#cleanup();
     if (this.#input.sink.closed || era.core.closing) return;
     stream.open();
   }
 
-  #armTimer(): void {
-    const after = this.#era.core.options.streamAfterMs;
-    if (this.#policy !== 'auto' || after <= 0) return;
-    this.#timer = setTimeout(() => {
-      this.#timer = undefined;
-      if (this.#state === 'pending' && !this.#input.sink.closed) this.#upgrade(OPEN_COMMENT);
-    }, after);
-    this.#timer.unref?.();
+  /** The answer becomes a stream: SSE headers, then the first bytes (a comment when by the timer). */
+  #openStream(overflow: OverflowPolicy, fromTimer: boolean): SseConnection {
+    const core = this.#era.core;
+    const c = new SseConnection(this.#input.sink, core.connections, overflow);
+    core.counters.responsesSse++;
+    core.counters.metrics?.mode(this.#req.method, 'sse');
+    c.writer.onFirstBytes(() =>
+      this.#streamEvent('mcp.stream.first_byte', {
+        'mcp.stream.first_byte_ms': core.options.now() - this.#startedAt,
+      }),
+    );
+    c.open(200, { ...SSE_HEADERS, ...this.#input.headers }, fromTimer ? OPEN_COMMENT : '');
+    // The same span event a session's POST stream gets (observe/operations.ts).
+    this.#streamEvent('mcp.stream.upgraded', {
+      ...(this.#answer.policy === 'sse' ? { 'mcp.stream.from_start': true } : {}),
+      ...(fromTimer ? { 'mcp.stream.after_ms': core.options.streamAfterMs } : {}),
+    });
+    return c;
   }
 
-  #upgrade(first: string): SseWriter {
-    if (this.#timer !== undefined) clearTimeout(this.#timer);
-    this.#timer = undefined;
-    const era = this.#era;
-    const w = new SseWriter(this.#input.sink, era.core.limits, era.core.counters, era.core.options.now);
-    this.#writer = w;
-    this.#state = 'sse';
-    era.core.live.add(w);
-    era.core.counters.responsesSse++;
-    era.core.counters.metrics?.mode(this.#req.method, 'sse');
-    w.open(200, { ...SSE_HEADERS, ...this.#input.headers }, first);
-    return w;
+  /** A span event on this request's operation, while it is observed. */
+  #streamEvent(name: string, attributes: Attributes): void {
+    if (!this.#dispatched) return;
+    this.#transport?.operation(this.#wireId)?.event(name, attributes);
   }
 
+  /** The stream is closing before the answer: a span event with why and how long writes stalled. */
+  #streamClosed(reason: 'client' | 'server'): void {
+    const c = this.#answer.streaming ? this.#answer.stream : undefined;
+    if (c === undefined) return;
+    this.#streamEvent('mcp.stream.closed', {
+      'mcp.stream.close_reason': reason,
+      'mcp.stream.write_stall_ms': c.writer.stallMs,
+    });
+  }
+
+  /** A related message: on the stream (upgrading the answer), or undeliverable without one. */
   #related(json: string, key: string | undefined): Promise<void> | undefined {
-    if (this.#state === 'pending') {
-      if (this.#policy === 'json' || this.#input.sink.closed) {
-        this.#era.core.counters.undeliverable++;
-        return undefined;
-      }
-      this.#upgrade('');
+    const c = this.#answer.carrier();
+    if (c === undefined) {
+      this.#era.core.counters.undeliverable++;
+      return undefined;
     }
-    const w = this.#writer;
-    return w === undefined ? undefined : this.#send(w, encodeJsonFrame(undefined, json), key);
+    return c.send(encodeJsonFrame(undefined, json), key, () => !this.done);
   }
 
-  /** Writes one frame; waits for room rather than closing when the queue is full. */
-  #send(w: SseWriter, frame: string, key: string | undefined): Promise<void> | undefined {
-    const out = w.write(frame, key);
-    if (out === 'overflow') {
-      return w.waitForRoom().then(() => {
-        if (!this.done && !w.closed) return this.#send(w, frame, key);
-        return undefined;
-      });
-    }
-    if (out === 'written' || out === 'queued') this.#era.core.counters.eventsWritten++;
-    if (key === undefined && w.congested) return w.waitForRoom();
-    return undefined;
-  }
-
-  #answer(message: JsonRpcResponse): Promise<void> | undefined {
+  #respond(message: JsonRpcResponse): Promise<void> | undefined {
     if (this.done) return undefined;
     const req = this.#req;
-    let status = 200;
-    let out: JsonRpcResponse;
-    const named = 'result' in message ? toolErrorOf(message.result, req.id) : undefined;
-    if (named !== undefined) message = named;
-    if ('error' in message) {
-      const m = mapError(message, req);
-      status = m.status;
-      out = m.error;
-    } else {
-      out = stampResult(message, req.method, this.#serverInfo);
-      const gate = this.#gateInputRequired(out.result);
-      if (gate !== undefined) {
-        // -32021 is an HTTP 400 while nothing was committed; on a stream it stays in-band.
-        status = gate.code === ModernCode.MissingRequiredClientCapability ? 400 : 200;
-        out = errorResponse(req.id, gate.code, gate.message, gate.data);
-      }
-    }
+    const { status, out } = finalAnswer(message, req, this.#meta.clientCapabilities, this.#serverInfo);
     const json = JSON.stringify(out);
     const era = this.#era;
     era.core.counters.metrics?.duration(req.method, (era.core.options.now() - this.#startedAt) / 1000);
-    const sink = this.#input.sink;
+    const answer = this.#answer;
     let wait: Promise<void> | undefined;
-    if (this.#state === 'pending' && !(this.#policy === 'sse' && status === 200)) {
-      if (!sink.closed) {
+    // An error keeps its HTTP status while nothing was committed, even for a client preferring SSE.
+    if (answer.answersJson(status !== 200)) {
+      if (!answer.sinkClosed) {
         era.core.counters.responsesJson++;
         era.core.counters.metrics?.mode(req.method, 'json');
-        sink.respond(status, { 'content-type': 'application/json', ...this.#input.headers }, json);
       }
+      answer.respond(status, { 'content-type': 'application/json', ...this.#input.headers }, json);
     } else {
-      const w = this.#writer ?? this.#upgrade('');
-      const frame = encodeJsonFrame(undefined, json);
-      const finish = (): Promise<void> | undefined => {
-        const r = w.write(frame);
-        if (r === 'overflow') return w.waitForRoom().then(finish);
-        w.end();
-        return undefined;
-      };
-      wait = finish();
+      const c = answer.upgrade();
+      answer.finish();
+      wait = c?.finish(encodeJsonFrame(undefined, json));
     }
-    this.#state = 'done';
     this.#cleanup();
     return wait;
   }
 
-  /** MRTR duties: input_required only where allowed, and only with inputs the client can answer. */
-  #gateInputRequired(
-    result: Record<string, unknown>,
-  ): { code: number; message: string; data?: unknown } | undefined {
-    if (result['resultType'] !== 'input_required') return undefined;
-    const method = this.#req.method;
-    if (!INPUT_REQUIRED_METHODS.has(method)) {
-      return {
-        code: JsonRpcCode.InternalError,
-        message: `Internal error: ${method} cannot return input_required`,
-      };
-    }
-    const missing = missingCapabilities(result, this.#meta.clientCapabilities);
-    if (missing === undefined) return undefined;
-    const r = ModernRefusals.missingCapability(this.#req.id, missing);
-    return { code: r.code, message: r.message, data: r.data };
-  }
-
   #refuse(r: ModernRefusal): void {
     this.#era.state.refusals++;
-    const sink = this.#input.sink;
-    if (!sink.closed) {
-      sink.respond(r.status, refusalHeaders(r, this.#input.headers), refusalBody(r));
-    }
-    this.#state = 'done';
+    this.#answer.respond(r.status, refusalHeaders(r, this.#input.headers), refusalBody(r));
     this.#cleanup();
   }
 
   #onClose(): void {
     if (this.done) return;
     this.#era.state.cancels++;
+    this.#streamClosed('client');
     this.#cancelHandler('the client closed the response stream');
   }
 
   /** Aborts the handler through the SDK (as a `notifications/cancelled` would) and lets go of everything. */
   #cancelHandler(reason: string): void {
-    this.#state = 'done';
+    this.#answer.finish();
     // Only a dispatched request has a handler to abort (on a shared server, under its own wire id:
     // the client's id means nothing there and could name another request).
     if (this.#dispatched) {
@@ -466,10 +407,6 @@ export class ModernCall implements BridgeTarget, ModernInflight {
   }
 
   #cleanup(): void {
-    if (this.#timer !== undefined) clearTimeout(this.#timer);
-    this.#timer = undefined;
-    const w = this.#writer;
-    if (w !== undefined) this.#era.core.live.delete(w);
     this.#era.state.inflight.delete(this);
     const release = this.#release;
     this.#release = undefined;
@@ -479,9 +416,8 @@ export class ModernCall implements BridgeTarget, ModernInflight {
       // The shared server lives on; only this request's ids are let go (its wire id only once
       // claimed: before that it holds the client's id, which may equal another request's wire id).
       if (this.#dispatched) shared.release(this.#wireId);
-      for (const id of this.#internal.keys()) shared.release(id);
+      for (const id of this.#internal.ids()) shared.release(id);
     }
-    for (const waiter of this.#internal.values()) waiter(undefined);
     this.#internal.clear();
     const server = this.#server;
     this.#server = undefined;

@@ -14,9 +14,9 @@ import type { RequestId } from '../../jsonrpc/message.js';
 import { isPlainObject as isObject } from '../../jsonrpc/message.js';
 import { META_SUBSCRIPTION_ID } from '../../modern/constants.js';
 import { encodeJsonFrame } from '../../sse/encode.js';
+import { SseConnection } from '../answer/connection.js';
 import type { ChangeEvent } from '../change-bus.js';
 import type { PostInput } from '../pipeline/route.js';
-import { SseWriter } from '../stream/sse-writer.js';
 import { SSE_HEADERS } from '../stream/stream-context.js';
 import { armGuard } from '../stream/stream-guard.js';
 import type { ModernEra } from './era.js';
@@ -87,7 +87,8 @@ export class ListenStream {
   readonly #filter: ListenFilter;
   readonly #uris: Set<string>;
   readonly #queue = new CoalescingQueue();
-  #writer: SseWriter | undefined;
+  /** Wait-for-room: a listen stream is never cut for a slow reader (answer/connection.ts). */
+  #conn: SseConnection | undefined;
   #unsubscribe: (() => void) | undefined;
   #waiting = false;
   #ended = false;
@@ -107,9 +108,8 @@ export class ListenStream {
   open(): void {
     const era = this.#era;
     const sink = this.#input.sink;
-    const w = new SseWriter(sink, era.core.limits, era.core.counters, era.core.options.now);
-    this.#writer = w;
-    era.core.live.add(w);
+    const c = new SseConnection(sink, era.core.connections, 'wait-for-room');
+    this.#conn = c;
     era.state.listenOpened(this);
     sink.onClose(() => this.#release());
     const ack = {
@@ -119,7 +119,7 @@ export class ListenStream {
     };
     era.core.counters.responsesSse++;
     era.core.counters.metrics?.mode('subscriptions/listen', 'sse');
-    w.open(200, { ...SSE_HEADERS, ...this.#input.headers }, encodeJsonFrame(undefined, JSON.stringify(ack)));
+    c.open(200, { ...SSE_HEADERS, ...this.#input.headers }, encodeJsonFrame(undefined, JSON.stringify(ack)));
     this.#unsubscribe = era.state.bus.subscribe((ev) => this.#onChange(ev));
     armGuard(sink, this.#input.guard, era.core.options.now, () => {
       era.core.counters.authStreamEnds++;
@@ -130,16 +130,18 @@ export class ListenStream {
   /** Server-side end: the listen result, then the end of the stream. */
   end(): void {
     if (this.#ended) return;
-    const w = this.#writer;
+    const c = this.#conn;
     const result = {
       jsonrpc: '2.0',
       id: this.#id,
       result: { resultType: 'complete', _meta: { [META_SUBSCRIPTION_ID]: this.#id } },
     };
     this.#release();
-    if (w !== undefined && !w.closed) {
-      w.write(encodeJsonFrame(undefined, JSON.stringify(result)));
-      w.end();
+    if (c !== undefined && !c.closed) {
+      // Ending is the server's (close, credential expiry): the result goes if it fits the queue, and
+      // the stream ends now either way rather than wait on a reader that may never drain it.
+      c.write(encodeJsonFrame(undefined, JSON.stringify(result)));
+      c.end();
     }
   }
 
@@ -166,12 +168,14 @@ export class ListenStream {
   }
 
   #flush(): void {
-    const w = this.#writer;
-    if (w === undefined || this.#ended) return;
+    const c = this.#conn;
+    if (c === undefined || this.#ended) return;
+    const w = c.writer;
+    // The backlog coalesces here rather than in the writer's queue: write only while the socket takes bytes.
     while (!w.blocked && !w.closed) {
       const f = this.#queue.take();
       if (f === undefined) return;
-      if (w.write(f) !== 'closed') this.#era.core.counters.eventsWritten++;
+      if (c.write(f) !== 'closed') this.#era.core.counters.eventsWritten++;
     }
     if (this.#queue.size > 0 && !w.closed && !this.#waiting) {
       this.#waiting = true;
@@ -187,8 +191,6 @@ export class ListenStream {
     this.#ended = true;
     this.#unsubscribe?.();
     this.#unsubscribe = undefined;
-    const w = this.#writer;
-    if (w !== undefined) this.#era.core.live.delete(w);
     this.#era.state.listenClosed(this);
   }
 }

@@ -5,16 +5,18 @@
  * replays what followed the cursor, then continues live with no gap and no duplicate
  * (2025-11-25 basic/transports §"Resumability and Redelivery").
  */
-import type { ReplayResult } from '../../events/event-store.js';
 import type { StoredDelta } from '../../events/partial-run.js';
 import type { PartialFrame } from '../../flow/partial-frame.js';
 import { encodeJsonFrame, encodeRetry, OPEN_COMMENT, RESUMED_COMMENT } from '../../sse/encode.js';
 import { encodeSeq, eventIdPrefix } from '../../sse/event-id.js';
+import { type OverflowPolicy, SseConnection } from '../answer/connection.js';
 import type { StreamStats } from '../observe/stats.js';
 import type { Headers, ResponseSink } from '../pipeline/sink.js';
+import { type DeliveryState, DeliveryWaiters } from './delivery.js';
 import { AwayHold, storedDelta } from './partial-output.js';
+import { readReplay } from './replay-read.js';
 import { resumePrimer } from './resume-primer.js';
-import { SseWriter, type WriteOutcome } from './sse-writer.js';
+import type { SseWriter, WriteOutcome } from './sse-writer.js';
 import type { StreamContext, StreamKind, StreamShared } from './stream-context.js';
 import { armGuard, type StreamGuard } from './stream-guard.js';
 
@@ -33,13 +35,19 @@ interface Held {
 }
 
 export class EventStream {
+  /**
+   * A session's stream keeps every frame in the replay store before writing it, so a blocked
+   * socket may be closed: the client resumes from its last id (answer/connection.ts).
+   */
+  static readonly overflow: OverflowPolicy = 'close-and-resume';
   readonly num: number;
   readonly kind: StreamKind;
   readonly #ctx: StreamContext;
   readonly #sh: StreamShared;
   #seq = 0;
   #idPrefix: string | undefined;
-  #writer: SseWriter | undefined;
+  /** The attached connection (answer/connection.ts: its writer, the live set, overflow). */
+  #conn: SseConnection | undefined;
   /** The resume in progress (resumes of one stream run one after another); none at first. */
   #resuming: Promise<unknown> | undefined;
   /** Frames produced while a replay is being read; written after it, deduplicated by seq. */
@@ -59,7 +67,7 @@ export class EventStream {
    */
   #lostCursor: number | undefined;
   /** Waiters for "every frame up to seq reached a connection and left its queue" (json ordering). */
-  #deliveryWaiters: { seq: number; resolve: () => void }[] | undefined;
+  readonly #waiters = new DeliveryWaiters();
   /** Why the current connection is being closed by the server, for the stream-close probe. */
   #closing: 'overflow' | 'server' | undefined;
   #tookOverAt: number | undefined;
@@ -78,13 +86,13 @@ export class EventStream {
   }
 
   get attached(): boolean {
-    return this.#writer !== undefined;
+    return this.#conn !== undefined;
   }
   get done(): boolean {
     return this.#done;
   }
   get writer(): SseWriter | undefined {
-    return this.#writer;
+    return this.#conn?.writer;
   }
   /** When the connection attached now took over another live one (epoch ms); undefined if it did not. */
   get tookOverAt(): number | undefined {
@@ -103,7 +111,7 @@ export class EventStream {
   }
   /** The attached connection's queue, for `stats({ perStream: true })`; undefined when none is attached. */
   stats(): StreamStats | undefined {
-    const w = this.#writer;
+    const w = this.#conn?.writer;
     if (w === undefined) return undefined;
     return {
       session: this.#ctx.sessionHash,
@@ -141,9 +149,10 @@ export class EventStream {
       this.#held.push({ seq, frame: frame ?? p.render(), key: undefined });
       return undefined;
     }
-    const w = this.#writer;
-    if (w === undefined) return this.#awayWait();
-    this.#record(seq, w.writePartial(p, frame));
+    const c = this.#conn;
+    if (c === undefined) return this.#awayWait();
+    this.#record(seq, c.writePartial(p, frame));
+    const w = c.writer;
     if (w.closed) return this.#awayWait();
     if (!w.blocked) return undefined;
     return w.congested ? w.waitForRoom() : undefined;
@@ -155,36 +164,21 @@ export class EventStream {
     return this.#away.wait(this.#ctx.store, this.#ctx.sessionKey, this.num);
   }
 
-  /**
-   * Resolves once every frame up to `seq` reached a connection and left its queue (handed to the
-   * socket), or undefined when that is so already. A json answer waits on it so the response never
-   * overtakes related notifications sent on this (standalone) stream. While no connection is
-   * attached (cut, the client about to resume) nothing counts as delivered: what the lost connection
-   * held may never have reached the client, and the resume sends it again.
-   */
+  /** Resolves once every frame up to `seq` reached a connection and left its queue (delivery.ts). */
   whenDelivered(seq: number): Promise<void> | undefined {
-    const w = this.#writer;
-    if (this.#delivered >= seq && (w !== undefined || this.#done || this.#ctx.ended)) return w?.whenFlushed();
-    return new Promise((resolve) => {
-      this.#deliveryWaiters ??= [];
-      // Callers bound their wait by a timer; a client that never comes back must not make this list
-      // grow with every answer: past 64 waiters the oldest is let go (its caller has timed out).
-      if (this.#deliveryWaiters.length >= 64) this.#deliveryWaiters.shift()?.resolve();
-      this.#deliveryWaiters.push({ seq, resolve });
-    });
+    return this.#waiters.when(seq, this.#delivery());
+  }
+
+  #delivery(): DeliveryState {
+    return {
+      delivered: this.#delivered,
+      writer: this.#conn?.writer,
+      over: this.#done || this.#ctx.ended,
+    };
   }
 
   #checkDelivery(): void {
-    const list = this.#deliveryWaiters;
-    if (list === undefined) return;
-    const rest = list.filter((d) => {
-      if (this.#delivered < d.seq || (this.#writer === undefined && !this.#done)) return true;
-      const f = this.#writer?.whenFlushed();
-      if (f === undefined) d.resolve();
-      else void f.then(d.resolve);
-      return false;
-    });
-    this.#deliveryWaiters = rest.length > 0 ? rest : undefined;
+    if (!this.#waiters.empty) this.#waiters.check(this.#delivery(), this.#done);
   }
 
   /**
@@ -199,10 +193,11 @@ export class EventStream {
       this.#held.push({ seq: this.#seq, frame, key });
       return undefined;
     }
-    const w = this.#writer;
+    const c = this.#conn;
     // No connection: the event waits in the replay store; pace the producer (see pacer.ts).
-    if (w === undefined) return this.#sh.pacer.wait();
-    this.#record(this.#seq, w.write(frame, key, urgent ?? key !== undefined));
+    if (c === undefined) return this.#sh.pacer.wait();
+    this.#record(this.#seq, c.write(frame, key, urgent ?? key !== undefined));
+    const w = c.writer;
     // An overflow just closed the connection: the frame is in the store; nothing to wait for.
     if (w.closed) return this.#sh.pacer.wait();
     if (!w.blocked) return undefined;
@@ -273,34 +268,17 @@ export class EventStream {
     // replay (deduplicated by seq) or, if the cursor is refused, to the connection that was there.
     this.#held = [];
     const upTo = this.#seq;
-    let r: ReplayResult | undefined;
-    try {
-      // A fresh GET takes whatever is still buffered: it has no cursor, so a gap is not an error.
-      r = await store.replay(this.#ctx.sessionKey, this.num, from, fresh ? { allowGap: true } : undefined);
-    } catch {
-      // The store failed (counted and logged by the guarded store): the live stream goes on as it
-      // was and the resume is answered 503 so the client may try again.
-      r = undefined;
-    }
+    const r = await readReplay(
+      store,
+      { sessionKey: this.#ctx.sessionKey, stream: this.num, from, upTo, fresh },
+      this.#sh.counters,
+    );
     const held = this.#held;
     this.#held = undefined;
-    // The client holds every frame made before the read: a store that failed to keep the last of
-    // them (so does not know the cursor) has nothing missing to report.
-    if (!fresh && from === upTo && r?.status === 'unknown') r = { status: 'ok', events: [] };
-    // Every frame made before the read began must come back: a store that lost the tail (a failed
-    // append), or the whole stream, must not let the client skip frames silently.
-    if (
-      !fresh &&
-      from < upTo &&
-      ((r?.status === 'ok' && (r.events.at(-1)?.seq ?? from) < upTo) || r?.status === 'unknown')
-    ) {
-      this.#sh.counters.storeGaps++;
-      r = { status: 'evicted' };
-    }
     if (r === undefined || r.status !== 'ok' || sink.closed || this.#ctx.ended) {
       // Refused (or nobody left to serve): the frames held meanwhile go where they were headed, and a
       // stream that finished meanwhile ends there (finish() left that to this resume).
-      const old = this.#writer;
+      const old = this.#conn;
       if (old !== undefined) {
         for (const h of held) this.#put(old, h.seq, h.frame, h.key);
         if (this.#done) old.end();
@@ -329,9 +307,9 @@ export class EventStream {
       fresh ? undefined : from,
       replayed,
     );
-    const w = this.#writer;
-    if (w !== undefined) for (const h of held) if (h.seq > last) this.#put(w, h.seq, h.frame, h.key);
-    if (this.#done) this.#writer?.end();
+    const c = this.#conn;
+    if (c !== undefined) for (const h of held) if (h.seq > last) this.#put(c, h.seq, h.frame, h.key);
+    if (this.#done) this.#conn?.end();
     this.#checkDelivery();
     return 'ok';
   }
@@ -341,9 +319,9 @@ export class EventStream {
    * only once the client holds an event id to resume from, after a `retry:` hint.
    */
   closeConnection(): boolean {
-    const w = this.#writer;
-    if (w === undefined || !this.#sentId) return false;
-    w.write(encodeRetry(this.#sh.retryMs));
+    const c = this.#conn;
+    if (c === undefined || !this.#sentId) return false;
+    c.write(encodeRetry(this.#sh.retryMs));
     this.#detach(true);
     return true;
   }
@@ -353,7 +331,7 @@ export class EventStream {
     if (this.#done) return;
     this.#done = true;
     this.#away?.release();
-    if (this.#held === undefined) this.#writer?.end();
+    if (this.#held === undefined) this.#conn?.end();
     if (this.#ctx.store !== undefined && this.#ctx.tag !== undefined) {
       void this.#ctx.store.endStream(this.#ctx.sessionKey, this.num, graceMs);
     }
@@ -361,20 +339,19 @@ export class EventStream {
 
   /** Ends the attached connection (shutdown, auth expiry) after a retry hint so the client resumes. */
   interrupt(): void {
-    const w = this.#writer;
-    if (w === undefined) return;
+    const c = this.#conn;
+    if (c === undefined) return;
     this.#closing = 'server';
-    if (this.#sentId) w.write(encodeRetry(this.#sh.retryMs));
+    if (this.#sentId) c.write(encodeRetry(this.#sh.retryMs));
     this.#detach(true);
   }
 
   /** Drops the connection at once. */
   abort(): void {
-    const w = this.#writer;
-    if (w !== undefined) {
-      this.#writer = undefined;
-      this.#sh.live.delete(w);
-      w.destroy();
+    const c = this.#conn;
+    if (c !== undefined) {
+      this.#conn = undefined;
+      c.destroy();
     }
   }
 
@@ -413,17 +390,14 @@ export class EventStream {
     this.interrupt();
   }
 
-  #put(w: SseWriter, seq: number, frame: string, key: string | undefined): void {
-    this.#record(seq, w.write(frame, key));
+  #put(c: SseConnection, seq: number, frame: string, key: string | undefined): void {
+    this.#record(seq, c.write(frame, key));
   }
 
   #record(seq: number, outcome: WriteOutcome): void {
     if (outcome === 'overflow') {
-      // Never drop a response or request: close the connection; the frame is in the replay store and
-      // the client resumes from its last id (docs/design.md "Invariants": never drop a response).
-      this.#sh.counters.overflowCloses++;
-      this.#closing = 'overflow';
-      this.abort();
+      // The connection closed itself (close-and-resume, answer/connection.ts): the frame is in the
+      // replay store and the client resumes from its last id.
       this.onDetach?.();
       return;
     }
@@ -431,7 +405,7 @@ export class EventStream {
     this.#sh.counters.eventsWritten++;
     if (seq > this.#delivered) this.#delivered = seq;
     if (this.#ctx.tag !== undefined) this.#sentId = true;
-    if (this.#deliveryWaiters !== undefined) this.#checkDelivery();
+    this.#checkDelivery();
   }
 
   #bind(
@@ -442,14 +416,17 @@ export class EventStream {
     cursor?: number,
     replayed?: number,
   ): void {
-    const w = new SseWriter(sink, this.#sh.limits, this.#sh.counters, this.#sh.now);
-    this.#writer = w;
+    const c: SseConnection = new SseConnection(sink, this.#sh, EventStream.overflow, () => {
+      if (this.#conn !== c) return;
+      this.#closing = 'overflow';
+      this.#conn = undefined;
+    });
+    this.#conn = c;
     this.#tookOverAt = undefined;
     this.#everAttached = true;
     this.#attaches++;
     this.#lostCursor = undefined;
     this.#closing = undefined;
-    this.#sh.live.add(w);
     const probe = this.#sh.probe;
     const ev =
       probe === undefined
@@ -458,37 +435,31 @@ export class EventStream {
     if (ev !== undefined) probe?.streamOpen(ev);
     sink.onClose(() => {
       if (ev !== undefined) {
-        const reason = this.#done
-          ? 'finished'
-          : (this.#closing ?? (this.#writer === w ? 'client' : 'server'));
+        const reason = this.#done ? 'finished' : (this.#closing ?? (this.#conn === c ? 'client' : 'server'));
         probe?.streamClose({ ...ev, reason });
       }
-      if (this.#writer === w) {
-        // Lost by the peer (a server-side close clears #writer first and never comes here).
-        this.#writer = undefined;
-        this.#sh.live.delete(w);
+      if (this.#conn === c) {
+        // Lost by the peer (a server-side close clears #conn first and never comes here).
+        this.#conn = undefined;
         if (!this.#done) this.#lostCursor = cursor;
         if (!this.#done) this.onDetach?.();
-      } else {
-        this.#sh.live.delete(w);
       }
     });
-    w.open(200, headers, first);
+    c.open(200, headers, first);
     armGuard(sink, guard, this.#sh.now, () => {
       this.#sh.counters.authStreamEnds++;
-      if (this.#writer === w) this.interrupt();
+      if (this.#conn === c) this.interrupt();
     });
     this.onAttach?.();
     this.#away?.release();
   }
 
   #detach(graceful: boolean): void {
-    const w = this.#writer;
-    if (w === undefined) return;
-    this.#writer = undefined;
-    this.#sh.live.delete(w);
-    if (graceful) w.end();
-    else w.destroy();
+    const c = this.#conn;
+    if (c === undefined) return;
+    this.#conn = undefined;
+    if (graceful) c.end();
+    else c.destroy();
     if (!this.#done) this.onDetach?.();
   }
 }

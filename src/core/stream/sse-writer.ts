@@ -50,6 +50,8 @@ export class SseWriter {
   #writable = true;
   #stallStart = 0;
   #waiters: (() => void)[] | undefined;
+  /** Called once, when the response's first bytes go to the sink (time to first byte). */
+  #firstBytes: (() => void) | undefined;
   /** When the last bytes went to the sink (for keepalive). */
   lastWriteAt: number;
   /** Milliseconds this connection spent waiting for 'drain'. */
@@ -187,12 +189,18 @@ export class SseWriter {
     return true;
   }
 
+  /** Calls `f` once when the response's first bytes go to the sink (never if it closes first). */
+  onFirstBytes(f: () => void): void {
+    this.#firstBytes = f;
+  }
+
   /** Flushes everything and finishes the response. */
   end(): void {
     if (this.#closed) return;
     // What is queued was refused by the socket earlier and goes first; the open batch follows.
     const rest = (this.#q?.drain() ?? '') + this.#batch;
     this.#batch = '';
+    this.#firstSent();
     this.#closed = true;
     this.#sink.end(rest);
     this.#release();
@@ -233,7 +241,15 @@ export class SseWriter {
     for (const w of waiters) w();
   }
 
+  #firstSent(): void {
+    const f = this.#firstBytes;
+    if (f === undefined) return;
+    this.#firstBytes = undefined;
+    f();
+  }
+
   #put(chunk: string): void {
+    if (this.#firstBytes !== undefined) this.#firstSent();
     this.lastWriteAt = this.#now();
     if (!this.#sink.write(chunk) && this.#writable) {
       this.#writable = false;

@@ -31,7 +31,7 @@ export interface StreamShared {
   readonly retryMs: number;
   readonly probe: Probe | undefined;
   readonly pacer: Pacer;
-  /** An undecided answer becomes a stream after this long (exchange.ts). */
+  /** An undecided answer becomes a stream after this long (answer/answer.ts). */
   readonly streamAfterMs: number;
   /** A finished stream stays resumable from the store this long. */
   readonly streamGraceMs: number;

@@ -1,0 +1,49 @@
+/**
+ * Requests Sluice sends the served server on its own behalf, never seen by the client: the
+ * initialize that describes the server for server/discover and subscriptions/listen, and the
+ * tools/list that holds the tools' `x-mcp-header` declarations (introspect.ts). They go through
+ * the call's own transport under ids of the form `\0sluice-<n>` (which observe/operations.ts knows
+ * not to trace as a client's request), and their answers come back through the same route as the
+ * client's response, so they are told apart here.
+ */
+import type { JsonRpcResponse } from '../../jsonrpc/message.js';
+
+type Waiter = (m: JsonRpcResponse | undefined) => void;
+
+let seq = 0;
+
+export class InternalAsks {
+  /** Asks awaiting their answer, made on first use (most calls ask nothing). */
+  #waiting: Map<string, Waiter> | undefined;
+
+  /** A fresh id, and its answer (undefined if the call ends before it comes). */
+  open(): { id: string; answer: Promise<JsonRpcResponse | undefined> } {
+    const id = `\u0000sluice-${++seq}`;
+    this.#waiting ??= new Map();
+    const waiting = this.#waiting;
+    return { id, answer: new Promise((resolve) => waiting.set(id, resolve)) };
+  }
+
+  /** Hands an answer to the ask it belongs to; false when it answers none (the client's response). */
+  settle(message: JsonRpcResponse): boolean {
+    const id = message.id;
+    if (typeof id !== 'string') return false;
+    const w = this.#waiting?.get(id);
+    if (w === undefined) return false;
+    this.#waiting?.delete(id);
+    w(message);
+    return true;
+  }
+
+  /** The ids still awaiting an answer. */
+  ids(): Iterable<string> {
+    return this.#waiting?.keys() ?? [];
+  }
+
+  /** The call is over: every ask still waiting gets undefined. */
+  clear(): void {
+    const waiting = this.#waiting;
+    this.#waiting = undefined;
+    if (waiting !== undefined) for (const w of waiting.values()) w(undefined);
+  }
+}
