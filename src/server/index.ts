@@ -54,6 +54,7 @@ export { toolError } from '../modern/tool-error.js';
 export { MemoryTaskStore, type MemoryTaskStoreOptions } from '../tasks/memory-store.js';
 export { OWNER_LOST, type TaskError, type TaskRecord, type TaskStatus } from '../tasks/model.js';
 export { TASK_DEFAULTS, type TaskOptions, type TaskPolicy, taskTools } from '../tasks/options.js';
+export { connectRedisTaskStore } from '../tasks/redis-connect.js';
 export { RedisTaskStore, type RedisTaskStoreOptions } from '../tasks/redis-store.js';
 export { createTasks, TASKS_EXTENSION, TaskService, type TaskServiceStats } from '../tasks/service.js';
 export type { AnswerOutcome, CreateOutcome, Settlement, TaskStore } from '../tasks/store.js';

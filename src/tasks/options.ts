@@ -21,6 +21,12 @@ export interface TaskOptions {
    * Tools not named are `forbidden`. @defaultValue {} (no tool runs as a task)
    */
   tools?: Readonly<Record<string, TaskPolicy>> | ((tool: string) => TaskPolicy);
+  /**
+   * Tools whose MRTR rounds run as plain calls until the client sends answers: a first call's
+   * `input_required` goes straight back (SEP-2663 "MRTR → Tasks composition"), and the task is
+   * created with the call that carries `inputResponses`. @defaultValue []
+   */
+  inputFirst?: readonly string[];
   /** How long a task's record is kept after its creation (`ttlMs` on the wire). @defaultValue 3600000 (1 h) */
   ttlMs?: number;
   /** The polling interval suggested to clients (`pollIntervalMs`). @defaultValue 1000 */
@@ -44,6 +50,7 @@ export interface TaskOptions {
 export interface ResolvedTaskOptions {
   store: TaskStore;
   policy: (tool: string) => TaskPolicy;
+  inputFirst: ReadonlySet<string>;
   ttlMs: number;
   pollIntervalMs: number;
   leaseMs: number;
@@ -96,6 +103,7 @@ export function resolveTaskOptions(o: TaskOptions = {}): ResolvedTaskOptions {
   return {
     store,
     policy: typeof tools === 'function' ? tools : taskTools(tools),
+    inputFirst: new Set(inputFirstOf(o.inputFirst)),
     ttlMs,
     pollIntervalMs: int('pollIntervalMs', o.pollIntervalMs ?? TASK_DEFAULTS.pollIntervalMs, 1),
     leaseMs,
@@ -105,4 +113,12 @@ export function resolveTaskOptions(o: TaskOptions = {}): ResolvedTaskOptions {
     logger: o.logger,
     now: o.now ?? Date.now,
   };
+}
+
+function inputFirstOf(v: readonly string[] | undefined): readonly string[] {
+  if (v === undefined) return [];
+  if (!Array.isArray(v) || !v.every((n) => typeof n === 'string')) {
+    throw new InvalidOptionError('tasks.inputFirst must be an array of tool names');
+  }
+  return v;
 }

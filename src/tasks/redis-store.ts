@@ -24,6 +24,8 @@ export interface RedisTaskStoreOptions {
   now?: () => number;
   /** Called when subscribing to the cancel channel fails (cancels then reach runners at their next renewal). */
   onError?: (error: unknown) => void;
+  /** close() closes the link too (the store opened it). @defaultValue false */
+  closeLink?: boolean;
 }
 
 const STATUSES = new Set<string>(['working', 'input_required', 'completed', 'failed', 'cancelled']);
@@ -109,6 +111,7 @@ export class RedisTaskStore implements TaskStore {
   readonly #now: () => number;
   readonly #listeners = new Set<(taskId: string) => void>();
   readonly #onError: ((error: unknown) => void) | undefined;
+  readonly #closeLink: boolean;
   #subscribed: Promise<void> | undefined;
 
   constructor(link: RedisLink, options: RedisTaskStoreOptions = {}) {
@@ -116,6 +119,7 @@ export class RedisTaskStore implements TaskStore {
     this.#link = link;
     this.#now = options.now ?? Date.now;
     this.#onError = options.onError;
+    this.#closeLink = options.closeLink ?? false;
   }
 
   /**
@@ -258,5 +262,6 @@ export class RedisTaskStore implements TaskStore {
 
   async close(): Promise<void> {
     this.#listeners.clear();
+    if (this.#closeLink) await this.#link.close();
   }
 }

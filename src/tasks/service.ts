@@ -27,8 +27,8 @@ import {
 } from './model.js';
 import { type ResolvedTaskOptions, resolveTaskOptions, type TaskOptions } from './options.js';
 import { clientHash } from './redis-store.js';
-import { TaskRun } from './run.js';
-import type { CreateOutcome } from './store.js';
+import { settlementOf, TaskRun } from './run.js';
+import type { CreateOutcome, Settlement } from './store.js';
 
 export const TASKS_EXTENSION = 'io.modelcontextprotocol/tasks';
 
@@ -115,11 +115,39 @@ export class TaskService implements TaskHook {
   async #call(o: TaskOffer, declared: boolean): Promise<boolean> {
     const name = o.req.params?.['name'];
     const policy = typeof name === 'string' ? this.#o.policy(name) : 'forbidden';
-    if (policy === 'forbidden') return false;
+    if (policy === 'forbidden' || (!declared && policy === 'optional')) {
+      // SEP-2663: a SEP-1686 `task` hint is tolerated and ignored (an SDK v1 server would refuse
+      // the call without a task store of its own), so the call is served without it.
+      const params = o.req.params;
+      if (params === undefined || !('task' in params)) return false;
+      const { task: _ignored, ...rest } = params;
+      await o.serve({ ...o.req, params: rest }, o.sink);
+      return true;
+    }
     if (!declared) {
-      if (policy === 'optional') return false;
       this.#send(o, missingExtension(o));
       return true;
+    }
+    // MRTR before the task (SEP-2663 "MRTR → Tasks composition"): a first call of an inputFirst
+    // tool runs as a plain call; its input_required goes back as is, any other answer becomes a
+    // task that is already finished (the tool never runs twice).
+    let first: Settlement | undefined;
+    if (
+      typeof name === 'string' &&
+      this.#o.inputFirst.has(name) &&
+      !('inputResponses' in (o.req.params ?? {}))
+    ) {
+      const sink = new CaptureSink(this.#o.maxResultBytes + 64 * 1024, () => undefined);
+      await o.serve(o.req, sink);
+      const c = await sink.done;
+      if (c.kind === 'response' && isPlainObject(c.message['result'])) {
+        if (c.message['result']['resultType'] === 'input_required') {
+          this.#send(o, { status: 200, body: c.message });
+          return true;
+        }
+      }
+      first = settlementOf(c, this.#o.maxResultBytes);
+      if (first === undefined) return true;
     }
     const now = this.#o.now();
     const t: TaskRecord = {
@@ -167,9 +195,11 @@ export class TaskService implements TaskHook {
       return true;
     }
     this.#created++;
+    if (first !== undefined && (await this.#o.store.settle(t.taskId, this.#runner, first)))
+      t.status = first.status;
     // Durable now (SEP-2663: a tasks/get right after this answer resolves).
     this.#send(o, { status: 200, body: { jsonrpc: '2.0', id: o.req.id, result: createTaskResult(t) } });
-    this.#start(t, o);
+    if (first === undefined) this.#start(t, o);
     return true;
   }
 
