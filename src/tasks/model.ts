@@ -51,6 +51,8 @@ export interface TaskRecord {
   inputResponses?: Record<string, string> | undefined;
   /** The `tools/call` params as JSON text (re-run after input answers arrive). */
   readonly call: string;
+  /** The call's `Mcp-Param-*` headers as JSON (name → value), for its later rounds. */
+  readonly paramHeaders?: string | undefined;
   /** The instance running it and until when its lease holds (only while working). */
   leaseOwner?: string | undefined;
   leaseUntil?: number | undefined;

@@ -4,7 +4,8 @@
  * ended is `failed` with OWNER_LOST before anything else is decided.
  *
  * HASH fields: o owner, c client, s status, ca createdAt, u lastUpdatedAt, ttl, pi pollIntervalMs,
- * m statusMessage, r result, e error, rs requestState, call, lo/lu lease owner/until, and one field
+ * m statusMessage, r result, e error, rs requestState, call, ph the call's Mcp-Param-* headers,
+ * lo/lu lease owner/until, and one field
  * per pending input request (`i:<key>`) and per answer received (`a:<key>`): a partial
  * `tasks/update` is HDEL + HSET, no JSON is decoded in Lua (cjson would turn `[]` into `{}`).
  */

@@ -81,6 +81,7 @@ export function recordOf(taskId: string, reply: RedisReply): TaskRecord | undefi
     ttlMs,
     pollIntervalMs,
     call,
+    ...(f.get('ph') === undefined ? {} : { paramHeaders: f.get('ph') }),
   };
   const m = f.get('m');
   if (m !== undefined) t.statusMessage = m;
@@ -160,6 +161,7 @@ export class RedisTaskStore implements TaskStore {
       ...['o', t.owner, 'c', t.client, 's', t.status, 'ca', String(t.createdAt)],
       ...['u', String(t.lastUpdatedAt), 'ttl', String(t.ttlMs), 'pi', String(t.pollIntervalMs)],
       ...['call', t.call],
+      ...(t.paramHeaders === undefined ? [] : ['ph', t.paramHeaders]),
       ...(t.leaseOwner === undefined ? [] : ['lo', t.leaseOwner, 'lu', String(t.leaseUntil ?? 0)]),
     ];
     const created = await CREATE.run(this.#link, [keys.task(t.taskId)], [now, String(t.ttlMs), ...fields]);

@@ -6,6 +6,7 @@
  * fires the tool's AbortSignal.
  */
 import type { TaskOffer } from '../core/era-2026/task-hook.js';
+import type { RequestHead } from '../core/pipeline/sink.js';
 import { JsonRpcCode } from '../jsonrpc/codes.js';
 import { isPlainObject, type JsonRpcRequest } from '../jsonrpc/message.js';
 import { type Captured, CaptureSink } from './capture-sink.js';
@@ -47,6 +48,24 @@ export function settlementOf(c: Captured, maxResultBytes: number): Settlement | 
   return { status: 'completed', result: json };
 }
 
+/** A later round's head: the `Mcp-Param-*` headers of the call that created the task. */
+export function paramHead(t: TaskRecord): RequestHead {
+  const stored: Record<string, string> = t.paramHeaders === undefined ? {} : JSON.parse(t.paramHeaders);
+  return { method: 'POST', header: (name) => (Object.hasOwn(stored, name) ? stored[name] : undefined) };
+}
+
+/** The call's `Mcp-Param-*` headers as JSON, or undefined when it has none. */
+export function paramHeadersOf(
+  raw: Readonly<Record<string, string | string[] | undefined>>,
+): string | undefined {
+  const out: Record<string, string> = {};
+  for (const [name, v] of Object.entries(raw)) {
+    if (!name.toLowerCase().startsWith('mcp-param-') || v === undefined) continue;
+    out[name.toLowerCase()] = Array.isArray(v) ? v.join(', ') : v;
+  }
+  return Object.keys(out).length === 0 ? undefined : JSON.stringify(out);
+}
+
 function internal(message: string): TaskError {
   return { code: JsonRpcCode.InternalError, message: `Internal error: ${message}` };
 }
@@ -82,12 +101,12 @@ export class TaskRun {
   }
 
   /** Runs the round; resolves once its outcome is settled (or the run was aborted). */
-  async run(t: TaskRecord, serve: TaskOffer['serve']): Promise<void> {
+  async run(t: TaskRecord, serve: TaskOffer['serve'], head?: RequestHead): Promise<void> {
     const every = Math.max(100, Math.floor(this.#o.leaseMs / 3));
     this.#timer = setInterval(() => this.#renew(), every);
     this.#timer.unref?.();
     try {
-      serve(roundRequest(t), this.#sink).catch((error: unknown) => {
+      serve(roundRequest(t), this.#sink, head).catch((error: unknown) => {
         this.#o.logger?.error('tasks.run_failed', { taskId: this.taskId, error: String(error) });
         this.#sink.respond(500, {}, '');
       });

@@ -27,7 +27,7 @@ import {
 } from './model.js';
 import { type ResolvedTaskOptions, resolveTaskOptions, type TaskOptions } from './options.js';
 import { clientHash } from './redis-store.js';
-import { settlementOf, TaskRun } from './run.js';
+import { paramHead, paramHeadersOf, settlementOf, TaskRun } from './run.js';
 import type { CreateOutcome, Settlement } from './store.js';
 
 export const TASKS_EXTENSION = 'io.modelcontextprotocol/tasks';
@@ -150,6 +150,7 @@ export class TaskService implements TaskHook {
       if (first === undefined) return true;
     }
     const now = this.#o.now();
+    const paramHeaders = paramHeadersOf(o.rawHeaders);
     const t: TaskRecord = {
       taskId: newTaskId(),
       owner: principalKey(o.principal),
@@ -160,6 +161,7 @@ export class TaskService implements TaskHook {
       ttlMs: this.#o.ttlMs,
       pollIntervalMs: this.#o.pollIntervalMs,
       call: JSON.stringify(o.req.params ?? {}),
+      ...(paramHeaders === undefined ? {} : { paramHeaders }),
       leaseOwner: this.#runner,
       leaseUntil: now + this.#o.leaseMs,
     };
@@ -199,15 +201,16 @@ export class TaskService implements TaskHook {
       t.status = first.status;
     // Durable now (SEP-2663: a tasks/get right after this answer resolves).
     this.#send(o, { status: 200, body: { jsonrpc: '2.0', id: o.req.id, result: createTaskResult(t) } });
-    if (first === undefined) this.#start(t, o);
+    if (first === undefined) this.#start(t, o, false);
     return true;
   }
 
-  #start(t: TaskRecord, o: TaskOffer): void {
+  /** Runs a round here; a resumed one with the headers of the call that created the task. */
+  #start(t: TaskRecord, o: TaskOffer, resumed: boolean): void {
     const run = new TaskRun(this.#o, this.#runner, t.taskId);
     this.#runs.set(t.taskId, run);
     run
-      .run(t, o.serve)
+      .run(t, o.serve, resumed ? paramHead(t) : undefined)
       .catch((error: unknown) =>
         this.#o.logger?.error('tasks.settle_failed', { taskId: t.taskId, error: String(error) }),
       )
@@ -263,7 +266,7 @@ export class TaskService implements TaskHook {
     }
     const r = await this.#o.store.answer(id, owner, encoded, this.#runner, this.#o.now() + this.#o.leaseMs);
     if (r === undefined) return unknownTask(o);
-    if (r.resume) this.#start(r.task, o);
+    if (r.resume) this.#start(r.task, o, true);
     return ok(o, { resultType: 'complete' });
   }
 

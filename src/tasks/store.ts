@@ -60,7 +60,8 @@ export interface TaskStore {
 
 /** Bytes a record holds beyond its fixed fields (what the stores bound). */
 export function recordBytes(t: TaskRecord): number {
-  let n = t.call.length + (t.result?.length ?? 0) + (t.statusMessage?.length ?? 0);
+  let n =
+    t.call.length + (t.paramHeaders?.length ?? 0) + (t.result?.length ?? 0) + (t.statusMessage?.length ?? 0);
   if (t.error !== undefined) n += JSON.stringify(t.error).length;
   for (const m of [t.inputRequests, t.inputResponses]) {
     if (m === undefined) continue;

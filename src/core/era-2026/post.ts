@@ -59,10 +59,11 @@ export async function handleModernPost(
       principal: input.auth?.principal,
       clientKey: ClientLimits.key(input.auth?.principal, input.remote),
       head: input.head,
+      rawHeaders: input.rawHeaders,
       sink: input.sink,
       headers: input.headers,
-      serve: (r, sink) =>
-        new ModernCall(era, { ...input, sink, guard: undefined }, r, meta, 'auto', undefined).run(),
+      serve: (r, sink, head = input.head) =>
+        new ModernCall(era, { ...input, head, sink, guard: undefined }, r, meta, 'auto', undefined).run(),
     };
     if (await tasks.offer(offer)) return;
   }

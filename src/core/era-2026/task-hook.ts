@@ -19,14 +19,18 @@ export interface TaskOffer {
   readonly clientKey: string;
   /** The client's request head and response, and the headers every answer carries (CORS). */
   readonly head: RequestHead;
+  /** Every request header (lower-case names), e.g. to keep a call's `Mcp-Param-*` for a later round. */
+  readonly rawHeaders: Readonly<Record<string, string | string[] | undefined>>;
   readonly sink: ResponseSink;
   readonly headers: Headers;
   /**
    * Serves `req` as a plain request of this era, answering into `sink` instead of the client's
    * response (in `auto` mode: JSON, or SSE once something related is sent). Closing `sink` cancels
-   * the handler (its AbortSignal), as a client closing its response would.
+   * the handler (its AbortSignal), as a client closing its response would. `head` replaces this
+   * request's head for the call's header checks (a later round of a task carries the headers of
+   * the call that created it, not those of the `tasks/update` that resumed it).
    */
-  serve(req: JsonRpcRequest, sink: ResponseSink): Promise<void>;
+  serve(req: JsonRpcRequest, sink: ResponseSink, head?: RequestHead): Promise<void>;
 }
 
 export interface TaskHook {
