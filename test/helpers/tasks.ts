@@ -5,6 +5,7 @@
  * an MRTR round, then echoes the answers), `sampler` (asks for sampling, which the tests' client
  * never declares: the transport turns that into a -32021 protocol error), `greet` (never a task).
  */
+import { appendFileSync } from 'node:fs';
 import { McpServer } from '@modelcontextprotocol/sdk/server/mcp.js';
 import { z } from 'zod';
 import { mrtrInput } from '../../src/modern/mrtr.js';
@@ -40,6 +41,9 @@ export function taskServer(probe: ToolProbe): CreateServer {
     const wait = (gate: string, ms: number, signal: AbortSignal) =>
       new Promise<void>((resolve, reject) => {
         probe.runs.set(gate, (probe.runs.get(gate) ?? 0) + 1);
+        // Child-process instances (task-node.ts) log every run start, so a test sees runs across processes.
+        const log = process.env['SLUICE_TASK_RUNLOG'];
+        if (log !== undefined) appendFileSync(log, `${gate}\n`);
         const t = ms > 0 ? setTimeout(resolve, ms) : undefined;
         probe.gates.set(gate, () => {
           clearTimeout(t);
