@@ -19,7 +19,6 @@ export class CaptureSink implements ResponseSink {
   readonly #onProgress: (message: string) => void;
   readonly #closeListeners: (() => void)[] = [];
   #buffer = '';
-  #bytes = 0;
   #closed = false;
   #outcome: Captured | undefined;
   #resolve!: (c: Captured) => void;
@@ -48,11 +47,6 @@ export class CaptureSink implements ResponseSink {
 
   write(chunk: string): boolean {
     if (this.#closed) return true;
-    this.#bytes += chunk.length;
-    if (this.#bytes > this.#maxBytes) {
-      this.#finish({ kind: 'too-large' });
-      return true;
-    }
     this.#buffer += chunk;
     let cut = this.#buffer.indexOf('\n\n');
     while (cut >= 0 && !this.#closed) {
@@ -60,6 +54,9 @@ export class CaptureSink implements ResponseSink {
       this.#buffer = this.#buffer.slice(cut + 2);
       cut = this.#buffer.indexOf('\n\n');
     }
+    // One event (the answer, or a notification) is bounded, not the run: a long task may report
+    // progress for hours, and each event is read and let go as it completes.
+    if (this.#buffer.length > this.#maxBytes) this.#finish({ kind: 'too-large' });
     return true;
   }
 
