@@ -67,6 +67,7 @@ export {
 export {
   type CallToolAsTaskOptions,
   callToolAsTask,
+  callToolDurably,
   TaskCancelledError,
   TaskExpiredError,
   TaskFailedError,

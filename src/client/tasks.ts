@@ -113,6 +113,9 @@ export interface TaskHandle {
   update(inputResponses: Record<string, unknown>): Promise<void>;
 }
 
+/** Clock skew and transit tolerated between this client's deadline and the server's eviction. */
+const EVICTION_SLACK_MS = 1000;
+
 const ANY_RESULT = { safeParse: (data: unknown) => ({ success: true as const, data }) };
 type Requester = Pick<Client, 'request'>;
 
@@ -161,6 +164,9 @@ export async function callToolAsTask(
   const poll = positive('pollIntervalMs', options.pollIntervalMs, 1000);
   const maxWait = positive('maxWaitMs', options.maxWaitMs, 3_600_000);
   const meta = withExtension(params._meta ?? {});
+  // The TTL runs from the server's creation, which follows this moment: a deadline counted from
+  // here ends no later than the server's eviction (on one clock).
+  const sentAt = Date.now();
   const created: unknown = await client.request(
     { method: 'tools/call', params: { ...params, _meta: meta } } as ClientRequest,
     ANY_RESULT as unknown as Parameters<Client['request']>[1],
@@ -173,8 +179,22 @@ export async function callToolAsTask(
   const ttl = typeof created['ttlMs'] === 'number' ? created['ttlMs'] : undefined;
   return new PolledTask(client, taskId, meta, options, {
     pollMs: typeof created['pollIntervalMs'] === 'number' ? created['pollIntervalMs'] : poll,
-    deadline: Date.now() + (ttl ?? maxWait),
+    deadline: sentAt + (ttl ?? maxWait),
   });
+}
+
+/**
+ * The transparent mode: calls a tool and resolves with its result, as `client.callTool` would, but
+ * asks for a task. Where the server runs the tool as a task the call survives lost connections
+ * and instance switches (polled to the end, or a typed error); where it does not (no tasks
+ * extension, or the tool is not a task there) the plain result comes back at once.
+ */
+export async function callToolDurably(
+  client: Requester,
+  params: { name: string; arguments?: Record<string, unknown>; _meta?: Record<string, unknown> },
+  options: CallToolAsTaskOptions = {},
+): Promise<Result> {
+  return (await callToolAsTask(client, params, options)).result();
 }
 
 function immediateHandle(result: Result): TaskHandle {
@@ -255,7 +275,14 @@ class PolledTask implements TaskHandle {
         lastError = undefined;
       } catch (error) {
         // The task lives on the server: a lost connection, an instance restarting, a 503 or a 429
-        // is waited out at the polling pace until the TTL. Only "unknown task" is final.
+        // is waited out at the polling pace until the TTL. Only "unknown task" is final; near the
+        // end of the TTL it means the server evicted the task: expired.
+        if (
+          error instanceof TaskNotFoundError &&
+          Date.now() >= this.#deadline - this.#pollMs - EVICTION_SLACK_MS
+        ) {
+          throw new TaskExpiredError(this.taskId, error);
+        }
         if (error instanceof TaskNotFoundError || this.#options.signal?.aborted) throw error;
         lastError = error;
       }

@@ -10,6 +10,7 @@ import { after, before, describe, test } from 'node:test';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import {
   callToolAsTask,
+  callToolDurably,
   StreamableHttpClientTransport,
   TaskCancelledError,
   TaskExpiredError,
@@ -117,6 +118,16 @@ describe('callToolAsTask', () => {
     const h = await callToolAsTask(client, { name: 'greet', arguments: { name: 'W' }, _meta: META });
     assert.equal(h.immediate, true);
     assert.equal(textOf(await h.result()), 'Hello, W!');
+  });
+
+  test('the transparent mode: a result either way, durable where the server makes a task', async () => {
+    const client = await connect(served.url);
+    const pending = callToolDurably(client, { name: 'slow', arguments: { gate: 'c-dur' }, _meta: META });
+    await until(() => probe.gates.has('c-dur'), 5000, 'running as a task');
+    probe.gates.get('c-dur')?.();
+    assert.equal(textOf(await pending), 'done c-dur');
+    const plain = await callToolDurably(client, { name: 'greet', arguments: { name: 'P' }, _meta: META });
+    assert.equal(textOf(plain), 'Hello, P!');
   });
 
   test('polling survives a lost connection', async () => {
