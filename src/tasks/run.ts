@@ -111,9 +111,26 @@ export class TaskRun {
         this.#sink.respond(500, {}, '');
       });
       const s = settlementOf(await this.#sink.done, this.#o.maxResultBytes);
-      if (s !== undefined) await this.#o.store.settle(this.taskId, this.#runner, s);
+      if (s !== undefined) await this.#settle(s);
     } finally {
       this.#stop();
+    }
+  }
+
+  /**
+   * Stores the outcome, retrying while the store is unreachable for up to one lease (the lease is
+   * still renewed meanwhile): past that the task reads as failed (owner lost) anyway.
+   */
+  async #settle(s: Settlement): Promise<void> {
+    const until = this.#o.now() + this.#o.leaseMs;
+    for (;;) {
+      try {
+        await this.#o.store.settle(this.taskId, this.#runner, s);
+        return;
+      } catch (error) {
+        if (this.#o.now() >= until) throw error;
+        await new Promise((r) => setTimeout(r, Math.max(50, Math.floor(this.#o.leaseMs / 10))));
+      }
     }
   }
 

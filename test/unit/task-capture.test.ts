@@ -7,7 +7,10 @@
 import assert from 'node:assert/strict';
 import { describe, test } from 'node:test';
 import { CaptureSink } from '../../src/tasks/capture-sink.js';
-import { settlementOf } from '../../src/tasks/run.js';
+import { MemoryTaskStore } from '../../src/tasks/memory-store.js';
+import { newTaskId, type TaskRecord } from '../../src/tasks/model.js';
+import { resolveTaskOptions } from '../../src/tasks/options.js';
+import { settlementOf, TaskRun } from '../../src/tasks/run.js';
 
 const frame = (m: unknown) => `data: ${JSON.stringify(m)}\n\n`;
 
@@ -85,5 +88,46 @@ describe('settlementOf', () => {
     assert.equal(settlementOf(response({ id: 1, result: { text: 'x'.repeat(200) } }), 100)?.status, 'failed');
     assert.equal(settlementOf({ kind: 'aborted' }, 100), undefined);
     assert.equal(settlementOf({ kind: 'malformed', status: 500 }, 100)?.status, 'failed');
+  });
+});
+
+describe('TaskRun', () => {
+  test('an outcome is stored even when the store fails for a while (retried within a lease)', async () => {
+    const store = new MemoryTaskStore();
+    let failures = 2;
+    const settle = async (...args: Parameters<MemoryTaskStore['settle']>) => {
+      if (failures-- > 0) throw new Error('store unreachable');
+      return store.settle(...args);
+    };
+    // The store itself for everything else (its methods bound to it: they use private fields).
+    const flaky = new Proxy(store, {
+      get(target, prop) {
+        if (prop === 'settle') return settle;
+        const v: unknown = Reflect.get(target, prop, target);
+        return typeof v === 'function' ? v.bind(target) : v;
+      },
+    });
+    const o = resolveTaskOptions({ store: flaky, leaseMs: 2000 });
+    const now = Date.now();
+    const t: TaskRecord = {
+      taskId: newTaskId(),
+      owner: 'anon',
+      client: 'c',
+      status: 'working',
+      createdAt: now,
+      lastUpdatedAt: now,
+      ttlMs: 60_000,
+      pollIntervalMs: 100,
+      call: JSON.stringify({ name: 'x' }),
+      leaseOwner: 'me',
+      leaseUntil: now + 2000,
+    };
+    assert.equal(await store.create(t, 10), 'created');
+    const run = new TaskRun(o, 'me', t.taskId);
+    await run.run(t, async (req, sink) => {
+      sink.respond(200, {}, JSON.stringify({ jsonrpc: '2.0', id: req.id, result: { content: [] } }));
+    });
+    assert.equal(failures, -1, 'two failures, then the store took it');
+    assert.equal((await store.get(t.taskId, 'anon'))?.status, 'completed');
   });
 });
