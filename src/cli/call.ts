@@ -11,12 +11,13 @@ import type { CallToolResult, Progress } from '@modelcontextprotocol/sdk/types.j
 import { callToolStream } from '../client/call-tool-stream.js';
 import { type Connection, connectClient, parseHeaders, UsageError } from './connect.js';
 import { endpointUrl, failureHint } from './hints.js';
+import { callAsTask } from './task.js';
 import { coerceArgs, listAllTools } from './tool-args.js';
 import { oneLine, usageFailure } from './usage-error.js';
 
 /** The one line of usage a usage error prints. */
 const USAGE_LINE =
-  "usage: sluice call URL TOOL [--arg k=v ...] [--args JSON] [--header 'K: V' ...] [--token T] [--timeout MS] [--json]";
+  "usage: sluice call URL TOOL [--arg k=v ...] [--args JSON] [--header 'K: V' ...] [--token T] [--timeout MS] [--task] [--json]";
 
 export const USAGE_CALL = `usage: sluice call URL TOOL [options]
 
@@ -29,6 +30,9 @@ export const USAGE_CALL = `usage: sluice call URL TOOL [options]
   --header 'K: V'  an extra request header (repeatable)
   --token T        sent as Authorization: Bearer T
   --timeout MS     request timeout, reset by every progress event (default 60000)
+  --task           run the call as a task (tasks extension, 2026-07-28): the task id is printed at once
+                   (stderr; with --json a {"type":"task"} line), then the task's status messages while it is
+                   polled; 'sluice task get|cancel ID URL' works on it from another terminal
   --json           NDJSON on stdout: {"type":"progress",…} per progress event and {"type":"partial","text":…}
                    per delta of partial output, in order, then {"type":"result",…}
 
@@ -188,6 +192,7 @@ export async function main(argv: string[]): Promise<number> {
     token?: string;
     timeout?: string;
     json?: boolean;
+    task?: boolean;
     help?: boolean;
   };
   let positionals: string[];
@@ -202,6 +207,7 @@ export async function main(argv: string[]): Promise<number> {
         token: { type: 'string' },
         timeout: { type: 'string' },
         json: { type: 'boolean' },
+        task: { type: 'boolean' },
         help: { type: 'boolean', short: 'h' },
       },
     }));
@@ -265,19 +271,21 @@ export async function main(argv: string[]): Promise<number> {
       hint = ` (the server lists no tool '${tool}'; 'sluice tools ${url}' lists the ${listed.length} it has)`;
     let result: CallToolResult | undefined;
     let streamed = '';
-    for await (const part of callToolStream(
-      connection.client,
-      { name: tool, arguments: args },
-      { resetTimeoutOnProgress: true, timeout, signal: abort.signal },
-    )) {
-      if (part.type === 'progress') renderer.progress(part.progress);
-      else if (part.type === 'partial') {
-        streamed += part.text;
-        if (json) process.stdout.write(`${JSON.stringify({ type: 'partial', text: part.text })}\n`);
-        else if (part.text.length > 0) process.stdout.write(part.text);
-        if (!json && part.content !== undefined) process.stdout.write(renderContent(part.content));
-      } else result = part.result;
-    }
+    if (values.task === true) result = await callAsTask(connection, tool, args, json, abort.signal);
+    else
+      for await (const part of callToolStream(
+        connection.client,
+        { name: tool, arguments: args },
+        { resetTimeoutOnProgress: true, timeout, signal: abort.signal },
+      )) {
+        if (part.type === 'progress') renderer.progress(part.progress);
+        else if (part.type === 'partial') {
+          streamed += part.text;
+          if (json) process.stdout.write(`${JSON.stringify({ type: 'partial', text: part.text })}\n`);
+          else if (part.text.length > 0) process.stdout.write(part.text);
+          if (!json && part.content !== undefined) process.stdout.write(renderContent(part.content));
+        } else result = part.result;
+      }
     renderer.done();
     if (result === undefined) throw new Error('the call ended without a result');
     if (json) {

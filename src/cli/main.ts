@@ -7,6 +7,7 @@ type Command = (argv: string[]) => Promise<number>;
 const commands: Record<string, () => Promise<Command>> = {
   serve: async () => (await import('./serve.js')).main,
   call: async () => (await import('./call.js')).main,
+  task: async () => (await import('./task.js')).main,
   tools: async () => (await import('./tools.js')).main,
   'conformance-client': async () => (await import('./conformance-client.js')).main,
   doctor: async () => (await import('./doctor.js')).main,
@@ -21,7 +22,8 @@ const USAGE = `usage: sluice <command> [options]
 
 commands:
   serve               run the demo MCP server (Streamable HTTP)
-  call URL TOOL       call a tool, rendering its progress
+  call URL TOOL       call a tool, rendering its progress (--task: as a task, printing its id)
+  task get|cancel ID URL  read or cancel a task (docs/tasks.md)
   tools URL           list a server's tools and their input schemas
   doctor URL          diagnose the network path to an MCP server
   top URL...          live view of running servers from their metrics

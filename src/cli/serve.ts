@@ -8,8 +8,11 @@
 import { readFileSync } from 'node:fs';
 import { parseArgs } from 'node:util';
 import { createDemoServer } from '../demo/demo-server.js';
+import { DEMO_INPUT_FIRST_TOOLS, DEMO_TASK_TOOLS } from '../demo/task-fixtures.js';
 import type { OAuthResourceServer, ResponseMode } from '../server/index.js';
 import {
+  connectRedisTaskStore,
+  createTasks,
   InvalidOptionError,
   jsonLogger,
   oauthResourceServer,
@@ -70,6 +73,10 @@ const HELP = `usage: sluice serve [options]
   --redis-cluster HOST:PORT[,HOST:PORT...]
                        the same, on a Redis Cluster (any of its nodes; the others are discovered)
   --advertise URL      the URL peers use to reach this instance's endpoint (default: the bound address)
+
+The demo's task tools (slow_compute, failing_job, confirm_delete, ...) run as tasks of the
+io.modelcontextprotocol/tasks extension; with --redis* their records live in that Redis, so any
+instance answers tasks/get, tasks/update and tasks/cancel (docs/tasks.md).
 `;
 
 function int(name: string, v: string | undefined, dflt: number, max = Number.MAX_SAFE_INTEGER): number {
@@ -270,6 +277,20 @@ async function run(argv: string[]): Promise<number> {
           ...redis,
           ...(values.advertise === undefined ? {} : { advertise: values.advertise }),
         });
+  const logger = values.log === 'json' ? jsonLogger() : undefined;
+  const tasks = createTasks({
+    tools: DEMO_TASK_TOOLS,
+    inputFirst: DEMO_INPUT_FIRST_TOOLS,
+    ...(logger === undefined ? {} : { logger }),
+    ...(redis === undefined
+      ? {}
+      : {
+          store: await connectRedisTaskStore({
+            ...redis,
+            onError: (e) => logger?.warn('tasks.redis_error', { error: e.message }),
+          }),
+        }),
+  });
   const api = values.otel ? await loadOtelApi() : undefined;
   if (values.otel && api === undefined)
     throw new UsageError('--otel needs the @opentelemetry/api package installed next to sluice');
@@ -286,7 +307,8 @@ async function run(argv: string[]): Promise<number> {
     ...(values.metrics ? { metricsPath: '/metrics' } : {}),
     ...(origins.length > 0 ? { allowedOrigins: origins } : {}),
     ...(hosts.length > 0 ? { allowedHosts: [...LOOPBACK_HOSTS, ...hosts] } : {}),
-    ...(values.log === 'json' ? { logger: jsonLogger() } : {}),
+    ...(logger === undefined ? {} : { logger }),
+    tasks,
     createServer: () => createDemoServer(),
     host: values.host ?? '127.0.0.1',
     port: int('port', values.port, 3000, 65535),
@@ -303,18 +325,24 @@ async function run(argv: string[]): Promise<number> {
       if (stopping) return;
       stopping = true;
       process.stderr.write(`sluice: ${signal}: closing (grace ${graceMs} ms)\n`);
-      served.close({ graceMs }).then(
-        (report) => {
-          process.stderr.write(
-            `sluice: closed ${report.sessions} session(s); ${report.cutRequests} request(s) cut at the deadline\n`,
-          );
-          resolve(0);
-        },
-        (error: unknown) => {
-          process.stderr.write(`sluice: close failed: ${String(error)}\n`);
-          resolve(1);
-        },
-      );
+      served
+        .close({ graceMs })
+        .then(async (report) => {
+          await tasks.close();
+          return report;
+        })
+        .then(
+          (report) => {
+            process.stderr.write(
+              `sluice: closed ${report.sessions} session(s); ${report.cutRequests} request(s) cut at the deadline\n`,
+            );
+            resolve(0);
+          },
+          (error: unknown) => {
+            process.stderr.write(`sluice: close failed: ${String(error)}\n`);
+            resolve(1);
+          },
+        );
     };
     process.once('SIGINT', () => stop('SIGINT'));
     process.once('SIGTERM', () => stop('SIGTERM'));

@@ -65,6 +65,19 @@ export {
   type StreamableHttpClientOptions,
   type TokenOption,
 } from './options.js';
+export {
+  type CallToolAsTaskOptions,
+  callToolAsTask,
+  callToolDurably,
+  TaskCancelledError,
+  TaskExpiredError,
+  TaskFailedError,
+  type TaskHandle,
+  TaskInputRequiredError,
+  TaskNotFoundError,
+  type TaskState,
+  type TaskStatusName,
+} from './tasks.js';
 export type { ClientTracingOptions } from './tracing.js';
 export {
   type SessionResetEvent,

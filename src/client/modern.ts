@@ -52,11 +52,14 @@ export function modernRevisionOf(message: WireMessage): string | undefined {
 /** The shared sentinel encoder (http/param-headers.ts), re-exported as part of `sluice/client`. */
 export { encodeHeaderValue };
 
-/** Which body field `Mcp-Name` mirrors, per method. */
-const NAME_SOURCE: Readonly<Record<string, 'name' | 'uri'>> = {
+/** Which body field `Mcp-Name` mirrors, per method (SEP-2243; the tasks methods: SEP-2663). */
+const NAME_SOURCE: Readonly<Record<string, 'name' | 'uri' | 'taskId'>> = {
   'tools/call': 'name',
   'prompts/get': 'name',
   'resources/read': 'uri',
+  'tasks/get': 'taskId',
+  'tasks/update': 'taskId',
+  'tasks/cancel': 'taskId',
 };
 
 /** The standard headers of one modern message (names lower-case). */

@@ -11,6 +11,9 @@
  *   sl:secret       STRING the cluster's shared HMAC key (when not given by SLUICE_CLUSTER_SECRET)
  *   sl:run          STRING when this Redis's data began (ms), to tell a restarted Redis from a real miss
  *   sl:bus          CHANNEL change events for listen streams (change-bus.ts), pub/sub only, no key
+ *   sl:task:{T}     HASH  a task of the tasks extension (src/tasks/redis-store.ts), its own hash tag
+ *   sl:tasks:{C}    ZSET  the unfinished tasks of one client (C: a hash of the client's key)
+ *   sl:task-cancel  CHANNEL ids of cancelled tasks, so the instance running one aborts it
  */
 export const PREFIX = 'sl:';
 
@@ -23,6 +26,9 @@ export const keys = {
   secret: `${PREFIX}secret`,
   run: `${PREFIX}run`,
   bus: `${PREFIX}bus`,
+  task: (taskId: string): string => `${PREFIX}task:{${taskId}}`,
+  clientTasks: (clientHash: string): string => `${PREFIX}tasks:{${clientHash}}`,
+  taskCancel: `${PREFIX}task-cancel`,
 } as const;
 
 /**

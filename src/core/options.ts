@@ -12,6 +12,7 @@ import {
 } from '../events/memory-event-store.js';
 import { DEFAULT_JSON_LIMITS, type JsonShapeLimits } from '../jsonrpc/json-shape.js';
 import type { AuthDenial, AuthResult, Logger, ResponseMode, SessionInfo } from './callbacks.js';
+import type { TaskHook } from './era-2026/task-hook.js';
 import type { ClientLimitOptions } from './limits/client-limits.js';
 import type { TracingOptions } from './observe/operations.js';
 import type { Probe } from './observe/probe.js';
@@ -132,6 +133,11 @@ export interface ServerOptions {
   fastDispatch?: boolean;
   /** Clock, for tests. @defaultValue Date.now */
   now?: () => number;
+  /**
+   * The tasks extension (`io.modelcontextprotocol/tasks`): `createTasks()` of `sluice/server`
+   * (docs/tasks.md). @defaultValue none: no request becomes a task
+   */
+  tasks?: TaskHook;
 }
 
 export type ResolvedOptions = Required<
@@ -149,6 +155,7 @@ export type ResolvedOptions = Required<
     | 'probe'
     | 'clientLimits'
     | 'tracing'
+    | 'tasks'
   >
 > & {
   clientLimits: ClientLimitOptions | undefined;
@@ -164,6 +171,7 @@ export type ResolvedOptions = Required<
   allowedOrigins: ReadonlySet<string> | undefined;
   probe: Probe | undefined;
   tracing: TracingOptions | undefined;
+  tasks: TaskHook | undefined;
 };
 
 export const DEFAULTS = {
@@ -337,7 +345,17 @@ export function resolveOptions(o: ServerOptions): ResolvedOptions {
     tracing: tracingOf(o.tracing),
     fastDispatch: o.fastDispatch ?? DEFAULTS.fastDispatch,
     now: o.now ?? Date.now,
+    tasks: tasksOf(o.tasks),
   };
+}
+
+/** The `tasks` option, checked once: the hook `createTasks()` returns. */
+function tasksOf(t: ServerOptions['tasks']): TaskHook | undefined {
+  if (t === undefined) return undefined;
+  if (typeof t?.wants !== 'function' || typeof t.offer !== 'function') {
+    throw new InvalidOptionError('tasks must be what createTasks() returns (wants() and offer())');
+  }
+  return t;
 }
 
 /** The `tracing` option, checked once: an object with the API module's parts Sluice calls. */

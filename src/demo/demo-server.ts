@@ -10,6 +10,7 @@ import { registerConformanceTools } from './conformance-tools.js';
 import { registerDemoTools } from './demo-tools.js';
 import { registerElicitationFixtures } from './elicitation-fixtures.js';
 import { registerModernFixtures } from './modern-fixtures.js';
+import { registerTaskFixtures } from './task-fixtures.js';
 
 export const DEMO_SERVER_NAME = 'sluice-demo';
 export const DEMO_SERVER_VERSION = '0.1.0';
@@ -41,5 +42,6 @@ export function createDemoServer(): McpServer {
   registerConformanceResources(server);
   registerConformancePrompts(server);
   registerModernFixtures(server);
+  registerTaskFixtures(server);
   return server;
 }

@@ -39,11 +39,18 @@ export const REMOVED_METHODS: ReadonlySet<string> = new Set([
   'resources/unsubscribe',
 ]);
 
-/** Requests whose `params.name` (or `params.uri`) is mirrored in the `Mcp-Name` header. */
-export const NAMED_METHODS: Readonly<Record<string, 'name' | 'uri'>> = {
+/**
+ * Requests whose `params.name` (or `params.uri`, or `params.taskId`) is mirrored in the `Mcp-Name`
+ * header: SEP-2243 §"Standard Headers", extended to the tasks extension's methods by SEP-2663
+ * §"Streamable HTTP: Routing Headers".
+ */
+export const NAMED_METHODS: Readonly<Record<string, 'name' | 'uri' | 'taskId'>> = {
   'tools/call': 'name',
   'prompts/get': 'name',
   'resources/read': 'uri',
+  'tasks/get': 'taskId',
+  'tasks/update': 'taskId',
+  'tasks/cancel': 'taskId',
 };
 
 /** Results that MUST carry `ttlMs` and `cacheScope` (schema 2026-07-28 `CacheableResult`). */

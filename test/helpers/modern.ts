@@ -44,6 +44,10 @@ export function modernHeaders(body: Loose, more: Record<string, string> = {}): R
   if (typeof name === 'string' && ['tools/call', 'prompts/get', 'resources/read'].includes(body.method)) {
     h['mcp-name'] = encodeHeaderValue(name);
   }
+  const taskId = body.params?.taskId;
+  if (typeof taskId === 'string' && ['tasks/get', 'tasks/update', 'tasks/cancel'].includes(body.method)) {
+    h['mcp-name'] = encodeHeaderValue(taskId);
+  }
   return { ...h, ...more };
 }
 

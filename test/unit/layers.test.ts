@@ -54,14 +54,17 @@ const ALLOWED: Record<string, readonly string[]> = {
   core: BUILDING_BLOCKS,
   // Scale-out on Redis (node:http peer hop, node:crypto HMAC): a stage the Node binding adds to the core.
   cluster: ['core', ...BUILDING_BLOCKS],
-  server: ['core', 'cluster', ...BUILDING_BLOCKS],
+  // The tasks extension: a hook the 2026-07-28 era offers requests to, its stores (Redis over the
+  // cluster's RedisLink seam).
+  tasks: ['core', 'cluster', ...BUILDING_BLOCKS],
+  server: ['core', 'cluster', 'tasks', ...BUILDING_BLOCKS],
   // The web-standard binding: the core (Prometheus text included) and nothing of the Node binding.
   fetch: ['core', ...BUILDING_BLOCKS],
   // The client ships to browsers: only the building blocks that import nothing platform-specific.
   client: ['jsonrpc', 'http', 'sse', 'trace', 'errors.ts'],
   doctor: ['client', ...BUILDING_BLOCKS],
   demo: ['server', ...BUILDING_BLOCKS],
-  cli: ['server', 'client', 'doctor', 'demo', 'core', ...BUILDING_BLOCKS],
+  cli: ['server', 'client', 'doctor', 'demo', 'core', 'tasks', ...BUILDING_BLOCKS],
 };
 /** Layers that must not import node:* even as a type (the core's types are runtime-neutral). */
 const NODE_TYPES_FORBIDDEN = new Set(['core']);

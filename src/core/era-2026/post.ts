@@ -12,6 +12,7 @@ import { Refusals, sendRefusal } from '../pipeline/refusal.js';
 import { type PostInput, policyFor } from '../pipeline/route.js';
 import { ModernCall } from './call.js';
 import type { ModernEra } from './era.js';
+import type { TaskOffer } from './task-hook.js';
 
 export function sendModernRefusal(era: ModernEra, input: PostInput, r: ModernRefusal): void {
   era.state.refusals++;
@@ -47,6 +48,25 @@ export async function handleModernPost(
     return sendRefusal(input.sink, Refusals.denied(denial), input.headers, req.id);
   }
   if (era.core.closing) return sendRefusal(input.sink, Refusals.shuttingDown(1), input.headers, req.id);
+  // The tasks extension (options.tasks, src/tasks/) may take the request; the tool of a task runs
+  // through `serve` below, detached from this response and outside the per-client concurrency
+  // limit (the hook bounds live tasks per client itself).
+  const tasks = era.core.options.tasks;
+  if (tasks?.wants(req.method) === true) {
+    const offer: TaskOffer = {
+      req,
+      meta,
+      principal: input.auth?.principal,
+      clientKey: ClientLimits.key(input.auth?.principal, input.remote),
+      head: input.head,
+      rawHeaders: input.rawHeaders,
+      sink: input.sink,
+      headers: input.headers,
+      serve: (r, sink, head = input.head) =>
+        new ModernCall(era, { ...input, head, sink, guard: undefined }, r, meta, 'auto', undefined).run(),
+    };
+    if (await tasks.offer(offer)) return;
+  }
   // Per-client concurrency (the era has no sessions to bound it): a valid request is refused only
   // for being over the limit, before any server is built. The slot is the call's until its cleanup.
   const limit = era.limit;

@@ -1,0 +1,126 @@
+// `sluice call --task URL TOOL …` runs a tool as a task of the tasks extension (docs/tasks.md): it prints the
+// task id at once, the task's status messages while it polls, then the result.
+// `sluice task get|cancel ID URL [--header 'K: V' …] [--token T]` reads or cancels a task, from any terminal
+// and through any instance of a cluster sharing the task store; the task's DetailedTask (get) or the ack
+// (cancel) goes to stdout as JSON.
+//
+// Exit codes: 0 ok · 1 the tool returned isError · 2 usage · 3 failed, cancelled, expired, unknown, or a
+// transport failure.
+import { parseArgs } from 'node:util';
+import type { CallToolResult } from '@modelcontextprotocol/sdk/types.js';
+import { callToolAsTask, TASKS_EXTENSION, type TaskHandle } from '../client/tasks.js';
+import { type Connection, connectClient, parseHeaders, UsageError } from './connect.js';
+import { endpointUrl, failureHint } from './hints.js';
+import { oneLine, usageFailure } from './usage-error.js';
+
+const USAGE_LINE = "usage: sluice task <get|cancel> ID URL [--header 'K: V' ...] [--token T]";
+
+export const USAGE_TASK = `${USAGE_LINE}
+
+  get ID URL       the task's status (and its result or error once finished) as JSON on stdout
+  cancel ID URL    cancels the task (a finished task stays as it is)
+  --header 'K: V'  an extra request header (repeatable)
+  --token T        sent as Authorization: Bearer T (a task belongs to the principal that created it)
+
+exit codes: 0 ok, 2 usage, 3 unknown task or transport failure`;
+
+/** The 2026-07-28 `_meta` of the CLI's task requests, with the extension declared. */
+const TASK_META = {
+  'io.modelcontextprotocol/protocolVersion': '2026-07-28',
+  'io.modelcontextprotocol/clientInfo': { name: 'sluice-cli', version: '0.1.0' },
+  'io.modelcontextprotocol/clientCapabilities': { extensions: { [TASKS_EXTENSION]: {} } },
+};
+
+const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
+
+/**
+ * `sluice call --task`: creates the task, prints its id (stderr, or a `{"type":"task"}` line with --json),
+ * follows its status messages, and returns the result. The caller prints it as for a plain call.
+ */
+export async function callAsTask(
+  connection: Connection,
+  tool: string,
+  args: Record<string, unknown>,
+  json: boolean,
+  signal: AbortSignal,
+): Promise<CallToolResult> {
+  const task = await callToolAsTask(
+    connection.client,
+    { name: tool, arguments: args, _meta: TASK_META },
+    { signal },
+  );
+  if (task.immediate) return task.result() as Promise<CallToolResult>;
+  if (json) process.stdout.write(`${JSON.stringify({ type: 'task', taskId: task.taskId })}\n`);
+  else process.stderr.write(`task ${task.taskId}\n`);
+  await follow(task, json, signal);
+  return task.result() as Promise<CallToolResult>;
+}
+
+/** Prints each new status message until the task is no longer working. */
+async function follow(task: TaskHandle, json: boolean, signal: AbortSignal): Promise<void> {
+  let last: string | undefined;
+  for (;;) {
+    if (signal.aborted) throw signal.reason;
+    const s = await task.status().catch(() => undefined);
+    if (s !== undefined && s.status !== 'working') return;
+    const m = s?.statusMessage;
+    if (m !== undefined && m !== last) {
+      last = m;
+      if (json) process.stdout.write(`${JSON.stringify({ type: 'status', message: m })}\n`);
+      else process.stderr.write(`  ${m}\n`);
+    }
+    await sleep(s?.pollIntervalMs ?? 1000);
+  }
+}
+
+export async function main(argv: string[]): Promise<number> {
+  let values: { header?: string[]; token?: string; help?: boolean };
+  let positionals: string[];
+  try {
+    ({ values, positionals } = parseArgs({
+      args: argv,
+      allowPositionals: true,
+      options: {
+        header: { type: 'string', multiple: true },
+        token: { type: 'string' },
+        help: { type: 'boolean', short: 'h' },
+      },
+    }));
+  } catch (error) {
+    return usageFailure('task', oneLine(error), USAGE_LINE);
+  }
+  if (values.help === true) {
+    process.stdout.write(`${USAGE_TASK}\n`);
+    return 0;
+  }
+  const [verb, taskId, url] = positionals;
+  if (verb !== 'get' && verb !== 'cancel') return usageFailure('task', `expected get or cancel`, USAGE_LINE);
+  if (taskId === undefined || url === undefined || positionals.length > 3)
+    return usageFailure('task', 'expected a task ID and a URL', USAGE_LINE);
+  let headers: Record<string, string>;
+  let endpoint: URL;
+  try {
+    headers = parseHeaders(values.header ?? []);
+    endpoint = endpointUrl(url);
+  } catch (error) {
+    return usageFailure('task', oneLine(error), USAGE_LINE);
+  }
+  let connection: Connection | undefined;
+  try {
+    connection = await connectClient(endpoint.href, headers, values.token);
+    const result = await connection.client.request(
+      { method: `tasks/${verb}`, params: { taskId, _meta: TASK_META } } as never,
+      { safeParse: (data: unknown) => ({ success: true as const, data }) } as never,
+    );
+    process.stdout.write(`${JSON.stringify(result)}\n`);
+    return 0;
+  } catch (error) {
+    if (error instanceof UsageError) return usageFailure('task', oneLine(error), USAGE_LINE);
+    const code = (error as { code?: unknown }).code;
+    const reason = code === -32602 ? `the server does not know task ${taskId}` : oneLine(error);
+    process.stderr.write(`sluice task: ${reason}${failureHint(error, endpoint)}\n`);
+    return 3;
+  } finally {
+    await connection?.client.close().catch(() => {});
+  }
+}

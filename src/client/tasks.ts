@@ -1,0 +1,320 @@
+/**
+ * The client side of the tasks extension (`io.modelcontextprotocol/tasks`, SEP-2663) for a
+ * 2026-07-28 server: a tool call that may outlive any one connection.
+ *
+ *   const task = await callToolAsTask(client, { name: 'reindex', arguments: {}, _meta: MODERN_META });
+ *   console.log(task.taskId);
+ *   const result = await task.result();   // polls tasks/get every pollIntervalMs
+ *
+ * `callToolAsTask` declares the extension in the request's clientCapabilities (SEP-2663: without
+ * it a server never creates a task) and sends the call. The server decides: a `CreateTaskResult`
+ * gives a handle on the task; a plain result (a tool that does not run as a task) gives a handle
+ * already completed. The handle polls `tasks/get` at the server's `pollIntervalMs`; a failed poll
+ * (connection lost, an instance restarting behind a balancer, 429/503) is retried at the same pace
+ * until the task's TTL, since the task lives on the server, not in the connection. Then
+ * {@link TaskExpiredError}. A task waiting for input is answered with the caller's handlers
+ * (`tasks/update`), else {@link TaskInputRequiredError}.
+ */
+import type { Client } from '@modelcontextprotocol/sdk/client/index.js';
+import type { ClientRequest, Result } from '@modelcontextprotocol/sdk/types.js';
+import { InvalidOptionError } from '../errors.js';
+import { isPlainObject as isObject } from '../jsonrpc/message.js';
+import { META_CLIENT_CAPABILITIES } from '../jsonrpc/meta-keys.js';
+import type { InputHandler, InputHandlers, InputRequestMethod } from './call-with-input.js';
+import { MalformedMessageError, SluiceClientError } from './errors.js';
+
+export const TASKS_EXTENSION = 'io.modelcontextprotocol/tasks';
+
+export type TaskStatusName = 'working' | 'input_required' | 'completed' | 'failed' | 'cancelled';
+
+/** What `tasks/get` says of a task (SEP-2663 DetailedTask). */
+export interface TaskState {
+  taskId: string;
+  status: TaskStatusName;
+  statusMessage?: string;
+  createdAt?: string;
+  lastUpdatedAt?: string;
+  ttlMs?: number | null;
+  pollIntervalMs?: number;
+  result?: Result;
+  error?: { code: number; message: string; data?: unknown };
+  inputRequests?: Record<string, { method: string; params?: Record<string, unknown> }>;
+}
+
+export class TaskFailedError extends SluiceClientError {
+  readonly taskId: string;
+  readonly error: { code: number; message: string; data?: unknown };
+  constructor(taskId: string, error: { code: number; message: string; data?: unknown }) {
+    super('SLUICE_CLIENT_TASK_FAILED', `task ${taskId} failed: ${error.message}`);
+    this.taskId = taskId;
+    this.error = error;
+  }
+}
+
+export class TaskCancelledError extends SluiceClientError {
+  readonly taskId: string;
+  constructor(taskId: string) {
+    super('SLUICE_CLIENT_TASK_CANCELLED', `task ${taskId} was cancelled`);
+    this.taskId = taskId;
+  }
+}
+
+/** The task's TTL passed before it finished (or before the server could be reached again). */
+export class TaskExpiredError extends SluiceClientError {
+  readonly taskId: string;
+  constructor(taskId: string, cause?: unknown) {
+    super('SLUICE_CLIENT_TASK_EXPIRED', `task ${taskId} did not finish within its TTL`, { cause });
+    this.taskId = taskId;
+  }
+}
+
+/** The server does not know the task (never, or no more: evicted, or another principal's). */
+export class TaskNotFoundError extends SluiceClientError {
+  readonly taskId: string;
+  constructor(taskId: string) {
+    super('SLUICE_CLIENT_TASK_NOT_FOUND', `the server does not know task ${taskId}`);
+    this.taskId = taskId;
+  }
+}
+
+/** The task waits for input the caller gave no handler for. */
+export class TaskInputRequiredError extends SluiceClientError {
+  readonly taskId: string;
+  readonly inputRequests: TaskState['inputRequests'];
+  constructor(taskId: string, inputRequests: TaskState['inputRequests']) {
+    super(
+      'SLUICE_CLIENT_TASK_INPUT_REQUIRED',
+      `task ${taskId} requires input this client has no handler for`,
+    );
+    this.taskId = taskId;
+    this.inputRequests = inputRequests;
+  }
+}
+
+export interface CallToolAsTaskOptions {
+  /** Answers the task's input requests (`tasks/update`); without one, `result()` rejects on input_required. */
+  inputHandlers?: InputHandlers;
+  /** Polling interval when the server suggests none. @defaultValue 1000 */
+  pollIntervalMs?: number;
+  /** How long to keep polling when the server gave no TTL. @defaultValue 3600000 */
+  maxWaitMs?: number;
+  /** Stops `result()` (the task keeps running; call `cancel()` to stop it). */
+  signal?: AbortSignal;
+}
+
+export interface TaskHandle {
+  readonly taskId: string;
+  /** The server ran the call without a task: `result()` is this at once. */
+  readonly immediate: boolean;
+  status(): Promise<TaskState>;
+  /** Polls until the task finishes: its result, or a typed error. */
+  result(): Promise<Result>;
+  cancel(): Promise<void>;
+  update(inputResponses: Record<string, unknown>): Promise<void>;
+}
+
+/** Clock skew and transit tolerated between this client's deadline and the server's eviction. */
+const EVICTION_SLACK_MS = 1000;
+
+const ANY_RESULT = { safeParse: (data: unknown) => ({ success: true as const, data }) };
+type Requester = Pick<Client, 'request'>;
+
+function withExtension(meta: Record<string, unknown>): Record<string, unknown> {
+  const caps = isObject(meta[META_CLIENT_CAPABILITIES]) ? meta[META_CLIENT_CAPABILITIES] : {};
+  const ext = isObject(caps['extensions']) ? caps['extensions'] : {};
+  return { ...meta, [META_CLIENT_CAPABILITIES]: { ...caps, extensions: { ...ext, [TASKS_EXTENSION]: {} } } };
+}
+
+function positive(name: string, v: number | undefined, d: number): number {
+  const n = v ?? d;
+  if (!Number.isSafeInteger(n) || n <= 0) throw new InvalidOptionError(`${name} must be a positive integer`);
+  return n;
+}
+
+function codeOf(error: unknown): number | undefined {
+  const c = (error as { code?: unknown } | null)?.code;
+  return typeof c === 'number' ? c : undefined;
+}
+
+function sleep(ms: number, signal: AbortSignal | undefined): Promise<void> {
+  return new Promise((resolve, reject) => {
+    if (signal?.aborted) return reject(signal.reason);
+    const t = setTimeout(() => {
+      signal?.removeEventListener('abort', onAbort);
+      resolve();
+    }, ms);
+    const onAbort = (): void => {
+      clearTimeout(t);
+      reject(signal?.reason);
+    };
+    signal?.addEventListener('abort', onAbort, { once: true });
+  });
+}
+
+/**
+ * Calls a tool as a task on a 2026-07-28 server. `params._meta` must carry the request's revision
+ * (`io.modelcontextprotocol/protocolVersion`); the extension is added to its clientCapabilities,
+ * and the same `_meta` goes with every `tasks/*` request of the handle.
+ */
+export async function callToolAsTask(
+  client: Requester,
+  params: { name: string; arguments?: Record<string, unknown>; _meta?: Record<string, unknown> },
+  options: CallToolAsTaskOptions = {},
+): Promise<TaskHandle> {
+  const poll = positive('pollIntervalMs', options.pollIntervalMs, 1000);
+  const maxWait = positive('maxWaitMs', options.maxWaitMs, 3_600_000);
+  const meta = withExtension(params._meta ?? {});
+  // The TTL runs from the server's creation, which follows this moment: a deadline counted from
+  // here ends no later than the server's eviction (on one clock).
+  const sentAt = Date.now();
+  const created: unknown = await client.request(
+    { method: 'tools/call', params: { ...params, _meta: meta } } as ClientRequest,
+    ANY_RESULT as unknown as Parameters<Client['request']>[1],
+    options.signal === undefined ? undefined : { signal: options.signal },
+  );
+  if (!isObject(created)) throw new MalformedMessageError('tools/call: the result is not an object');
+  if (created['resultType'] !== 'task') return immediateHandle(created as Result);
+  const taskId = created['taskId'];
+  if (typeof taskId !== 'string') throw new MalformedMessageError('CreateTaskResult without a taskId');
+  const ttl = typeof created['ttlMs'] === 'number' ? created['ttlMs'] : undefined;
+  return new PolledTask(client, taskId, meta, options, {
+    pollMs: typeof created['pollIntervalMs'] === 'number' ? created['pollIntervalMs'] : poll,
+    deadline: sentAt + (ttl ?? maxWait),
+  });
+}
+
+/**
+ * The transparent mode: calls a tool and resolves with its result, as `client.callTool` would, but
+ * asks for a task. Where the server runs the tool as a task the call survives lost connections
+ * and instance switches (polled to the end, or a typed error); where it does not (no tasks
+ * extension, or the tool is not a task there) the plain result comes back at once.
+ */
+export async function callToolDurably(
+  client: Requester,
+  params: { name: string; arguments?: Record<string, unknown>; _meta?: Record<string, unknown> },
+  options: CallToolAsTaskOptions = {},
+): Promise<Result> {
+  return (await callToolAsTask(client, params, options)).result();
+}
+
+function immediateHandle(result: Result): TaskHandle {
+  const state: TaskState = { taskId: '', status: 'completed', result };
+  return {
+    taskId: '',
+    immediate: true,
+    status: async () => state,
+    result: async () => result,
+    cancel: async () => undefined,
+    update: async () => undefined,
+  };
+}
+
+class PolledTask implements TaskHandle {
+  readonly taskId: string;
+  readonly immediate = false;
+  readonly #client: Requester;
+  readonly #meta: Record<string, unknown>;
+  readonly #options: CallToolAsTaskOptions;
+  #pollMs: number;
+  readonly #deadline: number;
+
+  constructor(
+    client: Requester,
+    taskId: string,
+    meta: Record<string, unknown>,
+    options: CallToolAsTaskOptions,
+    timing: { pollMs: number; deadline: number },
+  ) {
+    this.taskId = taskId;
+    this.#client = client;
+    this.#meta = meta;
+    this.#options = options;
+    this.#pollMs = timing.pollMs;
+    this.#deadline = timing.deadline;
+  }
+
+  async #ask(method: string, params: Record<string, unknown>): Promise<Record<string, unknown>> {
+    const signal = this.#options.signal;
+    try {
+      const r: unknown = await this.#client.request(
+        { method, params: { ...params, taskId: this.taskId, _meta: this.#meta } } as ClientRequest,
+        ANY_RESULT as unknown as Parameters<Client['request']>[1],
+        signal === undefined ? undefined : { signal },
+      );
+      if (!isObject(r)) throw new MalformedMessageError(`${method}: the result is not an object`);
+      return r;
+    } catch (error) {
+      if (codeOf(error) === -32602) throw new TaskNotFoundError(this.taskId);
+      throw error;
+    }
+  }
+
+  async status(): Promise<TaskState> {
+    const r = await this.#ask('tasks/get', {});
+    if (typeof r['status'] !== 'string') throw new MalformedMessageError('tasks/get: no status');
+    if (typeof r['pollIntervalMs'] === 'number' && r['pollIntervalMs'] > 0)
+      this.#pollMs = r['pollIntervalMs'];
+    return r as unknown as TaskState;
+  }
+
+  async cancel(): Promise<void> {
+    await this.#ask('tasks/cancel', {});
+  }
+
+  async update(inputResponses: Record<string, unknown>): Promise<void> {
+    await this.#ask('tasks/update', { inputResponses });
+  }
+
+  async result(): Promise<Result> {
+    let lastError: unknown;
+    for (;;) {
+      if (Date.now() >= this.#deadline) throw new TaskExpiredError(this.taskId, lastError);
+      let s: TaskState | undefined;
+      try {
+        s = await this.status();
+        lastError = undefined;
+      } catch (error) {
+        // The task lives on the server: a lost connection, an instance restarting, a 503 or a 429
+        // is waited out at the polling pace until the TTL. Only "unknown task" is final; near the
+        // end of the TTL it means the server evicted the task: expired.
+        if (
+          error instanceof TaskNotFoundError &&
+          Date.now() >= this.#deadline - this.#pollMs - EVICTION_SLACK_MS
+        ) {
+          throw new TaskExpiredError(this.taskId, error);
+        }
+        if (error instanceof TaskNotFoundError || this.#options.signal?.aborted) throw error;
+        lastError = error;
+      }
+      if (s !== undefined) {
+        if (s.status === 'completed') return s.result ?? ({} as Result);
+        if (s.status === 'failed') {
+          throw new TaskFailedError(this.taskId, s.error ?? { code: -32603, message: 'no error given' });
+        }
+        if (s.status === 'cancelled') throw new TaskCancelledError(this.taskId);
+        if (s.status === 'input_required') {
+          await this.#answer(s);
+          continue;
+        }
+      }
+      await sleep(Math.min(this.#pollMs, Math.max(0, this.#deadline - Date.now())), this.#options.signal);
+    }
+  }
+
+  async #answer(s: TaskState): Promise<void> {
+    const asked = Object.entries(s.inputRequests ?? {});
+    const handlers = this.#options.inputHandlers ?? {};
+    for (const [, req] of asked) {
+      if (handlers[req.method as InputRequestMethod] === undefined) {
+        throw new TaskInputRequiredError(this.taskId, s.inputRequests);
+      }
+    }
+    const responses: Record<string, unknown> = {};
+    const signal = this.#options.signal;
+    for (const [key, req] of asked) {
+      const handler = handlers[req.method as InputRequestMethod] as InputHandler;
+      responses[key] = await handler(req.params ?? {}, signal === undefined ? {} : { signal });
+    }
+    await this.update(responses);
+  }
+}

@@ -1,0 +1,133 @@
+/**
+ * The response a task's tool answers into instead of a client's connection: a `ResponseSink` that
+ * keeps the one JSON-RPC response (a JSON body, or the last event of an SSE answer), reports
+ * progress notifications as they pass, and bounds what it holds. Closing it (`abort`) is what a
+ * client closing its response would be: the tool's AbortSignal fires (call.ts #onClose).
+ */
+import type { Headers, ResponseSink } from '../core/pipeline/sink.js';
+import { isPlainObject } from '../jsonrpc/message.js';
+
+/** What the tool's run produced: its response message, or why there is none. */
+export type Captured =
+  | { kind: 'response'; message: Record<string, unknown> }
+  | { kind: 'aborted' }
+  | { kind: 'too-large' }
+  | { kind: 'malformed'; status: number };
+
+export class CaptureSink implements ResponseSink {
+  readonly #maxBytes: number;
+  readonly #onProgress: (message: string) => void;
+  readonly #closeListeners: (() => void)[] = [];
+  #buffer = '';
+  #closed = false;
+  #outcome: Captured | undefined;
+  #resolve!: (c: Captured) => void;
+  /** Settles once, when the run is over. */
+  readonly done: Promise<Captured>;
+
+  constructor(maxBytes: number, onProgress: (message: string) => void) {
+    this.#maxBytes = maxBytes;
+    this.#onProgress = onProgress;
+    this.done = new Promise((resolve) => {
+      this.#resolve = resolve;
+    });
+  }
+
+  get closed(): boolean {
+    return this.#closed;
+  }
+
+  respond(status: number, _headers: Headers, body: string): void {
+    if (this.#closed) return;
+    const m = parse(body);
+    this.#finish(m === undefined ? { kind: 'malformed', status } : { kind: 'response', message: m });
+  }
+
+  head(): void {}
+
+  write(chunk: string): boolean {
+    if (this.#closed) return true;
+    this.#buffer += chunk;
+    let cut = this.#buffer.indexOf('\n\n');
+    while (cut >= 0 && !this.#closed) {
+      this.#event(this.#buffer.slice(0, cut));
+      this.#buffer = this.#buffer.slice(cut + 2);
+      cut = this.#buffer.indexOf('\n\n');
+    }
+    // One event (the answer, or a notification) is bounded, not the run: a long task may report
+    // progress for hours, and each event is read and let go as it completes.
+    if (this.#buffer.length > this.#maxBytes) this.#finish({ kind: 'too-large' });
+    return true;
+  }
+
+  end(last?: string): void {
+    if (last !== undefined) this.write(last.endsWith('\n\n') ? last : `${last}\n\n`);
+    this.#finish({ kind: 'aborted' });
+  }
+
+  destroy(): void {
+    this.#finish({ kind: 'aborted' });
+  }
+
+  /** Cancels the run: the handler's AbortSignal fires; nothing it sends afterwards is kept. */
+  abort(): void {
+    this.#finish({ kind: 'aborted' });
+  }
+
+  onDrain(): void {}
+
+  onClose(listener: () => void): void {
+    if (this.#closed) listener();
+    else this.#closeListeners.push(listener);
+  }
+
+  #event(block: string): void {
+    const data = block
+      .split('\n')
+      .filter((l) => l.startsWith('data:'))
+      .map((l) => l.slice(5).replace(/^ /, ''))
+      .join('\n');
+    if (data === '') return;
+    const m = parse(data);
+    if (m === undefined) return;
+    if ('id' in m && ('result' in m || 'error' in m)) {
+      this.#finish({ kind: 'response', message: m });
+      return;
+    }
+    if (m['method'] === 'notifications/progress' && isPlainObject(m['params'])) {
+      const p = m['params'];
+      const text =
+        typeof p['message'] === 'string'
+          ? p['message']
+          : typeof p['progress'] === 'number'
+            ? typeof p['total'] === 'number'
+              ? `${p['progress']}/${p['total']}`
+              : String(p['progress'])
+            : undefined;
+      if (text !== undefined) this.#onProgress(text.slice(0, 1024));
+    }
+  }
+
+  #finish(c: Captured): void {
+    if (this.#outcome !== undefined) return;
+    this.#outcome = c;
+    this.#closed = true;
+    this.#buffer = '';
+    this.#resolve(c);
+    // As a socket's 'close' event, after the write that ended it returned: a response is then
+    // already the call's answer, not a cancellation.
+    const listeners = this.#closeListeners.splice(0);
+    queueMicrotask(() => {
+      for (const l of listeners) l();
+    });
+  }
+}
+
+function parse(text: string): Record<string, unknown> | undefined {
+  try {
+    const v: unknown = JSON.parse(text);
+    return isPlainObject(v) ? v : undefined;
+  } catch {
+    return undefined;
+  }
+}

@@ -1,0 +1,218 @@
+/**
+ * The default task store: one process's memory, bounded by count, by bytes and by each task's TTL.
+ * A finished task is evicted first when room is needed; a store full of live tasks refuses a new
+ * one (`store-full`) rather than dropping a task someone still polls. Tasks die with the process:
+ * for tasks that outlive it, or that any instance of a cluster answers, use the Redis store.
+ */
+import { InvalidOptionError } from '../errors.js';
+import { isTerminal, OWNER_LOST, type TaskRecord } from './model.js';
+import {
+  type AnswerOutcome,
+  type CreateOutcome,
+  recordBytes,
+  type Settlement,
+  type TaskStore,
+} from './store.js';
+
+export interface MemoryTaskStoreOptions {
+  /** Tasks kept at once, finished ones included. @defaultValue 10000 */
+  maxTasks?: number;
+  /** Bytes of calls, results, errors and inputs kept at once. @defaultValue 64 MiB */
+  maxBytes?: number;
+  /** Clock, for tests. @defaultValue Date.now */
+  now?: () => number;
+}
+
+export const MEMORY_STORE_DEFAULTS = { maxTasks: 10_000, maxBytes: 64 * 1024 * 1024 } as const;
+
+function positiveInt(name: string, v: number): number {
+  if (!Number.isInteger(v) || v <= 0) throw new InvalidOptionError(`${name} must be a positive integer`);
+  return v;
+}
+
+export class MemoryTaskStore implements TaskStore {
+  /** Insertion order is creation order: the first finished entry is the oldest finished task. */
+  readonly #tasks = new Map<string, { t: TaskRecord; bytes: number }>();
+  readonly #listeners = new Set<(taskId: string) => void>();
+  readonly #maxTasks: number;
+  readonly #maxBytes: number;
+  readonly #now: () => number;
+  #bytes = 0;
+
+  constructor(options: MemoryTaskStoreOptions = {}) {
+    this.#maxTasks = positiveInt('maxTasks', options.maxTasks ?? MEMORY_STORE_DEFAULTS.maxTasks);
+    this.#maxBytes = positiveInt('maxBytes', options.maxBytes ?? MEMORY_STORE_DEFAULTS.maxBytes);
+    this.#now = options.now ?? Date.now;
+  }
+
+  /** Tasks and bytes held (stats, tests). */
+  get size(): { tasks: number; bytes: number } {
+    return { tasks: this.#tasks.size, bytes: this.#bytes };
+  }
+
+  async create(t: TaskRecord, maxLivePerClient: number): Promise<CreateOutcome> {
+    this.#expire();
+    let live = 0;
+    for (const { t: o } of this.#tasks.values()) if (o.client === t.client && !isTerminal(o.status)) live++;
+    if (live >= maxLivePerClient) return 'client-limit';
+    const bytes = recordBytes(t);
+    if (!this.#makeRoom(bytes)) return 'store-full';
+    this.#tasks.set(t.taskId, { t: { ...t }, bytes });
+    this.#bytes += bytes;
+    return 'created';
+  }
+
+  async get(taskId: string, owner: string): Promise<TaskRecord | undefined> {
+    const t = this.#live(taskId);
+    return t === undefined || t.owner !== owner ? undefined : { ...t };
+  }
+
+  async renew(taskId: string, runner: string, leaseUntil: number): Promise<boolean> {
+    const t = this.#live(taskId);
+    if (t === undefined || t.status !== 'working' || t.leaseOwner !== runner) return false;
+    t.leaseUntil = leaseUntil;
+    return true;
+  }
+
+  async progress(taskId: string, runner: string, message: string): Promise<void> {
+    const t = this.#live(taskId);
+    if (t === undefined || t.status !== 'working' || t.leaseOwner !== runner) return;
+    this.#replace(t, { statusMessage: message, lastUpdatedAt: this.#now() });
+  }
+
+  async settle(taskId: string, runner: string, s: Settlement): Promise<boolean> {
+    const t = this.#live(taskId);
+    if (t === undefined || t.status !== 'working' || t.leaseOwner !== runner) return false;
+    const base = { lastUpdatedAt: this.#now(), leaseOwner: undefined, leaseUntil: undefined };
+    if (s.status === 'completed') this.#replace(t, { ...base, status: 'completed', result: s.result });
+    else if (s.status === 'failed') this.#replace(t, { ...base, status: 'failed', error: s.error });
+    else {
+      this.#replace(t, {
+        ...base,
+        status: 'input_required',
+        inputRequests: s.inputRequests,
+        requestState: s.requestState,
+        inputResponses: {},
+      });
+    }
+    return true;
+  }
+
+  async cancel(taskId: string, owner: string): Promise<TaskRecord | undefined> {
+    const t = this.#live(taskId);
+    if (t === undefined || t.owner !== owner) return undefined;
+    if (!isTerminal(t.status)) {
+      this.#replace(t, {
+        status: 'cancelled',
+        lastUpdatedAt: this.#now(),
+        leaseOwner: undefined,
+        leaseUntil: undefined,
+        inputRequests: undefined,
+        inputResponses: undefined,
+      });
+      for (const l of this.#listeners) l(taskId);
+    }
+    return { ...t };
+  }
+
+  async answer(
+    taskId: string,
+    owner: string,
+    responses: Record<string, string>,
+    runner: string,
+    leaseUntil: number,
+  ): Promise<AnswerOutcome | undefined> {
+    const t = this.#live(taskId);
+    if (t === undefined || t.owner !== owner) return undefined;
+    if (t.status !== 'input_required' || t.inputRequests === undefined)
+      return { task: { ...t }, resume: false };
+    const pending = { ...t.inputRequests };
+    const answered = { ...(t.inputResponses ?? {}) };
+    for (const [k, v] of Object.entries(responses)) {
+      if (!Object.hasOwn(pending, k)) continue;
+      delete pending[k];
+      answered[k] = v;
+    }
+    const resume = Object.keys(pending).length === 0;
+    this.#replace(
+      t,
+      resume
+        ? {
+            status: 'working',
+            inputRequests: undefined,
+            inputResponses: answered,
+            leaseOwner: runner,
+            leaseUntil,
+            lastUpdatedAt: this.#now(),
+          }
+        : { inputRequests: pending, inputResponses: answered, lastUpdatedAt: this.#now() },
+    );
+    return { task: { ...t }, resume };
+  }
+
+  onCancel(listener: (taskId: string) => void): () => void {
+    this.#listeners.add(listener);
+    return () => this.#listeners.delete(listener);
+  }
+
+  async close(): Promise<void> {
+    this.#listeners.clear();
+  }
+
+  /** The stored record (mutable, internal), after TTL expiry and lease lapse were applied. */
+  #live(taskId: string): TaskRecord | undefined {
+    const e = this.#tasks.get(taskId);
+    if (e === undefined) return undefined;
+    const now = this.#now();
+    if (now >= e.t.createdAt + e.t.ttlMs) {
+      this.#drop(taskId);
+      return undefined;
+    }
+    const t = e.t;
+    if (t.status === 'working' && t.leaseUntil !== undefined && t.leaseUntil < now) {
+      this.#replace(t, {
+        status: 'failed',
+        error: OWNER_LOST,
+        lastUpdatedAt: now,
+        leaseOwner: undefined,
+        leaseUntil: undefined,
+      });
+    }
+    return t;
+  }
+
+  /** Applies a change to a stored record and keeps the byte count right. */
+  #replace(t: TaskRecord, patch: Partial<TaskRecord>): void {
+    const e = this.#tasks.get(t.taskId);
+    if (e === undefined) return;
+    Object.assign(t, patch);
+    for (const k of Object.keys(patch) as (keyof TaskRecord)[]) if (t[k] === undefined) delete t[k];
+    const bytes = recordBytes(t);
+    this.#bytes += bytes - e.bytes;
+    e.bytes = bytes;
+  }
+
+  #drop(taskId: string): void {
+    const e = this.#tasks.get(taskId);
+    if (e === undefined) return;
+    this.#tasks.delete(taskId);
+    this.#bytes -= e.bytes;
+  }
+
+  #expire(): void {
+    const now = this.#now();
+    for (const [id, e] of this.#tasks) if (now >= e.t.createdAt + e.t.ttlMs) this.#drop(id);
+  }
+
+  /** Evicts the oldest finished tasks until `bytes` more fit; false when live tasks fill it. */
+  #makeRoom(bytes: number): boolean {
+    const fits = () => this.#tasks.size < this.#maxTasks && this.#bytes + bytes <= this.#maxBytes;
+    if (fits()) return true;
+    for (const [id, e] of this.#tasks) {
+      if (!isTerminal(e.t.status)) continue;
+      this.#drop(id);
+      if (fits()) return true;
+    }
+    return false;
+  }
+}

@@ -1,0 +1,117 @@
+/**
+ * The task model of the tasks extension (`io.modelcontextprotocol/tasks`, SEP-2663): a task's
+ * record as every store keeps it, its statuses and their one-way transitions, task ids, and the two
+ * wire shapes built from a record (the flat `CreateTaskResult` a task-augmented `tools/call`
+ * answers, and the `DetailedTask` of `tasks/get`).
+ *
+ * A task id is 256 random bits, never derived from anything (a guess is hopeless), and never a
+ * credential: every read also checks the principal the task was created by (`owner`), and another
+ * principal's read is not-found, exactly like an unknown id.
+ */
+import { randomBytes } from 'node:crypto';
+
+export type TaskStatus = 'working' | 'input_required' | 'completed' | 'failed' | 'cancelled';
+
+export const TERMINAL: ReadonlySet<TaskStatus> = new Set(['completed', 'failed', 'cancelled']);
+
+export function isTerminal(s: TaskStatus): boolean {
+  return TERMINAL.has(s);
+}
+
+/** A JSON-RPC error object, as a failed task carries it. */
+export interface TaskError {
+  code: number;
+  message: string;
+  data?: unknown;
+}
+
+export interface TaskRecord {
+  readonly taskId: string;
+  /** Who created it: the principal's key (principalKey()); another one never sees the task. */
+  readonly owner: string;
+  /** The client the live-task limit counts it against (a hash of the principal or the address). */
+  readonly client: string;
+  status: TaskStatus;
+  /** Milliseconds since the epoch. */
+  readonly createdAt: number;
+  lastUpdatedAt: number;
+  /** How long the record is kept after its creation (the store evicts it then). */
+  readonly ttlMs: number;
+  readonly pollIntervalMs: number;
+  statusMessage?: string | undefined;
+  /** When completed: the tool's result, as JSON text (what the call would have returned). */
+  result?: string | undefined;
+  /** When failed: the JSON-RPC error. */
+  error?: TaskError | undefined;
+  /** When input_required: the still unanswered input requests, key → request as JSON text. */
+  inputRequests?: Record<string, string> | undefined;
+  /** The MRTR `requestState` the tool returned with its input requests (opaque). */
+  requestState?: string | undefined;
+  /** Answers received so far for this round, key → response as JSON text. */
+  inputResponses?: Record<string, string> | undefined;
+  /** The `tools/call` params as JSON text (re-run after input answers arrive). */
+  readonly call: string;
+  /** The call's `Mcp-Param-*` headers as JSON (name → value), for its later rounds. */
+  readonly paramHeaders?: string | undefined;
+  /** The instance running it and until when its lease holds (only while working). */
+  leaseOwner?: string | undefined;
+  leaseUntil?: number | undefined;
+}
+
+/** The error a task gets when the instance running it stopped renewing its lease. */
+export const OWNER_LOST: TaskError = {
+  code: -32603,
+  message:
+    'Task failed: the server instance running it stopped (its lease lapsed); the work may or may not have had effects',
+  data: { reason: 'task-owner-lost' },
+};
+
+/** 32 random bytes, base64url: 43 characters. */
+export function newTaskId(): string {
+  return randomBytes(32).toString('base64url');
+}
+
+/** What a task id looks like; anything else is not looked up at all. */
+export function isTaskIdShape(v: unknown): v is string {
+  return typeof v === 'string' && v.length >= 16 && v.length <= 128 && /^[A-Za-z0-9_-]+$/.test(v);
+}
+
+/** The owner key of a principal; requests without authentication share the anonymous one. */
+export function principalKey(principal: string | undefined): string {
+  return principal === undefined ? 'anon' : `p:${principal}`;
+}
+
+function iso(ms: number): string {
+  return new Date(ms).toISOString();
+}
+
+/** The `Task` fields both wire shapes share (SEP-2663: integer milliseconds, ISO-8601 times). */
+function taskFields(t: TaskRecord): Record<string, unknown> {
+  return {
+    taskId: t.taskId,
+    status: t.status,
+    createdAt: iso(t.createdAt),
+    lastUpdatedAt: iso(t.lastUpdatedAt),
+    ttlMs: t.ttlMs,
+    pollIntervalMs: t.pollIntervalMs,
+    ...(t.statusMessage === undefined ? {} : { statusMessage: t.statusMessage }),
+  };
+}
+
+/** The flat CreateTaskResult (`resultType: "task"`, no nested `task`, no result/error/inputRequests). */
+export function createTaskResult(t: TaskRecord): Record<string, unknown> {
+  return { resultType: 'task', ...taskFields(t) };
+}
+
+/** The DetailedTask of `tasks/get`: the result inline when completed, the error when failed. */
+export function detailedTask(t: TaskRecord): Record<string, unknown> {
+  const out: Record<string, unknown> = { resultType: 'complete', ...taskFields(t) };
+  if (t.status === 'completed' && t.result !== undefined) out['result'] = JSON.parse(t.result);
+  if (t.status === 'failed' && t.error !== undefined) out['error'] = t.error;
+  if (t.status === 'input_required' && t.inputRequests !== undefined) {
+    out['inputRequests'] = Object.fromEntries(
+      Object.entries(t.inputRequests).map(([k, v]) => [k, JSON.parse(v)]),
+    );
+  }
+  return out;
+}

@@ -1,0 +1,122 @@
+/**
+ * The Redis task store's Lua scripts: each is one atomic step on one task's HASH (one key, so any
+ * Redis Cluster slot), and each first applies the lease rule: a `working` task whose lease (`lu`)
+ * ended is `failed` with OWNER_LOST before anything else is decided.
+ *
+ * HASH fields: o owner, c client, s status, ca createdAt, u lastUpdatedAt, ttl, pi pollIntervalMs,
+ * m statusMessage, r result, e error, rs requestState, call, ph the call's Mcp-Param-* headers,
+ * lo/lu lease owner/until, and one field
+ * per pending input request (`i:<key>`) and per answer received (`a:<key>`): a partial
+ * `tasks/update` is HDEL + HSET, no JSON is decoded in Lua (cjson would turn `[]` into `{}`).
+ */
+import { Script } from '../cluster/scripts.js';
+import { OWNER_LOST } from './model.js';
+
+// JSON.stringify of an ASCII string is a valid Lua string literal.
+const PRELUDE = `
+local k = KEYS[1]
+local now = tonumber(ARGV[1])
+local function lapse()
+  local s = redis.call('HGET', k, 's')
+  if s == 'working' then
+    local lu = tonumber(redis.call('HGET', k, 'lu') or '0')
+    if lu < now then
+      redis.call('HSET', k, 's', 'failed', 'e', ${JSON.stringify(JSON.stringify(OWNER_LOST))}, 'u', ARGV[1])
+      redis.call('HDEL', k, 'lo', 'lu')
+      return 'failed'
+    end
+  end
+  return s
+end
+local function clearInputs()
+  for _, f in ipairs(redis.call('HKEYS', k)) do
+    local p = string.sub(f, 1, 2)
+    if p == 'i:' or p == 'a:' then redis.call('HDEL', k, f) end
+  end
+end
+local function mine(owner)
+  return redis.call('HGET', k, 'o') == owner
+end
+`;
+
+/** ARGV: now, ttlMs, then field/value pairs. 1 = created, 0 = the id exists. */
+export const CREATE = new Script(`${PRELUDE}
+if redis.call('EXISTS', k) == 1 then return 0 end
+redis.call('HSET', k, unpack(ARGV, 3))
+redis.call('PEXPIRE', k, ARGV[2])
+return 1
+`);
+
+/** On the client's ZSET. ARGV: now, max, taskId, score (when it stops counting), ttlMs. 1 = reserved. */
+export const RESERVE = new Script(`${PRELUDE}
+redis.call('ZREMRANGEBYSCORE', k, '-inf', ARGV[1])
+if redis.call('ZCARD', k) >= tonumber(ARGV[2]) then return 0 end
+redis.call('ZADD', k, ARGV[4], ARGV[3])
+if redis.call('PTTL', k) < tonumber(ARGV[5]) then redis.call('PEXPIRE', k, ARGV[5]) end
+return 1
+`);
+
+/** ARGV: now, owner. The HGETALL, or nil when unknown or another owner's. */
+export const GET = new Script(`${PRELUDE}
+if redis.call('EXISTS', k) == 0 or not mine(ARGV[2]) then return nil end
+lapse()
+return redis.call('HGETALL', k)
+`);
+
+/** ARGV: now, runner, leaseUntil. The task's client (renewed), or 0. */
+export const RENEW = new Script(`${PRELUDE}
+if redis.call('EXISTS', k) == 0 then return 0 end
+if lapse() ~= 'working' or redis.call('HGET', k, 'lo') ~= ARGV[2] then return 0 end
+redis.call('HSET', k, 'lu', ARGV[3])
+return redis.call('HGET', k, 'c')
+`);
+
+/** ARGV: now, runner, message. */
+export const PROGRESS = new Script(`${PRELUDE}
+if redis.call('EXISTS', k) == 0 then return 0 end
+if lapse() ~= 'working' or redis.call('HGET', k, 'lo') ~= ARGV[2] then return 0 end
+redis.call('HSET', k, 'm', ARGV[3], 'u', ARGV[1])
+return 1
+`);
+
+/** ARGV: now, runner, status, then field/value pairs. {client, createdAt + ttl} (settled), or 0. */
+export const SETTLE = new Script(`${PRELUDE}
+if redis.call('EXISTS', k) == 0 then return 0 end
+if lapse() ~= 'working' or redis.call('HGET', k, 'lo') ~= ARGV[2] then return 0 end
+clearInputs()
+redis.call('HDEL', k, 'lo', 'lu', 'rs')
+redis.call('HSET', k, 's', ARGV[3], 'u', ARGV[1], unpack(ARGV, 4))
+local ends = tonumber(redis.call('HGET', k, 'ca')) + tonumber(redis.call('HGET', k, 'ttl'))
+return {redis.call('HGET', k, 'c'), tostring(ends)}
+`);
+
+/** ARGV: now, owner. {changed, HGETALL}, or nil when unknown or another owner's. */
+export const CANCEL = new Script(`${PRELUDE}
+if redis.call('EXISTS', k) == 0 or not mine(ARGV[2]) then return nil end
+local s = lapse()
+if s == 'working' or s == 'input_required' then
+  clearInputs()
+  redis.call('HDEL', k, 'lo', 'lu')
+  redis.call('HSET', k, 's', 'cancelled', 'u', ARGV[1])
+  return {1, redis.call('HGETALL', k)}
+end
+return {0, redis.call('HGETALL', k)}
+`);
+
+/** ARGV: now, owner, runner, leaseUntil, then key/answer pairs. {resume, HGETALL}, or nil. */
+export const ANSWER = new Script(`${PRELUDE}
+if redis.call('EXISTS', k) == 0 or not mine(ARGV[2]) then return nil end
+if lapse() ~= 'input_required' then return {0, redis.call('HGETALL', k)} end
+for i = 5, #ARGV, 2 do
+  if redis.call('HEXISTS', k, 'i:' .. ARGV[i]) == 1 then
+    redis.call('HDEL', k, 'i:' .. ARGV[i])
+    redis.call('HSET', k, 'a:' .. ARGV[i], ARGV[i + 1])
+  end
+end
+redis.call('HSET', k, 'u', ARGV[1])
+for _, f in ipairs(redis.call('HKEYS', k)) do
+  if string.sub(f, 1, 2) == 'i:' then return {0, redis.call('HGETALL', k)} end
+end
+redis.call('HSET', k, 's', 'working', 'lo', ARGV[3], 'lu', ARGV[4])
+return {1, redis.call('HGETALL', k)}
+`);

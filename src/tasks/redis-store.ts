@@ -1,0 +1,269 @@
+/**
+ * The task store on Redis, over the cluster's `RedisLink` seam: every instance sharing the Redis
+ * answers `tasks/get`, `tasks/update` and `tasks/cancel` for any task without forwarding, and a
+ * finished task's result outlives the instance that ran it (until its TTL; Redis persistence is the
+ * operator's choice). Each task is one HASH under its own hash tag (`sl:task:{id}`), changed only
+ * by the atomic scripts of redis-scripts.ts; the unfinished tasks of a client are a ZSET scored by
+ * when each stops counting (its lease's end while running, its TTL otherwise), so a client's
+ * tasks left by a dead instance stop counting against its limit once their lease lapses.
+ *
+ * A cancel is published on `sl:task-cancel` so the instance running the task aborts its tool at
+ * once; pub/sub is at most once, so the runner's next lease renewal (which fails on a cancelled
+ * task) is the backstop.
+ */
+import { createHash } from 'node:crypto';
+import { keys } from '../cluster/keys.js';
+import type { RedisLink, RedisReply } from '../cluster/redis-link.js';
+import { InvalidOptionError } from '../errors.js';
+import { isTaskIdShape, type TaskError, type TaskRecord, type TaskStatus } from './model.js';
+import { ANSWER, CANCEL, CREATE, GET, PROGRESS, RENEW, RESERVE, SETTLE } from './redis-scripts.js';
+import type { AnswerOutcome, CreateOutcome, Settlement, TaskStore } from './store.js';
+
+export interface RedisTaskStoreOptions {
+  /** Clock, for tests. @defaultValue Date.now */
+  now?: () => number;
+  /** Called when subscribing to the cancel channel fails (cancels then reach runners at their next renewal). */
+  onError?: (error: unknown) => void;
+  /** close() closes the link too (the store opened it). @defaultValue false */
+  closeLink?: boolean;
+}
+
+const STATUSES = new Set<string>(['working', 'input_required', 'completed', 'failed', 'cancelled']);
+
+/** The client key as the ZSET's hash tag: fixed length, no braces whatever the principal holds. */
+export function clientHash(client: string): string {
+  return createHash('sha256').update(client).digest('hex').slice(0, 32);
+}
+
+function fieldsOf(reply: RedisReply): Map<string, string> {
+  const m = new Map<string, string>();
+  if (!Array.isArray(reply)) return m;
+  for (let i = 0; i + 1 < reply.length; i += 2) {
+    const k = reply[i];
+    const v = reply[i + 1];
+    if (typeof k === 'string' && typeof v === 'string') m.set(k, v);
+  }
+  return m;
+}
+
+function num(v: string | undefined): number | undefined {
+  if (v === undefined) return undefined;
+  const n = Number(v);
+  return Number.isFinite(n) ? n : undefined;
+}
+
+/** A record from its HASH; undefined when a field is missing or malformed (never trusted blindly). */
+export function recordOf(taskId: string, reply: RedisReply): TaskRecord | undefined {
+  const f = fieldsOf(reply);
+  const s = f.get('s');
+  const createdAt = num(f.get('ca'));
+  const ttlMs = num(f.get('ttl'));
+  const pollIntervalMs = num(f.get('pi'));
+  const owner = f.get('o');
+  const client = f.get('c');
+  const call = f.get('call');
+  if (
+    s === undefined ||
+    !STATUSES.has(s) ||
+    owner === undefined ||
+    client === undefined ||
+    call === undefined
+  )
+    return undefined;
+  if (createdAt === undefined || ttlMs === undefined || pollIntervalMs === undefined) return undefined;
+  const t: TaskRecord = {
+    taskId,
+    owner,
+    client,
+    status: s as TaskStatus,
+    createdAt,
+    lastUpdatedAt: num(f.get('u')) ?? createdAt,
+    ttlMs,
+    pollIntervalMs,
+    call,
+    ...(f.get('ph') === undefined ? {} : { paramHeaders: f.get('ph') }),
+  };
+  const m = f.get('m');
+  if (m !== undefined) t.statusMessage = m;
+  const r = f.get('r');
+  if (r !== undefined) t.result = r;
+  const e = f.get('e');
+  if (e !== undefined) t.error = JSON.parse(e) as TaskError;
+  const rs = f.get('rs');
+  if (rs !== undefined) t.requestState = rs;
+  const lo = f.get('lo');
+  if (lo !== undefined) t.leaseOwner = lo;
+  const lu = num(f.get('lu'));
+  if (lu !== undefined) t.leaseUntil = lu;
+  // Keys come from the tool and the client: no prototype for `__proto__` to reach.
+  const inputs: Record<string, string> = Object.create(null);
+  const answers: Record<string, string> = Object.create(null);
+  for (const [k, v] of f) {
+    if (k.startsWith('i:')) inputs[k.slice(2)] = v;
+    else if (k.startsWith('a:')) answers[k.slice(2)] = v;
+  }
+  if (t.status === 'input_required' || Object.keys(inputs).length > 0) t.inputRequests = inputs;
+  if (Object.keys(answers).length > 0) t.inputResponses = answers;
+  return t;
+}
+
+export class RedisTaskStore implements TaskStore {
+  readonly #link: RedisLink;
+  readonly #now: () => number;
+  readonly #listeners = new Set<(taskId: string) => void>();
+  readonly #onError: ((error: unknown) => void) | undefined;
+  readonly #closeLink: boolean;
+  #subscribed: Promise<void> | undefined;
+
+  constructor(link: RedisLink, options: RedisTaskStoreOptions = {}) {
+    if (typeof link?.send !== 'function') throw new InvalidOptionError('RedisTaskStore needs a RedisLink');
+    this.#link = link;
+    this.#now = options.now ?? Date.now;
+    this.#onError = options.onError;
+    this.#closeLink = options.closeLink ?? false;
+  }
+
+  /**
+   * Subscribes to the cancel channel (once; resolves when subscribed). Without `subscribe` on the
+   * link, cancels reach a runner at its next lease renewal only.
+   */
+  start(): Promise<void> {
+    const sub = this.#link.subscribe;
+    if (sub === undefined) return Promise.resolve();
+    this.#subscribed ??= sub
+      .call(this.#link, keys.taskCancel, false, (raw) => {
+        if (!isTaskIdShape(raw)) return;
+        for (const l of this.#listeners) l(raw);
+      })
+      .catch((error: unknown) => {
+        this.#subscribed = undefined;
+        this.#onError?.(error);
+      });
+    return this.#subscribed;
+  }
+
+  async create(t: TaskRecord, maxLivePerClient: number): Promise<CreateOutcome> {
+    const now = String(this.#now());
+    const clientKey = keys.clientTasks(t.client);
+    const reserved = await RESERVE.run(
+      this.#link,
+      [clientKey],
+      [
+        now,
+        String(maxLivePerClient),
+        t.taskId,
+        String(t.leaseUntil ?? t.createdAt + t.ttlMs),
+        String(t.ttlMs),
+      ],
+    );
+    if (reserved !== 1) return 'client-limit';
+    const fields = [
+      ...['o', t.owner, 'c', t.client, 's', t.status, 'ca', String(t.createdAt)],
+      ...['u', String(t.lastUpdatedAt), 'ttl', String(t.ttlMs), 'pi', String(t.pollIntervalMs)],
+      ...['call', t.call],
+      ...(t.paramHeaders === undefined ? [] : ['ph', t.paramHeaders]),
+      ...(t.leaseOwner === undefined ? [] : ['lo', t.leaseOwner, 'lu', String(t.leaseUntil ?? 0)]),
+    ];
+    const created = await CREATE.run(this.#link, [keys.task(t.taskId)], [now, String(t.ttlMs), ...fields]);
+    if (created !== 1) {
+      await this.#link.send(['ZREM', clientKey, t.taskId]);
+      return 'store-full';
+    }
+    return 'created';
+  }
+
+  async get(taskId: string, owner: string): Promise<TaskRecord | undefined> {
+    const r = await GET.run(this.#link, [keys.task(taskId)], [String(this.#now()), owner]);
+    const t = r === null ? undefined : recordOf(taskId, r);
+    if (t !== undefined && t.status === 'failed') await this.#uncount(t);
+    return t;
+  }
+
+  async renew(taskId: string, runner: string, leaseUntil: number): Promise<boolean> {
+    const r = await RENEW.run(
+      this.#link,
+      [keys.task(taskId)],
+      [String(this.#now()), runner, String(leaseUntil)],
+    );
+    if (typeof r !== 'string') return false;
+    // The task counts against its client until the new end of its lease.
+    await this.#count(r, taskId, leaseUntil);
+    return true;
+  }
+
+  async #count(client: string, taskId: string, until: number): Promise<void> {
+    await this.#link.send(['ZADD', keys.clientTasks(client), 'XX', String(until), taskId]);
+  }
+
+  async progress(taskId: string, runner: string, message: string): Promise<void> {
+    await PROGRESS.run(this.#link, [keys.task(taskId)], [String(this.#now()), runner, message]);
+  }
+
+  async settle(taskId: string, runner: string, s: Settlement): Promise<boolean> {
+    const pairs: string[] = [];
+    if (s.status === 'completed') pairs.push('r', s.result);
+    else if (s.status === 'failed') pairs.push('e', JSON.stringify(s.error));
+    else {
+      for (const [k, v] of Object.entries(s.inputRequests)) pairs.push(`i:${k}`, v);
+      if (s.requestState !== undefined) pairs.push('rs', s.requestState);
+    }
+    const r = await SETTLE.run(
+      this.#link,
+      [keys.task(taskId)],
+      [String(this.#now()), runner, s.status, ...pairs],
+    );
+    if (!Array.isArray(r) || typeof r[0] !== 'string') return false;
+    // Finished: it no longer counts against its client; waiting for input: until its TTL.
+    if (s.status === 'input_required') await this.#count(r[0], taskId, Number(r[1]));
+    else await this.#link.send(['ZREM', keys.clientTasks(r[0]), taskId]);
+    return true;
+  }
+
+  async cancel(taskId: string, owner: string): Promise<TaskRecord | undefined> {
+    const r = await CANCEL.run(this.#link, [keys.task(taskId)], [String(this.#now()), owner]);
+    if (!Array.isArray(r)) return undefined;
+    const t = recordOf(taskId, r[1] ?? null);
+    if (r[0] === 1) {
+      // The local runner first (no round trip), then every other instance.
+      for (const l of this.#listeners) l(taskId);
+      await this.#link.send(['PUBLISH', keys.taskCancel, taskId]);
+      if (t !== undefined) await this.#uncount(t);
+    }
+    return t;
+  }
+
+  async answer(
+    taskId: string,
+    owner: string,
+    responses: Record<string, string>,
+    runner: string,
+    leaseUntil: number,
+  ): Promise<AnswerOutcome | undefined> {
+    const pairs = Object.entries(responses).flat();
+    const r = await ANSWER.run(
+      this.#link,
+      [keys.task(taskId)],
+      [String(this.#now()), owner, runner, String(leaseUntil), ...pairs],
+    );
+    if (!Array.isArray(r)) return undefined;
+    const t = recordOf(taskId, r[1] ?? null);
+    if (t === undefined) return undefined;
+    if (r[0] === 1) await this.#count(t.client, taskId, leaseUntil);
+    return { task: t, resume: r[0] === 1 };
+  }
+
+  /** A finished task no longer counts against its client's live-task limit. */
+  async #uncount(t: TaskRecord): Promise<void> {
+    await this.#link.send(['ZREM', keys.clientTasks(t.client), t.taskId]);
+  }
+
+  onCancel(listener: (taskId: string) => void): () => void {
+    this.#listeners.add(listener);
+    return () => this.#listeners.delete(listener);
+  }
+
+  async close(): Promise<void> {
+    this.#listeners.clear();
+    if (this.#closeLink) await this.#link.close();
+  }
+}

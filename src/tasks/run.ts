@@ -1,0 +1,178 @@
+/**
+ * One round of a task's tool on this instance: the tool runs as a plain request of the 2026-07-28
+ * era answering into a CaptureSink, while this instance renews its lease; the outcome is settled
+ * into the store (completed, failed, or input_required for an MRTR round). A cancel (from any
+ * instance, through the store's onCancel) or a renewal the store refuses aborts the run, which
+ * fires the tool's AbortSignal.
+ */
+import type { TaskOffer } from '../core/era-2026/task-hook.js';
+import type { RequestHead } from '../core/pipeline/sink.js';
+import { JsonRpcCode } from '../jsonrpc/codes.js';
+import { isPlainObject, type JsonRpcRequest } from '../jsonrpc/message.js';
+import { type Captured, CaptureSink } from './capture-sink.js';
+import type { TaskError, TaskRecord } from './model.js';
+import type { ResolvedTaskOptions } from './options.js';
+import type { Settlement } from './store.js';
+
+/** The settlement a captured answer means (exported for tests). */
+export function settlementOf(c: Captured, maxResultBytes: number): Settlement | undefined {
+  if (c.kind === 'aborted') return undefined;
+  if (c.kind === 'too-large') {
+    return { status: 'failed', error: internal(`the task's result exceeds ${maxResultBytes} bytes`) };
+  }
+  if (c.kind === 'malformed') {
+    return { status: 'failed', error: internal(`the tool's answer could not be read (HTTP ${c.status})`) };
+  }
+  const m = c.message;
+  if (isPlainObject(m['error'])) {
+    const e = m['error'];
+    const error: TaskError = {
+      code: typeof e['code'] === 'number' ? e['code'] : JsonRpcCode.InternalError,
+      message: typeof e['message'] === 'string' ? e['message'] : 'Internal error',
+      ...(e['data'] === undefined ? {} : { data: e['data'] }),
+    };
+    return { status: 'failed', error };
+  }
+  const result = m['result'];
+  if (!isPlainObject(result)) return { status: 'failed', error: internal('the tool returned no result') };
+  if (result['resultType'] === 'input_required' && isPlainObject(result['inputRequests'])) {
+    const inputRequests: Record<string, string> = {};
+    for (const [k, v] of Object.entries(result['inputRequests'])) inputRequests[k] = JSON.stringify(v);
+    const rs = result['requestState'];
+    return { status: 'input_required', inputRequests, requestState: typeof rs === 'string' ? rs : undefined };
+  }
+  const json = JSON.stringify(result);
+  if (json.length > maxResultBytes) {
+    return { status: 'failed', error: internal(`the task's result exceeds ${maxResultBytes} bytes`) };
+  }
+  return { status: 'completed', result: json };
+}
+
+/** A later round's head: the `Mcp-Param-*` headers of the call that created the task. */
+export function paramHead(t: TaskRecord): RequestHead {
+  const stored: Record<string, string> = t.paramHeaders === undefined ? {} : JSON.parse(t.paramHeaders);
+  return { method: 'POST', header: (name) => (Object.hasOwn(stored, name) ? stored[name] : undefined) };
+}
+
+/** The call's `Mcp-Param-*` headers as JSON, or undefined when it has none. */
+export function paramHeadersOf(
+  raw: Readonly<Record<string, string | string[] | undefined>>,
+): string | undefined {
+  const out: Record<string, string> = {};
+  for (const [name, v] of Object.entries(raw)) {
+    if (!name.toLowerCase().startsWith('mcp-param-') || v === undefined) continue;
+    out[name.toLowerCase()] = Array.isArray(v) ? v.join(', ') : v;
+  }
+  return Object.keys(out).length === 0 ? undefined : JSON.stringify(out);
+}
+
+function internal(message: string): TaskError {
+  return { code: JsonRpcCode.InternalError, message: `Internal error: ${message}` };
+}
+
+/** The `tools/call` of a round: the stored call, plus the answers and state of an MRTR round. */
+export function roundRequest(t: TaskRecord): JsonRpcRequest {
+  const params = JSON.parse(t.call) as Record<string, unknown>;
+  // The SEP-1686 `task` hint is not the tool's business (SEP-2663: tolerated, ignored).
+  delete params['task'];
+  if (t.inputResponses !== undefined && Object.keys(t.inputResponses).length > 0) {
+    params['inputResponses'] = Object.fromEntries(
+      Object.entries(t.inputResponses).map(([k, v]) => [k, JSON.parse(v)]),
+    );
+    if (t.requestState !== undefined) params['requestState'] = t.requestState;
+  }
+  return { jsonrpc: '2.0', id: `sluice-task:${t.taskId}`, method: 'tools/call', params };
+}
+
+export class TaskRun {
+  readonly taskId: string;
+  readonly #o: ResolvedTaskOptions;
+  readonly #runner: string;
+  readonly #sink: CaptureSink;
+  #timer: ReturnType<typeof setInterval> | undefined;
+  #progress: string | undefined;
+  #progressBusy = false;
+
+  constructor(o: ResolvedTaskOptions, runner: string, taskId: string) {
+    this.#o = o;
+    this.#runner = runner;
+    this.taskId = taskId;
+    this.#sink = new CaptureSink(o.maxResultBytes + 64 * 1024, (m) => this.#onProgress(m));
+  }
+
+  /** Runs the round; resolves once its outcome is settled (or the run was aborted). */
+  async run(t: TaskRecord, serve: TaskOffer['serve'], head?: RequestHead): Promise<void> {
+    const every = Math.max(100, Math.floor(this.#o.leaseMs / 3));
+    this.#timer = setInterval(() => this.#renew(), every);
+    this.#timer.unref?.();
+    try {
+      serve(roundRequest(t), this.#sink, head).catch((error: unknown) => {
+        this.#o.logger?.error('tasks.run_failed', { taskId: this.taskId, error: String(error) });
+        this.#sink.respond(500, {}, '');
+      });
+      const s = settlementOf(await this.#sink.done, this.#o.maxResultBytes);
+      if (s !== undefined) await this.#settle(s);
+    } finally {
+      this.#stop();
+    }
+  }
+
+  /**
+   * Stores the outcome, retrying while the store is unreachable for up to one lease (the lease is
+   * still renewed meanwhile): past that the task reads as failed (owner lost) anyway.
+   */
+  async #settle(s: Settlement): Promise<void> {
+    const until = this.#o.now() + this.#o.leaseMs;
+    for (;;) {
+      try {
+        await this.#o.store.settle(this.taskId, this.#runner, s);
+        return;
+      } catch (error) {
+        if (this.#o.now() >= until) throw error;
+        await new Promise((r) => setTimeout(r, Math.max(50, Math.floor(this.#o.leaseMs / 10))));
+      }
+    }
+  }
+
+  /** Cancelled (anywhere) or no longer ours: the tool's AbortSignal fires. */
+  abort(): void {
+    this.#sink.abort();
+  }
+
+  #stop(): void {
+    if (this.#timer !== undefined) clearInterval(this.#timer);
+    this.#timer = undefined;
+  }
+
+  #renew(): void {
+    this.#o.store.renew(this.taskId, this.#runner, this.#o.now() + this.#o.leaseMs).then(
+      (ours) => {
+        if (!ours) this.abort();
+      },
+      (error: unknown) => {
+        // The store is unreachable: keep running; if the lease lapses meanwhile, the settle is
+        // refused and the task reads as failed (owner lost), never as working forever.
+        this.#o.logger?.warn('tasks.renew_failed', { taskId: this.taskId, error: String(error) });
+      },
+    );
+  }
+
+  /** Progress is coalesced: at most one store write in flight, the newest message wins. */
+  #onProgress(message: string): void {
+    this.#progress = message;
+    if (this.#progressBusy) return;
+    this.#progressBusy = true;
+    const next = (): void => {
+      const m = this.#progress;
+      this.#progress = undefined;
+      if (m === undefined || this.#sink.closed) {
+        this.#progressBusy = false;
+        return;
+      }
+      this.#o.store.progress(this.taskId, this.#runner, m).then(next, () => {
+        this.#progressBusy = false;
+      });
+    };
+    next();
+  }
+}

@@ -1,0 +1,309 @@
+/**
+ * The tasks extension (`io.modelcontextprotocol/tasks`, SEP-2663) for the 2026-07-28 era, as the
+ * hook `handleModernPost` offers requests to (core/era-2026/task-hook.ts):
+ * - `server/discover`: served as usual, then `capabilities.extensions` names the extension.
+ * - `tools/call` of a task tool (options.tools): with the client's declaration (the extension in
+ *   `_meta` clientCapabilities.extensions) the task is created in the store and only then answered
+ *   with the flat CreateTaskResult; the tool runs detached from the request (run.ts). Without the
+ *   declaration an `optional` tool runs as a plain call and a `required` one is refused -32021.
+ * - `tasks/get`, `tasks/update`, `tasks/cancel`: -32021 without the declaration; an unknown id, a
+ *   malformed one and another principal's are the same -32602; answers carry
+ *   `resultType: "complete"`. `tasks/result` and `tasks/list` (SEP-1686) are left to the server,
+ *   which does not know them (-32601), as SEP-2663 requires.
+ */
+import { randomBytes } from 'node:crypto';
+import type { TaskHook, TaskOffer } from '../core/era-2026/task-hook.js';
+import { JsonRpcCode } from '../jsonrpc/codes.js';
+import { isPlainObject } from '../jsonrpc/message.js';
+import { ModernCode } from '../modern/constants.js';
+import { CaptureSink } from './capture-sink.js';
+import {
+  createTaskResult,
+  detailedTask,
+  isTaskIdShape,
+  newTaskId,
+  principalKey,
+  type TaskRecord,
+} from './model.js';
+import { type ResolvedTaskOptions, resolveTaskOptions, type TaskOptions } from './options.js';
+import { clientHash } from './redis-store.js';
+import { paramHead, paramHeadersOf, settlementOf, TaskRun } from './run.js';
+import type { CreateOutcome, Settlement } from './store.js';
+
+export const TASKS_EXTENSION = 'io.modelcontextprotocol/tasks';
+
+const METHODS = new Set(['server/discover', 'tools/call', 'tasks/get', 'tasks/update', 'tasks/cancel']);
+
+interface Answer {
+  status: number;
+  body: Record<string, unknown>;
+  retryAfter?: number;
+}
+
+export interface TaskServiceStats {
+  created: number;
+  running: number;
+  refusedLimit: number;
+}
+
+export class TaskService implements TaskHook {
+  readonly #o: ResolvedTaskOptions;
+  /** This instance, as the lease owner of the tasks it runs. */
+  readonly #runner = randomBytes(12).toString('base64url');
+  readonly #runs = new Map<string, TaskRun>();
+  readonly #unlisten: () => void;
+  #created = 0;
+  #refusedLimit = 0;
+
+  constructor(options: TaskOptions = {}) {
+    this.#o = resolveTaskOptions(options);
+    this.#unlisten = this.#o.store.onCancel((id) => this.#runs.get(id)?.abort());
+  }
+
+  get options(): ResolvedTaskOptions {
+    return this.#o;
+  }
+
+  stats(): TaskServiceStats {
+    return { created: this.#created, running: this.#runs.size, refusedLimit: this.#refusedLimit };
+  }
+
+  wants(method: string): boolean {
+    return METHODS.has(method);
+  }
+
+  async offer(o: TaskOffer): Promise<boolean> {
+    const declared = isPlainObject(o.meta.clientCapabilities['extensions'])
+      ? isPlainObject(o.meta.clientCapabilities['extensions'][TASKS_EXTENSION])
+      : false;
+    switch (o.req.method) {
+      case 'server/discover':
+        await this.#discover(o);
+        return true;
+      case 'tools/call':
+        return this.#call(o, declared);
+      default:
+        if (!declared) this.#send(o, missingExtension(o));
+        else this.#send(o, await this.#taskMethod(o));
+        return true;
+    }
+  }
+
+  /** Aborts the runs of this instance (their tasks read as failed once their leases lapse). */
+  async close(): Promise<void> {
+    this.#unlisten();
+    for (const run of this.#runs.values()) run.abort();
+    await this.#o.store.close();
+  }
+
+  async #discover(o: TaskOffer): Promise<void> {
+    const sink = new CaptureSink(1024 * 1024, () => undefined);
+    await o.serve(o.req, sink);
+    const c = await sink.done;
+    if (c.kind !== 'response')
+      return this.#send(o, rpcError(o, 500, JsonRpcCode.InternalError, 'discover failed'));
+    const result = c.message['result'];
+    if (isPlainObject(result)) {
+      const caps = isPlainObject(result['capabilities']) ? result['capabilities'] : {};
+      const ext = isPlainObject(caps['extensions']) ? caps['extensions'] : {};
+      result['capabilities'] = { ...caps, extensions: { ...ext, [TASKS_EXTENSION]: {} } };
+    }
+    const status = 'error' in c.message ? 400 : 200;
+    o.sink.respond(status, { 'content-type': 'application/json', ...o.headers }, JSON.stringify(c.message));
+  }
+
+  async #call(o: TaskOffer, declared: boolean): Promise<boolean> {
+    const name = o.req.params?.['name'];
+    const policy = typeof name === 'string' ? this.#o.policy(name) : 'forbidden';
+    if (policy === 'forbidden' || (!declared && policy === 'optional')) {
+      // SEP-2663: a SEP-1686 `task` hint is tolerated and ignored (an SDK v1 server would refuse
+      // the call without a task store of its own), so the call is served without it.
+      const params = o.req.params;
+      if (params === undefined || !('task' in params)) return false;
+      const { task: _ignored, ...rest } = params;
+      await o.serve({ ...o.req, params: rest }, o.sink);
+      return true;
+    }
+    if (!declared) {
+      this.#send(o, missingExtension(o));
+      return true;
+    }
+    // MRTR before the task (SEP-2663 "MRTR → Tasks composition"): a first call of an inputFirst
+    // tool runs as a plain call; its input_required goes back as is, any other answer becomes a
+    // task that is already finished (the tool never runs twice).
+    let first: Settlement | undefined;
+    if (
+      typeof name === 'string' &&
+      this.#o.inputFirst.has(name) &&
+      !('inputResponses' in (o.req.params ?? {}))
+    ) {
+      const sink = new CaptureSink(this.#o.maxResultBytes + 64 * 1024, () => undefined);
+      await o.serve(o.req, sink);
+      const c = await sink.done;
+      if (c.kind === 'response' && isPlainObject(c.message['result'])) {
+        if (c.message['result']['resultType'] === 'input_required') {
+          this.#send(o, { status: 200, body: c.message });
+          return true;
+        }
+      }
+      first = settlementOf(c, this.#o.maxResultBytes);
+      if (first === undefined) return true;
+    }
+    const now = this.#o.now();
+    const paramHeaders = paramHeadersOf(o.rawHeaders);
+    const t: TaskRecord = {
+      taskId: newTaskId(),
+      owner: principalKey(o.principal),
+      client: clientHash(o.clientKey),
+      status: 'working',
+      createdAt: now,
+      lastUpdatedAt: now,
+      ttlMs: this.#o.ttlMs,
+      pollIntervalMs: this.#o.pollIntervalMs,
+      call: JSON.stringify(o.req.params ?? {}),
+      ...(paramHeaders === undefined ? {} : { paramHeaders }),
+      leaseOwner: this.#runner,
+      leaseUntil: now + this.#o.leaseMs,
+    };
+    let outcome: CreateOutcome;
+    try {
+      outcome = await this.#o.store.create(t, this.#o.maxLivePerClient);
+    } catch (error) {
+      this.#o.logger?.error('tasks.create_failed', { error: String(error) });
+      this.#send(o, {
+        ...rpcError(o, 503, JsonRpcCode.ServerError, 'Service Unavailable: the task store is unreachable'),
+        retryAfter: 1,
+      });
+      return true;
+    }
+    if (outcome === 'client-limit') {
+      this.#refusedLimit++;
+      this.#send(o, {
+        ...rpcError(
+          o,
+          429,
+          JsonRpcCode.ServerError,
+          `Too Many Requests: this client already has ${this.#o.maxLivePerClient} unfinished tasks (tasks.maxLivePerClient)`,
+        ),
+        retryAfter: Math.max(1, Math.ceil(this.#o.pollIntervalMs / 1000)),
+      });
+      return true;
+    }
+    if (outcome === 'store-full') {
+      this.#send(o, {
+        ...rpcError(o, 503, JsonRpcCode.ServerError, 'Service Unavailable: the task store is full'),
+        retryAfter: 5,
+      });
+      return true;
+    }
+    this.#created++;
+    if (first !== undefined && (await this.#o.store.settle(t.taskId, this.#runner, first)))
+      t.status = first.status;
+    // Durable now (SEP-2663: a tasks/get right after this answer resolves).
+    this.#send(o, { status: 200, body: { jsonrpc: '2.0', id: o.req.id, result: createTaskResult(t) } });
+    if (first === undefined) this.#start(t, o, false);
+    return true;
+  }
+
+  /** Runs a round here; a resumed one with the headers of the call that created the task. */
+  #start(t: TaskRecord, o: TaskOffer, resumed: boolean): void {
+    const run = new TaskRun(this.#o, this.#runner, t.taskId);
+    this.#runs.set(t.taskId, run);
+    run
+      .run(t, o.serve, resumed ? paramHead(t) : undefined)
+      .catch((error: unknown) =>
+        this.#o.logger?.error('tasks.settle_failed', { taskId: t.taskId, error: String(error) }),
+      )
+      .finally(() => {
+        if (this.#runs.get(t.taskId) === run) this.#runs.delete(t.taskId);
+      });
+  }
+
+  async #taskMethod(o: TaskOffer): Promise<Answer> {
+    const id = o.req.params?.['taskId'];
+    if (!isTaskIdShape(id)) return unknownTask(o);
+    const owner = principalKey(o.principal);
+    const store = this.#o.store;
+    try {
+      if (o.req.method === 'tasks/get') {
+        const t = await store.get(id, owner);
+        return t === undefined ? unknownTask(o) : ok(o, detailedTask(t));
+      }
+      if (o.req.method === 'tasks/cancel') {
+        const t = await store.cancel(id, owner);
+        return t === undefined ? unknownTask(o) : ok(o, { resultType: 'complete' });
+      }
+      return await this.#update(o, id, owner);
+    } catch (error) {
+      this.#o.logger?.error('tasks.store_failed', { method: o.req.method, error: String(error) });
+      return {
+        ...rpcError(o, 503, JsonRpcCode.ServerError, 'Service Unavailable: the task store is unreachable'),
+        retryAfter: 1,
+      };
+    }
+  }
+
+  /** tasks/update: answers to pending input requests; the last one resumes the tool here. */
+  async #update(o: TaskOffer, id: string, owner: string): Promise<Answer> {
+    const responses = o.req.params?.['inputResponses'];
+    if (!isPlainObject(responses)) {
+      return rpcError(o, 400, JsonRpcCode.InvalidParams, 'Invalid params: inputResponses must be an object');
+    }
+    const encoded: Record<string, string> = {};
+    let bytes = 0;
+    for (const [k, v] of Object.entries(responses)) {
+      const json = JSON.stringify(v) ?? 'null';
+      bytes += k.length + json.length;
+      encoded[k] = json;
+    }
+    if (bytes > this.#o.maxUpdateBytes) {
+      return rpcError(
+        o,
+        413,
+        JsonRpcCode.InvalidParams,
+        `Invalid params: inputResponses exceed ${this.#o.maxUpdateBytes} bytes (tasks.maxUpdateBytes)`,
+      );
+    }
+    const r = await this.#o.store.answer(id, owner, encoded, this.#runner, this.#o.now() + this.#o.leaseMs);
+    if (r === undefined) return unknownTask(o);
+    if (r.resume) this.#start(r.task, o, true);
+    return ok(o, { resultType: 'complete' });
+  }
+
+  #send(o: TaskOffer, a: Answer): void {
+    if (o.sink.closed) return;
+    const headers: Record<string, string> = { 'content-type': 'application/json', ...o.headers };
+    if (a.retryAfter !== undefined) headers['retry-after'] = String(a.retryAfter);
+    o.sink.respond(a.status, headers, JSON.stringify(a.body));
+  }
+}
+
+function ok(o: TaskOffer, result: Record<string, unknown>): Answer {
+  return { status: 200, body: { jsonrpc: '2.0', id: o.req.id, result } };
+}
+
+function rpcError(o: TaskOffer, status: number, code: number, message: string, data?: unknown): Answer {
+  const error = data === undefined ? { code, message } : { code, message, data };
+  return { status, body: { jsonrpc: '2.0', id: o.req.id, error } };
+}
+
+/** Unknown, malformed, expired and another principal's ids are all the same answer. */
+function unknownTask(o: TaskOffer): Answer {
+  return rpcError(o, 200, JsonRpcCode.InvalidParams, 'Invalid params: unknown taskId');
+}
+
+/** SEP-2575 §"Missing Required Capabilities", SEP-2663 §"Required Capabilities". */
+function missingExtension(o: TaskOffer): Answer {
+  return rpcError(
+    o,
+    400,
+    ModernCode.MissingRequiredClientCapability,
+    `Missing required client capability: extensions["${TASKS_EXTENSION}"]`,
+    { requiredCapabilities: { extensions: { [TASKS_EXTENSION]: {} } } },
+  );
+}
+
+/** The tasks extension for `createMcpHandler({ tasks: createTasks({ tools: { reindex: 'optional' } }) })`. */
+export function createTasks(options: TaskOptions = {}): TaskService {
+  return new TaskService(options);
+}

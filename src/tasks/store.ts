@@ -1,0 +1,71 @@
+/**
+ * The one interface a task store implements (memory-store.ts: one process; redis-store.ts: every
+ * instance of a cluster). Every operation is one atomic step on one task, so two instances racing
+ * (a cancel against a completion, two `tasks/update`s) leave one consistent record:
+ * - statuses only move forward: working ⇄ input_required, then one terminal status, sticky;
+ * - only the instance holding the lease settles a working task (`runner`), and a lease that lapsed
+ *   turns the task `failed` with OWNER_LOST on the next read, never `working` forever;
+ * - reads are scoped by owner: another principal's task is undefined, like an unknown one.
+ */
+import type { TaskError, TaskRecord } from './model.js';
+
+export type CreateOutcome = 'created' | 'client-limit' | 'store-full';
+
+/** How a run of the tool ended, as the runner reports it. */
+export type Settlement =
+  | { status: 'completed'; result: string }
+  | { status: 'failed'; error: TaskError }
+  | { status: 'input_required'; inputRequests: Record<string, string>; requestState: string | undefined };
+
+export interface AnswerOutcome {
+  task: TaskRecord;
+  /** Every input request is answered now: the caller holds the lease and must run the next round. */
+  resume: boolean;
+}
+
+export interface TaskStore {
+  /**
+   * Stores a new task (status working, leased by `t.leaseOwner`) once it is durable, unless its
+   * client already has `maxLivePerClient` tasks that are not finished, or the store is full.
+   */
+  create(t: TaskRecord, maxLivePerClient: number): Promise<CreateOutcome>;
+  /** The task, if it exists and `owner` created it (a lapsed lease is failed first). */
+  get(taskId: string, owner: string): Promise<TaskRecord | undefined>;
+  /** Extends the runner's lease; false when the task is no longer its to run (cancelled, gone). */
+  renew(taskId: string, runner: string, leaseUntil: number): Promise<boolean>;
+  /** The runner's status message (progress); ignored unless it still holds the lease. */
+  progress(taskId: string, runner: string, message: string): Promise<void>;
+  /** The runner's outcome; false (and nothing changed) unless it still holds the lease. */
+  settle(taskId: string, runner: string, s: Settlement): Promise<boolean>;
+  /**
+   * Cancels a task that is not finished (sticky) and tells its runner, wherever it is, through
+   * `onCancel`. A finished task is left as it is. Undefined when unknown to `owner`.
+   */
+  cancel(taskId: string, owner: string): Promise<TaskRecord | undefined>;
+  /**
+   * Records answers to pending input requests (unknown keys are ignored); once none is pending the
+   * task is working again, leased to `runner` until `leaseUntil`, and `resume` is true.
+   */
+  answer(
+    taskId: string,
+    owner: string,
+    responses: Record<string, string>,
+    runner: string,
+    leaseUntil: number,
+  ): Promise<AnswerOutcome | undefined>;
+  /** Called with the id of every task cancelled through any instance sharing this store. */
+  onCancel(listener: (taskId: string) => void): () => void;
+  close(): Promise<void>;
+}
+
+/** Bytes a record holds beyond its fixed fields (what the stores bound). */
+export function recordBytes(t: TaskRecord): number {
+  let n =
+    t.call.length + (t.paramHeaders?.length ?? 0) + (t.result?.length ?? 0) + (t.statusMessage?.length ?? 0);
+  if (t.error !== undefined) n += JSON.stringify(t.error).length;
+  for (const m of [t.inputRequests, t.inputResponses]) {
+    if (m === undefined) continue;
+    for (const [k, v] of Object.entries(m)) n += k.length + v.length;
+  }
+  return n + (t.requestState?.length ?? 0) + 256;
+}

@@ -1,0 +1,232 @@
+/**
+ * The TaskStore contract, run against the in-memory store and against the Redis store on a real
+ * redis-server (skipped loudly without one): creation and per-client limits, owner scoping, the
+ * runner's lease (renew, settle only by the holder, a lapsed lease reads as failed with the
+ * owner-lost error and frees the client's slot), sticky cancel heard through onCancel (on another
+ * store instance too, over pub/sub), partial input answers, and TTL eviction. Then the memory
+ * store's own bounds (count and bytes, finished tasks evicted first).
+ */
+import assert from 'node:assert/strict';
+import { after, before, beforeEach, describe, test } from 'node:test';
+import { connectNodeRedis } from '../../src/cluster/node-redis.js';
+import type { RedisLink } from '../../src/cluster/redis-link.js';
+import { MemoryTaskStore } from '../../src/tasks/memory-store.js';
+import { newTaskId, OWNER_LOST, type TaskRecord } from '../../src/tasks/model.js';
+import { RedisTaskStore } from '../../src/tasks/redis-store.js';
+import type { TaskStore } from '../../src/tasks/store.js';
+import { until } from '../helpers/http.js';
+import { findRedis, type Redis, skipWithoutRedis, startRedis } from '../helpers/redis.js';
+
+/** Each test's client, so tests sharing one Redis do not share a live-task count. */
+let client = 'c-alice';
+beforeEach(() => {
+  client = `c-${newTaskId()}`;
+});
+
+/** A clock the test moves. */
+class Clock {
+  t = 1_000_000;
+  now = (): number => this.t;
+}
+
+function record(clock: Clock, over: Partial<TaskRecord> = {}): TaskRecord {
+  return {
+    taskId: newTaskId(),
+    owner: 'p:alice',
+    client,
+    status: 'working',
+    createdAt: clock.t,
+    lastUpdatedAt: clock.t,
+    ttlMs: 60_000,
+    pollIntervalMs: 100,
+    call: JSON.stringify({ name: 'x', arguments: {} }),
+    leaseOwner: 'runner-1',
+    leaseUntil: clock.t + 1000,
+    ...over,
+  };
+}
+
+function contract(
+  name: string,
+  make: (clock: Clock) => Promise<{ store: TaskStore; peer?: TaskStore }>,
+): void {
+  describe(`TaskStore contract: ${name}`, () => {
+    test('create, owner-scoped get, per-client limit', async () => {
+      const clock = new Clock();
+      const { store } = await make(clock);
+      const a = record(clock);
+      assert.equal(await store.create(a, 2), 'created');
+      assert.equal((await store.get(a.taskId, 'p:alice'))?.status, 'working');
+      assert.equal(await store.get(a.taskId, 'p:bob'), undefined, 'another owner sees nothing');
+      assert.equal(await store.get(newTaskId(), 'p:alice'), undefined);
+      assert.equal(await store.create(record(clock), 2), 'created');
+      assert.equal(await store.create(record(clock), 2), 'client-limit');
+      assert.equal(await store.create(record(clock, { client: 'c-other' }), 2), 'created');
+    });
+
+    test('only the lease holder renews and settles; settled tasks free the client slot', async () => {
+      const clock = new Clock();
+      const { store } = await make(clock);
+      const a = record(clock);
+      await store.create(a, 1);
+      assert.equal(await store.renew(a.taskId, 'runner-2', clock.t + 5000), false);
+      assert.equal(await store.renew(a.taskId, 'runner-1', clock.t + 5000), true);
+      await store.progress(a.taskId, 'runner-1', 'half way');
+      assert.equal((await store.get(a.taskId, 'p:alice'))?.statusMessage, 'half way');
+      assert.equal(await store.settle(a.taskId, 'runner-2', { status: 'completed', result: '{}' }), false);
+      const result = JSON.stringify({ content: [], resultType: 'complete' });
+      assert.equal(await store.settle(a.taskId, 'runner-1', { status: 'completed', result }), true);
+      const done = await store.get(a.taskId, 'p:alice');
+      assert.equal(done?.status, 'completed');
+      assert.equal(done?.result, result, 'an empty array survives the store');
+      assert.equal(await store.settle(a.taskId, 'runner-1', { status: 'failed', error: OWNER_LOST }), false);
+      assert.equal(await store.create(record(clock), 1), 'created', 'the finished task no longer counts');
+    });
+
+    test('a lapsed lease reads as failed with the owner-lost error, never working', async () => {
+      const clock = new Clock();
+      const { store } = await make(clock);
+      const a = record(clock);
+      await store.create(a, 1);
+      clock.t += 1001;
+      const t = await store.get(a.taskId, 'p:alice');
+      assert.equal(t?.status, 'failed');
+      assert.deepEqual(t?.error, OWNER_LOST);
+      assert.equal(await store.renew(a.taskId, 'runner-1', clock.t + 1000), false, 'the old owner learns it');
+      assert.equal(await store.settle(a.taskId, 'runner-1', { status: 'completed', result: '{}' }), false);
+      assert.equal(await store.create(record(clock), 1), 'created', 'the lost task no longer counts');
+    });
+
+    test('cancel is sticky, reaches onCancel (also on a peer), and is a no-op on a finished task', async () => {
+      const clock = new Clock();
+      const { store, peer } = await make(clock);
+      const heard: string[] = [];
+      const heardPeer: string[] = [];
+      store.onCancel((id) => heard.push(id));
+      peer?.onCancel((id) => heardPeer.push(id));
+      const a = record(clock);
+      await store.create(a, 5);
+      assert.equal(await store.cancel(a.taskId, 'p:bob'), undefined);
+      assert.equal((await (peer ?? store).cancel(a.taskId, 'p:alice'))?.status, 'cancelled');
+      if (peer !== undefined) await until(() => heard.includes(a.taskId), 5000, 'the cancel crossed pub/sub');
+      else assert.deepEqual(heard, [a.taskId]);
+      assert.equal(await store.settle(a.taskId, 'runner-1', { status: 'completed', result: '{}' }), false);
+      assert.equal((await store.get(a.taskId, 'p:alice'))?.status, 'cancelled');
+      const b = record(clock);
+      await store.create(b, 5);
+      await store.settle(b.taskId, 'runner-1', { status: 'completed', result: '{"ok":1}' });
+      assert.equal((await store.cancel(b.taskId, 'p:alice'))?.status, 'completed');
+      assert.equal(heard.includes(b.taskId) || heardPeer.includes(b.taskId), false);
+    });
+
+    test('input answers: partial, unknown keys ignored, the last one resumes under a new lease', async () => {
+      const clock = new Clock();
+      const { store } = await make(clock);
+      const a = record(clock);
+      await store.create(a, 5);
+      const inputRequests = {
+        one: '{"method":"elicitation/create"}',
+        two: '{"method":"elicitation/create"}',
+      };
+      await store.settle(a.taskId, 'runner-1', {
+        status: 'input_required',
+        inputRequests,
+        requestState: 'st',
+      });
+      const ir = await store.get(a.taskId, 'p:alice');
+      assert.equal(ir?.status, 'input_required');
+      assert.deepEqual({ ...ir?.inputRequests }, inputRequests);
+      assert.equal(await store.answer(a.taskId, 'p:bob', { one: '1' }, 'r2', clock.t + 1000), undefined);
+      const first = await store.answer(a.taskId, 'p:alice', { one: '"a"', zzz: '"x"' }, 'r2', clock.t + 1000);
+      assert.equal(first?.resume, false);
+      assert.deepEqual(Object.keys(first?.task.inputRequests ?? {}), ['two']);
+      const last = await store.answer(a.taskId, 'p:alice', { two: '"b"' }, 'r2', clock.t + 1000);
+      assert.equal(last?.resume, true);
+      assert.equal(last?.task.status, 'working');
+      assert.equal(last?.task.leaseOwner, 'r2');
+      assert.deepEqual({ ...last?.task.inputResponses }, { one: '"a"', two: '"b"' });
+      assert.equal(last?.task.requestState, 'st');
+      const again = await store.answer(a.taskId, 'p:alice', { two: '"c"' }, 'r3', clock.t + 1000);
+      assert.equal(again?.resume, false, 'one resumer only');
+    });
+  });
+}
+
+contract('memory', async (clock) => ({ store: new MemoryTaskStore({ now: clock.now }) }));
+
+describe('TaskStore on Redis', () => {
+  let redis: Redis | undefined;
+  const links: RedisLink[] = [];
+  before(async () => {
+    if (findRedis() !== undefined) redis = await startRedis();
+  });
+  after(async () => {
+    for (const l of links) await l.close();
+    await redis?.stop();
+  });
+
+  test('needs redis-server', (t) => {
+    skipWithoutRedis(t);
+  });
+  if (findRedis() === undefined) return;
+
+  contract('redis', async (clock) => {
+    if (redis === undefined) throw new Error('redis did not start');
+    const make = async () => {
+      const link = await connectNodeRedis({ url: redis?.url ?? '', commandTimeoutMs: 2000 });
+      links.push(link);
+      const s = new RedisTaskStore(link, { now: clock.now });
+      await s.start();
+      return s;
+    };
+    return { store: await make(), peer: await make() };
+  });
+
+  test('a task expires with its TTL; its HASH has one hash tag', async () => {
+    if (redis === undefined) throw new Error('redis did not start');
+    const link = await connectNodeRedis({ url: redis.url, commandTimeoutMs: 2000 });
+    links.push(link);
+    const store = new RedisTaskStore(link);
+    const clock = new Clock();
+    clock.t = Date.now();
+    const a = record(clock, { ttlMs: 1000, leaseUntil: clock.t + 60_000 });
+    await store.create(a, 5);
+    assert.ok(((await link.send(['PTTL', `sl:task:{${a.taskId}}`])) as number) > 0);
+    const deadline = Date.now() + 5000;
+    while ((await store.get(a.taskId, 'p:alice')) !== undefined) {
+      assert.ok(Date.now() < deadline, 'evicted within 5 s of its 1 s TTL');
+      await new Promise((r) => setTimeout(r, 50));
+    }
+  });
+});
+
+describe('MemoryTaskStore bounds', () => {
+  test('count and bytes: finished tasks are evicted first; live ones are never dropped', async () => {
+    const clock = new Clock();
+    const store = new MemoryTaskStore({ now: clock.now, maxTasks: 2, maxBytes: 100_000 });
+    const a = record(clock);
+    const b = record(clock);
+    await store.create(a, 10);
+    await store.create(b, 10);
+    assert.equal(await store.create(record(clock), 10), 'store-full', 'two live tasks fill it');
+    await store.settle(a.taskId, 'runner-1', { status: 'completed', result: '{}' });
+    const c = record(clock);
+    assert.equal(await store.create(c, 10), 'created');
+    assert.equal(await store.get(a.taskId, 'p:alice'), undefined, 'the finished one made room');
+    assert.equal((await store.get(b.taskId, 'p:alice'))?.status, 'working');
+    const big = new MemoryTaskStore({ now: clock.now, maxBytes: 2000 });
+    assert.equal(await big.create(record(clock, { call: 'x'.repeat(5000) }), 10), 'store-full');
+    assert.equal(big.size.tasks, 0);
+    assert.equal(big.size.bytes, 0);
+  });
+
+  test('TTL: an expired task is gone', async () => {
+    const clock = new Clock();
+    const store = new MemoryTaskStore({ now: clock.now });
+    const a = record(clock, { ttlMs: 1000, leaseUntil: clock.t + 60_000 });
+    await store.create(a, 10);
+    clock.t += 1000;
+    assert.equal(await store.get(a.taskId, 'p:alice'), undefined);
+    assert.equal(store.size.tasks, 0);
+  });
+});

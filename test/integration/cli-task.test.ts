@@ -1,0 +1,94 @@
+// `sluice call --task` and `sluice task get|cancel`, spawned as real processes against `sluice serve`: the task
+// id printed at once, the result at the end; a running task read and cancelled from "another terminal" (the
+// running call then ends with exit 3, saying it was cancelled); an unknown id is exit 3; usage errors exit 2.
+import assert from 'node:assert/strict';
+import { spawn } from 'node:child_process';
+import { after, before, describe, test } from 'node:test';
+import { fileURLToPath } from 'node:url';
+import { withDeadline } from '../helpers/deadline.js';
+import { until } from '../helpers/http.js';
+import { type SpawnedServe, spawnServe } from '../helpers/spawn-serve.js';
+
+const cli = fileURLToPath(new URL('../../src/cli/main.js', import.meta.url));
+
+interface Run {
+  code: number | null;
+  stdout: string;
+  stderr: string;
+}
+
+function sluice(args: string[], live?: (r: Run) => void): Promise<Run> {
+  const r: Run = { code: null, stdout: '', stderr: '' };
+  const run = new Promise<Run>((resolve, reject) => {
+    const child = spawn(process.execPath, [cli, ...args], { stdio: ['ignore', 'pipe', 'pipe'] });
+    child.stdout.on('data', (d: Buffer) => {
+      r.stdout += d.toString();
+      live?.(r);
+    });
+    child.stderr.on('data', (d: Buffer) => {
+      r.stderr += d.toString();
+      live?.(r);
+    });
+    child.on('error', reject);
+    child.on('close', (code) => {
+      r.code = code;
+      resolve(r);
+    });
+  });
+  return withDeadline(run, 30_000, `sluice ${args.join(' ')}`);
+}
+
+describe('sluice call --task, sluice task get|cancel', () => {
+  let server: SpawnedServe;
+  before(async () => {
+    server = await spawnServe();
+  });
+  after(() => server.close());
+
+  test('call --task prints the task id, then the result', async () => {
+    const r = await sluice([
+      'call',
+      server.url,
+      'slow_compute',
+      '--arg',
+      'seconds=1',
+      '--arg',
+      'label=t1',
+      '--task',
+    ]);
+    assert.equal(r.code, 0, r.stderr);
+    assert.match(r.stderr, /^task [A-Za-z0-9_-]{43}$/m);
+    assert.equal(r.stdout.trim(), 'computed t1 after 1s');
+  });
+
+  test('a running task: get and cancel from another terminal', async () => {
+    let seen: Run | undefined;
+    const running = sluice(
+      ['call', server.url, 'slow_compute', '--arg', 'seconds=60', '--task', '--json'],
+      (r) => {
+        seen = r;
+      },
+    );
+    await until(() => /"taskId"/.test(seen?.stdout ?? ''), 10_000, 'the task id');
+    const id = /"taskId":"([^"]+)"/.exec(seen?.stdout ?? '')?.[1] ?? '';
+    const got = await sluice(['task', 'get', id, server.url]);
+    assert.equal(got.code, 0, got.stderr);
+    assert.equal(JSON.parse(got.stdout).status, 'working');
+    const cancelled = await sluice(['task', 'cancel', id, server.url]);
+    assert.equal(cancelled.code, 0, cancelled.stderr);
+    assert.deepEqual(JSON.parse(cancelled.stdout), { resultType: 'complete' });
+    const end = await running;
+    assert.equal(end.code, 3);
+    assert.match(end.stdout, /was cancelled/);
+    const after = await sluice(['task', 'get', id, server.url]);
+    assert.equal(JSON.parse(after.stdout).status, 'cancelled');
+  });
+
+  test('an unknown id is exit 3; a missing verb or id is a usage error', async () => {
+    const unknown = await sluice(['task', 'get', 'no-such-task-id-0123456789', server.url]);
+    assert.equal(unknown.code, 3);
+    assert.match(unknown.stderr, /does not know task no-such-task-id-0123456789/);
+    assert.equal((await sluice(['task', 'list', 'x', server.url])).code, 2);
+    assert.equal((await sluice(['task', 'get', server.url])).code, 2);
+  });
+});

@@ -1,0 +1,218 @@
+/**
+ * The tasks extension (SEP-2663) on the 2026-07-28 era, over real sockets with the in-memory store:
+ * discovery, creation answered only once the task is stored, tasks/get while working and once
+ * finished (inline result, tool errors as completed + isError, protocol errors as failed + error),
+ * cancel reaching the tool's AbortSignal (sticky, idempotent), progress as statusMessage, an MRTR
+ * round as input_required answered in two partial tasks/update calls, and the gates: no
+ * declaration → plain calls or -32021, Mcp-Name must match the task id, another principal's id and
+ * forged ids are the same -32602, an oversized update is refused and changes nothing, a creation
+ * flood is 429 + Retry-After beyond the per-client limit.
+ */
+import assert from 'node:assert/strict';
+import { after, before, describe, test } from 'node:test';
+import { InvalidOptionError } from '../../src/errors.js';
+import { type AuthResult, createTasks, type Served, serve, TaskService } from '../../src/server/index.js';
+import { until } from '../helpers/http.js';
+import { modernSend } from '../helpers/modern.js';
+import {
+  callBody,
+  createTask,
+  EXT,
+  getTask,
+  newProbe,
+  pollTask,
+  TASK_TOOLS,
+  taskBody,
+  taskServer,
+} from '../helpers/tasks.js';
+
+const probe = newProbe();
+let served: Served;
+let url: string;
+const alice = { 'x-user': 'alice' };
+const bob = { 'x-user': 'bob' };
+
+before(async () => {
+  served = await serve({
+    createServer: taskServer(probe),
+    port: 0,
+    host: '127.0.0.1',
+    keepaliveMs: 0,
+    authenticate: (req): AuthResult => ({ principal: String(req.headers['x-user'] ?? 'alice') }),
+    tasks: createTasks({ tools: TASK_TOOLS, maxLivePerClient: 4, maxUpdateBytes: 4096, pollIntervalMs: 50 }),
+  });
+  url = served.url;
+});
+after(() => served.close());
+
+describe('tasks extension, 2026-07-28 era, in memory', () => {
+  test('server/discover advertises the extension under capabilities.extensions', async () => {
+    const r = await modernSend(url, taskBody('server/discover', {}));
+    assert.equal(r.status, 200);
+    const caps = r.json().result.capabilities;
+    assert.deepEqual(caps.extensions[EXT], {});
+    assert.equal(caps.tasks, undefined);
+    assert.ok(caps.tools, 'the server capabilities are kept');
+  });
+
+  test('a task is created, readable at once, then completed with the result inline', async () => {
+    const t = await createTask(url, 'slow', { gate: 'life' }, alice);
+    assert.equal(t.status, 'working');
+    assert.match(t.taskId, /^[A-Za-z0-9_-]{43}$/);
+    for (const k of ['result', 'error', 'inputRequests', 'task', 'requestState', 'ttl', 'pollInterval'])
+      assert.equal(k in t, false, k);
+    assert.ok(Number.isInteger(t.ttlMs) && t.ttlMs > 0);
+    assert.equal(t.pollIntervalMs, 50);
+    assert.match(t.createdAt, /^\d{4}-\d{2}-\d{2}T/);
+    const working = await getTask(url, t.taskId, alice);
+    assert.equal(working.result.status, 'working');
+    assert.equal(working.result.resultType, 'complete');
+    assert.equal('result' in working.result, false);
+    await until(() => probe.gates.has('life'), 5000, 'slow running');
+    probe.gates.get('life')?.();
+    const done = await pollTask(url, t.taskId, (x) => x.status === 'completed', 5000, alice);
+    assert.equal(done.result.content[0].text, 'done life');
+    assert.equal(probe.runs.get('life'), 1);
+  });
+
+  test('a tool error is completed + isError; a protocol error is failed + error', async () => {
+    const a = await createTask(url, 'fails', {}, alice);
+    const fa = await pollTask(url, a.taskId, (x) => x.status !== 'working', 5000, alice);
+    assert.equal(fa.status, 'completed');
+    assert.equal(fa.result.isError, true);
+    const b = await createTask(url, 'sampler', {}, alice);
+    const fb = await pollTask(url, b.taskId, (x) => x.status !== 'working', 5000, alice);
+    assert.equal(fb.status, 'failed');
+    assert.equal(fb.error.code, -32021);
+    assert.equal(typeof fb.error.message, 'string');
+    assert.equal('result' in fb, false);
+  });
+
+  test('tasks/cancel fires the tool AbortSignal; cancelled is sticky; cancel is idempotent', async () => {
+    const t = await createTask(url, 'slow', { gate: 'cancel-me' }, alice);
+    await until(() => probe.gates.has('cancel-me'), 5000, 'slow running');
+    const ack = await modernSend(url, taskBody('tasks/cancel', { taskId: t.taskId }), alice);
+    assert.deepEqual(ack.json().result, { resultType: 'complete' });
+    await until(() => probe.aborted.includes('cancel-me'), 5000, 'the tool saw its AbortSignal');
+    const got = await getTask(url, t.taskId, alice);
+    assert.equal(got.result.status, 'cancelled');
+    const again = await modernSend(url, taskBody('tasks/cancel', { taskId: t.taskId }), alice);
+    assert.deepEqual(again.json().result, { resultType: 'complete' });
+    assert.equal((await getTask(url, t.taskId, alice)).result.status, 'cancelled');
+  });
+
+  test('progress shows as statusMessage while working', async () => {
+    const t = await createTask(url, 'progress', { gate: 'prog' }, alice);
+    const seen = await pollTask(url, t.taskId, (x) => x.statusMessage === 'step 1 of prog', 5000, alice);
+    assert.equal(seen.status, 'working');
+    probe.gates.get('prog')?.();
+    await pollTask(url, t.taskId, (x) => x.status === 'completed', 5000, alice);
+  });
+
+  test('an MRTR round: input_required, answered in two partial tasks/update calls', async () => {
+    const t = await createTask(url, 'ask', {}, alice);
+    const ir = await pollTask(url, t.taskId, (x) => x.status === 'input_required', 5000, alice);
+    assert.deepEqual(Object.keys(ir.inputRequests).sort(), ['first', 'second']);
+    assert.equal(ir.inputRequests.first.method, 'elicitation/create');
+    assert.equal('requestState' in ir, false);
+    // Oversized: refused, nothing retained.
+    const huge = { first: { action: 'accept', content: { name: 'x'.repeat(5000) } } };
+    const big = await modernSend(
+      url,
+      taskBody('tasks/update', { taskId: t.taskId, inputResponses: huge }),
+      alice,
+    );
+    assert.equal(big.status, 413);
+    assert.equal(big.json().error.code, -32602);
+    const still = await getTask(url, t.taskId, alice);
+    assert.deepEqual(Object.keys(still.result.inputRequests).sort(), ['first', 'second']);
+    const u1 = await modernSend(
+      url,
+      taskBody('tasks/update', {
+        taskId: t.taskId,
+        inputResponses: { first: { action: 'accept', content: { name: 'ann' } }, unknown: { x: 1 } },
+      }),
+      alice,
+    );
+    assert.deepEqual(u1.json().result, { resultType: 'complete' });
+    const mid = await getTask(url, t.taskId, alice);
+    assert.equal(mid.result.status, 'input_required');
+    assert.deepEqual(Object.keys(mid.result.inputRequests), ['second']);
+    await modernSend(
+      url,
+      taskBody('tasks/update', {
+        taskId: t.taskId,
+        inputResponses: { second: { action: 'accept', content: { name: 'ben' } } },
+      }),
+      alice,
+    );
+    const done = await pollTask(url, t.taskId, (x) => x.status === 'completed', 5000, alice);
+    assert.equal(done.result.content[0].text, 'answers ann,ben state round-1');
+  });
+
+  test('without the declaration: optional tools run plainly, required ones and tasks/* get -32021', async () => {
+    const plain = await modernSend(url, callBody('slow', { gate: 'plain', ms: 1 }, false), alice);
+    assert.equal(plain.status, 200);
+    assert.equal(plain.json().result.content[0].text, 'done plain');
+    assert.equal('taskId' in plain.json().result, false);
+    const must = await modernSend(url, callBody('must', { gate: 'm' }, false), alice);
+    assert.equal(must.status, 400);
+    assert.equal(must.json().error.code, -32021);
+    assert.deepEqual(must.json().error.data.requiredCapabilities.extensions[EXT], {});
+    for (const m of ['tasks/get', 'tasks/cancel', 'tasks/update']) {
+      const r = await modernSend(
+        url,
+        taskBody(m, { taskId: 'gate-test-id-0123456', inputResponses: {} }, false),
+        alice,
+      );
+      assert.equal(r.json().error.code, -32021, m);
+    }
+    const sync = await modernSend(url, callBody('greet', { name: 'W' }), alice);
+    assert.equal(sync.json().result.resultType, 'complete');
+    assert.equal(sync.json().result.content[0].text, 'Hello, W!');
+  });
+
+  test('hostile ids: forged, malformed and another principal’s are the same -32602; Mcp-Name must match', async () => {
+    const t = await createTask(url, 'slow', { gate: 'mine', ms: 60_000 }, alice);
+    for (const id of [t.taskId, 'A'.repeat(43), 'not a task id!', `${t.taskId}x`]) {
+      for (const m of ['tasks/get', 'tasks/cancel', 'tasks/update']) {
+        const r = await modernSend(url, taskBody(m, { taskId: id, inputResponses: {} }), bob);
+        assert.equal(r.json().error?.code, -32602, `${m} ${id}`);
+        assert.equal(r.json().error.message, 'Invalid params: unknown taskId');
+      }
+    }
+    assert.equal((await getTask(url, t.taskId, alice)).result.status, 'working', 'bob cancelled nothing');
+    const mismatch = await modernSend(url, taskBody('tasks/get', { taskId: t.taskId }), {
+      ...alice,
+      'mcp-name': 'another-task-id',
+    });
+    assert.equal(mismatch.status, 400);
+    assert.equal(mismatch.json().error.code, -32020);
+    await modernSend(url, taskBody('tasks/cancel', { taskId: t.taskId }), alice);
+  });
+
+  test('a creation flood is 429 + Retry-After beyond maxLivePerClient; finished tasks free slots', async () => {
+    const carol = { 'x-user': 'carol' };
+    const ids: string[] = [];
+    for (let i = 0; i < 4; i++)
+      ids.push((await createTask(url, 'slow', { gate: `flood-${i}`, ms: 60_000 }, carol)).taskId);
+    const over = await modernSend(url, callBody('slow', { gate: 'flood-x', ms: 60_000 }), carol);
+    assert.equal(over.status, 429);
+    assert.equal(over.headers['retry-after'], '1');
+    assert.equal(over.json().error.code, -32000);
+    // Another client is not affected.
+    const other = await createTask(url, 'slow', { gate: 'dave', ms: 1 }, { 'x-user': 'dave' });
+    assert.equal(other.status, 'working');
+    await modernSend(url, taskBody('tasks/cancel', { taskId: ids[0] }), carol);
+    const again = await createTask(url, 'slow', { gate: 'flood-y', ms: 1 }, carol);
+    assert.equal(again.status, 'working');
+    for (const id of ids) await modernSend(url, taskBody('tasks/cancel', { taskId: id }), carol);
+    assert.equal(probe.runs.get('flood-x'), undefined, 'the refused call never ran');
+  });
+
+  test('options are validated once', () => {
+    assert.throws(() => createTasks({ ttlMs: 0 }), InvalidOptionError);
+    assert.throws(() => createTasks({ tools: { x: 'sometimes' as 'optional' } }), InvalidOptionError);
+    assert.ok(createTasks() instanceof TaskService);
+  });
+});

@@ -1,0 +1,133 @@
+/**
+ * The response a task's tool answers into (tasks/capture-sink.ts) and what its answer means for the
+ * task (run.ts settlementOf): a JSON answer, an SSE answer after progress (each progress message
+ * reported, any number of them, since only one event at a time is bounded), an oversized event,
+ * an abort; tool errors stay completed, JSON-RPC errors fail, input_required keeps its requests.
+ */
+import assert from 'node:assert/strict';
+import { describe, test } from 'node:test';
+import { CaptureSink } from '../../src/tasks/capture-sink.js';
+import { MemoryTaskStore } from '../../src/tasks/memory-store.js';
+import { newTaskId, type TaskRecord } from '../../src/tasks/model.js';
+import { resolveTaskOptions } from '../../src/tasks/options.js';
+import { settlementOf, TaskRun } from '../../src/tasks/run.js';
+
+const frame = (m: unknown) => `data: ${JSON.stringify(m)}\n\n`;
+
+describe('CaptureSink', () => {
+  test('a JSON answer', async () => {
+    const s = new CaptureSink(1000, () => undefined);
+    s.respond(200, {}, JSON.stringify({ jsonrpc: '2.0', id: 1, result: { content: [] } }));
+    const c = await s.done;
+    assert.equal(c.kind, 'response');
+    assert.equal(s.closed, true);
+  });
+
+  test('SSE: progress reported, then the answer; the run may exceed the bound, one event may not', async () => {
+    const seen: string[] = [];
+    const s = new CaptureSink(300, (m) => seen.push(m));
+    s.head();
+    for (let i = 0; i < 100; i++) {
+      const p = {
+        jsonrpc: '2.0',
+        method: 'notifications/progress',
+        params: { progressToken: 1, progress: i, total: 100 },
+      };
+      // Split across writes, as a socket would.
+      const f = frame(p);
+      s.write(f.slice(0, 10));
+      s.write(f.slice(10));
+    }
+    s.write(frame({ jsonrpc: '2.0', id: 'x', result: { content: [{ type: 'text', text: 'ok' }] } }));
+    const c = await s.done;
+    assert.equal(c.kind, 'response');
+    assert.equal(seen.length, 100);
+    assert.equal(seen[99], '99/100');
+    const big = new CaptureSink(300, () => undefined);
+    big.write(`data: ${'x'.repeat(400)}`);
+    assert.equal((await big.done).kind, 'too-large');
+  });
+
+  test('abort closes it and tells the call (after the current write returned)', async () => {
+    const s = new CaptureSink(1000, () => undefined);
+    let closed = false;
+    s.onClose(() => {
+      closed = true;
+    });
+    s.abort();
+    assert.equal(closed, false, 'deferred');
+    assert.equal((await s.done).kind, 'aborted');
+    await new Promise((r) => setImmediate(r));
+    assert.equal(closed, true);
+  });
+});
+
+describe('settlementOf', () => {
+  const response = (message: Record<string, unknown>) => ({ kind: 'response' as const, message });
+  test('results, tool errors, JSON-RPC errors, input_required, oversized', () => {
+    assert.deepEqual(settlementOf(response({ id: 1, result: { content: [], isError: true } }), 100), {
+      status: 'completed',
+      result: '{"content":[],"isError":true}',
+    });
+    assert.deepEqual(settlementOf(response({ id: 1, error: { code: -32021, message: 'm', data: 1 } }), 100), {
+      status: 'failed',
+      error: { code: -32021, message: 'm', data: 1 },
+    });
+    const ir = settlementOf(
+      response({
+        id: 1,
+        result: { resultType: 'input_required', inputRequests: { a: { method: 'x' } }, requestState: 's' },
+      }),
+      100,
+    );
+    assert.deepEqual(ir, {
+      status: 'input_required',
+      inputRequests: { a: '{"method":"x"}' },
+      requestState: 's',
+    });
+    assert.equal(settlementOf(response({ id: 1, result: { text: 'x'.repeat(200) } }), 100)?.status, 'failed');
+    assert.equal(settlementOf({ kind: 'aborted' }, 100), undefined);
+    assert.equal(settlementOf({ kind: 'malformed', status: 500 }, 100)?.status, 'failed');
+  });
+});
+
+describe('TaskRun', () => {
+  test('an outcome is stored even when the store fails for a while (retried within a lease)', async () => {
+    const store = new MemoryTaskStore();
+    let failures = 2;
+    const settle = async (...args: Parameters<MemoryTaskStore['settle']>) => {
+      if (failures-- > 0) throw new Error('store unreachable');
+      return store.settle(...args);
+    };
+    // The store itself for everything else (its methods bound to it: they use private fields).
+    const flaky = new Proxy(store, {
+      get(target, prop) {
+        if (prop === 'settle') return settle;
+        const v: unknown = Reflect.get(target, prop, target);
+        return typeof v === 'function' ? v.bind(target) : v;
+      },
+    });
+    const o = resolveTaskOptions({ store: flaky, leaseMs: 2000 });
+    const now = Date.now();
+    const t: TaskRecord = {
+      taskId: newTaskId(),
+      owner: 'anon',
+      client: 'c',
+      status: 'working',
+      createdAt: now,
+      lastUpdatedAt: now,
+      ttlMs: 60_000,
+      pollIntervalMs: 100,
+      call: JSON.stringify({ name: 'x' }),
+      leaseOwner: 'me',
+      leaseUntil: now + 2000,
+    };
+    assert.equal(await store.create(t, 10), 'created');
+    const run = new TaskRun(o, 'me', t.taskId);
+    await run.run(t, async (req, sink) => {
+      sink.respond(200, {}, JSON.stringify({ jsonrpc: '2.0', id: req.id, result: { content: [] } }));
+    });
+    assert.equal(failures, -1, 'two failures, then the store took it');
+    assert.equal((await store.get(t.taskId, 'anon'))?.status, 'completed');
+  });
+});
