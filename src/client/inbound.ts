@@ -7,8 +7,8 @@ import type { JSONRPCMessage } from '@modelcontextprotocol/sdk/types.js';
 import { classify, type MessageKind } from '../jsonrpc/message.js';
 import type { TransportContext } from './context.js';
 import { MalformedMessageError, type SluiceClientError, TRANSPORT_FAILURE_JSONRPC_CODE } from './errors.js';
+import type { ResponseStream } from './response-stream.js';
 import { defaultResultType } from './result-type.js';
-import type { ResponseStream } from './streams.js';
 import type { RequestId, WireMessage } from './wire.js';
 
 /**

@@ -1,52 +1,42 @@
 /**
- * One MCP session: its SDK server, its streams and the requests in flight. Routes what the SDK
- * sends to the right stream (a response to the exchange that awaits it; a related notification or
- * request to its request's stream; anything else to the standalone GET stream), and hands what the
- * client sends to the SDK. Message classification here is structural (see jsonrpc/message.ts).
+ * One MCP session's lifecycle: its SDK server, its streams and the requests in flight, from
+ * initialize to end; hands what the client sends to the SDK. Where what the SDK sends goes is
+ * routing.ts, which this class extends (one object per session, same tables).
  */
 import type { MessageExtraInfo } from '@modelcontextprotocol/sdk/types.js';
 import type { EventStore } from '../../events/event-store.js';
 import type { ExpiringSet } from '../../flow/expiring-set.js';
-import type { PartialFrame } from '../../flow/partial-frame.js';
-import { JsonRpcCode } from '../../jsonrpc/codes.js';
 import { earlyCancels } from '../../jsonrpc/early-cancel.js';
-import {
-  errorResponse,
-  type JsonRpcMessage,
-  type JsonRpcNotification,
-  type JsonRpcRequest,
-  type JsonRpcResponse,
-  type RequestId,
+import type {
+  JsonRpcNotification,
+  JsonRpcRequest,
+  JsonRpcResponse,
+  RequestId,
 } from '../../jsonrpc/message.js';
-import { coalesceKeyOf, PARTIAL_CAPABILITY } from '../../jsonrpc/partial.js';
+import { PARTIAL_CAPABILITY } from '../../jsonrpc/partial.js';
 import { INPUT_REQUIRED_METHODS } from '../../modern/mrtr.js';
-import { type ChangeEvent, changeOf } from '../change-bus.js';
 import type { ClusterHooks } from '../cluster-hooks.js';
-import type { Counters, SessionEndReason } from '../observe/counters.js';
+import type { SessionEndReason } from '../observe/counters.js';
 import type { Operations } from '../observe/operations.js';
 import { shortHash } from '../observe/probe.js';
 import type { StreamStats } from '../observe/stats.js';
-import type { ResolvedOptions } from '../options.js';
 import { type Refusal, Refusals } from '../pipeline/refusal.js';
-import { type BridgeTarget, BridgeTransport } from '../sdk/bridge-transport.js';
-import { createDispatcher, type Dispatcher } from '../sdk/dispatcher.js';
+import { BridgeTransport } from '../sdk/bridge-transport.js';
+import { createDispatcher } from '../sdk/dispatcher.js';
 import { assertDrivable, type McpServerLike } from '../sdk/server-like.js';
 import { EventStream } from '../stream/event-stream.js';
 import type { WriterSet } from '../stream/live.js';
-import type { Pacer } from '../stream/pacer.js';
 import type { WriterLimits } from '../stream/sse-writer.js';
 import type { StreamContext, StreamShared } from '../stream/stream-context.js';
 import type { Exchange, ExchangeHost } from './exchange.js';
 import { standaloneDelivered } from './json-order.js';
 import { LegacyMrtrShim, SHIM_SCHEMAS, type ShimHost } from './mrtr-shim.js';
+import { type RoutingDeps, SessionRouting } from './routing.js';
 
-export interface SessionDeps {
-  readonly options: ResolvedOptions;
-  readonly counters: Counters;
+export interface SessionDeps extends RoutingDeps {
   readonly store: EventStore | undefined;
   readonly live: WriterSet;
   readonly limits: WriterLimits;
-  readonly pacer: Pacer;
   /** The same, as every stream and exchange reads it (one object per endpoint). */
   readonly stream: StreamShared;
   /** Set when this instance is a cluster member. */
@@ -54,8 +44,6 @@ export interface SessionDeps {
   /** Per-request spans and metrics (observe/operations.ts), when on. */
   readonly operations?: Operations | undefined;
   ended(session: Session, reason: SessionEndReason): void;
-  /** A served server announced a list change or resource update (feeds 2026-07-28 listen streams). */
-  changed?(event: ChangeEvent): void;
 }
 
 /** The oldest revision, assumed when a client sends no MCP-Protocol-Version (2025-06-18 basic/transports). */
@@ -69,14 +57,12 @@ const NO_SETS: ReadonlySet<Exchange> = new Set();
 
 /**
  * Per-session memory is what a server with many idle sessions pays (README "Memory per session"),
- * so a session holds only what is its own: endpoint-wide settings are read through `#deps` (one
+ * so a session holds only what is its own: endpoint-wide settings are read through `deps` (one
  * object per endpoint), and the collections, the input_required shim and the standalone stream are
  * created when first needed. An empty Map or Set costs ~180 bytes of heap, a closure ~56.
  */
-export class Session implements StreamContext, ExchangeHost, BridgeTarget {
-  readonly id: string | undefined;
+export class Session extends SessionRouting<SessionDeps> implements StreamContext, ExchangeHost {
   readonly sessionKey: string;
-  readonly tag: string | undefined;
   readonly principal: string | undefined;
   readonly transport: BridgeTransport;
   /** When the session was created (epoch ms), for `mcp.server.session.duration`. */
@@ -85,21 +71,14 @@ export class Session implements StreamContext, ExchangeHost, BridgeTarget {
   #version = DEFAULT_NEGOTIATED_VERSION;
   #ended = false;
   #lastActive: number;
-  #inflight: Map<RequestId, Exchange> | undefined;
   #exchanges: Set<Exchange> | undefined;
   #postStreams: Map<number, EventStream> | undefined;
-  #awaiting: Set<RequestId> | undefined;
   /** Cancels that arrived before their request (jsonrpc/early-cancel.ts); made on first use. */
   #earlyCancels: ExpiringSet<RequestId> | undefined;
   /** The client declared the draft SEP's `partialResults` capability in initialize. */
   #partialResultsCapable = false;
   #server: McpServerLike | undefined;
-  #dispatch: Dispatcher | undefined;
-  /** Turns input_required results into server-to-client requests (sessions only; made on first use). */
-  #shim: LegacyMrtrShim | undefined;
-  #standalone: EventStream | undefined;
   #nextStream = 1;
-  readonly #deps: SessionDeps;
 
   constructor(
     deps: SessionDeps,
@@ -107,10 +86,8 @@ export class Session implements StreamContext, ExchangeHost, BridgeTarget {
     tag: string | undefined,
     principal: string | undefined,
   ) {
-    this.#deps = deps;
-    this.id = id;
+    super(deps, id, tag);
     this.sessionKey = id ?? '';
-    this.tag = tag;
     this.principal = principal;
     this.#lastActive = deps.options.now();
     this.startedAt = this.#lastActive;
@@ -119,16 +96,16 @@ export class Session implements StreamContext, ExchangeHost, BridgeTarget {
 
   /** The store, for sessions whose events carry ids (not stateless mode's one-request sessions). */
   get store(): EventStore | undefined {
-    return this.tag === undefined ? undefined : this.#deps.store;
+    return this.tag === undefined ? undefined : this.deps.store;
   }
   /** What every stream and exchange of this endpoint shares (StreamContext, ExchangeHost). */
   get shared(): StreamShared {
-    return this.#deps.stream;
+    return this.deps.stream;
   }
 
   /** Requests in flight, by id, with the exchange that answers them. */
   get inflight(): ReadonlyMap<RequestId, Exchange> {
-    return this.#inflight ?? NO_EXCHANGES;
+    return this.inflightById ?? NO_EXCHANGES;
   }
   /** Open exchanges (POSTs not yet fully answered). */
   get exchanges(): ReadonlySet<Exchange> {
@@ -140,7 +117,7 @@ export class Session implements StreamContext, ExchangeHost, BridgeTarget {
   }
   /** Ids of server-to-client requests awaiting the client's reply. */
   get awaiting(): ReadonlySet<RequestId> {
-    return this.#awaiting ?? NO_IDS;
+    return this.awaitingIds ?? NO_IDS;
   }
 
   /** The session has ended (end() ran): nothing may attach or be routed any more. */
@@ -174,15 +151,15 @@ export class Session implements StreamContext, ExchangeHost, BridgeTarget {
 
   /** A request named this session: the idle TTL starts again. */
   touch(): void {
-    this.#lastActive = this.#deps.options.now();
+    this.#lastActive = this.deps.options.now();
   }
 
   /** Registers an exchange and the requests it answers, before they are dispatched. */
   adopt(ex: Exchange, ids: Iterable<RequestId>): void {
     this.#exchanges ??= new Set();
     this.#exchanges.add(ex);
-    this.#inflight ??= new Map();
-    for (const id of ids) this.#inflight.set(id, ex);
+    this.inflightById ??= new Map();
+    for (const id of ids) this.inflightById.set(id, ex);
   }
 
   get sessionHash(): string {
@@ -195,12 +172,12 @@ export class Session implements StreamContext, ExchangeHost, BridgeTarget {
     return this.version >= '2025-11-25';
   }
   get standalone(): EventStream {
-    this.#standalone ??= new EventStream(this, 0, 'get');
-    return this.#standalone;
+    this.standaloneStream ??= new EventStream(this, 0, 'get');
+    return this.standaloneStream;
   }
   /** The streams that currently have a connection (standalone first). */
   *attachedStreams(): Generator<EventStream> {
-    if (this.#standalone?.attached) yield this.#standalone;
+    if (this.standaloneStream?.attached) yield this.standaloneStream;
     if (this.#postStreams !== undefined)
       for (const st of this.#postStreams.values()) if (st.attached) yield st;
   }
@@ -212,55 +189,55 @@ export class Session implements StreamContext, ExchangeHost, BridgeTarget {
     }
   }
   get hasGetConnection(): boolean {
-    return this.#standalone?.attached === true;
+    return this.standaloneStream?.attached === true;
   }
   /** Whether anything keeps this session alive (idle TTL does not run then). */
   get busy(): boolean {
-    return (this.#exchanges?.size ?? 0) > 0 || this.#standalone?.attached === true;
+    return (this.#exchanges?.size ?? 0) > 0 || this.standaloneStream?.attached === true;
   }
   /** Open SSE connections and exchanges, for the per-session stream limit. */
   get openStreams(): number {
-    return (this.#exchanges?.size ?? 0) + (this.#standalone?.attached ? 1 : 0);
+    return (this.#exchanges?.size ?? 0) + (this.standaloneStream?.attached ? 1 : 0);
   }
 
   async connect(server: McpServerLike): Promise<void> {
     assertDrivable(server);
     this.#server = server;
     await server.connect(this.transport);
-    this.#dispatch = createDispatcher(server, this.transport, this.#deps.options.fastDispatch);
+    this.dispatcher = createDispatcher(server, this.transport, this.deps.options.fastDispatch);
   }
 
   // ---- inbound (client → server) -------------------------------------------------------------
 
   dispatchRequest(m: JsonRpcRequest, extra: MessageExtraInfo): void {
-    if (this.#earlyCancels?.take(m.id, this.#deps.options.now()) === true) {
+    if (this.#earlyCancels?.take(m.id, this.deps.options.now()) === true) {
       // Its cancel came first: never dispatched, answered as a cancelled request is (no response).
-      const ex = this.#inflight?.get(m.id);
-      this.#inflight?.delete(m.id);
+      const ex = this.inflightById?.get(m.id);
+      this.inflightById?.delete(m.id);
       ex?.cancelled(m.id);
       return;
     }
     if (this.id !== undefined && INPUT_REQUIRED_METHODS.has(m.method)) {
-      this.#shim ??= new LegacyMrtrShim(this.#shimHost());
-      this.#shim.remember(m, extra);
+      this.shim ??= new LegacyMrtrShim(this.#shimHost());
+      this.shim.remember(m, extra);
     }
-    this.#dispatch?.request(m, extra);
+    this.dispatcher?.request(m, extra);
   }
 
   dispatchNotification(m: JsonRpcNotification): void {
-    this.#dispatch?.notification(m, 'protocol');
+    this.dispatcher?.notification(m, 'protocol');
     if (m.method === 'notifications/cancelled') {
       // The SDK aborts the handler and sends no response; the exchange must not wait for one.
       const id = m.params?.['requestId'];
       if (typeof id === 'string' || typeof id === 'number') {
-        this.#shim?.forget(id);
-        const ex = this.#inflight?.get(id);
+        this.shim?.forget(id);
+        const ex = this.inflightById?.get(id);
         if (ex !== undefined) {
-          this.#inflight?.delete(id);
+          this.inflightById?.delete(id);
           ex.cancelled(id);
         } else {
           this.#earlyCancels ??= earlyCancels();
-          this.#earlyCancels.add(id, this.#deps.options.now());
+          this.#earlyCancels.add(id, this.deps.options.now());
         }
       }
     }
@@ -268,130 +245,20 @@ export class Session implements StreamContext, ExchangeHost, BridgeTarget {
 
   /** A reply to a server-to-client request (sampling, elicitation, roots). */
   dispatchReply(m: JsonRpcResponse, id: RequestId): void {
-    this.#awaiting?.delete(id);
-    this.#dispatch?.response(m);
+    this.awaitingIds?.delete(id);
+    this.dispatcher?.response(m);
   }
 
   closeRequestStream(id: RequestId): void {
-    this.#inflight?.get(id)?.closeConnection();
+    this.inflightById?.get(id)?.closeConnection();
   }
 
   // ---- outbound (server → client): BridgeTarget ------------------------------------------------
 
-  route(message: JsonRpcMessage, related: RequestId | undefined): Promise<void> | undefined {
-    if (this.ended) return undefined;
-    if ('method' in message) {
-      const isRequest = 'id' in message;
-      if (isRequest && this.id === undefined) {
-        // Stateless: the client's reply would reach a fresh server that never asked, so the request
-        // can never be answered. Fail it now rather than leave the tool waiting for its timeout.
-        this.#deps.counters.undeliverable++;
-        this.#failRequest(message.id, 'server-to-client requests need a session; this server is stateless');
-        return undefined;
-      }
-      if (!isRequest) {
-        const change = changeOf(message.method, message.params);
-        if (change !== undefined) this.#deps.changed?.(change);
-      }
-      if (isRequest) {
-        this.#awaiting ??= new Set();
-        this.#awaiting.add(message.id);
-      } else if (message.method === 'notifications/cancelled') {
-        // The SDK gave up on one of its own requests (timeout, abort): no reply is awaited any more.
-        const id = message.params?.['requestId'];
-        if (typeof id === 'string' || typeof id === 'number') this.#awaiting?.delete(id);
-      }
-      const json = JSON.stringify(message);
-      // Progress is the only compressible traffic (jsonrpc/partial.ts coalesceKeyOf).
-      const key = isRequest ? undefined : coalesceKeyOf(message);
-      if (related !== undefined) {
-        const r = this.routeRelated(related, json, key);
-        if (r !== 'nostream') return r;
-        this.#deps.counters.undeliverable++;
-        if (isRequest) this.#failRequest(message.id, 'no open stream can carry this server request');
-        return this.#deps.pacer.wait();
-      }
-      if (!this.#deps.options.enableGetStream || this.tag === undefined) {
-        this.#deps.counters.undeliverable++;
-        if (isRequest) this.#failRequest(message.id, 'this server offers no standalone stream');
-        return undefined;
-      }
-      return this.standalone.send(json, key);
-    }
-    const id = message.id;
-    if (id === undefined || id === null) return undefined;
-    const ex = this.#inflight?.get(id);
-    if (ex === undefined) {
-      // Answer to a cancelled or abandoned request: nothing awaits it any more.
-      this.#deps.counters.undeliverable++;
-      return undefined;
-    }
-    if (this.#shim?.intercept(message)) return undefined;
-    this.#inflight?.delete(id);
-    return ex.response(id, JSON.stringify(message), this.#deps.options.now());
-  }
-
-  /**
-   * A serialized message related to a request: on the request's stream, or (json mode, or the
-   * request already answered) on the standalone stream if the client uses one. Stored there even
-   * while the GET connection is away (reconnecting), so the resume replays it; a json answer waits
-   * for it (Exchange.relatedVia). 'nostream' when nothing can carry it.
-   */
-  routeRelated(
-    related: RequestId,
-    json: string,
-    key: string | undefined,
-  ): Promise<void> | undefined | 'nostream' {
-    const ex = this.#inflight?.get(related);
-    const r = ex === undefined ? 'nostream' : ex.related(json, key);
-    if (r !== 'nostream') return r;
-    const s = this.#usableStandalone();
-    if (s === undefined) return 'nostream';
-    const wait = s.send(json, key);
-    ex?.relatedVia(s.seq, json.length, this.#deps.options.now());
-    return wait;
-  }
-
-  /** One delta of partial output of a request (fast path; see server/partial-results.ts). */
-  routePartial(related: RequestId, p: PartialFrame): Promise<void> | undefined {
-    if (this.ended) return undefined;
-    const ex = this.#inflight?.get(related);
-    const r = ex === undefined ? 'nostream' : ex.relatedPartial(p);
-    if (r !== 'nostream') return r;
-    const s = this.#usableStandalone();
-    if (s === undefined) {
-      // Nowhere to go (json mode without a GET stream): the result will carry the text. Yield a turn
-      // of the event loop so a tight loop of sends cannot starve I/O, but do not pace the tool: its
-      // output is not waiting for anyone.
-      this.#deps.counters.undeliverable++;
-      return new Promise((resolve) => setImmediate(resolve));
-    }
-    const wait = s.sendPartial(p);
-    ex?.relatedVia(s.seq, p.bytes, this.#deps.options.now());
-    return wait;
-  }
-
-  /** A pre-serialized related notification that must not be coalesced (a partial content block). */
-  routeRelatedJson(related: RequestId, json: string): Promise<void> | undefined {
-    if (this.ended) return undefined;
-    const r = this.routeRelated(related, json, undefined);
-    if (r !== 'nostream') return r;
-    this.#deps.counters.undeliverable++;
-    return this.#deps.pacer.wait();
-  }
-
-  /** The standalone stream, when the client has opened it at least once (it is then its channel). */
-  #usableStandalone(): EventStream | undefined {
-    const s = this.#standalone;
-    if (s === undefined || !this.#deps.options.enableGetStream) return undefined;
-    if (s.attached || (s.everAttached && this.tag !== undefined)) return s;
-    return undefined;
-  }
-
   /** Holds a json answer until its related frames on the standalone stream have left (json-order.ts). */
   standaloneDelivered(seq: number, bytes: number): Promise<void> | undefined {
-    const s = this.#standalone;
-    return s === undefined ? undefined : standaloneDelivered(s, seq, bytes, this.#deps.options.retryMs);
+    const s = this.standaloneStream;
+    return s === undefined ? undefined : standaloneDelivered(s, seq, bytes, this.deps.options.retryMs);
   }
 
   closedBySdk(): void {
@@ -406,17 +273,17 @@ export class Session implements StreamContext, ExchangeHost, BridgeTarget {
     this.#postStreams.set(s.num, s);
     // A cluster records which requests the stream answers: if this process dies, a resume elsewhere
     // ends them with a definite error instead of leaving the client waiting.
-    if (this.id !== undefined) this.#deps.cluster?.streamRequests(this.id, s.num, requestIds);
-    this.#deps.operations?.bindStream(this.sessionHash, s.num, this.transport, requestIds);
+    if (this.id !== undefined) this.deps.cluster?.streamRequests(this.id, s.num, requestIds);
+    this.deps.operations?.bindStream(this.sessionHash, s.num, this.transport, requestIds);
     return s;
   }
 
   cancel(ids: RequestId[], reason: string): void {
     for (const requestId of ids) {
-      this.#inflight?.delete(requestId);
-      this.#shim?.forget(requestId);
+      this.inflightById?.delete(requestId);
+      this.shim?.forget(requestId);
       // Only the exchange's orphan timer cancels through here (exchange.ts #armOrphan).
-      this.#dispatch?.notification(
+      this.dispatcher?.notification(
         { jsonrpc: '2.0', method: 'notifications/cancelled', params: { requestId, reason } },
         'orphan-timeout',
       );
@@ -424,11 +291,11 @@ export class Session implements StreamContext, ExchangeHost, BridgeTarget {
   }
 
   orphaned(ids: RequestId[]): void {
-    this.#deps.counters.orphanAborts += ids.length;
-    this.#deps.options.logger?.warn('request.orphaned', {
+    this.deps.counters.orphanAborts += ids.length;
+    this.deps.options.logger?.warn('request.orphaned', {
       session: this.sessionHash,
       requests: ids.length,
-      timeoutMs: this.#deps.options.orphanTimeoutMs,
+      timeoutMs: this.deps.options.orphanTimeoutMs,
     });
   }
 
@@ -437,7 +304,7 @@ export class Session implements StreamContext, ExchangeHost, BridgeTarget {
     // A finished stream is resumed from the event store alone (its events stay there for the grace period).
     const s = ex.stream;
     if (s !== undefined) this.#postStreams?.delete(s.num);
-    this.#lastActive = this.#deps.options.now();
+    this.#lastActive = this.deps.options.now();
   }
 
   /**
@@ -448,19 +315,19 @@ export class Session implements StreamContext, ExchangeHost, BridgeTarget {
   compact(): void {
     if ((this.#exchanges?.size ?? 0) > 0) return;
     this.#exchanges = undefined;
-    if (this.#inflight?.size === 0) this.#inflight = undefined;
+    if (this.inflightById?.size === 0) this.inflightById = undefined;
     if (this.#postStreams?.size === 0) this.#postStreams = undefined;
   }
 
   countMode(mode: 'json' | 'sse', methods: Iterable<string>): void {
-    if (mode === 'json') this.#deps.counters.responsesJson++;
-    else this.#deps.counters.responsesSse++;
-    const m = this.#deps.counters.metrics;
+    if (mode === 'json') this.deps.counters.responsesJson++;
+    else this.deps.counters.responsesSse++;
+    const m = this.deps.counters.metrics;
     if (m !== undefined) for (const method of methods) m.mode(method, mode);
   }
 
   observeDuration(method: string, ms: number): void {
-    this.#deps.counters.metrics?.duration(method, ms / 1000);
+    this.deps.counters.metrics?.duration(method, ms / 1000);
   }
 
   // ---- lifecycle -----------------------------------------------------------------------------
@@ -471,21 +338,21 @@ export class Session implements StreamContext, ExchangeHost, BridgeTarget {
     this.#ended = true;
     if (this.#exchanges !== undefined) for (const ex of [...this.#exchanges]) ex.abandon(answer);
     this.#exchanges = undefined;
-    this.#inflight = undefined;
+    this.inflightById = undefined;
     if (this.#postStreams !== undefined) for (const s of this.#postStreams.values()) s.interrupt();
     this.#postStreams = undefined;
-    this.#standalone?.interrupt();
+    this.standaloneStream?.interrupt();
     const server = this.#server;
     this.#server = undefined;
     if (server !== undefined) {
       server
         .close()
         .catch((error: unknown) =>
-          this.#deps.options.logger?.error('session.close_failed', { error: String(error) }),
+          this.deps.options.logger?.error('session.close_failed', { error: String(error) }),
         );
     }
     if (this.store !== undefined && this.id !== undefined) void this.store.dropSession(this.id);
-    this.#deps.ended(this, reason);
+    this.deps.ended(this, reason);
   }
 
   #shimHost(): ShimHost {
@@ -498,18 +365,11 @@ export class Session implements StreamContext, ExchangeHost, BridgeTarget {
           return Promise.reject(new Error('the server cannot send requests'));
         return inner.request({ method, params }, SHIM_SCHEMAS[method], { relatedRequestId: related });
       },
-      redispatch: (m, extra) => this.#dispatch?.request(m, extra as MessageExtraInfo),
+      redispatch: (m, extra) => this.dispatcher?.request(m, extra as MessageExtraInfo),
       deliver: (m) => {
         void this.route(m, undefined);
       },
-      pending: (id) => !this.ended && this.#inflight?.has(id) === true,
+      pending: (id) => !this.ended && this.inflightById?.has(id) === true,
     };
-  }
-
-  #failRequest(id: RequestId, message: string): void {
-    this.#awaiting?.delete(id);
-    const d = this.#dispatch;
-    // Deferred: the SDK is still inside its own send() when this runs.
-    queueMicrotask(() => d?.response(errorResponse(id, JsonRpcCode.ServerError, message)));
   }
 }

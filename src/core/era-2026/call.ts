@@ -12,6 +12,8 @@
  *   a server-to-client request fails locally (MRTR replaces them, §"Receiving Messages").
  * - A blocked stream slows its producer (waits for room) instead of closing on overflow, since a
  *   close would now kill the request.
+ * What Sluice answers itself (server/discover, subscriptions/listen, the `Mcp-Param-*` check) is
+ * in own-answers.ts; the call hands it the few things it needs and keeps the answer.
  */
 import { JsonRpcCode } from '../../jsonrpc/codes.js';
 import {
@@ -24,8 +26,7 @@ import {
 import { coalesceKeyOf } from '../../jsonrpc/partial.js';
 import { finalAnswer, levelAllowed } from '../../modern/final-answer.js';
 import { carryMrtr } from '../../modern/mrtr.js';
-import { checkParamHeaders } from '../../modern/param-headers.js';
-import { type ModernRefusal, ModernRefusals, refusalBody, refusalHeaders } from '../../modern/refusal.js';
+import { type ModernRefusal, refusalBody, refusalHeaders } from '../../modern/refusal.js';
 import type { ModernMeta } from '../../modern/validate.js';
 import { encodeJsonFrame, OPEN_COMMENT } from '../../sse/encode.js';
 import type { Attributes } from '../../trace/otel-like.js';
@@ -41,14 +42,8 @@ import type { McpServerLike } from '../sdk/server-like.js';
 import { SSE_HEADERS } from '../stream/stream-context.js';
 import type { ModernEra } from './era.js';
 import { InternalAsks } from './internal-asks.js';
-import {
-  describeParams,
-  discoverResult,
-  type ServerInfo,
-  serverInfoOf,
-  toolHeaderDecls,
-} from './introspect.js';
-import { honouredFilter, ListenStream, parseFilter } from './listen.js';
+import { type ServerInfo, serverInfoOf } from './introspect.js';
+import { answerDiscover, answerListen, type OwnAnswerHost, paramHeaderRefusal } from './own-answers.js';
 import type { SharedServer } from './shared-server.js';
 import type { ModernInflight } from './state.js';
 import { bindModern, classificationOf, envelopeOf, UNBOUND_METHODS } from './v2-binding.js';
@@ -143,10 +138,10 @@ export class ModernCall implements BridgeTarget, ModernInflight {
 
   async #serve(): Promise<void> {
     const req = this.#req;
-    if (req.method === 'server/discover') return this.#discover();
-    if (req.method === 'subscriptions/listen') return this.#listen();
+    if (req.method === 'server/discover') return answerDiscover(this.#ownHost());
+    if (req.method === 'subscriptions/listen') return answerListen(this.#ownHost());
     if (req.method === 'tools/call') {
-      const refused = await this.#checkParamHeaders();
+      const refused = await paramHeaderRefusal(this.#ownHost());
       if (this.done) return;
       if (refused !== undefined) return this.#refuse(refused);
     }
@@ -247,64 +242,25 @@ export class ModernCall implements BridgeTarget, ModernInflight {
     return answer;
   }
 
-  async #checkParamHeaders(): Promise<ModernRefusal | undefined> {
-    const era = this.#era;
-    const tools = await toolHeaderDecls(
-      (method, params) => this.#ask(method, params),
-      era.state,
-      this.#input.auth?.principal,
-      era.core.options.now,
-      () => this.done,
-    );
-    const name = this.#req.params?.['name'];
-    const decls = typeof name === 'string' ? tools?.get(name) : undefined;
-    if (decls === undefined) return undefined;
-    return checkParamHeaders(this.#req.id, decls, this.#req.params?.['arguments'], (n) =>
-      this.#input.head.header(n),
-    );
-  }
-
-  /** server/discover (MCP 2026-07-28 server/discover), answered from the served server's initialize result. */
-  async #discover(): Promise<void> {
-    const described = await this.#describe();
-    if (this.done) return;
-    if (described === undefined) {
-      await this.#respond(
-        errorResponse(this.#req.id, JsonRpcCode.InternalError, 'the server could not describe itself'),
-      );
-      return;
-    }
-    const { result, info } = discoverResult(described);
-    if (info !== undefined) this.#serverInfo = info;
-    await this.#respond({ jsonrpc: '2.0', id: this.#req.id, result });
-  }
-
-  /** The served server's initialize result (capabilities, serverInfo, instructions), asked internally. */
-  async #describe(): Promise<Record<string, unknown> | undefined> {
-    const r = await this.#ask('initialize', describeParams(this.#meta));
-    return r !== undefined && 'result' in r ? r.result : undefined;
-  }
-
-  /**
-   * subscriptions/listen: the filter is checked, narrowed to the server's capabilities, and the
-   * stream handed to a ListenStream; this per-request server is not needed after that.
-   */
-  async #listen(): Promise<void> {
-    const era = this.#era;
-    const filter = parseFilter(this.#req.params);
-    if (typeof filter === 'string') return this.#refuse(ModernRefusals.invalidMeta(this.#req.id, filter));
-    if (!era.state.listenAllowed(this.#input.auth?.principal)) {
-      era.state.listenRefusals++;
-      return this.#refuse(ModernRefusals.tooManyListenStreams(this.#req.id));
-    }
-    const init = await this.#describe();
-    if (this.done) return;
-    const caps = (init?.['capabilities'] ?? {}) as Record<string, unknown>;
-    const stream = new ListenStream(era, this.#input, this.#req.id, honouredFilter(filter, caps));
-    this.#answer.finish();
-    this.#cleanup();
-    if (this.#input.sink.closed || era.core.closing) return;
-    stream.open();
+  /** What the answers Sluice gives itself need of this call (own-answers.ts); made only for those. */
+  #ownHost(): OwnAnswerHost {
+    return {
+      era: this.#era,
+      input: this.#input,
+      req: this.#req,
+      meta: this.#meta,
+      done: () => this.done,
+      ask: (method, params) => this.#ask(method, params),
+      respond: (message) => this.#respond(message),
+      refuse: (r) => this.#refuse(r),
+      described: (info) => {
+        this.#serverInfo = info;
+      },
+      handOver: () => {
+        this.#answer.finish();
+        this.#cleanup();
+      },
+    };
   }
 
   /** The answer becomes a stream: SSE headers, then the first bytes (a comment when by the timer). */

@@ -58,6 +58,32 @@ export interface StreamStats {
   coalesced: number;
 }
 
+/** What a connection's writer tells about its queue (core/stream/sse-writer.ts). */
+export interface QueueReading {
+  readonly queuedBytes: number;
+  readonly queuedMessages: number;
+  readonly stallMs: number;
+  readonly coalesced: number;
+}
+
+/** One attached connection's line of `stats({ perStream: true })`. */
+export function queueStats(
+  w: QueueReading,
+  session: string,
+  stream: number,
+  kind: 'post' | 'get',
+): StreamStats {
+  return {
+    session,
+    stream,
+    kind,
+    queuedBytes: w.queuedBytes,
+    queuedMessages: w.queuedMessages,
+    writeStallMs: w.stallMs,
+    coalesced: w.coalesced,
+  };
+}
+
 export interface SessionsStats {
   active: number;
   created: number;

@@ -5,34 +5,24 @@
  * replays what followed the cursor, then continues live with no gap and no duplicate
  * (2025-11-25 basic/transports §"Resumability and Redelivery").
  */
-import type { StoredDelta } from '../../events/partial-run.js';
 import type { PartialFrame } from '../../flow/partial-frame.js';
-import { encodeJsonFrame, encodeRetry, OPEN_COMMENT, RESUMED_COMMENT } from '../../sse/encode.js';
-import { encodeSeq, eventIdPrefix } from '../../sse/event-id.js';
+import { encodeRetry, OPEN_COMMENT, RESUMED_COMMENT } from '../../sse/encode.js';
 import { type OverflowPolicy, SseConnection } from '../answer/connection.js';
-import type { StreamStats } from '../observe/stats.js';
+import { queueStats, type StreamStats } from '../observe/stats.js';
 import type { Headers, ResponseSink } from '../pipeline/sink.js';
 import { type DeliveryState, DeliveryWaiters } from './delivery.js';
-import { AwayHold, storedDelta } from './partial-output.js';
-import { readReplay } from './replay-read.js';
-import { resumePrimer } from './resume-primer.js';
+import { EventLog } from './event-log.js';
+import { AwayHold } from './partial-output.js';
+import type { ResumeOutcome } from './replay-read.js';
+import { replayOpening, resumePrimer } from './resume-primer.js';
 import type { SseWriter, WriteOutcome } from './sse-writer.js';
 import type { StreamContext, StreamKind, StreamShared } from './stream-context.js';
 import { armGuard, type StreamGuard } from './stream-guard.js';
 
 const RESOLVED: Promise<unknown> = Promise.resolve();
 
-/**
- * How a resume went: attached, refused by the store, the store failed to answer (`unavailable`), or
- * nobody to attach (client or session gone).
- */
-export type ResumeOutcome = 'ok' | 'evicted' | 'unknown' | 'closed' | 'ended' | 'unavailable';
-
-interface Held {
-  seq: number;
-  frame: string;
-  key: string | undefined;
-}
+/** A frame produced while a replay is read, written after it. */
+type Held = { seq: number; frame: string; key: string | undefined };
 
 export class EventStream {
   /**
@@ -44,8 +34,8 @@ export class EventStream {
   readonly kind: StreamKind;
   readonly #ctx: StreamContext;
   readonly #sh: StreamShared;
-  #seq = 0;
-  #idPrefix: string | undefined;
+  /** Each frame's seq and event id, and the store's copy of it (event-log.ts). */
+  readonly #log: EventLog;
   /** The attached connection (answer/connection.ts: its writer, the live set, overflow). */
   #conn: SseConnection | undefined;
   /** The resume in progress (resumes of one stream run one after another); none at first. */
@@ -83,6 +73,7 @@ export class EventStream {
     this.#sh = ctx.shared;
     this.num = num;
     this.kind = kind;
+    this.#log = new EventLog(ctx, num, () => this.#appendFailed());
   }
 
   get attached(): boolean {
@@ -104,7 +95,7 @@ export class EventStream {
   }
   /** The seq of the newest frame produced. */
   get seq(): number {
-    return this.#seq;
+    return this.#log.seq;
   }
   get everAttached(): boolean {
     return this.#everAttached;
@@ -112,16 +103,7 @@ export class EventStream {
   /** The attached connection's queue, for `stats({ perStream: true })`; undefined when none is attached. */
   stats(): StreamStats | undefined {
     const w = this.#conn?.writer;
-    if (w === undefined) return undefined;
-    return {
-      session: this.#ctx.sessionHash,
-      stream: this.num,
-      kind: this.kind,
-      queuedBytes: w.queuedBytes,
-      queuedMessages: w.queuedMessages,
-      writeStallMs: w.stallMs,
-      coalesced: w.coalesced,
-    };
+    return w === undefined ? undefined : queueStats(w, this.#ctx.sessionHash, this.num, this.kind);
   }
   /** Changes each time a connection attaches (see Session.standaloneDelivered). */
   get connection(): number {
@@ -135,16 +117,7 @@ export class EventStream {
    * the tool must slow down to the reader's pace instead.
    */
   sendPartial(p: PartialFrame): Promise<void> | undefined {
-    const seq = ++this.#seq;
-    let frame: string | undefined;
-    const id = this.#idOf(seq);
-    if (id !== undefined) {
-      p.id = id;
-      if (this.#ctx.store !== undefined) {
-        frame = p.render();
-        this.#append(seq, frame, storedDelta(p, id));
-      }
-    }
+    const { seq, frame } = this.#log.partial(p);
     if (this.#held !== undefined) {
       this.#held.push({ seq, frame: frame ?? p.render(), key: undefined });
       return undefined;
@@ -186,17 +159,17 @@ export class EventStream {
    * room (backpressure); undefined when it may go on at once.
    */
   send(json: string, key?: string, urgent?: boolean): Promise<void> | undefined {
-    const frame = this.#frame(json);
+    const frame = this.#log.frame(json);
     // While a resume reads the store no writer is attached: hold frames so none falls between the
     // store's snapshot and the live stream (they are deduplicated by seq afterwards).
     if (this.#held !== undefined) {
-      this.#held.push({ seq: this.#seq, frame, key });
+      this.#held.push({ seq: this.#log.seq, frame, key });
       return undefined;
     }
     const c = this.#conn;
     // No connection: the event waits in the replay store; pace the producer (see pacer.ts).
     if (c === undefined) return this.#sh.pacer.wait();
-    this.#record(this.#seq, c.write(frame, key, urgent ?? key !== undefined));
+    this.#record(this.#log.seq, c.write(frame, key, urgent ?? key !== undefined));
     const w = c.writer;
     // An overflow just closed the connection: the frame is in the store; nothing to wait for.
     if (w.closed) return this.#sh.pacer.wait();
@@ -212,8 +185,8 @@ export class EventStream {
   open(sink: ResponseSink, headers: Headers, guard?: StreamGuard): void {
     let first: string;
     if (this.#ctx.priming && this.#ctx.tag !== undefined) {
-      first = this.#frame('', this.#sh.retryMs);
-      this.#delivered = this.#seq;
+      first = this.#log.frame('', this.#sh.retryMs);
+      this.#delivered = this.#log.seq;
       this.#sentId = true;
     } else {
       first = OPEN_COMMENT;
@@ -248,7 +221,6 @@ export class EventStream {
   ): Promise<ResumeOutcome> {
     // A resume queued behind another may run after its session ended (DELETE, shutdown).
     if (this.#ctx.ended) return 'ended';
-    const store = this.#ctx.store;
     const fresh = afterSeq === undefined;
     // A fresh GET right after a resumed connection was lost: a client that tracks event ids would
     // have sent the newest it got on that connection, so it got none of what was written there.
@@ -257,7 +229,7 @@ export class EventStream {
     // did present, instead of after the last frame written, keeps those frames from being lost
     // (MCP 2025-11-25 basic/transports §"Resumability and Redelivery").
     const from = afterSeq ?? this.#lostCursor ?? this.#delivered;
-    if (store === undefined || this.#ctx.tag === undefined || (fresh && this.#seq <= from)) {
+    if (!this.#log.replayable || (fresh && this.#log.seq <= from)) {
       if (!fresh) return 'unknown';
       if (sink.closed) return 'closed';
       this.#detach(true);
@@ -267,12 +239,7 @@ export class EventStream {
     // Frames produced while the store is read are held: they go to the new connection after the
     // replay (deduplicated by seq) or, if the cursor is refused, to the connection that was there.
     this.#held = [];
-    const upTo = this.#seq;
-    const r = await readReplay(
-      store,
-      { sessionKey: this.#ctx.sessionKey, stream: this.num, from, upTo, fresh },
-      this.#sh.counters,
-    );
+    const r = await this.#log.readBack(from, fresh);
     const held = this.#held;
     this.#held = undefined;
     if (r === undefined || r.status !== 'ok' || sink.closed || this.#ctx.ended) {
@@ -288,14 +255,10 @@ export class EventStream {
       return r.status === 'ok' ? 'closed' : r.status;
     }
     this.#detach(true);
-    let last = from;
-    let first = fresh
+    const primer = fresh
       ? ''
-      : resumePrimer(this.#ctx.priming, !this.#done, r.events.length, () => this.#idOf(from));
-    for (const e of r.events) {
-      first += e.frame;
-      last = e.seq;
-    }
+      : resumePrimer(this.#ctx.priming, !this.#done, r.events.length, () => this.#log.idOf(from));
+    const { first, last } = replayOpening(primer, r.events, from);
     if (r.events.length > 0) this.#sentId = true;
     if (last > this.#delivered) this.#delivered = last;
     const replayed = r.events.length;
@@ -332,9 +295,7 @@ export class EventStream {
     this.#done = true;
     this.#away?.release();
     if (this.#held === undefined) this.#conn?.end();
-    if (this.#ctx.store !== undefined && this.#ctx.tag !== undefined) {
-      void this.#ctx.store.endStream(this.#ctx.sessionKey, this.num, graceMs);
-    }
+    this.#log.end(graceMs);
   }
 
   /** Ends the attached connection (shutdown, auth expiry) after a retry hint so the client resumes. */
@@ -353,32 +314,6 @@ export class EventStream {
       this.#conn = undefined;
       c.destroy();
     }
-  }
-
-  #frame(json: string, retry?: number): string {
-    const seq = ++this.#seq;
-    const id = this.#idOf(seq);
-    if (id === undefined) return encodeJsonFrame(undefined, json);
-    const frame = encodeJsonFrame(id, json, retry);
-    this.#append(seq, frame);
-    return frame;
-  }
-
-  /** The id of this stream's frame `seq`; undefined when events carry no ids (stateless mode). */
-  #idOf(seq: number): string | undefined {
-    const tag = this.#ctx.tag;
-    if (tag === undefined) return undefined;
-    // The stream's part of the id never changes: encode it once (event-id.ts owns the format).
-    this.#idPrefix ??= eventIdPrefix(tag, this.num);
-    return this.#idPrefix + encodeSeq(seq);
-  }
-
-  /** Keeps a frame for resumption; a failed append ends the connection (#appendFailed). */
-  #append(seq: number, frame: string, partial?: StoredDelta): void {
-    const store = this.#ctx.store;
-    if (store === undefined) return;
-    const r = store.append(this.#ctx.sessionKey, this.num, { seq, frame, partial });
-    if (r !== undefined) r.then(undefined, () => this.#appendFailed());
   }
 
   /**

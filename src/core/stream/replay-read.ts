@@ -7,6 +7,12 @@
 import type { EventStore, ReplayResult } from '../../events/event-store.js';
 import type { Counters } from '../observe/counters.js';
 
+/**
+ * How a resume went: attached, refused by the store, the store failed to answer (`unavailable`), or
+ * nobody to attach (client or session gone).
+ */
+export type ResumeOutcome = 'ok' | 'evicted' | 'unknown' | 'closed' | 'ended' | 'unavailable';
+
 export interface ReplayRead {
   readonly sessionKey: string;
   readonly stream: number;

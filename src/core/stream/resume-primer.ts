@@ -1,3 +1,4 @@
+import type { StoredEvent } from '../../events/event-store.js';
 import { encodeResumePrimer } from '../../sse/encode.js';
 
 /**
@@ -18,4 +19,22 @@ export function resumePrimer(
   if (!priming || (!live && replayed === 0)) return '';
   const id = cursorId();
   return id === undefined ? '' : encodeResumePrimer(id);
+}
+
+/**
+ * A resumed connection's first bytes: the primer, then every replayed frame; `last` is the seq of
+ * the newest one replayed (`from` when none was).
+ */
+export function replayOpening(
+  primer: string,
+  events: readonly StoredEvent[],
+  from: number,
+): { first: string; last: number } {
+  let first = primer;
+  let last = from;
+  for (const e of events) {
+    first += e.frame;
+    last = e.seq;
+  }
+  return { first, last };
 }

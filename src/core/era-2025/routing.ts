@@ -1,0 +1,182 @@
+/**
+ * Routing of what a session's SDK server sends (BridgeTarget): a response to the exchange that
+ * awaits it; a related notification or request to its request's stream (or, in json mode or once
+ * the request was answered, to the standalone GET stream the client uses); anything else to the
+ * standalone stream; what nothing can carry is counted undeliverable, and a server-to-client
+ * request that can never be answered fails at once. Message classification here is structural
+ * (see jsonrpc/message.ts).
+ *
+ * `Session` (session.ts) extends this class: the tables routed through are the session's own and
+ * stay on one object, since per-session memory is what a server with many idle sessions pays
+ * (README "Memory per session"); the session's lifecycle fills and empties them.
+ */
+import type { PartialFrame } from '../../flow/partial-frame.js';
+import { JsonRpcCode } from '../../jsonrpc/codes.js';
+import { errorResponse, type JsonRpcMessage, type RequestId } from '../../jsonrpc/message.js';
+import { coalesceKeyOf } from '../../jsonrpc/partial.js';
+import { type ChangeEvent, changeOf } from '../change-bus.js';
+import type { Counters } from '../observe/counters.js';
+import type { ResolvedOptions } from '../options.js';
+import type { BridgeTarget } from '../sdk/bridge-transport.js';
+import type { Dispatcher } from '../sdk/dispatcher.js';
+import type { EventStream } from '../stream/event-stream.js';
+import type { Pacer } from '../stream/pacer.js';
+import type { Exchange } from './exchange.js';
+import type { LegacyMrtrShim } from './mrtr-shim.js';
+
+/** What routing reads of the endpoint (one object per endpoint; SessionDeps extends it). */
+export interface RoutingDeps {
+  readonly options: ResolvedOptions;
+  readonly counters: Counters;
+  readonly pacer: Pacer;
+  /** A served server announced a list change or resource update (feeds 2026-07-28 listen streams). */
+  changed?(event: ChangeEvent): void;
+}
+
+export abstract class SessionRouting<D extends RoutingDeps> implements BridgeTarget {
+  readonly id: string | undefined;
+  /** Per-session id tag; undefined when events carry no ids (stateless mode's one-request sessions). */
+  readonly tag: string | undefined;
+  protected readonly deps: D;
+  /** Requests in flight, by id, with the exchange that answers them; made on first use. */
+  protected inflightById: Map<RequestId, Exchange> | undefined;
+  /** Ids of server-to-client requests awaiting the client's reply; made on first use. */
+  protected awaitingIds: Set<RequestId> | undefined;
+  /** The SDK server's dispatcher, once connected. */
+  protected dispatcher: Dispatcher | undefined;
+  /** Turns input_required results into server-to-client requests (sessions only; made on first use). */
+  protected shim: LegacyMrtrShim | undefined;
+  /** The standalone GET stream, once something needed it. */
+  protected standaloneStream: EventStream | undefined;
+
+  constructor(deps: D, id: string | undefined, tag: string | undefined) {
+    this.deps = deps;
+    this.id = id;
+    this.tag = tag;
+  }
+
+  /** The session has ended: nothing is routed any more. */
+  abstract get ended(): boolean;
+  /** The standalone stream, made if it was not yet. */
+  abstract get standalone(): EventStream;
+  abstract closedBySdk(): void;
+
+  /** Where a message the SDK sends goes; a promise when its producer should wait (backpressure). */
+  route(message: JsonRpcMessage, related: RequestId | undefined): Promise<void> | undefined {
+    if (this.ended) return undefined;
+    if ('method' in message) {
+      const isRequest = 'id' in message;
+      if (isRequest && this.id === undefined) {
+        // Stateless: the client's reply would reach a fresh server that never asked, so the request
+        // can never be answered. Fail it now rather than leave the tool waiting for its timeout.
+        this.deps.counters.undeliverable++;
+        this.#failRequest(message.id, 'server-to-client requests need a session; this server is stateless');
+        return undefined;
+      }
+      if (!isRequest) {
+        const change = changeOf(message.method, message.params);
+        if (change !== undefined) this.deps.changed?.(change);
+      }
+      if (isRequest) {
+        this.awaitingIds ??= new Set();
+        this.awaitingIds.add(message.id);
+      } else if (message.method === 'notifications/cancelled') {
+        // The SDK gave up on one of its own requests (timeout, abort): no reply is awaited any more.
+        const id = message.params?.['requestId'];
+        if (typeof id === 'string' || typeof id === 'number') this.awaitingIds?.delete(id);
+      }
+      const json = JSON.stringify(message);
+      // Progress is the only compressible traffic (jsonrpc/partial.ts coalesceKeyOf).
+      const key = isRequest ? undefined : coalesceKeyOf(message);
+      if (related !== undefined) {
+        const r = this.routeRelated(related, json, key);
+        if (r !== 'nostream') return r;
+        this.deps.counters.undeliverable++;
+        if (isRequest) this.#failRequest(message.id, 'no open stream can carry this server request');
+        return this.deps.pacer.wait();
+      }
+      if (!this.deps.options.enableGetStream || this.tag === undefined) {
+        this.deps.counters.undeliverable++;
+        if (isRequest) this.#failRequest(message.id, 'this server offers no standalone stream');
+        return undefined;
+      }
+      return this.standalone.send(json, key);
+    }
+    const id = message.id;
+    if (id === undefined || id === null) return undefined;
+    const ex = this.inflightById?.get(id);
+    if (ex === undefined) {
+      // Answer to a cancelled or abandoned request: nothing awaits it any more.
+      this.deps.counters.undeliverable++;
+      return undefined;
+    }
+    if (this.shim?.intercept(message)) return undefined;
+    this.inflightById?.delete(id);
+    return ex.response(id, JSON.stringify(message), this.deps.options.now());
+  }
+
+  /**
+   * A serialized message related to a request: on the request's stream, or (json mode, or the
+   * request already answered) on the standalone stream if the client uses one. Stored there even
+   * while the GET connection is away (reconnecting), so the resume replays it; a json answer waits
+   * for it (Exchange.relatedVia). 'nostream' when nothing can carry it.
+   */
+  routeRelated(
+    related: RequestId,
+    json: string,
+    key: string | undefined,
+  ): Promise<void> | undefined | 'nostream' {
+    const ex = this.inflightById?.get(related);
+    const r = ex === undefined ? 'nostream' : ex.related(json, key);
+    if (r !== 'nostream') return r;
+    const s = this.#usableStandalone();
+    if (s === undefined) return 'nostream';
+    const wait = s.send(json, key);
+    ex?.relatedVia(s.seq, json.length, this.deps.options.now());
+    return wait;
+  }
+
+  /** One delta of partial output of a request (fast path; see server/partial-results.ts). */
+  routePartial(related: RequestId, p: PartialFrame): Promise<void> | undefined {
+    if (this.ended) return undefined;
+    const ex = this.inflightById?.get(related);
+    const r = ex === undefined ? 'nostream' : ex.relatedPartial(p);
+    if (r !== 'nostream') return r;
+    const s = this.#usableStandalone();
+    if (s === undefined) {
+      // Nowhere to go (json mode without a GET stream): the result will carry the text. Yield a turn
+      // of the event loop so a tight loop of sends cannot starve I/O, but do not pace the tool: its
+      // output is not waiting for anyone.
+      this.deps.counters.undeliverable++;
+      return new Promise((resolve) => setImmediate(resolve));
+    }
+    const wait = s.sendPartial(p);
+    ex?.relatedVia(s.seq, p.bytes, this.deps.options.now());
+    return wait;
+  }
+
+  /** A pre-serialized related notification that must not be coalesced (a partial content block). */
+  routeRelatedJson(related: RequestId, json: string): Promise<void> | undefined {
+    if (this.ended) return undefined;
+    const r = this.routeRelated(related, json, undefined);
+    if (r !== 'nostream') return r;
+    this.deps.counters.undeliverable++;
+    return this.deps.pacer.wait();
+  }
+
+  /** The standalone stream, when the client has opened it at least once (it is then its channel). */
+  #usableStandalone(): EventStream | undefined {
+    const s = this.standaloneStream;
+    if (s === undefined || !this.deps.options.enableGetStream) return undefined;
+    if (s.attached || (s.everAttached && this.tag !== undefined)) return s;
+    return undefined;
+  }
+
+  /** Fails a server-to-client request locally, as if the client had answered with an error. */
+  #failRequest(id: RequestId, message: string): void {
+    this.awaitingIds?.delete(id);
+    const d = this.dispatcher;
+    // Deferred: the SDK is still inside its own send() when this runs.
+    queueMicrotask(() => d?.response(errorResponse(id, JsonRpcCode.ServerError, message)));
+  }
+}
