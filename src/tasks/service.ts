@@ -13,6 +13,7 @@
  */
 import { randomBytes } from 'node:crypto';
 import type { TaskHook, TaskOffer } from '../core/era-2026/task-hook.js';
+import { shortHash } from '../core/observe/probe.js';
 import { JsonRpcCode } from '../jsonrpc/codes.js';
 import { isPlainObject } from '../jsonrpc/message.js';
 import { ModernCode } from '../modern/constants.js';
@@ -208,6 +209,9 @@ export class TaskService implements TaskHook {
   /** Runs a round here; a resumed one with the headers of the call that created the task. */
   #start(t: TaskRecord, o: TaskOffer, resumed: boolean): void {
     const run = new TaskRun(this.#o, this.#runner, t.taskId);
+    // One line per round started here (the id as a short hash, as session ids are logged): an
+    // operator (and the fault test) can see where a task ran, and that it ran once.
+    this.#o.logger?.info('tasks.run', { task: shortHash(t.taskId), resumed });
     this.#runs.set(t.taskId, run);
     run
       .run(t, o.serve, resumed ? paramHead(t) : undefined)
