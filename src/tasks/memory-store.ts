@@ -11,6 +11,7 @@ import {
   type CreateOutcome,
   recordBytes,
   type Settlement,
+  type TaskProgress,
   type TaskStore,
 } from './store.js';
 
@@ -74,16 +75,28 @@ export class MemoryTaskStore implements TaskStore {
     return true;
   }
 
-  async progress(taskId: string, runner: string, message: string): Promise<void> {
+  async progress(taskId: string, runner: string, p: TaskProgress): Promise<void> {
     const t = this.#live(taskId);
     if (t === undefined || t.status !== 'working' || t.leaseOwner !== runner) return;
-    this.#replace(t, { statusMessage: message, lastUpdatedAt: this.#now() });
+    this.#replace(t, {
+      lastUpdatedAt: this.#now(),
+      ...(p.message === undefined ? {} : { statusMessage: p.message }),
+      ...(p.partialText === undefined
+        ? {}
+        : { partialText: p.partialText, partialTruncated: p.partialTruncated === true }),
+    });
   }
 
   async settle(taskId: string, runner: string, s: Settlement): Promise<boolean> {
     const t = this.#live(taskId);
     if (t === undefined || t.status !== 'working' || t.leaseOwner !== runner) return false;
-    const base = { lastUpdatedAt: this.#now(), leaseOwner: undefined, leaseUntil: undefined };
+    const base = {
+      lastUpdatedAt: this.#now(),
+      leaseOwner: undefined,
+      leaseUntil: undefined,
+      partialText: undefined,
+      partialTruncated: undefined,
+    };
     if (s.status === 'completed') this.#replace(t, { ...base, status: 'completed', result: s.result });
     else if (s.status === 'failed') this.#replace(t, { ...base, status: 'failed', error: s.error });
     else {

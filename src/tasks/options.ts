@@ -42,6 +42,12 @@ export interface TaskOptions {
   maxUpdateBytes?: number;
   /** Bytes of a task's result; a larger one fails the task. @defaultValue 4194304 */
   maxResultBytes?: number;
+  /**
+   * Characters of partial output (partialResults) a running task keeps for `tasks/get`: the first
+   * ones; past that the rest is dropped and the text is marked `truncated` (the result still has
+   * all of it). 0 keeps none. @defaultValue 65536
+   */
+  maxPartialBytes?: number;
   logger?: Logger;
   /** Clock, for tests. @defaultValue Date.now */
   now?: () => number;
@@ -57,6 +63,7 @@ export interface ResolvedTaskOptions {
   maxLivePerClient: number;
   maxUpdateBytes: number;
   maxResultBytes: number;
+  maxPartialBytes: number;
   logger: Logger | undefined;
   now: () => number;
 }
@@ -68,6 +75,7 @@ export const TASK_DEFAULTS = {
   maxLivePerClient: 64,
   maxUpdateBytes: 256 * 1024,
   maxResultBytes: 4 * 1024 * 1024,
+  maxPartialBytes: 64 * 1024,
 } as const;
 
 const POLICIES = new Set<string>(['forbidden', 'optional', 'required']);
@@ -110,6 +118,7 @@ export function resolveTaskOptions(o: TaskOptions = {}): ResolvedTaskOptions {
     maxLivePerClient: int('maxLivePerClient', o.maxLivePerClient ?? TASK_DEFAULTS.maxLivePerClient, 1),
     maxUpdateBytes: int('maxUpdateBytes', o.maxUpdateBytes ?? TASK_DEFAULTS.maxUpdateBytes, 1),
     maxResultBytes: int('maxResultBytes', o.maxResultBytes ?? TASK_DEFAULTS.maxResultBytes, 1),
+    maxPartialBytes: int('maxPartialBytes', o.maxPartialBytes ?? TASK_DEFAULTS.maxPartialBytes, 0),
     logger: o.logger,
     now: o.now ?? Date.now,
   };
