@@ -35,6 +35,10 @@ export class MemoryTaskStore implements TaskStore {
   /** Insertion order is creation order: the first finished entry is the oldest finished task. */
   readonly #tasks = new Map<string, { t: TaskRecord; bytes: number }>();
   readonly #listeners = new Set<(taskId: string) => void>();
+  /** Each client's unfinished tasks: the per-client limit costs O(that client's tasks), not O(all). */
+  readonly #unfinished = new Map<string, Set<string>>();
+  /** A full TTL sweep runs at most once a second (reads drop expired tasks on their own). */
+  #nextSweep = 0;
   readonly #maxTasks: number;
   readonly #maxBytes: number;
   readonly #now: () => number;
@@ -53,13 +57,19 @@ export class MemoryTaskStore implements TaskStore {
 
   async create(t: TaskRecord, maxLivePerClient: number): Promise<CreateOutcome> {
     this.#expire();
-    let live = 0;
-    for (const { t: o } of this.#tasks.values()) if (o.client === t.client && !isTerminal(o.status)) live++;
-    if (live >= maxLivePerClient) return 'client-limit';
+    const mine = this.#unfinished.get(t.client);
+    // Reading each applies TTL and lease lapse first: a task whose runner died frees its slot.
+    if (mine !== undefined) for (const id of [...mine]) this.#live(id);
+    if ((mine?.size ?? 0) >= maxLivePerClient) return 'client-limit';
     const bytes = recordBytes(t);
     if (!this.#makeRoom(bytes)) return 'store-full';
     this.#tasks.set(t.taskId, { t: { ...t }, bytes });
     this.#bytes += bytes;
+    if (!isTerminal(t.status)) {
+      const set = mine ?? new Set<string>();
+      set.add(t.taskId);
+      this.#unfinished.set(t.client, set);
+    }
     return 'created';
   }
 
@@ -203,6 +213,14 @@ export class MemoryTaskStore implements TaskStore {
     const bytes = recordBytes(t);
     this.#bytes += bytes - e.bytes;
     e.bytes = bytes;
+    if (isTerminal(t.status)) this.#finished(t);
+  }
+
+  #finished(t: TaskRecord): void {
+    const set = this.#unfinished.get(t.client);
+    if (set === undefined) return;
+    set.delete(t.taskId);
+    if (set.size === 0) this.#unfinished.delete(t.client);
   }
 
   #drop(taskId: string): void {
@@ -210,10 +228,13 @@ export class MemoryTaskStore implements TaskStore {
     if (e === undefined) return;
     this.#tasks.delete(taskId);
     this.#bytes -= e.bytes;
+    this.#finished(e.t);
   }
 
   #expire(): void {
     const now = this.#now();
+    if (now < this.#nextSweep) return;
+    this.#nextSweep = now + 1000;
     for (const [id, e] of this.#tasks) if (now >= e.t.createdAt + e.t.ttlMs) this.#drop(id);
   }
 
