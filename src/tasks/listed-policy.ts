@@ -3,8 +3,8 @@
  * ('forbidden' | 'optional' | 'required'; absent means forbidden: MCP 2025-11-25 server/tools
  * "Tool", kept by SEP-2663). Used for tools `createTasks({ tools })` does not name (explicit
  * configuration wins). The list is read through the era like any request (`TaskOffer.serve`), once
- * per principal and `LIST_TTL_MS`, a bounded number of pages, and the answer is shared by the
- * calls that wait for it.
+ * per principal and `LIST_TTL_MS`, a bounded number of pages each with a deadline, and the answer
+ * is shared by the calls that wait for it; a failed read is not kept (the next call reads again).
  */
 import type { TaskOffer } from '../core/era-2026/task-hook.js';
 import { isPlainObject } from '../jsonrpc/message.js';
@@ -18,6 +18,8 @@ const MAX_PAGES = 20;
 /** Principals whose lists are kept (oldest dropped first). */
 const MAX_ENTRIES = 256;
 const MAX_LIST_BYTES = 4 * 1024 * 1024;
+/** A page not answered within this is a failed read (the call goes on as `forbidden`). */
+const PAGE_DEADLINE_MS = 5_000;
 
 const POLICIES: ReadonlySet<string> = new Set(['forbidden', 'optional', 'required']);
 
@@ -39,7 +41,14 @@ export class ListedPolicies {
     let e = this.#entries.get(owner);
     const now = this.#now();
     if (e === undefined || now - e.at > LIST_TTL_MS) {
-      e = { at: now, tools: read(o) };
+      const entry: Entry = {
+        at: now,
+        tools: read(o).then((r) => {
+          if (!r.ok && this.#entries.get(owner) === entry) this.#entries.delete(owner);
+          return r.tools;
+        }),
+      };
+      e = entry;
       this.#entries.delete(owner);
       this.#entries.set(owner, e);
       if (this.#entries.size > MAX_ENTRIES) {
@@ -52,30 +61,31 @@ export class ListedPolicies {
 }
 
 /** Reads the tool list through the era; a failed read lists nothing (every tool forbidden). */
-async function read(o: TaskOffer): Promise<ReadonlyMap<string, TaskPolicy>> {
+async function read(o: TaskOffer): Promise<{ tools: ReadonlyMap<string, TaskPolicy>; ok: boolean }> {
   const out = new Map<string, TaskPolicy>();
+  const failed = { tools: out, ok: false };
   const meta = o.req.params?.['_meta'];
   let cursor: string | undefined;
   for (let page = 0; page < MAX_PAGES; page++) {
     const params: Record<string, unknown> = isPlainObject(meta) ? { _meta: meta } : {};
     if (cursor !== undefined) params['cursor'] = cursor;
     const sink = new CaptureSink(MAX_LIST_BYTES, () => undefined);
-    try {
-      await o.serve({ jsonrpc: '2.0', id: `sluice-tasks-list:${page}`, method: 'tools/list', params }, sink);
-    } catch {
-      return out;
-    }
+    const timer = setTimeout(() => sink.abort(), PAGE_DEADLINE_MS);
+    o.serve({ jsonrpc: '2.0', id: `sluice-tasks-list:${page}`, method: 'tools/list', params }, sink).catch(
+      () => sink.abort(),
+    );
     const c = await sink.done;
+    clearTimeout(timer);
     const result = c.kind === 'response' ? c.message['result'] : undefined;
-    if (!isPlainObject(result) || !Array.isArray(result['tools'])) return out;
+    if (!isPlainObject(result) || !Array.isArray(result['tools'])) return failed;
     for (const t of result['tools']) {
       if (!isPlainObject(t) || typeof t['name'] !== 'string') continue;
       const ts = isPlainObject(t['execution']) ? t['execution']['taskSupport'] : undefined;
       if (typeof ts === 'string' && POLICIES.has(ts)) out.set(t['name'], ts as TaskPolicy);
     }
     const next = result['nextCursor'];
-    if (typeof next !== 'string' || next === '') return out;
+    if (typeof next !== 'string' || next === '') return { tools: out, ok: true };
     cursor = next;
   }
-  return out;
+  return { tools: out, ok: true };
 }

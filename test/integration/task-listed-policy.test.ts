@@ -85,6 +85,35 @@ describe('task policy from tools/list (execution.taskSupport)', () => {
     assert.equal(lists, listsAfterFirst, 'the list is read for the first call and reused');
   });
 
+  test('a tool list read that never answers: forbidden after the deadline, not kept', async () => {
+    // Only the first tools/list hangs (the task service's read comes before the era's own).
+    let reads = 0;
+    const hanging: CreateServer = () => {
+      const server = new Server({ name: 'hangs', version: '1.0.0' }, { capabilities: { tools: {} } });
+      server.setRequestHandler(ListToolsRequestSchema, () =>
+        reads++ === 0 ? new Promise<never>(() => undefined) : Promise.resolve({ tools: TOOLS } as never),
+      );
+      server.setRequestHandler(CallToolRequestSchema, async (req) => ({
+        content: [{ type: 'text', text: `ran ${req.params.name}` }],
+      }));
+      return server as unknown as ReturnType<CreateServer>;
+    };
+    const s = await serve({
+      createServer: hanging,
+      port: 0,
+      host: '127.0.0.1',
+      keepaliveMs: 0,
+      tasks: createTasks({ pollIntervalMs: 50 }),
+    });
+    served.push(s);
+    const t0 = Date.now();
+    const r = (await modernSend(s.url, callBody('auto', {}, true), {}, { timeoutMs: 15_000 })).json();
+    assert.equal(r.result?.content?.[0]?.text, 'ran auto', JSON.stringify(r));
+    assert.ok(Date.now() - t0 < 12_000, 'answered once the list read gave up');
+    const again = (await modernSend(s.url, callBody('auto', {}, true))).json();
+    assert.equal(again.result?.resultType, 'task', `the failed read was not kept: ${JSON.stringify(again)}`);
+  });
+
   test('toolsFromList: false ignores declarations', async () => {
     const url = await start({ toolsFromList: false });
     assert.equal((await call(url, 'auto', true)).result?.content?.[0]?.text, 'ran auto');
