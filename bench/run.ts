@@ -5,7 +5,7 @@
 //   --only a,…,i sections to run (default all); (f) is partial output (bench/partial.ts),
 //                        (g) runtimes and HTTP/2 (bench/runtimes.ts), (h) the 2026-07-28 era
 //                        (bench/modern/section.ts; `npm run bench:modern` runs it alone)
-//                        (i) scale-out on Redis (bench/cluster/section.ts)
+//                        (i) scale-out on Redis (bench/cluster/section.ts), (j) tasks (bench/tasks/section.ts)
 //   --servers raw,sluice,sdk   servers (and, for (e), clients) to include (default all)
 //   --reps N             repetitions for (a), (b), (e)
 //   --metrics            add `sluice+metrics` and `sluice-metrics` servers (serve({ metrics: true|false })) to (a)
@@ -31,6 +31,7 @@ import { type BenchResults, summarizeClient, summarizeEcho, summarizeFlood } fro
 import { renderRuntimes, runRuntimes } from './runtimes.js';
 import { type Cli, KINDS, log, Runner, SECTIONS, started } from './sections.js';
 import { killAllServers } from './servers/launch.js';
+import { renderTasks, runTasks, type TasksBench } from './tasks/section.js';
 
 function list<T extends string>(
   value: string | undefined,
@@ -123,6 +124,17 @@ async function main(): Promise<void> {
     }
   }
 
+  let tasks: TasksBench | undefined;
+  if (cli.only.has('j')) {
+    try {
+      tasks = await runTasks(cli.plan.name === 'quick', Math.max(3, cli.plan.reps), log);
+    } catch (err) {
+      const reason = err instanceof Error ? err.message : String(err);
+      results.unavailable['tasks (j)'] = reason;
+      log(`(j) unavailable: ${reason.split('\n')[0]}`);
+    }
+  }
+
   finishMeta(results.meta);
   results.elapsedMs = performance.now() - started;
   results.summary = {
@@ -136,9 +148,11 @@ async function main(): Promise<void> {
     renderPartial(partial) +
     (results.runtimes === undefined ? '' : `\n${renderRuntimes(results.runtimes)}`) +
     (results.modern === undefined ? '' : `\n${renderModern(results.modern)}`) +
-    (cluster === undefined ? '' : `\n${renderCluster(cluster)}`);
+    (cluster === undefined ? '' : `\n${renderCluster(cluster)}`) +
+    (tasks === undefined ? '' : `\n${renderTasks(tasks)}`);
   if (partial.length > 0) (results as BenchResults & { partial?: PartialRun[] }).partial = partial;
   if (cluster !== undefined) (results as BenchResults & { cluster?: ClusterRun }).cluster = cluster;
+  if (tasks !== undefined) (results as BenchResults & { tasks?: TasksBench }).tasks = tasks;
   mkdirSync(cli.outDir, { recursive: true });
   writeFileSync(join(cli.outDir, 'latest.json'), `${JSON.stringify(results, null, 2)}\n`);
   writeFileSync(join(cli.outDir, 'latest.md'), markdown);

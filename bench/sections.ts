@@ -19,7 +19,7 @@ import {
   serverLabel,
 } from './servers/launch.js';
 
-export const SECTIONS = ['a', 'b', 'c', 'd', 'e', 'f', 'g', 'h', 'i'] as const;
+export const SECTIONS = ['a', 'b', 'c', 'd', 'e', 'f', 'g', 'h', 'i', 'j'] as const;
 export type Section = (typeof SECTIONS)[number];
 export const KINDS: readonly ServerKind[] = ['raw', 'sluice', 'sdk'];
 

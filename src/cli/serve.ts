@@ -73,8 +73,11 @@ const HELP = `usage: sluice serve [options]
   --redis-cluster HOST:PORT[,HOST:PORT...]
                        the same, on a Redis Cluster (any of its nodes; the others are discovered)
   --advertise URL      the URL peers use to reach this instance's endpoint (default: the bound address)
+  --task-lease-ms N    how long a task's running instance holds it without renewing (default 15000): a
+                       task whose instance died reads as failed (owner lost) this long after its last renewal
 
-The demo's task tools (slow_compute, failing_job, confirm_delete, ...) run as tasks of the
+The demo's task tools (slow_compute, failing_job, confirm_delete, ...; reindex and generate when the
+client declares the extension) run as tasks of the
 io.modelcontextprotocol/tasks extension; with --redis* their records live in that Redis, so any
 instance answers tasks/get, tasks/update and tasks/cancel (docs/tasks.md).
 `;
@@ -216,6 +219,7 @@ async function run(argv: string[]): Promise<number> {
       'redis-sentinel': { type: 'string' },
       'redis-cluster': { type: 'string' },
       advertise: { type: 'string' },
+      'task-lease-ms': { type: 'string' },
       help: { type: 'boolean', short: 'h' },
     },
     strict: true,
@@ -281,6 +285,9 @@ async function run(argv: string[]): Promise<number> {
   const tasks = createTasks({
     tools: DEMO_TASK_TOOLS,
     inputFirst: DEMO_INPUT_FIRST_TOOLS,
+    ...(values['task-lease-ms'] === undefined
+      ? {}
+      : { leaseMs: int('task-lease-ms', values['task-lease-ms'], 15_000) }),
     ...(logger === undefined ? {} : { logger }),
     ...(redis === undefined
       ? {}

@@ -13,8 +13,13 @@ import { toolError } from '../modern/tool-error.js';
 import type { TaskPolicy } from '../server/index.js';
 import { sleep } from './sleep.js';
 
-/** Which demo tools run as tasks (`greet` never does). */
+/**
+ * Which demo tools run as tasks (`greet` never does). `reindex` and `generate` (demo-tools.ts) are
+ * the long calls tasks exist for: tasks when the client declared the extension, plain otherwise.
+ */
 export const DEMO_TASK_TOOLS: Readonly<Record<string, TaskPolicy>> = {
+  reindex: 'optional',
+  generate: 'optional',
   slow_compute: 'optional',
   failing_job: 'required',
   protocol_error_job: 'optional',

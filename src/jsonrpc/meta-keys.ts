@@ -19,6 +19,11 @@ export const IDEMPOTENCY_KEY_META = 'io.sluice/idempotencyKey';
 
 /** Names a tool's error result, answered as a JSON-RPC error on a 2026-07-28 request (modern/tool-error.ts). */
 export const META_TOOL_ERROR = 'dev.sluice/error';
+/**
+ * A running task's partial output so far in `tasks/get` (tasks/model.ts): `{ text, truncated }`, the
+ * text its tool sent through partialResults, bounded by `tasks.maxPartialBytes`.
+ */
+export const META_TASK_PARTIAL = 'dev.sluice/partialOutput';
 /** The client's answers to an `input_required` result (modern/mrtr.ts). */
 export const META_INPUT_RESPONSES = 'dev.sluice/inputResponses';
 /** The integrity-protected request state an `input_required` result carries (modern/mrtr.ts). */

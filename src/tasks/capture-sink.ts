@@ -1,11 +1,12 @@
 /**
  * The response a task's tool answers into instead of a client's connection: a `ResponseSink` that
  * keeps the one JSON-RPC response (a JSON body, or the last event of an SSE answer), reports
- * progress notifications as they pass, and bounds what it holds. Closing it (`abort`) is what a
+ * progress notifications and frames of partial output as they pass, and bounds what it holds. Closing it (`abort`) is what a
  * client closing its response would be: the tool's AbortSignal fires (call.ts #onClose).
  */
 import type { Headers, ResponseSink } from '../core/pipeline/sink.js';
 import { isPlainObject } from '../jsonrpc/message.js';
+import { PARTIAL_META_KEY } from '../jsonrpc/meta-keys.js';
 
 /** What the tool's run produced: its response message, or why there is none. */
 export type Captured =
@@ -17,6 +18,7 @@ export type Captured =
 export class CaptureSink implements ResponseSink {
   readonly #maxBytes: number;
   readonly #onProgress: (message: string) => void;
+  readonly #onPartial: (delta: string) => void;
   readonly #closeListeners: (() => void)[] = [];
   #buffer = '';
   #closed = false;
@@ -25,9 +27,14 @@ export class CaptureSink implements ResponseSink {
   /** Settles once, when the run is over. */
   readonly done: Promise<Captured>;
 
-  constructor(maxBytes: number, onProgress: (message: string) => void) {
+  constructor(
+    maxBytes: number,
+    onProgress: (message: string) => void,
+    onPartial: (delta: string) => void = () => undefined,
+  ) {
     this.#maxBytes = maxBytes;
     this.#onProgress = onProgress;
+    this.#onPartial = onPartial;
     this.done = new Promise((resolve) => {
       this.#resolve = resolve;
     });
@@ -94,8 +101,16 @@ export class CaptureSink implements ResponseSink {
       this.#finish({ kind: 'response', message: m });
       return;
     }
-    if (m['method'] === 'notifications/progress' && isPlainObject(m['params'])) {
-      const p = m['params'];
+    const params = m['params'];
+    if (isPlainObject(params) && isPlainObject(params['_meta']) && PARTIAL_META_KEY in params['_meta']) {
+      // A frame of partial output (jsonrpc/partial.ts): the delta in `message` (progress form) or
+      // in the text blocks of `content` (the draft SEP's form). Data, not status.
+      const delta = partialText(params);
+      if (delta !== '') this.#onPartial(delta);
+      return;
+    }
+    if (m['method'] === 'notifications/progress' && isPlainObject(params)) {
+      const p = params;
       const text =
         typeof p['message'] === 'string'
           ? p['message']
@@ -121,6 +136,14 @@ export class CaptureSink implements ResponseSink {
       for (const l of listeners) l();
     });
   }
+}
+
+function partialText(p: Record<string, unknown>): string {
+  if (typeof p['message'] === 'string') return p['message'];
+  if (!Array.isArray(p['content'])) return '';
+  let out = '';
+  for (const b of p['content']) if (isPlainObject(b) && typeof b['text'] === 'string') out += b['text'];
+  return out;
 }
 
 function parse(text: string): Record<string, unknown> | undefined {

@@ -11,6 +11,7 @@ import {
   type CreateOutcome,
   recordBytes,
   type Settlement,
+  type TaskProgress,
   type TaskStore,
 } from './store.js';
 
@@ -34,6 +35,10 @@ export class MemoryTaskStore implements TaskStore {
   /** Insertion order is creation order: the first finished entry is the oldest finished task. */
   readonly #tasks = new Map<string, { t: TaskRecord; bytes: number }>();
   readonly #listeners = new Set<(taskId: string) => void>();
+  /** Each client's unfinished tasks: the per-client limit costs O(that client's tasks), not O(all). */
+  readonly #unfinished = new Map<string, Set<string>>();
+  /** A full TTL sweep runs at most once a second (reads drop expired tasks on their own). */
+  #nextSweep = 0;
   readonly #maxTasks: number;
   readonly #maxBytes: number;
   readonly #now: () => number;
@@ -52,13 +57,19 @@ export class MemoryTaskStore implements TaskStore {
 
   async create(t: TaskRecord, maxLivePerClient: number): Promise<CreateOutcome> {
     this.#expire();
-    let live = 0;
-    for (const { t: o } of this.#tasks.values()) if (o.client === t.client && !isTerminal(o.status)) live++;
-    if (live >= maxLivePerClient) return 'client-limit';
+    const mine = this.#unfinished.get(t.client);
+    // Reading each applies TTL and lease lapse first: a task whose runner died frees its slot.
+    if (mine !== undefined) for (const id of [...mine]) this.#live(id);
+    if ((mine?.size ?? 0) >= maxLivePerClient) return 'client-limit';
     const bytes = recordBytes(t);
     if (!this.#makeRoom(bytes)) return 'store-full';
     this.#tasks.set(t.taskId, { t: { ...t }, bytes });
     this.#bytes += bytes;
+    if (!isTerminal(t.status)) {
+      const set = mine ?? new Set<string>();
+      set.add(t.taskId);
+      this.#unfinished.set(t.client, set);
+    }
     return 'created';
   }
 
@@ -74,16 +85,28 @@ export class MemoryTaskStore implements TaskStore {
     return true;
   }
 
-  async progress(taskId: string, runner: string, message: string): Promise<void> {
+  async progress(taskId: string, runner: string, p: TaskProgress): Promise<void> {
     const t = this.#live(taskId);
     if (t === undefined || t.status !== 'working' || t.leaseOwner !== runner) return;
-    this.#replace(t, { statusMessage: message, lastUpdatedAt: this.#now() });
+    this.#replace(t, {
+      lastUpdatedAt: this.#now(),
+      ...(p.message === undefined ? {} : { statusMessage: p.message }),
+      ...(p.partialText === undefined
+        ? {}
+        : { partialText: p.partialText, partialTruncated: p.partialTruncated === true }),
+    });
   }
 
   async settle(taskId: string, runner: string, s: Settlement): Promise<boolean> {
     const t = this.#live(taskId);
     if (t === undefined || t.status !== 'working' || t.leaseOwner !== runner) return false;
-    const base = { lastUpdatedAt: this.#now(), leaseOwner: undefined, leaseUntil: undefined };
+    const base = {
+      lastUpdatedAt: this.#now(),
+      leaseOwner: undefined,
+      leaseUntil: undefined,
+      partialText: undefined,
+      partialTruncated: undefined,
+    };
     if (s.status === 'completed') this.#replace(t, { ...base, status: 'completed', result: s.result });
     else if (s.status === 'failed') this.#replace(t, { ...base, status: 'failed', error: s.error });
     else {
@@ -190,6 +213,14 @@ export class MemoryTaskStore implements TaskStore {
     const bytes = recordBytes(t);
     this.#bytes += bytes - e.bytes;
     e.bytes = bytes;
+    if (isTerminal(t.status)) this.#finished(t);
+  }
+
+  #finished(t: TaskRecord): void {
+    const set = this.#unfinished.get(t.client);
+    if (set === undefined) return;
+    set.delete(t.taskId);
+    if (set.size === 0) this.#unfinished.delete(t.client);
   }
 
   #drop(taskId: string): void {
@@ -197,10 +228,13 @@ export class MemoryTaskStore implements TaskStore {
     if (e === undefined) return;
     this.#tasks.delete(taskId);
     this.#bytes -= e.bytes;
+    this.#finished(e.t);
   }
 
   #expire(): void {
     const now = this.#now();
+    if (now < this.#nextSweep) return;
+    this.#nextSweep = now + 1000;
     for (const [id, e] of this.#tasks) if (now >= e.t.createdAt + e.t.ttlMs) this.#drop(id);
   }
 

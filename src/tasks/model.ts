@@ -9,6 +9,7 @@
  * principal's read is not-found, exactly like an unknown id.
  */
 import { randomBytes } from 'node:crypto';
+import { META_TASK_PARTIAL } from '../jsonrpc/meta-keys.js';
 
 export type TaskStatus = 'working' | 'input_required' | 'completed' | 'failed' | 'cancelled';
 
@@ -39,6 +40,9 @@ export interface TaskRecord {
   readonly ttlMs: number;
   readonly pollIntervalMs: number;
   statusMessage?: string | undefined;
+  /** While working: the partial text its tool sent so far (bounded), and whether it was cut. */
+  partialText?: string | undefined;
+  partialTruncated?: boolean | undefined;
   /** When completed: the tool's result, as JSON text (what the call would have returned). */
   result?: string | undefined;
   /** When failed: the JSON-RPC error. */
@@ -103,9 +107,16 @@ export function createTaskResult(t: TaskRecord): Record<string, unknown> {
   return { resultType: 'task', ...taskFields(t) };
 }
 
-/** The DetailedTask of `tasks/get`: the result inline when completed, the error when failed. */
+/**
+ * The DetailedTask of `tasks/get`: the result inline when completed, the error when failed, and
+ * while unfinished the partial text so far under `_meta` (a Sluice extension: SEP-2663 has no field
+ * for it; the finished result is authoritative and replaces it).
+ */
 export function detailedTask(t: TaskRecord): Record<string, unknown> {
   const out: Record<string, unknown> = { resultType: 'complete', ...taskFields(t) };
+  if (!isTerminal(t.status) && t.partialText !== undefined) {
+    out['_meta'] = { [META_TASK_PARTIAL]: { text: t.partialText, truncated: t.partialTruncated === true } };
+  }
   if (t.status === 'completed' && t.result !== undefined) out['result'] = JSON.parse(t.result);
   if (t.status === 'failed' && t.error !== undefined) out['error'] = t.error;
   if (t.status === 'input_required' && t.inputRequests !== undefined) {

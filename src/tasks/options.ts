@@ -17,10 +17,17 @@ export interface TaskOptions {
   /** Where tasks are kept. @defaultValue a MemoryTaskStore (one process, bounded) */
   store?: TaskStore;
   /**
-   * Which tools run as tasks: a map of tool name → policy (see `taskTools`), or a function.
-   * Tools not named are `forbidden`. @defaultValue {} (no tool runs as a task)
+   * Which tools run as tasks: a map of tool name → policy (see `taskTools`), or a function
+   * (undefined: not named). A tool not named gets the policy its `tools/list` entry declares
+   * (`execution.taskSupport`, see `toolsFromList`), else `forbidden`. @defaultValue {}
    */
-  tools?: Readonly<Record<string, TaskPolicy>> | ((tool: string) => TaskPolicy);
+  tools?: Readonly<Record<string, TaskPolicy>> | ((tool: string) => TaskPolicy | undefined);
+  /**
+   * Whether a tool `tools` does not name gets the policy its own definition declares
+   * (`execution.taskSupport` in `tools/list`, read through the served server per principal and
+   * kept 30 s); false: not named is `forbidden`. @defaultValue true
+   */
+  toolsFromList?: boolean;
   /**
    * Tools whose MRTR rounds run as plain calls until the client sends answers: a first call's
    * `input_required` goes straight back (SEP-2663 "MRTR → Tasks composition"), and the task is
@@ -42,6 +49,12 @@ export interface TaskOptions {
   maxUpdateBytes?: number;
   /** Bytes of a task's result; a larger one fails the task. @defaultValue 4194304 */
   maxResultBytes?: number;
+  /**
+   * Characters of partial output (partialResults) a running task keeps for `tasks/get`: the first
+   * ones; past that the rest is dropped and the text is marked `truncated` (the result still has
+   * all of it). 0 keeps none. @defaultValue 65536
+   */
+  maxPartialBytes?: number;
   logger?: Logger;
   /** Clock, for tests. @defaultValue Date.now */
   now?: () => number;
@@ -49,7 +62,9 @@ export interface TaskOptions {
 
 export interface ResolvedTaskOptions {
   store: TaskStore;
-  policy: (tool: string) => TaskPolicy;
+  /** The configured policy; undefined when `tools` does not name the tool. */
+  policy: (tool: string) => TaskPolicy | undefined;
+  toolsFromList: boolean;
   inputFirst: ReadonlySet<string>;
   ttlMs: number;
   pollIntervalMs: number;
@@ -57,6 +72,7 @@ export interface ResolvedTaskOptions {
   maxLivePerClient: number;
   maxUpdateBytes: number;
   maxResultBytes: number;
+  maxPartialBytes: number;
   logger: Logger | undefined;
   now: () => number;
 }
@@ -68,6 +84,7 @@ export const TASK_DEFAULTS = {
   maxLivePerClient: 64,
   maxUpdateBytes: 256 * 1024,
   maxResultBytes: 4 * 1024 * 1024,
+  maxPartialBytes: 64 * 1024,
 } as const;
 
 const POLICIES = new Set<string>(['forbidden', 'optional', 'required']);
@@ -79,7 +96,9 @@ function int(name: string, v: number, min: number): number {
 }
 
 /** A policy map checked once: `createTasks({ tools: taskTools({ reindex: 'required' }) })`. */
-export function taskTools(tools: Readonly<Record<string, TaskPolicy>>): (tool: string) => TaskPolicy {
+export function taskTools(
+  tools: Readonly<Record<string, TaskPolicy>>,
+): (tool: string) => TaskPolicy | undefined {
   if (typeof tools !== 'object' || tools === null)
     throw new InvalidOptionError('tasks.tools must be an object');
   const map = new Map<string, TaskPolicy>();
@@ -89,7 +108,7 @@ export function taskTools(tools: Readonly<Record<string, TaskPolicy>>): (tool: s
     }
     map.set(name, p);
   }
-  return (tool) => map.get(tool) ?? 'forbidden';
+  return (tool) => map.get(tool);
 }
 
 export function resolveTaskOptions(o: TaskOptions = {}): ResolvedTaskOptions {
@@ -103,6 +122,7 @@ export function resolveTaskOptions(o: TaskOptions = {}): ResolvedTaskOptions {
   return {
     store,
     policy: typeof tools === 'function' ? tools : taskTools(tools),
+    toolsFromList: bool('toolsFromList', o.toolsFromList ?? true),
     inputFirst: new Set(inputFirstOf(o.inputFirst)),
     ttlMs,
     pollIntervalMs: int('pollIntervalMs', o.pollIntervalMs ?? TASK_DEFAULTS.pollIntervalMs, 1),
@@ -110,9 +130,15 @@ export function resolveTaskOptions(o: TaskOptions = {}): ResolvedTaskOptions {
     maxLivePerClient: int('maxLivePerClient', o.maxLivePerClient ?? TASK_DEFAULTS.maxLivePerClient, 1),
     maxUpdateBytes: int('maxUpdateBytes', o.maxUpdateBytes ?? TASK_DEFAULTS.maxUpdateBytes, 1),
     maxResultBytes: int('maxResultBytes', o.maxResultBytes ?? TASK_DEFAULTS.maxResultBytes, 1),
+    maxPartialBytes: int('maxPartialBytes', o.maxPartialBytes ?? TASK_DEFAULTS.maxPartialBytes, 0),
     logger: o.logger,
     now: o.now ?? Date.now,
   };
+}
+
+function bool(name: string, v: boolean): boolean {
+  if (typeof v !== 'boolean') throw new InvalidOptionError(`tasks.${name} must be a boolean`);
+  return v;
 }
 
 function inputFirstOf(v: readonly string[] | undefined): readonly string[] {

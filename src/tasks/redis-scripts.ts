@@ -4,7 +4,7 @@
  * ended is `failed` with OWNER_LOST before anything else is decided.
  *
  * HASH fields: o owner, c client, s status, ca createdAt, u lastUpdatedAt, ttl, pi pollIntervalMs,
- * m statusMessage, r result, e error, rs requestState, call, ph the call's Mcp-Param-* headers,
+ * m statusMessage, pt/ptx partial text so far/whether cut (while working), r result, e error, rs requestState, call, ph the call's Mcp-Param-* headers,
  * lo/lu lease owner/until, and one field
  * per pending input request (`i:<key>`) and per answer received (`a:<key>`): a partial
  * `tasks/update` is HDEL + HSET, no JSON is decoded in Lua (cjson would turn `[]` into `{}`).
@@ -71,11 +71,11 @@ redis.call('HSET', k, 'lu', ARGV[3])
 return redis.call('HGET', k, 'c')
 `);
 
-/** ARGV: now, runner, message. */
+/** ARGV: now, runner, then field/value pairs (m message, pt partial text, ptx cut). */
 export const PROGRESS = new Script(`${PRELUDE}
 if redis.call('EXISTS', k) == 0 then return 0 end
 if lapse() ~= 'working' or redis.call('HGET', k, 'lo') ~= ARGV[2] then return 0 end
-redis.call('HSET', k, 'm', ARGV[3], 'u', ARGV[1])
+redis.call('HSET', k, 'u', ARGV[1], unpack(ARGV, 3))
 return 1
 `);
 
@@ -84,7 +84,7 @@ export const SETTLE = new Script(`${PRELUDE}
 if redis.call('EXISTS', k) == 0 then return 0 end
 if lapse() ~= 'working' or redis.call('HGET', k, 'lo') ~= ARGV[2] then return 0 end
 clearInputs()
-redis.call('HDEL', k, 'lo', 'lu', 'rs')
+redis.call('HDEL', k, 'lo', 'lu', 'rs', 'pt', 'ptx')
 redis.call('HSET', k, 's', ARGV[3], 'u', ARGV[1], unpack(ARGV, 4))
 local ends = tonumber(redis.call('HGET', k, 'ca')) + tonumber(redis.call('HGET', k, 'ttl'))
 return {redis.call('HGET', k, 'c'), tostring(ends)}

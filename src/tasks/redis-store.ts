@@ -17,7 +17,7 @@ import type { RedisLink, RedisReply } from '../cluster/redis-link.js';
 import { InvalidOptionError } from '../errors.js';
 import { isTaskIdShape, type TaskError, type TaskRecord, type TaskStatus } from './model.js';
 import { ANSWER, CANCEL, CREATE, GET, PROGRESS, RENEW, RESERVE, SETTLE } from './redis-scripts.js';
-import type { AnswerOutcome, CreateOutcome, Settlement, TaskStore } from './store.js';
+import type { AnswerOutcome, CreateOutcome, Settlement, TaskProgress, TaskStore } from './store.js';
 
 export interface RedisTaskStoreOptions {
   /** Clock, for tests. @defaultValue Date.now */
@@ -85,6 +85,11 @@ export function recordOf(taskId: string, reply: RedisReply): TaskRecord | undefi
   };
   const m = f.get('m');
   if (m !== undefined) t.statusMessage = m;
+  const pt = f.get('pt');
+  if (pt !== undefined) {
+    t.partialText = pt;
+    t.partialTruncated = f.get('ptx') === '1';
+  }
   const r = f.get('r');
   if (r !== undefined) t.result = r;
   const e = f.get('e');
@@ -195,8 +200,12 @@ export class RedisTaskStore implements TaskStore {
     await this.#link.send(['ZADD', keys.clientTasks(client), 'XX', String(until), taskId]);
   }
 
-  async progress(taskId: string, runner: string, message: string): Promise<void> {
-    await PROGRESS.run(this.#link, [keys.task(taskId)], [String(this.#now()), runner, message]);
+  async progress(taskId: string, runner: string, p: TaskProgress): Promise<void> {
+    const pairs: string[] = [];
+    if (p.message !== undefined) pairs.push('m', p.message);
+    if (p.partialText !== undefined) pairs.push('pt', p.partialText, 'ptx', p.partialTruncated ? '1' : '0');
+    if (pairs.length === 0) return;
+    await PROGRESS.run(this.#link, [keys.task(taskId)], [String(this.#now()), runner, ...pairs]);
   }
 
   async settle(taskId: string, runner: string, s: Settlement): Promise<boolean> {

@@ -12,7 +12,7 @@ import { isPlainObject, type JsonRpcRequest } from '../jsonrpc/message.js';
 import { type Captured, CaptureSink } from './capture-sink.js';
 import type { TaskError, TaskRecord } from './model.js';
 import type { ResolvedTaskOptions } from './options.js';
-import type { Settlement } from './store.js';
+import type { Settlement, TaskProgress } from './store.js';
 
 /** The settlement a captured answer means (exported for tests). */
 export function settlementOf(c: Captured, maxResultBytes: number): Settlement | undefined {
@@ -75,6 +75,11 @@ export function roundRequest(t: TaskRecord): JsonRpcRequest {
   const params = JSON.parse(t.call) as Record<string, unknown>;
   // The SEP-1686 `task` hint is not the tool's business (SEP-2663: tolerated, ignored).
   delete params['task'];
+  // A progress token of the task's own when the call has none: its tool's progress (statusMessage)
+  // and partial output (server/partial-results.ts needs a token to send any) reach tasks/get.
+  const meta = isPlainObject(params['_meta']) ? params['_meta'] : {};
+  if (meta['progressToken'] === undefined)
+    params['_meta'] = { ...meta, progressToken: `sluice-task:${t.taskId}` };
   if (t.inputResponses !== undefined && Object.keys(t.inputResponses).length > 0) {
     params['inputResponses'] = Object.fromEntries(
       Object.entries(t.inputResponses).map(([k, v]) => [k, JSON.parse(v)]),
@@ -91,13 +96,20 @@ export class TaskRun {
   readonly #sink: CaptureSink;
   #timer: ReturnType<typeof setInterval> | undefined;
   #progress: string | undefined;
+  #partial = '';
+  #partialTruncated = false;
+  #partialDirty = false;
   #progressBusy = false;
 
   constructor(o: ResolvedTaskOptions, runner: string, taskId: string) {
     this.#o = o;
     this.#runner = runner;
     this.taskId = taskId;
-    this.#sink = new CaptureSink(o.maxResultBytes + 64 * 1024, (m) => this.#onProgress(m));
+    this.#sink = new CaptureSink(
+      o.maxResultBytes + 64 * 1024,
+      (m) => this.#onProgress(m),
+      (d) => this.#onPartial(d),
+    );
   }
 
   /** Runs the round; resolves once its outcome is settled (or the run was aborted). */
@@ -157,19 +169,44 @@ export class TaskRun {
     );
   }
 
-  /** Progress is coalesced: at most one store write in flight, the newest message wins. */
   #onProgress(message: string): void {
     this.#progress = message;
+    this.#flush();
+  }
+
+  /** The first maxPartialBytes characters are kept; past them the text is marked cut. */
+  #onPartial(delta: string): void {
+    if (this.#partialTruncated) return;
+    const room = this.#o.maxPartialBytes - this.#partial.length;
+    if (delta.length > room) {
+      this.#partial += delta.slice(0, Math.max(0, room));
+      this.#partialTruncated = true;
+    } else this.#partial += delta;
+    this.#partialDirty = true;
+    this.#flush();
+  }
+
+  /**
+   * Progress and partial text are coalesced: at most one store write in flight; it carries the
+   * newest message and the whole partial text so far (each write replaces the stored one).
+   */
+  #flush(): void {
     if (this.#progressBusy) return;
     this.#progressBusy = true;
     const next = (): void => {
-      const m = this.#progress;
+      const p: TaskProgress = {};
+      if (this.#progress !== undefined) p.message = this.#progress;
+      if (this.#partialDirty) {
+        p.partialText = this.#partial;
+        p.partialTruncated = this.#partialTruncated;
+      }
       this.#progress = undefined;
-      if (m === undefined || this.#sink.closed) {
+      this.#partialDirty = false;
+      if ((p.message === undefined && p.partialText === undefined) || this.#sink.closed) {
         this.#progressBusy = false;
         return;
       }
-      this.#o.store.progress(this.taskId, this.#runner, m).then(next, () => {
+      this.#o.store.progress(this.taskId, this.#runner, p).then(next, () => {
         this.#progressBusy = false;
       });
     };

@@ -13,10 +13,12 @@
  */
 import { randomBytes } from 'node:crypto';
 import type { TaskHook, TaskOffer } from '../core/era-2026/task-hook.js';
+import { shortHash } from '../core/observe/probe.js';
 import { JsonRpcCode } from '../jsonrpc/codes.js';
 import { isPlainObject } from '../jsonrpc/message.js';
 import { ModernCode } from '../modern/constants.js';
 import { CaptureSink } from './capture-sink.js';
+import { ListedPolicies } from './listed-policy.js';
 import {
   createTaskResult,
   detailedTask,
@@ -25,7 +27,12 @@ import {
   principalKey,
   type TaskRecord,
 } from './model.js';
-import { type ResolvedTaskOptions, resolveTaskOptions, type TaskOptions } from './options.js';
+import {
+  type ResolvedTaskOptions,
+  resolveTaskOptions,
+  type TaskOptions,
+  type TaskPolicy,
+} from './options.js';
 import { clientHash } from './redis-store.js';
 import { paramHead, paramHeadersOf, settlementOf, TaskRun } from './run.js';
 import type { CreateOutcome, Settlement } from './store.js';
@@ -52,11 +59,13 @@ export class TaskService implements TaskHook {
   readonly #runner = randomBytes(12).toString('base64url');
   readonly #runs = new Map<string, TaskRun>();
   readonly #unlisten: () => void;
+  readonly #listed: ListedPolicies;
   #created = 0;
   #refusedLimit = 0;
 
   constructor(options: TaskOptions = {}) {
     this.#o = resolveTaskOptions(options);
+    this.#listed = new ListedPolicies(this.#o.now);
     this.#unlisten = this.#o.store.onCancel((id) => this.#runs.get(id)?.abort());
   }
 
@@ -114,7 +123,7 @@ export class TaskService implements TaskHook {
 
   async #call(o: TaskOffer, declared: boolean): Promise<boolean> {
     const name = o.req.params?.['name'];
-    const policy = typeof name === 'string' ? this.#o.policy(name) : 'forbidden';
+    const policy = typeof name === 'string' ? await this.#policy(name, o) : 'forbidden';
     if (policy === 'forbidden' || (!declared && policy === 'optional')) {
       // SEP-2663: a SEP-1686 `task` hint is tolerated and ignored (an SDK v1 server would refuse
       // the call without a task store of its own), so the call is served without it.
@@ -205,9 +214,20 @@ export class TaskService implements TaskHook {
     return true;
   }
 
+  /** Configuration first; a tool it does not name gets what its tools/list entry declares. */
+  async #policy(name: string, o: TaskOffer): Promise<TaskPolicy> {
+    const configured = this.#o.policy(name);
+    if (configured !== undefined) return configured;
+    if (!this.#o.toolsFromList) return 'forbidden';
+    return this.#listed.policy(name, principalKey(o.principal), o);
+  }
+
   /** Runs a round here; a resumed one with the headers of the call that created the task. */
   #start(t: TaskRecord, o: TaskOffer, resumed: boolean): void {
     const run = new TaskRun(this.#o, this.#runner, t.taskId);
+    // One line per round started here (the id as a short hash, as session ids are logged): an
+    // operator (and the fault test) can see where a task ran, and that it ran once.
+    this.#o.logger?.info('tasks.run', { task: shortHash(t.taskId), resumed });
     this.#runs.set(t.taskId, run);
     run
       .run(t, o.serve, resumed ? paramHead(t) : undefined)

@@ -17,6 +17,15 @@ export type Settlement =
   | { status: 'failed'; error: TaskError }
   | { status: 'input_required'; inputRequests: Record<string, string>; requestState: string | undefined };
 
+/** What a runner reports while the tool runs; each field given replaces the stored one. */
+export interface TaskProgress {
+  /** The latest progress message (`statusMessage`). */
+  message?: string;
+  /** The partial text so far (bounded by the runner), and whether the bound cut it. */
+  partialText?: string;
+  partialTruncated?: boolean;
+}
+
 export interface AnswerOutcome {
   task: TaskRecord;
   /** Every input request is answered now: the caller holds the lease and must run the next round. */
@@ -33,8 +42,8 @@ export interface TaskStore {
   get(taskId: string, owner: string): Promise<TaskRecord | undefined>;
   /** Extends the runner's lease; false when the task is no longer its to run (cancelled, gone). */
   renew(taskId: string, runner: string, leaseUntil: number): Promise<boolean>;
-  /** The runner's status message (progress); ignored unless it still holds the lease. */
-  progress(taskId: string, runner: string, message: string): Promise<void>;
+  /** The runner's progress and partial text; ignored unless it still holds the lease. */
+  progress(taskId: string, runner: string, p: TaskProgress): Promise<void>;
   /** The runner's outcome; false (and nothing changed) unless it still holds the lease. */
   settle(taskId: string, runner: string, s: Settlement): Promise<boolean>;
   /**
@@ -61,7 +70,11 @@ export interface TaskStore {
 /** Bytes a record holds beyond its fixed fields (what the stores bound). */
 export function recordBytes(t: TaskRecord): number {
   let n =
-    t.call.length + (t.paramHeaders?.length ?? 0) + (t.result?.length ?? 0) + (t.statusMessage?.length ?? 0);
+    t.call.length +
+    (t.paramHeaders?.length ?? 0) +
+    (t.result?.length ?? 0) +
+    (t.statusMessage?.length ?? 0) +
+    (t.partialText?.length ?? 0);
   if (t.error !== undefined) n += JSON.stringify(t.error).length;
   for (const m of [t.inputRequests, t.inputResponses]) {
     if (m === undefined) continue;

@@ -71,7 +71,7 @@ function contract(
       await store.create(a, 1);
       assert.equal(await store.renew(a.taskId, 'runner-2', clock.t + 5000), false);
       assert.equal(await store.renew(a.taskId, 'runner-1', clock.t + 5000), true);
-      await store.progress(a.taskId, 'runner-1', 'half way');
+      await store.progress(a.taskId, 'runner-1', { message: 'half way' });
       assert.equal((await store.get(a.taskId, 'p:alice'))?.statusMessage, 'half way');
       assert.equal(await store.settle(a.taskId, 'runner-2', { status: 'completed', result: '{}' }), false);
       const result = JSON.stringify({ content: [], resultType: 'complete' });

@@ -1,0 +1,282 @@
+// Section (j) of `npm run bench`: tasks (issue 23, docs/tasks.md). (1) Server CPU per echo in one
+// server process (bench/tasks/server.ts, memory store): a plain 2026-07-28 `tools/call` echo
+// against a task-augmented one (the CreateTaskResult, the run, and `tasks/get` polls until it is
+// completed), C=16, interleaved over repetitions (medians); target ≤ 2x. (2) `tasks/get` latency,
+// one request at a time, of a completed task: on the memory store, and on two instances sharing a
+// private redis-server, read through the instance that ran it (owner-local) and through the other;
+// target p50 ≤ 1 ms on loopback Redis. Every loop is bounded in count.
+import { type ChildProcess, fork } from 'node:child_process';
+import { Agent, request } from 'node:http';
+import { fileURLToPath } from 'node:url';
+import { startRedis } from '../../test/helpers/redis.js';
+
+const C = 16;
+const EXT = 'io.modelcontextprotocol/tasks';
+const PLAIN_META = {
+  'io.modelcontextprotocol/protocolVersion': '2026-07-28',
+  'io.modelcontextprotocol/clientCapabilities': {},
+};
+const TASK_META = {
+  ...PLAIN_META,
+  'io.modelcontextprotocol/clientCapabilities': { extensions: { [EXT]: {} } },
+};
+
+interface Child {
+  proc: ChildProcess;
+  port: number;
+  cpu(): Promise<number>;
+}
+
+async function start(args: string[]): Promise<Child> {
+  const proc = fork(fileURLToPath(new URL('./server.js', import.meta.url)), args);
+  const port = await new Promise<number>((resolve, reject) => {
+    proc.once('message', (m) => resolve((m as { port: number }).port));
+    proc.once('error', reject);
+    setTimeout(() => reject(new Error(`tasks bench ${args[0]}: no port within 10 s`)), 10_000).unref();
+  });
+  const cpu = (): Promise<number> =>
+    new Promise((resolve) => {
+      proc.once('message', (r) => resolve((r as { cpu: number }).cpu));
+      proc.send('cpu');
+    });
+  return { proc, port, cpu };
+}
+
+async function stop(c: Child): Promise<void> {
+  c.proc.send('exit');
+  await new Promise((r) => c.proc.once('exit', r));
+}
+
+type Json = { result?: Record<string, unknown>; error?: unknown };
+
+function post(port: number, agent: Agent, method: string, params: Record<string, unknown>, name: string) {
+  const body = JSON.stringify({ jsonrpc: '2.0', id: 1, method, params });
+  return new Promise<Json>((resolve, reject) => {
+    const req = request(
+      {
+        host: '127.0.0.1',
+        port,
+        path: '/mcp',
+        method: 'POST',
+        agent,
+        headers: {
+          'content-type': 'application/json',
+          accept: 'application/json, text/event-stream',
+          'mcp-protocol-version': '2026-07-28',
+          'mcp-method': method,
+          'mcp-name': name,
+          'content-length': Buffer.byteLength(body),
+        },
+      },
+      (res) => {
+        let t = '';
+        res.setEncoding('utf8');
+        res.on('data', (c: string) => {
+          t += c;
+        });
+        res.on('end', () => (res.statusCode === 200 ? resolve(JSON.parse(t) as Json) : reject(new Error(t))));
+      },
+    );
+    req.on('error', reject);
+    req.end(body);
+  });
+}
+
+const call = (port: number, agent: Agent, task: boolean) =>
+  post(
+    port,
+    agent,
+    'tools/call',
+    { name: 'echo', arguments: { text: 'hi' }, _meta: task ? TASK_META : PLAIN_META },
+    'echo',
+  );
+const get = (port: number, agent: Agent, taskId: string) =>
+  post(port, agent, 'tasks/get', { taskId, _meta: TASK_META }, taskId);
+
+/** One echo; as a task: created, then polled until completed (bounded). */
+async function once(port: number, agent: Agent, task: boolean): Promise<number> {
+  const r = await call(port, agent, task);
+  if (!task) {
+    if (r.result?.['resultType'] === 'task') throw new Error('a plain echo became a task');
+    return 0;
+  }
+  const taskId = r.result?.['taskId'];
+  if (typeof taskId !== 'string') throw new Error(`no task: ${JSON.stringify(r)}`);
+  for (let polls = 1; polls <= 1000; polls++) {
+    const t = await get(port, agent, taskId);
+    if (t.result?.['status'] === 'completed') return polls;
+    if (t.result?.['status'] !== 'working') throw new Error(`task ended ${JSON.stringify(t)}`);
+    await new Promise((r) => setImmediate(r));
+  }
+  throw new Error(`task ${taskId} not completed after 1000 polls`);
+}
+
+async function cpuPer(c: Child, task: boolean, n: number): Promise<{ us: number; polls: number }> {
+  const agent = new Agent({ keepAlive: true, maxSockets: C });
+  let left = n;
+  let polls = 0;
+  const batch = () =>
+    Promise.all(
+      Array.from({ length: C }, async () => {
+        while (left-- > 0) {
+          const p = await once(c.port, agent, task);
+          polls += p;
+        }
+      }),
+    );
+  try {
+    const c0 = await c.cpu();
+    await batch();
+    const c1 = await c.cpu();
+    return { us: (c1 - c0) / n, polls: polls / n };
+  } finally {
+    agent.destroy();
+  }
+}
+
+async function latency(port: number, taskId: string, n: number): Promise<{ p50: number; p99: number }> {
+  const agent = new Agent({ keepAlive: true, maxSockets: 1 });
+  const xs: number[] = [];
+  try {
+    for (let i = 0; i < n + 50; i++) {
+      const t0 = performance.now();
+      const r = await get(port, agent, taskId);
+      const dt = performance.now() - t0;
+      if (r.result?.['status'] !== 'completed') throw new Error(`tasks/get: ${JSON.stringify(r)}`);
+      if (i >= 50) xs.push(dt); // the first 50 warm the connection and the code paths
+    }
+  } finally {
+    agent.destroy();
+  }
+  xs.sort((a, b) => a - b);
+  const at = (q: number): number => xs[Math.min(xs.length - 1, Math.floor(q * xs.length))] ?? 0;
+  return { p50: at(0.5), p99: at(0.99) };
+}
+
+async function completedTask(port: number): Promise<string> {
+  const agent = new Agent({ keepAlive: true, maxSockets: 1 });
+  try {
+    const r = await call(port, agent, true);
+    const taskId = String(r.result?.['taskId']);
+    await once(port, agent, false);
+    for (let i = 0; i < 1000; i++) {
+      if ((await get(port, agent, taskId)).result?.['status'] === 'completed') return taskId;
+      await new Promise((r) => setTimeout(r, 1));
+    }
+    throw new Error('the latency task never completed');
+  } finally {
+    agent.destroy();
+  }
+}
+
+const median = (xs: number[]): number => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)] ?? 0;
+
+export interface TasksBench {
+  calls: number;
+  reps: number;
+  concurrency: number;
+  /** Server CPU µs per echo, one entry per repetition. */
+  cpuUs: { plain: number[]; task: number[] };
+  median: { plain: number; task: number };
+  /** tasks/get polls per task echo (mean of the last repetition). */
+  pollsPerTask: number;
+  gets: number;
+  /** tasks/get latency, ms (the Redis rows absent when no redis-server could start: `redisUnavailable`). */
+  getMs: Partial<Record<'memory' | 'redisLocal' | 'redisOther', { p50: number; p99: number }>>;
+  redisUnavailable?: string;
+}
+
+export async function runTasks(
+  quick: boolean,
+  reps: number,
+  log: (line: string) => void,
+): Promise<TasksBench> {
+  const calls = quick ? 1_000 : 3_000;
+  const gets = quick ? 500 : 2_000;
+  const cpu: TasksBench['cpuUs'] = { plain: [], task: [] };
+  let pollsPerTask = 0;
+  const mem = await start(['memory']);
+  let memoryGet: { p50: number; p99: number };
+  try {
+    await cpuPer(mem, false, 300); // warm both paths
+    await cpuPer(mem, true, 300);
+    for (let rep = 0; rep < reps; rep++) {
+      for (const task of rep % 2 === 0 ? [false, true] : [true, false]) {
+        const r = await cpuPer(mem, task, calls);
+        cpu[task ? 'task' : 'plain'].push(r.us);
+        if (task) pollsPerTask = r.polls;
+        log(
+          `(j) rep ${rep + 1}/${reps} ${task ? 'task-augmented' : 'plain'} echo: ${r.us.toFixed(0)} µs server CPU`,
+        );
+      }
+    }
+    memoryGet = await latency(mem.port, await completedTask(mem.port), gets);
+  } finally {
+    await stop(mem);
+  }
+  const out: TasksBench = {
+    calls,
+    reps,
+    concurrency: C,
+    cpuUs: cpu,
+    median: { plain: median(cpu.plain), task: median(cpu.task) },
+    pollsPerTask,
+    gets,
+    getMs: { memory: memoryGet },
+  };
+  let redis: Awaited<ReturnType<typeof startRedis>>;
+  try {
+    redis = await startRedis();
+  } catch (err) {
+    // No redis-server here: the memory rows still count.
+    out.redisUnavailable = err instanceof Error ? (err.message.split('\n')[0] ?? '') : String(err);
+    log(`(j) Redis rows unavailable: ${out.redisUnavailable}`);
+    return out;
+  }
+  const a = await start(['redis', redis.url]);
+  const b = await start(['redis', redis.url]);
+  let redisLocal: { p50: number; p99: number };
+  let redisOther: { p50: number; p99: number };
+  try {
+    const taskId = await completedTask(a.port);
+    redisLocal = await latency(a.port, taskId, gets);
+    redisOther = await latency(b.port, taskId, gets);
+  } finally {
+    await stop(a);
+    await stop(b);
+    await redis.stop();
+  }
+  out.getMs.redisLocal = redisLocal;
+  out.getMs.redisOther = redisOther;
+  log(
+    `(j) tasks/get p50 memory ${memoryGet.p50.toFixed(2)} ms, Redis owner ${redisLocal.p50.toFixed(2)} ms, other ${redisOther.p50.toFixed(2)} ms`,
+  );
+  return out;
+}
+
+export function renderTasks(r: TasksBench): string {
+  const ms = (x: { p50: number; p99: number } | undefined): string =>
+    x === undefined
+      ? `unavailable (${r.redisUnavailable ?? '?'}) | –`
+      : `${x.p50.toFixed(2)} ms | ${x.p99.toFixed(2)} ms`;
+  const { plain, task } = r.median;
+  return [
+    '## (j) Tasks (io.modelcontextprotocol/tasks)',
+    '',
+    `Server CPU per 2026-07-28 echo, one process, memory store, C=${r.concurrency}, ${r.calls} calls per cell, median of ${r.reps}; a task echo is its CreateTaskResult, its run and its \`tasks/get\` polls until completed (${r.pollsPerTask.toFixed(2)} per task):`,
+    '',
+    '| call | CPU per echo | vs plain (target ≤ 2x) |',
+    '|---|---:|---:|',
+    `| plain \`tools/call\` | ${plain.toFixed(0)} µs | 1.00x |`,
+    `| task-augmented | ${task.toFixed(0)} µs | ${plain > 0 ? (task / plain).toFixed(2) : 'n/a'}x |`,
+    '',
+    `\`tasks/get\` of a completed task, one at a time, ${r.gets} requests (target p50 ≤ 1 ms on loopback Redis):`,
+    '',
+    '| store, read through | p50 | p99 |',
+    '|---|---:|---:|',
+    `| memory, the same process | ${ms(r.getMs.memory)} |`,
+    `| Redis, the instance that ran it | ${ms(r.getMs.redisLocal)} |`,
+    `| Redis, another instance | ${ms(r.getMs.redisOther)} |`,
+    '',
+  ].join('\n');
+}

@@ -1,0 +1,55 @@
+// A benchmark server child for section (j), tasks: createMcpHandler hosting a v1 McpServer with an
+// `echo` tool whose task policy is `optional` (so a client declaring the tasks extension gets a
+// task, any other a plain call, from the same process), on the memory store (`memory`) or on the
+// Redis given as argv[3] (`redis`). It reports its port, then answers `cpu` and `exit` over IPC.
+import { createServer } from 'node:http';
+import { McpServer } from '@modelcontextprotocol/sdk/server/mcp.js';
+import { z } from 'zod';
+import { connectNodeRedis } from '../../src/cluster/node-redis.js';
+import {
+  createMcpHandler,
+  createTasks,
+  RedisTaskStore,
+  registerSharedTools,
+  sharedJsonSchemaValidator,
+  sharedTool,
+  type TaskStore,
+} from '../../src/server/index.js';
+
+const [kind, redisUrl] = process.argv.slice(2);
+
+async function store(): Promise<TaskStore | undefined> {
+  if (kind !== 'redis') return undefined;
+  const s = new RedisTaskStore(await connectNodeRedis({ url: redisUrl ?? '', commandTimeoutMs: 2000 }));
+  await s.start();
+  return s;
+}
+
+const validator = sharedJsonSchemaValidator();
+const echo = sharedTool('echo', { inputSchema: { text: z.string() } }, async ({ text }) => ({
+  content: [{ type: 'text', text }],
+}));
+const taskStore = await store();
+const handler = createMcpHandler({
+  createServer: () => {
+    const s = new McpServer({ name: 'bench', version: '1' }, { jsonSchemaValidator: validator });
+    registerSharedTools(s, [echo]);
+    return s;
+  },
+  tasks: createTasks({
+    tools: { echo: 'optional' },
+    pollIntervalMs: 1,
+    ...(taskStore === undefined ? {} : { store: taskStore }),
+  }),
+});
+const srv = createServer(handler).listen(0, '127.0.0.1', () => {
+  const a = srv.address();
+  process.send?.({ port: typeof a === 'object' && a !== null ? a.port : 0 });
+});
+process.on('message', (m: unknown) => {
+  if (m === 'exit') process.exit(0);
+  if (m === 'cpu') {
+    const u = process.cpuUsage();
+    process.send?.({ cpu: u.user + u.system });
+  }
+});
