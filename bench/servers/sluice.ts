@@ -46,21 +46,23 @@ async function loadOAuth(): Promise<unknown> {
 
 /**
  * `--tracing api`: the API module and no provider (Sluice's per-request check finds none);
- * `--tracing sdk`: a registered SDK provider whose spans go to an exporter that drops them, and the
- * AsyncLocalStorage context manager an application would register. Loaded only for those rows.
+ * `--tracing sdk`: a registered SDK provider whose spans go, through the batching processor a
+ * production application registers, to an exporter that drops them, and the AsyncLocalStorage
+ * context manager an application would register. (The SDK's SimpleSpanProcessor exports each span
+ * as it ends, for debugging; it is not what the row is meant to price.) Loaded only for those rows.
  */
 async function tracingOption(kind: 'api' | 'sdk' | undefined): Promise<Record<string, unknown>> {
   if (kind === undefined) return {};
   const api = await import('@opentelemetry/api');
   if (kind === 'sdk') {
-    const { BasicTracerProvider, SimpleSpanProcessor } = await import('@opentelemetry/sdk-trace-base');
+    const { BasicTracerProvider, BatchSpanProcessor } = await import('@opentelemetry/sdk-trace-base');
     const { AsyncLocalStorageContextManager } = await import('@opentelemetry/context-async-hooks');
     const exporter = {
       export: (_spans: unknown[], done: (r: { code: number }) => void) => done({ code: 0 }),
       shutdown: async () => {},
     };
     api.trace.setGlobalTracerProvider(
-      new BasicTracerProvider({ spanProcessors: [new SimpleSpanProcessor(exporter)] }),
+      new BasicTracerProvider({ spanProcessors: [new BatchSpanProcessor(exporter)] }),
     );
     api.context.setGlobalContextManager(new AsyncLocalStorageContextManager().enable());
   }

@@ -142,7 +142,7 @@ export class ModernCall implements BridgeTarget, ModernInflight {
     if (req.method === 'subscriptions/listen') return answerListen(this.#ownHost());
     if (req.method === 'tools/call') {
       const refused = await paramHeaderRefusal(this.#ownHost());
-      if (this.done) return;
+      if (this.done || refused === 'answered') return;
       if (refused !== undefined) return this.#refuse(refused);
     }
     this.#answer.armTimer(this.#era.core.options.streamAfterMs);

@@ -30,7 +30,9 @@ export function serverInfoOf(server: unknown): ServerInfo | undefined {
 
 /**
  * The principal's tools' header declarations, by tool name: cached, else read page by page with
- * tools/list and cached. Undefined when the call ended while reading.
+ * tools/list and cached. Undefined when the call ended while reading; `unanswered` when the served
+ * server did not answer a page within the ask's deadline (nothing is cached then: the declarations
+ * are unknown, not empty).
  */
 export async function toolHeaderDecls(
   ask: Ask,
@@ -38,7 +40,7 @@ export async function toolHeaderDecls(
   principal: string | undefined,
   now: () => number,
   done: () => boolean,
-): Promise<Map<string, HeaderDecl[]> | undefined> {
+): Promise<Map<string, HeaderDecl[]> | 'unanswered' | undefined> {
   const cached = state.decls(principal, now());
   if (cached !== undefined) return cached;
   const tools = new Map<string, HeaderDecl[]>();
@@ -46,7 +48,8 @@ export async function toolHeaderDecls(
   for (let page = 0; page < MAX_TOOL_PAGES; page++) {
     const r = await ask('tools/list', cursor === undefined ? {} : { cursor });
     if (done()) return undefined;
-    if (r === undefined || !('result' in r)) break;
+    if (r === undefined) return 'unanswered';
+    if (!('result' in r)) break;
     const list = r.result['tools'];
     if (Array.isArray(list)) {
       for (const t of list as { name?: unknown; inputSchema?: unknown }[]) {

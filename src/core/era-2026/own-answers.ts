@@ -76,8 +76,11 @@ export async function answerListen(h: OwnAnswerHost): Promise<void> {
   stream.open();
 }
 
-/** A tools/call's `Mcp-Param-*` headers against the tool's declarations: the refusal, if any. */
-export async function paramHeaderRefusal(h: OwnAnswerHost): Promise<ModernRefusal | undefined> {
+/**
+ * A tools/call's `Mcp-Param-*` headers against the tool's declarations: the refusal, if any, or
+ * `answered` when the declarations could not be read and the call was answered with an error.
+ */
+export async function paramHeaderRefusal(h: OwnAnswerHost): Promise<ModernRefusal | 'answered' | undefined> {
   const era = h.era;
   const tools = await toolHeaderDecls(
     h.ask,
@@ -86,6 +89,18 @@ export async function paramHeaderRefusal(h: OwnAnswerHost): Promise<ModernRefusa
     era.core.options.now,
     h.done,
   );
+  if (tools === 'unanswered') {
+    // Fail closed: without the declarations the headers an intermediary may have routed or
+    // authorized on cannot be held against the body (2026-07-28 transports, Mcp-Param headers).
+    await h.respond(
+      errorResponse(
+        h.req.id,
+        JsonRpcCode.InternalError,
+        'the server did not list its tools in time, so the Mcp-Param headers could not be checked',
+      ),
+    );
+    return 'answered';
+  }
   const name = h.req.params?.['name'];
   const decls = typeof name === 'string' ? tools?.get(name) : undefined;
   if (decls === undefined) return undefined;
