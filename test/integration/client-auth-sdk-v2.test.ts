@@ -18,10 +18,11 @@ import {
   StreamableHttpClientTransport,
   UnauthorizedError,
 } from '../../src/client/index.js';
-import { oauthResourceServer, type Served, serve } from '../../src/server/index.js';
-import { signingKey, TEST_CLIENT, TestAuthServer } from '../helpers/auth-server.js';
+import type { Served } from '../../src/server/index.js';
+import { TEST_CLIENT, type TestAuthServer } from '../helpers/auth-server.js';
 import { withDeadline } from '../helpers/deadline.js';
-import { createProbe, type Probe, testServerFactory } from '../helpers/test-server.js';
+import { type OAuthServed, startOAuthServed } from '../helpers/oauth-served.js';
+import type { Probe } from '../helpers/test-server.js';
 
 const SCOPES = ['mcp:tools'];
 type UnauthorizedContext = Parameters<NonNullable<AuthProvider['onUnauthorized']>>[0];
@@ -31,22 +32,16 @@ const textOf = (result: unknown): string =>
   ((result as { content?: { text?: string }[] }).content?.[0]?.text ?? '') as string;
 
 describe('SDK v2 auth providers on the drop-in transport', () => {
+  let fixture: OAuthServed | undefined;
   let as: TestAuthServer;
   let served: Served;
   let probe: Probe;
   before(async () => {
-    as = await TestAuthServer.start({ keys: [await signingKey('v2-providers')], scopes: SCOPES });
-    probe = createProbe();
-    served = await serve({
-      createServer: testServerFactory(probe),
-      port: 0,
-      oauth: (endpoint) =>
-        oauthResourceServer({ resource: endpoint, authorizationServers: [as.issuer], scopes: SCOPES }),
-    });
+    fixture = await startOAuthServed('v2-providers', SCOPES);
+    ({ as, served, probe } = fixture);
   });
   after(async () => {
-    await served?.close();
-    await as?.stop();
+    await fixture?.stop();
   });
 
   async function connect(

@@ -13,11 +13,10 @@ import {
 } from '@modelcontextprotocol/client';
 import { Client as V1Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StreamableHTTPClientTransport as V1Transport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
-import { oauthResourceServer, type Served, serve } from '../../src/server/index.js';
-import { signingKey, TestAuthServer } from '../helpers/auth-server.js';
+import type { Served } from '../../src/server/index.js';
 import { withDeadline } from '../helpers/deadline.js';
 import { BrowserProvider, jwtClaims } from '../helpers/headless-browser.js';
-import { createProbe, type Probe, testServerFactory } from '../helpers/test-server.js';
+import { type OAuthServed, startOAuthServed } from '../helpers/oauth-served.js';
 
 const SCOPES = ['mcp:tools'];
 const DEADLINE_MS = 20_000;
@@ -26,22 +25,14 @@ const textOf = (result: unknown): string =>
   ((result as { content?: { text?: string }[] }).content?.[0]?.text ?? '') as string;
 
 describe("the official SDK clients' own OAuth against Sluice's server (oidc-provider)", () => {
-  let as: TestAuthServer;
+  let fixture: OAuthServed | undefined;
   let served: Served;
-  let probe: Probe;
   before(async () => {
-    as = await TestAuthServer.start({ keys: [await signingKey('sdk-clients')], scopes: SCOPES });
-    probe = createProbe();
-    served = await serve({
-      createServer: testServerFactory(probe),
-      port: 0,
-      oauth: (endpoint) =>
-        oauthResourceServer({ resource: endpoint, authorizationServers: [as.issuer], scopes: SCOPES }),
-    });
+    fixture = await startOAuthServed('sdk-clients', SCOPES);
+    ({ served } = fixture);
   });
   after(async () => {
-    await served?.close();
-    await as?.stop();
+    await fixture?.stop();
   });
 
   test('SDK v1 (2025-11-25): authorize, finishAuth, reconnect, a streaming call', async () => {

@@ -35,7 +35,6 @@ export class SseConnection {
   readonly #policy: OverflowPolicy;
   /** Called (close-and-resume) just before an overflow drops the connection. */
   readonly #onOverflow: (() => void) | undefined;
-  #joined = false;
 
   constructor(
     sink: ResponseSink,
@@ -60,10 +59,7 @@ export class SseConnection {
 
   /** Sends the status, headers and first bytes, and joins the live set. */
   open(status: number, headers: Headers, first: string): void {
-    if (!this.writer.closed) {
-      this.#live.add(this.writer);
-      this.#joined = true;
-    }
+    if (!this.writer.closed) this.#live.add(this.writer);
     this.writer.open(status, headers, first);
   }
 
@@ -129,9 +125,8 @@ export class SseConnection {
     return 'overflow';
   }
 
+  /** Idempotent: deleting a writer the set does not hold is a no-op. */
   #leave(): void {
-    if (!this.#joined) return;
-    this.#joined = false;
     this.#live.delete(this.writer);
   }
 }
