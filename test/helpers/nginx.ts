@@ -8,6 +8,8 @@
  * loudly, never silently passed. `.ci/run` installs nginx, so CI always runs them.
  */
 import { chmod, mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
+import { createServer, type Server } from 'node:http';
+import type { AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { setTimeout as delay } from 'node:timers/promises';
@@ -200,6 +202,32 @@ export async function startNginx(o: NginxOptions): Promise<Nginx> {
   }
   await rm(dir, { recursive: true, force: true });
   throw new Error(`nginx did not start:\n${lastFailure.trim()}`);
+}
+
+/**
+ * An HTTP upstream behind nginx (the recommended location block) whose request handler is attached
+ * later: a resource server needs the public URL (nginx's) before its handler can be built. Both
+ * stop through `closers` (the caller runs them in reverse order).
+ */
+export async function startUpstreamFirst(
+  closers: (() => Promise<unknown>)[],
+): Promise<{ upstream: Server; nginx: Nginx }> {
+  const upstream = createServer();
+  await new Promise<void>((resolve) => upstream.listen(0, '127.0.0.1', resolve));
+  closers.push(
+    () =>
+      new Promise<void>((resolve) => {
+        upstream.close(() => resolve());
+        upstream.closeAllConnections();
+      }),
+  );
+  const nginx = await startNginx({
+    upstreamPort: (upstream.address() as AddressInfo).port,
+    path: '/',
+    location: RECOMMENDED_LOCATION,
+  });
+  closers.push(() => nginx.stop());
+  return { upstream, nginx };
 }
 
 /**

@@ -10,8 +10,6 @@
  * needs another scope: 403 `insufficient_scope`, a second authorization for the union, the call runs once.
  */
 import assert from 'node:assert/strict';
-import { createServer, type Server } from 'node:http';
-import type { AddressInfo } from 'node:net';
 import { after, before, describe, test } from 'node:test';
 import { Client as V2Client } from '@modelcontextprotocol/client';
 import { Client as V1Client } from '@modelcontextprotocol/sdk/client/index.js';
@@ -27,7 +25,7 @@ import {
 import { signingKey, TestAuthServer } from '../helpers/auth-server.js';
 import { withDeadline } from '../helpers/deadline.js';
 import { BrowserProvider, jwtClaims } from '../helpers/headless-browser.js';
-import { findNginx, RECOMMENDED_LOCATION, skipWithoutNginx, startNginx } from '../helpers/nginx.js';
+import { findNginx, skipWithoutNginx, startUpstreamFirst } from '../helpers/nginx.js';
 import { serveFetch } from '../helpers/serve-fetch.js';
 import { createProbe, type Probe, testServerFactory } from '../helpers/test-server.js';
 
@@ -252,21 +250,7 @@ describe('OAuth end to end through nginx', () => {
   before(async () => {
     if (findNginx() === undefined) return; // each test then skips loudly
     // The upstream listens first; the handler is attached once nginx (and so the public URL) exists.
-    const upstream: Server = createServer();
-    await new Promise<void>((resolve) => upstream.listen(0, '127.0.0.1', resolve));
-    closers.push(
-      () =>
-        new Promise<void>((resolve) => {
-          upstream.close(() => resolve());
-          upstream.closeAllConnections();
-        }),
-    );
-    const nginx = await startNginx({
-      upstreamPort: (upstream.address() as AddressInfo).port,
-      path: '/',
-      location: RECOMMENDED_LOCATION,
-    });
-    closers.push(() => nginx.stop());
+    const { upstream, nginx } = await startUpstreamFirst(closers);
     resource = `${nginx.origin}/mcp`;
     probe = createProbe();
     const handler: McpHandler = createMcpHandler({

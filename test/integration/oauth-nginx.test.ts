@@ -5,8 +5,6 @@
  * nginx.
  */
 import assert from 'node:assert/strict';
-import { createServer } from 'node:http';
-import type { AddressInfo } from 'node:net';
 import { after, test } from 'node:test';
 import { ClientCredentialsProvider } from '@modelcontextprotocol/sdk/client/auth-extensions.js';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
@@ -15,7 +13,7 @@ import { createMcpHandler, oauthResourceServer } from '../../src/server/index.js
 import { signingKey, TEST_CLIENT, TestAuthServer } from '../helpers/auth-server.js';
 import { withDeadline } from '../helpers/deadline.js';
 import { send } from '../helpers/http.js';
-import { RECOMMENDED_LOCATION, skipWithoutNginx, startNginx } from '../helpers/nginx.js';
+import { skipWithoutNginx, startUpstreamFirst } from '../helpers/nginx.js';
 import { createProbe, testServerFactory } from '../helpers/test-server.js';
 
 const closers: (() => Promise<void>)[] = [];
@@ -28,21 +26,7 @@ test('through nginx: metadata, discovery, token and a streaming call with the pu
   const as = await TestAuthServer.start({ keys: [await signingKey('k1')], scopes: ['mcp:read'] });
   closers.push(() => as.stop());
   // The upstream listens first; the handler is attached once nginx (and so the public URL) exists.
-  const upstream = createServer();
-  await new Promise<void>((resolve) => upstream.listen(0, '127.0.0.1', resolve));
-  closers.push(
-    () =>
-      new Promise<void>((resolve) => {
-        upstream.close(() => resolve());
-        upstream.closeAllConnections();
-      }),
-  );
-  const nginx = await startNginx({
-    upstreamPort: (upstream.address() as AddressInfo).port,
-    path: '/',
-    location: RECOMMENDED_LOCATION,
-  });
-  closers.push(() => nginx.stop());
+  const { upstream, nginx } = await startUpstreamFirst(closers);
   const resource = `${nginx.origin}/mcp`;
   const oauth = oauthResourceServer({ resource, authorizationServers: [as.issuer], scopes: ['mcp:read'] });
   const handler = createMcpHandler({ createServer: testServerFactory(createProbe()), oauth });
