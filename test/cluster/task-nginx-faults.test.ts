@@ -78,26 +78,19 @@ describe('tasks: 3 sluice serve --redis behind nginx, members killed at random',
   /** `tasks.run` lines per task hash, from every process ever started (killed ones too). */
   const runs = new Map<string, number[]>();
 
-  function watch(i: number): void {
-    let buf = '';
-    fx.members[i]?.child.stderr?.on('data', (chunk: string) => {
-      buf += chunk;
-      for (let nl = buf.indexOf('\n'); nl >= 0; nl = buf.indexOf('\n')) {
-        const line = buf.slice(0, nl);
-        buf = buf.slice(nl + 1);
-        if (!line.includes('"tasks.run"')) continue;
-        const task = String(JSON.parse(line).task);
-        runs.set(task, [...(runs.get(task) ?? []), i]);
-      }
-    });
+  /** Fed from each member's spawn on: a restarted member takes requests before its listening line. */
+  function watch(i: number, line: string): void {
+    if (!line.includes('"tasks.run"')) return;
+    const task = String(JSON.parse(line).task);
+    runs.set(task, [...(runs.get(task) ?? []), i]);
   }
 
   before(async () => {
     fx = await startClusterFixture({
       leaseMs: LEASE_MS,
       args: ['--log', 'json', '--task-lease-ms', String(LEASE_MS)],
+      onStderrLine: watch,
     });
-    for (let i = 0; i < fx.members.length; i++) watch(i);
   });
   after(async () => {
     await fx?.stop();
@@ -137,7 +130,6 @@ describe('tasks: 3 sluice serve --redis behind nginx, members killed at random',
         await withDeadline(gone, 5_000, `member ${victim} exits after SIGKILL`);
         kills++;
         await fx.restart(victim);
-        watch(victim);
       }
     })();
 

@@ -30,13 +30,15 @@ export async function startClusterFixture(
     /** More `sluice serve` arguments, and environment, for every member. */
     args?: string[];
     env?: Record<string, string>;
+    /** Each member's stderr lines from its spawn on (restarts included), by member index. */
+    onStderrLine?: (member: number, line: string) => void;
   } = {},
 ): Promise<ClusterFixture> {
   const leaseMs = o.leaseMs ?? 1_500;
   const size = o.size ?? 3;
   const redis = await startTarget(o.topology ?? 'single');
   const env = { SLUICE_CLUSTER_LEASE_MS: String(leaseMs), ...o.env };
-  const start = (port = 0) =>
+  const start = (i: number, port = 0) =>
     spawnServe(
       [
         ...redis.serveArgs,
@@ -50,11 +52,12 @@ export async function startClusterFixture(
       env,
       // Processes on a loaded 2-core machine (other suites run beside this one) start slowly.
       45_000,
+      o.onStderrLine === undefined ? undefined : lines((line) => o.onStderrLine?.(i, line)),
     );
   const members: SpawnedServe[] = [];
   try {
     // One after another: starting them at once on a loaded machine only makes each slower.
-    for (let i = 0; i < size; i++) members.push(await start());
+    for (let i = 0; i < size; i++) members.push(await start(i));
   } catch (error) {
     for (const m of members) await m.close();
     await redis.stop();
@@ -76,12 +79,24 @@ export async function startClusterFixture(
     async restart(i) {
       const old = members[i];
       if (old !== undefined) await old.close();
-      members[i] = await start(ports[i]);
+      members[i] = await start(i, ports[i]);
     },
     async stop() {
       await nginx.stop();
       for (const m of members) await m.close().catch(() => undefined);
       await redis.stop();
     },
+  };
+}
+
+/** A chunk handler that calls `each` per complete line; one per process, so lines never mix. */
+function lines(each: (line: string) => void): (chunk: string) => void {
+  let buf = '';
+  return (chunk) => {
+    buf += chunk;
+    for (let nl = buf.indexOf('\n'); nl >= 0; nl = buf.indexOf('\n')) {
+      each(buf.slice(0, nl));
+      buf = buf.slice(nl + 1);
+    }
   };
 }

@@ -57,12 +57,14 @@ export async function spawnServe(
   args: string[] = [],
   env: Record<string, string> = {},
   startDeadlineMs = START_DEADLINE_MS,
+  onStderr?: (chunk: string) => void,
 ): Promise<SpawnedServe> {
   const cli = join(repoRoot(), 'dist', 'src', 'cli', 'main.js');
   if (!existsSync(cli)) throw new Error(`spawnServe: ${cli} is missing — run 'npm run build' first`);
   return spawnListening(process.execPath, [cli, 'serve', '--port', '0', ...args], {
     env,
     startMs: startDeadlineMs,
+    ...(onStderr === undefined ? {} : { onStderr }),
   });
 }
 
@@ -74,7 +76,17 @@ export async function spawnServe(
 export async function spawnListening(
   command: string,
   args: string[],
-  options: { group?: boolean; startMs?: number; env?: Record<string, string> } = {},
+  options: {
+    group?: boolean;
+    startMs?: number;
+    env?: Record<string, string>;
+    /**
+     * Every stderr chunk from the moment of spawning. A server may take requests (and log them)
+     * before it prints its listening line (with `--redis` it first counts its peers), so a test
+     * that reads the logs must listen from here, not from the resolved promise.
+     */
+    onStderr?: (chunk: string) => void;
+  } = {},
 ): Promise<SpawnedServe> {
   const group = options.group ?? false;
   const child = spawn(command, args, {
@@ -98,6 +110,7 @@ export async function spawnListening(
   child.stderr?.setEncoding('utf8');
   child.stderr?.on('data', (chunk: string) => {
     stderr = (stderr + chunk).slice(-STDERR_KEEP);
+    options.onStderr?.(chunk);
   });
 
   let closing: Promise<void> | undefined;
