@@ -10,7 +10,8 @@
  * (v1 had no nonce: two identical requests signed in the same millisecond could not be told from a
  * replay, so a replay cache needs one. A v1 header is refused as malformed.)
  */
-import { createHash, createHmac, randomFillSync, timingSafeEqual } from 'node:crypto';
+import { createHash, createHmac, timingSafeEqual } from 'node:crypto';
+import { randomToken } from '../security/random.js';
 
 export const FORWARD_HEADER = 'x-sluice-forward';
 /** Clock skew tolerated between instances, plus time in flight. */
@@ -51,20 +52,11 @@ function mac(
 }
 
 /**
- * 96 random bits, base64url (no `.`): unique per signature, so a second use is a replay. Drawn from a
- * pool filled 256 nonces at a time: one `randomBytes` call per forward cost more than the HMAC.
+ * 96 random bits, base64url (no `.`): unique per signature, so a second use is a replay. Drawn from
+ * the shared token pool (security/random.ts): one `randomBytes` call per forward cost more than the HMAC.
  */
-const NONCE_BYTES = 12;
-const pool = Buffer.alloc(NONCE_BYTES * 256);
-let poolAt = pool.length;
 function newNonce(): string {
-  if (poolAt + NONCE_BYTES > pool.length) {
-    randomFillSync(pool);
-    poolAt = 0;
-  }
-  const nonce = pool.toString('base64url', poolAt, poolAt + NONCE_BYTES);
-  poolAt += NONCE_BYTES;
-  return nonce;
+  return randomToken(12);
 }
 
 export function signForward(secret: string, f: Forwarded, now = Date.now(), nonce = newNonce()): string {
