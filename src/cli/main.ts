@@ -16,7 +16,7 @@ const commands: Record<string, () => Promise<Command>> = {
   logout: async () => (await import('./login.js')).logout,
 };
 
-const USAGE_LINE = 'usage: sluice <serve|call|tools|doctor> [options]   (sluice --help lists the commands)';
+const USAGE_LINE = 'usage: sluice <serve|call|task|tools|doctor|top|login|logout> [options]';
 
 const USAGE = `usage: sluice <command> [options]
 
@@ -39,6 +39,42 @@ function version(): string {
   return (JSON.parse(text) as { version: string }).version;
 }
 
+/** Bad usage, as every command reports it: the reason, one line of usage, a hint; exit 2. */
+function usage(reason: string, suggestion: string | undefined): number {
+  const hint = suggestion === undefined ? '' : `did you mean '${suggestion}'? `;
+  process.stderr.write(`sluice: ${reason}\n${USAGE_LINE}\n${hint}run 'sluice --help' for the commands\n`);
+  return 2;
+}
+
+/** The command within two edits of what was typed (a typo such as 'serv' or 'dcotor'), if one is. */
+function closest(typed: string, names: string[]): string | undefined {
+  let best: { name: string; d: number } | undefined;
+  for (const name of names) {
+    const d = editDistance(typed.toLowerCase(), name);
+    if (d <= 2 && (best === undefined || d < best.d)) best = { name, d };
+  }
+  return best?.name;
+}
+
+/** Optimal string alignment distance (insertions, deletions, substitutions, adjacent swaps). */
+function editDistance(a: string, b: string): number {
+  if (Math.abs(a.length - b.length) > 2 || a.length > 64) return 3;
+  const d = Array.from({ length: a.length + 1 }, (_, i) => [i, ...new Array<number>(b.length).fill(0)]);
+  for (let j = 1; j <= b.length; j++) (d[0] as number[])[j] = j;
+  for (let i = 1; i <= a.length; i++) {
+    const row = d[i] as number[];
+    const up = d[i - 1] as number[];
+    for (let j = 1; j <= b.length; j++) {
+      const cost = a[i - 1] === b[j - 1] ? 0 : 1;
+      let v = Math.min((up[j] as number) + 1, (row[j - 1] as number) + 1, (up[j - 1] as number) + cost);
+      if (i > 1 && j > 1 && a[i - 1] === b[j - 2] && a[i - 2] === b[j - 1])
+        v = Math.min(v, ((d[i - 2] as number[])[j - 2] as number) + 1);
+      row[j] = v;
+    }
+  }
+  return (d[a.length] as number[])[b.length] as number;
+}
+
 async function run(argv: string[]): Promise<number> {
   const name = argv[0];
   if (name === '--help' || name === '-h' || name === 'help') {
@@ -49,15 +85,11 @@ async function run(argv: string[]): Promise<number> {
     process.stdout.write(`sluice ${version()}\n`);
     return 0;
   }
-  if (name === undefined) {
-    process.stderr.write(`sluice: expected a command\n${USAGE_LINE}\n`);
-    return 2;
-  }
+  if (name === undefined) return usage('expected a command', undefined);
   const load = Object.hasOwn(commands, name) ? commands[name] : undefined;
   if (load === undefined) {
-    const what = name.startsWith('-') ? `unknown option '${name}'` : `unknown command '${name}'`;
-    process.stderr.write(`sluice: ${what}\n${USAGE_LINE}\n`);
-    return 2;
+    if (name.startsWith('-')) return usage(`unknown option '${name}'`, undefined);
+    return usage(`unknown command '${name}'`, closest(name, Object.keys(commands)));
   }
   const command = await load();
   return command(argv.slice(1));

@@ -74,14 +74,27 @@ describe('sluice: --help, --version, bare usage', () => {
     }
   });
 
-  test('no command, or an unknown one, is a two-line usage error', async () => {
+  test('no command, or an unknown one: the reason, one line of usage and a hint (a near miss named)', async () => {
     const none = await sluice([]);
     assert.equal(none.code, 2);
-    assert.deepEqual(lines(none.stderr).length, 2, none.stderr);
-    assert.match(none.stderr, /^sluice: expected a command\nusage: sluice </);
-    const unknown = await sluice(['serv']);
+    assert.equal(
+      none.stderr,
+      "sluice: expected a command\nusage: sluice <serve|call|task|tools|doctor|top|login|logout> [options]\nrun 'sluice --help' for the commands\n",
+    );
+    const typo = await sluice(['dcotor']);
+    assert.equal(typo.code, 2);
+    assert.match(
+      typo.stderr,
+      /^sluice: unknown command 'dcotor'\nusage: sluice <[^\n]*\ndid you mean 'doctor'\? run 'sluice --help' for the commands\n$/,
+    );
+    const unknown = await sluice(['frobnicate']);
     assert.equal(unknown.code, 2);
-    assert.match(unknown.stderr, /^sluice: unknown command 'serv'\nusage: sluice <[^\n]*\n$/);
+    assert.match(
+      unknown.stderr,
+      /^sluice: unknown command 'frobnicate'\nusage: sluice <[^\n]*\nrun 'sluice --help' for the commands\n$/,
+    );
+    const option = await sluice(['--frob']);
+    assert.match(option.stderr, /^sluice: unknown option '--frob'\n/);
   });
 });
 

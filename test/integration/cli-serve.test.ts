@@ -151,7 +151,10 @@ describe('sluice serve flags', () => {
     assert.match(help.out, /--allow-origin ORIGIN/);
     const unknown = await run(['frobnicate']);
     assert.equal(unknown.code, 2);
-    assert.match(unknown.err, /^sluice: unknown command 'frobnicate'\nusage: sluice <[^\n]*\n$/);
+    assert.match(
+      unknown.err,
+      /^sluice: unknown command 'frobnicate'\nusage: sluice <[^\n]*\nrun 'sluice --help'[^\n]*\n$/,
+    );
   });
 
   test('--allow-origin (repeatable): those browser origins get CORS headers, others 403', async () => {
