@@ -11,8 +11,7 @@ interface NodeResponse {
   readonly headersSent: boolean;
   writeHead(status: number, headers: Headers): unknown;
   end(body: string): unknown;
-  on(event: 'drain', listener: () => void): unknown;
-  once(event: 'close', listener: () => void): unknown;
+  on(event: 'drain' | 'close', listener: () => void): unknown;
 }
 
 export abstract class NodeSinkBase<R extends NodeResponse> implements ResponseSink {
@@ -29,7 +28,9 @@ export abstract class NodeSinkBase<R extends NodeResponse> implements ResponseSi
 
   constructor(res: R) {
     this.res = res;
-    res.once('close', () => {
+    // on(), not once(): 'close' comes once, and once() would add a wrapper, a bound function and
+    // its arguments to every response. A repeated event finds no listeners left.
+    res.on('close', () => {
       this.peerClosed = true;
       const l = this.#closeListeners;
       this.#closeListeners = undefined;
@@ -64,7 +65,7 @@ export abstract class NodeSinkBase<R extends NodeResponse> implements ResponseSi
     }
     const l = this.#closeListeners;
     if (l === undefined) this.#closeListeners = listener;
-    // A new array each time, exactly as long as needed: push() would grow it to 17 slots.
-    else this.#closeListeners = typeof l === 'function' ? [l, listener] : [...l, listener];
+    // A new array each time, exactly as long as needed (push() would grow it to 17 slots).
+    else this.#closeListeners = typeof l === 'function' ? [l, listener] : l.concat(listener);
   }
 }
