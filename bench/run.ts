@@ -111,7 +111,12 @@ async function main(): Promise<void> {
     partial = await runPartial(cli.plan.name === 'quick' ? 20_000 : 50_000, cli.plan.reps, log);
   if (cli.only.has('g')) results.runtimes = await runRuntimes(cli.plan.name === 'quick', log);
   if (cli.only.has('h'))
-    results.modern = await runModern(cli.plan.name === 'quick', Math.max(3, cli.plan.reps), log);
+    results.modern = await runModern(
+      cli.plan.name === 'quick',
+      Math.max(3, cli.plan.reps),
+      log,
+      cli.profile === undefined ? undefined : { kind: cli.profile, dir: profileDir },
+    );
   let cluster: ClusterRun | undefined;
   if (cli.only.has('i')) {
     try {

@@ -110,6 +110,24 @@ export function evaluateTargets(r: BenchResults): TargetCheck[] {
       ),
     );
   }
+  // The issue's bound against the floor: Sluice's RSS per session+stream within 1.25x raw's, same
+  // stream count, same run.
+  for (const row of r.idle.filter((x) => x.server === 'sluice')) {
+    const raw = r.idle.find((x) => x.server === 'raw' && x.result.streams === row.result.streams);
+    const v =
+      row.result.ok && raw?.result.ok === true
+        ? ratio(row.result.kibPerSessionStream, raw.result.kibPerSessionStream)
+        : Number.NaN;
+    out.push(
+      check(
+        `idle: RSS per session+stream, sluice ÷ raw, ${row.result.streams} streams`,
+        '≤ 1.25x',
+        v,
+        (x) => x <= 1.25,
+        times(v),
+      ),
+    );
+  }
   for (const row of r.slow.filter((x) => x.server === 'sluice')) {
     const g = row.result.ok ? row.result.growthMbPerSec : Number.NaN;
     const c = row.result.ok ? row.result.coresAfterClose : Number.NaN;

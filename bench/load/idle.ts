@@ -24,6 +24,11 @@ export interface IdleResult {
   kibPerSessionStream: number;
   heapKibPerSession: number;
   heapKibPerStream: number;
+  /** V8's young generation (committed) at the idle and the streams reading, MB. */
+  youngMbIdle: number;
+  youngMbStreams: number;
+  /** kibPerSessionStream without the young generation's growth (RSS − young at both readings). */
+  kibPerSessionStreamBeyondYoung: number;
   openSessionsMs: number;
   openStreamsMs: number;
 }
@@ -52,10 +57,10 @@ async function forEachBounded(
   await Promise.all(Array.from({ length: Math.min(width, n) }, lane));
 }
 
-async function memory(server: ServerProcess): Promise<{ rss: number; heap: number }> {
+async function memory(server: ServerProcess): Promise<{ rss: number; heap: number; young: number }> {
   await delay(SETTLE_MS);
   const { mem } = await server.gc();
-  return { rss: server.rss(), heap: mem.heapUsed };
+  return { rss: server.rss(), heap: mem.heapUsed, young: mem.young ?? 0 };
 }
 
 export async function runIdle(server: ServerProcess, p: IdleParams): Promise<IdleResult> {
@@ -119,6 +124,10 @@ export async function runIdle(server: ServerProcess, p: IdleParams): Promise<Idl
     kibPerSessionStream: (withStreams.rss - base.rss) / 1024 / n,
     heapKibPerSession: (withSessions.heap - base.heap) / 1024 / n,
     heapKibPerStream: (withStreams.heap - withSessions.heap) / 1024 / n,
+    youngMbIdle: base.young / MB,
+    youngMbStreams: withStreams.young / MB,
+    kibPerSessionStreamBeyondYoung:
+      (withStreams.rss - withStreams.young - (base.rss - base.young)) / 1024 / n,
     openSessionsMs,
     openStreamsMs,
   };

@@ -7,6 +7,7 @@
 import { type ChildProcess, fork } from 'node:child_process';
 import { Agent, request } from 'node:http';
 import { connect } from 'node:net';
+import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 
 const C = 16;
@@ -22,9 +23,13 @@ interface Child {
   ask<T>(m: unknown): Promise<T>;
 }
 
+/** Where a kind's children write a --cpu-prof profile on exit (`--profile`), if anywhere. */
+let profileDirOf: ((kind: string) => string | undefined) | undefined;
+
 async function start(kind: string): Promise<Child> {
+  const dir = profileDirOf?.(kind);
   const proc = fork(fileURLToPath(new URL('./server.js', import.meta.url)), [kind], {
-    execArgv: ['--expose-gc'],
+    execArgv: ['--expose-gc', ...(dir === undefined ? [] : ['--cpu-prof', `--cpu-prof-dir=${dir}`])],
   });
   const port = await new Promise<number>((resolve, reject) => {
     proc.once('message', (m) => resolve((m as { port: number }).port));
@@ -171,7 +176,16 @@ export async function runModern(
   quick: boolean,
   reps: number,
   log: (line: string) => void,
+  profile?: { kind: string; dir: string },
 ): Promise<ModernBench> {
+  // `--profile sluice` profiles every Sluice kind, `--profile sdk` the SDK v2 handler.
+  profileDirOf =
+    profile === undefined
+      ? undefined
+      : (kind) =>
+          kind.startsWith(profile.kind) || (profile.kind === 'sdk' && kind === 'sdk2')
+            ? join(profile.dir, 'h', kind)
+            : undefined;
   const calls = Number(process.env['MODERN_BENCH_N'] ?? (quick ? 1_000 : 3_000));
   const seconds = quick ? 3 : 10;
   const cpu: ModernBench['cpuUs'] = { raw: [], sluice: [], 'sluice-shared': [], 'sluice-v2': [], sdk2: [] };

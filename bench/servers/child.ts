@@ -1,8 +1,10 @@
 // The child side of a benchmark server process: parses the common flags, starts the server,
 // reports its URL, and answers the orchestrator's side-channel requests (CPU, memory, GC, exit)
 // over IPC. Each server entry point (raw.ts, sdk.ts, sluice.ts) is one call to runChild().
+
 import type { IncomingMessage, Server } from 'node:http';
 import { parseArgs } from 'node:util';
+import { getHeapSpaceStatistics } from 'node:v8';
 import { type ChildMessage, isParentMessage, type MemorySnapshot, type ParentMessage } from './ipc.js';
 
 /** Response mode for tools/call: one JSON body, or an SSE stream with the result as its last event. */
@@ -66,6 +68,7 @@ function memory(): MemorySnapshot {
     heapTotal: m.heapTotal,
     external: m.external,
     arrayBuffers: m.arrayBuffers,
+    young: getHeapSpaceStatistics().find((s) => s.space_name === 'new_space')?.physical_space_size ?? 0,
   };
 }
 

@@ -9,6 +9,12 @@ export interface MemorySnapshot {
   heapTotal: number;
   external: number;
   arrayBuffers: number;
+  /**
+   * V8's young generation as committed now (new space, physical size): it grows with the bytes that
+   * survive scavenges, so opening many long-lived sessions grows it, and a forced GC empties it
+   * without giving the pages back. Part of `rss` that no session retains.
+   */
+  young: number;
 }
 
 /** Orchestrator → child. */

@@ -11,19 +11,31 @@ interface NodeResponse {
   readonly headersSent: boolean;
   writeHead(status: number, headers: Headers): unknown;
   end(body: string): unknown;
-  on(event: 'drain', listener: () => void): unknown;
-  once(event: 'close', listener: () => void): unknown;
+  on(event: 'drain' | 'close', listener: () => void): unknown;
 }
 
 export abstract class NodeSinkBase<R extends NodeResponse> implements ResponseSink {
   protected readonly res: R;
   /** Set by the response's 'close' event (the exchange finished, was reset or destroyed). */
   protected peerClosed = false;
+  /**
+   * The owners' close listeners (a stream holds three or four: its connection, writer, stream and
+   * guard), called in order from the one 'close' listener this sink puts on the response. Each
+   * `once()` on the response itself would cost a wrapper object, a bound function and its argument
+   * array, about 140 bytes per listener on every idle stream (docs/benchmarks.md, idle memory).
+   */
+  #closeListeners: (() => void) | readonly (() => void)[] | undefined;
 
   constructor(res: R) {
     this.res = res;
-    res.once('close', () => {
+    // on(), not once(): 'close' comes once, and once() would add a wrapper, a bound function and
+    // its arguments to every response. A repeated event finds no listeners left.
+    res.on('close', () => {
       this.peerClosed = true;
+      const l = this.#closeListeners;
+      this.#closeListeners = undefined;
+      if (typeof l === 'function') l();
+      else if (l !== undefined) for (const f of l) f();
     });
   }
 
@@ -47,7 +59,13 @@ export abstract class NodeSinkBase<R extends NodeResponse> implements ResponseSi
   }
 
   onClose(listener: () => void): void {
-    if (this.closed) queueMicrotask(listener);
-    else this.res.once('close', listener);
+    if (this.closed) {
+      queueMicrotask(listener);
+      return;
+    }
+    const l = this.#closeListeners;
+    if (l === undefined) this.#closeListeners = listener;
+    // A new array each time, exactly as long as needed (push() would grow it to 17 slots).
+    else this.#closeListeners = typeof l === 'function' ? [l, listener] : l.concat(listener);
   }
 }

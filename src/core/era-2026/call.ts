@@ -43,7 +43,13 @@ import { SSE_HEADERS } from '../stream/stream-context.js';
 import type { ModernEra } from './era.js';
 import { InternalAsks } from './internal-asks.js';
 import { type ServerInfo, serverInfoOf } from './introspect.js';
-import { answerDiscover, answerListen, type OwnAnswerHost, paramHeaderRefusal } from './own-answers.js';
+import {
+  answerDiscover,
+  answerListen,
+  cachedParamHeaderRefusal,
+  type OwnAnswerHost,
+  paramHeaderRefusal,
+} from './own-answers.js';
 import type { SharedServer } from './shared-server.js';
 import type { ModernInflight } from './state.js';
 import { bindModern, classificationOf, envelopeOf, UNBOUND_METHODS } from './v2-binding.js';
@@ -69,7 +75,8 @@ export class ModernCall implements BridgeTarget, ModernInflight {
   #bound = false;
   /** The request was handed to the served server (its handler may have run). */
   #dispatched = false;
-  readonly #internal = new InternalAsks();
+  /** Sluice's own asks to the served server; made by the first (a tools/call mostly asks nothing). */
+  #internal: InternalAsks | undefined;
   /** Gives the client's concurrency slot back (clientLimits.maxConcurrentRequests); once, at cleanup. */
   #release: (() => void) | undefined;
 
@@ -141,7 +148,8 @@ export class ModernCall implements BridgeTarget, ModernInflight {
     if (req.method === 'server/discover') return answerDiscover(this.#ownHost());
     if (req.method === 'subscriptions/listen') return answerListen(this.#ownHost());
     if (req.method === 'tools/call') {
-      const refused = await paramHeaderRefusal(this.#ownHost());
+      const cached = cachedParamHeaderRefusal(this.#era, this.#input, req);
+      const refused = cached === 'uncached' ? await paramHeaderRefusal(this.#ownHost()) : cached;
       if (this.done || refused === 'answered') return;
       if (refused !== undefined) return this.#refuse(refused);
     }
@@ -212,7 +220,7 @@ export class ModernCall implements BridgeTarget, ModernInflight {
       if (message.method === 'notifications/cancelled') return undefined;
       return this.#related(JSON.stringify(message), coalesceKeyOf(message));
     }
-    if (this.#internal.settle(message)) return undefined;
+    if (this.#internal?.settle(message) === true) return undefined;
     if (this.done || message.id !== this.#req.id) return undefined;
     return this.#respond(message);
   }
@@ -234,6 +242,7 @@ export class ModernCall implements BridgeTarget, ModernInflight {
 
   /** A request of Sluice's own to the served server (never seen by the client). */
   #ask(method: string, params: Record<string, unknown>): Promise<JsonRpcResponse | undefined> {
+    this.#internal ??= new InternalAsks();
     const { id, answer } = this.#internal.open();
     // A bound server refuses a request without the era's envelope: it is sent on the client's behalf.
     const p = this.#bound ? { ...params, _meta: envelopeOf(this.#meta) } : params;
@@ -372,9 +381,9 @@ export class ModernCall implements BridgeTarget, ModernInflight {
       // The shared server lives on; only this request's ids are let go (its wire id only once
       // claimed: before that it holds the client's id, which may equal another request's wire id).
       if (this.#dispatched) shared.release(this.#wireId);
-      for (const id of this.#internal.ids()) shared.release(id);
+      if (this.#internal !== undefined) for (const id of this.#internal.ids()) shared.release(id);
     }
-    this.#internal.clear();
+    this.#internal?.clear();
     const server = this.#server;
     this.#server = undefined;
     if (server === undefined) return;

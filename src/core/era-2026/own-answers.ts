@@ -8,7 +8,7 @@
  */
 import { JsonRpcCode } from '../../jsonrpc/codes.js';
 import { errorResponse, type JsonRpcRequest, type JsonRpcResponse } from '../../jsonrpc/message.js';
-import { checkParamHeaders } from '../../modern/param-headers.js';
+import { checkParamHeaders, type HeaderDecl } from '../../modern/param-headers.js';
 import { type ModernRefusal, ModernRefusals } from '../../modern/refusal.js';
 import type { ModernMeta } from '../../modern/validate.js';
 import type { PostInput } from '../pipeline/route.js';
@@ -101,8 +101,30 @@ export async function paramHeaderRefusal(h: OwnAnswerHost): Promise<ModernRefusa
     );
     return 'answered';
   }
-  const name = h.req.params?.['name'];
-  const decls = typeof name === 'string' ? tools?.get(name) : undefined;
+  return tools === undefined ? undefined : refusalFor(tools, h.req, h.input);
+}
+
+/**
+ * The same check while the principal's declarations are cached (every call but one per
+ * DECL_TTL_MS or tool list change): answered at once, with no host object and no await on the
+ * per-call path; `uncached` when paramHeaderRefusal must read them first.
+ */
+export function cachedParamHeaderRefusal(
+  era: ModernEra,
+  input: PostInput,
+  req: JsonRpcRequest,
+): ModernRefusal | 'uncached' | undefined {
+  const tools = era.state.decls(input.auth?.principal, era.core.options.now());
+  return tools === undefined ? 'uncached' : refusalFor(tools, req, input);
+}
+
+function refusalFor(
+  tools: ReadonlyMap<string, HeaderDecl[]>,
+  req: JsonRpcRequest,
+  input: PostInput,
+): ModernRefusal | undefined {
+  const name = req.params?.['name'];
+  const decls = typeof name === 'string' ? tools.get(name) : undefined;
   if (decls === undefined) return undefined;
-  return checkParamHeaders(h.req.id, decls, h.req.params?.['arguments'], (n) => h.input.head.header(n));
+  return checkParamHeaders(req.id, decls, req.params?.['arguments'], (n) => input.head.header(n));
 }

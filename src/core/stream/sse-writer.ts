@@ -48,6 +48,8 @@ export class SseWriter {
   /** Waiters (whenFlushed, waitForRoom), made on first use: most connections never wait. */
   #flushWaiters: (() => void)[] | undefined;
   #writable = true;
+  /** Whether the drain listener is on the sink (from the first refused write on). */
+  #drainHooked = false;
   #stallStart = 0;
   #waiters: (() => void)[] | undefined;
   /** Called once, when the response's first bytes go to the sink (time to first byte). */
@@ -64,7 +66,6 @@ export class SseWriter {
     this.#counters = counters;
     this.#now = now;
     this.lastWriteAt = now();
-    sink.onDrain(() => this.#onDrain());
     sink.onClose(() => this.#onClose());
   }
 
@@ -254,6 +255,12 @@ export class SseWriter {
     if (!this.#sink.write(chunk) && this.#writable) {
       this.#writable = false;
       this.#stallStart = this.lastWriteAt;
+      // The drain listener goes on at the first refusal (drain only follows a refused write, never
+      // within it): most connections never block, and an idle stream keeps no listener for it.
+      if (!this.#drainHooked) {
+        this.#drainHooked = true;
+        this.#sink.onDrain(() => this.#onDrain());
+      }
     }
   }
 
