@@ -1,0 +1,144 @@
+/**
+ * `extra.sendNotification` for SDK v1 servers, without the SDK's two async layers per event.
+ *
+ * The v1 Protocol builds each request's `extra.sendNotification` as an async closure that awaits the
+ * async `Protocol.notification()`, which awaits `transport.send()`: two promises, three microtask
+ * hops and a debounce check per progress event, before the one synchronous call that matters —
+ * `transport.send(message, { relatedRequestId })`. Under the fast dispatch Sluice wraps the server's
+ * request handlers once (at connect) so that each handler's `extra.sendNotification` is replaced by
+ * a plain function that does what the SDK's does, in the same order, and then that same send:
+ * - the request was cancelled (`extra.signal` aborted): nothing is sent, as in the SDK;
+ * - the server is no longer connected to this transport: the SDK's own function runs (it rejects
+ *   with "Not connected", or sends where the SDK would);
+ * - `assertNotificationCapability(method)` runs, its error rejects the returned promise;
+ * - the message is `{ ...notification, jsonrpc: '2.0' }` exactly as the SDK builds it, routed by the
+ *   same transport send: same bytes, event ids, replay copy, coalescing key, backpressure wait and
+ *   order relative to the request's other messages (the SDK's send also runs synchronously within
+ *   the call). Notifications after the request finished go where they went before (routing decides).
+ * A request that belongs to a task (`extra.taskId`: the SDK queues its notifications for
+ * `tasks/result`) keeps the SDK's function. The shape relied on is checked once: a v1 Protocol whose
+ * `notification` is the base class's own (a subclass that overrides it keeps its override), with a
+ * `Map` of request handlers and this transport connected. SDK v2 servers are left alone: their
+ * notify runs the negotiated era's codec and envelope (`_notificationViaCodec`), which Sluice does
+ * not repeat, so they always take the SDK path.
+ */
+import type { BridgeTransport } from './bridge-transport.js';
+
+type Handler = (request: unknown, extra: unknown) => unknown;
+
+interface V1Protocol {
+  _requestHandlers: Map<string, Handler>;
+  _transport?: unknown;
+  assertNotificationCapability(method: string): void;
+}
+
+/** The fields of the SDK's per-request `extra` read or replaced here. */
+interface RequestExtra {
+  signal?: unknown;
+  requestId?: unknown;
+  taskId?: unknown;
+  sendNotification?: unknown;
+}
+
+type Notify = (notification: { method: string; params?: unknown }) => Promise<void>;
+
+/** Returned when nothing is awaited: one shared settled promise, as the transport's send does. */
+const SENT: Promise<void> = Promise.resolve();
+
+/** The prototype in `o`'s chain that defines `key` (undefined if none does, or `o` itself does). */
+function ownerOf(o: object, key: string): object | undefined {
+  if (Object.hasOwn(o, key)) return undefined;
+  for (
+    let p = Object.getPrototypeOf(o) as object | null;
+    p !== null;
+    p = Object.getPrototypeOf(p) as object | null
+  )
+    if (Object.hasOwn(p, key)) return p;
+  return undefined;
+}
+
+function v1ProtocolOf(server: unknown, transport: BridgeTransport): V1Protocol | undefined {
+  // McpServer wraps the low-level Server (which extends Protocol) as `.server`.
+  const inner = ((server as { server?: unknown }).server ?? server) as Record<string, unknown> | null;
+  if (typeof inner !== 'object' || inner === null) return undefined;
+  // SDK v2 markers: its notify path is era-specific (see the module note).
+  if (
+    typeof inner['_notificationViaCodec'] === 'function' ||
+    typeof inner['_envelopeOutbound'] === 'function'
+  )
+    return undefined;
+  if (
+    !(inner['_requestHandlers'] instanceof Map) ||
+    typeof inner['notification'] !== 'function' ||
+    typeof inner['_onrequest'] !== 'function' ||
+    typeof inner['assertNotificationCapability'] !== 'function' ||
+    inner['_transport'] !== transport
+  )
+    return undefined;
+  // `notification` must be the Protocol base class's (the one that defines `_onrequest`).
+  const base = ownerOf(inner, '_onrequest');
+  if (base === undefined || ownerOf(inner, 'notification') !== base) return undefined;
+  return inner as unknown as V1Protocol;
+}
+
+/**
+ * Replaces `extra.sendNotification` of every request the server handles from now on (see the
+ * module note). True when installed; false when the shape is not the one relied on (nothing changed).
+ */
+export function installFastNotify(server: unknown, transport: BridgeTransport): boolean {
+  const p = v1ProtocolOf(server, transport);
+  if (p === undefined) return false;
+  p._requestHandlers = new FastHandlers(p, transport, p._requestHandlers);
+  return true;
+}
+
+/**
+ * The server's request handler table; each handler stored is wrapped so that its `extra` gets the
+ * fast `sendNotification`. Handlers registered later (a tool added after connect) are wrapped too.
+ */
+class FastHandlers extends Map<string, Handler> {
+  readonly #p: V1Protocol;
+  readonly #t: BridgeTransport;
+
+  constructor(p: V1Protocol, t: BridgeTransport, handlers: Map<string, Handler>) {
+    super();
+    this.#p = p;
+    this.#t = t;
+    for (const [method, h] of handlers) this.set(method, h);
+  }
+
+  override set(method: string, handler: Handler): this {
+    const p = this.#p;
+    const t = this.#t;
+    return super.set(method, (request, extra) => {
+      fasten(p, t, extra as RequestExtra);
+      return handler(request, extra);
+    });
+  }
+}
+
+function fasten(p: V1Protocol, t: BridgeTransport, extra: RequestExtra): void {
+  const original = extra.sendNotification;
+  const signal = extra.signal;
+  const id = extra.requestId;
+  if (
+    typeof original !== 'function' ||
+    !(signal instanceof AbortSignal) ||
+    extra.taskId !== undefined ||
+    (typeof id !== 'string' && typeof id !== 'number')
+  )
+    return;
+  // One options object per request: the transport only reads it.
+  const options = Object.freeze({ relatedRequestId: id });
+  const fast: Notify = (notification) => {
+    if (signal.aborted) return SENT;
+    if (p._transport !== t) return (original as Notify)(notification);
+    try {
+      p.assertNotificationCapability(notification.method);
+      return t.send({ ...notification, jsonrpc: '2.0' } as never, options);
+    } catch (err) {
+      return Promise.reject(err);
+    }
+  };
+  extra.sendNotification = fast;
+}
