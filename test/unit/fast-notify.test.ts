@@ -9,6 +9,7 @@ import { test } from 'node:test';
 import { Server as V1Server } from '@modelcontextprotocol/sdk/server/index.js';
 import { McpServer as V1McpServer } from '@modelcontextprotocol/sdk/server/mcp.js';
 import { McpServer as V2McpServer } from '@modelcontextprotocol/server';
+import { McpServer as FloorMcpServer } from 'sdk-floor/server/mcp.js';
 import { BridgeTransport } from '../../src/core/sdk/bridge-transport.js';
 import { installFastNotify } from '../../src/core/sdk/fast-notify.js';
 import type { JsonRpcMessage, RequestId } from '../../src/jsonrpc/message.js';
@@ -44,36 +45,39 @@ function sdkExtra(more: Record<string, unknown> = {}) {
   return { extra, calls, original: extra['sendNotification'] };
 }
 
-test('a connected SDK v1 server: every handler, also one registered later, gets the direct function', async () => {
-  const { routed, transport } = recorder();
-  const m = new V1McpServer({ name: 't', version: '1' });
-  m.registerTool('early', {}, () => ({ content: [] }));
-  await m.connect(transport);
-  assert.equal(installFastNotify(m, transport), true);
-  m.registerTool('late', {}, () => ({ content: [] }));
-  for (const method of ['tools/call', 'ping']) {
-    const h = handlersOf(m.server).get(method);
-    assert.ok(h !== undefined, method);
-    const { extra, calls, original } = sdkExtra();
-    // The handler may fail on the bare request: only what it did to `extra` matters here.
-    try {
-      await h({ method, params: { name: 'late', arguments: {} } }, extra);
-    } catch {}
-    assert.notEqual(extra['sendNotification'], original, `${method}: replaced`);
-    const send = extra['sendNotification'] as (n: unknown) => Promise<void>;
-    const n = { method: 'notifications/progress', params: { progressToken: 1, progress: 1 } };
-    await send(n);
-    assert.equal(calls.length, 0, 'not through the SDK function');
-    const last = routed.at(-1);
-    assert.deepEqual(last?.message, { ...n, jsonrpc: '2.0' });
-    assert.equal(
-      JSON.stringify(last?.message),
-      JSON.stringify({ ...n, jsonrpc: '2.0' }),
-      'key order as the SDK',
-    );
-    assert.equal(last?.related, 4);
-  }
-});
+const V1_SDKS = { 'SDK 1.32.0 (peer floor)': FloorMcpServer, 'SDK in devDependencies': V1McpServer };
+
+for (const [sdk, Ctor] of Object.entries(V1_SDKS))
+  test(`${sdk}: every handler, also one registered later, gets the direct function`, async () => {
+    const { routed, transport } = recorder();
+    const m = new Ctor({ name: 't', version: '1' });
+    m.registerTool('early', {}, () => ({ content: [] }));
+    await m.connect(transport as never);
+    assert.equal(installFastNotify(m, transport), true);
+    m.registerTool('late', {}, () => ({ content: [] }));
+    for (const method of ['tools/call', 'ping']) {
+      const h = handlersOf(m.server).get(method);
+      assert.ok(h !== undefined, method);
+      const { extra, calls, original } = sdkExtra();
+      // The handler may fail on the bare request: only what it did to `extra` matters here.
+      try {
+        await h({ method, params: { name: 'late', arguments: {} } }, extra);
+      } catch {}
+      assert.notEqual(extra['sendNotification'], original, `${method}: replaced`);
+      const send = extra['sendNotification'] as (n: unknown) => Promise<void>;
+      const n = { method: 'notifications/progress', params: { progressToken: 1, progress: 1 } };
+      await send(n);
+      assert.equal(calls.length, 0, 'not through the SDK function');
+      const last = routed.at(-1);
+      assert.deepEqual(last?.message, { ...n, jsonrpc: '2.0' });
+      assert.equal(
+        JSON.stringify(last?.message),
+        JSON.stringify({ ...n, jsonrpc: '2.0' }),
+        'key order as the SDK',
+      );
+      assert.equal(last?.related, 4);
+    }
+  });
 
 test('a task request and a server no longer connected keep the SDK function', async () => {
   const { routed, transport } = recorder();
