@@ -10,7 +10,7 @@ import { after, before, describe, test } from 'node:test';
 import { McpServer } from '@modelcontextprotocol/sdk/server/mcp.js';
 import { createParser } from 'eventsource-parser';
 import { z } from 'zod';
-import { type Served, type ServeOptions, serve } from '../../src/server/index.js';
+import { type Served, type ServeOptions, serve, statelessSafe } from '../../src/server/index.js';
 import { withDeadline } from '../helpers/deadline.js';
 import { dechunk, notification, RawSession, rawPost, toolCall, until } from '../helpers/http.js';
 import { modernBody, modernSend } from '../helpers/modern.js';
@@ -58,6 +58,43 @@ function build(seen: Seen, logging: boolean): McpServer {
       return { content: [{ type: 'text', text: `${text} done` }] };
     },
   );
+  // Progress notifications of unusual shapes: each must leave as the SDK's message would.
+  server.registerTool('odd', { inputSchema: {} }, async (_args, extra) => {
+    seen.kinds.push(extra.sendNotification.constructor.name);
+    const progressToken = extra._meta?.progressToken ?? 'none';
+    const send = extra.sendNotification as unknown as (n: object) => Promise<void>;
+    await send({ params: { progress: 1, progressToken }, method: 'notifications/progress' });
+    await send({ jsonrpc: '2.0', method: 'notifications/progress', params: { progressToken, progress: 2 } });
+    await send({ method: 'notifications/progress', params: { progressToken, progress: 3 }, jsonrpc: 'x' });
+    await send({
+      method: 'notifications/progress',
+      extra: [1, 'two'],
+      params: { progressToken, progress: 4 },
+    });
+    await send({
+      method: 'notifications/progress',
+      params: { progressToken, progress: 5, toJSON: () => ({ progressToken, progress: 5, via: 'toJSON' }) },
+    });
+    await send({
+      method: 'notifications/progress',
+      params: { progressToken, progress: 6 },
+      toJSON: () => ({
+        method: 'notifications/progress',
+        params: { progressToken, progress: 6, whole: true },
+      }),
+    });
+    await send({
+      method: 'notifications/progress',
+      params: { progressToken, progress: 7, _meta: { 'io.sluice/partial': { seq: 0, n: 1 } }, message: 'p' },
+    });
+    await send(
+      Object.assign(Object.create({ inherited: true }), {
+        method: 'notifications/progress',
+        params: { progressToken, progress: 8 },
+      }),
+    );
+    return { content: [{ type: 'text', text: 'odd done' }] };
+  });
   server.registerTool('keep', { inputSchema: {} }, async (_args, extra) => {
     seen.kinds.push(extra.sendNotification.constructor.name);
     seen.kept = extra.sendNotification as Send;
@@ -118,7 +155,12 @@ interface Running {
   seen: Seen;
 }
 
-async function start(options: Partial<ServeOptions>, shape: 'v1' | 'own-notification', logging = true) {
+async function start(
+  options: Partial<ServeOptions>,
+  shape: 'v1' | 'own-notification',
+  logging = true,
+  shared = false,
+) {
   const seen: Seen = {
     kinds: [],
     kept: undefined,
@@ -133,7 +175,7 @@ async function start(options: Partial<ServeOptions>, shape: 'v1' | 'own-notifica
     mode: 'sse',
     keepaliveMs: 0,
     ...options,
-    createServer: () => {
+    createServer: (shared ? statelessSafe : <F>(f: F) => f)(() => {
       const s = build(seen, logging);
       // An own `notification` (as a wrapper of the application's would be) is not the shape the
       // direct path relies on: the server keeps the SDK's function.
@@ -145,7 +187,7 @@ async function start(options: Partial<ServeOptions>, shape: 'v1' | 'own-notifica
         };
       }
       return s as never;
-    },
+    }),
   });
   return { srv, seen };
 }
@@ -155,13 +197,17 @@ function normalized(text: string): string {
   return text.replace(/^id: [0-9A-Za-z]{10}\./gm, 'id: TAG.');
 }
 
-const servers: Record<'fast' | 'sdk' | 'fallback' | 'nolog' | 'nolog-sdk', Running> = {} as never;
+type Name = 'fast' | 'sdk' | 'fallback' | 'nolog' | 'nolog-sdk' | 'shared' | 'shared-sdk';
+const servers: Record<Name, Running> = {} as never;
 before(async () => {
   servers.fast = await start({}, 'v1');
   servers.sdk = await start({ fastDispatch: false }, 'v1');
   servers.fallback = await start({}, 'own-notification');
   servers.nolog = await start({}, 'v1', false);
   servers['nolog-sdk'] = await start({ fastDispatch: false }, 'v1', false);
+  // One server per principal for 2026-07-28 requests (statelessSafe): requests under wire ids.
+  servers.shared = await start({}, 'v1', true, true);
+  servers['shared-sdk'] = await start({ fastDispatch: false }, 'v1', true, true);
 });
 after(async () => {
   for (const r of Object.values(servers)) await r.srv.close();
@@ -200,6 +246,21 @@ describe('the direct sendNotification', () => {
     assert.match(datas[2] ?? '', /notifications\/message/);
     assert.match(datas[6] ?? '', /"id":7/);
     assert.match(fast, /^id: TAG\.1\.1$/m, 'ids count from the stream start');
+  });
+
+  test('progress of unusual shapes (key order, own jsonrpc, toJSON, extra keys, a prototype) leaves as the SDK sends it', async () => {
+    const bodies: string[] = [];
+    for (const name of ['fast', 'sdk'] as const) {
+      const s = new RawSession(servers[name].srv.url);
+      await s.init();
+      const reply = await s.post(toolCall('odd', {}, 11, 'tk'));
+      assert.equal(reply.status, 200);
+      bodies.push(normalized(reply.text));
+      await s.delete();
+    }
+    assert.equal(servers.fast.seen.kinds.at(-1), 'Function');
+    assert.equal(bodies[0], bodies[1]);
+    assert.equal((bodies[0]?.match(/notifications\/progress/g) ?? []).length, 8);
   });
 
   test('the capability check still holds: notifications/message without logging is refused alike', async () => {
@@ -257,9 +318,9 @@ describe('the direct sendNotification', () => {
     }
   });
 
-  test('a 2026-07-28 request to an SDK v1 server takes the same path, same bytes', async () => {
+  test('a 2026-07-28 request to an SDK v1 server takes the same path, same bytes (also a shared server)', async () => {
     const bodies: string[] = [];
-    for (const name of ['fast', 'sdk'] as const) {
+    for (const name of ['fast', 'sdk', 'shared', 'shared-sdk'] as const) {
       const r = servers[name];
       r.seen.kinds.length = 0;
       const body = modernBody(
@@ -274,7 +335,9 @@ describe('the direct sendNotification', () => {
     }
     assert.deepEqual(servers.fast.seen.kinds, ['Function']);
     assert.deepEqual(servers.sdk.seen.kinds, ['AsyncFunction']);
-    assert.equal(bodies[0], bodies[1]);
+    assert.deepEqual(servers.shared.seen.kinds, ['Function']);
+    assert.deepEqual(servers['shared-sdk'].seen.kinds, ['AsyncFunction']);
+    for (const b of bodies.slice(1)) assert.equal(b, bodies[0]);
     assert.equal((bodies[0]?.match(/notifications\/progress/g) ?? []).length, 3);
   });
 });

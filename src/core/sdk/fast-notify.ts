@@ -15,6 +15,10 @@
  *   same transport send: same bytes, event ids, replay copy, coalescing key, backpressure wait and
  *   order relative to the request's other messages (the SDK's send also runs synchronously within
  *   the call). Notifications after the request finished go where they went before (routing decides).
+ *   Progress, the one notification a tool sends per unit of work, is serialized without the message
+ *   object (the notification's own JSON with `"jsonrpc":"2.0"` appended, which is the message's JSON
+ *   when the notification is a plain object: `plain`) and handed to the target's `routeProgress`,
+ *   which does what `route` does with that message.
  * A request that belongs to a task (`extra.taskId`: the SDK queues its notifications for
  * `tasks/result`) keeps the SDK's function. The shape relied on is checked once: a v1 Protocol whose
  * `notification` is the base class's own (a subclass that overrides it keeps its override), with a
@@ -22,6 +26,7 @@
  * notify runs the negotiated era's codec and envelope (`_notificationViaCodec`), which Sluice does
  * not repeat, so they always take the SDK path.
  */
+import { coalesceKeyOf } from '../../jsonrpc/partial.js';
 import type { BridgeTransport } from './bridge-transport.js';
 
 type Handler = (request: unknown, extra: unknown) => unknown;
@@ -117,6 +122,26 @@ class FastHandlers extends Map<string, Handler> {
   }
 }
 
+/**
+ * Whether `{ ...n, jsonrpc: '2.0' }` (the SDK's message) serializes as `n` does with `jsonrpc` added
+ * last: both read `n`'s own enumerable properties in the same order, unless `n` has a `toJSON`, or
+ * its own `jsonrpc` (which keeps its place in the spread), or an `id` (then it is no notification
+ * to route as one).
+ */
+function plain(n: object): boolean {
+  return (
+    (n as { toJSON?: unknown }).toJSON === undefined &&
+    !Object.hasOwn(n, 'jsonrpc') &&
+    !Object.hasOwn(n, 'id')
+  );
+}
+
+/** The SDK's message text for a plain notification (see `plain`), without building the message. */
+function serialized(n: object): string {
+  const json = JSON.stringify(n);
+  return `${json.slice(0, -1)},"jsonrpc":"2.0"}`;
+}
+
 function fasten(p: V1Protocol, t: BridgeTransport, extra: RequestExtra): void {
   const original = extra.sendNotification;
   const signal = extra.signal;
@@ -135,6 +160,10 @@ function fasten(p: V1Protocol, t: BridgeTransport, extra: RequestExtra): void {
     if (p._transport !== t) return (original as Notify)(notification);
     try {
       p.assertNotificationCapability(notification.method);
+      if (notification.method === 'notifications/progress' && plain(notification)) {
+        const sent = t.sendProgress(serialized(notification), coalesceKeyOf(notification as never), id);
+        if (sent !== false) return sent;
+      }
       return t.send({ ...notification, jsonrpc: '2.0' } as never, options);
     } catch (err) {
       return Promise.reject(err);
