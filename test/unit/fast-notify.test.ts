@@ -103,6 +103,30 @@ test('a task request and a server no longer connected keep the SDK function', as
   assert.equal(routed.length, 0);
 });
 
+test('a server closed and connected to another transport is wrapped once and sends there', async () => {
+  const first = recorder();
+  const second = recorder();
+  const m = new V1McpServer({ name: 't', version: '1' });
+  await m.connect(first.transport);
+  assert.equal(installFastNotify(m, first.transport), true);
+  const table = handlersOf(m.server);
+  await m.close();
+  await m.connect(second.transport);
+  assert.equal(installFastNotify(m, second.transport), true);
+  assert.equal(handlersOf(m.server), table, 'the same table, not a wrapper of the wrapper');
+  const ping = table.get('ping');
+  assert.ok(ping !== undefined);
+  const live = sdkExtra();
+  await ping({ method: 'ping' }, live.extra);
+  await (live.extra['sendNotification'] as (n: unknown) => Promise<void>)({
+    method: 'notifications/progress',
+    params: { progressToken: 1, progress: 1 },
+  });
+  assert.equal(live.calls.length, 0, 'the direct function, not the SDK one');
+  assert.equal(first.routed.length, 0);
+  assert.equal(second.routed.length, 1);
+});
+
 test('anything else is left as it was', async () => {
   const { transport } = recorder();
   // No Protocol internals at all.

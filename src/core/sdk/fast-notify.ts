@@ -93,7 +93,9 @@ function v1ProtocolOf(server: unknown, transport: BridgeTransport): V1Protocol |
 export function installFastNotify(server: unknown, transport: BridgeTransport): boolean {
   const p = v1ProtocolOf(server, transport);
   if (p === undefined) return false;
-  p._requestHandlers = new FastHandlers(p, transport, p._requestHandlers);
+  // A server closed and connected again (to another session's transport) is wrapped once.
+  if (p._requestHandlers instanceof FastHandlers) p._requestHandlers.retarget(transport);
+  else p._requestHandlers = new FastHandlers(p, transport, p._requestHandlers);
   return true;
 }
 
@@ -103,7 +105,8 @@ export function installFastNotify(server: unknown, transport: BridgeTransport): 
  */
 class FastHandlers extends Map<string, Handler> {
   readonly #p: V1Protocol;
-  readonly #t: BridgeTransport;
+  /** The transport the server is connected to now. */
+  #t: BridgeTransport;
 
   constructor(p: V1Protocol, t: BridgeTransport, handlers: Map<string, Handler>) {
     super();
@@ -112,11 +115,14 @@ class FastHandlers extends Map<string, Handler> {
     for (const [method, h] of handlers) this.set(method, h);
   }
 
+  /** The server was connected to another transport. */
+  retarget(t: BridgeTransport): void {
+    this.#t = t;
+  }
+
   override set(method: string, handler: Handler): this {
-    const p = this.#p;
-    const t = this.#t;
     return super.set(method, (request, extra) => {
-      fasten(p, t, extra as RequestExtra);
+      fasten(this.#p, this.#t, extra as RequestExtra);
       return handler(request, extra);
     });
   }
