@@ -127,8 +127,9 @@ export interface ServerOptions {
   tracing?: TracingOptions | false;
   /**
    * Dispatch to the SDK Protocol's internal handlers directly instead of through `onmessage`,
-   * skipping type guards that fail (and build zod errors) on every request. Falls back to
-   * `onmessage` when the internals are not found. @defaultValue true
+   * skipping type guards that fail (and build zod errors) on every request, and give an SDK v1
+   * server's handlers a direct `extra.sendNotification` (core/sdk/fast-notify.ts). Falls back to
+   * `onmessage` and the SDK's function when the internals are not found. @defaultValue true
    */
   fastDispatch?: boolean;
   /** Clock, for tests. @defaultValue Date.now */

@@ -61,19 +61,30 @@ describe('flow/ring-buffer', () => {
     );
   });
 
-  test('growth across wrap-around keeps order (capacity starts at 4 and doubles)', () => {
-    const r = new RingBuffer<number>({ maxCount: 1000, maxBytes: 1e9, maxAgeMs: 1e9 });
-    // Wrap the head first, then grow while wrapped.
-    for (let i = 1; i <= 3; i++) r.push(i, i, 1, 0);
-    const small = new RingBuffer<number>({ maxCount: 3, maxBytes: 1e9, maxAgeMs: 1e9 });
-    for (let i = 1; i <= 7; i++) small.push(i, i, 1, 0);
-    assert.deepEqual(seqs(small as unknown as RingBuffer<string>), [5, 6, 7]);
-    for (let i = 4; i <= 300; i++) r.push(i, i, 1, 0);
-    assert.equal(r.length, 300);
+  test('growth while wrapped keeps each slot (seq, bytes, time, value) together, in order', () => {
+    // The store raises a live stream's bounds in place (events/memory-event-store.ts): evict with a
+    // small bound so the head wraps, then raise it so the ring grows while wrapped, twice over.
+    const limits = { maxCount: 3, maxBytes: 1e9, maxAgeMs: 1_000 };
+    const r = new RingBuffer<number>(limits);
+    for (let i = 1; i <= 7; i++) r.push(i, i * 10, i, i);
+    assert.deepEqual(seqs(r as unknown as RingBuffer<string>), [5, 6, 7]);
+    limits.maxCount = 1000;
+    for (let i = 8; i <= 300; i++) r.push(i, i * 10, i, i);
+    const all = r.after(0);
+    assert.equal(r.length, 296);
     assert.deepEqual(
-      r.after(0).map((e) => e.value),
-      Array.from({ length: 300 }, (_, i) => i + 1),
+      all.map((e) => [e.seq, e.value, e.bytes, e.at]),
+      Array.from({ length: 296 }, (_, k) => [k + 5, (k + 5) * 10, k + 5, k + 5]),
     );
+    assert.equal(
+      r.bytes,
+      all.reduce((a, e) => a + e.bytes, 0),
+    );
+    assert.deepEqual(seqs(r as unknown as RingBuffer<string>, 297), [298, 299, 300]);
+    // Times moved with their slots: the age bound drops exactly the entries older than the cutoff.
+    r.evictExpired(1_100);
+    assert.equal(r.firstSeq, 100);
+    assert.equal(r.tail, 3000);
   });
 
   test('clear empties it; it is usable again', () => {

@@ -157,8 +157,16 @@ export abstract class SessionRouting<D extends RoutingDeps> implements BridgeTar
 
   /** A pre-serialized related notification that must not be coalesced (a partial content block). */
   routeRelatedJson(related: RequestId, json: string): Promise<void> | undefined {
+    return this.routeProgress(related, json, undefined);
+  }
+
+  /**
+   * A serialized related `notifications/progress` (BridgeTarget): what `route` does with one — no
+   * list change, no cancellation, not a request — from the related request's stream on.
+   */
+  routeProgress(related: RequestId, json: string, key: string | undefined): Promise<void> | undefined {
     if (this.ended) return undefined;
-    const r = this.routeRelated(related, json, undefined);
+    const r = this.routeRelated(related, json, key);
     if (r !== 'nostream') return r;
     this.deps.counters.undeliverable++;
     return this.deps.pacer.wait();

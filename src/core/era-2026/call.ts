@@ -225,6 +225,15 @@ export class ModernCall implements BridgeTarget, ModernInflight {
     return this.#respond(message);
   }
 
+  /**
+   * A serialized related `notifications/progress` (BridgeTarget): what `route` does with one — on
+   * this request's stream when related to it, nothing otherwise (progress is no list change).
+   */
+  routeProgress(related: RequestId, json: string, key: string | undefined): Promise<void> | undefined {
+    if (related !== this.#req.id || this.done) return undefined;
+    return this.#related(json, key);
+  }
+
   closedBySdk(): void {
     if (!this.done) this.#cancelHandler('the server closed');
   }

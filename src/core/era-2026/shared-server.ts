@@ -46,6 +46,7 @@ export function isStatelessSafe(createServer: CreateServer): boolean {
 /** What a request in flight gives the shared server to route back to it. */
 export interface SharedCaller {
   route(message: JsonRpcMessage, relatedRequestId: RequestId | undefined): Promise<void> | undefined;
+  routeProgress(related: RequestId, json: string, key: string | undefined): Promise<void> | undefined;
 }
 
 interface Owner {
@@ -110,6 +111,14 @@ export class SharedServer implements BridgeTarget {
     this.#owners.delete(message.id as RequestId);
     const back = owner.clientId === undefined ? message : { ...message, id: owner.clientId };
     return owner.caller.route(back as JsonRpcMessage, undefined);
+  }
+
+  /** A serialized related progress notification (BridgeTarget): to its request, as `route` does. */
+  routeProgress(related: RequestId, json: string, key: string | undefined): Promise<void> | undefined {
+    const owner = this.#owners.get(related);
+    // Unrelated (or its request is over): progress is no list change, so nothing is published.
+    if (owner === undefined) return undefined;
+    return owner.caller.routeProgress(owner.clientId ?? related, json, key);
   }
 
   /**

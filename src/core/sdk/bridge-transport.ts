@@ -13,6 +13,12 @@ import type { OperationHost } from '../observe/operations.js';
 
 export interface BridgeTarget {
   route(message: JsonRpcMessage, relatedRequestId: RequestId | undefined): Promise<void> | undefined;
+  /**
+   * A `notifications/progress` related to request `related`, already serialized (`json`, with its
+   * coalescing `key`): what `route` does with that message, without the message object
+   * (fast-notify.ts). Optional: a target without it gets the message through `route`.
+   */
+  routeProgress?(related: RequestId, json: string, key: string | undefined): Promise<void> | undefined;
   /** The SDK closed its side (server.close()). */
   closedBySdk(): void;
 }
@@ -42,6 +48,17 @@ export class BridgeTransport implements Transport, OperationHost {
     if (this.#ops !== undefined && !('method' in message)) this.#answered(message as JsonRpcMessage);
     const wait = this.#target.route(message as JsonRpcMessage, options?.relatedRequestId);
     return wait ?? SENT;
+  }
+
+  /**
+   * A serialized `notifications/progress` related to request `related` (see BridgeTarget
+   * `routeProgress`); false when the target takes messages only through `route` (send it then).
+   */
+  sendProgress(json: string, key: string | undefined, related: RequestId): Promise<void> | false {
+    if (this.#closed) return SENT;
+    const t = this.#target;
+    if (t.routeProgress === undefined) return false;
+    return t.routeProgress(related, json, key) ?? SENT;
   }
 
   async close(): Promise<void> {

@@ -11,6 +11,7 @@ import type { JsonRpcNotification, JsonRpcRequest, JsonRpcResponse } from '../..
 import type { CancelCause } from '../observe/operation.js';
 import { scopeOf } from '../observe/operations.js';
 import type { BridgeTransport } from './bridge-transport.js';
+import { installFastNotify } from './fast-notify.js';
 
 export interface Dispatcher {
   request(m: JsonRpcRequest, extra: MessageExtraInfo): void;
@@ -92,9 +93,15 @@ class MessageDispatcher implements Dispatcher {
   }
 }
 
+/**
+ * The dispatcher for a server just connected to `transport`. With the fast dispatch, an SDK v1
+ * server's handlers also get the direct `extra.sendNotification` (fast-notify.ts).
+ */
 export function createDispatcher(server: unknown, transport: BridgeTransport, fast: boolean): Dispatcher {
   const p = fast ? internalsOf(server) : undefined;
-  return p !== undefined ? new FastDispatcher(p, transport) : new MessageDispatcher(transport);
+  if (p === undefined) return new MessageDispatcher(transport);
+  installFastNotify(server, transport);
+  return new FastDispatcher(p, transport);
 }
 
 /** A cancellation ends the request's observed operation (no response will come). */

@@ -12,6 +12,17 @@ import { storedDelta } from './partial-output.js';
 import { readReplay } from './replay-read.js';
 import type { StreamContext } from './stream-context.js';
 
+/**
+ * Makes V8 store `s` as one flat string (reading a character flattens a concatenation in place).
+ * A frame is built by concatenation (id, JSON text, line ends: a tree of string pieces) and kept in
+ * the replay store for as long as the stream may be resumed; flat, it holds about half the heap and
+ * one object instead of several for the collector to copy and mark, which under a flood of progress
+ * is most of the per-event cost (docs/benchmarks.md, (b)).
+ */
+function flatten(s: string): void {
+  s.charCodeAt(0);
+}
+
 export class EventLog {
   readonly #ctx: StreamContext;
   readonly #num: number;
@@ -46,7 +57,10 @@ export class EventLog {
     const id = this.idOf(seq);
     if (id === undefined) return encodeJsonFrame(undefined, json);
     const frame = encodeJsonFrame(id, json, retry);
-    this.#append(seq, frame, undefined, undefined);
+    if (this.#ctx.store !== undefined) {
+      flatten(frame);
+      this.#append(seq, frame, undefined, undefined);
+    }
     return frame;
   }
 

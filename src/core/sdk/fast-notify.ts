@@ -1,0 +1,179 @@
+/**
+ * `extra.sendNotification` for SDK v1 servers, without the SDK's two async layers per event.
+ *
+ * The v1 Protocol builds each request's `extra.sendNotification` as an async closure that awaits the
+ * async `Protocol.notification()`, which awaits `transport.send()`: two promises, three microtask
+ * hops and a debounce check per progress event, before the one synchronous call that matters —
+ * `transport.send(message, { relatedRequestId })`. Under the fast dispatch Sluice wraps the server's
+ * request handlers once (at connect) so that each handler's `extra.sendNotification` is replaced by
+ * a plain function that does what the SDK's does, in the same order, and then that same send:
+ * - the request was cancelled (`extra.signal` aborted): nothing is sent, as in the SDK;
+ * - the server is no longer connected to this transport: the SDK's own function runs (it rejects
+ *   with "Not connected", or sends where the SDK would);
+ * - `assertNotificationCapability(method)` runs, its error rejects the returned promise;
+ * - the message is `{ ...notification, jsonrpc: '2.0' }` exactly as the SDK builds it, routed by the
+ *   same transport send: same bytes, event ids, replay copy, coalescing key, backpressure wait and
+ *   order relative to the request's other messages (the SDK's send also runs synchronously within
+ *   the call). Notifications after the request finished go where they went before (routing decides).
+ *   Progress, the one notification a tool sends per unit of work, is serialized without the message
+ *   object (the notification's own JSON with `"jsonrpc":"2.0"` appended, which is the message's JSON
+ *   when the notification is a plain object: `plain`) and handed to the target's `routeProgress`,
+ *   which does what `route` does with that message.
+ * A request that belongs to a task (`extra.taskId`: the SDK queues its notifications for
+ * `tasks/result`) keeps the SDK's function. The shape relied on is checked once: a v1 Protocol whose
+ * `notification` is the base class's own (a subclass that overrides it keeps its override), with a
+ * `Map` of request handlers and this transport connected. SDK v2 servers are left alone: their
+ * notify runs the negotiated era's codec and envelope (`_notificationViaCodec`), which Sluice does
+ * not repeat, so they always take the SDK path.
+ */
+import { coalesceKeyOf } from '../../jsonrpc/partial.js';
+import type { BridgeTransport } from './bridge-transport.js';
+
+type Handler = (request: unknown, extra: unknown) => unknown;
+
+interface V1Protocol {
+  _requestHandlers: Map<string, Handler>;
+  _transport?: unknown;
+  assertNotificationCapability(method: string): void;
+}
+
+/** The fields of the SDK's per-request `extra` read or replaced here. */
+interface RequestExtra {
+  signal?: unknown;
+  requestId?: unknown;
+  taskId?: unknown;
+  sendNotification?: unknown;
+}
+
+type Notify = (notification: { method: string; params?: unknown }) => Promise<void>;
+
+/** Returned when nothing is awaited: one shared settled promise, as the transport's send does. */
+const SENT: Promise<void> = Promise.resolve();
+
+/** The prototype in `o`'s chain that defines `key` (undefined if none does, or `o` itself does). */
+function ownerOf(o: object, key: string): object | undefined {
+  if (Object.hasOwn(o, key)) return undefined;
+  for (
+    let p = Object.getPrototypeOf(o) as object | null;
+    p !== null;
+    p = Object.getPrototypeOf(p) as object | null
+  )
+    if (Object.hasOwn(p, key)) return p;
+  return undefined;
+}
+
+function v1ProtocolOf(server: unknown, transport: BridgeTransport): V1Protocol | undefined {
+  // McpServer wraps the low-level Server (which extends Protocol) as `.server`.
+  const inner = ((server as { server?: unknown }).server ?? server) as Record<string, unknown> | null;
+  if (typeof inner !== 'object' || inner === null) return undefined;
+  // SDK v2 markers: its notify path is era-specific (see the module note).
+  if (
+    typeof inner['_notificationViaCodec'] === 'function' ||
+    typeof inner['_envelopeOutbound'] === 'function'
+  )
+    return undefined;
+  if (
+    !(inner['_requestHandlers'] instanceof Map) ||
+    typeof inner['notification'] !== 'function' ||
+    typeof inner['_onrequest'] !== 'function' ||
+    typeof inner['assertNotificationCapability'] !== 'function' ||
+    inner['_transport'] !== transport
+  )
+    return undefined;
+  // `notification` must be the Protocol base class's (the one that defines `_onrequest`).
+  const base = ownerOf(inner, '_onrequest');
+  if (base === undefined || ownerOf(inner, 'notification') !== base) return undefined;
+  return inner as unknown as V1Protocol;
+}
+
+/**
+ * Replaces `extra.sendNotification` of every request the server handles from now on (see the
+ * module note). True when installed; false when the shape is not the one relied on (nothing changed).
+ */
+export function installFastNotify(server: unknown, transport: BridgeTransport): boolean {
+  const p = v1ProtocolOf(server, transport);
+  if (p === undefined) return false;
+  // A server closed and connected again (to another session's transport) is wrapped once.
+  if (p._requestHandlers instanceof FastHandlers) p._requestHandlers.retarget(transport);
+  else p._requestHandlers = new FastHandlers(p, transport, p._requestHandlers);
+  return true;
+}
+
+/**
+ * The server's request handler table; each handler stored is wrapped so that its `extra` gets the
+ * fast `sendNotification`. Handlers registered later (a tool added after connect) are wrapped too.
+ */
+class FastHandlers extends Map<string, Handler> {
+  readonly #p: V1Protocol;
+  /** The transport the server is connected to now. */
+  #t: BridgeTransport;
+
+  constructor(p: V1Protocol, t: BridgeTransport, handlers: Map<string, Handler>) {
+    super();
+    this.#p = p;
+    this.#t = t;
+    for (const [method, h] of handlers) this.set(method, h);
+  }
+
+  /** The server was connected to another transport. */
+  retarget(t: BridgeTransport): void {
+    this.#t = t;
+  }
+
+  override set(method: string, handler: Handler): this {
+    return super.set(method, (request, extra) => {
+      fasten(this.#p, this.#t, extra as RequestExtra);
+      return handler(request, extra);
+    });
+  }
+}
+
+/**
+ * Whether `{ ...n, jsonrpc: '2.0' }` (the SDK's message) serializes as `n` does with `jsonrpc` added
+ * last: both read `n`'s own enumerable properties in the same order, unless `n` has a `toJSON`, or
+ * its own `jsonrpc` (which keeps its place in the spread), or an `id` (then it is no notification
+ * to route as one).
+ */
+function plain(n: object): boolean {
+  return (
+    (n as { toJSON?: unknown }).toJSON === undefined &&
+    !Object.hasOwn(n, 'jsonrpc') &&
+    !Object.hasOwn(n, 'id')
+  );
+}
+
+/** The SDK's message text for a plain notification (see `plain`), without building the message. */
+function serialized(n: object): string {
+  const json = JSON.stringify(n);
+  return `${json.slice(0, -1)},"jsonrpc":"2.0"}`;
+}
+
+function fasten(p: V1Protocol, t: BridgeTransport, extra: RequestExtra): void {
+  const original = extra.sendNotification;
+  const signal = extra.signal;
+  const id = extra.requestId;
+  if (
+    typeof original !== 'function' ||
+    !(signal instanceof AbortSignal) ||
+    extra.taskId !== undefined ||
+    (typeof id !== 'string' && typeof id !== 'number')
+  )
+    return;
+  // One options object per request: the transport only reads it.
+  const options = Object.freeze({ relatedRequestId: id });
+  const fast: Notify = (notification) => {
+    if (signal.aborted) return SENT;
+    if (p._transport !== t) return (original as Notify)(notification);
+    try {
+      p.assertNotificationCapability(notification.method);
+      if (notification.method === 'notifications/progress' && plain(notification)) {
+        const sent = t.sendProgress(serialized(notification), coalesceKeyOf(notification as never), id);
+        if (sent !== false) return sent;
+      }
+      return t.send({ ...notification, jsonrpc: '2.0' } as never, options);
+    } catch (err) {
+      return Promise.reject(err);
+    }
+  };
+  extra.sendNotification = fast;
+}
