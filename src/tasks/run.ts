@@ -101,7 +101,16 @@ export class TaskRun {
   #partialDirty = false;
   #progressBusy = false;
 
-  constructor(o: ResolvedTaskOptions, runner: string, taskId: string) {
+  /** How an outcome is stored (the 2025 era fails a task whose tool result has isError). */
+  readonly #map: (s: Settlement) => Settlement;
+
+  constructor(
+    o: ResolvedTaskOptions,
+    runner: string,
+    taskId: string,
+    map: (s: Settlement) => Settlement = (s) => s,
+  ) {
+    this.#map = map;
     this.#o = o;
     this.#runner = runner;
     this.taskId = taskId;
@@ -123,7 +132,7 @@ export class TaskRun {
         this.#sink.respond(500, {}, '');
       });
       const s = settlementOf(await this.#sink.done, this.#o.maxResultBytes);
-      if (s !== undefined) await this.#settle(s);
+      if (s !== undefined) await this.#settle(this.#map(s));
     } finally {
       this.#stop();
     }
