@@ -95,19 +95,29 @@ export async function sdkTaskClient(url: string, token?: string): Promise<Client
 }
 
 /** Calls `job` as a task (the SDK client's experimental stream): the task id once it is created. */
-export async function startJob(
+export function startJob(
   client: Client,
   args: { n: number; gate: string; ms?: number; fail?: boolean },
   ttl?: number,
 ): Promise<string> {
-  const stream = client.experimental.tasks.callToolStream(
-    { name: 'job', arguments: args },
-    CallToolResultSchema,
-    { task: ttl === undefined ? {} : { ttl } },
-  );
+  return startToolTask(client, 'job', args, ttl);
+}
+
+/**
+ * Calls a tool as a task through the SDK client's experimental stream and leaves the stream once
+ * the task is created (the task runs on; the test polls it itself): the task id.
+ */
+export async function startToolTask(
+  client: Client,
+  name: string,
+  args: Record<string, unknown>,
+  ttl?: number,
+): Promise<string> {
+  const stream = client.experimental.tasks.callToolStream({ name, arguments: args }, CallToolResultSchema, {
+    task: ttl === undefined ? {} : { ttl },
+  });
   for await (const m of stream) {
     if (m.type === 'taskCreated') {
-      // Stop here: the task runs on; the test polls it itself.
       await stream.return();
       return m.task.taskId;
     }

@@ -21,7 +21,14 @@ import {
   serve,
 } from '../../src/server/index.js';
 import { until } from '../helpers/http.js';
-import { newSdkJobProbe, sdkTaskClient, sdkTaskServer, startJob, textOf } from '../helpers/sdk-tasks.js';
+import {
+  newSdkJobProbe,
+  sdkTaskClient,
+  sdkTaskServer,
+  startJob,
+  startToolTask,
+  textOf,
+} from '../helpers/sdk-tasks.js';
 import { newProbe, TASK_TOOLS, taskServer } from '../helpers/tasks.js';
 
 /** Calls a tool as a task through the SDK client's stream: the task id, then the rest of the stream. */
@@ -109,7 +116,7 @@ describe('2025-11-25 tasks served by Sluice (SEP-1686)', () => {
 
   test('progress reaches statusMessage; tasks/result blocks until the task is final', async () => {
     const c = await client();
-    const id = await startTask(c, 'progress', { gate: 'l3' });
+    const id = await startToolTask(c, 'progress', { gate: 'l3' });
     await until(() => probe.gates.has('l3'), 5000, 'l3 running');
     const deadline = Date.now() + 5000;
     let t = await c.experimental.tasks.getTask(id);
@@ -154,7 +161,7 @@ describe('2025-11-25 tasks served by Sluice (SEP-1686)', () => {
 
   test("cancel reaches the tool; a finished task is -32602; listing; another session's tasks invisible", async () => {
     const c = await client();
-    const id = await startTask(c, 'slow', { gate: 'l4' });
+    const id = await startToolTask(c, 'slow', { gate: 'l4' });
     await until(() => probe.gates.has('l4'), 5000, 'l4 running');
     const ack = await c.experimental.tasks.cancelTask(id);
     assert.equal(ack.status, 'cancelled');
@@ -194,18 +201,3 @@ describe('2025-11-25 tasks served by Sluice (SEP-1686)', () => {
     );
   });
 });
-
-/** Starts a tool as a task and returns its id as soon as it is created (the stream is left). */
-async function startTask(c: Client, name: string, args: Record<string, unknown>): Promise<string> {
-  const stream = c.experimental.tasks.callToolStream({ name, arguments: args }, CallToolResultSchema, {
-    task: {},
-  });
-  for await (const m of stream) {
-    if (m.type === 'taskCreated') {
-      await stream.return();
-      return m.task.taskId;
-    }
-    if (m.type === 'error') throw m.error;
-  }
-  throw new Error('no taskCreated');
-}
