@@ -26,6 +26,7 @@ import { CaptureSink } from './capture-sink.js';
 import { isTaskIdShape, isTerminal, newTaskId, principalKey, type TaskRecord } from './model.js';
 import type { ResolvedTaskOptions } from './options.js';
 import { clientHash } from './redis-store.js';
+import type { SettlementMap } from './run.js';
 import type { CreateOutcome, Settlement } from './store.js';
 
 export const LEGACY_METHODS = new Set([
@@ -45,11 +46,7 @@ export interface LegacyHost {
   readonly o: ResolvedTaskOptions;
   /** This instance, as the lease owner of the tasks it runs. */
   readonly runner: string;
-  start(
-    t: TaskRecord,
-    serve: (req: JsonRpcRequest, sink: ResponseSink) => void,
-    map: (s: Settlement) => Settlement,
-  ): void;
+  start(t: TaskRecord, serve: (req: JsonRpcRequest, sink: ResponseSink) => void, map: SettlementMap): void;
   countCreated(): void;
 }
 
@@ -74,8 +71,21 @@ export function legacyTask(t: TaskRecord): Body {
   };
 }
 
-/** 2025 outcomes: a tool result with isError fails the task and is kept for tasks/result. */
-export function legacySettlement(s: Settlement): Settlement {
+/**
+ * 2025 outcomes: a tool result with isError fails the task and is kept for tasks/result; a run
+ * that ended without an answer although nobody cancelled it (its session ended, its stream was
+ * closed) fails at once, rather than when its lease lapses.
+ */
+export function legacySettlement(s: Settlement | undefined, abortedHere: boolean): Settlement | undefined {
+  if (s === undefined) {
+    if (abortedHere) return undefined;
+    const message =
+      'Internal error: the task ended without an answer (its session ended, or its stream closed)';
+    return {
+      status: 'failed',
+      error: { code: JsonRpcCode.InternalError, message, data: { reason: 'task-unanswered' } },
+    };
+  }
   if (s.status === 'input_required') {
     const message =
       'Internal error: the tool asked for input, which a task served by Sluice on a 2025-11-25 session cannot forward';

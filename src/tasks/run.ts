@@ -48,6 +48,9 @@ export function settlementOf(c: Captured, maxResultBytes: number): Settlement | 
   return { status: 'completed', result: json };
 }
 
+/** The outcome to store, from the captured one (undefined: aborted) and whether abort() ran. */
+export type SettlementMap = (s: Settlement | undefined, abortedHere: boolean) => Settlement | undefined;
+
 /** A later round's head: the `Mcp-Param-*` headers of the call that created the task. */
 export function paramHead(t: TaskRecord): RequestHead {
   const stored: Record<string, string> = t.paramHeaders === undefined ? {} : JSON.parse(t.paramHeaders);
@@ -101,15 +104,15 @@ export class TaskRun {
   #partialDirty = false;
   #progressBusy = false;
 
-  /** How an outcome is stored (the 2025 era fails a task whose tool result has isError). */
-  readonly #map: (s: Settlement) => Settlement;
+  /**
+   * How an outcome is stored (the 2025 era fails a task whose tool result has isError, and one
+   * whose run ended without an answer it did not abort itself); undefined: nothing is stored.
+   */
+  readonly #map: SettlementMap;
+  /** abort() ran: a cancel or a lease no longer ours, not the run's own end. */
+  #abortedHere = false;
 
-  constructor(
-    o: ResolvedTaskOptions,
-    runner: string,
-    taskId: string,
-    map: (s: Settlement) => Settlement = (s) => s,
-  ) {
+  constructor(o: ResolvedTaskOptions, runner: string, taskId: string, map: SettlementMap = (s) => s) {
     this.#map = map;
     this.#o = o;
     this.#runner = runner;
@@ -131,8 +134,8 @@ export class TaskRun {
         this.#o.logger?.error('tasks.run_failed', { taskId: this.taskId, error: String(error) });
         this.#sink.respond(500, {}, '');
       });
-      const s = settlementOf(await this.#sink.done, this.#o.maxResultBytes);
-      if (s !== undefined) await this.#settle(this.#map(s));
+      const s = this.#map(settlementOf(await this.#sink.done, this.#o.maxResultBytes), this.#abortedHere);
+      if (s !== undefined) await this.#settle(s);
     } finally {
       this.#stop();
     }
@@ -157,6 +160,7 @@ export class TaskRun {
 
   /** Cancelled (anywhere) or no longer ours: the tool's AbortSignal fires. */
   abort(): void {
+    this.#abortedHere = true;
     this.#sink.abort();
   }
 

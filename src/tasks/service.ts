@@ -37,7 +37,7 @@ import {
   type TaskPolicy,
 } from './options.js';
 import { clientHash } from './redis-store.js';
-import { paramHead, paramHeadersOf, settlementOf, TaskRun } from './run.js';
+import { paramHead, paramHeadersOf, type SettlementMap, settlementOf, TaskRun } from './run.js';
 import type { CreateOutcome, Settlement } from './store.js';
 
 export const TASKS_EXTENSION = 'io.modelcontextprotocol/tasks';
@@ -258,7 +258,7 @@ export class TaskService implements TaskHook, LegacyTaskHook {
     serve: TaskOffer['serve'],
     head: RequestHead | undefined,
     resumed: boolean,
-    map?: (s: Settlement) => Settlement,
+    map?: SettlementMap,
   ): void {
     const run = new TaskRun(this.#o, this.#runner, t.taskId, map);
     // One line per round started here (the id as a short hash, as session ids are logged): an

@@ -11,6 +11,7 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
 import type { Client } from '@modelcontextprotocol/sdk/client/index.js';
+import type { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
 import { CallToolResultSchema } from '@modelcontextprotocol/sdk/types.js';
 import {
   createTasks,
@@ -56,9 +57,10 @@ describe('2025-11-25 tasks served by Sluice (SEP-1686)', () => {
   let served: Served;
   let own: Served;
   let ownStore: SluiceSdkTaskStore;
+  let authed: Served;
 
-  async function client(url = served.url): Promise<Client> {
-    const c = await sdkTaskClient(url);
+  async function client(url = served.url, token?: string): Promise<Client> {
+    const c = await sdkTaskClient(url, token);
     clients.push(c);
     return c;
   }
@@ -69,6 +71,13 @@ describe('2025-11-25 tasks served by Sluice (SEP-1686)', () => {
       ...base,
       createServer: taskServer(probe),
       tasks: createTasks({ tools: TASK_TOOLS, pollIntervalMs: 50 }),
+    });
+    authed = await serve({
+      ...base,
+      createServer: taskServer(probe),
+      tasks: createTasks({ tools: TASK_TOOLS, pollIntervalMs: 50 }),
+      authenticate: (req) =>
+        req.headers.authorization === 'Bearer alice-token-0001' ? { principal: 'alice' } : null,
     });
     ownStore = sdkTaskStore(new MemoryTaskStore());
     own = await serve({
@@ -81,6 +90,7 @@ describe('2025-11-25 tasks served by Sluice (SEP-1686)', () => {
     for (const c of clients) await c.close();
     await served.close();
     await own.close();
+    await authed.close();
     ownStore.close();
   });
 
@@ -181,6 +191,35 @@ describe('2025-11-25 tasks served by Sluice (SEP-1686)', () => {
       await assert.rejects(c.experimental.tasks.getTask(hostile), /unknown taskId/);
     }
     await assert.rejects(c.experimental.tasks.listTasks('not-a-cursor'), /unknown cursor/);
+  });
+
+  test('a session that ends while its tasks run: they fail at once, for the principal to read', async () => {
+    const first = await client(authed.url, 'alice-token-0001');
+    const plain = await startToolTask(first, 'slow', { gate: 'e1' });
+    const streamed = await startToolTask(first, 'progress', { gate: 'e2' });
+    await until(() => probe.gates.has('e1') && probe.gates.has('e2'), 5000, 'both running');
+    const second = await client(authed.url, 'alice-token-0001');
+    // Progress opened the second one's response as SSE: both ways a response can end.
+    const deadline = Date.now() + 5000;
+    while ((await second.experimental.tasks.getTask(streamed)).statusMessage === undefined) {
+      assert.ok(Date.now() < deadline, 'progress reached the task');
+      await new Promise((r) => setTimeout(r, 20));
+    }
+    await (first.transport as unknown as StreamableHTTPClientTransport).terminateSession();
+    for (const id of [plain, streamed]) {
+      let t = await second.experimental.tasks.getTask(id);
+      while (t.status === 'working' && Date.now() < deadline) {
+        await new Promise((r) => setTimeout(r, 20));
+        t = await second.experimental.tasks.getTask(id);
+      }
+      // Within the test's 5 s, so not by the lease (15 s): the run's end was noticed.
+      assert.equal(t.status, 'failed', `${id} failed once its session ended`);
+    }
+    await until(
+      () => probe.aborted.includes('e1') && probe.aborted.includes('e2'),
+      5000,
+      'both tools aborted',
+    );
   });
 
   test('a server with its own task store: the SDK handles tasks, Sluice stays out', async () => {
