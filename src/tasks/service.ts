@@ -38,6 +38,7 @@ import {
 } from './options.js';
 import { clientHash } from './redis-store.js';
 import { paramHead, paramHeadersOf, type SettlementMap, settlementOf, TaskRun } from './run.js';
+import { type SdkTaskStoreOptions, type SluiceSdkTaskStore, sdkTaskStore } from './sdk-store.js';
 import type { CreateOutcome, Settlement } from './store.js';
 
 export const TASKS_EXTENSION = 'io.modelcontextprotocol/tasks';
@@ -93,6 +94,24 @@ export class TaskService implements TaskHook, LegacyTaskHook {
 
   offerLegacy(o: LegacyTaskOffer): Promise<boolean> {
     return this.#legacy.offer(o);
+  }
+
+  /**
+   * This service's store as SDK v1's own `TaskStore` (sdk-store.ts), with this service's TTL,
+   * polling interval, lease and bounds unless `options` says otherwise: an SDK server given it
+   * keeps its tasks beside Sluice's (and Sluice leaves that server's 2025 tasks to the SDK).
+   */
+  sdkTaskStore(options: SdkTaskStoreOptions = {}): SluiceSdkTaskStore {
+    const o = this.#o;
+    return sdkTaskStore(o.store, {
+      maxTtlMs: o.ttlMs,
+      pollIntervalMs: o.pollIntervalMs,
+      leaseMs: o.leaseMs,
+      maxLivePerOwner: o.maxLivePerClient,
+      maxResultBytes: o.maxResultBytes,
+      now: o.now,
+      ...options,
+    });
   }
 
   get options(): ResolvedTaskOptions {

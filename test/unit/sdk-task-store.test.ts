@@ -7,6 +7,7 @@
 import assert from 'node:assert/strict';
 import { describe, test } from 'node:test';
 import {
+  createTasks,
   InvalidOptionError,
   MemoryTaskStore,
   SdkTaskStoreError,
@@ -91,6 +92,19 @@ describe('sdkTaskStore', () => {
     assert.equal(await bySession.getTask(u.taskId, 'A2'), null, "bind: 'session'");
     s.close();
     bySession.close();
+  });
+
+  test("tasks.sdkTaskStore(): the service's store, TTL, polling and bounds", async () => {
+    const store = new MemoryTaskStore();
+    const tasks = createTasks({ store, ttlMs: 120_000, pollIntervalMs: 250, maxLivePerClient: 1 });
+    const s = tasks.sdkTaskStore();
+    const t = await s.createTask({ ttl: 10 * 3600_000 }, 1, req, 'S1');
+    assert.equal(t.ttl, 120_000);
+    assert.equal(t.pollInterval, 250);
+    await assert.rejects(s.createTask({}, 2, req, 'S1'), (e: SdkTaskStoreError) => e.reason === 'limit');
+    assert.equal((await store.list('sdk-s:S1', undefined, 10))?.tasks.length, 1, "in the service's store");
+    s.close();
+    await tasks.close();
   });
 
   test('options are checked once', () => {
