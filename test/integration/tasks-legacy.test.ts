@@ -222,6 +222,26 @@ describe('2025-11-25 tasks served by Sluice (SEP-1686)', () => {
     );
   });
 
+  test('live tasks are bounded per client: one more is refused', async () => {
+    const limited = await serve({
+      port: 0,
+      host: '127.0.0.1',
+      keepaliveMs: 0,
+      createServer: taskServer(probe),
+      tasks: createTasks({ tools: TASK_TOOLS, pollIntervalMs: 50, maxLivePerClient: 1 }),
+    });
+    try {
+      const c = await client(limited.url);
+      await startToolTask(c, 'slow', { gate: 'q1' });
+      await assert.rejects(startToolTask(c, 'slow', { gate: 'q2' }), /already has 1 unfinished tasks/);
+      await until(() => probe.gates.has('q1'), 5000, 'q1 running');
+      probe.gates.get('q1')?.();
+      assert.equal(probe.runs.get('q2'), undefined, 'the refused one never ran');
+    } finally {
+      await limited.close();
+    }
+  });
+
   test('a server with its own task store: the SDK handles tasks, Sluice stays out', async () => {
     const c = await client(own.url);
     const id = await startJob(c, { n: 1, gate: 'own1', ms: 0 });
