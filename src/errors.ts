@@ -11,7 +11,8 @@ export type SluiceErrorCode =
   | 'SLUICE_BODY_CONSUMED'
   | 'SLUICE_INVALID_TOKEN'
   | 'SLUICE_AUTH_SERVER_UNAVAILABLE'
-  | 'SLUICE_PARTIAL_CANCELLED';
+  | 'SLUICE_PARTIAL_CANCELLED'
+  | 'SLUICE_SDK_TASK_STORE';
 
 const brand = Symbol.for('sluice.error');
 
@@ -72,5 +73,23 @@ export class PartialCancelledError extends SluiceError {
   constructor(options?: { cause?: unknown }) {
     super('SLUICE_PARTIAL_CANCELLED', 'the tool call was cancelled; no more partial output is sent', options);
     this.name = 'PartialCancelledError';
+  }
+}
+
+/**
+ * What `sdkTaskStore()` (SDK v1's `TaskStore` over Sluice's task store) raises to the SDK, which
+ * answers the request with it (JSON-RPC -32603 with this message, and `data` when set): `reason`
+ * says which case it is (`not-found`, `terminal`, `limit`, `full`, `too-large`, `not-runner`,
+ * `no-result`, `failed` — the task failed without a stored result, `data` is its error's —,
+ * `cursor`).
+ */
+export class SdkTaskStoreError extends SluiceError {
+  readonly reason: string;
+  readonly data: unknown;
+  constructor(reason: string, message: string, data?: unknown) {
+    super('SLUICE_SDK_TASK_STORE', message);
+    this.name = 'SdkTaskStoreError';
+    this.reason = reason;
+    this.data = data;
   }
 }

@@ -13,6 +13,7 @@
  *   sl:bus          CHANNEL change events for listen streams (change-bus.ts), pub/sub only, no key
  *   sl:task:{T}     HASH  a task of the tasks extension (src/tasks/redis-store.ts), its own hash tag
  *   sl:tasks:{C}    ZSET  the unfinished tasks of one client (C: a hash of the client's key)
+ *   sl:towner:{O}   ZSET  the tasks of one owner (O: a hash of the owner's key), scored by expiry, for tasks/list
  *   sl:task-cancel  CHANNEL ids of cancelled tasks, so the instance running one aborts it
  */
 export const PREFIX = 'sl:';
@@ -28,6 +29,7 @@ export const keys = {
   bus: `${PREFIX}bus`,
   task: (taskId: string): string => `${PREFIX}task:{${taskId}}`,
   clientTasks: (clientHash: string): string => `${PREFIX}tasks:{${clientHash}}`,
+  ownerTasks: (ownerHash: string): string => `${PREFIX}towner:{${ownerHash}}`,
   taskCancel: `${PREFIX}task-cancel`,
 } as const;
 

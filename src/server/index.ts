@@ -36,6 +36,7 @@ export {
   BodyConsumedError,
   InvalidOptionError,
   PartialCancelledError,
+  SdkTaskStoreError,
   SluiceError,
   type SluiceErrorCode,
   UnsupportedServerError,
@@ -56,8 +57,14 @@ export { OWNER_LOST, type TaskError, type TaskRecord, type TaskStatus } from '..
 export { TASK_DEFAULTS, type TaskOptions, type TaskPolicy, taskTools } from '../tasks/options.js';
 export { connectRedisTaskStore } from '../tasks/redis-connect.js';
 export { RedisTaskStore, type RedisTaskStoreOptions } from '../tasks/redis-store.js';
+export {
+  SDK_TASK_STORE_DEFAULTS,
+  type SdkTaskStoreOptions,
+  SluiceSdkTaskStore,
+  sdkTaskStore,
+} from '../tasks/sdk-store.js';
 export { createTasks, TASKS_EXTENSION, TaskService, type TaskServiceStats } from '../tasks/service.js';
-export type { AnswerOutcome, CreateOutcome, Settlement, TaskStore } from '../tasks/store.js';
+export type { AnswerOutcome, CreateOutcome, Settlement, TaskPage, TaskStore } from '../tasks/store.js';
 export type { OtelApiLike } from '../trace/otel-like.js';
 export type { McpHandler, McpHandlerOptions } from './create-handler.js';
 export { createMcpHandler } from './create-handler.js';

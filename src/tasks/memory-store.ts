@@ -11,6 +11,7 @@ import {
   type CreateOutcome,
   recordBytes,
   type Settlement,
+  type TaskPage,
   type TaskProgress,
   type TaskStore,
 } from './store.js';
@@ -37,6 +38,8 @@ export class MemoryTaskStore implements TaskStore {
   readonly #listeners = new Set<(taskId: string) => void>();
   /** Each client's unfinished tasks: the per-client limit costs O(that client's tasks), not O(all). */
   readonly #unfinished = new Map<string, Set<string>>();
+  /** Each owner's tasks in creation order, for `list`. */
+  readonly #byOwner = new Map<string, Set<string>>();
   /** A full TTL sweep runs at most once a second (reads drop expired tasks on their own). */
   #nextSweep = 0;
   readonly #maxTasks: number;
@@ -65,6 +68,9 @@ export class MemoryTaskStore implements TaskStore {
     if (!this.#makeRoom(bytes)) return 'store-full';
     this.#tasks.set(t.taskId, { t: { ...t }, bytes });
     this.#bytes += bytes;
+    const owned = this.#byOwner.get(t.owner) ?? new Set<string>();
+    owned.add(t.taskId);
+    this.#byOwner.set(t.owner, owned);
     if (!isTerminal(t.status)) {
       const set = mine ?? new Set<string>();
       set.add(t.taskId);
@@ -107,8 +113,10 @@ export class MemoryTaskStore implements TaskStore {
       partialText: undefined,
       partialTruncated: undefined,
     };
+    if (s.message !== undefined) this.#replace(t, { statusMessage: s.message });
     if (s.status === 'completed') this.#replace(t, { ...base, status: 'completed', result: s.result });
-    else if (s.status === 'failed') this.#replace(t, { ...base, status: 'failed', error: s.error });
+    else if (s.status === 'failed')
+      this.#replace(t, { ...base, status: 'failed', error: s.error, result: s.result });
     else {
       this.#replace(t, {
         ...base,
@@ -121,11 +129,12 @@ export class MemoryTaskStore implements TaskStore {
     return true;
   }
 
-  async cancel(taskId: string, owner: string): Promise<TaskRecord | undefined> {
+  async cancel(taskId: string, owner: string, message?: string): Promise<TaskRecord | undefined> {
     const t = this.#live(taskId);
     if (t === undefined || t.owner !== owner) return undefined;
     if (!isTerminal(t.status)) {
       this.#replace(t, {
+        ...(message === undefined ? {} : { statusMessage: message }),
         status: 'cancelled',
         lastUpdatedAt: this.#now(),
         leaseOwner: undefined,
@@ -171,6 +180,26 @@ export class MemoryTaskStore implements TaskStore {
         : { inputRequests: pending, inputResponses: answered, lastUpdatedAt: this.#now() },
     );
     return { task: { ...t }, resume };
+  }
+
+  async list(owner: string, cursor: string | undefined, limit: number): Promise<TaskPage | undefined> {
+    this.#expire();
+    const ids = [...(this.#byOwner.get(owner) ?? [])];
+    // The cursor is the id of the last task of the page before: a task of this owner's, still kept.
+    let start = 0;
+    if (cursor !== undefined) {
+      const at = ids.indexOf(cursor);
+      if (at < 0) return undefined;
+      start = at + 1;
+    }
+    const tasks: TaskRecord[] = [];
+    let i = start;
+    for (; i < ids.length && tasks.length < limit; i++) {
+      const t = this.#live(ids[i] as string);
+      if (t !== undefined) tasks.push({ ...t });
+    }
+    const last = tasks.at(-1);
+    return i < ids.length && last !== undefined ? { tasks, nextCursor: last.taskId } : { tasks };
   }
 
   onCancel(listener: (taskId: string) => void): () => void {
@@ -229,6 +258,9 @@ export class MemoryTaskStore implements TaskStore {
     this.#tasks.delete(taskId);
     this.#bytes -= e.bytes;
     this.#finished(e.t);
+    const owned = this.#byOwner.get(e.t.owner);
+    owned?.delete(taskId);
+    if (owned?.size === 0) this.#byOwner.delete(e.t.owner);
   }
 
   #expire(): void {

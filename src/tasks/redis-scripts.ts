@@ -90,7 +90,7 @@ local ends = tonumber(redis.call('HGET', k, 'ca')) + tonumber(redis.call('HGET',
 return {redis.call('HGET', k, 'c'), tostring(ends)}
 `);
 
-/** ARGV: now, owner. {changed, HGETALL}, or nil when unknown or another owner's. */
+/** ARGV: now, owner, [statusMessage]. {changed, HGETALL}, or nil when unknown or another owner's. */
 export const CANCEL = new Script(`${PRELUDE}
 if redis.call('EXISTS', k) == 0 or not mine(ARGV[2]) then return nil end
 local s = lapse()
@@ -98,6 +98,7 @@ if s == 'working' or s == 'input_required' then
   clearInputs()
   redis.call('HDEL', k, 'lo', 'lu')
   redis.call('HSET', k, 's', 'cancelled', 'u', ARGV[1])
+  if ARGV[3] then redis.call('HSET', k, 'm', ARGV[3]) end
   return {1, redis.call('HGETALL', k)}
 end
 return {0, redis.call('HGETALL', k)}
@@ -119,4 +120,30 @@ for _, f in ipairs(redis.call('HKEYS', k)) do
 end
 redis.call('HSET', k, 's', 'working', 'lo', ARGV[3], 'lu', ARGV[4])
 return {1, redis.call('HGETALL', k)}
+`);
+
+/**
+ * On an owner's ZSET of task ids, scored by when each expires (createdAt + ttl): drops the expired
+ * ones and adds one. ARGV: now, taskId, expiresAt, ttlMs.
+ */
+export const OWN = new Script(`${PRELUDE}
+redis.call('ZREMRANGEBYSCORE', k, '-inf', ARGV[1])
+redis.call('ZADD', k, ARGV[3], ARGV[2])
+if redis.call('PTTL', k) < tonumber(ARGV[4]) then redis.call('PEXPIRE', k, ARGV[4]) end
+return 1
+`);
+
+/**
+ * A page of an owner's ZSET after the cursor (a member; '' for the first page), expired ones
+ * dropped first. ARGV: now, cursor, limit. The ids, or 0 when the cursor is not a member.
+ */
+export const PAGE = new Script(`${PRELUDE}
+redis.call('ZREMRANGEBYSCORE', k, '-inf', ARGV[1])
+local start = 0
+if ARGV[2] ~= '' then
+  local r = redis.call('ZRANK', k, ARGV[2])
+  if not r then return 0 end
+  start = r + 1
+end
+return redis.call('ZRANGE', k, start, start + tonumber(ARGV[3]))
 `);

@@ -16,8 +16,8 @@ import { keys } from '../cluster/keys.js';
 import type { RedisLink, RedisReply } from '../cluster/redis-link.js';
 import { InvalidOptionError } from '../errors.js';
 import { isTaskIdShape, type TaskError, type TaskRecord, type TaskStatus } from './model.js';
-import { ANSWER, CANCEL, CREATE, GET, PROGRESS, RENEW, RESERVE, SETTLE } from './redis-scripts.js';
-import type { AnswerOutcome, CreateOutcome, Settlement, TaskProgress, TaskStore } from './store.js';
+import { ANSWER, CANCEL, CREATE, GET, OWN, PAGE, PROGRESS, RENEW, RESERVE, SETTLE } from './redis-scripts.js';
+import type { AnswerOutcome, CreateOutcome, Settlement, TaskPage, TaskProgress, TaskStore } from './store.js';
 
 export interface RedisTaskStoreOptions {
   /** Clock, for tests. @defaultValue Date.now */
@@ -174,6 +174,12 @@ export class RedisTaskStore implements TaskStore {
       await this.#link.send(['ZREM', clientKey, t.taskId]);
       return 'store-full';
     }
+    const expires = t.createdAt + t.ttlMs;
+    await OWN.run(
+      this.#link,
+      [keys.ownerTasks(clientHash(t.owner))],
+      [now, t.taskId, String(expires), String(t.ttlMs)],
+    );
     return 'created';
   }
 
@@ -210,9 +216,13 @@ export class RedisTaskStore implements TaskStore {
 
   async settle(taskId: string, runner: string, s: Settlement): Promise<boolean> {
     const pairs: string[] = [];
-    if (s.status === 'completed') pairs.push('r', s.result);
-    else if (s.status === 'failed') pairs.push('e', JSON.stringify(s.error));
-    else {
+    if (s.message !== undefined) pairs.push('m', s.message);
+    if (s.status === 'completed') {
+      if (s.result !== undefined) pairs.push('r', s.result);
+    } else if (s.status === 'failed') {
+      pairs.push('e', JSON.stringify(s.error));
+      if (s.result !== undefined) pairs.push('r', s.result);
+    } else {
       for (const [k, v] of Object.entries(s.inputRequests)) pairs.push(`i:${k}`, v);
       if (s.requestState !== undefined) pairs.push('rs', s.requestState);
     }
@@ -228,8 +238,9 @@ export class RedisTaskStore implements TaskStore {
     return true;
   }
 
-  async cancel(taskId: string, owner: string): Promise<TaskRecord | undefined> {
-    const r = await CANCEL.run(this.#link, [keys.task(taskId)], [String(this.#now()), owner]);
+  async cancel(taskId: string, owner: string, message?: string): Promise<TaskRecord | undefined> {
+    const args = [String(this.#now()), owner, ...(message === undefined ? [] : [message])];
+    const r = await CANCEL.run(this.#link, [keys.task(taskId)], args);
     if (!Array.isArray(r)) return undefined;
     const t = recordOf(taskId, r[1] ?? null);
     if (r[0] === 1) {
@@ -259,6 +270,24 @@ export class RedisTaskStore implements TaskStore {
     if (t === undefined) return undefined;
     if (r[0] === 1) await this.#count(t.client, taskId, leaseUntil);
     return { task: t, resume: r[0] === 1 };
+  }
+
+  async list(owner: string, cursor: string | undefined, limit: number): Promise<TaskPage | undefined> {
+    if (cursor !== undefined && !isTaskIdShape(cursor)) return undefined;
+    const key = keys.ownerTasks(clientHash(owner));
+    // One more than a page: whether a next page exists, without a second round trip.
+    const ids = await PAGE.run(this.#link, [key], [String(this.#now()), cursor ?? '', String(limit)]);
+    if (!Array.isArray(ids)) return undefined;
+    const page = ids.filter((id): id is string => typeof id === 'string').slice(0, limit);
+    const tasks: TaskRecord[] = [];
+    for (const id of page) {
+      // Gone (its HASH expired a moment before its score did): not listed; the member stays
+      // until its score passes, so it still works as the next page's cursor.
+      const t = await this.get(id, owner);
+      if (t !== undefined) tasks.push(t);
+    }
+    const last = page.at(-1);
+    return ids.length > limit && last !== undefined ? { tasks, nextCursor: last } : { tasks };
   }
 
   /** A finished task no longer counts against its client's live-task limit. */

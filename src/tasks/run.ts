@@ -48,6 +48,9 @@ export function settlementOf(c: Captured, maxResultBytes: number): Settlement | 
   return { status: 'completed', result: json };
 }
 
+/** The outcome to store, from the captured one (undefined: aborted) and whether abort() ran. */
+export type SettlementMap = (s: Settlement | undefined, abortedHere: boolean) => Settlement | undefined;
+
 /** A later round's head: the `Mcp-Param-*` headers of the call that created the task. */
 export function paramHead(t: TaskRecord): RequestHead {
   const stored: Record<string, string> = t.paramHeaders === undefined ? {} : JSON.parse(t.paramHeaders);
@@ -101,7 +104,16 @@ export class TaskRun {
   #partialDirty = false;
   #progressBusy = false;
 
-  constructor(o: ResolvedTaskOptions, runner: string, taskId: string) {
+  /**
+   * How an outcome is stored (the 2025 era fails a task whose tool result has isError, and one
+   * whose run ended without an answer it did not abort itself); undefined: nothing is stored.
+   */
+  readonly #map: SettlementMap;
+  /** abort() ran: a cancel or a lease no longer ours, not the run's own end. */
+  #abortedHere = false;
+
+  constructor(o: ResolvedTaskOptions, runner: string, taskId: string, map: SettlementMap = (s) => s) {
+    this.#map = map;
     this.#o = o;
     this.#runner = runner;
     this.taskId = taskId;
@@ -122,7 +134,7 @@ export class TaskRun {
         this.#o.logger?.error('tasks.run_failed', { taskId: this.taskId, error: String(error) });
         this.#sink.respond(500, {}, '');
       });
-      const s = settlementOf(await this.#sink.done, this.#o.maxResultBytes);
+      const s = this.#map(settlementOf(await this.#sink.done, this.#o.maxResultBytes), this.#abortedHere);
       if (s !== undefined) await this.#settle(s);
     } finally {
       this.#stop();
@@ -148,6 +160,7 @@ export class TaskRun {
 
   /** Cancelled (anywhere) or no longer ours: the tool's AbortSignal fires. */
   abort(): void {
+    this.#abortedHere = true;
     this.#sink.abort();
   }
 

@@ -12,12 +12,15 @@
  *   which does not know them (-32601), as SEP-2663 requires.
  */
 import { randomBytes } from 'node:crypto';
+import type { LegacyTaskHook, LegacyTaskOffer } from '../core/era-2025/task-hook.js';
 import type { TaskHook, TaskOffer } from '../core/era-2026/task-hook.js';
 import { shortHash } from '../core/observe/probe.js';
+import type { RequestHead } from '../core/pipeline/sink.js';
 import { JsonRpcCode } from '../jsonrpc/codes.js';
 import { isPlainObject } from '../jsonrpc/message.js';
 import { ModernCode } from '../modern/constants.js';
 import { CaptureSink } from './capture-sink.js';
+import { LEGACY_METHODS, LegacyTasks } from './legacy.js';
 import { ListedPolicies } from './listed-policy.js';
 import {
   createTaskResult,
@@ -34,7 +37,8 @@ import {
   type TaskPolicy,
 } from './options.js';
 import { clientHash } from './redis-store.js';
-import { paramHead, paramHeadersOf, settlementOf, TaskRun } from './run.js';
+import { paramHead, paramHeadersOf, type SettlementMap, settlementOf, TaskRun } from './run.js';
+import { type SdkTaskStoreOptions, type SluiceSdkTaskStore, sdkTaskStore } from './sdk-store.js';
 import type { CreateOutcome, Settlement } from './store.js';
 
 export const TASKS_EXTENSION = 'io.modelcontextprotocol/tasks';
@@ -53,13 +57,14 @@ export interface TaskServiceStats {
   refusedLimit: number;
 }
 
-export class TaskService implements TaskHook {
+export class TaskService implements TaskHook, LegacyTaskHook {
   readonly #o: ResolvedTaskOptions;
   /** This instance, as the lease owner of the tasks it runs. */
   readonly #runner = randomBytes(12).toString('base64url');
   readonly #runs = new Map<string, TaskRun>();
   readonly #unlisten: () => void;
   readonly #listed: ListedPolicies;
+  readonly #legacy: LegacyTasks;
   #created = 0;
   #refusedLimit = 0;
 
@@ -67,6 +72,46 @@ export class TaskService implements TaskHook {
     this.#o = resolveTaskOptions(options);
     this.#listed = new ListedPolicies(this.#o.now);
     this.#unlisten = this.#o.store.onCancel((id) => this.#runs.get(id)?.abort());
+    this.#legacy = new LegacyTasks({
+      o: this.#o,
+      runner: this.#runner,
+      start: (t, serve, map) =>
+        this.#startWith(t, (req, sink) => Promise.resolve(serve(req, sink)), undefined, false, map),
+      countCreated: () => {
+        this.#created++;
+      },
+    });
+  }
+
+  /** Core/era-2025/task-hook.ts: whether Sluice serves this session server's tasks (SEP-1686). */
+  prepareLegacy(server: unknown): boolean {
+    return this.#legacy.prepare(server);
+  }
+
+  wantsLegacy(method: string): boolean {
+    return LEGACY_METHODS.has(method);
+  }
+
+  offerLegacy(o: LegacyTaskOffer): Promise<boolean> {
+    return this.#legacy.offer(o);
+  }
+
+  /**
+   * This service's store as SDK v1's own `TaskStore` (sdk-store.ts), with this service's TTL,
+   * polling interval, lease and bounds unless `options` says otherwise: an SDK server given it
+   * keeps its tasks beside Sluice's (and Sluice leaves that server's 2025 tasks to the SDK).
+   */
+  sdkTaskStore(options: SdkTaskStoreOptions = {}): SluiceSdkTaskStore {
+    const o = this.#o;
+    return sdkTaskStore(o.store, {
+      maxTtlMs: o.ttlMs,
+      pollIntervalMs: o.pollIntervalMs,
+      leaseMs: o.leaseMs,
+      maxLivePerOwner: o.maxLivePerClient,
+      maxResultBytes: o.maxResultBytes,
+      now: o.now,
+      ...options,
+    });
   }
 
   get options(): ResolvedTaskOptions {
@@ -224,13 +269,23 @@ export class TaskService implements TaskHook {
 
   /** Runs a round here; a resumed one with the headers of the call that created the task. */
   #start(t: TaskRecord, o: TaskOffer, resumed: boolean): void {
-    const run = new TaskRun(this.#o, this.#runner, t.taskId);
+    this.#startWith(t, o.serve, resumed ? paramHead(t) : undefined, resumed);
+  }
+
+  #startWith(
+    t: TaskRecord,
+    serve: TaskOffer['serve'],
+    head: RequestHead | undefined,
+    resumed: boolean,
+    map?: SettlementMap,
+  ): void {
+    const run = new TaskRun(this.#o, this.#runner, t.taskId, map);
     // One line per round started here (the id as a short hash, as session ids are logged): an
     // operator (and the fault test) can see where a task ran, and that it ran once.
     this.#o.logger?.info('tasks.run', { task: shortHash(t.taskId), resumed });
     this.#runs.set(t.taskId, run);
     run
-      .run(t, o.serve, resumed ? paramHead(t) : undefined)
+      .run(t, serve, head)
       .catch((error: unknown) =>
         this.#o.logger?.error('tasks.settle_failed', { taskId: t.taskId, error: String(error) }),
       )

@@ -13,9 +13,23 @@ export type CreateOutcome = 'created' | 'client-limit' | 'store-full';
 
 /** How a run of the tool ended, as the runner reports it. */
 export type Settlement =
-  | { status: 'completed'; result: string }
-  | { status: 'failed'; error: TaskError }
-  | { status: 'input_required'; inputRequests: Record<string, string>; requestState: string | undefined };
+  /** `result` is the result as JSON text; only SDK v1's own task support completes a task without one. */
+  (
+    | { status: 'completed'; result?: string }
+    /** `result`: what SDK v1's own task support stores for a failed task (its `tasks/result`). */
+    | { status: 'failed'; error: TaskError; result?: string }
+    | { status: 'input_required'; inputRequests: Record<string, string>; requestState: string | undefined }
+  ) & {
+    /** Replaces the stored `statusMessage` (SDK v1's own task support sets one with a status). */
+    message?: string;
+  };
+
+/** A page of an owner's tasks, oldest first (`tasks/list`, SEP-1686). */
+export interface TaskPage {
+  tasks: TaskRecord[];
+  /** Where the next page starts; absent on the last page. */
+  nextCursor?: string;
+}
 
 /** What a runner reports while the tool runs; each field given replaces the stored one. */
 export interface TaskProgress {
@@ -50,7 +64,12 @@ export interface TaskStore {
    * Cancels a task that is not finished (sticky) and tells its runner, wherever it is, through
    * `onCancel`. A finished task is left as it is. Undefined when unknown to `owner`.
    */
-  cancel(taskId: string, owner: string): Promise<TaskRecord | undefined>;
+  cancel(taskId: string, owner: string, message?: string): Promise<TaskRecord | undefined>;
+  /**
+   * Up to `limit` of `owner`'s tasks that have not expired, after `cursor` (the `nextCursor` of the
+   * page before; an opaque string). Undefined when the cursor is not one this store gave `owner`.
+   */
+  list(owner: string, cursor: string | undefined, limit: number): Promise<TaskPage | undefined>;
   /**
    * Records answers to pending input requests (unknown keys are ignored); once none is pending the
    * task is working again, leased to `runner` until `leaseUntil`, and `resume` is true.

@@ -149,6 +149,62 @@ function contract(
       const again = await store.answer(a.taskId, 'p:alice', { two: '"c"' }, 'r3', clock.t + 1000);
       assert.equal(again?.resume, false, 'one resumer only');
     });
+
+    test("list: an owner's tasks in creation order, by pages; a foreign cursor is refused", async () => {
+      const clock = new Clock();
+      const { store, peer } = await make(clock);
+      const owner = `p:${newTaskId()}`;
+      const ids: string[] = [];
+      for (let i = 0; i < 5; i++) {
+        const t = record(clock, { owner, ttlMs: i === 1 ? 2000 : 60_000 });
+        assert.equal(await store.create(t, 10), 'created');
+        ids.push(t.taskId);
+        clock.t += 1;
+      }
+      await store.create(record(clock), 10); // another owner's
+      clock.t += 5000; // the second one expired
+      const reader = peer ?? store;
+      const p1 = await reader.list(owner, undefined, 2);
+      assert.deepEqual(
+        p1?.tasks.map((t) => t.taskId),
+        [ids[0], ids[2]],
+      );
+      const p2 = await reader.list(owner, p1?.nextCursor, 2);
+      assert.deepEqual(
+        p2?.tasks.map((t) => t.taskId),
+        [ids[3], ids[4]],
+      );
+      assert.equal(p2?.nextCursor, undefined);
+      assert.equal(await reader.list(owner, newTaskId(), 2), undefined, 'a cursor it never gave');
+      assert.equal(await reader.list(owner, 'x'.repeat(200), 2), undefined);
+      assert.deepEqual((await reader.list(`p:${newTaskId()}`, undefined, 2))?.tasks, []);
+    });
+
+    test('messages with a settlement and a cancel; a failed task keeps a result when given one', async () => {
+      const clock = new Clock();
+      const { store, peer } = await make(clock);
+      const a = record(clock);
+      await store.create(a, 5);
+      await store.settle(a.taskId, 'runner-1', {
+        status: 'failed',
+        error: { code: -32603, message: 'no' },
+        result: '{"isError":true}',
+        message: 'gave up',
+      });
+      const fa = await (peer ?? store).get(a.taskId, 'p:alice');
+      assert.equal(fa?.status, 'failed');
+      assert.equal(fa?.result, '{"isError":true}');
+      assert.equal(fa?.statusMessage, 'gave up');
+      const b = record(clock);
+      await store.create(b, 5);
+      assert.equal((await (peer ?? store).cancel(b.taskId, 'p:alice', 'stop it'))?.statusMessage, 'stop it');
+      const c = record(clock);
+      await store.create(c, 5);
+      assert.equal(await store.settle(c.taskId, 'runner-1', { status: 'completed' }), true);
+      const done = await store.get(c.taskId, 'p:alice');
+      assert.equal(done?.status, 'completed');
+      assert.equal(done?.result, undefined);
+    });
   });
 }
 

@@ -24,6 +24,7 @@ import { newEventTag, newSessionId } from './ids.js';
 import { registerRequest } from './request-handle.js';
 import { Session } from './session.js';
 import type { Sessions } from './sessions.js';
+import { offerLegacyTask, prepareLegacyTasks, wantsLegacyTask } from './task-hook.js';
 
 /** A batch longer than this is refused before any element is looked at. */
 export const MAX_BATCH = 256;
@@ -136,6 +137,11 @@ export async function handleSessionPost(
     for (const it of items) deliver(session, it, input);
     return;
   }
+  // The 2025-11-25 experimental tasks (task-hook.ts) may take a single request.
+  const tasks = reg.core.options.tasks;
+  if (!batch && first?.kind === 'request' && wantsLegacyTask(tasks, session, first.m.method)) {
+    if (await offerLegacyTask(tasks, reg, session, input, first.m, runExchange)) return;
+  }
   runExchange(reg, session, input, items, requests, batch);
 }
 
@@ -220,7 +226,9 @@ async function initialize(reg: Sessions, input: PostInput, init: JsonRpcRequest)
     }
   }
   try {
-    await session.connect(reg.core.createServer({ sessionId: id, principal: input.auth?.principal }));
+    const server = reg.core.createServer({ sessionId: id, principal: input.auth?.principal });
+    if (id !== undefined) prepareLegacyTasks(reg.core.options.tasks, session, server);
+    await session.connect(server);
   } catch (error) {
     releaseSlot();
     releaseClient();

@@ -1,0 +1,376 @@
+/**
+ * Sluice's task store offered as the `TaskStore` of SDK v1's own (experimental, 2025-11-25,
+ * SEP-1686) task support: `new McpServer(info, { taskStore: sdkTaskStore(store) })`. The SDK then
+ * keeps its tasks in Sluice's store (memory, or Redis: any instance answers `tasks/get`,
+ * `tasks/result`, `tasks/list` and `tasks/cancel` for any task, and a finished task's result
+ * outlives the instance that ran it), bounded as every Sluice task is (per-session live tasks,
+ * result bytes, TTL, the store's own count and bytes).
+ *
+ * How the SDK's model maps onto the store (store.ts):
+ * - A task belongs to whoever created it: every method gets the caller's `sessionId`, and a task
+ *   is found only by its owner (else null / not found, like an unknown or malformed id). With the
+ *   session hooks wired (`onSessionStart: s.sessionStarted, onSessionEnd: s.sessionEnded`), the
+ *   owner of an authenticated session's task is its principal (`bind: 'principal'`, the default):
+ *   the same principal's later sessions, on any instance sharing the store, find it (a client
+ *   that re-initialized after its instance died reads its result), another principal's never.
+ *   Otherwise (`bind: 'session'`, an anonymous session, or hooks not wired) the owner is the session,
+ *   which is what the SDK's own store does. Without a session (stateless), tasks share one owner.
+ * - The instance whose tool created the task runs it: it holds the task's lease and renews it while
+ *   the task is `working`; if that instance dies the task reads `failed` with the owner-lost error
+ *   (model.ts OWNER_LOST) once the lease lapses, never `working` forever. Its status changes and
+ *   its result therefore come from that instance; a cancel (`tasks/cancel`) from any instance.
+ * - `storeTaskResult('failed', result)` keeps the result too: `tasks/result` returns what the SDK
+ *   stored, as for a completed task.
+ * - `ttl` is the requested one within `maxTtlMs` (null, "unlimited", gets `maxTtlMs`): the record
+ *   lives that long from its creation (the SDK's own store restarts it at completion; the answer
+ *   carries the TTL that applies).
+ */
+import { randomBytes } from 'node:crypto';
+import type {
+  CreateTaskOptions,
+  TaskStore as SdkTaskStoreInterface,
+} from '@modelcontextprotocol/sdk/experimental/tasks/interfaces.js';
+import type { Request, RequestId, Result, Task } from '@modelcontextprotocol/sdk/types.js';
+import { InvalidOptionError, SdkTaskStoreError } from '../errors.js';
+import { JsonRpcCode } from '../jsonrpc/codes.js';
+import { isTaskIdShape, isTerminal, newTaskId, principalKey, type TaskRecord } from './model.js';
+import { TASK_DEFAULTS } from './options.js';
+import { clientHash } from './redis-store.js';
+import type { Settlement, TaskStore } from './store.js';
+
+export interface SdkTaskStoreOptions {
+  /** The longest TTL a task gets; a longer or unlimited (null) request gets this. @defaultValue 3600000 (1 h) */
+  maxTtlMs?: number;
+  /** The polling interval when the request names none. @defaultValue 1000 */
+  pollIntervalMs?: number;
+  /** The shortest polling interval a request may ask for. @defaultValue 100 */
+  minPollIntervalMs?: number;
+  /** The lease of the instance running a task, renewed every third of it. @defaultValue 15000 */
+  leaseMs?: number;
+  /** Unfinished tasks per session; one more makes the SDK's `createTask` fail. @defaultValue 64 */
+  maxLivePerOwner?: number;
+  /** Bytes of a stored result (JSON); a larger one fails the task. @defaultValue 4194304 */
+  maxResultBytes?: number;
+  /** Tasks per `tasks/list` page. @defaultValue 50 */
+  pageSize?: number;
+  /**
+   * Who owns a task an authenticated session creates: its principal (found by the principal's other
+   * sessions too; needs the session hooks) or only that session. @defaultValue 'principal'
+   */
+  bind?: 'principal' | 'session';
+  /** Clock, for tests. @defaultValue Date.now */
+  now?: () => number;
+}
+
+/** Sessions whose principal is remembered at once (the session hooks; oldest dropped first). */
+const MAX_SESSIONS = 100_000;
+
+export const SDK_TASK_STORE_DEFAULTS = {
+  maxTtlMs: TASK_DEFAULTS.ttlMs,
+  pollIntervalMs: TASK_DEFAULTS.pollIntervalMs,
+  minPollIntervalMs: 100,
+  leaseMs: TASK_DEFAULTS.leaseMs,
+  maxLivePerOwner: TASK_DEFAULTS.maxLivePerClient,
+  maxResultBytes: TASK_DEFAULTS.maxResultBytes,
+  pageSize: 50,
+} as const;
+
+function int(name: string, v: number, min: number): number {
+  if (!Number.isInteger(v) || v < min)
+    throw new InvalidOptionError(`sdkTaskStore.${name} must be an integer >= ${min}`);
+  return v;
+}
+
+/** The SDK's `Task` of a record. */
+function sdkTask(t: TaskRecord): Task {
+  const message = t.statusMessage ?? (t.status === 'failed' ? t.error?.message : undefined);
+  return {
+    taskId: t.taskId,
+    status: t.status,
+    ttl: t.ttlMs,
+    createdAt: new Date(t.createdAt).toISOString(),
+    lastUpdatedAt: new Date(t.lastUpdatedAt).toISOString(),
+    pollInterval: t.pollIntervalMs,
+    ...(message === undefined ? {} : { statusMessage: message }),
+  };
+}
+
+export class SluiceSdkTaskStore implements SdkTaskStoreInterface {
+  readonly #store: TaskStore;
+  readonly #o: Required<Omit<SdkTaskStoreOptions, 'now' | 'bind'>>;
+  readonly #byPrincipal: boolean;
+  /** Session id → principal, from the session hooks (authenticated sessions only). */
+  readonly #principals = new Map<string, string>();
+  readonly #now: () => number;
+  /** This instance, as the lease owner of the tasks its tools run. */
+  readonly #runner = `sdk-${randomBytes(12).toString('base64url')}`;
+  /** The working tasks whose lease this instance renews. */
+  readonly #leased = new Set<string>();
+  #timer: ReturnType<typeof setInterval> | undefined;
+
+  constructor(store: TaskStore, options: SdkTaskStoreOptions = {}) {
+    if (typeof store?.create !== 'function' || typeof store.list !== 'function') {
+      throw new InvalidOptionError('sdkTaskStore needs a Sluice TaskStore (MemoryTaskStore, RedisTaskStore)');
+    }
+    const d = SDK_TASK_STORE_DEFAULTS;
+    this.#store = store;
+    this.#o = {
+      maxTtlMs: int('maxTtlMs', options.maxTtlMs ?? d.maxTtlMs, 1000),
+      pollIntervalMs: int('pollIntervalMs', options.pollIntervalMs ?? d.pollIntervalMs, 1),
+      minPollIntervalMs: int('minPollIntervalMs', options.minPollIntervalMs ?? d.minPollIntervalMs, 1),
+      leaseMs: int('leaseMs', options.leaseMs ?? d.leaseMs, 300),
+      maxLivePerOwner: int('maxLivePerOwner', options.maxLivePerOwner ?? d.maxLivePerOwner, 1),
+      maxResultBytes: int('maxResultBytes', options.maxResultBytes ?? d.maxResultBytes, 1),
+      pageSize: int('pageSize', options.pageSize ?? d.pageSize, 1),
+    };
+    const bind = options.bind ?? 'principal';
+    if (bind !== 'principal' && bind !== 'session') {
+      throw new InvalidOptionError("sdkTaskStore.bind must be 'principal' or 'session'");
+    }
+    this.#byPrincipal = bind === 'principal';
+    this.#now = options.now ?? Date.now;
+  }
+
+  /** For `onSessionStart`: remembers an authenticated session's principal. */
+  readonly sessionStarted = (info: { sessionId: string; principal: string | undefined }): void => {
+    if (info.principal === undefined) return;
+    if (this.#principals.size >= MAX_SESSIONS) {
+      const oldest = this.#principals.keys().next();
+      if (oldest.done !== true) this.#principals.delete(oldest.value);
+    }
+    this.#principals.set(info.sessionId, info.principal);
+  };
+
+  /** For `onSessionEnd`. */
+  readonly sessionEnded = (info: { sessionId: string }): void => {
+    this.#principals.delete(info.sessionId);
+  };
+
+  /** The owner key of a caller's tasks (never equal to a 2026-era owner, model.ts principalKey). */
+  #ownerOf(sessionId: string | undefined): string {
+    if (sessionId === undefined) return 'sdk';
+    const principal = this.#byPrincipal ? this.#principals.get(sessionId) : undefined;
+    return principal === undefined ? `sdk-s:${sessionId}` : `sdk-${principalKey(principal)}`;
+  }
+
+  async createTask(
+    taskParams: CreateTaskOptions,
+    requestId: RequestId,
+    request: Request,
+    sessionId?: string,
+  ): Promise<Task> {
+    const now = this.#now();
+    const owner = this.#ownerOf(sessionId);
+    const askedTtl = typeof taskParams.ttl === 'number' && taskParams.ttl > 0 ? taskParams.ttl : undefined;
+    const askedPoll = taskParams.pollInterval;
+    const t: TaskRecord = {
+      taskId: newTaskId(),
+      owner,
+      client: clientHash(owner),
+      status: 'working',
+      createdAt: now,
+      lastUpdatedAt: now,
+      ttlMs: Math.max(1000, Math.min(Math.floor(askedTtl ?? Infinity), this.#o.maxTtlMs)),
+      pollIntervalMs:
+        typeof askedPoll === 'number' && Number.isFinite(askedPoll)
+          ? Math.max(this.#o.minPollIntervalMs, Math.floor(askedPoll))
+          : this.#o.pollIntervalMs,
+      // The SDK runs the request itself and never asks for it back: only what names it is kept.
+      call: JSON.stringify({ method: request.method, requestId }),
+      leaseOwner: this.#runner,
+      leaseUntil: now + this.#o.leaseMs,
+    };
+    const outcome = await this.#store.create(t, this.#o.maxLivePerOwner);
+    if (outcome === 'client-limit') {
+      throw new SdkTaskStoreError(
+        'limit',
+        `this owner already has ${this.#o.maxLivePerOwner} unfinished tasks (sdkTaskStore.maxLivePerOwner)`,
+      );
+    }
+    if (outcome === 'store-full') throw new SdkTaskStoreError('full', 'the task store is full');
+    this.#lease(t.taskId);
+    return sdkTask(t);
+  }
+
+  async getTask(taskId: string, sessionId?: string): Promise<Task | null> {
+    const t = await this.#get(taskId, sessionId);
+    if (t === undefined) return null;
+    if (isTerminal(t.status)) this.#unlease(taskId);
+    return sdkTask(t);
+  }
+
+  async storeTaskResult(
+    taskId: string,
+    status: 'completed' | 'failed',
+    result: Result,
+    sessionId?: string,
+  ): Promise<void> {
+    const json = JSON.stringify(result);
+    if (json.length > this.#o.maxResultBytes) {
+      const message = `Internal error: the task's result exceeds ${this.#o.maxResultBytes} bytes`;
+      await this.#settle(taskId, sessionId, {
+        status: 'failed',
+        error: { code: JsonRpcCode.InternalError, message },
+      });
+      throw new SdkTaskStoreError('too-large', message);
+    }
+    await this.#settle(
+      taskId,
+      sessionId,
+      status === 'completed'
+        ? { status, result: json }
+        : { status, error: { code: JsonRpcCode.InternalError, message: 'Task failed' }, result: json },
+    );
+  }
+
+  async getTaskResult(taskId: string, sessionId?: string): Promise<Result> {
+    const t = await this.#owned(taskId, sessionId);
+    if (t.result !== undefined) return JSON.parse(t.result) as Result;
+    // Failed without a stored result (its instance died, or a status update said so): the
+    // task's error, as the error of `tasks/result`.
+    if (t.status === 'failed' && t.error !== undefined) {
+      throw new SdkTaskStoreError('failed', t.error.message, t.error.data);
+    }
+    throw new SdkTaskStoreError('no-result', `task ${taskId} has no result stored`);
+  }
+
+  async updateTaskStatus(
+    taskId: string,
+    status: Task['status'],
+    statusMessage?: string,
+    sessionId?: string,
+  ): Promise<void> {
+    const msg = statusMessage === undefined ? {} : { message: statusMessage };
+    if (status === 'cancelled') {
+      if (!isTaskIdShape(taskId)) throw notFound(taskId);
+      const t = await this.#store.cancel(taskId, this.#ownerOf(sessionId), statusMessage);
+      if (t === undefined) throw notFound(taskId);
+      this.#unlease(taskId);
+      if (t.status !== 'cancelled') throw terminal(taskId, t.status, status);
+      return;
+    }
+    if (status === 'input_required') {
+      const t = await this.#owned(taskId, sessionId);
+      if (t.status === 'input_required') return;
+      return this.#settle(taskId, sessionId, {
+        status,
+        inputRequests: {},
+        requestState: undefined,
+        ...msg,
+      });
+    }
+    if (status === 'completed') return this.#settle(taskId, sessionId, { status, ...msg });
+    if (status === 'failed') {
+      const error = { code: JsonRpcCode.InternalError, message: statusMessage ?? 'Task failed' };
+      return this.#settle(taskId, sessionId, { status, error, ...msg });
+    }
+    // working: back from input_required (this instance leases it again), and/or a new message.
+    const t = await this.#working(taskId, sessionId);
+    if (statusMessage !== undefined) {
+      await this.#store.progress(t.taskId, this.#runner, { message: statusMessage });
+    }
+  }
+
+  async listTasks(cursor?: string, sessionId?: string): Promise<{ tasks: Task[]; nextCursor?: string }> {
+    const page = await this.#store.list(this.#ownerOf(sessionId), cursor, this.#o.pageSize);
+    if (page === undefined) throw new SdkTaskStoreError('cursor', 'Invalid cursor');
+    const tasks = page.tasks.map(sdkTask);
+    return page.nextCursor === undefined ? { tasks } : { tasks, nextCursor: page.nextCursor };
+  }
+
+  /** Stops renewing leases (the tasks still working read as failed once their leases lapse). */
+  close(): void {
+    this.#leased.clear();
+    this.#stopTimer();
+  }
+
+  async #get(taskId: string, sessionId: string | undefined): Promise<TaskRecord | undefined> {
+    if (!isTaskIdShape(taskId)) return undefined;
+    return this.#store.get(taskId, this.#ownerOf(sessionId));
+  }
+
+  async #owned(taskId: string, sessionId: string | undefined): Promise<TaskRecord> {
+    const t = await this.#get(taskId, sessionId);
+    if (t === undefined) throw notFound(taskId);
+    return t;
+  }
+
+  /** The task, `working` and leased here: a task waiting for input is taken back first. */
+  async #working(taskId: string, sessionId: string | undefined): Promise<TaskRecord> {
+    let t = await this.#owned(taskId, sessionId);
+    if (t.status === 'input_required') {
+      const until = this.#now() + this.#o.leaseMs;
+      const r = await this.#store.answer(taskId, this.#ownerOf(sessionId), {}, this.#runner, until);
+      if (r === undefined) throw notFound(taskId);
+      t = r.task;
+      if (r.resume) this.#lease(taskId);
+    }
+    if (t.status !== 'working') throw terminal(taskId, t.status, 'working');
+    return t;
+  }
+
+  async #settle(taskId: string, sessionId: string | undefined, s: Settlement): Promise<void> {
+    const t = await this.#working(taskId, sessionId);
+    const settled = await this.#store.settle(taskId, this.#runner, s);
+    this.#unlease(taskId);
+    if (!settled) {
+      throw new SdkTaskStoreError(
+        'not-runner',
+        `task ${t.taskId} is not run by this instance (or its lease lapsed); only a cancel reaches it from elsewhere`,
+      );
+    }
+  }
+
+  #lease(taskId: string): void {
+    this.#leased.add(taskId);
+    if (this.#timer !== undefined) return;
+    this.#timer = setInterval(() => this.#renewAll(), Math.max(100, Math.floor(this.#o.leaseMs / 3)));
+    this.#timer.unref?.();
+  }
+
+  #unlease(taskId: string): void {
+    this.#leased.delete(taskId);
+    if (this.#leased.size === 0) this.#stopTimer();
+  }
+
+  #stopTimer(): void {
+    if (this.#timer !== undefined) clearInterval(this.#timer);
+    this.#timer = undefined;
+  }
+
+  #renewAll(): void {
+    const until = this.#now() + this.#o.leaseMs;
+    for (const id of this.#leased) {
+      this.#store.renew(id, this.#runner, until).then(
+        (ours) => {
+          // Finished, cancelled, waiting for input or gone: nothing left to renew here.
+          if (!ours) this.#unlease(id);
+        },
+        // The store is unreachable: try again at the next tick; past the lease the task fails.
+        () => undefined,
+      );
+    }
+  }
+}
+
+function notFound(taskId: string): SdkTaskStoreError {
+  return new SdkTaskStoreError(
+    'not-found',
+    `Task not found: ${isTaskIdShape(taskId) ? taskId : '(malformed id)'}`,
+  );
+}
+
+function terminal(taskId: string, from: string, to: string): SdkTaskStoreError {
+  return new SdkTaskStoreError(
+    'terminal',
+    `Cannot move task ${taskId} from terminal status '${from}' to '${to}'`,
+  );
+}
+
+/**
+ * Sluice's task store as SDK v1's `TaskStore`:
+ * `new McpServer(info, { taskStore: sdkTaskStore(new MemoryTaskStore()) })`; share one per store.
+ */
+export function sdkTaskStore(store: TaskStore, options: SdkTaskStoreOptions = {}): SluiceSdkTaskStore {
+  return new SluiceSdkTaskStore(store, options);
+}

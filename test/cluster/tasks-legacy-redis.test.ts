@@ -1,0 +1,107 @@
+/**
+ * The 2025-11-25 experimental tasks Sluice serves (SEP-1686), on a shared Redis task store: two
+ * in-process instances; a task created in a session on A is read, listed, waited for
+ * (`tasks/result` blocks on B while the tool runs on A) and cancelled (reaching the tool on A,
+ * over pub/sub) through the same principal's session on B, and its result is still read through B
+ * after A closed; another principal sees nothing. Skipped loudly without redis-server.
+ */
+import assert from 'node:assert/strict';
+import { after, before, describe, test } from 'node:test';
+import type { Client } from '@modelcontextprotocol/sdk/client/index.js';
+import { CallToolResultSchema } from '@modelcontextprotocol/sdk/types.js';
+import { connectNodeRedis } from '../../src/cluster/node-redis.js';
+import type { RedisLink } from '../../src/cluster/redis-link.js';
+import { createTasks, RedisTaskStore, type Served, serve } from '../../src/server/index.js';
+import { until } from '../helpers/http.js';
+import { findRedis, type Redis, skipWithoutRedis, startRedis } from '../helpers/redis.js';
+import { sdkTaskClient, startToolTask, textOf } from '../helpers/sdk-tasks.js';
+import { newProbe, TASK_TOOLS, type ToolProbe, taskServer } from '../helpers/tasks.js';
+
+const TOKENS: Record<string, string> = { 'alice-token-0001': 'alice', 'bob-token-000001': 'bob' };
+const ALICE = 'alice-token-0001';
+
+describe('2025-11-25 tasks served by Sluice on Redis: any instance answers', () => {
+  let redis: Redis | undefined;
+  const links: RedisLink[] = [];
+  const clients: Client[] = [];
+  const servers: { s: Served; closed: boolean }[] = [];
+
+  async function instance(probe: ToolProbe) {
+    const link = await connectNodeRedis({ url: redis?.url ?? '', commandTimeoutMs: 2000 });
+    links.push(link);
+    const store = new RedisTaskStore(link);
+    await store.start();
+    const s = await serve({
+      createServer: taskServer(probe),
+      port: 0,
+      host: '127.0.0.1',
+      keepaliveMs: 0,
+      tasks: createTasks({ store, tools: TASK_TOOLS, pollIntervalMs: 50, leaseMs: 3000 }),
+      authenticate: (req) => {
+        const h = req.headers.authorization;
+        const p = h === undefined ? undefined : TOKENS[h.replace(/^Bearer /, '')];
+        return p === undefined ? null : { principal: p };
+      },
+    });
+    const it = { s, closed: false };
+    servers.push(it);
+    return it;
+  }
+
+  async function client(url: string, token = ALICE): Promise<Client> {
+    const c = await sdkTaskClient(url, token);
+    clients.push(c);
+    return c;
+  }
+
+  before(async () => {
+    if (findRedis() !== undefined) redis = await startRedis();
+  });
+  after(async () => {
+    for (const c of clients) await c.close().catch(() => undefined);
+    for (const it of servers) if (!it.closed) await it.s.close();
+    for (const l of links) await l.close();
+    await redis?.stop();
+  });
+
+  test('needs redis-server', (t) => {
+    skipWithoutRedis(t);
+  });
+  if (findRedis() === undefined) return;
+
+  test('created on A: read, listed, waited for and cancelled through B; the result outlives A', async () => {
+    const pa = newProbe();
+    const a = await instance(pa);
+    const b = await instance(newProbe());
+    const onA = await client(a.s.url);
+    const onB = await client(b.s.url);
+
+    const cancelled = await startToolTask(onA, 'slow', { gate: 'x1' });
+    await until(() => pa.gates.has('x1'), 5000, 'x1 running on A');
+    assert.equal((await onB.experimental.tasks.getTask(cancelled)).status, 'working');
+    assert.equal((await onB.experimental.tasks.cancelTask(cancelled)).status, 'cancelled');
+    await until(() => pa.aborted.includes('x1'), 5000, "A's tool saw its AbortSignal");
+
+    const id = await startToolTask(onA, 'slow', { gate: 'x2' });
+    await until(() => pa.gates.has('x2'), 5000, 'x2 running on A');
+    const waiting = onB.experimental.tasks.getTaskResult(id, CallToolResultSchema);
+    pa.gates.get('x2')?.();
+    assert.equal(textOf(await waiting), 'done x2', 'tasks/result on B blocked until A finished');
+    assert.deepEqual(
+      (await onB.experimental.tasks.listTasks()).tasks.map((t) => [t.taskId, t.status]),
+      [
+        [cancelled, 'cancelled'],
+        [id, 'completed'],
+      ],
+    );
+
+    await onA.close();
+    await a.s.close();
+    a.closed = true;
+    const later = await client(b.s.url);
+    assert.equal(textOf(await later.experimental.tasks.getTaskResult(id, CallToolResultSchema)), 'done x2');
+    const bob = await client(b.s.url, 'bob-token-000001');
+    await assert.rejects(bob.experimental.tasks.getTask(id), /unknown taskId/);
+    assert.deepEqual((await bob.experimental.tasks.listTasks()).tasks, []);
+  });
+});

@@ -1,0 +1,262 @@
+/**
+ * The 2025-11-25 experimental tasks (SEP-1686) served by Sluice on 2025 sessions of a server that
+ * does not manage tasks itself (the tasks test server, SDK v1 `registerTool` tools), driven by the
+ * SDK v1 client's experimental task API: the capability in `initialize`, `execution.taskSupport`
+ * in `tools/list`, a task-augmented call (CreateTaskResult, tasks/get, tasks/result blocking until
+ * final with the related-task `_meta`), a tool error failing the task, -32601 for a forbidden
+ * tool with `task` and a required one without, listing, cancel reaching the tool's AbortSignal
+ * (and -32602 for a finished task), another session's tasks invisible, and a server with its own
+ * task store left alone (the SDK answers).
+ */
+import assert from 'node:assert/strict';
+import { after, before, describe, test } from 'node:test';
+import type { Client } from '@modelcontextprotocol/sdk/client/index.js';
+import type { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
+import { CallToolResultSchema } from '@modelcontextprotocol/sdk/types.js';
+import {
+  createTasks,
+  MemoryTaskStore,
+  type Served,
+  type SluiceSdkTaskStore,
+  sdkTaskStore,
+  serve,
+} from '../../src/server/index.js';
+import { until } from '../helpers/http.js';
+import {
+  newSdkJobProbe,
+  sdkTaskClient,
+  sdkTaskServer,
+  startJob,
+  startToolTask,
+  textOf,
+} from '../helpers/sdk-tasks.js';
+import { newProbe, TASK_TOOLS, taskServer } from '../helpers/tasks.js';
+
+/** Calls a tool as a task through the SDK client's stream: the task id, then the rest of the stream. */
+async function callAsTask(c: Client, name: string, args: Record<string, unknown>) {
+  const seen: string[] = [];
+  let taskId: string | undefined;
+  let result: unknown;
+  let error: unknown;
+  const stream = c.experimental.tasks.callToolStream({ name, arguments: args }, CallToolResultSchema, {
+    task: { ttl: 60_000 },
+  });
+  for await (const m of stream) {
+    seen.push(m.type);
+    if (m.type === 'taskCreated') taskId = m.task.taskId;
+    if (m.type === 'result') result = m.result;
+    if (m.type === 'error') error = m.error;
+  }
+  return { taskId, result, error, seen };
+}
+
+describe('2025-11-25 tasks served by Sluice (SEP-1686)', () => {
+  const probe = newProbe();
+  const sdkProbe = newSdkJobProbe();
+  const clients: Client[] = [];
+  let served: Served;
+  let own: Served;
+  let ownStore: SluiceSdkTaskStore;
+  let authed: Served;
+
+  async function client(url = served.url, token?: string): Promise<Client> {
+    const c = await sdkTaskClient(url, token);
+    clients.push(c);
+    return c;
+  }
+
+  before(async () => {
+    const base = { port: 0, host: '127.0.0.1', keepaliveMs: 0 } as const;
+    served = await serve({
+      ...base,
+      createServer: taskServer(probe),
+      tasks: createTasks({ tools: TASK_TOOLS, pollIntervalMs: 50 }),
+    });
+    authed = await serve({
+      ...base,
+      createServer: taskServer(probe),
+      tasks: createTasks({ tools: TASK_TOOLS, pollIntervalMs: 50 }),
+      authenticate: (req) =>
+        req.headers.authorization === 'Bearer alice-token-0001' ? { principal: 'alice' } : null,
+    });
+    ownStore = sdkTaskStore(new MemoryTaskStore());
+    own = await serve({
+      ...base,
+      createServer: sdkTaskServer(ownStore, sdkProbe),
+      tasks: createTasks({ tools: { job: 'optional' } }),
+    });
+  });
+  after(async () => {
+    for (const c of clients) await c.close();
+    await served.close();
+    await own.close();
+    await authed.close();
+    ownStore.close();
+  });
+
+  test('the capability in initialize, taskSupport in tools/list', async () => {
+    const c = await client();
+    assert.deepEqual(c.getServerCapabilities()?.tasks, {
+      list: {},
+      cancel: {},
+      requests: { tools: { call: {} } },
+    });
+    const { tools } = await c.listTools();
+    const support = Object.fromEntries(tools.map((t) => [t.name, t.execution?.taskSupport]));
+    assert.equal(support['slow'], 'optional');
+    assert.equal(support['must'], 'required');
+    assert.equal(support['greet'], 'forbidden', 'SDK registerTool declares forbidden; not configured');
+  });
+
+  test('a task: created, polled, its result (with the related-task _meta)', async () => {
+    const c = await client();
+    const r = await callAsTask(c, 'slow', { gate: 'l1', ms: 100 });
+    assert.equal(r.error, undefined);
+    assert.equal(r.seen[0], 'taskCreated');
+    assert.equal(textOf(r.result), 'done l1');
+    const id = r.taskId ?? '';
+    const t = await c.experimental.tasks.getTask(id);
+    assert.equal(t.status, 'completed');
+    assert.equal(t.ttl, 60_000);
+    assert.equal(t.pollInterval, 50);
+    const again = await c.experimental.tasks.getTaskResult(id, CallToolResultSchema);
+    assert.equal(textOf(again), 'done l1');
+    assert.deepEqual(again._meta?.['io.modelcontextprotocol/related-task'], { taskId: id });
+  });
+
+  test('progress reaches statusMessage; tasks/result blocks until the task is final', async () => {
+    const c = await client();
+    const id = await startToolTask(c, 'progress', { gate: 'l3' });
+    await until(() => probe.gates.has('l3'), 5000, 'l3 running');
+    const deadline = Date.now() + 5000;
+    let t = await c.experimental.tasks.getTask(id);
+    while (t.statusMessage === undefined && Date.now() < deadline) {
+      await new Promise((r) => setTimeout(r, 20));
+      t = await c.experimental.tasks.getTask(id);
+    }
+    assert.equal(t.status, 'working');
+    assert.equal(t.statusMessage, 'step 1 of l3');
+    const waiting = c.experimental.tasks.getTaskResult(id, CallToolResultSchema);
+    let settled = false;
+    void waiting.then(() => {
+      settled = true;
+    });
+    await new Promise((r) => setTimeout(r, 150));
+    assert.equal(settled, false, 'still working: tasks/result waits');
+    probe.gates.get('l3')?.();
+    assert.equal(textOf(await waiting), 'progressed l3');
+  });
+
+  test('a tool error fails the task; its result is what tasks/result returns', async () => {
+    const c = await client();
+    const r = await callAsTask(c, 'fails', {});
+    const id = r.taskId ?? '';
+    const t = await c.experimental.tasks.getTask(id);
+    assert.equal(t.status, 'failed');
+    const res = await c.experimental.tasks.getTaskResult(id, CallToolResultSchema);
+    assert.equal(res.isError, true);
+    assert.equal(textOf(res), 'it went wrong');
+  });
+
+  test('-32601: a forbidden tool with task, a required one without', async () => {
+    const c = await client();
+    const r = await callAsTask(c, 'greet', { name: 'x' });
+    assert.match(String(r.error), /-32601|cannot be called as a task/);
+    await assert.rejects(c.callTool({ name: 'must', arguments: { gate: 'x' } }), /must be called as a task/);
+    assert.equal(
+      textOf(await c.callTool({ name: 'slow', arguments: { gate: 'plain', ms: 10 } })),
+      'done plain',
+    );
+  });
+
+  test("cancel reaches the tool; a finished task is -32602; listing; another session's tasks invisible", async () => {
+    const c = await client();
+    const id = await startToolTask(c, 'slow', { gate: 'l4' });
+    await until(() => probe.gates.has('l4'), 5000, 'l4 running');
+    const ack = await c.experimental.tasks.cancelTask(id);
+    assert.equal(ack.status, 'cancelled');
+    await until(() => probe.aborted.includes('l4'), 5000, "the tool's AbortSignal fired");
+    await assert.rejects(c.experimental.tasks.cancelTask(id), /already cancelled/);
+    const listed = await c.experimental.tasks.listTasks();
+    assert.deepEqual(
+      listed.tasks.map((t) => t.taskId),
+      [id],
+    );
+    const other = await client();
+    await assert.rejects(other.experimental.tasks.getTask(id), /unknown taskId/);
+    await assert.rejects(other.experimental.tasks.getTaskResult(id, CallToolResultSchema), /unknown taskId/);
+    await assert.rejects(other.experimental.tasks.cancelTask(id), /unknown taskId/);
+    assert.deepEqual((await other.experimental.tasks.listTasks()).tasks, []);
+    for (const hostile of ['../x', 'A'.repeat(3000), '__proto__']) {
+      await assert.rejects(c.experimental.tasks.getTask(hostile), /unknown taskId/);
+    }
+    await assert.rejects(c.experimental.tasks.listTasks('not-a-cursor'), /unknown cursor/);
+  });
+
+  test('a session that ends while its tasks run: they fail at once, for the principal to read', async () => {
+    const first = await client(authed.url, 'alice-token-0001');
+    const plain = await startToolTask(first, 'slow', { gate: 'e1' });
+    const streamed = await startToolTask(first, 'progress', { gate: 'e2' });
+    await until(() => probe.gates.has('e1') && probe.gates.has('e2'), 5000, 'both running');
+    const second = await client(authed.url, 'alice-token-0001');
+    // Progress opened the second one's response as SSE: both ways a response can end.
+    const deadline = Date.now() + 5000;
+    while ((await second.experimental.tasks.getTask(streamed)).statusMessage === undefined) {
+      assert.ok(Date.now() < deadline, 'progress reached the task');
+      await new Promise((r) => setTimeout(r, 20));
+    }
+    await (first.transport as unknown as StreamableHTTPClientTransport).terminateSession();
+    for (const id of [plain, streamed]) {
+      let t = await second.experimental.tasks.getTask(id);
+      while (t.status === 'working' && Date.now() < deadline) {
+        await new Promise((r) => setTimeout(r, 20));
+        t = await second.experimental.tasks.getTask(id);
+      }
+      // Within the test's 5 s, so not by the lease (15 s): the run's end was noticed.
+      assert.equal(t.status, 'failed', `${id} failed once its session ended`);
+    }
+    await until(
+      () => probe.aborted.includes('e1') && probe.aborted.includes('e2'),
+      5000,
+      'both tools aborted',
+    );
+  });
+
+  test('live tasks are bounded per client: one more is refused', async () => {
+    const limited = await serve({
+      port: 0,
+      host: '127.0.0.1',
+      keepaliveMs: 0,
+      createServer: taskServer(probe),
+      tasks: createTasks({ tools: TASK_TOOLS, pollIntervalMs: 50, maxLivePerClient: 1 }),
+    });
+    try {
+      const c = await client(limited.url);
+      await startToolTask(c, 'slow', { gate: 'q1' });
+      await assert.rejects(startToolTask(c, 'slow', { gate: 'q2' }), /already has 1 unfinished tasks/);
+      await until(() => probe.gates.has('q1'), 5000, 'q1 running');
+      probe.gates.get('q1')?.();
+      assert.equal(probe.runs.get('q2'), undefined, 'the refused one never ran');
+    } finally {
+      await limited.close();
+    }
+  });
+
+  test('a server with its own task store: the SDK handles tasks, Sluice stays out', async () => {
+    const c = await client(own.url);
+    const id = await startJob(c, { n: 1, gate: 'own1', ms: 0 });
+    assert.equal(textOf(await c.experimental.tasks.getTaskResult(id, CallToolResultSchema)), 'done 1');
+    assert.deepEqual(
+      (await c.experimental.tasks.listTasks()).tasks.map((t) => t.taskId),
+      [id],
+      "the SDK's tasks/list, from its own store",
+    );
+    // Sluice would have declared the configured 'optional' here.
+    const { tools } = await c.listTools();
+    assert.equal(
+      tools.find((t) => t.name === 'job')?.execution?.taskSupport,
+      'required',
+      "the SDK's own declaration",
+    );
+  });
+});
