@@ -13,6 +13,7 @@ import { setTimeout as delay } from 'node:timers/promises';
 import type { TopReport } from '../../src/cli/top/report.js';
 import { daemonBinary, freePort } from '../helpers/daemon.js';
 import { withDeadline } from '../helpers/deadline.js';
+import { initializeBody, send } from '../helpers/http.js';
 import { driveLoad } from '../helpers/observe-load.js';
 import { findRedis, REDIS_MISSING, startRedis } from '../helpers/redis.js';
 import { repoRoot, spawnServe } from '../helpers/spawn-serve.js';
@@ -170,6 +171,16 @@ describe('sluice top', () => {
     after(() => a.close());
     const b = await spawnServe(['--metrics', '--redis', redis.url], {}, 45_000);
     after(() => b.close());
+    // One idle session on each instance, kept open: the load's own sessions come and go between
+    // scrapes, so only a held one makes "sessions summed while both up" a fact rather than a race.
+    for (const url of [a.url, b.url]) {
+      const init = await send(url, {
+        method: 'POST',
+        headers: { 'content-type': 'application/json', accept: 'application/json, text/event-stream' },
+        body: JSON.stringify(initializeBody()),
+      });
+      assert.equal(init.status, 200);
+    }
     const run = startTop([a.url, b.url, '--interval', '0.5']);
     await run.more(1, 'a first interval');
     await driveLoad([a.url, b.url], { rounds: 3, deadlineMs: 30_000, pauseMs: 200, slowEvery: 0 });
@@ -189,8 +200,8 @@ describe('sluice top', () => {
       'hop latency measured',
     );
     assert.ok(
-      lines.some((l) => l.sessions > 0 && l.instances.every((i) => i.up)),
-      'sessions summed while both up',
+      lines.some((l) => l.sessions >= 2 && l.instances.every((i) => i.up)),
+      `sessions summed while both up: ${JSON.stringify(lines.map((l) => [l.sessions, l.instances.map((i) => i.up)]))}`,
     );
     const last = lines.at(-1);
     assert.equal(last?.instances[0]?.up, true);
