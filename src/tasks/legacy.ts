@@ -23,7 +23,7 @@ import type { ResponseSink } from '../core/pipeline/sink.js';
 import { JsonRpcCode } from '../jsonrpc/codes.js';
 import { isPlainObject, type JsonRpcRequest } from '../jsonrpc/message.js';
 import { CaptureSink } from './capture-sink.js';
-import { isTaskIdShape, isTerminal, newTaskId, principalKey, type TaskRecord } from './model.js';
+import { isTaskIdShape, isTerminal, newWorkingTask, principalKey, type TaskRecord } from './model.js';
 import type { ResolvedTaskOptions } from './options.js';
 import { clientHash } from './redis-store.js';
 import type { SettlementMap } from './run.js';
@@ -199,19 +199,16 @@ export class LegacyTasks {
         : o2.ttlMs;
     const now = o2.now();
     const owner = ownerOf(o);
-    const t: TaskRecord = {
-      taskId: newTaskId(),
+    const t = newWorkingTask({
       owner,
       client: clientHash(o.clientKey),
-      status: 'working',
-      createdAt: now,
-      lastUpdatedAt: now,
       ttlMs,
       pollIntervalMs: o2.pollIntervalMs,
       call: JSON.stringify(params),
-      leaseOwner: this.#h.runner,
-      leaseUntil: now + o2.leaseMs,
-    };
+      runner: this.#h.runner,
+      leaseMs: o2.leaseMs,
+      now,
+    });
     return this.#create(o, t);
   }
 

@@ -76,6 +76,39 @@ export function newTaskId(): string {
   return randomToken(32);
 }
 
+/** What a new task is stored as, whichever route creates it (2026 call, 2025 call, SDK store). */
+export interface NewTask {
+  owner: string;
+  client: string;
+  ttlMs: number;
+  pollIntervalMs: number;
+  /** The call as stored (JSON). */
+  call: string;
+  paramHeaders?: string | undefined;
+  /** The instance that runs it and holds its lease from `now` for `leaseMs`. */
+  runner: string;
+  leaseMs: number;
+  now: number;
+}
+
+/** A fresh `working` task with a new id, leased to the instance that runs it. */
+export function newWorkingTask(n: NewTask): TaskRecord {
+  return {
+    taskId: newTaskId(),
+    owner: n.owner,
+    client: n.client,
+    status: 'working',
+    createdAt: n.now,
+    lastUpdatedAt: n.now,
+    ttlMs: n.ttlMs,
+    pollIntervalMs: n.pollIntervalMs,
+    call: n.call,
+    ...(n.paramHeaders === undefined ? {} : { paramHeaders: n.paramHeaders }),
+    leaseOwner: n.runner,
+    leaseUntil: n.now + n.leaseMs,
+  };
+}
+
 /** What a task id looks like; anything else is not looked up at all. */
 export function isTaskIdShape(v: unknown): v is string {
   return typeof v === 'string' && v.length >= 16 && v.length <= 128 && /^[A-Za-z0-9_-]+$/.test(v);

@@ -25,7 +25,6 @@
  *   lives that long from its creation (the SDK's own store restarts it at completion; the answer
  *   carries the TTL that applies).
  */
-import { randomBytes } from 'node:crypto';
 import type {
   CreateTaskOptions,
   TaskStore as SdkTaskStoreInterface,
@@ -33,7 +32,8 @@ import type {
 import type { Request, RequestId, Result, Task } from '@modelcontextprotocol/sdk/types.js';
 import { InvalidOptionError, SdkTaskStoreError } from '../errors.js';
 import { JsonRpcCode } from '../jsonrpc/codes.js';
-import { isTaskIdShape, isTerminal, newTaskId, principalKey, type TaskRecord } from './model.js';
+import { randomToken } from '../security/random.js';
+import { isTaskIdShape, isTerminal, newWorkingTask, principalKey, type TaskRecord } from './model.js';
 import { TASK_DEFAULTS } from './options.js';
 import { clientHash } from './redis-store.js';
 import type { Settlement, TaskStore } from './store.js';
@@ -103,7 +103,7 @@ export class SluiceSdkTaskStore implements SdkTaskStoreInterface {
   readonly #principals = new Map<string, string>();
   readonly #now: () => number;
   /** This instance, as the lease owner of the tasks its tools run. */
-  readonly #runner = `sdk-${randomBytes(12).toString('base64url')}`;
+  readonly #runner = `sdk-${randomToken(12)}`;
   /** The working tasks whose lease this instance renews. */
   readonly #leased = new Set<string>();
   #timer: ReturnType<typeof setInterval> | undefined;
@@ -163,13 +163,9 @@ export class SluiceSdkTaskStore implements SdkTaskStoreInterface {
     const owner = this.#ownerOf(sessionId);
     const askedTtl = typeof taskParams.ttl === 'number' && taskParams.ttl > 0 ? taskParams.ttl : undefined;
     const askedPoll = taskParams.pollInterval;
-    const t: TaskRecord = {
-      taskId: newTaskId(),
+    const t = newWorkingTask({
       owner,
       client: clientHash(owner),
-      status: 'working',
-      createdAt: now,
-      lastUpdatedAt: now,
       ttlMs: Math.max(1000, Math.min(Math.floor(askedTtl ?? Infinity), this.#o.maxTtlMs)),
       pollIntervalMs:
         typeof askedPoll === 'number' && Number.isFinite(askedPoll)
@@ -177,9 +173,10 @@ export class SluiceSdkTaskStore implements SdkTaskStoreInterface {
           : this.#o.pollIntervalMs,
       // The SDK runs the request itself and never asks for it back: only what names it is kept.
       call: JSON.stringify({ method: request.method, requestId }),
-      leaseOwner: this.#runner,
-      leaseUntil: now + this.#o.leaseMs,
-    };
+      runner: this.#runner,
+      leaseMs: this.#o.leaseMs,
+      now,
+    });
     const outcome = await this.#store.create(t, this.#o.maxLivePerOwner);
     if (outcome === 'client-limit') {
       throw new SdkTaskStoreError(

@@ -11,7 +11,6 @@
  *   `resultType: "complete"`. `tasks/result` and `tasks/list` (SEP-1686) are left to the server,
  *   which does not know them (-32601), as SEP-2663 requires.
  */
-import { randomBytes } from 'node:crypto';
 import type { LegacyTaskHook, LegacyTaskOffer } from '../core/era-2025/task-hook.js';
 import type { TaskHook, TaskOffer } from '../core/era-2026/task-hook.js';
 import { shortHash } from '../core/observe/probe.js';
@@ -19,6 +18,7 @@ import type { RequestHead } from '../core/pipeline/sink.js';
 import { JsonRpcCode } from '../jsonrpc/codes.js';
 import { isPlainObject } from '../jsonrpc/message.js';
 import { ModernCode } from '../modern/constants.js';
+import { randomToken } from '../security/random.js';
 import { CaptureSink } from './capture-sink.js';
 import { LEGACY_METHODS, LegacyTasks } from './legacy.js';
 import { ListedPolicies } from './listed-policy.js';
@@ -26,7 +26,7 @@ import {
   createTaskResult,
   detailedTask,
   isTaskIdShape,
-  newTaskId,
+  newWorkingTask,
   principalKey,
   type TaskRecord,
 } from './model.js';
@@ -60,7 +60,7 @@ export interface TaskServiceStats {
 export class TaskService implements TaskHook, LegacyTaskHook {
   readonly #o: ResolvedTaskOptions;
   /** This instance, as the lease owner of the tasks it runs. */
-  readonly #runner = randomBytes(12).toString('base64url');
+  readonly #runner = randomToken(12);
   readonly #runs = new Map<string, TaskRun>();
   readonly #unlisten: () => void;
   readonly #listed: ListedPolicies;
@@ -205,20 +205,17 @@ export class TaskService implements TaskHook, LegacyTaskHook {
     }
     const now = this.#o.now();
     const paramHeaders = paramHeadersOf(o.rawHeaders);
-    const t: TaskRecord = {
-      taskId: newTaskId(),
+    const t = newWorkingTask({
       owner: principalKey(o.principal),
       client: clientHash(o.clientKey),
-      status: 'working',
-      createdAt: now,
-      lastUpdatedAt: now,
       ttlMs: this.#o.ttlMs,
       pollIntervalMs: this.#o.pollIntervalMs,
       call: JSON.stringify(o.req.params ?? {}),
-      ...(paramHeaders === undefined ? {} : { paramHeaders }),
-      leaseOwner: this.#runner,
-      leaseUntil: now + this.#o.leaseMs,
-    };
+      paramHeaders,
+      runner: this.#runner,
+      leaseMs: this.#o.leaseMs,
+      now,
+    });
     let outcome: CreateOutcome;
     try {
       outcome = await this.#o.store.create(t, this.#o.maxLivePerClient);

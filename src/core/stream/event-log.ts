@@ -57,10 +57,7 @@ export class EventLog {
     const id = this.idOf(seq);
     if (id === undefined) return encodeJsonFrame(undefined, json);
     const frame = encodeJsonFrame(id, json, retry);
-    if (this.#ctx.store !== undefined) {
-      flatten(frame);
-      this.#append(seq, frame, undefined, undefined);
-    }
+    this.#append(seq, frame, undefined, undefined);
     return frame;
   }
 
@@ -106,6 +103,7 @@ export class EventLog {
   #append(seq: number, frame: string, p: PartialFrame | undefined, id: string | undefined): void {
     const store = this.#ctx.store;
     if (store === undefined) return;
+    flatten(frame);
     const partial = p === undefined || id === undefined ? undefined : storedDelta(p, id);
     const r = store.append(this.#ctx.sessionKey, this.#num, { seq, frame, partial });
     if (r !== undefined) r.then(undefined, this.#onLost);
