@@ -132,7 +132,7 @@ async function main(): Promise<void> {
   let tasks: TasksBench | undefined;
   if (cli.only.has('j')) {
     try {
-      tasks = await runTasks(cli.plan.name === 'quick', Math.max(3, cli.plan.reps), log);
+      tasks = await runTasks(cli.plan.name === 'quick', Math.max(5, cli.plan.reps), log);
     } catch (err) {
       const reason = err instanceof Error ? err.message : String(err);
       results.unavailable['tasks (j)'] = reason;

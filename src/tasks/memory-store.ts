@@ -106,26 +106,26 @@ export class MemoryTaskStore implements TaskStore {
   async settle(taskId: string, runner: string, s: Settlement): Promise<boolean> {
     const t = this.#live(taskId);
     if (t === undefined || t.status !== 'working' || t.leaseOwner !== runner) return false;
-    const base = {
+    // One patch (one byte count): the status, its payload, the lease and partial text let go.
+    const patch: Partial<TaskRecord> = {
+      status: s.status,
       lastUpdatedAt: this.#now(),
       leaseOwner: undefined,
       leaseUntil: undefined,
       partialText: undefined,
       partialTruncated: undefined,
     };
-    if (s.message !== undefined) this.#replace(t, { statusMessage: s.message });
-    if (s.status === 'completed') this.#replace(t, { ...base, status: 'completed', result: s.result });
-    else if (s.status === 'failed')
-      this.#replace(t, { ...base, status: 'failed', error: s.error, result: s.result });
-    else {
-      this.#replace(t, {
-        ...base,
-        status: 'input_required',
-        inputRequests: s.inputRequests,
-        requestState: s.requestState,
-        inputResponses: {},
-      });
+    if (s.message !== undefined) patch.statusMessage = s.message;
+    if (s.status === 'completed') patch.result = s.result;
+    else if (s.status === 'failed') {
+      patch.error = s.error;
+      patch.result = s.result;
+    } else {
+      patch.inputRequests = s.inputRequests;
+      patch.requestState = s.requestState;
+      patch.inputResponses = {};
     }
+    this.#replace(t, patch);
     return true;
   }
 
@@ -237,8 +237,9 @@ export class MemoryTaskStore implements TaskStore {
   #replace(t: TaskRecord, patch: Partial<TaskRecord>): void {
     const e = this.#tasks.get(t.taskId);
     if (e === undefined) return;
+    // Fields let go stay as undefined rather than deleted: a deleted property turns the record
+    // into a dictionary-mode object, and every later read of it slows down.
     Object.assign(t, patch);
-    for (const k of Object.keys(patch) as (keyof TaskRecord)[]) if (t[k] === undefined) delete t[k];
     const bytes = recordBytes(t);
     this.#bytes += bytes - e.bytes;
     e.bytes = bytes;

@@ -74,8 +74,10 @@ function internal(message: string): TaskError {
 }
 
 /** The `tools/call` of a round: the stored call, plus the answers and state of an MRTR round. */
-export function roundRequest(t: TaskRecord): JsonRpcRequest {
-  const params = JSON.parse(t.call) as Record<string, unknown>;
+export function roundRequest(t: TaskRecord, call?: Readonly<Record<string, unknown>>): JsonRpcRequest {
+  // The first round may take the call's own params (what `t.call` holds as text), copied: only
+  // top-level keys and `_meta` (replaced, never changed in place) are touched below.
+  const params = call === undefined ? (JSON.parse(t.call) as Record<string, unknown>) : { ...call };
   // The SEP-1686 `task` hint is not the tool's business (SEP-2663: tolerated, ignored).
   delete params['task'];
   // A progress token of the task's own when the call has none: its tool's progress (statusMessage)
@@ -97,7 +99,6 @@ export class TaskRun {
   readonly #o: ResolvedTaskOptions;
   readonly #runner: string;
   readonly #sink: CaptureSink;
-  #timer: ReturnType<typeof setInterval> | undefined;
   #progress: string | undefined;
   #partial = '';
   #partialTruncated = false;
@@ -125,20 +126,19 @@ export class TaskRun {
   }
 
   /** Runs the round; resolves once its outcome is settled (or the run was aborted). */
-  async run(t: TaskRecord, serve: TaskOffer['serve'], head?: RequestHead): Promise<void> {
-    const every = Math.max(100, Math.floor(this.#o.leaseMs / 3));
-    this.#timer = setInterval(() => this.#renew(), every);
-    this.#timer.unref?.();
-    try {
-      serve(roundRequest(t), this.#sink, head).catch((error: unknown) => {
-        this.#o.logger?.error('tasks.run_failed', { taskId: this.taskId, error: String(error) });
-        this.#sink.respond(500, {}, '');
-      });
-      const s = this.#map(settlementOf(await this.#sink.done, this.#o.maxResultBytes), this.#abortedHere);
-      if (s !== undefined) await this.#settle(s);
-    } finally {
-      this.#stop();
-    }
+  async run(
+    t: TaskRecord,
+    serve: TaskOffer['serve'],
+    head?: RequestHead,
+    call?: Readonly<Record<string, unknown>>,
+  ): Promise<void> {
+    // The lease is renewed by the service's one timer (TaskService) while this run is listed there.
+    serve(roundRequest(t, call), this.#sink, head).catch((error: unknown) => {
+      this.#o.logger?.error('tasks.run_failed', { taskId: this.taskId, error: String(error) });
+      this.#sink.respond(500, {}, '');
+    });
+    const s = this.#map(settlementOf(await this.#sink.done, this.#o.maxResultBytes), this.#abortedHere);
+    if (s !== undefined) await this.#settle(s);
   }
 
   /**
@@ -164,12 +164,8 @@ export class TaskRun {
     this.#sink.abort();
   }
 
-  #stop(): void {
-    if (this.#timer !== undefined) clearInterval(this.#timer);
-    this.#timer = undefined;
-  }
-
-  #renew(): void {
+  /** Extends this run's lease (called by the service's renewal timer). */
+  renew(): void {
     this.#o.store.renew(this.taskId, this.#runner, this.#o.now() + this.#o.leaseMs).then(
       (ours) => {
         if (!ours) this.abort();

@@ -24,7 +24,7 @@ import { LEGACY_METHODS, LegacyTasks } from './legacy.js';
 import { ListedPolicies } from './listed-policy.js';
 import {
   createTaskResult,
-  detailedTask,
+  detailedTaskJson,
   isTaskIdShape,
   newWorkingTask,
   principalKey,
@@ -47,7 +47,8 @@ const METHODS = new Set(['server/discover', 'tools/call', 'tasks/get', 'tasks/up
 
 interface Answer {
   status: number;
-  body: Record<string, unknown>;
+  /** The JSON-RPC message, or its JSON text when it was built as text. */
+  body: Record<string, unknown> | string;
   retryAfter?: number;
 }
 
@@ -62,6 +63,11 @@ export class TaskService implements TaskHook, LegacyTaskHook {
   /** This instance, as the lease owner of the tasks it runs. */
   readonly #runner = randomToken(12);
   readonly #runs = new Map<string, TaskRun>();
+  /**
+   * One timer renews the leases of every run of this instance, every third of a lease, while any
+   * runs: a timer per run was a `Timeout` created and cleared per task.
+   */
+  #renewal: ReturnType<typeof setInterval> | undefined;
   readonly #unlisten: () => void;
   readonly #listed: ListedPolicies;
   readonly #legacy: LegacyTasks;
@@ -146,6 +152,7 @@ export class TaskService implements TaskHook, LegacyTaskHook {
   /** Aborts the runs of this instance (their tasks read as failed once their leases lapse). */
   async close(): Promise<void> {
     this.#unlisten();
+    this.#stopRenewing();
     for (const run of this.#runs.values()) run.abort();
     await this.#o.store.close();
   }
@@ -168,7 +175,8 @@ export class TaskService implements TaskHook, LegacyTaskHook {
 
   async #call(o: TaskOffer, declared: boolean): Promise<boolean> {
     const name = o.req.params?.['name'];
-    const policy = typeof name === 'string' ? await this.#policy(name, o) : 'forbidden';
+    const policy =
+      typeof name !== 'string' ? 'forbidden' : (this.#o.policy(name) ?? (await this.#listedPolicy(name, o)));
     if (policy === 'forbidden' || (!declared && policy === 'optional')) {
       // SEP-2663: a SEP-1686 `task` hint is tolerated and ignored (an SDK v1 server would refuse
       // the call without a task store of its own), so the call is served without it.
@@ -252,21 +260,19 @@ export class TaskService implements TaskHook, LegacyTaskHook {
       t.status = first.status;
     // Durable now (SEP-2663: a tasks/get right after this answer resolves).
     this.#send(o, { status: 200, body: { jsonrpc: '2.0', id: o.req.id, result: createTaskResult(t) } });
-    if (first === undefined) this.#start(t, o, false);
+    if (first === undefined) this.#startWith(t, o.serve, undefined, false, undefined, o.req.params);
     return true;
   }
 
-  /** Configuration first; a tool it does not name gets what its tools/list entry declares. */
-  async #policy(name: string, o: TaskOffer): Promise<TaskPolicy> {
-    const configured = this.#o.policy(name);
-    if (configured !== undefined) return configured;
+  /** A tool the configuration does not name gets what its tools/list entry declares. */
+  async #listedPolicy(name: string, o: TaskOffer): Promise<TaskPolicy> {
     if (!this.#o.toolsFromList) return 'forbidden';
     return this.#listed.policy(name, principalKey(o.principal), o);
   }
 
-  /** Runs a round here; a resumed one with the headers of the call that created the task. */
-  #start(t: TaskRecord, o: TaskOffer, resumed: boolean): void {
-    this.#startWith(t, o.serve, resumed ? paramHead(t) : undefined, resumed);
+  /** Runs a resumed round here, with the headers of the call that created the task. */
+  #resume(t: TaskRecord, o: TaskOffer): void {
+    this.#startWith(t, o.serve, paramHead(t), true);
   }
 
   #startWith(
@@ -275,20 +281,37 @@ export class TaskService implements TaskHook, LegacyTaskHook {
     head: RequestHead | undefined,
     resumed: boolean,
     map?: SettlementMap,
+    call?: Readonly<Record<string, unknown>>,
   ): void {
     const run = new TaskRun(this.#o, this.#runner, t.taskId, map);
     // One line per round started here (the id as a short hash, as session ids are logged): an
     // operator (and the fault test) can see where a task ran, and that it ran once.
     this.#o.logger?.info('tasks.run', { task: shortHash(t.taskId), resumed });
     this.#runs.set(t.taskId, run);
+    this.#renewing();
     run
-      .run(t, serve, head)
+      .run(t, serve, head, call)
       .catch((error: unknown) =>
         this.#o.logger?.error('tasks.settle_failed', { taskId: t.taskId, error: String(error) }),
       )
       .finally(() => {
         if (this.#runs.get(t.taskId) === run) this.#runs.delete(t.taskId);
+        if (this.#runs.size === 0) this.#stopRenewing();
       });
+  }
+
+  #renewing(): void {
+    if (this.#renewal !== undefined) return;
+    const every = Math.max(100, Math.floor(this.#o.leaseMs / 3));
+    this.#renewal = setInterval(() => {
+      for (const run of this.#runs.values()) run.renew();
+    }, every);
+    this.#renewal.unref?.();
+  }
+
+  #stopRenewing(): void {
+    if (this.#renewal !== undefined) clearInterval(this.#renewal);
+    this.#renewal = undefined;
   }
 
   async #taskMethod(o: TaskOffer): Promise<Answer> {
@@ -299,7 +322,7 @@ export class TaskService implements TaskHook, LegacyTaskHook {
     try {
       if (o.req.method === 'tasks/get') {
         const t = await store.get(id, owner);
-        return t === undefined ? unknownTask(o) : ok(o, detailedTask(t));
+        return t === undefined ? unknownTask(o) : okJson(o, detailedTaskJson(t));
       }
       if (o.req.method === 'tasks/cancel') {
         const t = await store.cancel(id, owner);
@@ -338,7 +361,7 @@ export class TaskService implements TaskHook, LegacyTaskHook {
     }
     const r = await this.#o.store.answer(id, owner, encoded, this.#runner, this.#o.now() + this.#o.leaseMs);
     if (r === undefined) return unknownTask(o);
-    if (r.resume) this.#start(r.task, o, true);
+    if (r.resume) this.#resume(r.task, o);
     return ok(o, { resultType: 'complete' });
   }
 
@@ -346,12 +369,17 @@ export class TaskService implements TaskHook, LegacyTaskHook {
     if (o.sink.closed) return;
     const headers: Record<string, string> = { 'content-type': 'application/json', ...o.headers };
     if (a.retryAfter !== undefined) headers['retry-after'] = String(a.retryAfter);
-    o.sink.respond(a.status, headers, JSON.stringify(a.body));
+    o.sink.respond(a.status, headers, typeof a.body === 'string' ? a.body : JSON.stringify(a.body));
   }
 }
 
 function ok(o: TaskOffer, result: Record<string, unknown>): Answer {
   return { status: 200, body: { jsonrpc: '2.0', id: o.req.id, result } };
+}
+
+/** A result already serialized (the id is serialized here, as JSON.stringify would). */
+function okJson(o: TaskOffer, result: string): Answer {
+  return { status: 200, body: `{"jsonrpc":"2.0","id":${JSON.stringify(o.req.id)},"result":${result}}` };
 }
 
 function rpcError(o: TaskOffer, status: number, code: number, message: string, data?: unknown): Answer {

@@ -216,3 +216,32 @@ describe('tasks extension, 2026-07-28 era, in memory', () => {
     assert.ok(createTasks() instanceof TaskService);
   });
 });
+
+describe('tasks extension: leases of runs longer than a lease', () => {
+  test('two runs of three leases each stay working (one renewal timer), then complete', async () => {
+    const p = newProbe();
+    const tasks = createTasks({ tools: TASK_TOOLS, leaseMs: 300, pollIntervalMs: 50 });
+    const s = await serve({ createServer: taskServer(p), port: 0, host: '127.0.0.1', keepaliveMs: 0, tasks });
+    try {
+      const a = await createTask(s.url, 'slow', { gate: 'lease-a' }, alice);
+      const b = await createTask(s.url, 'slow', { gate: 'lease-b' }, alice);
+      await until(() => p.gates.has('lease-a') && p.gates.has('lease-b'), 5000, 'both running');
+      // Three lease lengths: without renewals both would read failed (task-owner-lost) by now.
+      await new Promise((r) => setTimeout(r, 900));
+      for (const t of [a, b]) assert.equal((await getTask(s.url, t.taskId, alice)).result.status, 'working');
+      assert.equal(tasks.stats().running, 2);
+      p.gates.get('lease-a')?.();
+      const doneA = await pollTask(s.url, a.taskId, (x) => x.status !== 'working', 5000, alice);
+      assert.equal(doneA.status, 'completed');
+      // b alone, two more lease lengths: the timer keeps renewing while any run remains.
+      await new Promise((r) => setTimeout(r, 600));
+      assert.equal((await getTask(s.url, b.taskId, alice)).result.status, 'working');
+      p.gates.get('lease-b')?.();
+      const doneB = await pollTask(s.url, b.taskId, (x) => x.status !== 'working', 5000, alice);
+      assert.equal(doneB.result.content[0].text, 'done lease-b');
+      await until(() => tasks.stats().running === 0, 5000, 'runs listed until settled');
+    } finally {
+      await s.close();
+    }
+  });
+});

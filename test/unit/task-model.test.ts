@@ -1,0 +1,80 @@
+/**
+ * The task model's wire shapes: `detailedTaskJson` (what `tasks/get` sends, the stored result text
+ * spliced in rather than parsed and re-serialized) is exactly `JSON.stringify(detailedTask(t))` for
+ * every status and field combination, and the ISO times stay right whatever order they are asked in.
+ */
+import assert from 'node:assert/strict';
+import { describe, test } from 'node:test';
+import fc from 'fast-check';
+import { createTaskResult, detailedTask, detailedTaskJson, type TaskRecord } from '../../src/tasks/model.js';
+
+const json = fc.jsonValue().map((v) => JSON.stringify(v));
+const ms = fc.integer({ min: 0, max: 4_102_444_800_000 });
+
+const record: fc.Arbitrary<TaskRecord> = fc.record(
+  {
+    taskId: fc.stringMatching(/^[A-Za-z0-9_-]{16,64}$/),
+    owner: fc.string(),
+    client: fc.string(),
+    status: fc.constantFrom('working', 'input_required', 'completed', 'failed', 'cancelled'),
+    createdAt: ms,
+    lastUpdatedAt: ms,
+    ttlMs: fc.nat(),
+    pollIntervalMs: fc.nat(),
+    statusMessage: fc.string(),
+    partialText: fc.string(),
+    partialTruncated: fc.boolean(),
+    result: fc.oneof(
+      json,
+      fc.object().map((o) => JSON.stringify(o)),
+    ),
+    error: fc.record({ code: fc.integer(), message: fc.string() }, { requiredKeys: ['code', 'message'] }),
+    inputRequests: fc.dictionary(fc.string(), json),
+    call: json,
+  },
+  {
+    requiredKeys: [
+      'taskId',
+      'owner',
+      'client',
+      'status',
+      'createdAt',
+      'lastUpdatedAt',
+      'ttlMs',
+      'pollIntervalMs',
+      'call',
+    ],
+  },
+);
+
+describe('task model wire shapes', () => {
+  test('detailedTaskJson is JSON.stringify(detailedTask) for any record', () => {
+    fc.assert(
+      fc.property(record, (t) => {
+        assert.equal(detailedTaskJson(t), JSON.stringify(detailedTask(t)));
+      }),
+      { numRuns: 2000 },
+    );
+  });
+
+  test('ISO times are right whichever times were asked for before', () => {
+    fc.assert(
+      fc.property(fc.array(fc.tuple(ms, ms), { minLength: 1, maxLength: 20 }), (pairs) => {
+        for (const [a, b] of pairs) {
+          const base = { taskId: 'x'.repeat(16), owner: 'o', client: 'c', status: 'working' as const };
+          const t: TaskRecord = {
+            ...base,
+            createdAt: a,
+            lastUpdatedAt: b,
+            ttlMs: 1,
+            pollIntervalMs: 1,
+            call: '{}',
+          };
+          const r = createTaskResult(t);
+          assert.equal(r['createdAt'], new Date(a).toISOString());
+          assert.equal(r['lastUpdatedAt'], new Date(b).toISOString());
+        }
+      }),
+    );
+  });
+});
