@@ -11,6 +11,11 @@ import { PARTIAL_META_KEY } from '../jsonrpc/meta-keys.js';
 /** What the tool's run produced: its response message, or why there is none. */
 export type Captured =
   | { kind: 'response'; message: Record<string, unknown> }
+  /**
+   * A plain result's JSON text, cut from a JSON answer without parsing it (see `resultOf`): only
+   * for a sink given the request's id, and never for an `input_required` result.
+   */
+  | { kind: 'result'; text: string }
   | { kind: 'aborted' }
   | { kind: 'too-large' }
   | { kind: 'malformed'; status: number };
@@ -20,6 +25,8 @@ export class CaptureSink implements ResponseSink {
   readonly #onProgress: (message: string) => void;
   readonly #onPartial: (delta: string) => void;
   readonly #closeListeners: (() => void)[] = [];
+  /** `{"jsonrpc":"2.0","id":<id>,"result":` when the run's request id is known. */
+  readonly #resultPrefix: string | undefined;
   #buffer = '';
   #closed = false;
   #outcome: Captured | undefined;
@@ -31,7 +38,10 @@ export class CaptureSink implements ResponseSink {
     maxBytes: number,
     onProgress: (message: string) => void,
     onPartial: (delta: string) => void = () => undefined,
+    requestId?: string,
   ) {
+    this.#resultPrefix =
+      requestId === undefined ? undefined : `{"jsonrpc":"2.0","id":${JSON.stringify(requestId)},"result":`;
     this.#maxBytes = maxBytes;
     this.#onProgress = onProgress;
     this.#onPartial = onPartial;
@@ -46,6 +56,8 @@ export class CaptureSink implements ResponseSink {
 
   respond(status: number, _headers: Headers, body: string): void {
     if (this.#closed) return;
+    const text = this.#resultPrefix === undefined ? undefined : resultOf(body, this.#resultPrefix);
+    if (text !== undefined) return this.#finish({ kind: 'result', text });
     const m = parse(body);
     this.#finish(m === undefined ? { kind: 'malformed', status } : { kind: 'response', message: m });
   }
@@ -144,6 +156,19 @@ function partialText(p: Record<string, unknown>): string {
   let out = '';
   for (const b of p['content']) if (isPlainObject(b) && typeof b['text'] === 'string') out += b['text'];
   return out;
+}
+
+/**
+ * The result's text from a JSON answer of the 2026-07-28 era, as `stampResult` builds it (exactly
+ * `jsonrpc`, `id`, `result`, in that order) and `JSON.stringify` writes it: what follows the prefix,
+ * less the closing brace. A task's result is kept as JSON text; cutting it out saves parsing the
+ * answer and serializing the result again. Anything else (an error, a 2025 answer with its keys in
+ * another order, a result that may be `input_required`, which the settlement must read) is parsed.
+ */
+function resultOf(body: string, prefix: string): string | undefined {
+  if (!body.startsWith(prefix) || body.charCodeAt(prefix.length) !== 0x7b /* { */) return undefined;
+  if (!body.endsWith('}}') || body.includes('"resultType":"input_required"', prefix.length)) return undefined;
+  return body.slice(prefix.length, -1);
 }
 
 function parse(text: string): Record<string, unknown> | undefined {

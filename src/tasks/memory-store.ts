@@ -116,10 +116,11 @@ export class MemoryTaskStore implements TaskStore {
       partialTruncated: undefined,
     };
     if (s.message !== undefined) patch.statusMessage = s.message;
-    if (s.status === 'completed') patch.result = s.result;
-    else if (s.status === 'failed') {
-      patch.error = s.error;
-      patch.result = s.result;
+    if (s.status === 'completed' || s.status === 'failed') {
+      // A finished task has no later round: its call text (read only by roundRequest) is let go
+      // while it is young, instead of being kept, copied and counted until the task expires.
+      Object.assign(patch, { call: '', result: s.result });
+      if (s.status === 'failed') patch.error = s.error;
     } else {
       patch.inputRequests = s.inputRequests;
       patch.requestState = s.requestState;

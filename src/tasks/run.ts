@@ -23,6 +23,12 @@ export function settlementOf(c: Captured, maxResultBytes: number): Settlement | 
   if (c.kind === 'malformed') {
     return { status: 'failed', error: internal(`the tool's answer could not be read (HTTP ${c.status})`) };
   }
+  if (c.kind === 'result') {
+    if (c.text.length > maxResultBytes) {
+      return { status: 'failed', error: internal(`the task's result exceeds ${maxResultBytes} bytes`) };
+    }
+    return { status: 'completed', result: c.text };
+  }
   const m = c.message;
   if (isPlainObject(m['error'])) {
     const e = m['error'];
@@ -73,6 +79,11 @@ function internal(message: string): TaskError {
   return { code: JsonRpcCode.InternalError, message: `Internal error: ${message}` };
 }
 
+/** The id of a round's request (the sink knows it, to cut the result out of the answer). */
+function runRequestId(taskId: string): string {
+  return `sluice-task:${taskId}`;
+}
+
 /** The `tools/call` of a round: the stored call, plus the answers and state of an MRTR round. */
 export function roundRequest(t: TaskRecord, call?: Readonly<Record<string, unknown>>): JsonRpcRequest {
   // The first round may take the call's own params (what `t.call` holds as text), copied: only
@@ -91,7 +102,7 @@ export function roundRequest(t: TaskRecord, call?: Readonly<Record<string, unkno
     );
     if (t.requestState !== undefined) params['requestState'] = t.requestState;
   }
-  return { jsonrpc: '2.0', id: `sluice-task:${t.taskId}`, method: 'tools/call', params };
+  return { jsonrpc: '2.0', id: runRequestId(t.taskId), method: 'tools/call', params };
 }
 
 export class TaskRun {
@@ -122,6 +133,7 @@ export class TaskRun {
       o.maxResultBytes + 64 * 1024,
       (m) => this.#onProgress(m),
       (d) => this.#onPartial(d),
+      runRequestId(taskId),
     );
   }
 

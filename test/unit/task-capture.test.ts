@@ -6,6 +6,7 @@
  */
 import assert from 'node:assert/strict';
 import { describe, test } from 'node:test';
+import fc from 'fast-check';
 import { CaptureSink } from '../../src/tasks/capture-sink.js';
 import { MemoryTaskStore } from '../../src/tasks/memory-store.js';
 import { newTaskId, type TaskRecord } from '../../src/tasks/model.js';
@@ -88,6 +89,72 @@ describe('settlementOf', () => {
     assert.equal(settlementOf(response({ id: 1, result: { text: 'x'.repeat(200) } }), 100)?.status, 'failed');
     assert.equal(settlementOf({ kind: 'aborted' }, 100), undefined);
     assert.equal(settlementOf({ kind: 'malformed', status: 500 }, 100)?.status, 'failed');
+  });
+});
+
+describe('CaptureSink with the request id: the result cut from the answer', () => {
+  const settle = (body: string, id?: string): unknown => {
+    const sink = new CaptureSink(
+      1 << 20,
+      () => undefined,
+      () => undefined,
+      id,
+    );
+    sink.respond(200, {}, body);
+    return sink.done.then((c) => ({ kind: c.kind, s: settlementOf(c, 1 << 20) }));
+  };
+  test('settles exactly as parsing would, for any result, error or key order', async () => {
+    const id = 'sluice-task:abc';
+    const result = fc.oneof(
+      fc.dictionary(fc.string(), fc.jsonValue()),
+      fc.record({
+        resultType: fc.constant('input_required'),
+        inputRequests: fc.dictionary(fc.string(), fc.jsonValue()),
+      }),
+      fc.record({ nested: fc.constant({ resultType: 'input_required' }), content: fc.array(fc.jsonValue()) }),
+    );
+    const body = fc.oneof(
+      result.map((r) => JSON.stringify({ jsonrpc: '2.0', id, result: r })),
+      result.map((r) => JSON.stringify({ result: r, jsonrpc: '2.0', id })),
+      fc
+        .record({ code: fc.integer(), message: fc.string() })
+        .map((e) => JSON.stringify({ jsonrpc: '2.0', id, error: e })),
+      result.map((r) => JSON.stringify({ jsonrpc: '2.0', id: 'other', result: r })),
+    );
+    let cut = 0;
+    await fc.assert(
+      fc.asyncProperty(body, async (b) => {
+        const fast = (await settle(b, id)) as { kind: string; s: unknown };
+        const parsed = (await settle(b)) as { kind: string; s: unknown };
+        if (fast.kind === 'result') cut++;
+        assert.deepEqual(fast.s, parsed.s);
+      }),
+      { numRuns: 1000 },
+    );
+    // One body shape in four and one result shape in three take the cut (about 1 in 12).
+    assert.ok(cut > 30, `the cut path was taken (${cut} of 1000)`);
+  });
+
+  test('an input_required result, even one whose text only looks like it, is read in full', async () => {
+    const id = 'sluice-task:x';
+    const ir = { resultType: 'input_required', inputRequests: { a: { method: 'elicitation/create' } } };
+    const r = (await settle(JSON.stringify({ jsonrpc: '2.0', id, result: ir }), id)) as {
+      kind: string;
+      s: { status: string };
+    };
+    assert.equal(r.kind, 'response');
+    assert.equal(r.s.status, 'input_required');
+    const big = (await (async () => {
+      const sink = new CaptureSink(
+        1 << 20,
+        () => undefined,
+        () => undefined,
+        id,
+      );
+      sink.respond(200, {}, JSON.stringify({ jsonrpc: '2.0', id, result: { text: 'x'.repeat(100) } }));
+      return settlementOf(await sink.done, 50);
+    })()) as { status: string };
+    assert.equal(big.status, 'failed', 'the result bound applies to the cut text');
   });
 });
 
