@@ -62,7 +62,8 @@ export class MemoryTaskStore implements TaskStore {
     this.#expire();
     const mine = this.#unfinished.get(t.client);
     // Reading each applies TTL and lease lapse first: a task whose runner died frees its slot.
-    if (mine !== undefined) for (const id of [...mine]) this.#live(id);
+    // (A Set may lose entries while it is iterated: #live drops expired and lapsed ones.)
+    if (mine !== undefined) for (const id of mine) this.#live(id);
     if ((mine?.size ?? 0) >= maxLivePerClient) return 'client-limit';
     const bytes = recordBytes(t);
     if (!this.#makeRoom(bytes)) return 'store-full';
@@ -274,13 +275,16 @@ export class MemoryTaskStore implements TaskStore {
 
   /** Evicts the oldest finished tasks until `bytes` more fit; false when live tasks fill it. */
   #makeRoom(bytes: number): boolean {
-    const fits = () => this.#tasks.size < this.#maxTasks && this.#bytes + bytes <= this.#maxBytes;
-    if (fits()) return true;
+    if (this.#fits(bytes)) return true;
     for (const [id, e] of this.#tasks) {
       if (!isTerminal(e.t.status)) continue;
       this.#drop(id);
-      if (fits()) return true;
+      if (this.#fits(bytes)) return true;
     }
     return false;
+  }
+
+  #fits(bytes: number): boolean {
+    return this.#tasks.size < this.#maxTasks && this.#bytes + bytes <= this.#maxBytes;
   }
 }

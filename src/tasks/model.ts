@@ -93,7 +93,7 @@ export interface NewTask {
 
 /** A fresh `working` task with a new id, leased to the instance that runs it. */
 export function newWorkingTask(n: NewTask): TaskRecord {
-  return {
+  const t: TaskRecord = {
     taskId: newTaskId(),
     owner: n.owner,
     client: n.client,
@@ -103,10 +103,10 @@ export function newWorkingTask(n: NewTask): TaskRecord {
     ttlMs: n.ttlMs,
     pollIntervalMs: n.pollIntervalMs,
     call: n.call,
-    ...(n.paramHeaders === undefined ? {} : { paramHeaders: n.paramHeaders }),
     leaseOwner: n.runner,
     leaseUntil: n.now + n.leaseMs,
   };
+  return n.paramHeaders === undefined ? t : { ...t, paramHeaders: n.paramHeaders };
 }
 
 /** What a task id looks like; anything else is not looked up at all. */

@@ -67,12 +67,16 @@ export function paramHead(t: TaskRecord): RequestHead {
 export function paramHeadersOf(
   raw: Readonly<Record<string, string | string[] | undefined>>,
 ): string | undefined {
-  const out: Record<string, string> = {};
-  for (const [name, v] of Object.entries(raw)) {
-    if (!name.toLowerCase().startsWith('mcp-param-') || v === undefined) continue;
-    out[name.toLowerCase()] = Array.isArray(v) ? v.join(', ') : v;
+  let out: Record<string, string> | undefined;
+  // for...in, not Object.entries: no array per header on every task creation.
+  for (const key in raw) {
+    const v = raw[key];
+    const name = key.toLowerCase();
+    if (v === undefined || !name.startsWith('mcp-param-')) continue;
+    out ??= {};
+    out[name] = Array.isArray(v) ? v.join(', ') : v;
   }
-  return Object.keys(out).length === 0 ? undefined : JSON.stringify(out);
+  return out === undefined ? undefined : JSON.stringify(out);
 }
 
 function internal(message: string): TaskError {
