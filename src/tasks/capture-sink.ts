@@ -57,7 +57,10 @@ export class CaptureSink implements ResponseSink {
   respond(status: number, _headers: Headers, body: string): void {
     if (this.#closed) return;
     const text = this.#resultPrefix === undefined ? undefined : resultOf(body, this.#resultPrefix);
-    if (text !== undefined) return this.#finish({ kind: 'result', text });
+    if (text !== undefined) {
+      this.#finish({ kind: 'result', text });
+      return;
+    }
     const m = parse(body);
     this.#finish(m === undefined ? { kind: 'malformed', status } : { kind: 'response', message: m });
   }
