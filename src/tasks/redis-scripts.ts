@@ -124,13 +124,14 @@ return {1, redis.call('HGETALL', k)}
 
 /**
  * On an owner's ZSET of task ids, scored by when each expires (createdAt + ttl): drops the expired
- * ones and adds one. ARGV: now, taskId, expiresAt, ttlMs.
+ * ones and adds one (NX: an id already listed keeps its score). ARGV: now, taskId, expiresAt,
+ * ttlMs. 1 when it added the id.
  */
 export const OWN = new Script(`${PRELUDE}
 redis.call('ZREMRANGEBYSCORE', k, '-inf', ARGV[1])
-redis.call('ZADD', k, ARGV[3], ARGV[2])
+local added = redis.call('ZADD', k, 'NX', ARGV[3], ARGV[2])
 if redis.call('PTTL', k) < tonumber(ARGV[4]) then redis.call('PEXPIRE', k, ARGV[4]) end
-return 1
+return added
 `);
 
 /**

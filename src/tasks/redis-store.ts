@@ -175,17 +175,22 @@ export class RedisTaskStore implements TaskStore {
       ...(t.paramHeaders === undefined ? [] : ['ph', t.paramHeaders]),
       ...(t.leaseOwner === undefined ? [] : ['lo', t.leaseOwner, 'lu', String(t.leaseUntil ?? 0)]),
     ];
-    const created = await CREATE.run(this.#link, [keys.task(t.taskId)], [now, String(t.ttlMs), ...fields]);
+    // The task and its place in the owner's list are written at once (two slots in a Redis
+    // Cluster, so two scripts, but one round trip of waiting): a list entry whose task was not
+    // created is removed again, and `list` skips an entry without its task in the meantime.
+    const ownerKey = keys.ownerTasks(clientHash(t.owner));
+    const [created, listed] = await Promise.all([
+      CREATE.run(this.#link, [keys.task(t.taskId)], [now, String(t.ttlMs), ...fields]),
+      OWN.run(this.#link, [ownerKey], [now, t.taskId, String(t.createdAt + t.ttlMs), String(t.ttlMs)]),
+    ]);
     if (created !== 1) {
-      await this.#link.send(['ZREM', clientKey, t.taskId]);
+      // Only the entries this call added: an id already taken keeps its own.
+      await Promise.all([
+        this.#link.send(['ZREM', clientKey, t.taskId]),
+        ...(listed === 1 ? [this.#link.send(['ZREM', ownerKey, t.taskId])] : []),
+      ]);
       return 'store-full';
     }
-    const expires = t.createdAt + t.ttlMs;
-    await OWN.run(
-      this.#link,
-      [keys.ownerTasks(clientHash(t.owner))],
-      [now, t.taskId, String(expires), String(t.ttlMs)],
-    );
     return 'created';
   }
 

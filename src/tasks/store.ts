@@ -95,9 +95,14 @@ export function recordBytes(t: TaskRecord): number {
     (t.statusMessage?.length ?? 0) +
     (t.partialText?.length ?? 0);
   if (t.error !== undefined) n += JSON.stringify(t.error).length;
-  for (const m of [t.inputRequests, t.inputResponses]) {
-    if (m === undefined) continue;
-    for (const [k, v] of Object.entries(m)) n += k.length + v.length;
-  }
+  // Counted on every store write: no array or entry pairs allocated for records without inputs.
+  if (t.inputRequests !== undefined) n += textMapBytes(t.inputRequests);
+  if (t.inputResponses !== undefined) n += textMapBytes(t.inputResponses);
   return n + (t.requestState?.length ?? 0) + 256;
+}
+
+function textMapBytes(m: Record<string, string>): number {
+  let n = 0;
+  for (const k in m) n += k.length + (m[k] as string).length;
+  return n;
 }

@@ -238,6 +238,25 @@ describe('TaskStore on Redis', () => {
     return { store: await make(), peer: await make() };
   });
 
+  test('an id already taken is refused and leaves the first task listed', async () => {
+    if (redis === undefined) throw new Error('redis did not start');
+    const link = await connectNodeRedis({ url: redis.url, commandTimeoutMs: 2000 });
+    links.push(link);
+    const store = new RedisTaskStore(link);
+    const clock = new Clock();
+    clock.t = Date.now();
+    const owner = `p:${newTaskId()}`;
+    const a = record(clock, { owner });
+    assert.equal(await store.create(a, 5), 'created');
+    // The task and its list entry are written at once: the refused second write removes only what
+    // it added itself.
+    assert.equal(await store.create({ ...a, call: '{"name":"other"}' }, 5), 'store-full');
+    assert.deepEqual(
+      (await store.list(owner, undefined, 10))?.tasks.map((t) => [t.taskId, t.call]),
+      [[a.taskId, a.call]],
+    );
+  });
+
   test('a task expires with its TTL; its HASH has one hash tag', async () => {
     if (redis === undefined) throw new Error('redis did not start');
     const link = await connectNodeRedis({ url: redis.url, commandTimeoutMs: 2000 });
