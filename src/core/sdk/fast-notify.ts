@@ -17,7 +17,8 @@
  *   the call). Notifications after the request finished go where they went before (routing decides).
  *   Progress, the one notification a tool sends per unit of work, is serialized without the message
  *   object (the notification's own JSON with `"jsonrpc":"2.0"` appended, which is the message's JSON
- *   when the notification is a plain object: `plain`) and handed to the target's `routeProgress`,
+ *   when the notification is a plain object: `plain`; the common shape is put together from pieces
+ *   without a generic stringify, progress-json.ts) and handed to the target's `routeProgress`,
  *   which does what `route` does with that message.
  * A request that belongs to a task (`extra.taskId`: the SDK queues its notifications for
  * `tasks/result`) keeps the SDK's function. The shape relied on is checked once: a v1 Protocol whose
@@ -28,6 +29,7 @@
  */
 import { coalesceKeyOf } from '../../jsonrpc/partial.js';
 import type { BridgeTransport } from './bridge-transport.js';
+import { ProgressJson } from './progress-json.js';
 
 type Handler = (request: unknown, extra: unknown) => unknown;
 
@@ -161,13 +163,21 @@ function fasten(p: V1Protocol, t: BridgeTransport, extra: RequestExtra): void {
     return;
   // One options object per request: the transport only reads it.
   const options = Object.freeze({ relatedRequestId: id });
+  // Made on the request's first progress: most requests send none.
+  let pj: ProgressJson | undefined;
   const fast: Notify = (notification) => {
     if (signal.aborted) return SENT;
     if (p._transport !== t) return (original as Notify)(notification);
     try {
       p.assertNotificationCapability(notification.method);
       if (notification.method === 'notifications/progress' && plain(notification)) {
-        const sent = t.sendProgress(serialized(notification), coalesceKeyOf(notification as never), id);
+        // The common shape without a generic stringify (progress-json.ts), else the generic way.
+        pj ??= new ProgressJson();
+        const json = pj.json(notification);
+        const sent =
+          json !== undefined
+            ? t.sendProgress(json, pj.key, id)
+            : t.sendProgress(serialized(notification), coalesceKeyOf(notification as never), id);
         if (sent !== false) return sent;
       }
       return t.send({ ...notification, jsonrpc: '2.0' } as never, options);
