@@ -1,13 +1,13 @@
 /**
- * The progress serializer of the direct `sendNotification` (core/sdk/progress-json.ts): whatever it
- * handles it writes exactly as `JSON.stringify({ ...n, jsonrpc: '2.0' })` (the SDK's message) and
+ * The progress serializer of the direct `sendNotification` (jsonrpc/progress-json.ts): whatever it
+ * handles it writes (and its parts render again) exactly as `JSON.stringify({ ...n, jsonrpc: '2.0' })` (the SDK's message) and
  * with `coalesceKeyOf`'s key; the common shape is handled; other shapes are left to the generic path.
  */
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
 import fc from 'fast-check';
-import { ProgressJson } from '../../src/core/sdk/progress-json.js';
 import { coalesceKeyOf } from '../../src/jsonrpc/partial.js';
+import { ProgressJson } from '../../src/jsonrpc/progress-json.js';
 
 const sdkText = (n: object): string => JSON.stringify({ ...n, jsonrpc: '2.0' });
 const sdkKey = (n: object): string | undefined => coalesceKeyOf({ ...n, jsonrpc: '2.0' } as never);
@@ -61,10 +61,13 @@ const commonParams = fc
   );
 
 function check(pj: ProgressJson, n: object): boolean {
-  const json = pj.json(n);
-  if (json === undefined) return false;
-  assert.equal(json, sdkText(n));
-  assert.equal(pj.key, sdkKey(n));
+  const e = pj.read(n);
+  if (e === undefined) return false;
+  const text = sdkText(n);
+  assert.equal(e.json, text);
+  assert.equal(e.key, sdkKey(n));
+  // The parts render the same text again (what a replay store keeps, events/progress-run.ts).
+  assert.equal(e.layout.text(e.a, e.b, e.c), text);
   return true;
 }
 
@@ -88,11 +91,18 @@ test('one request serializer over a sequence (token and message kept between eve
       ),
       (events) => {
         const pj = new ProgressJson();
-        for (const [progressToken, progress, message] of events)
-          check(pj, {
+        let last: { token: unknown; layout: unknown } | undefined;
+        for (const [progressToken, progress, message] of events) {
+          const n = {
             method: 'notifications/progress',
             params: { progressToken, progress, total: 9, message },
-          });
+          };
+          assert.equal(check(pj, n), true);
+          const layout = pj.read(n)?.layout;
+          // One layout object while the keys and the token stay the same (a run's test of continuity).
+          if (last !== undefined) assert.equal(layout === last.layout, progressToken === last.token);
+          last = { token: progressToken, layout };
+        }
       },
     ),
     { numRuns: 500 },
@@ -132,14 +142,14 @@ test('shapes left to the generic path', () => {
     ['bigint', progress({ progressToken: 1, progress: 1n })],
     ['object value', progress({ progressToken: 1, progress: 1, message: { a: 1 } })],
   ];
-  for (const [what, n] of refused) assert.equal(pj.json(n), undefined, what);
+  for (const [what, n] of refused) assert.equal(pj.read(n), undefined, what);
   // Getters are read like data (JSON.stringify reads them too).
   const p = { progressToken: 't', progress: 2 };
   Object.defineProperty(p, 'total', { get: () => 5, enumerable: true });
   const n = progress(p);
-  assert.equal(pj.json(n), sdkText(n));
+  assert.equal(pj.read(n)?.json, sdkText(n));
   // A non-enumerable field is left out, as JSON leaves it out.
   const q = { progressToken: 't', progress: 2 };
   Object.defineProperty(q, 'total', { value: 5, enumerable: false });
-  assert.equal(pj.json(progress(q)), sdkText(progress(q)));
+  assert.equal(pj.read(progress(q))?.json, sdkText(progress(q)));
 });

@@ -18,8 +18,9 @@
  *   Progress, the one notification a tool sends per unit of work, is serialized without the message
  *   object (the notification's own JSON with `"jsonrpc":"2.0"` appended, which is the message's JSON
  *   when the notification is a plain object: `plain`; the common shape is put together from pieces
- *   without a generic stringify, progress-json.ts) and handed to the target's `routeProgress`,
- *   which does what `route` does with that message.
+ *   without a generic stringify, jsonrpc/progress-json.ts, whose parts go along for the replay store
+ *   to keep as a run of values) and handed to the target's `routeProgress`, which does what `route`
+ *   does with that message.
  * A request that belongs to a task (`extra.taskId`: the SDK queues its notifications for
  * `tasks/result`) keeps the SDK's function. The shape relied on is checked once: a v1 Protocol whose
  * `notification` is the base class's own (a subclass that overrides it keeps its override), with a
@@ -28,8 +29,8 @@
  * not repeat, so they always take the SDK path.
  */
 import { coalesceKeyOf } from '../../jsonrpc/partial.js';
+import { ProgressJson } from '../../jsonrpc/progress-json.js';
 import type { BridgeTransport } from './bridge-transport.js';
-import { ProgressJson } from './progress-json.js';
 
 type Handler = (request: unknown, extra: unknown) => unknown;
 
@@ -171,12 +172,12 @@ function fasten(p: V1Protocol, t: BridgeTransport, extra: RequestExtra): void {
     try {
       p.assertNotificationCapability(notification.method);
       if (notification.method === 'notifications/progress' && plain(notification)) {
-        // The common shape without a generic stringify (progress-json.ts), else the generic way.
+        // The common shape without a generic stringify; its parts let the replay store keep a run.
         pj ??= new ProgressJson();
-        const json = pj.json(notification);
+        const e = pj.read(notification);
         const sent =
-          json !== undefined
-            ? t.sendProgress(json, pj.key, id)
+          e !== undefined
+            ? t.sendProgress(e.json, e.key, id, e)
             : t.sendProgress(serialized(notification), coalesceKeyOf(notification as never), id);
         if (sent !== false) return sent;
       }
