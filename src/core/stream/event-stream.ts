@@ -156,9 +156,8 @@ export class EventStream {
   }
 
   /**
-   * Sends one serialized JSON-RPC message (a progress notification may come with its `parts`, for
-   * the replay store: event-log.ts). Returns a promise when the producer should wait for room
-   * (backpressure); undefined when it may go on at once.
+   * Sends one serialized JSON-RPC message (progress may bring its `parts` for the store: event-log.ts).
+   * Returns a promise when the producer should wait for room (backpressure); undefined when it may go on.
    */
   send(json: string, key?: string, urgent?: boolean, parts?: ProgressEvent): Promise<void> | undefined {
     const frame = this.#log.frame(json, undefined, parts);
