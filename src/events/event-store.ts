@@ -8,6 +8,7 @@
  * (Redis) fits without changing callers; the in-memory store answers synchronously.
  */
 
+import type { ProgressEvent } from '../jsonrpc/progress-json.js';
 import type { StoredDelta } from './partial-run.js';
 
 export interface StoredEvent {
@@ -19,6 +20,12 @@ export interface StoredEvent {
    * one entry that replays from any id inside it (events/partial-run.ts). Others store `frame`.
    */
   partial?: StoredDelta | undefined;
+  /**
+   * Set when the event is a progress notification whose JSON text is `progress.json`, as layout
+   * and values: a store may keep consecutive ones as one run of values (events/progress-run.ts)
+   * that renders `frame` again. Others store `frame`.
+   */
+  progress?: ProgressEvent | undefined;
 }
 
 export type ReplayResult =

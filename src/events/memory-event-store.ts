@@ -17,7 +17,8 @@
  *
  * Partial output is stored in runs (events/partial-run.ts): consecutive deltas of a request form one
  * entry bounded by bytes, so a long generation's thousands of small deltas do not overrun the count
- * bound. And a stream's bounds follow its measured rate: guessed limits fit the 20 events/s above,
+ * bound. Progress notifications that come with their parts (jsonrpc/progress-json.ts) are stored
+ * in runs of values (events/progress-run.ts), for the same reason and for the collector's sake. And a stream's bounds follow its measured rate: guessed limits fit the 20 events/s above,
  * not a tool flooding deltas at full speed while socket and proxy buffers hold megabytes the client
  * has not read. Each stream's bounds grow to what it produces at its peak rate (flow/rate-meter.ts)
  * during `limits.tolerableDisconnectMs` (30 s), never below `limits` and never above a quarter of
@@ -26,8 +27,10 @@
  */
 import { RateMeter } from '../flow/rate-meter.js';
 import { RingBuffer, type RingLimits } from '../flow/ring-buffer.js';
+import type { ProgressEvent } from '../jsonrpc/progress-json.js';
 import type { EventStore, ReplayResult, StoredEvent } from './event-store.js';
 import { PartialRun, RUN_OVERHEAD_BYTES } from './partial-run.js';
+import { ProgressRun } from './progress-run.js';
 
 /**
  * Per-stream bounds: the ring's, and the disconnect (ms) a stream's bounds are sized to cover at
@@ -53,7 +56,7 @@ export const DEFAULT_REPLAY_BUDGET = {
 interface StreamLog {
   readonly sessionId: string;
   readonly streamId: number;
-  readonly ring: RingBuffer<string | PartialRun>;
+  readonly ring: RingBuffer<string | PartialRun | ProgressRun>;
   /** This stream's bounds: the configured ones, raised to its measured rate (see the file comment). */
   readonly limits: RingLimits;
   readonly rate: RateMeter;
@@ -72,6 +75,16 @@ export interface MemoryEventStoreOptions {
   now?: () => number;
   /** How often expired entries and finished streams are swept. @defaultValue 10_000 ms */
   sweepMs?: number;
+}
+
+/**
+ * `s`, stored by V8 as one flat string (reading a character flattens a concatenation in place): a
+ * kept frame holds about half the heap that way (the stream's log leaves a progress frame, which
+ * it expects kept as values, to the store).
+ */
+function flat(s: string): string {
+  s.charCodeAt(0);
+  return s;
 }
 
 export interface EventStoreStats {
@@ -123,6 +136,7 @@ export class MemoryEventStore implements EventStore {
     const before = log.ring.bytes;
     const now = this.#now();
     const d = event.partial;
+    const pe = event.progress;
     const tail = log.ring.tail;
     let added: number;
     if (d !== undefined && tail instanceof PartialRun && tail.continues(event.seq, d)) {
@@ -134,8 +148,11 @@ export class MemoryEventStore implements EventStore {
       log.ring.push(event.seq, run, added, now);
     } else {
       // Frames are ASCII-dominated; string length is a close, allocation-free proxy for bytes.
+      // A progress frame kept as values counts the same bytes (events/progress-run.ts).
       added = event.frame.length;
-      log.ring.push(event.seq, event.frame, added, now);
+      const run = pe === undefined ? undefined : this.#progressRun(tail, event.seq, pe, event.frame, now);
+      if (run !== undefined && run === tail) log.ring.growTail(event.seq, added, now);
+      else log.ring.push(event.seq, run ?? flat(event.frame), added, now);
     }
     log.rate.note(d === undefined ? added : d.escaped.length + RUN_OVERHEAD_BYTES, now);
     this.#size(log);
@@ -157,7 +174,7 @@ export class MemoryEventStore implements EventStore {
     this.#expire(log, now);
     // The first event still held: a run covers events from its first seq on.
     const head = log.ring.head;
-    const first = head instanceof PartialRun ? head.firstSeq : log.ring.firstSeq;
+    const first = head === undefined || typeof head === 'string' ? log.ring.firstSeq : head.firstSeq;
     // Entries seq <= afterSeq were delivered; a gap exists if the first retained one is beyond afterSeq+1.
     const gap = first === undefined ? afterSeq < log.lastSeq : first > afterSeq + 1;
     if (gap && options?.allowGap !== true) return { status: 'evicted' };
@@ -243,6 +260,24 @@ export class MemoryEventStore implements EventStore {
     this.#disarm();
   }
 
+  /**
+   * The run that keeps progress event `seq` (its frame `frame`): the tail when it continues it (the
+   * event is already in it), else a new one; undefined when the frame is kept as text.
+   */
+  #progressRun(
+    tail: string | PartialRun | ProgressRun | undefined,
+    seq: number,
+    e: ProgressEvent,
+    frame: string,
+    now: number,
+  ): ProgressRun | undefined {
+    if (tail instanceof ProgressRun && tail.continues(seq, e, now)) {
+      tail.extend(seq, e, frame.length);
+      return tail;
+    }
+    return ProgressRun.start(seq, e, frame, now);
+  }
+
   #open(sessionId: string, streamId: number): StreamLog {
     let streams = this.#sessions.get(sessionId);
     if (streams === undefined) {
@@ -256,7 +291,7 @@ export class MemoryEventStore implements EventStore {
       log = {
         sessionId,
         streamId,
-        ring: new RingBuffer<string | PartialRun>(limits),
+        ring: new RingBuffer<string | PartialRun | ProgressRun>(limits),
         limits,
         rate: new RateMeter(),
         lastSeq: 0,

@@ -85,6 +85,20 @@ function build(seen: Seen, logging: boolean): McpServer {
         params: { progressToken, progress: 8 },
       }),
     );
+    // The common shape, written from pieces (core/sdk/progress-json.ts): other key orders, values
+    // JSON writes its own way (NaN, -0, 1e21, undefined, a lone surrogate), another token's type.
+    await send({
+      method: 'notifications/progress',
+      params: { total: 1e21, message: '\ud800"\n', progress: 9, progressToken },
+    });
+    await send({
+      method: 'notifications/progress',
+      params: { progressToken, progress: Number.NaN, total: undefined, message: '' },
+    });
+    await send({
+      method: 'notifications/progress',
+      params: { progressToken: 42, progress: -0, total: Number.POSITIVE_INFINITY },
+    });
     return { content: [{ type: 'text', text: 'odd done' }] };
   });
   server.registerTool('keep', { inputSchema: {} }, async (_args, extra) => {

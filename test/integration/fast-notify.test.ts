@@ -61,7 +61,26 @@ describe('the direct sendNotification', () => {
     assert.match(fast, /^id: TAG\.1\.1$/m, 'ids count from the stream start');
   });
 
-  test('progress of unusual shapes (key order, own jsonrpc, toJSON, extra keys, a prototype) leaves as the SDK sends it', async () => {
+  test('a resume from any id of a progress flood replays the frames that followed, byte for byte', async () => {
+    const s = new RawSession(servers.fast.srv.url);
+    await s.init();
+    const reply = await s.post(toolCall('notes', { n: 400, text: 'flood' }, 21, 'tf'));
+    assert.equal(reply.status, 200);
+    const frames = reply.text.split('\n\n').filter((f) => f.startsWith('id: '));
+    // Priming event, 400 progress, 1 log message, the response.
+    assert.equal(frames.length, 403);
+    for (const k of [0, 1, 2, 3, 4, 200, 401, 402]) {
+      const id = /^id: (\S+)/.exec(frames[k] ?? '')?.[1] ?? '';
+      const resumed = await s.get({ 'last-event-id': id });
+      assert.equal(resumed.status, 200);
+      await resumed.finished(5_000, `resume after frame ${k}`);
+      const again = resumed.text.split('\n\n').filter((f) => f.startsWith('id: ') && !f.endsWith('data: '));
+      assert.deepEqual(again, frames.slice(k + 1), `after frame ${k}`);
+    }
+    await s.delete();
+  });
+
+  test('progress of unusual shapes (key order, own jsonrpc, toJSON, extra keys, a prototype, values JSON writes its own way) leaves as the SDK sends it', async () => {
     const bodies: string[] = [];
     for (const name of ['fast', 'sdk'] as const) {
       const s = new RawSession(servers[name].srv.url);
@@ -73,7 +92,7 @@ describe('the direct sendNotification', () => {
     }
     assert.equal(servers.fast.seen.kinds.at(-1), 'Function');
     assert.equal(bodies[0], bodies[1]);
-    assert.equal((bodies[0]?.match(/notifications\/progress/g) ?? []).length, 8);
+    assert.equal((bodies[0]?.match(/notifications\/progress/g) ?? []).length, 11);
   });
 
   test('the capability check still holds: notifications/message without logging is refused alike', async () => {

@@ -18,6 +18,7 @@
 
 import type { PartialFrame } from '../../flow/partial-frame.js';
 import type { RequestId } from '../../jsonrpc/message.js';
+import type { ProgressEvent } from '../../jsonrpc/progress-json.js';
 import { Answer } from '../answer/answer.js';
 import { type Refusal, sendRefusal } from '../pipeline/refusal.js';
 import type { Policy } from '../pipeline/route.js';
@@ -137,10 +138,14 @@ export class Exchange {
    * A notification or request related to this exchange. Returns 'nostream' when this exchange
    * cannot carry it (json policy, or its client is gone without a stream to resume).
    */
-  related(json: string, key: string | undefined): Promise<void> | undefined | 'nostream' {
+  related(
+    json: string,
+    key: string | undefined,
+    parts?: ProgressEvent,
+  ): Promise<void> | undefined | 'nostream' {
     const stream = this.#answer.carrier();
     // Related messages are urgent: the first one flushes the stream's opening bytes with it.
-    return stream === undefined ? 'nostream' : stream.send(json, key, true);
+    return stream === undefined ? 'nostream' : stream.send(json, key, true, parts);
   }
 
   /** Partial output of one of this exchange's requests (see related()). */

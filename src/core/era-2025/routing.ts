@@ -14,6 +14,7 @@ import type { PartialFrame } from '../../flow/partial-frame.js';
 import { JsonRpcCode } from '../../jsonrpc/codes.js';
 import { errorResponse, type JsonRpcMessage, type RequestId } from '../../jsonrpc/message.js';
 import { coalesceKeyOf } from '../../jsonrpc/partial.js';
+import type { ProgressEvent } from '../../jsonrpc/progress-json.js';
 import { type ChangeEvent, changeOf } from '../change-bus.js';
 import type { Counters } from '../observe/counters.js';
 import type { ResolvedOptions } from '../options.js';
@@ -125,13 +126,14 @@ export abstract class SessionRouting<D extends RoutingDeps> implements BridgeTar
     related: RequestId,
     json: string,
     key: string | undefined,
+    parts?: ProgressEvent,
   ): Promise<void> | undefined | 'nostream' {
     const ex = this.inflightById?.get(related);
-    const r = ex === undefined ? 'nostream' : ex.related(json, key);
+    const r = ex === undefined ? 'nostream' : ex.related(json, key, parts);
     if (r !== 'nostream') return r;
     const s = this.#usableStandalone();
     if (s === undefined) return 'nostream';
-    const wait = s.send(json, key);
+    const wait = s.send(json, key, undefined, parts);
     ex?.relatedVia(s.seq, json.length, this.deps.options.now());
     return wait;
   }
@@ -162,11 +164,17 @@ export abstract class SessionRouting<D extends RoutingDeps> implements BridgeTar
 
   /**
    * A serialized related `notifications/progress` (BridgeTarget): what `route` does with one — no
-   * list change, no cancellation, not a request — from the related request's stream on.
+   * list change, no cancellation, not a request — from the related request's stream on. `parts`:
+   * the same text as layout and values, for the replay store (jsonrpc/progress-json.ts).
    */
-  routeProgress(related: RequestId, json: string, key: string | undefined): Promise<void> | undefined {
+  routeProgress(
+    related: RequestId,
+    json: string,
+    key: string | undefined,
+    parts?: ProgressEvent,
+  ): Promise<void> | undefined {
     if (this.ended) return undefined;
-    const r = this.routeRelated(related, json, key);
+    const r = this.routeRelated(related, json, key, parts);
     if (r !== 'nostream') return r;
     this.deps.counters.undeliverable++;
     return this.deps.pacer.wait();

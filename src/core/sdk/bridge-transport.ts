@@ -8,6 +8,7 @@
 import type { Transport, TransportSendOptions } from '@modelcontextprotocol/sdk/shared/transport.js';
 import type { JSONRPCMessage, MessageExtraInfo } from '@modelcontextprotocol/sdk/types.js';
 import type { JsonRpcMessage, RequestId } from '../../jsonrpc/message.js';
+import type { ProgressEvent } from '../../jsonrpc/progress-json.js';
 import type { CancelCause, Operation } from '../observe/operation.js';
 import type { OperationHost } from '../observe/operations.js';
 
@@ -16,9 +17,16 @@ export interface BridgeTarget {
   /**
    * A `notifications/progress` related to request `related`, already serialized (`json`, with its
    * coalescing `key`): what `route` does with that message, without the message object
-   * (fast-notify.ts). Optional: a target without it gets the message through `route`.
+   * (fast-notify.ts). `parts`, when given, is that text as layout and values (its `json` is
+   * `json`): a replay store may keep those instead of the frame. Optional: a target without it gets
+   * the message through `route`.
    */
-  routeProgress?(related: RequestId, json: string, key: string | undefined): Promise<void> | undefined;
+  routeProgress?(
+    related: RequestId,
+    json: string,
+    key: string | undefined,
+    parts?: ProgressEvent,
+  ): Promise<void> | undefined;
   /** The SDK closed its side (server.close()). */
   closedBySdk(): void;
 }
@@ -54,11 +62,16 @@ export class BridgeTransport implements Transport, OperationHost {
    * A serialized `notifications/progress` related to request `related` (see BridgeTarget
    * `routeProgress`); false when the target takes messages only through `route` (send it then).
    */
-  sendProgress(json: string, key: string | undefined, related: RequestId): Promise<void> | false {
+  sendProgress(
+    json: string,
+    key: string | undefined,
+    related: RequestId,
+    parts?: ProgressEvent,
+  ): Promise<void> | false {
     if (this.#closed) return SENT;
     const t = this.#target;
     if (t.routeProgress === undefined) return false;
-    return t.routeProgress(related, json, key) ?? SENT;
+    return t.routeProgress(related, json, key, parts) ?? SENT;
   }
 
   async close(): Promise<void> {

@@ -17,8 +17,10 @@
  *   the call). Notifications after the request finished go where they went before (routing decides).
  *   Progress, the one notification a tool sends per unit of work, is serialized without the message
  *   object (the notification's own JSON with `"jsonrpc":"2.0"` appended, which is the message's JSON
- *   when the notification is a plain object: `plain`) and handed to the target's `routeProgress`,
- *   which does what `route` does with that message.
+ *   when the notification is a plain object: `plain`; the common shape is put together from pieces
+ *   without a generic stringify, jsonrpc/progress-json.ts, whose parts go along for the replay store
+ *   to keep as a run of values) and handed to the target's `routeProgress`, which does what `route`
+ *   does with that message.
  * A request that belongs to a task (`extra.taskId`: the SDK queues its notifications for
  * `tasks/result`) keeps the SDK's function. The shape relied on is checked once: a v1 Protocol whose
  * `notification` is the base class's own (a subclass that overrides it keeps its override), with a
@@ -27,6 +29,7 @@
  * not repeat, so they always take the SDK path.
  */
 import { coalesceKeyOf } from '../../jsonrpc/partial.js';
+import { ProgressJson } from '../../jsonrpc/progress-json.js';
 import type { BridgeTransport } from './bridge-transport.js';
 
 type Handler = (request: unknown, extra: unknown) => unknown;
@@ -161,13 +164,21 @@ function fasten(p: V1Protocol, t: BridgeTransport, extra: RequestExtra): void {
     return;
   // One options object per request: the transport only reads it.
   const options = Object.freeze({ relatedRequestId: id });
+  // Made on the request's first progress: most requests send none.
+  let pj: ProgressJson | undefined;
   const fast: Notify = (notification) => {
     if (signal.aborted) return SENT;
     if (p._transport !== t) return (original as Notify)(notification);
     try {
       p.assertNotificationCapability(notification.method);
       if (notification.method === 'notifications/progress' && plain(notification)) {
-        const sent = t.sendProgress(serialized(notification), coalesceKeyOf(notification as never), id);
+        // The common shape without a generic stringify; its parts let the replay store keep a run.
+        pj ??= new ProgressJson();
+        const e = pj.read(notification);
+        const sent =
+          e !== undefined
+            ? t.sendProgress(e.json, e.key, id, e)
+            : t.sendProgress(serialized(notification), coalesceKeyOf(notification as never), id);
         if (sent !== false) return sent;
       }
       return t.send({ ...notification, jsonrpc: '2.0' } as never, options);

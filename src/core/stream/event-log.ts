@@ -6,6 +6,7 @@
  */
 import type { ReplayResult } from '../../events/event-store.js';
 import type { PartialFrame } from '../../flow/partial-frame.js';
+import type { ProgressEvent } from '../../jsonrpc/progress-json.js';
 import { encodeJsonFrame } from '../../sse/encode.js';
 import { encodeSeq, eventIdPrefix } from '../../sse/event-id.js';
 import { storedDelta } from './partial-output.js';
@@ -51,13 +52,18 @@ export class EventLog {
     return this.#idPrefix + encodeSeq(seq);
   }
 
-  /** The next frame, carrying `json` (and a `retry:` hint): numbered, given its id and stored. */
-  frame(json: string, retry?: number): string {
+  /**
+   * The next frame, carrying `json` (and a `retry:` hint): numbered, given its id and stored. A
+   * progress notification's `parts` (whose text is `json`) go to the store with it: it may keep
+   * them instead of the frame (events/progress-run.ts).
+   */
+  frame(json: string, retry?: number, parts?: ProgressEvent): string {
     const seq = ++this.#seq;
     const id = this.idOf(seq);
     if (id === undefined) return encodeJsonFrame(undefined, json);
     const frame = encodeJsonFrame(id, json, retry);
-    this.#append(seq, frame, undefined, undefined);
+    const progress = parts !== undefined && parts.json === json && retry === undefined ? parts : undefined;
+    this.#append(seq, frame, undefined, undefined, progress);
     return frame;
   }
 
@@ -72,7 +78,7 @@ export class EventLog {
     p.id = id;
     if (this.#ctx.store === undefined) return { seq, frame: undefined };
     const frame = p.render();
-    this.#append(seq, frame, p, id);
+    this.#append(seq, frame, p, id, undefined);
     return { seq, frame };
   }
 
@@ -99,13 +105,23 @@ export class EventLog {
       void store.endStream(this.#ctx.sessionKey, this.#num, graceMs);
   }
 
-  /** Keeps a frame for resumption; a failed append is reported (onLost). */
-  #append(seq: number, frame: string, p: PartialFrame | undefined, id: string | undefined): void {
+  /**
+   * Keeps a frame for resumption; a failed append is reported (onLost). A progress frame is not
+   * flattened: a store that keeps its parts lets the frame go once written, and one that keeps or
+   * sends the text flattens it when it first reads it.
+   */
+  #append(
+    seq: number,
+    frame: string,
+    p: PartialFrame | undefined,
+    id: string | undefined,
+    progress: ProgressEvent | undefined,
+  ): void {
     const store = this.#ctx.store;
     if (store === undefined) return;
-    flatten(frame);
+    if (progress === undefined) flatten(frame);
     const partial = p === undefined || id === undefined ? undefined : storedDelta(p, id);
-    const r = store.append(this.#ctx.sessionKey, this.#num, { seq, frame, partial });
+    const r = store.append(this.#ctx.sessionKey, this.#num, { seq, frame, partial, progress });
     if (r !== undefined) r.then(undefined, this.#onLost);
   }
 }

@@ -6,6 +6,7 @@
  * (2025-11-25 basic/transports §"Resumability and Redelivery").
  */
 import type { PartialFrame } from '../../flow/partial-frame.js';
+import type { ProgressEvent } from '../../jsonrpc/progress-json.js';
 import { encodeRetry, OPEN_COMMENT, RESUMED_COMMENT } from '../../sse/encode.js';
 import { type OverflowPolicy, SseConnection } from '../answer/connection.js';
 import { queueStats, type StreamStats } from '../observe/stats.js';
@@ -155,11 +156,11 @@ export class EventStream {
   }
 
   /**
-   * Sends one serialized JSON-RPC message. Returns a promise when the producer should wait for
-   * room (backpressure); undefined when it may go on at once.
+   * Sends one serialized JSON-RPC message (progress may bring its `parts` for the store: event-log.ts).
+   * Returns a promise when the producer should wait for room (backpressure); undefined when it may go on.
    */
-  send(json: string, key?: string, urgent?: boolean): Promise<void> | undefined {
-    const frame = this.#log.frame(json);
+  send(json: string, key?: string, urgent?: boolean, parts?: ProgressEvent): Promise<void> | undefined {
+    const frame = this.#log.frame(json, undefined, parts);
     // While a resume reads the store no writer is attached: hold frames so none falls between the
     // store's snapshot and the live stream (they are deduplicated by seq afterwards).
     if (this.#held !== undefined) {
