@@ -23,13 +23,32 @@ interface Child {
   ask<T>(m: unknown): Promise<T>;
 }
 
+/**
+ * Node/V8 flags for every server child alike (`MODERN_BENCH_NODE_FLAGS`, space-separated), e.g.
+ * `--no-allocation-site-pretenuring` (docs/benchmarks.md, section (h)); none by default.
+ */
+const EXTRA_NODE_FLAGS = (process.env['MODERN_BENCH_NODE_FLAGS'] ?? '').split(' ').filter((f) => f !== '');
+
+/**
+ * Calls before the measured ones, per cell (`MODERN_BENCH_WARMUP`; 500 by default). 500 leave the
+ * JIT and the collector's tuning mid-way: raw measures about 130 µs per call then and about 50 µs
+ * after 3,000 (docs/benchmarks.md, section (h)).
+ */
+const WARMUP = Number(process.env['MODERN_BENCH_WARMUP'] ?? 500);
+if (!Number.isSafeInteger(WARMUP) || WARMUP < 0)
+  throw new Error('MODERN_BENCH_WARMUP: a whole number of calls, 0 or more');
+
 /** Where a kind's children write a --cpu-prof profile on exit (`--profile`), if anywhere. */
 let profileDirOf: ((kind: string) => string | undefined) | undefined;
 
 async function start(kind: string): Promise<Child> {
   const dir = profileDirOf?.(kind);
   const proc = fork(fileURLToPath(new URL('./server.js', import.meta.url)), [kind], {
-    execArgv: ['--expose-gc', ...(dir === undefined ? [] : ['--cpu-prof', `--cpu-prof-dir=${dir}`])],
+    execArgv: [
+      '--expose-gc',
+      ...EXTRA_NODE_FLAGS,
+      ...(dir === undefined ? [] : ['--cpu-prof', `--cpu-prof-dir=${dir}`]),
+    ],
   });
   const port = await new Promise<number>((resolve, reject) => {
     proc.once('message', (m) => resolve((m as { port: number }).port));
@@ -102,7 +121,7 @@ async function echoCpu(kind: string, n: number): Promise<number> {
     );
   };
   try {
-    await batch(500);
+    await batch(WARMUP);
     const c0 = (await c.ask<{ cpu: number }>('cpu')).cpu;
     await batch(n);
     const c1 = (await c.ask<{ cpu: number }>('cpu')).cpu;

@@ -128,8 +128,10 @@ export interface ServerOptions {
   /**
    * Dispatch to the SDK Protocol's internal handlers directly instead of through `onmessage`,
    * skipping type guards that fail (and build zod errors) on every request, and give an SDK v1
-   * server's handlers a direct `extra.sendNotification` (core/sdk/fast-notify.ts). Falls back to
-   * `onmessage` and the SDK's function when the internals are not found. @defaultValue true
+   * server's handlers a direct `extra.sendNotification` (core/sdk/fast-notify.ts), and close a served
+   * server with nothing pending without the stack trace nobody sees (core/sdk/quiet-close.ts). Falls
+   * back to `onmessage`, the SDK's function and its close when the internals are not found.
+   * @defaultValue true
    */
   fastDispatch?: boolean;
   /** Clock, for tests. @defaultValue Date.now */

@@ -12,8 +12,9 @@ import { McpServer as McpServerFloor } from 'sdk-floor/server/mcp.js';
 import { z } from 'zod';
 import { detectFastDispatch } from '../../src/client/dispatch.js';
 import { StreamableHttpClientTransport } from '../../src/client/index.js';
-import type { BridgeTransport } from '../../src/core/sdk/bridge-transport.js';
+import { BridgeTransport } from '../../src/core/sdk/bridge-transport.js';
 import { createDispatcher } from '../../src/core/sdk/dispatcher.js';
+import { canCloseQuietly } from '../../src/core/sdk/quiet-close.js';
 import { type Served, serve, UnsupportedServerError } from '../../src/server/index.js';
 import { withDeadline } from '../helpers/deadline.js';
 import { ACCEPT_BOTH, initializeBody, LATEST } from '../helpers/http.js';
@@ -77,9 +78,12 @@ for (const [name, sdk] of Object.entries(SDKS)) {
   describe(name, () => {
     test('the private Protocol handlers the fast dispatch calls exist (server and client)', () => {
       const server = new sdk.McpServer({ name: 'x', version: '1' });
-      assert.equal(createDispatcher(server, {} as BridgeTransport, true).fast, true);
-      assert.equal(createDispatcher(server.server, {} as BridgeTransport, true).fast, true);
-      assert.equal(createDispatcher(server, {} as BridgeTransport, false).fast, false);
+      const transport = () => new BridgeTransport({ route: () => undefined, closedBySdk() {} }, undefined);
+      assert.equal(createDispatcher(server, transport(), true).fast, true);
+      assert.equal(createDispatcher(server.server, transport(), true).fast, true);
+      assert.equal(createDispatcher(server, transport(), false).fast, false);
+      // And those its close reads to skip the stack trace of an error nobody sees (quiet-close.ts).
+      assert.equal(canCloseQuietly(server.server), true);
       const client = new sdk.Client({ name: 'c', version: '1' });
       assert.notEqual(detectFastDispatch(client), undefined);
     });

@@ -1,7 +1,7 @@
 import assert from 'node:assert/strict';
 import { describe, test } from 'node:test';
 import type { JsonRpcRequest } from '../../src/jsonrpc/message.js';
-import { mapError, stampResult } from '../../src/modern/stamp.js';
+import { mapError, plainCopy, stampResult } from '../../src/modern/stamp.js';
 
 const info = { name: 's', version: '1' };
 const req = (method: string, params: Record<string, unknown> = {}): JsonRpcRequest => ({
@@ -66,5 +66,24 @@ describe('modern/stamp: result stamping and error mapping', () => {
     assert.deepEqual(m.error.error, { code: -32602, message: 'nope', data: { uri: 'a://b' } });
     const u = mapError({ jsonrpc: '2.0', id: 9, error: { code: -32042, message: 'url' } }, req('tools/call'));
     assert.notEqual(u.error.error.code, -32042);
+  });
+
+  test('the stamped copy is the spread copy: own keys in order, `__proto__` kept as data, the source untouched', () => {
+    // JSON.parse makes `__proto__` an own property; a copy must neither drop it nor take it as its prototype.
+    const source = JSON.parse(
+      '{"content":[],"__proto__":{"polluted":true},"_meta":{"__proto__":{"x":1},"a":1}}',
+    );
+    const before = JSON.stringify(source);
+    const r = stampResult({ jsonrpc: '2.0', id: 1, result: source }, 'tools/call', info);
+    assert.equal(Object.getPrototypeOf(r.result), Object.prototype);
+    assert.equal((r.result as { polluted?: unknown }).polluted, undefined);
+    assert.equal(Object.getPrototypeOf(r.result['_meta']), Object.prototype);
+    assert.equal(
+      JSON.stringify(r.result),
+      '{"content":[],"__proto__":{"polluted":true},"_meta":{"__proto__":{"x":1},"a":1,' +
+        '"io.modelcontextprotocol/serverInfo":{"name":"s","version":"1"}},"resultType":"complete"}',
+    );
+    assert.equal(JSON.stringify(source), before, 'the server’s result is not changed');
+    assert.deepEqual(Object.keys(plainCopy({ b: 1, a: 2, 1: 3 })), ['1', 'b', 'a']);
   });
 });

@@ -100,3 +100,30 @@ test('a finished response closes too: its listeners run after the answer is sent
     server.close();
   }
 });
+
+test('respond sends the caller’s headers plus the body’s byte length, leaving the caller’s object as it was', async () => {
+  const given = { 'content-type': 'application/json', 'access-control-allow-origin': 'https://a.example' };
+  const { server, port } = await serve((r) => new NodeSink(r).respond(200, given, '{"t":"é€"}'));
+  try {
+    const got = await new Promise<{ headers: Record<string, unknown>; body: string }>((resolve, reject) => {
+      const req = request({ host: '127.0.0.1', port, path: '/', method: 'POST', agent: false }, (r) => {
+        let t = '';
+        r.setEncoding('utf8');
+        r.on('data', (c: string) => {
+          t += c;
+        });
+        r.on('end', () => resolve({ headers: r.headers, body: t }));
+      });
+      req.on('error', reject);
+      req.end();
+    });
+    assert.equal(got.body, '{"t":"é€"}');
+    assert.equal(got.headers['content-length'], String(Buffer.byteLength('{"t":"é€"}')));
+    assert.equal(got.headers['content-type'], 'application/json');
+    assert.equal(got.headers['access-control-allow-origin'], 'https://a.example');
+    assert.deepEqual(Object.keys(given), ['content-type', 'access-control-allow-origin']);
+  } finally {
+    server.closeAllConnections();
+    server.close();
+  }
+});

@@ -11,6 +11,7 @@ import type { JsonRpcMessage, RequestId } from '../../jsonrpc/message.js';
 import type { ProgressEvent } from '../../jsonrpc/progress-json.js';
 import type { CancelCause, Operation } from '../observe/operation.js';
 import type { OperationHost } from '../observe/operations.js';
+import { closeQuietly } from './quiet-close.js';
 
 export interface BridgeTarget {
   route(message: JsonRpcMessage, relatedRequestId: RequestId | undefined): Promise<void> | undefined;
@@ -35,7 +36,6 @@ export interface BridgeTarget {
 const SENT: Promise<void> = Promise.resolve();
 
 export class BridgeTransport implements Transport, OperationHost {
-  onclose?: (() => void) | undefined;
   onerror?: ((error: Error) => void) | undefined;
   onmessage?: (<T extends JSONRPCMessage>(message: T, extra?: MessageExtraInfo) => void) | undefined;
   sessionId?: string | undefined;
@@ -43,10 +43,31 @@ export class BridgeTransport implements Transport, OperationHost {
   #closed = false;
   /** Requests being observed, by the id they have on this transport; made on first use. */
   #ops: Map<RequestId, Operation> | undefined;
+  #onclose: (() => void) | undefined;
+  /** How often `onclose` was set: once, by the Protocol's `connect`, unless someone else wraps it. */
+  #oncloseSets = 0;
+  /** The SDK Protocol connected here whose close may skip stack traces (quiet-close.ts), if any. */
+  #quiet: object | undefined;
 
   constructor(target: BridgeTarget, sessionId: string | undefined) {
     this.#target = target;
     this.sessionId = sessionId;
+  }
+
+  get onclose(): (() => void) | undefined {
+    return this.#onclose;
+  }
+  set onclose(f: (() => void) | undefined) {
+    this.#onclose = f;
+    this.#oncloseSets++;
+  }
+
+  /**
+   * The SDK Protocol just connected to this transport, whose internals the fast dispatch uses: its
+   * close runs without stack traces nobody can observe, when that is sound (quiet-close.ts).
+   */
+  closesQuietly(protocol: object): void {
+    this.#quiet = protocol;
   }
 
   async start(): Promise<void> {}
@@ -81,7 +102,13 @@ export class BridgeTransport implements Transport, OperationHost {
     this.#ops = undefined;
     if (ops !== undefined) for (const op of ops.values()) op.cancelled(op.closeCause(), undefined);
     this.#target.closedBySdk();
-    this.onclose?.();
+    const onclose = this.#onclose;
+    if (onclose === undefined) return;
+    // Only when nothing but the Protocol's connect set onclose: then all that runs up to the
+    // application's own onclose is the Protocol's teardown.
+    const quiet = this.#quiet;
+    if (quiet !== undefined && this.#oncloseSets === 1) closeQuietly(quiet, onclose);
+    else onclose();
   }
 
   // ---- OperationHost -----------------------------------------------------------------------------

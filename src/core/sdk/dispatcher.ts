@@ -95,12 +95,14 @@ class MessageDispatcher implements Dispatcher {
 
 /**
  * The dispatcher for a server just connected to `transport`. With the fast dispatch, an SDK v1
- * server's handlers also get the direct `extra.sendNotification` (fast-notify.ts).
+ * server's handlers also get the direct `extra.sendNotification` (fast-notify.ts), and the
+ * server's close skips the stack trace of an error nobody can observe (quiet-close.ts).
  */
 export function createDispatcher(server: unknown, transport: BridgeTransport, fast: boolean): Dispatcher {
   const p = fast ? internalsOf(server) : undefined;
   if (p === undefined) return new MessageDispatcher(transport);
   installFastNotify(server, transport);
+  transport.closesQuietly(p);
   return new FastDispatcher(p, transport);
 }
 
