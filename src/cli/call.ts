@@ -9,6 +9,7 @@
 import { parseArgs } from 'node:util';
 import type { CallToolResult, Progress } from '@modelcontextprotocol/sdk/types.js';
 import { callToolStream } from '../client/call-tool-stream.js';
+import { TaskUnreachableError } from '../client/tasks.js';
 import { type Connection, connectClient, parseHeaders, UsageError } from './connect.js';
 import { endpointUrl, failureHint } from './hints.js';
 import { callAsTask } from './task.js';
@@ -32,7 +33,8 @@ export const USAGE_CALL = `usage: sluice call URL TOOL [options]
   --timeout MS     request timeout, reset by every progress event (default 60000)
   --task           run the call as a task (tasks extension, 2026-07-28): the task id is printed at once
                    (stderr; with --json a {"type":"task"} line), then the task's status messages while it is
-                   polled; 'sluice task get|cancel ID URL' works on it from another terminal
+                   polled; 'sluice task get|cancel ID URL' works on it from another terminal. Polling
+                   gives up (exit 3) after --timeout MS without reaching the server, or at the task's TTL
   --json           NDJSON on stdout: {"type":"progress",…} per progress event and {"type":"partial","text":…}
                    per delta of partial output, in order, then {"type":"result",…}
 
@@ -271,7 +273,8 @@ export async function main(argv: string[]): Promise<number> {
       hint = ` (the server lists no tool '${tool}'; 'sluice tools ${url}' lists the ${listed.length} it has)`;
     let result: CallToolResult | undefined;
     let streamed = '';
-    if (values.task === true) result = await callAsTask(connection, tool, args, json, abort.signal);
+    if (values.task === true)
+      result = await callAsTask(connection, tool, args, json, abort.signal, Math.ceil(timeout));
     else
       for await (const part of callToolStream(
         connection.client,
@@ -326,7 +329,9 @@ export async function main(argv: string[]): Promise<number> {
       return 130;
     }
     if (error instanceof UsageError) return usageFailure('call', oneLine(error), USAGE_LINE);
-    const message = `${oneLine(error)}${hint}${failureHint(error, endpoint)}${unprovidedHint(connection, error)}`;
+    const later =
+      error instanceof TaskUnreachableError ? `; read it later: sluice task get ${error.taskId} ${url}` : '';
+    const message = `${oneLine(error)}${later}${hint}${failureHint(error, endpoint)}${unprovidedHint(connection, error)}`;
     if (json) process.stdout.write(`${JSON.stringify({ type: 'error', message })}\n`);
     else process.stderr.write(`sluice call: ${message}\n`);
     return 3;

@@ -8,7 +8,7 @@
 // transport failure.
 import { parseArgs } from 'node:util';
 import type { CallToolResult } from '@modelcontextprotocol/sdk/types.js';
-import { callToolAsTask, TASKS_EXTENSION, type TaskHandle } from '../client/tasks.js';
+import { callToolAsTask, TASKS_EXTENSION } from '../client/tasks.js';
 import { type Connection, connectClient, parseHeaders, UsageError } from './connect.js';
 import { endpointUrl, failureHint } from './hints.js';
 import { oneLine, usageFailure } from './usage-error.js';
@@ -31,11 +31,11 @@ const TASK_META = {
   'io.modelcontextprotocol/clientCapabilities': { extensions: { [TASKS_EXTENSION]: {} } },
 };
 
-const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
-
 /**
  * `sluice call --task`: creates the task, prints its id (stderr, or a `{"type":"task"}` line with --json),
- * follows its status messages, and returns the result. The caller prints it as for a plain call.
+ * prints each new status message while the handle polls, and returns the result. The caller prints it as
+ * for a plain call. One polling loop (the handle's): it stops at the task's TTL, on an unknown task, and
+ * after `outageMs` without reaching the server (the task may still run: `sluice task get` reads it later).
  */
 export async function callAsTask(
   connection: Connection,
@@ -43,34 +43,28 @@ export async function callAsTask(
   args: Record<string, unknown>,
   json: boolean,
   signal: AbortSignal,
+  outageMs: number,
 ): Promise<CallToolResult> {
+  let last: string | undefined;
   const task = await callToolAsTask(
     connection.client,
     { name: tool, arguments: args, _meta: TASK_META },
-    { signal },
+    {
+      signal,
+      maxOutageMs: outageMs,
+      onStatus: (s) => {
+        const m = s.statusMessage;
+        if (m === undefined || m === last) return;
+        last = m;
+        if (json) process.stdout.write(`${JSON.stringify({ type: 'status', message: m })}\n`);
+        else process.stderr.write(`  ${m}\n`);
+      },
+    },
   );
   if (task.immediate) return task.result() as Promise<CallToolResult>;
   if (json) process.stdout.write(`${JSON.stringify({ type: 'task', taskId: task.taskId })}\n`);
   else process.stderr.write(`task ${task.taskId}\n`);
-  await follow(task, json, signal);
   return task.result() as Promise<CallToolResult>;
-}
-
-/** Prints each new status message until the task is no longer working. */
-async function follow(task: TaskHandle, json: boolean, signal: AbortSignal): Promise<void> {
-  let last: string | undefined;
-  for (;;) {
-    if (signal.aborted) throw signal.reason;
-    const s = await task.status().catch(() => undefined);
-    if (s !== undefined && s.status !== 'working') return;
-    const m = s?.statusMessage;
-    if (m !== undefined && m !== last) {
-      last = m;
-      if (json) process.stdout.write(`${JSON.stringify({ type: 'status', message: m })}\n`);
-      else process.stderr.write(`  ${m}\n`);
-    }
-    await sleep(s?.pollIntervalMs ?? 1000);
-  }
 }
 
 export async function main(argv: string[]): Promise<number> {

@@ -77,6 +77,7 @@ export {
   TaskNotFoundError,
   type TaskState,
   type TaskStatusName,
+  TaskUnreachableError,
 } from './tasks.js';
 export type { ClientTracingOptions } from './tracing.js';
 export {

@@ -68,6 +68,22 @@ export class TaskExpiredError extends SluiceClientError {
   }
 }
 
+/**
+ * Polling went `maxOutageMs` without reaching the server (every `tasks/get` failed: connection
+ * refused, 5xx, 429). The task may still be running; its id still reads it once the server is back.
+ */
+export class TaskUnreachableError extends SluiceClientError {
+  readonly taskId: string;
+  constructor(taskId: string, outageMs: number, cause: unknown) {
+    super(
+      'SLUICE_CLIENT_TASK_UNREACHABLE',
+      `task ${taskId}: the server could not be reached for ${outageMs} ms (the task may still be running)`,
+      { cause },
+    );
+    this.taskId = taskId;
+  }
+}
+
 /** The server does not know the task (never, or no more: evicted, or another principal's). */
 export class TaskNotFoundError extends SluiceClientError {
   readonly taskId: string;
@@ -100,6 +116,13 @@ export interface CallToolAsTaskOptions {
   maxWaitMs?: number;
   /** Stops `result()` (the task keeps running; call `cancel()` to stop it). */
   signal?: AbortSignal;
+  /**
+   * How long `result()` polls through failures in a row (no answer from any instance) before it
+   * gives up with {@link TaskUnreachableError}. @defaultValue the task's TTL (polls until then)
+   */
+  maxOutageMs?: number;
+  /** Called with every status `result()` reads (progress display: `statusMessage`). */
+  onStatus?: (state: TaskState) => void;
 }
 
 export interface TaskHandle {
@@ -163,6 +186,7 @@ export async function callToolAsTask(
 ): Promise<TaskHandle> {
   const poll = positive('pollIntervalMs', options.pollIntervalMs, 1000);
   const maxWait = positive('maxWaitMs', options.maxWaitMs, 3_600_000);
+  if (options.maxOutageMs !== undefined) positive('maxOutageMs', options.maxOutageMs, 1);
   const meta = withExtension(params._meta ?? {});
   // The TTL runs from the server's creation, which follows this moment: a deadline counted from
   // here ends no later than the server's eviction (on one clock).
@@ -267,12 +291,17 @@ class PolledTask implements TaskHandle {
 
   async result(): Promise<Result> {
     let lastError: unknown;
+    /** When the current run of failed polls began (undefined while the server answers). */
+    let failingSince: number | undefined;
+    const outage = this.#options.maxOutageMs;
     for (;;) {
       if (Date.now() >= this.#deadline) throw new TaskExpiredError(this.taskId, lastError);
       let s: TaskState | undefined;
       try {
         s = await this.status();
         lastError = undefined;
+        failingSince = undefined;
+        this.#options.onStatus?.(s);
       } catch (error) {
         // The task lives on the server: a lost connection, an instance restarting, a 503 or a 429
         // is waited out at the polling pace until the TTL. Only "unknown task" is final; near the
@@ -285,6 +314,10 @@ class PolledTask implements TaskHandle {
         }
         if (error instanceof TaskNotFoundError || this.#options.signal?.aborted) throw error;
         lastError = error;
+        failingSince ??= Date.now();
+        if (outage !== undefined && Date.now() - failingSince >= outage) {
+          throw new TaskUnreachableError(this.taskId, outage, error);
+        }
       }
       if (s !== undefined) {
         if (s.status === 'completed') return s.result ?? ({} as Result);

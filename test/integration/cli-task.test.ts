@@ -1,8 +1,10 @@
 // `sluice call --task` and `sluice task get|cancel`, spawned as real processes against `sluice serve`: the task
 // id printed at once, the result at the end; a running task read and cancelled from "another terminal" (the
-// running call then ends with exit 3, saying it was cancelled); an unknown id is exit 3; usage errors exit 2.
+// running call then ends with exit 3, saying it was cancelled); a server gone mid-task makes the call give up
+// after --timeout (exit 3, how to read the task later) rather than poll on; an unknown id is exit 3; usage
+// errors exit 2. A CLI process still running at its deadline or at the end is killed, never left behind.
 import assert from 'node:assert/strict';
-import { spawn } from 'node:child_process';
+import { type ChildProcess, spawn } from 'node:child_process';
 import { after, before, describe, test } from 'node:test';
 import { fileURLToPath } from 'node:url';
 import { withDeadline } from '../helpers/deadline.js';
@@ -17,25 +19,35 @@ interface Run {
   stderr: string;
 }
 
+/** CLI processes not yet exited: killed at their deadline and after the suite. */
+const running = new Set<ChildProcess>();
+
 function sluice(args: string[], live?: (r: Run) => void): Promise<Run> {
   const r: Run = { code: null, stdout: '', stderr: '' };
+  let child: ChildProcess | undefined;
   const run = new Promise<Run>((resolve, reject) => {
-    const child = spawn(process.execPath, [cli, ...args], { stdio: ['ignore', 'pipe', 'pipe'] });
-    child.stdout.on('data', (d: Buffer) => {
+    const c = spawn(process.execPath, [cli, ...args], { stdio: ['ignore', 'pipe', 'pipe'] });
+    child = c;
+    running.add(c);
+    c.on('exit', () => running.delete(c));
+    c.stdout.on('data', (d: Buffer) => {
       r.stdout += d.toString();
       live?.(r);
     });
-    child.stderr.on('data', (d: Buffer) => {
+    c.stderr.on('data', (d: Buffer) => {
       r.stderr += d.toString();
       live?.(r);
     });
-    child.on('error', reject);
-    child.on('close', (code) => {
+    c.on('error', reject);
+    c.on('close', (code) => {
       r.code = code;
       resolve(r);
     });
   });
-  return withDeadline(run, 30_000, `sluice ${args.join(' ')}`);
+  return withDeadline(run, 30_000, `sluice ${args.join(' ')}`).catch((error: unknown) => {
+    child?.kill('SIGKILL');
+    throw error;
+  });
 }
 
 describe('sluice call --task, sluice task get|cancel', () => {
@@ -43,7 +55,10 @@ describe('sluice call --task, sluice task get|cancel', () => {
   before(async () => {
     server = await spawnServe();
   });
-  after(() => server.close());
+  after(async () => {
+    for (const c of running) c.kill('SIGKILL');
+    await server.close();
+  });
 
   test('call --task prints the task id, then the result', async () => {
     const r = await sluice([
@@ -82,6 +97,28 @@ describe('sluice call --task, sluice task get|cancel', () => {
     assert.match(end.stdout, /was cancelled/);
     const after = await sluice(['task', 'get', id, server.url]);
     assert.equal(JSON.parse(after.stdout).status, 'cancelled');
+  });
+
+  test('a server gone mid-task: the call gives up after --timeout (exit 3) and says how to read it later', async () => {
+    const doomed = await spawnServe();
+    try {
+      let seen: Run | undefined;
+      const call = sluice(
+        ['call', doomed.url, 'slow_compute', '--arg', 'seconds=60', '--task', '--timeout', '1500'],
+        (r) => {
+          seen = r;
+        },
+      );
+      await until(() => /^task /m.test(seen?.stderr ?? ''), 10_000, 'the task id');
+      const id = /^task ([A-Za-z0-9_-]+)$/m.exec(seen?.stderr ?? '')?.[1] ?? '';
+      await doomed.close();
+      const end = await call;
+      assert.equal(end.code, 3, end.stderr);
+      assert.match(end.stderr, /could not be reached for 1500 ms/);
+      assert.ok(end.stderr.includes(`sluice task get ${id} ${doomed.url}`), end.stderr);
+    } finally {
+      await doomed.close();
+    }
   });
 
   test('an unknown id is exit 3; a missing verb or id is a usage error', async () => {

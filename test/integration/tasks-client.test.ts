@@ -3,7 +3,8 @@
  * server with the tasks extension: a handle on a running task (status, result at the server's
  * polling pace), input answered by the caller's handlers, cancel, typed errors (failed,
  * cancelled, expired at the TTL, unknown), a tool that is not a task (an immediate handle), and
- * polling that survives a cut connection (a TCP proxy refusing everything for a while).
+ * polling that survives a cut connection (a TCP proxy refusing everything for a while) and gives up
+ * with a typed error after `maxOutageMs` of it; every status read reaches `onStatus`.
  */
 import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
@@ -16,6 +17,8 @@ import {
   TaskExpiredError,
   TaskFailedError,
   TaskInputRequiredError,
+  type TaskState,
+  TaskUnreachableError,
 } from '../../src/client/index.js';
 import { createTasks, type Served, serve } from '../../src/server/index.js';
 import { withDeadline } from '../helpers/deadline.js';
@@ -142,5 +145,45 @@ describe('callToolAsTask', () => {
     await new Promise((r) => setTimeout(r, 300));
     proxy.restore();
     assert.equal(textOf(await withDeadline(result, 10_000, 'the result after the cut')), 'done c-cut');
+  });
+
+  test('an outage longer than maxOutageMs: TaskUnreachableError, and every status read reaches onStatus', async () => {
+    const proxied = `http://127.0.0.1:${proxy.port}${new URL(served.url).pathname}`;
+    const client = await connect(proxied);
+    const seen: TaskState[] = [];
+    const task = await callToolAsTask(
+      client,
+      { name: 'progress', arguments: { gate: 'c-out' }, _meta: META },
+      { maxOutageMs: 500, onStatus: (s) => seen.push(s) },
+    );
+    const result = task.result().catch((x: unknown) => x);
+    await until(() => seen.some((s) => s.statusMessage === 'step 1 of c-out'), 5000, 'the status message');
+    proxy.cut();
+    const t0 = Date.now();
+    try {
+      const e = await withDeadline(result, 10_000, 'giving up after the outage');
+      assert.ok(e instanceof TaskUnreachableError, String(e));
+      assert.equal(e.code, 'SLUICE_CLIENT_TASK_UNREACHABLE');
+      assert.equal(e.taskId, task.taskId);
+      assert.ok(e.cause !== undefined, 'the last polling error is the cause');
+      assert.ok(Date.now() - t0 >= 450, 'not before the outage lasted maxOutageMs');
+    } finally {
+      proxy.restore();
+    }
+    // The task ran on: it is still there to read.
+    assert.equal((await task.status()).status, 'working');
+    probe.gates.get('c-out')?.();
+    assert.equal(
+      textOf(await withDeadline(task.result(), 10_000, 'the result after the outage')),
+      'progressed c-out',
+    );
+  });
+
+  test('maxOutageMs is validated', async () => {
+    const client = await connect(served.url);
+    await assert.rejects(
+      callToolAsTask(client, { name: 'greet', arguments: { name: 'V' }, _meta: META }, { maxOutageMs: 0 }),
+      /maxOutageMs must be a positive integer/,
+    );
   });
 });
