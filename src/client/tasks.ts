@@ -19,11 +19,11 @@ import type { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import type { ClientRequest, Result } from '@modelcontextprotocol/sdk/types.js';
 import { InvalidOptionError } from '../errors.js';
 import { isPlainObject as isObject } from '../jsonrpc/message.js';
-import { META_CLIENT_CAPABILITIES } from '../jsonrpc/meta-keys.js';
+import { META_CLIENT_CAPABILITIES, TASKS_EXTENSION } from '../jsonrpc/meta-keys.js';
 import type { InputHandler, InputHandlers, InputRequestMethod } from './call-with-input.js';
 import { MalformedMessageError, SluiceClientError } from './errors.js';
 
-export const TASKS_EXTENSION = 'io.modelcontextprotocol/tasks';
+export { TASKS_EXTENSION };
 
 export type TaskStatusName = 'working' | 'input_required' | 'completed' | 'failed' | 'cancelled';
 

@@ -28,3 +28,6 @@ export const META_TASK_PARTIAL = 'dev.sluice/partialOutput';
 export const META_INPUT_RESPONSES = 'dev.sluice/inputResponses';
 /** The integrity-protected request state an `input_required` result carries (modern/mrtr.ts). */
 export const META_REQUEST_STATE = 'dev.sluice/requestState';
+
+/** The tasks extension's identifier (SEP-2663), declared in clientCapabilities.extensions. */
+export const TASKS_EXTENSION = 'io.modelcontextprotocol/tasks';

@@ -17,8 +17,9 @@ import { shortHash } from '../core/observe/probe.js';
 import type { RequestHead } from '../core/pipeline/sink.js';
 import { JsonRpcCode } from '../jsonrpc/codes.js';
 import { isPlainObject } from '../jsonrpc/message.js';
-import { ModernCode } from '../modern/constants.js';
+import { TASKS_EXTENSION } from '../jsonrpc/meta-keys.js';
 import { randomToken } from '../security/random.js';
+import { type Answer, missingExtension, ok, okJson, rpcError, unknownTask } from './answers.js';
 import { CaptureSink } from './capture-sink.js';
 import { LEGACY_METHODS, LegacyTasks } from './legacy.js';
 import { ListedPolicies } from './listed-policy.js';
@@ -41,16 +42,9 @@ import { paramHead, paramHeadersOf, type SettlementMap, settlementOf, TaskRun } 
 import { type SdkTaskStoreOptions, type SluiceSdkTaskStore, sdkTaskStore } from './sdk-store.js';
 import type { CreateOutcome, Settlement } from './store.js';
 
-export const TASKS_EXTENSION = 'io.modelcontextprotocol/tasks';
+export { TASKS_EXTENSION };
 
 const METHODS = new Set(['server/discover', 'tools/call', 'tasks/get', 'tasks/update', 'tasks/cancel']);
-
-interface Answer {
-  status: number;
-  /** The JSON-RPC message, or its JSON text when it was built as text. */
-  body: Record<string, unknown> | string;
-  retryAfter?: number;
-}
 
 export interface TaskServiceStats {
   created: number;
@@ -371,36 +365,6 @@ export class TaskService implements TaskHook, LegacyTaskHook {
     if (a.retryAfter !== undefined) headers['retry-after'] = String(a.retryAfter);
     o.sink.respond(a.status, headers, typeof a.body === 'string' ? a.body : JSON.stringify(a.body));
   }
-}
-
-function ok(o: TaskOffer, result: Record<string, unknown>): Answer {
-  return { status: 200, body: { jsonrpc: '2.0', id: o.req.id, result } };
-}
-
-/** A result already serialized (the id is serialized here, as JSON.stringify would). */
-function okJson(o: TaskOffer, result: string): Answer {
-  return { status: 200, body: `{"jsonrpc":"2.0","id":${JSON.stringify(o.req.id)},"result":${result}}` };
-}
-
-function rpcError(o: TaskOffer, status: number, code: number, message: string, data?: unknown): Answer {
-  const error = data === undefined ? { code, message } : { code, message, data };
-  return { status, body: { jsonrpc: '2.0', id: o.req.id, error } };
-}
-
-/** Unknown, malformed, expired and another principal's ids are all the same answer. */
-function unknownTask(o: TaskOffer): Answer {
-  return rpcError(o, 200, JsonRpcCode.InvalidParams, 'Invalid params: unknown taskId');
-}
-
-/** SEP-2575 §"Missing Required Capabilities", SEP-2663 §"Required Capabilities". */
-function missingExtension(o: TaskOffer): Answer {
-  return rpcError(
-    o,
-    400,
-    ModernCode.MissingRequiredClientCapability,
-    `Missing required client capability: extensions["${TASKS_EXTENSION}"]`,
-    { requiredCapabilities: { extensions: { [TASKS_EXTENSION]: {} } } },
-  );
 }
 
 /** The tasks extension for `createMcpHandler({ tasks: createTasks({ tools: { reindex: 'optional' } }) })`. */
