@@ -18,7 +18,9 @@
  * Partial output is stored in runs (events/partial-run.ts): consecutive deltas of a request form one
  * entry bounded by bytes, so a long generation's thousands of small deltas do not overrun the count
  * bound. Progress notifications that come with their parts (jsonrpc/progress-json.ts) are stored
- * in runs of values (events/progress-run.ts), for the same reason and for the collector's sake. And a stream's bounds follow its measured rate: guessed limits fit the 20 events/s above,
+ * in runs of values (events/progress-run.ts), for the collector's sake; unlike merged partial
+ * output each of their frames still counts toward the count bound, since a resume returns each.
+ * And a stream's bounds follow its measured rate: guessed limits fit the 20 events/s above,
  * not a tool flooding deltas at full speed while socket and proxy buffers hold megabytes the client
  * has not read. Each stream's bounds grow to what it produces at its peak rate (flow/rate-meter.ts)
  * during `limits.tolerableDisconnectMs` (30 s), never below `limits` and never above a quarter of
@@ -89,6 +91,7 @@ function flat(s: string): string {
 
 export interface EventStoreStats {
   streams: number;
+  /** Entries held for replay: a frame, or a run of frames (events/partial-run.ts, progress-run.ts). */
   events: number;
   bytes: number;
   /** Events dropped by the per-stream bounds. */
@@ -150,8 +153,10 @@ export class MemoryEventStore implements EventStore {
       // Frames are ASCII-dominated; string length is a close, allocation-free proxy for bytes.
       // A progress frame kept as values counts the same bytes (events/progress-run.ts).
       added = event.frame.length;
-      const run = pe === undefined ? undefined : this.#progressRun(tail, event.seq, pe, event.frame, now);
-      if (run !== undefined && run === tail) log.ring.growTail(event.seq, added, now);
+      const run =
+        pe === undefined ? undefined : this.#progressRun(log, tail, event.seq, pe, event.frame, now);
+      // Each progress frame counts toward the count bound, in a run or not (flow/ring-buffer.ts).
+      if (run !== undefined && run === tail) log.ring.growTail(event.seq, added, now, 1);
       else log.ring.push(event.seq, run ?? flat(event.frame), added, now);
     }
     log.rate.note(d === undefined ? added : d.escaped.length + RUN_OVERHEAD_BYTES, now);
@@ -197,7 +202,7 @@ export class MemoryEventStore implements EventStore {
   fill(sessionId: string, streamId: number): number {
     const log = this.#sessions.get(sessionId)?.get(streamId);
     if (log === undefined) return 0;
-    return Math.max(log.ring.bytes / log.limits.maxBytes, log.ring.length / log.limits.maxCount);
+    return Math.max(log.ring.bytes / log.limits.maxBytes, log.ring.count / log.limits.maxCount);
   }
 
   dropSession(sessionId: string): void {
@@ -265,13 +270,21 @@ export class MemoryEventStore implements EventStore {
    * event is already in it), else a new one; undefined when the frame is kept as text.
    */
   #progressRun(
+    log: StreamLog,
     tail: string | PartialRun | ProgressRun | undefined,
     seq: number,
     e: ProgressEvent,
     frame: string,
     now: number,
   ): ProgressRun | undefined {
-    if (tail instanceof ProgressRun && tail.continues(seq, e, now)) {
+    // A run holds at most a quarter of the count bound (its events are seq - firstSeq so far): the
+    // newest entry is never evicted, so a run as long as the bound would keep more than it allows,
+    // and eviction drops a run whole.
+    if (
+      tail instanceof ProgressRun &&
+      seq - tail.firstSeq < Math.max(1, log.limits.maxCount >> 2) &&
+      tail.continues(seq, e, now)
+    ) {
       tail.extend(seq, e, frame.length);
       return tail;
     }

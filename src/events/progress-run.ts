@@ -11,9 +11,10 @@
  * for id. Unlike merged partial output a replay is not merged: every frame after the cursor comes
  * back as it was sent (each with its own id), so a resume from any id inside a run is exact.
  *
- * Its bytes are the frames' (as if each were stored), so the byte bound is the same as frame by
- * frame; as for partial runs (partial-run.ts) the count bound and eviction apply per run, and a
- * run stops growing at `PROGRESS_RUN_MAX_BYTES`, so eviction never drops more than that at once,
+ * Its bytes and its count are the frames' (as if each were stored), so the byte and count bounds
+ * are the same as frame by frame; eviction drops a run whole, so a run stops growing at a quarter
+ * of the count bound (events/memory-event-store.ts) and at `PROGRESS_RUN_MAX_BYTES`, so eviction
+ * never drops more than that at once,
  * and `PROGRESS_RUN_MAX_SPAN_MS` after its first frame, so the age bound (which sees a run's newest
  * frame) is kept to within that. A slow producer's runs are short: the bounds are then as frame by
  * frame; a flood's are long, and cost a few bytes per event instead of a frame.

@@ -2,6 +2,10 @@
  * A FIFO ring of sequence-numbered entries bounded by count, bytes and age; the replay buffer of
  * one SSE stream. Append and evict are O(1); finding the replay start is O(log n).
  *
+ * The count bound counts what each entry says it holds: a frame 1, a run of n progress frames n
+ * (events/progress-run.ts: `replay.maxCount` bounds the events a resume can return, as in the
+ * Redis store), merged partial output 1 however many deltas it took (events/partial-run.ts).
+ *
  *          head                     head+length
  *           v                           v
  *   [ . . . e0 e1 e2 e3 e4 . . . . . . . ]   slots = capacity (a power of two; index & mask)
@@ -9,7 +13,7 @@
  *
  * Entries are stored as parallel arrays rather than one object each: the ring sits on the
  * per-event path, and an object per event was measurable GC pressure. The numbers of a slot (seq,
- * bytes, time) sit side by side in one Float64Array, the values in an array: a grow is then two
+ * bytes, time, count) sit side by side in one Float64Array, the values in an array: a grow is then two
  * block copies into zeroed memory, where three number[] arrays filled and copied element by
  * element (and turned from small integers to doubles by the first timestamp) made growing a
  * flooding stream's ring a few percent of its CPU per event; one typed array, not three, keeps an
@@ -31,8 +35,8 @@ export interface RingEntry<T> {
   value: T;
 }
 
-/** Numbers kept per slot in `#nums`: seq, bytes, time. */
-const NUMS = 3;
+/** Numbers kept per slot in `#nums`: seq, bytes, time, count. */
+const NUMS = 4;
 /**
  * Slots of a new ring: two (a priming event and one answer, the common stream) keep its numbers
  * within the size V8 stores inside the heap (64 bytes), with no separate buffer to allocate.
@@ -40,13 +44,15 @@ const NUMS = 3;
 const INITIAL_SLOTS = 2;
 
 export class RingBuffer<T> {
-  /** Per slot i: seq at [3i], bytes at [3i+1], time at [3i+2] (see the file comment). */
+  /** Per slot i: seq at [4i], bytes at [4i+1], time at [4i+2], count at [4i+3] (see the file comment). */
   #nums = new Float64Array(INITIAL_SLOTS * NUMS);
   #values: (T | undefined)[] = [undefined, undefined];
   #mask = INITIAL_SLOTS - 1;
   #head = 0;
   #length = 0;
   #bytes = 0;
+  /** The entries' counts summed: what the count bound applies to. */
+  #count = 0;
   /** Entries dropped to respect the limits since creation. */
   evicted = 0;
   readonly #limits: RingLimits;
@@ -60,6 +66,10 @@ export class RingBuffer<T> {
   }
   get bytes(): number {
     return this.#bytes;
+  }
+  /** What the entries hold, counted as the count bound counts (see the file comment). */
+  get count(): number {
+    return this.#count;
   }
   /** Sequence number of the oldest retained entry, or undefined when empty. */
   get firstSeq(): number | undefined {
@@ -78,26 +88,26 @@ export class RingBuffer<T> {
 
   /**
    * The newest entry grew (its value was extended in place, see events/partial-run.ts): it now ends
-   * at `seq` and holds `bytes` more. The limits apply as after a push, the newest entry excepted.
+   * at `seq` and holds `bytes` and `count` more. The limits apply as after a push, the newest entry
+   * excepted.
    */
-  growTail(seq: number, bytes: number, now: number): void {
+  growTail(seq: number, bytes: number, now: number, count = 0): void {
     if (this.#length === 0) return;
     const b = ((this.#head + this.#length - 1) & this.#mask) * NUMS;
     const nums = this.#nums;
     nums[b] = seq;
     nums[b + 1] = (nums[b + 1] ?? 0) + bytes;
     nums[b + 2] = now;
+    nums[b + 3] = (nums[b + 3] ?? 0) + count;
     this.#bytes += bytes;
+    this.#count += count;
     this.evictExpired(now);
-    while (
-      this.#length > 1 &&
-      (this.#length > this.#limits.maxCount || this.#bytes > this.#limits.maxBytes)
-    ) {
+    while (this.#length > 1 && (this.#count > this.#limits.maxCount || this.#bytes > this.#limits.maxBytes)) {
       this.#shift();
     }
   }
 
-  push(seq: number, value: T, bytes: number, now: number): void {
+  push(seq: number, value: T, bytes: number, now: number, count = 1): void {
     if (this.#length > this.#mask) this.#grow();
     const i = (this.#head + this.#length) & this.#mask;
     const nums = this.#nums;
@@ -105,12 +115,14 @@ export class RingBuffer<T> {
     nums[b] = seq;
     nums[b + 1] = bytes;
     nums[b + 2] = now;
+    nums[b + 3] = count;
     this.#values[i] = value;
     this.#length++;
     this.#bytes += bytes;
+    this.#count += count;
     this.evictExpired(now);
     while (
-      this.#length > this.#limits.maxCount ||
+      (this.#count > this.#limits.maxCount && this.#length > 0) ||
       (this.#bytes > this.#limits.maxBytes && this.#length > 0)
     ) {
       this.#shift();
@@ -153,12 +165,14 @@ export class RingBuffer<T> {
     this.#head = 0;
     this.#length = 0;
     this.#bytes = 0;
+    this.#count = 0;
   }
 
   #shift(): void {
     const h = this.#head;
     this.#values[h] = undefined;
     this.#bytes -= this.#nums[h * NUMS + 1] ?? 0;
+    this.#count -= this.#nums[h * NUMS + 3] ?? 0;
     this.#head = (h + 1) & this.#mask;
     this.#length--;
     this.evicted++;

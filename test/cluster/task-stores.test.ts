@@ -238,13 +238,18 @@ describe('TaskStore on Redis', () => {
     return { store: await make(), peer: await make() };
   });
 
-  test('an id already taken is refused and leaves the first task listed', async () => {
+  /** A store on its own link, and a clock set to now. */
+  async function freshStore(): Promise<{ link: RedisLink; store: RedisTaskStore; clock: Clock }> {
     if (redis === undefined) throw new Error('redis did not start');
     const link = await connectNodeRedis({ url: redis.url, commandTimeoutMs: 2000 });
     links.push(link);
-    const store = new RedisTaskStore(link);
     const clock = new Clock();
     clock.t = Date.now();
+    return { link, store: new RedisTaskStore(link), clock };
+  }
+
+  test('an id already taken is refused and leaves the first task listed', async () => {
+    const { store, clock } = await freshStore();
     const owner = `p:${newTaskId()}`;
     const a = record(clock, { owner });
     assert.equal(await store.create(a, 5), 'created');
@@ -258,12 +263,7 @@ describe('TaskStore on Redis', () => {
   });
 
   test('a task expires with its TTL; its HASH has one hash tag', async () => {
-    if (redis === undefined) throw new Error('redis did not start');
-    const link = await connectNodeRedis({ url: redis.url, commandTimeoutMs: 2000 });
-    links.push(link);
-    const store = new RedisTaskStore(link);
-    const clock = new Clock();
-    clock.t = Date.now();
+    const { link, store, clock } = await freshStore();
     const a = record(clock, { ttlMs: 1000, leaseUntil: clock.t + 60_000 });
     await store.create(a, 5);
     assert.ok(((await link.send(['PTTL', `sl:task:{${a.taskId}}`])) as number) > 0);

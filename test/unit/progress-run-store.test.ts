@@ -1,7 +1,7 @@
 // Progress in the replay store (events/progress-run.ts): notifications that come with their parts are
 // kept as runs of values that render every frame again byte for byte; a resume from any id (inside
 // a run, at its edges, between runs and other frames) gets exactly the frames after it; the byte
-// bound holds as frame by frame, eviction and the count bound apply per run.
+// and count bounds hold as frame by frame, eviction drops whole runs.
 import assert from 'node:assert/strict';
 import { describe, test } from 'node:test';
 import fc from 'fast-check';
@@ -137,21 +137,32 @@ describe('progress runs in the replay store', () => {
     store.close();
   });
 
-  test('the count bound applies per run', () => {
-    const store = new MemoryEventStore({
-      limits: { maxCount: 3, maxBytes: 1 << 30, tolerableDisconnectMs: 0 },
-    });
-    // Two tokens alternating in blocks of 10: each block is one run (a new token is a new layout).
+  test('the count bound counts frames, in runs or not; a run holds at most a quarter of it', () => {
+    // Two tokens alternating in blocks of 10: a new token is a new layout, so a new run.
     const steps: Step[] = [];
     for (let b = 0; b < 8; b++)
       for (let i = 0; i < 10; i++)
         steps.push({ kind: 'progress', token: b % 2 === 0 ? 'x' : 'y', progress: i, total: 10, message: '' });
-    const sent = play(store, steps);
-    assert.equal(store.stats().events, 3, 'three runs kept');
-    assert.equal(replayed(store, 49), 'evicted');
-    for (const after of [50, 55, 59, 60, 79, 80])
-      assert.deepEqual(replayed(store, after), sent.slice(after), `after ${after}`);
-    store.close();
+    // maxCount 3: runs of one frame, so exactly the last three frames are kept, as frame by frame.
+    const small = new MemoryEventStore({
+      limits: { maxCount: 3, maxBytes: 1 << 30, tolerableDisconnectMs: 0 },
+    });
+    const sent = play(small, steps);
+    assert.equal(small.stats().events, 3, 'three frames kept');
+    assert.equal(replayed(small, 76), 'evicted');
+    for (const after of [77, 78, 79, 80])
+      assert.deepEqual(replayed(small, after), sent.slice(after), `after ${after}`);
+    small.close();
+    // maxCount 40: runs of up to 10 frames (each block one run), four of them kept: 40 frames.
+    const large = new MemoryEventStore({
+      limits: { maxCount: 40, maxBytes: 1 << 30, tolerableDisconnectMs: 0 },
+    });
+    play(large, steps);
+    assert.equal(large.stats().events, 4, 'four runs');
+    assert.equal(replayed(large, 39), 'evicted');
+    for (const after of [40, 45, 50, 79, 80])
+      assert.deepEqual(replayed(large, after), sent.slice(after), `after ${after}`);
+    large.close();
   });
 
   test('a run stops growing after its span, so the age bound sees every event at most that late', () => {

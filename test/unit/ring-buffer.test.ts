@@ -159,4 +159,28 @@ describe('flow/ring-buffer', () => {
       { numRuns: 500 },
     );
   });
+
+  test('counted entries: the count bound sums what each entry holds, a grown tail included', () => {
+    const r = new RingBuffer<string>({ maxCount: 10, maxBytes: 1e9, maxAgeMs: 1e9 });
+    r.push(1, 'a', 1, 0); // counts 1
+    r.push(2, 'run', 1, 0, 4); // a run of 4 (seq 2..5)
+    r.growTail(7, 1, 0, 2); // grew by 2 (to seq 7)
+    assert.equal(r.count, 7);
+    assert.equal(r.length, 2);
+    r.push(8, 'b', 1, 0, 3); // 10: at the bound, nothing dropped
+    assert.equal(r.count, 10);
+    assert.equal(r.evicted, 0);
+    r.push(9, 'c', 1, 0); // 11: the oldest entry goes (1)
+    assert.deepEqual(seqs(r), [7, 8, 9]);
+    assert.equal(r.count, 10);
+    r.growTail(12, 1, 0, 3); // 13: the run of 6 goes, as a whole
+    assert.deepEqual(seqs(r), [8, 12]);
+    assert.equal(r.count, 7);
+    // The newest entry is never dropped, even alone above the bound.
+    r.growTail(30, 1, 0, 20);
+    assert.deepEqual(seqs(r), [30]);
+    assert.equal(r.count, 24);
+    r.clear();
+    assert.equal(r.count, 0);
+  });
 });
