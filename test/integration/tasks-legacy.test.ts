@@ -5,14 +5,16 @@
  * in `tools/list`, a task-augmented call (CreateTaskResult, tasks/get, tasks/result blocking until
  * final with the related-task `_meta`), a tool error failing the task, -32601 for a forbidden
  * tool with `task` and a required one without, listing, cancel reaching the tool's AbortSignal
- * (and -32602 for a finished task), another session's tasks invisible, and a server with its own
- * task store left alone (the SDK answers).
+ * (and -32602 for a finished task), another session's tasks invisible, a tool that asks the client
+ * for input (the request on the client's GET stream, its answer back to the tool), and a server
+ * with its own task store left alone (the SDK answers).
  */
 import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
-import type { Client } from '@modelcontextprotocol/sdk/client/index.js';
-import type { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
-import { CallToolResultSchema } from '@modelcontextprotocol/sdk/types.js';
+import { Client } from '@modelcontextprotocol/sdk/client/index.js';
+import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
+import { McpServer } from '@modelcontextprotocol/sdk/server/mcp.js';
+import { CallToolResultSchema, ElicitRequestSchema } from '@modelcontextprotocol/sdk/types.js';
 import {
   createTasks,
   MemoryTaskStore,
@@ -21,6 +23,7 @@ import {
   sdkTaskStore,
   serve,
 } from '../../src/server/index.js';
+import { withDeadline } from '../helpers/deadline.js';
 import { until } from '../helpers/http.js';
 import {
   newSdkJobProbe,
@@ -220,6 +223,55 @@ describe('2025-11-25 tasks served by Sluice (SEP-1686)', () => {
       5000,
       'both tools aborted',
     );
+  });
+
+  test("a tool that asks the client for input: the request reaches the client's GET stream, the answer the tool", async () => {
+    const asking = await serve({
+      port: 0,
+      host: '127.0.0.1',
+      keepaliveMs: 0,
+      createServer: () => {
+        const server = new McpServer({ name: 'asks', version: '1.0.0' }, { capabilities: { tools: {} } });
+        server.registerTool('asks', {}, async (extra) => {
+          const r = await server.server.elicitInput(
+            {
+              message: 'name?',
+              requestedSchema: { type: 'object', properties: { name: { type: 'string' } } },
+            },
+            { signal: extra.signal },
+          );
+          return { content: [{ type: 'text', text: `got ${JSON.stringify(r.content)}` }] };
+        });
+        return server;
+      },
+      tasks: createTasks({ tools: { asks: 'optional' }, pollIntervalMs: 50 }),
+    });
+    const asked: string[] = [];
+    const c = new Client({ name: 'asks-client', version: '1.0.0' }, { capabilities: { elicitation: {} } });
+    c.setRequestHandler(ElicitRequestSchema, async (req) => {
+      asked.push(req.params.message);
+      return { action: 'accept', content: { name: 'x' } };
+    });
+    try {
+      await withDeadline(
+        c.connect(new StreamableHTTPClientTransport(new URL(asking.url))),
+        10_000,
+        'connect',
+      );
+      // The task's own answer was its CreateTaskResult: the request goes to the standalone stream.
+      const id = await startToolTask(c, 'asks', {});
+      const res = await withDeadline(
+        c.experimental.tasks.getTaskResult(id, CallToolResultSchema),
+        10_000,
+        'the result after the answer',
+      );
+      assert.equal(textOf(res), 'got {"name":"x"}');
+      assert.deepEqual(asked, ['name?']);
+      assert.equal((await c.experimental.tasks.getTask(id)).status, 'completed');
+    } finally {
+      await c.close();
+      await asking.close();
+    }
   });
 
   test('live tasks are bounded per client: one more is refused', async () => {
