@@ -61,9 +61,10 @@ export class MemoryTaskStore implements TaskStore {
   async create(t: TaskRecord, maxLivePerClient: number): Promise<CreateOutcome> {
     this.#expire();
     const mine = this.#unfinished.get(t.client);
-    // Reading each applies TTL and lease lapse first: a task whose runner died frees its slot.
+    // At the limit, reading each applies TTL and lease lapse first: a task whose runner died frees
+    // its slot. Below it nothing needs freeing, so the common creation reads none of them.
     // (A Set may lose entries while it is iterated: #live drops expired and lapsed ones.)
-    if (mine !== undefined) for (const id of mine) this.#live(id);
+    if (mine !== undefined && mine.size >= maxLivePerClient) for (const id of mine) this.#live(id);
     if ((mine?.size ?? 0) >= maxLivePerClient) return 'client-limit';
     const bytes = recordBytes(t);
     if (!this.#makeRoom(bytes)) return 'store-full';
@@ -270,15 +271,16 @@ export class MemoryTaskStore implements TaskStore {
     const now = this.#now();
     if (now < this.#nextSweep) return;
     this.#nextSweep = now + 1000;
-    for (const [id, e] of this.#tasks) if (now >= e.t.createdAt + e.t.ttlMs) this.#drop(id);
+    // Values, not entries: no [key, value] pair allocated per task kept.
+    for (const e of this.#tasks.values()) if (now >= e.t.createdAt + e.t.ttlMs) this.#drop(e.t.taskId);
   }
 
   /** Evicts the oldest finished tasks until `bytes` more fit; false when live tasks fill it. */
   #makeRoom(bytes: number): boolean {
     if (this.#fits(bytes)) return true;
-    for (const [id, e] of this.#tasks) {
+    for (const e of this.#tasks.values()) {
       if (!isTerminal(e.t.status)) continue;
-      this.#drop(id);
+      this.#drop(e.t.taskId);
       if (this.#fits(bytes)) return true;
     }
     return false;

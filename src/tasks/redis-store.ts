@@ -163,7 +163,8 @@ export class RedisTaskStore implements TaskStore {
         now,
         String(maxLivePerClient),
         t.taskId,
-        String(t.leaseUntil ?? t.createdAt + t.ttlMs),
+        // It stops counting when its lease lapses or its TTL evicts it, whichever comes first.
+        String(Math.min(t.leaseUntil ?? Number.POSITIVE_INFINITY, t.createdAt + t.ttlMs)),
         String(t.ttlMs),
       ],
     );

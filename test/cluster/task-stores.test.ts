@@ -97,6 +97,19 @@ function contract(
       assert.equal(await store.create(record(clock), 1), 'created', 'the lost task no longer counts');
     });
 
+    test('at the per-client limit, a task whose lease lapsed unread frees its slot; an expired one too', async () => {
+      const clock = new Clock();
+      const { store } = await make(clock);
+      await store.create(record(clock), 2);
+      await store.create(record(clock, { ttlMs: 500, leaseUntil: clock.t + 60_000 }), 2);
+      assert.equal(await store.create(record(clock), 2), 'client-limit');
+      clock.t += 501; // the second expired
+      assert.equal(await store.create(record(clock, { leaseUntil: clock.t + 60_000 }), 2), 'created');
+      assert.equal(await store.create(record(clock), 2), 'client-limit');
+      clock.t += 1001; // the first lapsed (1 s lease), never read
+      assert.equal(await store.create(record(clock), 2), 'created', 'the lost task no longer counts');
+    });
+
     test('cancel is sticky, reaches onCancel (also on a peer), and is a no-op on a finished task', async () => {
       const clock = new Clock();
       const { store, peer } = await make(clock);
