@@ -20,7 +20,7 @@ import type { PartialFrame } from '../../flow/partial-frame.js';
 import { KEEPALIVE_COMMENT } from '../../sse/encode.js';
 import type { Counters } from '../observe/counters.js';
 import type { ResponseSink } from '../pipeline/sink.js';
-import { runSoon } from './schedule.js';
+import { runSoonFor } from './schedule.js';
 
 /** Frames joined in one tick are written once they reach this size. */
 const BATCH_BYTES = 64 * 1024;
@@ -105,7 +105,7 @@ export class SseWriter {
     this.#opening = true;
     if (!this.#batchOpen) {
       this.#batchOpen = true;
-      runSoon(this.#endBatch);
+      runSoonFor(SseWriter.#endBatch, this);
     }
   }
 
@@ -167,7 +167,7 @@ export class SseWriter {
   #append(frame: string, urgent: boolean): void {
     if (!this.#batchOpen) {
       this.#batchOpen = true;
-      runSoon(this.#endBatch);
+      runSoonFor(SseWriter.#endBatch, this);
       this.#put(frame);
       return;
     }
@@ -220,10 +220,11 @@ export class SseWriter {
     return this.#q;
   }
 
-  readonly #endBatch = (): void => {
-    this.#batchOpen = false;
-    this.#flushBatch();
-  };
+  /** The end of a tick's batch; static, so that a writer keeps no closure for it. */
+  static #endBatch(w: SseWriter): void {
+    w.#batchOpen = false;
+    w.#flushBatch();
+  }
 
   #flushBatch(): void {
     this.#opening = false;
