@@ -66,7 +66,6 @@ export class SseWriter {
     this.#counters = counters;
     this.#now = now;
     this.lastWriteAt = now();
-    sink.onClose(() => this.#onClose());
   }
 
   get closed(): boolean {
@@ -280,7 +279,11 @@ export class SseWriter {
     if (this.#flushWaiters !== undefined && this.#isFlushed()) this.#releaseFlushed();
   }
 
-  #onClose(): void {
+  /**
+   * The sink closed (the peer went, or the response finished). Called by the connection that owns
+   * this writer from its own close listener: one closure on the sink for both, not one each.
+   */
+  sinkClosed(): void {
     if (!this.#closed) {
       this.#closed = true;
       this.#release();
