@@ -57,10 +57,7 @@ export class EventStream {
    * stream was done; cleared when a connection attaches. See `#resume` for why a fresh GET uses it.
    */
   #lostCursor: number | undefined;
-  /**
-   * Waiters for "every frame up to seq reached a connection and left its queue" (json ordering);
-   * made by the first wait, as an idle stream has none.
-   */
+  /** Waiters for "every frame up to seq left its queue" (json ordering); made by the first wait. */
   #waiters: DeliveryWaiters | undefined;
   /** Why the current connection is being closed by the server, for the stream-close probe. */
   #closing: 'overflow' | 'server' | undefined;
@@ -156,8 +153,7 @@ export class EventStream {
   }
 
   #checkDelivery(): void {
-    const w = this.#waiters;
-    if (w !== undefined && !w.empty) w.check(this.#delivery(), this.#done);
+    if (this.#waiters?.empty === false) this.#waiters.check(this.#delivery(), this.#done);
   }
 
   /**
