@@ -33,6 +33,7 @@ import type { ProgressEvent } from '../jsonrpc/progress-json.js';
 import type { EventStore, ReplayResult, StoredEvent } from './event-store.js';
 import { PartialRun, RUN_OVERHEAD_BYTES } from './partial-run.js';
 import { ProgressRun } from './progress-run.js';
+import { StreamTable } from './stream-table.js';
 
 /**
  * Per-stream bounds: the ring's, and the disconnect (ms) a stream's bounds are sized to cover at
@@ -59,8 +60,11 @@ interface StreamLog {
   readonly sessionId: string;
   readonly streamId: number;
   readonly ring: RingBuffer<string | PartialRun | ProgressRun>;
-  /** This stream's bounds: the configured ones, raised to its measured rate (see the file comment). */
-  readonly limits: RingLimits;
+  /**
+   * This stream's bounds: the configured ones (one object shared by every stream) until its measured
+   * rate raises them (then its own copy; see the file comment).
+   */
+  limits: RingLimits;
   readonly rate: RateMeter;
   /** Highest seq ever appended (survives eviction, so a future cursor is recognisable). */
   lastSeq: number;
@@ -105,10 +109,12 @@ export interface EventStoreStats {
 }
 
 export class MemoryEventStore implements EventStore {
-  readonly #sessions = new Map<string, Map<number, StreamLog>>();
+  readonly #logs = new StreamTable<StreamLog>();
   /** Finished streams, oldest first (insertion order). */
   readonly #finished = new Set<StreamLog>();
   readonly #limits: ReplayLimits;
+  /** The configured ring bounds, shared by every stream not sized above them. */
+  readonly #ringLimits: RingLimits;
   readonly #maxStreamBytes: number;
   readonly #maxTotalBytes: number;
   readonly #maxFinished: number;
@@ -122,6 +128,8 @@ export class MemoryEventStore implements EventStore {
 
   constructor(options: MemoryEventStoreOptions = {}) {
     this.#limits = { ...DEFAULT_REPLAY_LIMITS, ...options.limits };
+    const { maxCount, maxBytes, maxAgeMs } = this.#limits;
+    this.#ringLimits = { maxCount, maxBytes, maxAgeMs };
     this.#maxTotalBytes = options.maxTotalBytes ?? DEFAULT_REPLAY_BUDGET.maxTotalBytes;
     this.#maxStreamBytes = Math.max(this.#limits.maxBytes, Math.floor(this.#maxTotalBytes / 4));
     this.#maxFinished = options.maxFinishedStreams ?? DEFAULT_REPLAY_BUDGET.maxFinishedStreams;
@@ -172,7 +180,7 @@ export class MemoryEventStore implements EventStore {
     afterSeq: number,
     options?: { allowGap?: boolean },
   ): ReplayResult {
-    const log = this.#sessions.get(sessionId)?.get(streamId);
+    const log = this.#logs.get(sessionId, streamId);
     const now = this.#now();
     // A finished stream past its grace period is gone, whether or not the sweep has run yet.
     if (log === undefined || log.freeAt <= now || afterSeq > log.lastSeq) return { status: 'unknown' };
@@ -192,7 +200,7 @@ export class MemoryEventStore implements EventStore {
   }
 
   endStream(sessionId: string, streamId: number, graceMs: number): void {
-    const log = this.#sessions.get(sessionId)?.get(streamId);
+    const log = this.#logs.get(sessionId, streamId);
     if (log === undefined) return;
     log.freeAt = this.#now() + graceMs;
     this.#finished.add(log);
@@ -200,33 +208,26 @@ export class MemoryEventStore implements EventStore {
   }
 
   fill(sessionId: string, streamId: number): number {
-    const log = this.#sessions.get(sessionId)?.get(streamId);
+    const log = this.#logs.get(sessionId, streamId);
     if (log === undefined) return 0;
     return Math.max(log.ring.bytes / log.limits.maxBytes, log.ring.count / log.limits.maxCount);
   }
 
   dropSession(sessionId: string): void {
-    const streams = this.#sessions.get(sessionId);
-    if (streams === undefined) return;
-    for (const log of streams.values()) this.#release(log);
-    this.#sessions.delete(sessionId);
-    if (this.#sessions.size === 0) this.#disarm();
+    for (const log of this.#logs.dropSession(sessionId)) this.#release(log);
+    if (this.#logs.size === 0) this.#disarm();
   }
 
   /** Frees finished streams past their grace and entries past their age. Runs on a timer too. */
   sweep(): void {
     const now = this.#now();
-    for (const [sessionId, streams] of this.#sessions) {
-      for (const [streamId, log] of streams) {
-        this.#expire(log, now);
-        if (log.freeAt <= now) {
-          this.#release(log);
-          streams.delete(streamId);
-        }
-      }
-      if (streams.size === 0) this.#sessions.delete(sessionId);
-    }
-    if (this.#sessions.size === 0) this.#disarm();
+    this.#logs.sweep((log) => {
+      this.#expire(log, now);
+      if (log.freeAt > now) return false;
+      this.#release(log);
+      return true;
+    });
+    if (this.#logs.size === 0) this.#disarm();
   }
 
   stats(): EventStoreStats {
@@ -235,15 +236,13 @@ export class MemoryEventStore implements EventStore {
     let evictions = this.#evictionsOfFreed;
     let streamsSized = 0;
     let largestStreamBound = 0;
-    for (const s of this.#sessions.values()) {
-      for (const log of s.values()) {
-        streams++;
-        events += log.ring.length;
-        evictions += log.ring.evicted;
-        if (log.freeAt !== Number.POSITIVE_INFINITY) continue;
-        if (log.limits.maxBytes > this.#limits.maxBytes) streamsSized++;
-        largestStreamBound = Math.max(largestStreamBound, log.limits.maxBytes);
-      }
+    for (const log of this.#logs.logs()) {
+      streams++;
+      events += log.ring.length;
+      evictions += log.ring.evicted;
+      if (log.freeAt !== Number.POSITIVE_INFINITY) continue;
+      if (log.limits.maxBytes > this.#limits.maxBytes) streamsSized++;
+      largestStreamBound = Math.max(largestStreamBound, log.limits.maxBytes);
     }
     return {
       streams,
@@ -258,7 +257,7 @@ export class MemoryEventStore implements EventStore {
 
   /** Stops the sweep timer and frees everything. */
   close(): void {
-    this.#sessions.clear();
+    this.#logs.clear();
     this.#finished.clear();
     this.#totalBytes = 0;
     this.#last = undefined;
@@ -292,15 +291,9 @@ export class MemoryEventStore implements EventStore {
   }
 
   #open(sessionId: string, streamId: number): StreamLog {
-    let streams = this.#sessions.get(sessionId);
-    if (streams === undefined) {
-      streams = new Map();
-      this.#sessions.set(sessionId, streams);
-      this.#arm();
-    }
-    let log = streams.get(streamId);
+    let log = this.#logs.get(sessionId, streamId);
     if (log === undefined) {
-      const { tolerableDisconnectMs: _, ...limits } = this.#limits;
+      const limits = this.#ringLimits;
       log = {
         sessionId,
         streamId,
@@ -310,14 +303,14 @@ export class MemoryEventStore implements EventStore {
         lastSeq: 0,
         freeAt: Number.POSITIVE_INFINITY,
       };
-      streams.set(streamId, log);
+      if (this.#logs.add(sessionId, log)) this.#arm();
     }
     return log;
   }
 
   /**
-   * Raises a stream's bounds to a disconnect's worth of its peak rate (the ring reads the same
-   * limits object). Never below the configured limits or above the per-stream share of the budget;
+   * Raises a stream's bounds to a disconnect's worth of its peak rate (in its own copy of the
+   * limits, which its ring then reads). Never below the configured limits or above the per-stream share of the budget;
    * never lowered while the stream lives, so nothing it holds is evicted by a slower second.
    */
   #size(log: StreamLog): void {
@@ -328,6 +321,10 @@ export class MemoryEventStore implements EventStore {
     const headroom = Math.max(0, this.#maxTotalBytes - this.#totalBytes);
     const maxBytes = Math.min(Math.ceil(wantBytes), this.#maxStreamBytes, log.limits.maxBytes + headroom);
     if (maxBytes <= log.limits.maxBytes) return;
+    if (log.limits === this.#ringLimits) {
+      log.limits = { ...log.limits };
+      log.ring.bound(log.limits);
+    }
     log.limits.maxBytes = maxBytes;
     log.limits.maxCount = Math.max(
       log.limits.maxCount,
@@ -354,7 +351,7 @@ export class MemoryEventStore implements EventStore {
     for (const log of this.#finished) {
       if (this.#finished.size <= this.#maxFinished && this.#totalBytes <= this.#maxTotalBytes) return;
       this.#release(log);
-      this.#sessions.get(log.sessionId)?.delete(log.streamId);
+      this.#logs.delete(log.sessionId, log.streamId);
       this.#streamsEvicted++;
     }
   }

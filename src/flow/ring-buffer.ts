@@ -55,9 +55,14 @@ export class RingBuffer<T> {
   #count = 0;
   /** Entries dropped to respect the limits since creation. */
   evicted = 0;
-  readonly #limits: RingLimits;
+  #limits: RingLimits;
 
   constructor(limits: RingLimits) {
+    this.#limits = limits;
+  }
+
+  /** Reads its bounds from `limits` from now on (a store gives a stream its own when it grows them). */
+  bound(limits: RingLimits): void {
     this.#limits = limits;
   }
 

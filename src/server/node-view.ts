@@ -62,8 +62,14 @@ export function nodeView(req: IncomingMessage, res: ServerResponse, parsedBody?:
       return Array.isArray(v) ? v.join(', ') : v;
     },
     readBody: (limit) => readNodeBody(req, parsedBody, limit),
-    remoteAddress: socket?.remoteAddress,
-    loopback: isLoopbackAddress(socket?.localAddress),
+    // Read when asked: node:http keeps an address object on the socket for its life once read,
+    // and a request that needs neither (a GET stream to an allowed Host) leaves them unread.
+    get remoteAddress() {
+      return socket?.remoteAddress;
+    },
+    get loopback() {
+      return isLoopbackAddress(socket?.localAddress);
+    },
     node: { req, res },
   };
 }
@@ -85,8 +91,12 @@ export function h2View(req: Http2ServerRequest, res: Http2ServerResponse): NodeR
     },
     // The compatibility request has IncomingMessage's reading surface (data/end/close, complete).
     readBody: (limit) => readBody(req as unknown as IncomingMessage, limit),
-    remoteAddress: socket?.remoteAddress,
-    loopback: isLoopbackAddress(socket?.localAddress),
+    get remoteAddress() {
+      return socket?.remoteAddress;
+    },
+    get loopback() {
+      return isLoopbackAddress(socket?.localAddress);
+    },
     node: { req, res },
   };
 }

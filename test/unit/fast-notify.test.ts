@@ -79,6 +79,22 @@ for (const [sdk, Ctor] of Object.entries(V1_SDKS))
     }
   });
 
+test('a handler is wrapped when first looked up, once: an idle session holds no wrapper per method', async () => {
+  const { transport } = recorder();
+  const m = new V1McpServer({ name: 't', version: '1' });
+  m.registerTool('t', {}, () => ({ content: [] }));
+  await m.connect(transport as never);
+  const before = new Map(handlersOf(m.server));
+  assert.equal(installFastNotify(m, transport), true);
+  const table = handlersOf(m.server);
+  // Stored as the SDK made them until the Protocol asks for one (Map's own get reads the slot).
+  for (const [method, h] of before) assert.equal(Map.prototype.get.call(table, method), h, method);
+  const wrapped = table.get('tools/list');
+  assert.notEqual(wrapped, before.get('tools/list'));
+  assert.equal(table.get('tools/list'), wrapped, 'the wrapper is kept, not made per request');
+  assert.equal(Map.prototype.get.call(table, 'ping'), before.get('ping'), 'the others are still unwrapped');
+});
+
 test('a task request and a server no longer connected keep the SDK function', async () => {
   const { routed, transport } = recorder();
   const m = new V1McpServer({ name: 't', version: '1' });

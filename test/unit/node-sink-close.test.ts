@@ -2,7 +2,7 @@
 // register one, and they hang off the sink's single 'close' listener on the response instead of one
 // `once()` wrapper each (idle memory per stream, docs/benchmarks.md). They run once, in order, when
 // the response closes, whether the client went away or the response finished; one registered after
-// the close still runs (on a microtask).
+// the close still runs (on a microtask). And head() has the header block node:http keeps flattened.
 import assert from 'node:assert/strict';
 import { createServer, request, type Server, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
@@ -126,4 +126,25 @@ test('respond sends the caller’s headers plus the body’s byte length, leavin
     server.closeAllConnections();
     server.close();
   }
+});
+
+test('head() reads the header block node:http keeps for the response, so V8 flattens it (idle memory)', () => {
+  let reads = 0;
+  let block: string | undefined;
+  const fake = {
+    destroyed: false,
+    headersSent: false,
+    socket: null,
+    on() {},
+    writeHead(status: number) {
+      block = `HTTP/1.1 ${status} OK\r\n`;
+    },
+    get _header() {
+      if (block !== undefined) reads++;
+      return block;
+    },
+  };
+  const sink = new NodeSink(fake as unknown as ServerResponse);
+  sink.head(200, { 'content-type': 'text/event-stream' });
+  assert.equal(reads, 1, 'read once, after writeHead built it');
 });

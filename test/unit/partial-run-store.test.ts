@@ -121,6 +121,33 @@ describe('partial output in the replay store', () => {
     store.close();
   });
 
+  test('a sized stream gets bounds of its own: a quiet stream of any session keeps the configured ones', () => {
+    let now = 1_000;
+    const store = new MemoryEventStore({
+      now: () => now,
+      limits: { maxCount: 8, maxBytes: 1024, tolerableDisconnectMs: 10_000 },
+      maxTotalBytes: 4 * 1024 * 1024,
+      sweepMs: 1e9,
+    });
+    store.append('quiet', 0, { seq: 1, frame: 'q' });
+    store.append('s', 0, { seq: 1, frame: 'q' });
+    for (let i = 1; i <= 100; i++) {
+      store.append('s', 1, { seq: i, frame: 'y'.repeat(100) });
+      now += 10;
+    }
+    assert.equal(store.stats().streamsSized, 1);
+    // The others still evict at the configured bounds (8 events, 1024 bytes).
+    for (const [session, stream] of [
+      ['quiet', 0],
+      ['s', 0],
+    ] as const) {
+      for (let i = 2; i <= 12; i++) store.append(session, stream, { seq: i, frame: 'z' });
+      assert.equal(store.replay(session, stream, 3).status, 'evicted', `${session}/${stream}`);
+      assert.equal(store.replay(session, stream, 4).status, 'ok', `${session}/${stream}`);
+    }
+    store.close();
+  });
+
   test('a stream is sized by its measured rate within the budget; stats report it', () => {
     let now = 1_000;
     const store = new MemoryEventStore({

@@ -38,3 +38,25 @@ test('with neither: setTimeout(0)', async () => {
   assert.equal(pickScheduler(g).kind, 'setTimeout');
   assert.deepEqual(await order(g), ['sync', 'microtask', 'a', 'b', 'c']);
 });
+
+test('runSoonFor calls the shared function with its argument, in order with runSoon, under each mechanism', async () => {
+  for (const g of [
+    { setImmediate, MessageChannel, setTimeout },
+    { MessageChannel, setTimeout },
+    { setTimeout },
+  ]) {
+    const { runSoon, runSoonFor } = pickScheduler(g as SchedulerGlobals);
+    const seen: string[] = [];
+    const note = (x: { name: string }): void => {
+      seen.push(x.name);
+    };
+    await new Promise<void>((resolve) => {
+      runSoonFor(note, { name: 'a' });
+      runSoon(() => seen.push('b'));
+      runSoonFor(note, { name: 'c' });
+      runSoon(resolve);
+      seen.push('sync');
+    });
+    assert.deepEqual(seen, ['sync', 'a', 'b', 'c'], Object.keys(g).join(','));
+  }
+});

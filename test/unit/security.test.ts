@@ -119,6 +119,22 @@ describe('security/host', () => {
     });
   }
 
+  test('where the request arrived is read only when the Host names no allowed host', () => {
+    let reads = 0;
+    const view = (loopback: boolean) => ({
+      get loopback() {
+        reads++;
+        return loopback;
+      },
+    });
+    assert.equal(hostAllowed('localhost:3000', view(true), LOOPBACK), true);
+    assert.equal(reads, 0, 'an allowed name needs no address');
+    assert.equal(hostAllowed('evil.example', view(true), LOOPBACK), false);
+    assert.equal(hostAllowed('evil.example', view(false), LOOPBACK), true);
+    assert.equal(hostAllowed(undefined, view(true), LOOPBACK), false);
+    assert.equal(reads, 3);
+  });
+
   test('custom allowedHosts replace the defaults', () => {
     assert.equal(hostAllowed('mcp.internal:80', true, ['mcp.internal']), true);
     assert.equal(hostAllowed('localhost:80', true, ['mcp.internal']), false);

@@ -47,7 +47,11 @@ export class SseConnection {
     this.#counters = shared.counters;
     this.#policy = policy;
     this.#onOverflow = onOverflow;
-    sink.onClose(() => this.#leave());
+    // The writer learns of the close from here, first, as it did from a listener of its own.
+    sink.onClose(() => {
+      this.writer.sinkClosed();
+      this.#leave();
+    });
   }
 
   get policy(): OverflowPolicy {

@@ -317,6 +317,7 @@ export class Session extends SessionRouting<SessionDeps> implements StreamContex
     this.#exchanges = undefined;
     if (this.inflightById?.size === 0) this.inflightById = undefined;
     if (this.#postStreams?.size === 0) this.#postStreams = undefined;
+    this.transport.compact();
   }
 
   countMode(mode: 'json' | 'sse', methods: Iterable<string>): void {

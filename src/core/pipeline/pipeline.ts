@@ -106,7 +106,7 @@ export function createChecks(
 
   async function handle(view: RequestView, sink: ResponseSink): Promise<void> {
     const host = view.header('host');
-    if (!hostAllowed(host, view.loopback, o.allowedHosts)) {
+    if (!hostAllowed(host, view, o.allowedHosts)) {
       counters.refusals.host++;
       return sendRefusal(sink, Refusals.forbiddenHost(host));
     }

@@ -120,6 +120,20 @@ export class BridgeTransport implements Transport, OperationHost {
     this.#ops.set(id, op);
   }
 
+  /**
+   * Drops the table of observed requests while it is empty, so an idle session keeps no empty Map
+   * (about 200 bytes). Called by the session's compact() (after initialize, and by the idle sweep),
+   * not per response: a session answering one request at a time keeps its table.
+   */
+  compact(): void {
+    if (this.#ops?.size === 0) this.#ops = undefined;
+  }
+
+  /** Whether requests are being observed now (tests of compact()). */
+  get observing(): boolean {
+    return this.#ops !== undefined;
+  }
+
   /** The operation of a request in flight, if observed (for stream events). */
   operation(id: RequestId): Operation | undefined {
     return this.#ops?.get(id);

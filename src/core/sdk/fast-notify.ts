@@ -102,9 +102,16 @@ export function installFastNotify(server: unknown, transport: BridgeTransport): 
   return true;
 }
 
+/** The handlers FastHandlers made (one per method a server was asked for, never per request). */
+const WRAPPED = new WeakSet<Handler>();
+
 /**
- * The server's request handler table; each handler stored is wrapped so that its `extra` gets the
- * fast `sendNotification`. Handlers registered later (a tool added after connect) are wrapped too.
+ * The server's request handler table; each handler is wrapped so that its `extra` gets the fast
+ * `sendNotification`. Handlers registered later (a tool added after connect) are wrapped too. A
+ * handler is wrapped the first time the Protocol looks it up (`_onrequest` reads the table with
+ * `get`), not when stored: an idle session has been asked for `initialize` alone, and a closure
+ * and its context for each of the other methods would be about 100 bytes each on every session
+ * (docs/benchmarks.md, idle memory).
  */
 class FastHandlers extends Map<string, Handler> {
   readonly #p: V1Protocol;
@@ -123,11 +130,16 @@ class FastHandlers extends Map<string, Handler> {
     this.#t = t;
   }
 
-  override set(method: string, handler: Handler): this {
-    return super.set(method, (request, extra) => {
+  override get(method: string): Handler | undefined {
+    const handler = super.get(method);
+    if (handler === undefined || WRAPPED.has(handler)) return handler;
+    const wrapped: Handler = (request, extra) => {
       fasten(this.#p, this.#t, extra as RequestExtra);
       return handler(request, extra);
-    });
+    };
+    WRAPPED.add(wrapped);
+    super.set(method, wrapped);
+    return wrapped;
   }
 }
 

@@ -24,18 +24,24 @@ function flatten(s: string): void {
   s.charCodeAt(0);
 }
 
+/** Told when the store lost a frame (the guarded store counted and logged it). */
+export interface AppendFailures {
+  appendFailed(): void;
+}
+
 export class EventLog {
   readonly #ctx: StreamContext;
   readonly #num: number;
-  /** The store lost a frame (the guarded store counted and logged it). */
-  readonly #onLost: () => void;
+  readonly #owner: AppendFailures;
+  /** The rejection handler of an asynchronous store's appends; made by the first such append. */
+  #onLost: (() => void) | undefined;
   #seq = 0;
   #idPrefix: string | undefined;
 
-  constructor(ctx: StreamContext, num: number, onLost: () => void) {
+  constructor(ctx: StreamContext, num: number, owner: AppendFailures) {
     this.#ctx = ctx;
     this.#num = num;
-    this.#onLost = onLost;
+    this.#owner = owner;
   }
 
   /** The seq of the newest frame produced. */
@@ -122,6 +128,10 @@ export class EventLog {
     if (progress === undefined) flatten(frame);
     const partial = p === undefined || id === undefined ? undefined : storedDelta(p, id);
     const r = store.append(this.#ctx.sessionKey, this.#num, { seq, frame, partial, progress });
-    if (r !== undefined) r.then(undefined, this.#onLost);
+    if (r === undefined) return;
+    // A synchronous store (the memory one) returns nothing: its streams never make the handler.
+    const owner = this.#owner;
+    this.#onLost ??= () => owner.appendFailed();
+    r.then(undefined, this.#onLost);
   }
 }

@@ -57,8 +57,8 @@ export class EventStream {
    * stream was done; cleared when a connection attaches. See `#resume` for why a fresh GET uses it.
    */
   #lostCursor: number | undefined;
-  /** Waiters for "every frame up to seq reached a connection and left its queue" (json ordering). */
-  readonly #waiters = new DeliveryWaiters();
+  /** Waiters for "every frame up to seq left its queue" (json ordering); made by the first wait. */
+  #waiters: DeliveryWaiters | undefined;
   /** Why the current connection is being closed by the server, for the stream-close probe. */
   #closing: 'overflow' | 'server' | undefined;
   #tookOverAt: number | undefined;
@@ -74,7 +74,7 @@ export class EventStream {
     this.#sh = ctx.shared;
     this.num = num;
     this.kind = kind;
-    this.#log = new EventLog(ctx, num, () => this.#appendFailed());
+    this.#log = new EventLog(ctx, num, this);
   }
 
   get attached(): boolean {
@@ -140,6 +140,7 @@ export class EventStream {
 
   /** Resolves once every frame up to `seq` reached a connection and left its queue (delivery.ts). */
   whenDelivered(seq: number): Promise<void> | undefined {
+    this.#waiters ??= new DeliveryWaiters();
     return this.#waiters.when(seq, this.#delivery());
   }
 
@@ -152,7 +153,7 @@ export class EventStream {
   }
 
   #checkDelivery(): void {
-    if (!this.#waiters.empty) this.#waiters.check(this.#delivery(), this.#done);
+    if (this.#waiters?.empty === false) this.#waiters.check(this.#delivery(), this.#done);
   }
 
   /**
@@ -210,7 +211,12 @@ export class EventStream {
     guard?: StreamGuard,
   ): Promise<ResumeOutcome> {
     const run = (this.#resuming ?? RESOLVED).then(() => this.#resume(sink, headers, afterSeq, guard));
-    this.#resuming = run.catch(() => undefined);
+    const tail = run.catch(() => undefined);
+    this.#resuming = tail;
+    // Forgotten once settled with none queued behind it: an idle stream keeps no settled promise.
+    void tail.then(() => {
+      if (this.#resuming === tail) this.#resuming = undefined;
+    });
     return run;
   }
 
@@ -320,8 +326,9 @@ export class EventStream {
   /**
    * The store lost a frame (the guarded store counted and logged it): end the connection with a retry
    * hint so the client resumes; the resume then either finds every frame or is told `evicted`.
+   * Called by this stream's event log (a method, not a closure the log keeps per stream).
    */
-  #appendFailed(): void {
+  appendFailed(): void {
     if (this.#done || this.#held !== undefined) return;
     this.interrupt();
   }

@@ -20,7 +20,7 @@ import type { PartialFrame } from '../../flow/partial-frame.js';
 import { KEEPALIVE_COMMENT } from '../../sse/encode.js';
 import type { Counters } from '../observe/counters.js';
 import type { ResponseSink } from '../pipeline/sink.js';
-import { runSoon } from './schedule.js';
+import { runSoonFor } from './schedule.js';
 
 /** Frames joined in one tick are written once they reach this size. */
 const BATCH_BYTES = 64 * 1024;
@@ -66,7 +66,6 @@ export class SseWriter {
     this.#counters = counters;
     this.#now = now;
     this.lastWriteAt = now();
-    sink.onClose(() => this.#onClose());
   }
 
   get closed(): boolean {
@@ -105,7 +104,7 @@ export class SseWriter {
     this.#opening = true;
     if (!this.#batchOpen) {
       this.#batchOpen = true;
-      runSoon(this.#endBatch);
+      runSoonFor(SseWriter.#endBatch, this);
     }
   }
 
@@ -167,7 +166,7 @@ export class SseWriter {
   #append(frame: string, urgent: boolean): void {
     if (!this.#batchOpen) {
       this.#batchOpen = true;
-      runSoon(this.#endBatch);
+      runSoonFor(SseWriter.#endBatch, this);
       this.#put(frame);
       return;
     }
@@ -220,10 +219,11 @@ export class SseWriter {
     return this.#q;
   }
 
-  readonly #endBatch = (): void => {
-    this.#batchOpen = false;
-    this.#flushBatch();
-  };
+  /** The end of a tick's batch; static, so that a writer keeps no closure for it. */
+  static #endBatch(w: SseWriter): void {
+    w.#batchOpen = false;
+    w.#flushBatch();
+  }
 
   #flushBatch(): void {
     this.#opening = false;
@@ -279,7 +279,11 @@ export class SseWriter {
     if (this.#flushWaiters !== undefined && this.#isFlushed()) this.#releaseFlushed();
   }
 
-  #onClose(): void {
+  /**
+   * The sink closed (the peer went, or the response finished). Called by the connection that owns
+   * this writer from its own close listener: one closure on the sink for both, not one each.
+   */
+  sinkClosed(): void {
     if (!this.#closed) {
       this.#closed = true;
       this.#release();
