@@ -5,7 +5,7 @@
  * for tasks that outlive it, or that any instance of a cluster answers, use the Redis store.
  */
 import { InvalidOptionError } from '../errors.js';
-import { isTerminal, OWNER_LOST, type TaskRecord } from './model.js';
+import { copyRecord, isTerminal, OWNER_LOST, type TaskRecord } from './model.js';
 import {
   type AnswerOutcome,
   type CreateOutcome,
@@ -24,6 +24,9 @@ export interface MemoryTaskStoreOptions {
   /** Clock, for tests. @defaultValue Date.now */
   now?: () => number;
 }
+
+/** The store's own records are written in place (TaskRecord's readonly fields are the callers'). */
+type Mutable<T> = { -readonly [K in keyof T]: T[K] };
 
 export const MEMORY_STORE_DEFAULTS = { maxTasks: 10_000, maxBytes: 64 * 1024 * 1024 } as const;
 
@@ -68,7 +71,7 @@ export class MemoryTaskStore implements TaskStore {
     if ((mine?.size ?? 0) >= maxLivePerClient) return 'client-limit';
     const bytes = recordBytes(t);
     if (!this.#makeRoom(bytes)) return 'store-full';
-    this.#tasks.set(t.taskId, { t: { ...t }, bytes });
+    this.#tasks.set(t.taskId, { t: copyRecord(t), bytes });
     this.#bytes += bytes;
     const owned = this.#byOwner.get(t.owner) ?? new Set<string>();
     owned.add(t.taskId);
@@ -83,7 +86,7 @@ export class MemoryTaskStore implements TaskStore {
 
   async get(taskId: string, owner: string): Promise<TaskRecord | undefined> {
     const t = this.#live(taskId);
-    return t === undefined || t.owner !== owner ? undefined : { ...t };
+    return t === undefined || t.owner !== owner ? undefined : copyRecord(t);
   }
 
   async renew(taskId: string, runner: string, leaseUntil: number): Promise<boolean> {
@@ -108,27 +111,28 @@ export class MemoryTaskStore implements TaskStore {
   async settle(taskId: string, runner: string, s: Settlement): Promise<boolean> {
     const t = this.#live(taskId);
     if (t === undefined || t.status !== 'working' || t.leaseOwner !== runner) return false;
-    // One patch (one byte count): the status, its payload, the lease and partial text let go.
-    const patch: Partial<TaskRecord> = {
-      status: s.status,
-      lastUpdatedAt: this.#now(),
-      leaseOwner: undefined,
-      leaseUntil: undefined,
-      partialText: undefined,
-      partialTruncated: undefined,
-    };
-    if (s.message !== undefined) patch.statusMessage = s.message;
+    // Written field by field on the store's own record (every field exists: copyRecord), then one
+    // byte count: the status, its payload, the lease and partial text let go.
+    const w = t as Mutable<TaskRecord>;
+    w.status = s.status;
+    w.lastUpdatedAt = this.#now();
+    w.leaseOwner = undefined;
+    w.leaseUntil = undefined;
+    w.partialText = undefined;
+    w.partialTruncated = undefined;
+    if (s.message !== undefined) w.statusMessage = s.message;
     if (s.status === 'completed' || s.status === 'failed') {
       // A finished task has no later round: its call text (read only by roundRequest) is let go
       // while it is young, instead of being kept, copied and counted until the task expires.
-      Object.assign(patch, { call: '', result: s.result });
-      if (s.status === 'failed') patch.error = s.error;
+      w.call = '';
+      w.result = s.result;
+      if (s.status === 'failed') w.error = s.error;
     } else {
-      patch.inputRequests = s.inputRequests;
-      patch.requestState = s.requestState;
-      patch.inputResponses = {};
+      w.inputRequests = s.inputRequests;
+      w.requestState = s.requestState;
+      w.inputResponses = {};
     }
-    this.#replace(t, patch);
+    this.#recount(t);
     return true;
   }
 
@@ -147,7 +151,7 @@ export class MemoryTaskStore implements TaskStore {
       });
       for (const l of this.#listeners) l(taskId);
     }
-    return { ...t };
+    return copyRecord(t);
   }
 
   async answer(
@@ -160,7 +164,7 @@ export class MemoryTaskStore implements TaskStore {
     const t = this.#live(taskId);
     if (t === undefined || t.owner !== owner) return undefined;
     if (t.status !== 'input_required' || t.inputRequests === undefined)
-      return { task: { ...t }, resume: false };
+      return { task: copyRecord(t), resume: false };
     const pending = { ...t.inputRequests };
     const answered = { ...(t.inputResponses ?? {}) };
     for (const [k, v] of Object.entries(responses)) {
@@ -182,7 +186,7 @@ export class MemoryTaskStore implements TaskStore {
           }
         : { inputRequests: pending, inputResponses: answered, lastUpdatedAt: this.#now() },
     );
-    return { task: { ...t }, resume };
+    return { task: copyRecord(t), resume };
   }
 
   async list(owner: string, cursor: string | undefined, limit: number): Promise<TaskPage | undefined> {
@@ -199,7 +203,7 @@ export class MemoryTaskStore implements TaskStore {
     let i = start;
     for (; i < ids.length && tasks.length < limit; i++) {
       const t = this.#live(ids[i] as string);
-      if (t !== undefined) tasks.push({ ...t });
+      if (t !== undefined) tasks.push(copyRecord(t));
     }
     const last = tasks.at(-1);
     return i < ids.length && last !== undefined ? { tasks, nextCursor: last.taskId } : { tasks };
@@ -238,11 +242,16 @@ export class MemoryTaskStore implements TaskStore {
 
   /** Applies a change to a stored record and keeps the byte count right. */
   #replace(t: TaskRecord, patch: Partial<TaskRecord>): void {
-    const e = this.#tasks.get(t.taskId);
-    if (e === undefined) return;
     // Fields let go stay as undefined rather than deleted: a deleted property turns the record
     // into a dictionary-mode object, and every later read of it slows down.
     Object.assign(t, patch);
+    this.#recount(t);
+  }
+
+  /** After a change to a stored record: its byte count, and whether it still counts as live. */
+  #recount(t: TaskRecord): void {
+    const e = this.#tasks.get(t.taskId);
+    if (e === undefined) return;
     const bytes = recordBytes(t);
     this.#bytes += bytes - e.bytes;
     e.bytes = bytes;

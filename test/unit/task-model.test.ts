@@ -1,12 +1,20 @@
 /**
  * The task model's wire shapes: `detailedTaskJson` (what `tasks/get` sends, the stored result text
  * spliced in rather than parsed and re-serialized) is exactly `JSON.stringify(detailedTask(t))` for
- * every status and field combination, and the ISO times stay right whatever order they are asked in.
+ * every status and field combination, and the ISO times stay right whatever order they are asked in;
+ * `copyRecord` keeps every field's value and gives every record one key order, `newWorkingTask`'s.
  */
 import assert from 'node:assert/strict';
 import { describe, test } from 'node:test';
 import fc from 'fast-check';
-import { createTaskResult, detailedTask, detailedTaskJson, type TaskRecord } from '../../src/tasks/model.js';
+import {
+  copyRecord,
+  createTaskResult,
+  detailedTask,
+  detailedTaskJson,
+  newWorkingTask,
+  type TaskRecord,
+} from '../../src/tasks/model.js';
 
 const json = fc.jsonValue().map((v) => JSON.stringify(v));
 const ms = fc.integer({ min: 0, max: 4_102_444_800_000 });
@@ -75,6 +83,30 @@ describe('task model wire shapes', () => {
           assert.equal(r['lastUpdatedAt'], new Date(b).toISOString());
         }
       }),
+    );
+  });
+
+  test('copyRecord: the same values, every field present, in newWorkingTask order', () => {
+    const keys = Object.keys(
+      newWorkingTask({
+        owner: 'o',
+        client: 'c',
+        ttlMs: 1,
+        pollIntervalMs: 1,
+        call: '{}',
+        runner: 'r',
+        leaseMs: 1,
+        now: 0,
+      }),
+    );
+    fc.assert(
+      fc.property(record, (t) => {
+        const c = copyRecord(t);
+        assert.notEqual(c, t);
+        assert.deepEqual(Object.keys(c), keys);
+        for (const k of keys) assert.equal(c[k as keyof TaskRecord], t[k as keyof TaskRecord], k);
+      }),
+      { numRuns: 1000 },
     );
   });
 });
