@@ -2,7 +2,7 @@
 // --version, one line per tool, short usage errors that name what was wrong, hints for a URL without its
 // scheme and for TLS mistakes, a clear word when a tool needs sampling or elicitation, and server logs on stderr.
 import assert from 'node:assert/strict';
-import { spawn } from 'node:child_process';
+import { type ChildProcess, spawn } from 'node:child_process';
 import { readFileSync } from 'node:fs';
 import { after, before, describe, test } from 'node:test';
 import { fileURLToPath } from 'node:url';
@@ -23,6 +23,7 @@ interface Run {
 }
 
 function sluice(args: string[], env: Record<string, string> = {}): Promise<Run> {
+  let spawned: ChildProcess | undefined;
   const run = new Promise<Run>((resolve, reject) => {
     const child = spawn(process.execPath, [cli, ...args], {
       stdio: ['ignore', 'pipe', 'pipe'],
@@ -38,8 +39,13 @@ function sluice(args: string[], env: Record<string, string> = {}): Promise<Run> 
     });
     child.on('error', reject);
     child.on('close', (code) => resolve({ code, stdout, stderr }));
+    spawned = child;
   });
-  return withDeadline(run, 20_000, `sluice ${args.join(' ')}`);
+  // A process still running at the deadline is killed, not left behind.
+  return withDeadline(run, 20_000, `sluice ${args.join(' ')}`).catch((error: unknown) => {
+    spawned?.kill('SIGKILL');
+    throw error;
+  });
 }
 
 const lines = (text: string) => text.trimEnd().split('\n');

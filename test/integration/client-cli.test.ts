@@ -35,9 +35,16 @@ function sluice(args: string[], onSpawn?: (kill: (signal: NodeJS.Signals) => voi
   });
 }
 
-/** Runs the CLI to its end within the deadline. */
+/** Runs the CLI to its end within the deadline; a process still running then is killed, not left behind. */
 function runCli(args: string[], label: string, ms = 20_000): Promise<Run> {
-  return withDeadline(sluice(args), ms, label);
+  let kill: ((signal: NodeJS.Signals) => void) | undefined;
+  const run = sluice(args, (k) => {
+    kill = k;
+  });
+  return withDeadline(run, ms, label).catch((error: unknown) => {
+    kill?.('SIGKILL');
+    throw error;
+  });
 }
 
 /** `--arg k=v` for each `k=v`. */

@@ -2,7 +2,7 @@
 // will take, shows progress while it holds the idle stream, and --quick skips the hold (saying what that
 // gives up) and exits promptly; bad usage exits 2 with the usage.
 import assert from 'node:assert/strict';
-import { spawn } from 'node:child_process';
+import { type ChildProcess, spawn } from 'node:child_process';
 import { join } from 'node:path';
 import { after, before, describe, test } from 'node:test';
 import { createDemoServer } from '../../src/demo/demo-server.js';
@@ -21,10 +21,12 @@ interface Run {
 }
 
 function doctor(args: string[], ms: number): Promise<Run> {
+  let spawned: ChildProcess | undefined;
   return withDeadline(
     new Promise<Run>((resolve) => {
       const start = Date.now();
       const c = spawn(process.execPath, [CLI, 'doctor', ...args], { stdio: ['ignore', 'pipe', 'pipe'] });
+      spawned = c;
       let out = '';
       let partial = '';
       const lines: Run['lines'] = [];
@@ -39,7 +41,11 @@ function doctor(args: string[], ms: number): Promise<Run> {
     }),
     ms,
     `sluice doctor ${args.join(' ')}`,
-  );
+  ).catch((error: unknown) => {
+    // A process still running at the deadline is killed, not left behind.
+    spawned?.kill('SIGKILL');
+    throw error;
+  });
 }
 
 describe('sluice doctor (CLI)', () => {
