@@ -27,6 +27,7 @@
  * `maxTotalBytes` or what the budget has left (a count bound grows in the same proportion as the byte bound). `stats()` reports
  * how many live streams are sized above the configured limits and the largest bound.
  */
+import { flat } from '../flow/flat.js';
 import { RateMeter } from '../flow/rate-meter.js';
 import { RingBuffer, type RingLimits } from '../flow/ring-buffer.js';
 import type { ProgressEvent } from '../jsonrpc/progress-json.js';
@@ -81,16 +82,6 @@ export interface MemoryEventStoreOptions {
   now?: () => number;
   /** How often expired entries and finished streams are swept. @defaultValue 10_000 ms */
   sweepMs?: number;
-}
-
-/**
- * `s`, stored by V8 as one flat string (reading a character flattens a concatenation in place): a
- * kept frame holds about half the heap that way (the stream's log leaves a progress frame, which
- * it expects kept as values, to the store).
- */
-function flat(s: string): string {
-  s.charCodeAt(0);
-  return s;
 }
 
 export interface EventStoreStats {
@@ -165,6 +156,7 @@ export class MemoryEventStore implements EventStore {
         pe === undefined ? undefined : this.#progressRun(log, tail, event.seq, pe, event.frame, now);
       // Each progress frame counts toward the count bound, in a run or not (flow/ring-buffer.ts).
       if (run !== undefined && run === tail) log.ring.growTail(event.seq, added, now, 1);
+      // A progress frame kept as text is flattened here (the stream's log left it to the store).
       else log.ring.push(event.seq, run ?? flat(event.frame), added, now);
     }
     log.rate.note(d === undefined ? added : d.escaped.length + RUN_OVERHEAD_BYTES, now);

@@ -31,6 +31,11 @@ export function coalesceKeyOf(m: JsonRpcMessage): string | undefined {
   if (token === undefined) return undefined;
   const meta = 'params' in m ? (m.params?.['_meta'] as Record<string, unknown> | undefined) : undefined;
   if (meta?.[PARTIAL_META_KEY] !== undefined) return undefined;
+  return tokenKey(token);
+}
+
+/** The coalescing key of a progress token: a number and its string never share one. */
+export function tokenKey(token: string | number): string {
   return typeof token === 'number' ? `n${token}` : `s${token}`;
 }
 /** The draft SEP's notification method. */

@@ -19,6 +19,8 @@
  * test/unit/progress-json.test.ts checks the equality over random shapes against `JSON.stringify`.
  */
 
+import { tokenKey } from './partial.js';
+
 const HEAD = '{"method":"notifications/progress","params":{';
 const TAIL = '},"jsonrpc":"2.0"}';
 const TOKEN = 1;
@@ -216,7 +218,7 @@ export class ProgressJson {
     if (v !== this.#token || this.#key === '') {
       this.#token = v;
       this.#tokenJson = typeof v === 'number' ? jsonNumber(v) : JSON.stringify(v);
-      this.#key = typeof v === 'number' ? `n${v}` : `s${v}`;
+      this.#key = tokenKey(v);
     }
   }
 

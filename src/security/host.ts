@@ -25,19 +25,19 @@ export const hostNameOf: (host: string) => string | undefined = memoByHeader((ho
 });
 
 /**
- * Whether a request may be served given its Host header and where it arrived. `loopback` may be
- * the request view itself: where it arrived is read only when the Host does not name an allowed
- * host (the answer is the same either way), so a request to an allowed name leaves the socket's
- * local address unread (node:http keeps an object for it for the connection's life once read).
+ * Whether a request may be served given its Host header and where it arrived (`arrived`: the
+ * request view). Where it arrived is read only when the Host does not name an allowed host (the
+ * answer is the same either way), so a request to an allowed name leaves the socket's local
+ * address unread (node:http keeps an object for it for the connection's life once read).
  */
 export function hostAllowed(
   host: string | undefined,
-  loopback: boolean | { readonly loopback: boolean },
+  arrived: { readonly loopback: boolean },
   allowed: readonly string[],
 ): boolean {
   if (host !== undefined) {
     const name = hostNameOf(host);
     if (name !== undefined && allowed.includes(name)) return true;
   }
-  return !(typeof loopback === 'boolean' ? loopback : loopback.loopback);
+  return !arrived.loopback;
 }

@@ -5,19 +5,19 @@
  */
 import type { ServerResponse } from 'node:http';
 import type { Headers } from '../core/pipeline/sink.js';
+import { flat } from '../flow/flat.js';
 import { NodeSinkBase } from './node-sink-base.js';
 
 /**
  * node:http builds a response's header block by concatenation (status line, each header, Date,
  * Connection, Keep-Alive, Transfer-Encoding: about 18 joined pieces and their parts) and keeps it as
  * `_header` for the response's life. A streamed response (an SSE stream may stay open for hours)
- * would hold that tree, about 0.6 KiB; reading one character makes V8 store it as one flat string
- * in place (about 0.2 KiB; docs/benchmarks.md, idle memory). Only read, never written: where a Node
- * version keeps no such string this does nothing.
+ * would hold that tree, about 0.6 KiB; flat, about 0.2 KiB (flow/flat.ts; docs/benchmarks.md, idle
+ * memory). Only read, never written: where a Node version keeps no such string this does nothing.
  */
 function flattenHeaderBlock(res: ServerResponse): void {
   const block = (res as unknown as { _header?: unknown })._header;
-  if (typeof block === 'string') block.charCodeAt(0);
+  if (typeof block === 'string') flat(block);
 }
 
 export class NodeSink extends NodeSinkBase<ServerResponse> {

@@ -46,6 +46,13 @@ export { TASKS_EXTENSION };
 
 const METHODS = new Set(['server/discover', 'tools/call', 'tasks/get', 'tasks/update', 'tasks/cancel']);
 
+/** What differs between the rounds a service starts (see #startWith). */
+interface Round {
+  head?: RequestHead;
+  call?: Readonly<Record<string, unknown>> | undefined;
+  map?: SettlementMap;
+}
+
 export interface TaskServiceStats {
   created: number;
   running: number;
@@ -75,8 +82,7 @@ export class TaskService implements TaskHook, LegacyTaskHook {
     this.#legacy = new LegacyTasks({
       o: this.#o,
       runner: this.#runner,
-      start: (t, serve, map) =>
-        this.#startWith(t, (req, sink) => Promise.resolve(serve(req, sink)), undefined, false, map),
+      start: (t, serve, map) => this.#startWith(t, (req, sink) => Promise.resolve(serve(req, sink)), { map }),
       countCreated: () => {
         this.#created++;
       },
@@ -254,7 +260,7 @@ export class TaskService implements TaskHook, LegacyTaskHook {
       t.status = first.status;
     // Durable now (SEP-2663: a tasks/get right after this answer resolves).
     this.#send(o, { status: 200, body: { jsonrpc: '2.0', id: o.req.id, result: createTaskResult(t) } });
-    if (first === undefined) this.#startWith(t, o.serve, undefined, false, undefined, o.req.params);
+    if (first === undefined) this.#startWith(t, o.serve, { call: o.req.params });
     return true;
   }
 
@@ -266,25 +272,22 @@ export class TaskService implements TaskHook, LegacyTaskHook {
 
   /** Runs a resumed round here, with the headers of the call that created the task. */
   #resume(t: TaskRecord, o: TaskOffer): void {
-    this.#startWith(t, o.serve, paramHead(t), true);
+    this.#startWith(t, o.serve, { head: paramHead(t) });
   }
 
-  #startWith(
-    t: TaskRecord,
-    serve: TaskOffer['serve'],
-    head: RequestHead | undefined,
-    resumed: boolean,
-    map?: SettlementMap,
-    call?: Readonly<Record<string, unknown>>,
-  ): void {
-    const run = new TaskRun(this.#o, this.#runner, t.taskId, map);
+  /**
+   * Runs a round here. `head`: a resumed round's (the headers of the call that created the task);
+   * `call`: a first round's params, as received; `map`: how its outcome is stored (2025 era).
+   */
+  #startWith(t: TaskRecord, serve: TaskOffer['serve'], round: Round): void {
+    const run = new TaskRun(this.#o, this.#runner, t.taskId, round.map);
     // One line per round started here (the id as a short hash, as session ids are logged): an
     // operator (and the fault test) can see where a task ran, and that it ran once.
-    this.#o.logger?.info('tasks.run', { task: shortHash(t.taskId), resumed });
+    this.#o.logger?.info('tasks.run', { task: shortHash(t.taskId), resumed: round.head !== undefined });
     this.#runs.set(t.taskId, run);
     this.#renewing();
     run
-      .run(t, serve, head, call)
+      .run(t, serve, round.head, round.call)
       .catch((error: unknown) =>
         this.#o.logger?.error('tasks.settle_failed', { taskId: t.taskId, error: String(error) }),
       )

@@ -51,7 +51,8 @@ describe('security/origin checkOrigin', () => {
     const host = '127.0.0.1:3000@evil.example';
     // The Host check and the Origin check must agree on which host the header names.
     assert.equal(
-      hostAllowed(host, true, LOOPBACK) && checkOrigin('http://evil.example', host, undefined) === 'allowed',
+      hostAllowed(host, { loopback: true }, LOOPBACK) &&
+        checkOrigin('http://evil.example', host, undefined) === 'allowed',
       false,
     );
   });
@@ -115,7 +116,7 @@ describe('security/host', () => {
   ];
   for (const [host, loopback, want] of allowed) {
     test(`hostAllowed(${JSON.stringify(host)}, loopback=${loopback}) = ${want}`, () => {
-      assert.equal(hostAllowed(host, loopback, LOOPBACK), want);
+      assert.equal(hostAllowed(host, { loopback }, LOOPBACK), want);
     });
   }
 
@@ -136,8 +137,8 @@ describe('security/host', () => {
   });
 
   test('custom allowedHosts replace the defaults', () => {
-    assert.equal(hostAllowed('mcp.internal:80', true, ['mcp.internal']), true);
-    assert.equal(hostAllowed('localhost:80', true, ['mcp.internal']), false);
+    assert.equal(hostAllowed('mcp.internal:80', { loopback: true }, ['mcp.internal']), true);
+    assert.equal(hostAllowed('localhost:80', { loopback: true }, ['mcp.internal']), false);
   });
 });
 

@@ -5,6 +5,7 @@
  * and when, is event-stream.ts's business.
  */
 import type { ReplayResult } from '../../events/event-store.js';
+import { flat } from '../../flow/flat.js';
 import type { PartialFrame } from '../../flow/partial-frame.js';
 import type { ProgressEvent } from '../../jsonrpc/progress-json.js';
 import { encodeJsonFrame } from '../../sse/encode.js';
@@ -12,17 +13,6 @@ import { encodeSeq, eventIdPrefix } from '../../sse/event-id.js';
 import { storedDelta } from './partial-output.js';
 import { readReplay } from './replay-read.js';
 import type { StreamContext } from './stream-context.js';
-
-/**
- * Makes V8 store `s` as one flat string (reading a character flattens a concatenation in place).
- * A frame is built by concatenation (id, JSON text, line ends: a tree of string pieces) and kept in
- * the replay store for as long as the stream may be resumed; flat, it holds about half the heap and
- * one object instead of several for the collector to copy and mark, which under a flood of progress
- * is most of the per-event cost (docs/benchmarks.md, (b)).
- */
-function flatten(s: string): void {
-  s.charCodeAt(0);
-}
 
 /** Told when the store lost a frame (the guarded store counted and logged it). */
 export interface AppendFailures {
@@ -125,7 +115,7 @@ export class EventLog {
   ): void {
     const store = this.#ctx.store;
     if (store === undefined) return;
-    if (progress === undefined) flatten(frame);
+    if (progress === undefined) flat(frame);
     const partial = p === undefined || id === undefined ? undefined : storedDelta(p, id);
     const r = store.append(this.#ctx.sessionKey, this.#num, { seq, frame, partial, progress });
     if (r === undefined) return;
