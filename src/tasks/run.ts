@@ -68,11 +68,12 @@ export function paramHeadersOf(
   raw: Readonly<Record<string, string | string[] | undefined>>,
 ): string | undefined {
   let out: Record<string, string> | undefined;
-  // for...in, not Object.entries: no array per header on every task creation.
-  for (const key in raw) {
-    const v = raw[key];
-    const name = key.toLowerCase();
-    if (v === undefined || !name.startsWith('mcp-param-')) continue;
+  // for...in, not Object.entries: no array per header on every task creation. The names are
+  // lower-case already (TaskOffer.rawHeaders, as node:http gives them).
+  for (const name in raw) {
+    if (name.charCodeAt(0) !== 0x6d /* m */ || !name.startsWith('mcp-param-')) continue;
+    const v = raw[name];
+    if (v === undefined) continue;
     out ??= {};
     out[name] = Array.isArray(v) ? v.join(', ') : v;
   }

@@ -293,14 +293,19 @@ export class TaskService implements TaskHook, LegacyTaskHook {
       )
       .finally(() => {
         if (this.#runs.get(t.taskId) === run) this.#runs.delete(t.taskId);
-        if (this.#runs.size === 0) this.#stopRenewing();
       });
   }
 
+  /**
+   * The one renewal timer runs while this instance runs tasks; it stops itself at a tick that finds
+   * none, not when the last run ends: under load the run count drops to zero between tasks, and a
+   * timer set and cleared per task was measurable on a task echo (unref'd: it never holds the process).
+   */
   #renewing(): void {
     if (this.#renewal !== undefined) return;
     const every = Math.max(100, Math.floor(this.#o.leaseMs / 3));
     this.#renewal = setInterval(() => {
+      if (this.#runs.size === 0) this.#stopRenewing();
       for (const run of this.#runs.values()) run.renew();
     }, every);
     this.#renewal.unref?.();

@@ -308,6 +308,55 @@ describe('MemoryTaskStore bounds', () => {
     assert.equal(big.size.bytes, 0);
   });
 
+  test('the task that finished longest ago is evicted first, whatever order they were created in', async () => {
+    const clock = new Clock();
+    const store = new MemoryTaskStore({ now: clock.now, maxTasks: 3, maxBytes: 100_000 });
+    const [a, b, c] = [record(clock), record(clock), record(clock)];
+    for (const t of [a, b, c]) await store.create(t, 10);
+    // Finished c, a, b: c goes first, then a; b stays.
+    for (const t of [c, a, b])
+      await store.settle(t.taskId, 'runner-1', { status: 'completed', result: '{}' });
+    await store.create(record(clock), 10);
+    assert.equal(await store.get(c.taskId, 'p:alice'), undefined, 'c finished first');
+    assert.ok(await store.get(a.taskId, 'p:alice'));
+    await store.create(record(clock), 10);
+    assert.equal(await store.get(a.taskId, 'p:alice'), undefined, 'then a');
+    assert.ok(await store.get(b.taskId, 'p:alice'));
+  });
+
+  test('churn behind a long-lived finished task: eviction stays right, the bounds hold', async () => {
+    const clock = new Clock();
+    const store = new MemoryTaskStore({ now: clock.now, maxTasks: 50, maxBytes: 1_000_000 });
+    const keeper = record(clock, { ttlMs: 10_000_000, leaseUntil: clock.t + 10_000_000 });
+    await store.create(keeper, 100);
+    await store.settle(keeper.taskId, 'runner-1', { status: 'completed', result: '{"k":1}' });
+    const live = record(clock, { ttlMs: 10_000_000, leaseUntil: clock.t + 10_000_000 });
+    await store.create(live, 100);
+    // 20,000 short tasks finish and expire (TTL) or are evicted, far more than the store holds.
+    for (let i = 0; i < 20_000; i++) {
+      const t = record(clock, { ttlMs: 50 });
+      assert.equal(await store.create(t, 100), 'created', `task ${i}`);
+      if (i % 3 !== 0) await store.settle(t.taskId, 'runner-1', { status: 'completed', result: '{}' });
+      else await store.cancel(t.taskId, 'p:alice');
+      clock.t += 1;
+    }
+    assert.ok(store.size.tasks <= 50, `${store.size.tasks} tasks kept`);
+    assert.equal(
+      (await store.get(live.taskId, 'p:alice'))?.status,
+      'working',
+      'a live task is never dropped',
+    );
+    // The keeper finished first of all kept tasks: the next eviction takes it, not a younger one.
+    const young = [];
+    for (let i = 0; i < 49; i++)
+      young.push(record(clock, { ttlMs: 10_000_000, leaseUntil: clock.t + 10_000_000 }));
+    clock.t += 1000; // every short task is past its TTL
+    for (const t of young) assert.equal(await store.create(t, 100), 'created');
+    assert.equal(await store.get(keeper.taskId, 'p:alice'), undefined, 'the finished keeper made room');
+    assert.equal(await store.create(record(clock), 100), 'store-full', 'live tasks only: full');
+    assert.equal(store.size.tasks, 50);
+  });
+
   test('TTL: an expired task is gone', async () => {
     const clock = new Clock();
     const store = new MemoryTaskStore({ now: clock.now });

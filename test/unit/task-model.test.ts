@@ -66,9 +66,12 @@ describe('task model wire shapes', () => {
   });
 
   test('ISO times are right whichever times were asked for before', () => {
+    // Times far apart and times in the same or the next second (iso() keeps the text of two
+    // seconds and builds the rest from it).
+    const near = fc.tuple(ms, fc.integer({ min: -1500, max: 1500 })).map(([a, d]) => [a, Math.max(0, a + d)]);
     fc.assert(
-      fc.property(fc.array(fc.tuple(ms, ms), { minLength: 1, maxLength: 20 }), (pairs) => {
-        for (const [a, b] of pairs) {
+      fc.property(fc.array(fc.oneof(fc.tuple(ms, ms), near), { minLength: 1, maxLength: 20 }), (pairs) => {
+        for (const [a = 0, b = 0] of pairs) {
           const base = { taskId: 'x'.repeat(16), owner: 'o', client: 'c', status: 'working' as const };
           const t: TaskRecord = {
             ...base,
