@@ -215,14 +215,41 @@ export function detailedTask(t: TaskRecord): Record<string, unknown> {
 }
 
 /**
- * `detailedTask(t)` as JSON text, the stored result spliced in as the text it is kept as (the
- * store only ever holds what `JSON.stringify` produced): a poll does not parse and re-serialize it.
+ * `detailedTask(t)` as JSON text, written directly (the same text as `JSON.stringify`, a property
+ * test holds it to that): a poll builds no objects, and the stored result is spliced in as the
+ * text it is kept as (the store only ever holds what `JSON.stringify` produced), not parsed and
+ * serialized again. The rare fields (partial text, error, input requests) are serialized as values.
  */
 export function detailedTaskJson(t: TaskRecord): string {
-  const head = JSON.stringify(detailedHead(t));
-  if (t.status !== 'completed' || t.result === undefined) return head;
-  // `head` is an object with at least `resultType`: its last character is the closing brace.
-  return `${head.slice(0, -1)},"result":${t.result}}`;
+  let out = `{"resultType":"complete",${taskFieldsJson(t)}`;
+  if (!isTerminal(t.status) && t.partialText !== undefined) {
+    out += `,"_meta":${JSON.stringify({ [META_TASK_PARTIAL]: { text: t.partialText, truncated: t.partialTruncated === true } })}`;
+  }
+  if (t.status === 'failed' && t.error !== undefined) out += `,"error":${JSON.stringify(t.error)}`;
+  if (t.status === 'input_required' && t.inputRequests !== undefined) {
+    let first = true;
+    out += ',"inputRequests":{';
+    for (const k in t.inputRequests) {
+      const v = t.inputRequests[k];
+      if (v === undefined) continue;
+      out += `${first ? '' : ','}${JSON.stringify(k)}:${JSON.stringify(JSON.parse(v))}`;
+      first = false;
+    }
+    out += '}';
+  }
+  if (t.status === 'completed' && t.result !== undefined) out += `,"result":${t.result}`;
+  return `${out}}`;
+}
+
+/** `createTaskResult(t)` as JSON text, written directly (held to `JSON.stringify` by a property test). */
+export function createTaskResultJson(t: TaskRecord): string {
+  return `{"resultType":"task",${taskFieldsJson(t)}}`;
+}
+
+/** The shared `Task` fields as JSON members, in taskFields' order. */
+function taskFieldsJson(t: TaskRecord): string {
+  const message = t.statusMessage === undefined ? '' : `,"statusMessage":${JSON.stringify(t.statusMessage)}`;
+  return `"taskId":${JSON.stringify(t.taskId)},"status":${JSON.stringify(t.status)},"createdAt":"${iso(t.createdAt)}","lastUpdatedAt":"${iso(t.lastUpdatedAt)}","ttlMs":${JSON.stringify(t.ttlMs)},"pollIntervalMs":${JSON.stringify(t.pollIntervalMs)}${message}`;
 }
 
 /** Every field but a completed task's result (which comes last in both forms). */

@@ -24,7 +24,7 @@ import { CaptureSink } from './capture-sink.js';
 import { LEGACY_METHODS, LegacyTasks } from './legacy.js';
 import { ListedPolicies } from './listed-policy.js';
 import {
-  createTaskResult,
+  createTaskResultJson,
   detailedTaskJson,
   isTaskIdShape,
   newWorkingTask,
@@ -259,7 +259,7 @@ export class TaskService implements TaskHook, LegacyTaskHook {
     if (first !== undefined && (await this.#o.store.settle(t.taskId, this.#runner, first)))
       t.status = first.status;
     // Durable now (SEP-2663: a tasks/get right after this answer resolves).
-    this.#send(o, { status: 200, body: { jsonrpc: '2.0', id: o.req.id, result: createTaskResult(t) } });
+    this.#send(o, okJson(o, createTaskResultJson(t)));
     if (first === undefined) this.#startWith(t, o.serve, { call: o.req.params });
     return true;
   }

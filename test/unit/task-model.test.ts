@@ -10,6 +10,7 @@ import fc from 'fast-check';
 import {
   copyRecord,
   createTaskResult,
+  createTaskResultJson,
   detailedTask,
   detailedTaskJson,
   newWorkingTask,
@@ -60,6 +61,15 @@ describe('task model wire shapes', () => {
     fc.assert(
       fc.property(record, (t) => {
         assert.equal(detailedTaskJson(t), JSON.stringify(detailedTask(t)));
+      }),
+      { numRuns: 2000 },
+    );
+  });
+
+  test('createTaskResultJson is JSON.stringify(createTaskResult) for any record', () => {
+    fc.assert(
+      fc.property(record, (t) => {
+        assert.equal(createTaskResultJson(t), JSON.stringify(createTaskResult(t)));
       }),
       { numRuns: 2000 },
     );
