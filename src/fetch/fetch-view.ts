@@ -11,30 +11,50 @@ export interface FetchInfo {
 }
 
 export function fetchView(request: Request, loopback: boolean, info?: FetchInfo): RequestView {
-  const h = request.headers;
-  let record: ViewHeaders | undefined;
-  return {
-    method: request.method,
-    // Parsed on first use only: the core never reads it (handlers' request info may).
-    get url(): string {
-      const u = new URL(request.url);
-      return u.pathname + u.search;
-    },
-    get headers(): ViewHeaders {
-      if (record === undefined) {
-        const r: Record<string, string> = {};
-        h.forEach((value, name) => {
-          r[name] = value;
-        });
-        record = r;
-      }
-      return record;
-    },
-    header: (name) => h.get(name) ?? undefined,
-    readBody: (limit) => readBody(request, limit),
-    remoteAddress: info?.remoteAddress,
-    loopback,
-  };
+  return new FetchView(request, loopback, info?.remoteAddress);
+}
+
+/**
+ * A class, not an object literal with getters: such a literal gets a hidden class of its own per
+ * request in V8's old space, pointing at the request's young closures, and every request's
+ * objects were then promoted by each scavenge (see server/node-view.ts, where it was measured).
+ */
+class FetchView implements RequestView {
+  readonly method: string;
+  readonly remoteAddress: string | undefined;
+  readonly loopback: boolean;
+  readonly #request: Request;
+  #record: ViewHeaders | undefined;
+  /** Own functions (not prototype methods): callers may pass `view.header` around on its own. */
+  readonly header: (name: string) => string | undefined;
+  readonly readBody: (limit: number) => Promise<BodyResult>;
+
+  constructor(request: Request, loopback: boolean, remoteAddress: string | undefined) {
+    this.method = request.method;
+    this.remoteAddress = remoteAddress;
+    this.loopback = loopback;
+    this.#request = request;
+    const h = request.headers;
+    this.header = (name) => h.get(name) ?? undefined;
+    this.readBody = (limit) => readBody(request, limit);
+  }
+
+  /** Parsed on first use only: the core never reads it (handlers' request info may). */
+  get url(): string {
+    const u = new URL(this.#request.url);
+    return u.pathname + u.search;
+  }
+
+  get headers(): ViewHeaders {
+    if (this.#record === undefined) {
+      const r: Record<string, string> = {};
+      this.#request.headers.forEach((value, name) => {
+        r[name] = value;
+      });
+      this.#record = r;
+    }
+    return this.#record;
+  }
 }
 
 /**

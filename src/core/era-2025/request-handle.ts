@@ -5,6 +5,8 @@
  * `extra`, and a handler served by another transport simply finds nothing (and falls back to
  * `extra.sendNotification`).
  */
+
+import { PrivateSlot } from '../../flow/private-slot.js';
 import type { RequestId } from '../../jsonrpc/message.js';
 import type { Session } from './session.js';
 
@@ -13,7 +15,8 @@ export interface RequestHandle {
   readonly id: RequestId;
 }
 
-const handles = new WeakMap<object, RequestHandle>();
+/** On the closure itself (flow/private-slot.ts says why not a WeakMap). */
+const handles = new PrivateSlot<RequestHandle>('sluice.requestHandle');
 
 export function registerRequest(key: object, handle: RequestHandle): void {
   handles.set(key, handle);

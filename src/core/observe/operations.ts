@@ -14,6 +14,8 @@
  * HTTP `traceparent` header's context when no HTTP instrumentation made a span); else the ambient
  * HTTP span; else the header's context. Invalid values are ignored (trace/trace-context.ts).
  */
+
+import { PrivateSlot } from '../../flow/private-slot.js';
 import type { RequestId } from '../../jsonrpc/message.js';
 import { META_PROTOCOL_VERSION } from '../../modern/constants.js';
 import { SPAN_KIND_SERVER, tracerActive, withCarried } from '../../trace/otel-bridge.js';
@@ -90,7 +92,8 @@ export class RequestScope {
   }
 }
 
-const scopes = new WeakMap<object, RequestScope>();
+/** On the request's header object itself (flow/private-slot.ts says why not a WeakMap). */
+const scopes = new PrivateSlot<RequestScope>('sluice.requestScope');
 
 /** The scope of the POST a request came in, from the `extra` the SDK is given. */
 export function scopeOf(extra: unknown): RequestScope | undefined {
