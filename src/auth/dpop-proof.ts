@@ -9,6 +9,7 @@
  * of every client that asks, and Sluice's own client asks whenever the authorization server advertises it.
  */
 import { calculateJwkThumbprint, decodeProtectedHeader, EmbeddedJWK, type JWK, jwtVerify } from 'jose';
+import { BoundedMap } from '../flow/bounded-map.js';
 
 /** How far a proof's `iat` may be from now (RFC 9449 §11.1 leaves the window to the server). */
 export const DPOP_PROOF_WINDOW_S = 300;
@@ -50,8 +51,11 @@ async function sha256(text: string): Promise<string> {
 export class DpopProofChecker {
   readonly #o: DpopOptions;
   readonly #htu: string | undefined;
-  /** jti → when it may be forgotten (ms). Insertion order is expiry order, give or take the window. */
-  readonly #seen = new Map<string, number>();
+  /**
+   * jti → when it may be forgotten (ms). Insertion order is expiry order, give or take the window.
+   * Read from its oldest end on every proof: a Map would walk its deleted slots each time (flow/bounded-map.ts).
+   */
+  readonly #seen = new BoundedMap<string, number>(MAX_REMEMBERED);
 
   constructor(o: DpopOptions) {
     this.#o = o;
@@ -113,9 +117,6 @@ export class DpopProofChecker {
   }
 
   #forgetExpired(now: number): void {
-    for (const [jti, until] of this.#seen) {
-      if (until > now && this.#seen.size < MAX_REMEMBERED) break;
-      this.#seen.delete(jti);
-    }
+    this.#seen.dropOldestWhile((until) => until <= now || this.#seen.size >= MAX_REMEMBERED);
   }
 }

@@ -5,6 +5,7 @@
  * count, and never past the token's `exp`; refusals are cached too, so a replayed bad token does
  * not reach the authorization server on every request.
  */
+import { BoundedMap } from '../flow/bounded-map.js';
 import type { FetchLike, MetadataCache } from './discovery.js';
 import { AuthServerUnavailableError, InvalidTokenError } from './errors.js';
 import { audienceOf, scopesOf, subjectOf, type VerifiedToken } from './verified-token.js';
@@ -47,11 +48,13 @@ async function digest(token: string): Promise<string> {
 
 export class IntrospectionVerifier {
   readonly #o: IntrospectionOptions;
-  readonly #cache = new Map<string, Entry>();
+  /** Insertion order is age order: the oldest entry goes first (flow/bounded-map.ts says why not a Map). */
+  readonly #cache: BoundedMap<string, Entry>;
   readonly #authorization: string;
 
   constructor(options: IntrospectionOptions) {
     this.#o = options;
+    this.#cache = new BoundedMap(options.maxCacheEntries);
     this.#authorization = basic(options.clientId, options.clientSecret);
   }
 
@@ -87,12 +90,6 @@ export class IntrospectionVerifier {
 
   #remember(key: string, entry: Entry): void {
     if (this.#o.cacheTtlMs === 0) return;
-    // Insertion order is age order: the oldest entry goes first.
-    while (this.#cache.size >= this.#o.maxCacheEntries) {
-      const oldest = this.#cache.keys().next().value;
-      if (oldest === undefined) break;
-      this.#cache.delete(oldest);
-    }
     this.#cache.set(key, entry);
   }
 

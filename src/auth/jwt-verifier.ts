@@ -20,6 +20,7 @@ import {
   type JWTVerifyGetKey,
   jwtVerify,
 } from 'jose';
+import { BoundedMap } from '../flow/bounded-map.js';
 import type { FetchLike, MetadataCache } from './discovery.js';
 import { AuthServerUnavailableError, InvalidTokenError, type InvalidTokenReason } from './errors.js';
 import { audienceOf, scopesOf, subjectOf, type VerifiedToken } from './verified-token.js';
@@ -61,10 +62,13 @@ const CLAIM_ERRORS: Record<string, InvalidTokenReason> = {
 export class JwtVerifier {
   readonly #o: JwtVerifierOptions;
   readonly #keySets = new Map<string, JWTVerifyGetKey>();
-  readonly #verified = new Map<string, { token: VerifiedToken; until: number }>();
+  /** Insertion order is age order: the oldest entry goes first (flow/bounded-map.ts says why not a Map). */
+  readonly #verified: BoundedMap<string, { token: VerifiedToken; until: number }>;
 
   constructor(options: JwtVerifierOptions) {
     this.#o = options;
+    // With cacheEntries 0 nothing is remembered (#remember); the map is then never written.
+    this.#verified = new BoundedMap(Math.max(1, options.cacheEntries));
   }
 
   readonly verify = async (token: string): Promise<VerifiedToken> => {
@@ -84,12 +88,6 @@ export class JwtVerifier {
     if (o.cacheEntries === 0) return;
     const until = Math.min(o.now() + o.cacheTtlMs, token.expiresAt ?? 0);
     if (until <= o.now()) return;
-    // Insertion order is age order: the oldest entry goes first.
-    while (this.#verified.size >= o.cacheEntries) {
-      const oldest = this.#verified.keys().next().value;
-      if (oldest === undefined) break;
-      this.#verified.delete(oldest);
-    }
     this.#verified.set(text, { token, until });
   }
 

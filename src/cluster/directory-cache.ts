@@ -4,16 +4,17 @@
  * owner changes a session, and it answers a stale route with 404 or 421, upon which the entry is
  * dropped. Bounded in count (oldest out first) and age.
  */
+import { BoundedMap } from '../flow/bounded-map.js';
 import type { DirectoryEntry } from './directory.js';
 
 export class DirectoryCache {
-  readonly #max: number;
   readonly #ttlMs: number;
   readonly #now: () => number;
-  readonly #map = new Map<string, { e: DirectoryEntry; until: number }>();
+  /** Order of the last `set` (flow/bounded-map.ts: evicting the oldest walks no deleted slots). */
+  readonly #map: BoundedMap<string, { e: DirectoryEntry; until: number }>;
 
   constructor(max: number, ttlMs: number, now: () => number = Date.now) {
-    this.#max = max;
+    this.#map = new BoundedMap(max);
     this.#ttlMs = ttlMs;
     this.#now = now;
   }
@@ -33,12 +34,7 @@ export class DirectoryCache {
   }
 
   set(sid: string, e: DirectoryEntry): void {
-    this.#map.delete(sid);
-    this.#map.set(sid, { e, until: this.#now() + this.#ttlMs });
-    if (this.#map.size > this.#max) {
-      const oldest = this.#map.keys().next();
-      if (oldest.done !== true) this.#map.delete(oldest.value);
-    }
+    this.#map.renew(sid, { e, until: this.#now() + this.#ttlMs });
   }
 
   delete(sid: string): void {

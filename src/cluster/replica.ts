@@ -16,6 +16,7 @@
  * too (404), so nothing could ever read it, and an idle session then costs Redis only its
  * directory entry.
  */
+import { BoundedMap } from '../flow/bounded-map.js';
 import { keys } from './keys.js';
 import type { RedisLink, RedisReply } from './redis-link.js';
 import { Script } from './scripts.js';
@@ -138,8 +139,11 @@ export class EventReplica {
   #flushing: Promise<void> = Promise.resolve();
   /** Streams this instance wrote, by session, for dropSession and the budget. */
   readonly #streams = new Map<string, Map<number, Tracked>>();
-  /** Finished streams in the order they finished (the budget frees the oldest first). */
-  readonly #finished = new Set<string>();
+  /**
+   * Finished streams in the order they finished (the budget frees the oldest first). Not a Set read
+   * from its front, which walks every deleted slot V8 has not compacted (flow/bounded-map.ts).
+   */
+  readonly #finished = new BoundedMap<string, true>(Number.POSITIVE_INFINITY);
   readonly stats: ReplicaStats = emptyReplicaStats();
 
   constructor(
@@ -180,7 +184,7 @@ export class EventReplica {
     if (stream === 0) return;
     this.#batch(sid, stream, undefined).fin = String(Math.max(1, Math.ceil(graceMs)));
     this.#tracked(sid, stream).expiresAt = this.#now() + graceMs;
-    this.#finished.add(`${sid}\0${stream}`);
+    this.#finished.set(`${sid}\0${stream}`, true);
   }
 
   /** The session ended: delete its copies now. */
@@ -228,7 +232,7 @@ export class EventReplica {
   /** Forgets finished streams whose copy expired by itself (bookkeeping only). */
   sweep(): void {
     const now = this.#now();
-    for (const key of this.#finished) {
+    for (const key of this.#finished.keys()) {
       const [sid, n] = splitKey(key);
       const t = this.#streams.get(sid)?.get(n);
       if (t === undefined || t.expiresAt > now) continue;
@@ -332,7 +336,7 @@ export class EventReplica {
   }
 
   #enforceBudget(): void {
-    for (const key of this.#finished) {
+    for (let key = this.#finished.oldestKey(); key !== undefined; key = this.#finished.oldestKey()) {
       if (this.stats.bytes <= this.#limits.budgetBytes) return;
       const [sid, n] = splitKey(key);
       const t = this.#streams.get(sid)?.get(n);

@@ -27,6 +27,7 @@
  * `maxTotalBytes` or what the budget has left (a count bound grows in the same proportion as the byte bound). `stats()` reports
  * how many live streams are sized above the configured limits and the largest bound.
  */
+import { BoundedMap } from '../flow/bounded-map.js';
 import { flat } from '../flow/flat.js';
 import { RateMeter } from '../flow/rate-meter.js';
 import { RingBuffer, type RingLimits } from '../flow/ring-buffer.js';
@@ -101,8 +102,11 @@ export interface EventStoreStats {
 
 export class MemoryEventStore implements EventStore {
   readonly #logs = new StreamTable<StreamLog>();
-  /** Finished streams, oldest first (insertion order). */
-  readonly #finished = new Set<StreamLog>();
+  /**
+   * Finished streams, oldest first (insertion order); bounded here by #enforceBudget. Not a Set read
+   * from its front, which walks every deleted slot V8 has not compacted (flow/bounded-map.ts).
+   */
+  readonly #finished = new BoundedMap<StreamLog, true>(Number.POSITIVE_INFINITY);
   readonly #limits: ReplayLimits;
   /** The configured ring bounds, shared by every stream not sized above them. */
   readonly #ringLimits: RingLimits;
@@ -195,7 +199,7 @@ export class MemoryEventStore implements EventStore {
     const log = this.#logs.get(sessionId, streamId);
     if (log === undefined) return;
     log.freeAt = this.#now() + graceMs;
-    this.#finished.add(log);
+    this.#finished.set(log, true);
     if (this.#finished.size > this.#maxFinished) this.#enforceBudget();
   }
 
@@ -340,7 +344,7 @@ export class MemoryEventStore implements EventStore {
 
   /** Frees the oldest finished streams until the store is within its budget again. */
   #enforceBudget(): void {
-    for (const log of this.#finished) {
+    for (let log = this.#finished.oldestKey(); log !== undefined; log = this.#finished.oldestKey()) {
       if (this.#finished.size <= this.#maxFinished && this.#totalBytes <= this.#maxTotalBytes) return;
       this.#release(log);
       this.#logs.delete(log.sessionId, log.streamId);

@@ -1,3 +1,5 @@
+import { BoundedMap } from './bounded-map.js';
+
 /**
  * A small set whose members expire: bounded in count (the oldest member leaves first) and in time
  * (a member older than `ttlMs` counts as absent and is dropped when met). Used to hold a
@@ -5,17 +7,17 @@
  * request first, but on another connection, so the cancel can arrive first; held briefly, it still
  * wins when the request comes.
  *
- * Insertion order is expiry order (one ttl for all), so the Map's first entry is always the oldest:
- * every operation is O(1) amortised, and no timer is needed.
+ * Insertion order is expiry order (one ttl for all), so the first entry is always the oldest: every
+ * operation is O(1) amortised, and no timer is needed. The entries live in a BoundedMap, not a Map
+ * read from its front (which walks every deleted slot V8 has not compacted, flow/bounded-map.ts).
  */
 export class ExpiringSet<K> {
-  readonly #max: number;
   readonly #ttlMs: number;
-  readonly #added = new Map<K, number>();
+  readonly #added: BoundedMap<K, number>;
 
   constructor(max: number, ttlMs: number) {
-    this.#max = max;
     this.#ttlMs = ttlMs;
+    this.#added = new BoundedMap(max);
   }
 
   get size(): number {
@@ -25,12 +27,7 @@ export class ExpiringSet<K> {
   /** Adds `key` at time `now` (a key already held is renewed); drops the oldest beyond `max`. */
   add(key: K, now: number): void {
     this.#expire(now);
-    this.#added.delete(key);
-    this.#added.set(key, now);
-    if (this.#added.size > this.#max) {
-      const oldest = this.#added.keys().next();
-      if (oldest.done !== true) this.#added.delete(oldest.value);
-    }
+    this.#added.renew(key, now);
   }
 
   /** Whether `key` is held and still fresh at `now`; it leaves the set either way. */
@@ -40,9 +37,6 @@ export class ExpiringSet<K> {
   }
 
   #expire(now: number): void {
-    for (const [key, at] of this.#added) {
-      if (now - at < this.#ttlMs) return;
-      this.#added.delete(key);
-    }
+    this.#added.dropOldestWhile((at) => now - at >= this.#ttlMs);
   }
 }

@@ -14,6 +14,7 @@ import type {
   jsonSchemaValidator,
 } from '@modelcontextprotocol/sdk/validation/types.js';
 import { InvalidOptionError } from '../errors.js';
+import { BoundedMap } from '../flow/bounded-map.js';
 
 /**
  * @param maxSchemas compiled schemas kept for reuse. @defaultValue 256
@@ -24,14 +25,13 @@ export function sharedJsonSchemaValidator(maxSchemas = 256): jsonSchemaValidator
     throw new InvalidOptionError('maxSchemas must be a positive integer');
   let ajv = new AjvJsonSchemaValidator();
   let compiled = 0;
-  const lru = new Map<string, JsonSchemaValidator<unknown>>();
+  // Recency order (a hit is renewed); a BoundedMap evicts its oldest without walking a Map's holes.
+  const lru = new BoundedMap<string, JsonSchemaValidator<unknown>>(maxSchemas);
   return {
     getValidator<T>(schema: JsonSchemaType): JsonSchemaValidator<T> {
       const key = JSON.stringify(schema);
-      const hit = lru.get(key);
+      const hit = lru.touch(key);
       if (hit !== undefined) {
-        lru.delete(key);
-        lru.set(key, hit);
         return hit as JsonSchemaValidator<T>;
       }
       // A fresh Ajv drops the old one's identity cache; validators already handed out keep working.
@@ -41,10 +41,6 @@ export function sharedJsonSchemaValidator(maxSchemas = 256): jsonSchemaValidator
       }
       const v = ajv.getValidator<unknown>(schema);
       lru.set(key, v);
-      if (lru.size > maxSchemas) {
-        const oldest = lru.keys().next();
-        if (oldest.done !== true) lru.delete(oldest.value);
-      }
       return v as JsonSchemaValidator<T>;
     },
   };

@@ -7,6 +7,7 @@
  * is shared by the calls that wait for it; a failed read is not kept (the next call reads again).
  */
 import type { TaskOffer } from '../core/era-2026/task-hook.js';
+import { BoundedMap } from '../flow/bounded-map.js';
 import { isPlainObject } from '../jsonrpc/message.js';
 import { CaptureSink } from './capture-sink.js';
 import type { TaskPolicy } from './options.js';
@@ -30,7 +31,8 @@ interface Entry {
 
 export class ListedPolicies {
   readonly #now: () => number;
-  readonly #entries = new Map<string, Entry>();
+  /** Order of the last read: a principal read again becomes the newest (flow/bounded-map.ts says why not a Map). */
+  readonly #entries = new BoundedMap<string, Entry>(MAX_ENTRIES);
 
   constructor(now: () => number) {
     this.#now = now;
@@ -49,12 +51,7 @@ export class ListedPolicies {
         }),
       };
       e = entry;
-      this.#entries.delete(owner);
-      this.#entries.set(owner, e);
-      if (this.#entries.size > MAX_ENTRIES) {
-        const oldest = this.#entries.keys().next().value;
-        if (oldest !== undefined) this.#entries.delete(oldest);
-      }
+      this.#entries.renew(owner, e);
     }
     return (await e.tools).get(tool) ?? 'forbidden';
   }

@@ -31,6 +31,7 @@ import type {
 } from '@modelcontextprotocol/sdk/experimental/tasks/interfaces.js';
 import type { Request, RequestId, Result, Task } from '@modelcontextprotocol/sdk/types.js';
 import { InvalidOptionError, SdkTaskStoreError } from '../errors.js';
+import { BoundedMap } from '../flow/bounded-map.js';
 import { JsonRpcCode } from '../jsonrpc/codes.js';
 import { randomToken } from '../security/random.js';
 import { isTaskIdShape, isTerminal, newWorkingTask, principalKey, type TaskRecord } from './model.js';
@@ -100,7 +101,7 @@ export class SluiceSdkTaskStore implements SdkTaskStoreInterface {
   readonly #o: Required<Omit<SdkTaskStoreOptions, 'now' | 'bind'>>;
   readonly #byPrincipal: boolean;
   /** Session id → principal, from the session hooks (authenticated sessions only). */
-  readonly #principals = new Map<string, string>();
+  readonly #principals = new BoundedMap<string, string>(MAX_SESSIONS);
   readonly #now: () => number;
   /** This instance, as the lease owner of the tasks its tools run. */
   readonly #runner = `sdk-${randomToken(12)}`;
@@ -134,10 +135,7 @@ export class SluiceSdkTaskStore implements SdkTaskStoreInterface {
   /** For `onSessionStart`: remembers an authenticated session's principal. */
   readonly sessionStarted = (info: { sessionId: string; principal: string | undefined }): void => {
     if (info.principal === undefined) return;
-    if (this.#principals.size >= MAX_SESSIONS) {
-      const oldest = this.#principals.keys().next();
-      if (oldest.done !== true) this.#principals.delete(oldest.value);
-    }
+    // Beyond MAX_SESSIONS the session that started first is forgotten (flow/bounded-map.ts: O(1)).
     this.#principals.set(info.sessionId, info.principal);
   };
 

@@ -14,7 +14,7 @@
  * HTTP `traceparent` header's context when no HTTP instrumentation made a span); else the ambient
  * HTTP span; else the header's context. Invalid values are ignored (trace/trace-context.ts).
  */
-
+import { BoundedMap } from '../../flow/bounded-map.js';
 import { PrivateSlot } from '../../flow/private-slot.js';
 import type { RequestId } from '../../jsonrpc/message.js';
 import { META_PROTOCOL_VERSION } from '../../modern/constants.js';
@@ -150,7 +150,8 @@ export class Operations implements OperationSink {
   readonly #metrics: SemconvMetrics | undefined;
   readonly #closing: () => boolean;
   readonly #now: () => number;
-  readonly #streams = new Map<string, StreamTrack>();
+  /** Creation order: beyond MAX_TRACKS the oldest track goes (flow/bounded-map.ts: in O(1)). */
+  readonly #streams = new BoundedMap<string, StreamTrack>(MAX_TRACKS, (_key, t) => this.#unbind(t));
   /** The same tracks by transport and request id, for a request dispatched after its stream opened. */
   readonly #byHost = new WeakMap<object, Map<RequestId, StreamTrack>>();
 
@@ -321,10 +322,6 @@ export class Operations implements OperationSink {
     ids: readonly RequestId[],
   ): void {
     if (!this.tracing) return;
-    if (this.#streams.size >= MAX_TRACKS) {
-      const oldest = this.#streams.keys().next();
-      if (oldest.done !== true) this.#drop(oldest.value);
-    }
     const t: StreamTrack = { host, ids, stream, opens: 0, open: false };
     this.#streams.set(`${sessionHash}:${stream}`, t);
     let byId = this.#byHost.get(host);
@@ -339,6 +336,11 @@ export class Operations implements OperationSink {
     const t = this.#streams.get(key);
     if (t === undefined) return;
     this.#streams.delete(key);
+    this.#unbind(t);
+  }
+
+  /** Forgets a track dropped from #streams in its transport's index of request ids. */
+  #unbind(t: StreamTrack): void {
     const byId = this.#byHost.get(t.host);
     if (byId !== undefined) for (const id of t.ids) if (byId.get(id) === t) byId.delete(id);
   }
