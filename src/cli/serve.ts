@@ -11,14 +11,15 @@ import { createDemoServer } from '../demo/demo-server.js';
 import { DEMO_INPUT_FIRST_TOOLS, DEMO_TASK_TOOLS } from '../demo/task-fixtures.js';
 import type { OAuthResourceServer, ResponseMode } from '../server/index.js';
 import {
-  connectRedisTaskStore,
   createTasks,
   InvalidOptionError,
   jsonLogger,
   oauthResourceServer,
   type RedisCluster,
+  RedisTaskStore,
   redisCluster,
   serve,
+  sharedLinkOf,
   staticBearer,
 } from '../server/index.js';
 import { loadOtelApi } from '../server/otel-load.js';
@@ -282,6 +283,12 @@ async function run(argv: string[]): Promise<number> {
           ...(values.advertise === undefined ? {} : { advertise: values.advertise }),
         });
   const logger = values.log === 'json' ? jsonLogger() : undefined;
+  const taskStore =
+    cluster === undefined
+      ? undefined
+      : new RedisTaskStore(sharedLinkOf(cluster), {
+          onError: (e) => logger?.warn('tasks.redis_error', { error: String(e) }),
+        });
   const tasks = createTasks({
     tools: DEMO_TASK_TOOLS,
     inputFirst: DEMO_INPUT_FIRST_TOOLS,
@@ -289,14 +296,9 @@ async function run(argv: string[]): Promise<number> {
       ? {}
       : { leaseMs: int('task-lease-ms', values['task-lease-ms'], 15_000) }),
     ...(logger === undefined ? {} : { logger }),
-    ...(redis === undefined
-      ? {}
-      : {
-          store: await connectRedisTaskStore({
-            ...redis,
-            onError: (e) => logger?.warn('tasks.redis_error', { error: e.message }),
-          }),
-        }),
+    // On the cluster's own Redis link (cluster/shared-link.ts): two connections per instance, not
+    // four; subscribed to the cancel channel once the cluster has joined (below).
+    ...(taskStore === undefined ? {} : { store: taskStore }),
   });
   const api = values.otel ? await loadOtelApi() : undefined;
   if (values.otel && api === undefined)
@@ -325,6 +327,8 @@ async function run(argv: string[]): Promise<number> {
     streamAfterMs: int('stream-after-ms', values['stream-after-ms'], 1000),
     stateless: values.stateless ?? false,
   });
+  // Joined by now (serve() resolves after the cluster has): cancels from other instances reach this one.
+  await taskStore?.start();
   process.stdout.write(`${await listeningLine(served.url, cluster)}\n`);
   return new Promise<number>((resolve) => {
     let stopping = false;

@@ -207,6 +207,14 @@ export class RedisCluster {
     return this.#lease?.state === 'held' || this.#lease?.state === 'refresh-failing';
   }
 
+  /**
+   * The cluster's Redis link once it has joined (undefined before): to share its connections, as
+   * `sluiceLinkOf` does for a task store (cluster/shared-link.ts). The cluster closes it when it stops.
+   */
+  get link(): RedisLink | undefined {
+    return this.#link;
+  }
+
   /** Binds the cluster to the endpoint it serves; returns the hooks the core calls. */
   attach(ep: ClusterEndpoint): ClusterHooks {
     if (this.#ep !== undefined) throw new InvalidOptionError('redisCluster: one cluster object per handler');

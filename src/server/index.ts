@@ -13,6 +13,7 @@ export type { ClusterStats, RedisClusterOptions } from '../cluster/cluster.js';
 export { RedisCluster, redisCluster } from '../cluster/cluster.js';
 export type { RedisLink, RedisReply } from '../cluster/redis-link.js';
 export { RedisReplyError } from '../cluster/redis-link.js';
+export { sharedLinkOf } from '../cluster/shared-link.js';
 // 2026-07-28 (modern era): listen-stream publishing, MRTR helpers, JSON-RPC errors from v1 tools.
 export type { ChangeBus, ChangeEvent, Notifier } from '../core/change-bus.js';
 export type { CloseReport } from '../core/endpoint.js';
