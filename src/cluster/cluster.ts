@@ -209,7 +209,7 @@ export class RedisCluster {
 
   /**
    * The cluster's Redis link once it has joined (undefined before): to share its connections, as
-   * `sluiceLinkOf` does for a task store (cluster/shared-link.ts). The cluster closes it when it stops.
+   * `sharedLinkOf` does for a task store (cluster/shared-link.ts). The cluster closes it when it stops.
    */
   get link(): RedisLink | undefined {
     return this.#link;

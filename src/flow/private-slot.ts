@@ -16,6 +16,8 @@
 export class PrivateSlot<T> {
   readonly #key: symbol;
   readonly #fallback = new WeakMap<object, T>();
+  /** Whether any object took the fallback: until then a miss costs no WeakMap lookup. */
+  #fellBack = false;
 
   constructor(description: string) {
     this.#key = Symbol(description);
@@ -27,11 +29,12 @@ export class PrivateSlot<T> {
       Reflect.defineProperty(o, this.#key, { value, writable: true, enumerable: false, configurable: true })
     )
       return;
+    this.#fellBack = true;
     this.#fallback.set(o, value);
   }
 
   get(o: object): T | undefined {
     const own = (o as Record<symbol, T | undefined>)[this.#key];
-    return own !== undefined ? own : this.#fallback.get(o);
+    return own !== undefined || !this.#fellBack ? own : this.#fallback.get(o);
   }
 }

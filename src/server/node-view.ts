@@ -72,18 +72,15 @@ class NodeView implements NodeRequestView {
   readonly readBody: (limit: number) => Promise<BodyResult>;
 
   constructor(
-    method: string,
-    url: string,
-    headers: IncomingHttpHeaders,
-    socket: Socket | null | undefined,
     node: NodeRequestView['node'],
     header: (name: string) => string | undefined,
     readBody: (limit: number) => Promise<BodyResult>,
   ) {
-    this.method = method;
-    this.url = url;
-    this.headers = headers;
-    this.#socket = socket;
+    const req = node.req;
+    this.method = req.method ?? 'GET';
+    this.url = req.url ?? '/';
+    this.headers = req.headers;
+    this.#socket = req.socket as Socket | null | undefined;
     this.node = node;
     this.header = header;
     this.readBody = readBody;
@@ -103,10 +100,6 @@ class NodeView implements NodeRequestView {
 export function nodeView(req: IncomingMessage, res: ServerResponse, parsedBody?: unknown): NodeRequestView {
   const h = req.headers;
   return new NodeView(
-    req.method ?? 'GET',
-    req.url ?? '/',
-    h,
-    req.socket,
     { req, res },
     (name) => {
       const v = h[name];
@@ -123,10 +116,6 @@ export function nodeView(req: IncomingMessage, res: ServerResponse, parsedBody?:
 export function h2View(req: Http2ServerRequest, res: Http2ServerResponse): NodeRequestView {
   const h = req.headers;
   return new NodeView(
-    req.method,
-    req.url,
-    h,
-    req.socket as Socket | null | undefined,
     { req, res },
     (name) => {
       const v = name === 'host' ? (h[':authority'] ?? h.host) : h[name];

@@ -1,10 +1,12 @@
 /**
  * The default task store: one process's memory, bounded by count, by bytes and by each task's TTL.
- * A finished task (the one finished longest ago) is evicted first when room is needed; a store full of live tasks refuses a new
- * one (`store-full`) rather than dropping a task someone still polls. Tasks die with the process:
+ * A finished task (the one finished longest ago) is evicted first when room is needed; a store
+ * full of live tasks refuses a new one (`store-full`) rather than dropping a task someone still
+ * polls. Tasks die with the process:
  * for tasks that outlive it, or that any instance of a cluster answers, use the Redis store.
  */
 import { InvalidOptionError } from '../errors.js';
+import { BoundedMap } from '../flow/bounded-map.js';
 import { copyRecord, isTerminal, OWNER_LOST, type TaskRecord } from './model.js';
 import {
   type AnswerOutcome,
@@ -38,13 +40,11 @@ function positiveInt(name: string, v: number): number {
 export class MemoryTaskStore implements TaskStore {
   readonly #tasks = new Map<string, { t: TaskRecord; bytes: number }>();
   /**
-   * Finished task ids in the order they finished, read from #doneHead: eviction takes the front.
-   * Not the Map's own order: a Map iterated from its front after many deletions walks every deleted
-   * slot V8 has not compacted yet (5 µs a creation at 10,000 tasks, measured); this is O(1) a task.
-   * Ids of tasks already gone (TTL) are skipped when reached, and cut when they pile up.
+   * Finished task ids in the order they finished: eviction takes the oldest. Not the Map's own
+   * order, read from its front, which walks every deleted slot V8 has not compacted yet (5 µs a
+   * creation at 10,000 tasks, measured; flow/bounded-map.ts). A task leaves it when it is dropped.
    */
-  #done: string[] = [];
-  #doneHead = 0;
+  readonly #finishOrder = new BoundedMap<string, true>(Number.POSITIVE_INFINITY);
   readonly #listeners = new Set<(taskId: string) => void>();
   /** Each client's unfinished tasks: the per-client limit costs O(that client's tasks), not O(all). */
   readonly #unfinished = new Map<string, Set<string>>();
@@ -87,7 +87,7 @@ export class MemoryTaskStore implements TaskStore {
       const set = mine ?? new Set<string>();
       set.add(t.taskId);
       this.#unfinished.set(t.client, set);
-    } else this.#markDone(t.taskId);
+    } else this.#finishOrder.set(t.taskId, true);
     return 'created';
   }
 
@@ -264,18 +264,7 @@ export class MemoryTaskStore implements TaskStore {
     e.bytes = bytes;
     if (isTerminal(t.status)) {
       this.#finished(t);
-      this.#markDone(t.taskId);
-    }
-  }
-
-  /** A task just finished (a status is terminal once: each id is queued once). */
-  #markDone(taskId: string): void {
-    this.#done.push(taskId);
-    // Ids of tasks the TTL took pile up behind a long-lived finished one: cut them when they
-    // outnumber what is kept (amortized O(1) a task).
-    if (this.#done.length - this.#doneHead > 2 * this.#tasks.size + 1024) {
-      this.#done = this.#done.slice(this.#doneHead).filter((id) => this.#tasks.has(id));
-      this.#doneHead = 0;
+      this.#finishOrder.set(t.taskId, true);
     }
   }
 
@@ -290,6 +279,7 @@ export class MemoryTaskStore implements TaskStore {
     const e = this.#tasks.get(taskId);
     if (e === undefined) return;
     this.#tasks.delete(taskId);
+    this.#finishOrder.delete(taskId);
     this.#bytes -= e.bytes;
     this.#finished(e.t);
     const owned = this.#byOwner.get(e.t.owner);
@@ -307,19 +297,12 @@ export class MemoryTaskStore implements TaskStore {
 
   /** Evicts finished tasks, the one finished longest ago first, until `bytes` more fit; false when live tasks fill it. */
   #makeRoom(bytes: number): boolean {
-    if (this.#fits(bytes)) return true;
-    let fits = false;
-    while (!fits && this.#doneHead < this.#done.length) {
-      const id = this.#done[this.#doneHead++] as string;
-      if (!this.#tasks.has(id)) continue;
+    while (!this.#fits(bytes)) {
+      const id = this.#finishOrder.oldestKey();
+      if (id === undefined) return false;
       this.#drop(id);
-      fits = this.#fits(bytes);
     }
-    if (this.#doneHead > 1024 && this.#doneHead * 2 > this.#done.length) {
-      this.#done = this.#done.slice(this.#doneHead);
-      this.#doneHead = 0;
-    }
-    return fits;
+    return true;
   }
 
   #fits(bytes: number): boolean {

@@ -185,40 +185,14 @@ function iso(ms: number): string {
   return text;
 }
 
-/** The `Task` fields both wire shapes share (SEP-2663: integer milliseconds, ISO-8601 times). */
-function taskFields(t: TaskRecord): Record<string, unknown> {
-  return {
-    taskId: t.taskId,
-    status: t.status,
-    createdAt: iso(t.createdAt),
-    lastUpdatedAt: iso(t.lastUpdatedAt),
-    ttlMs: t.ttlMs,
-    pollIntervalMs: t.pollIntervalMs,
-    ...(t.statusMessage === undefined ? {} : { statusMessage: t.statusMessage }),
-  };
-}
-
-/** The flat CreateTaskResult (`resultType: "task"`, no nested `task`, no result/error/inputRequests). */
-export function createTaskResult(t: TaskRecord): Record<string, unknown> {
-  return { resultType: 'task', ...taskFields(t) };
-}
-
 /**
- * The DetailedTask of `tasks/get`: the result inline when completed, the error when failed, and
- * while unfinished the partial text so far under `_meta` (a Sluice extension: SEP-2663 has no field
- * for it; the finished result is authoritative and replaces it).
- */
-export function detailedTask(t: TaskRecord): Record<string, unknown> {
-  const out = detailedHead(t);
-  if (t.status === 'completed' && t.result !== undefined) out['result'] = JSON.parse(t.result);
-  return out;
-}
-
-/**
- * `detailedTask(t)` as JSON text, written directly (the same text as `JSON.stringify`, a property
- * test holds it to that): a poll builds no objects, and the stored result is spliced in as the
- * text it is kept as (the store only ever holds what `JSON.stringify` produced), not parsed and
- * serialized again. The rare fields (partial text, error, input requests) are serialized as values.
+ * The DetailedTask of `tasks/get` (SEP-2663) as JSON text: the result inline when completed, the
+ * error when failed, the input requests while input_required, and while unfinished the partial
+ * text so far under `_meta` (a Sluice extension: SEP-2663 has no field for it; the finished result
+ * is authoritative and replaces it). Written directly, the same text `JSON.stringify` gives of the
+ * object (a property test holds it to that): a poll builds no objects, and what the store keeps as
+ * JSON text (the result, each input request: only ever what `JSON.stringify` produced) is spliced
+ * in, not parsed and serialized again.
  */
 export function detailedTaskJson(t: TaskRecord): string {
   let out = `{"resultType":"complete",${taskFieldsJson(t)}`;
@@ -232,7 +206,7 @@ export function detailedTaskJson(t: TaskRecord): string {
     for (const k in t.inputRequests) {
       const v = t.inputRequests[k];
       if (v === undefined) continue;
-      out += `${first ? '' : ','}${JSON.stringify(k)}:${JSON.stringify(JSON.parse(v))}`;
+      out += `${first ? '' : ','}${JSON.stringify(k)}:${v}`;
       first = false;
     }
     out += '}';
@@ -241,28 +215,16 @@ export function detailedTaskJson(t: TaskRecord): string {
   return `${out}}`;
 }
 
-/** `createTaskResult(t)` as JSON text, written directly (held to `JSON.stringify` by a property test). */
+/**
+ * The flat CreateTaskResult (`resultType: "task"`, no nested `task`, no result/error/inputRequests)
+ * as JSON text, written directly (held to `JSON.stringify` of the object by a property test).
+ */
 export function createTaskResultJson(t: TaskRecord): string {
   return `{"resultType":"task",${taskFieldsJson(t)}}`;
 }
 
-/** The shared `Task` fields as JSON members, in taskFields' order. */
+/** The `Task` fields both shapes share, as JSON members (SEP-2663: integer milliseconds, ISO-8601 times). */
 function taskFieldsJson(t: TaskRecord): string {
   const message = t.statusMessage === undefined ? '' : `,"statusMessage":${JSON.stringify(t.statusMessage)}`;
   return `"taskId":${JSON.stringify(t.taskId)},"status":${JSON.stringify(t.status)},"createdAt":"${iso(t.createdAt)}","lastUpdatedAt":"${iso(t.lastUpdatedAt)}","ttlMs":${JSON.stringify(t.ttlMs)},"pollIntervalMs":${JSON.stringify(t.pollIntervalMs)}${message}`;
-}
-
-/** Every field but a completed task's result (which comes last in both forms). */
-function detailedHead(t: TaskRecord): Record<string, unknown> {
-  const out: Record<string, unknown> = { resultType: 'complete', ...taskFields(t) };
-  if (!isTerminal(t.status) && t.partialText !== undefined) {
-    out['_meta'] = { [META_TASK_PARTIAL]: { text: t.partialText, truncated: t.partialTruncated === true } };
-  }
-  if (t.status === 'failed' && t.error !== undefined) out['error'] = t.error;
-  if (t.status === 'input_required' && t.inputRequests !== undefined) {
-    out['inputRequests'] = Object.fromEntries(
-      Object.entries(t.inputRequests).map(([k, v]) => [k, JSON.parse(v)]),
-    );
-  }
-  return out;
 }

@@ -71,7 +71,7 @@ export function paramHeadersOf(
   // for...in, not Object.entries: no array per header on every task creation. The names are
   // lower-case already (TaskOffer.rawHeaders, as node:http gives them).
   for (const name in raw) {
-    if (name.charCodeAt(0) !== 0x6d /* m */ || !name.startsWith('mcp-param-')) continue;
+    if (!name.startsWith('mcp-param-')) continue;
     const v = raw[name];
     if (v === undefined) continue;
     out ??= {};

@@ -1,21 +1,56 @@
 /**
  * The task model's wire shapes: `detailedTaskJson` (what `tasks/get` sends, the stored result text
- * spliced in rather than parsed and re-serialized) is exactly `JSON.stringify(detailedTask(t))` for
+ * spliced in rather than parsed and re-serialized) and `createTaskResultJson` are exactly
+ * `JSON.stringify` of the objects SEP-2663 describes (built here, plainly, as the reference) for
  * every status and field combination, and the ISO times stay right whatever order they are asked in;
  * `copyRecord` keeps every field's value and gives every record one key order, `newWorkingTask`'s.
  */
 import assert from 'node:assert/strict';
 import { describe, test } from 'node:test';
 import fc from 'fast-check';
+import { META_TASK_PARTIAL } from '../../src/jsonrpc/meta-keys.js';
 import {
   copyRecord,
-  createTaskResult,
   createTaskResultJson,
-  detailedTask,
   detailedTaskJson,
+  isTerminal,
   newWorkingTask,
   type TaskRecord,
 } from '../../src/tasks/model.js';
+
+/** The `Task` fields both shapes share, as objects (the reference the JSON writers are held to). */
+function taskFields(t: TaskRecord): Record<string, unknown> {
+  return {
+    taskId: t.taskId,
+    status: t.status,
+    createdAt: new Date(t.createdAt).toISOString(),
+    lastUpdatedAt: new Date(t.lastUpdatedAt).toISOString(),
+    ttlMs: t.ttlMs,
+    pollIntervalMs: t.pollIntervalMs,
+    ...(t.statusMessage === undefined ? {} : { statusMessage: t.statusMessage }),
+  };
+}
+
+/** The flat CreateTaskResult. */
+function createTaskResult(t: TaskRecord): Record<string, unknown> {
+  return { resultType: 'task', ...taskFields(t) };
+}
+
+/** The DetailedTask of `tasks/get`, stored JSON texts parsed. */
+function detailedTask(t: TaskRecord): Record<string, unknown> {
+  const out: Record<string, unknown> = { resultType: 'complete', ...taskFields(t) };
+  if (!isTerminal(t.status) && t.partialText !== undefined) {
+    out['_meta'] = { [META_TASK_PARTIAL]: { text: t.partialText, truncated: t.partialTruncated === true } };
+  }
+  if (t.status === 'failed' && t.error !== undefined) out['error'] = t.error;
+  if (t.status === 'input_required' && t.inputRequests !== undefined) {
+    out['inputRequests'] = Object.fromEntries(
+      Object.entries(t.inputRequests).map(([k, v]) => [k, JSON.parse(v)]),
+    );
+  }
+  if (t.status === 'completed' && t.result !== undefined) out['result'] = JSON.parse(t.result);
+  return out;
+}
 
 const json = fc.jsonValue().map((v) => JSON.stringify(v));
 const ms = fc.integer({ min: 0, max: 4_102_444_800_000 });
@@ -91,7 +126,7 @@ describe('task model wire shapes', () => {
             pollIntervalMs: 1,
             call: '{}',
           };
-          const r = createTaskResult(t);
+          const r = JSON.parse(createTaskResultJson(t)) as Record<string, unknown>;
           assert.equal(r['createdAt'], new Date(a).toISOString());
           assert.equal(r['lastUpdatedAt'], new Date(b).toISOString());
         }
