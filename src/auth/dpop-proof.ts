@@ -8,8 +8,9 @@
  * Authorization servers that offer DPoP (oidc-provider, MCP's DPoP extension, SEP-1932) bind the tokens
  * of every client that asks, and Sluice's own client asks whenever the authorization server advertises it.
  */
-import { calculateJwkThumbprint, decodeProtectedHeader, EmbeddedJWK, type JWK, jwtVerify } from 'jose';
+import type { JWK, ProtectedHeaderParameters } from 'jose';
 import { BoundedMap } from '../flow/bounded-map.js';
+import { loadJose } from './jose-lazy.js';
 
 /** How far a proof's `iat` may be from now (RFC 9449 §11.1 leaves the window to the server). */
 export const DPOP_PROOF_WINDOW_S = 300;
@@ -75,9 +76,10 @@ export class DpopProofChecker {
     if (proof === undefined || proof === '') return 'a DPoP-bound token needs a DPoP proof';
     // §4.3 (1): exactly one proof; repeated headers arrive joined with ", ".
     if (proof.includes(',')) return 'more than one DPoP proof';
-    let header: ReturnType<typeof decodeProtectedHeader>;
+    const jose = await loadJose();
+    let header: ProtectedHeaderParameters;
     try {
-      header = decodeProtectedHeader(proof);
+      header = jose.decodeProtectedHeader(proof);
     } catch {
       return 'the DPoP proof is not a JWT';
     }
@@ -89,14 +91,14 @@ export class DpopProofChecker {
     if (jwk === undefined || 'd' in jwk) return 'the DPoP proof must carry a public jwk';
     let payload: Record<string, unknown>;
     try {
-      ({ payload } = await jwtVerify(proof, EmbeddedJWK, {
+      ({ payload } = await jose.jwtVerify(proof, jose.EmbeddedJWK, {
         typ: 'dpop+jwt',
         algorithms: [...this.#o.algorithms],
       }));
     } catch {
       return 'the DPoP proof signature does not verify';
     }
-    if ((await calculateJwkThumbprint(jwk, 'sha256')) !== jkt)
+    if ((await jose.calculateJwkThumbprint(jwk, 'sha256')) !== jkt)
       return 'the DPoP proof key is not the token’s key';
     if (payload['htm'] !== method) return 'the DPoP proof is for another method';
     if (typeof payload['htu'] !== 'string' || target(payload['htu']) !== this.#htu) {

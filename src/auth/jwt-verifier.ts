@@ -11,18 +11,11 @@
  * Only asymmetric algorithms are accepted: a resource server holds no shared secret, and accepting
  * HS256 against a public key is the classic confusion attack (RFC 8725 §2.1, §3.1).
  */
-import {
-  createRemoteJWKSet,
-  customFetch,
-  decodeJwt,
-  decodeProtectedHeader,
-  errors,
-  type JWTVerifyGetKey,
-  jwtVerify,
-} from 'jose';
+import type { JWTVerifyGetKey } from 'jose';
 import { BoundedMap } from '../flow/bounded-map.js';
 import type { FetchLike, MetadataCache } from './discovery.js';
 import { AuthServerUnavailableError, InvalidTokenError, type InvalidTokenReason } from './errors.js';
+import { type Jose, loadJose } from './jose-lazy.js';
 import { audienceOf, scopesOf, subjectOf, type VerifiedToken } from './verified-token.js';
 
 export interface JwtVerifierOptions {
@@ -93,11 +86,12 @@ export class JwtVerifier {
 
   async #verify(token: string): Promise<VerifiedToken> {
     const o = this.#o;
+    const jose = await loadJose();
     let alg: unknown;
     let iss: unknown;
     try {
-      alg = decodeProtectedHeader(token).alg;
-      iss = decodeJwt(token).iss;
+      alg = jose.decodeProtectedHeader(token).alg;
+      iss = jose.decodeJwt(token).iss;
     } catch (cause) {
       throw new InvalidTokenError('malformed', 'the token is not a JWT', { cause });
     }
@@ -108,9 +102,9 @@ export class JwtVerifier {
     if (typeof iss !== 'string' || metadata === undefined) {
       throw new InvalidTokenError('issuer', 'the token was not issued by an accepted authorization server');
     }
-    const keys = await this.#keySet(iss, metadata);
+    const keys = await this.#keySet(jose, iss, metadata);
     try {
-      const { payload } = await jwtVerify(token, keys, {
+      const { payload } = await jose.jwtVerify(token, keys, {
         issuer: iss,
         audience: o.resource,
         algorithms: [...o.algorithms],
@@ -131,11 +125,11 @@ export class JwtVerifier {
         claims,
       };
     } catch (error) {
-      throw this.#classify(error);
+      throw this.#classify(jose.errors, error);
     }
   }
 
-  #classify(error: unknown): Error {
+  #classify(errors: Jose['errors'], error: unknown): Error {
     if (error instanceof InvalidTokenError) return error;
     if (error instanceof errors.JWTClaimValidationFailed || error instanceof errors.JWTExpired) {
       const reason = (error.reason === 'missing' ? undefined : CLAIM_ERRORS[error.claim]) ?? 'claims';
@@ -160,7 +154,7 @@ export class JwtVerifier {
     );
   }
 
-  async #keySet(issuer: string, metadata: MetadataCache): Promise<JWTVerifyGetKey> {
+  async #keySet(jose: Jose, issuer: string, metadata: MetadataCache): Promise<JWTVerifyGetKey> {
     const known = this.#keySets.get(issuer);
     if (known !== undefined) return known;
     const doc = await metadata.get();
@@ -169,11 +163,11 @@ export class JwtVerifier {
       throw new AuthServerUnavailableError(`${issuer} publishes no jwks_uri`, this.#o.retryAfterS);
     }
     const o = this.#o;
-    const keys = createRemoteJWKSet(new URL(uri), {
+    const keys = jose.createRemoteJWKSet(new URL(uri), {
       cacheMaxAge: o.jwksCacheMaxAgeMs,
       cooldownDuration: o.jwksCooldownMs,
       timeoutDuration: o.timeoutMs,
-      [customFetch]: o.fetch as typeof fetch,
+      [jose.customFetch]: o.fetch as typeof fetch,
     });
     this.#keySets.set(issuer, keys);
     return keys;
