@@ -49,24 +49,54 @@ describe('sessions: ids and lookups', () => {
       { protocolVersion: 42, capabilities: {}, clientInfo: { name: 'x', version: '1' } },
     ],
     ['clientInfo missing', { protocolVersion: '2025-11-25', capabilities: {} }],
+    [
+      'clientInfo.version missing',
+      { protocolVersion: '2025-11-25', capabilities: {}, clientInfo: { name: 'x' } },
+    ],
+    [
+      'capabilities an array',
+      { protocolVersion: '2025-11-25', capabilities: [], clientInfo: { name: 'x', version: '1' } },
+    ],
     ['params empty', {}],
   ] as const) {
-    test(`a rejected initialize (${name}) creates no session and says so in a JSON-RPC error`, async () => {
+    test(`a rejected initialize (${name}): 400, -32602 with its id and the member named; no session, no server built`, async () => {
       const before = srv.stats().sessions;
+      const serversBefore = srv.probe.servers;
       const r = await send(srv.url, {
         method: 'POST',
         headers: JSON_HEADERS,
         body: JSON.stringify(rpc('initialize', params, 'bad')),
       });
+      assert.equal(r.status, 400);
       assert.equal(r.headers['mcp-session-id'], undefined);
       const b = r.json();
       assert.equal(b.id, 'bad');
-      assert.equal(typeof b.error?.code, 'number');
+      assert.equal(b.error?.code, -32602);
+      assert.equal(b.error?.data?.reason, 'invalid-initialize-params');
+      assert.match(b.error?.message, /^Invalid params: (params\.\w+|initialize params)/);
       const after = srv.stats().sessions;
       assert.equal(after.active, before.active);
       assert.equal(after.created, before.created);
+      assert.equal(srv.probe.servers, serversBefore, 'no server was built for it');
     });
   }
+
+  test('an initialize with every required member and extra ones is left to the server', async () => {
+    const r = await send(srv.url, {
+      method: 'POST',
+      headers: JSON_HEADERS,
+      body: JSON.stringify(
+        rpc('initialize', {
+          protocolVersion: '2025-11-25',
+          capabilities: { experimental: {} },
+          clientInfo: { name: 'x', version: '1', title: 'X' },
+          extra: true,
+        }),
+      ),
+    });
+    assert.equal(r.status, 200);
+    assert.ok(r.headers['mcp-session-id']);
+  });
 
   test('a missing Mcp-Session-Id → 400 missing-session-id on POST, GET and DELETE', async () => {
     assertRefusal(

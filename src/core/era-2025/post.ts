@@ -5,6 +5,7 @@
  * session is created, no handler runs, no reply reaches a waiting server request.
  */
 import type { MessageExtraInfo } from '@modelcontextprotocol/sdk/types.js';
+import { initializeParamsProblem } from '../../jsonrpc/initialize-params.js';
 import {
   type Classified,
   classify,
@@ -77,6 +78,11 @@ export async function handleSessionPost(
     if (!reg.core.options.stateless && input.head.header('mcp-session-id') !== undefined) {
       return sendRefusal(sink, Refusals.initializeWithSession(), headers);
     }
+    // Malformed params are refused before a server is built for them (and before the client's
+    // admission or a cluster entry): nothing is kept, and a flood of them costs no SDK server each.
+    const problem = initializeParamsProblem(init.params);
+    if (problem !== undefined)
+      return sendRefusal(sink, Refusals.invalidInitialize(problem), headers, init.id);
     return initialize(reg, input, init);
   }
   if (reg.core.options.stateless) {

@@ -45,6 +45,9 @@ export const Refusals = {
   invalidRequest: (detail: string) =>
     refusal(400, C.InvalidRequest, 'invalid-request', `Invalid Request: ${detail}`),
   emptyBatch: () => refusal(400, C.InvalidRequest, 'empty-batch', 'Invalid Request: empty batch'),
+  /** An `initialize` whose required params are missing or mistyped (jsonrpc/initialize-params.ts). */
+  invalidInitialize: (detail: string) =>
+    refusal(400, C.InvalidParams, 'invalid-initialize-params', `Invalid params: ${detail}`),
   batchNotAllowed: (version: string) =>
     refusal(
       400,
