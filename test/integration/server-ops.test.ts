@@ -173,12 +173,17 @@ describe('metrics and observability', () => {
     const r = await send(srv.url, {
       method: 'POST',
       headers: { 'content-type': 'application/json', accept: 'application/json, text/event-stream' },
-      // The SDK refuses an initialize without clientInfo (-32602 in a 200 answer).
+      // Well-formed in the members Sluice checks (jsonrpc/initialize-params.ts), so a server is
+      // built; the SDK refuses the mistyped capability (an error in a 200 answer).
       body: JSON.stringify({
         jsonrpc: '2.0',
         id: 1,
         method: 'initialize',
-        params: { protocolVersion: '2025-11-25' },
+        params: {
+          protocolVersion: '2025-11-25',
+          capabilities: { sampling: 5 },
+          clientInfo: { name: 'x', version: '1' },
+        },
       }),
     });
     assert.equal(r.status, 200);
