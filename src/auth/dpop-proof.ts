@@ -119,6 +119,7 @@ export class DpopProofChecker {
   }
 
   #forgetExpired(now: number): void {
-    this.#seen.dropOldestWhile((until) => until <= now || this.#seen.size >= MAX_REMEMBERED);
+    // The count is the map's own bound (MAX_REMEMBERED): the oldest jti leaves when a new one comes.
+    this.#seen.dropOldestWhile((until) => until <= now);
   }
 }

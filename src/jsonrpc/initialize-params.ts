@@ -9,14 +9,20 @@
  */
 import { isPlainObject } from './message.js';
 
+/**
+ * An MCP `Implementation` as far as its required members go (an object with a string `name` and
+ * `version`): `initialize`'s `clientInfo`, and the 2026-07-28 `_meta` clientInfo (modern/validate.ts).
+ */
+export function isImplementation(v: unknown): v is { name: string; version: string; [k: string]: unknown } {
+  return isPlainObject(v) && typeof v['name'] === 'string' && typeof v['version'] === 'string';
+}
+
 /** What is wrong with `params` as initialize params, or undefined when the required members are there. */
 export function initializeParamsProblem(params: unknown): string | undefined {
   if (!isPlainObject(params)) return 'initialize params must be an object';
   if (typeof params['protocolVersion'] !== 'string') return 'params.protocolVersion must be a string';
   if (!isPlainObject(params['capabilities'])) return 'params.capabilities must be an object';
-  const info = params['clientInfo'];
-  if (!isPlainObject(info)) return 'params.clientInfo must be an object';
-  if (typeof info['name'] !== 'string') return 'params.clientInfo.name must be a string';
-  if (typeof info['version'] !== 'string') return 'params.clientInfo.version must be a string';
+  if (!isImplementation(params['clientInfo']))
+    return 'params.clientInfo must be an object with a string name and version';
   return undefined;
 }

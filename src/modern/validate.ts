@@ -15,6 +15,7 @@
  */
 
 import { decodeHeaderValue, trimOws } from '../http/param-headers.js';
+import { isImplementation } from '../jsonrpc/initialize-params.js';
 import type { JsonRpcRequest } from '../jsonrpc/message.js';
 import { isPlainObject as isObject } from '../jsonrpc/message.js';
 import {
@@ -102,10 +103,7 @@ export function validateModern(
     return ModernRefusals.invalidMeta(id, `_meta["${META_CLIENT_CAPABILITIES}"] must be an object`);
   }
   const info = meta[META_CLIENT_INFO];
-  if (
-    info !== undefined &&
-    !(isObject(info) && typeof info['name'] === 'string' && typeof info['version'] === 'string')
-  ) {
+  if (info !== undefined && !isImplementation(info)) {
     return ModernRefusals.invalidMeta(id, `_meta["${META_CLIENT_INFO}"] must have a string name and version`);
   }
   const level = meta[META_LOG_LEVEL];
@@ -118,7 +116,7 @@ export function validateModern(
   return {
     protocolVersion: version,
     clientCapabilities: caps,
-    clientInfo: info as ModernMeta['clientInfo'],
+    clientInfo: info,
     logLevel: level as string | undefined,
   };
 }
