@@ -16,13 +16,17 @@
  *   -32602. A task belongs to the principal, else to the session (§"Security Considerations").
  * - A tool result with `isError` makes the task `failed` (§"Task Execution Errors"); its
  *   `tasks/result` is that result.
+ * - The tool's requests to the client related to its call go to the client's GET stream with the
+ *   related-task `_meta`, and the task reads `input_required` while they await replies
+ *   (legacy-input.ts, §"Input Required Status").
  */
 
-import type { LegacyTaskOffer } from '../core/era-2025/task-hook.js';
+import type { LegacyTaskOffer, RelatedAsks } from '../core/era-2025/task-hook.js';
 import type { ResponseSink } from '../core/pipeline/sink.js';
 import { JsonRpcCode } from '../jsonrpc/codes.js';
 import { isPlainObject, type JsonRpcRequest } from '../jsonrpc/message.js';
 import { CaptureSink } from './capture-sink.js';
+import { RELATED_TASK } from './legacy-input.js';
 import { isTaskIdShape, isTerminal, newWorkingTask, principalKey, type TaskRecord } from './model.js';
 import type { ResolvedTaskOptions } from './options.js';
 import { clientHash } from './redis-store.js';
@@ -38,7 +42,6 @@ export const LEGACY_METHODS = new Set([
   'tasks/cancel',
 ]);
 
-const RELATED_TASK = 'io.modelcontextprotocol/related-task';
 const PAGE = 50;
 
 /** What the service gives this module: its options, and how it starts a run of a task here. */
@@ -46,7 +49,11 @@ export interface LegacyHost {
   readonly o: ResolvedTaskOptions;
   /** This instance, as the lease owner of the tasks it runs. */
   readonly runner: string;
-  start(t: TaskRecord, serve: (req: JsonRpcRequest, sink: ResponseSink) => void, map: SettlementMap): void;
+  start(
+    t: TaskRecord,
+    serve: (req: JsonRpcRequest, sink: ResponseSink, asks: RelatedAsks | undefined) => void,
+    map: SettlementMap,
+  ): void;
   countCreated(): void;
 }
 
@@ -245,7 +252,7 @@ export class LegacyTasks {
     this.#h.countCreated();
     // Stored first (durable): a tasks/get right after this answer finds it.
     this.#send(o, ok(o, { task: legacyTask(t) }));
-    this.#h.start(t, (req, sink) => o.serve(req, sink), legacySettlement);
+    this.#h.start(t, (req, sink, asks) => o.serve(req, sink, asks), legacySettlement);
     return true;
   }
 

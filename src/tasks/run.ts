@@ -5,11 +5,12 @@
  * instance, through the store's onCancel) or a renewal the store refuses aborts the run, which
  * fires the tool's AbortSignal.
  */
-import type { TaskOffer } from '../core/era-2026/task-hook.js';
-import type { RequestHead } from '../core/pipeline/sink.js';
+import type { RelatedAsks } from '../core/era-2025/task-hook.js';
+import type { RequestHead, ResponseSink } from '../core/pipeline/sink.js';
 import { JsonRpcCode } from '../jsonrpc/codes.js';
 import { isPlainObject, type JsonRpcRequest } from '../jsonrpc/message.js';
 import { type Captured, CaptureSink } from './capture-sink.js';
+import type { LegacyInput } from './legacy-input.js';
 import type { TaskError, TaskRecord } from './model.js';
 import type { ResolvedTaskOptions } from './options.js';
 import type { Settlement, TaskProgress } from './store.js';
@@ -53,6 +54,18 @@ export function settlementOf(c: Captured, maxResultBytes: number): Settlement | 
   }
   return { status: 'completed', result: json };
 }
+
+/**
+ * How a round's request is served: the era's own serve (a 2026 call; a 2025 session's server),
+ * answering into the run's sink. `head`: a later 2026 round's request head; `asks`: who follows the
+ * tool's requests to the client (2025 sessions, legacy-input.ts).
+ */
+export type RoundServe = (
+  req: JsonRpcRequest,
+  sink: ResponseSink,
+  head: RequestHead | undefined,
+  asks: RelatedAsks | undefined,
+) => Promise<void>;
 
 /** The outcome to store, from the captured one (undefined: aborted) and whether abort() ran. */
 export type SettlementMap = (s: Settlement | undefined, abortedHere: boolean) => Settlement | undefined;
@@ -128,9 +141,18 @@ export class TaskRun {
   readonly #map: SettlementMap;
   /** abort() ran: a cancel or a lease no longer ours, not the run's own end. */
   #abortedHere = false;
+  /** A 2025 task's requests to the client, and its input_required status (legacy-input.ts). */
+  readonly #input: LegacyInput | undefined;
 
-  constructor(o: ResolvedTaskOptions, runner: string, taskId: string, map: SettlementMap = (s) => s) {
+  constructor(
+    o: ResolvedTaskOptions,
+    runner: string,
+    taskId: string,
+    map: SettlementMap = (s) => s,
+    input?: LegacyInput,
+  ) {
     this.#map = map;
+    this.#input = input;
     this.#o = o;
     this.#runner = runner;
     this.taskId = taskId;
@@ -145,16 +167,19 @@ export class TaskRun {
   /** Runs the round; resolves once its outcome is settled (or the run was aborted). */
   async run(
     t: TaskRecord,
-    serve: TaskOffer['serve'],
+    serve: RoundServe,
     head?: RequestHead,
     call?: Readonly<Record<string, unknown>>,
   ): Promise<void> {
     // The lease is renewed by the service's one timer (TaskService) while this run is listed there.
-    serve(roundRequest(t, call), this.#sink, head).catch((error: unknown) => {
+    serve(roundRequest(t, call), this.#sink, head, this.#input).catch((error: unknown) => {
       this.#o.logger?.error('tasks.run_failed', { taskId: this.taskId, error: String(error) });
       this.#sink.respond(500, {}, '');
     });
-    const s = this.#map(settlementOf(await this.#sink.done, this.#o.maxResultBytes), this.#abortedHere);
+    const captured = await this.#sink.done;
+    // A task that read input_required is working (and leased here) again before its outcome.
+    await this.#input?.finish();
+    const s = this.#map(settlementOf(captured, this.#o.maxResultBytes), this.#abortedHere);
     if (s !== undefined) await this.#settle(s);
   }
 
@@ -183,9 +208,11 @@ export class TaskRun {
 
   /** Extends this run's lease (called by the service's renewal timer). */
   renew(): void {
+    // A task waiting for the client's reply holds no lease (legacy-input.ts): nothing to renew.
+    if (this.#input?.waiting === true) return;
     this.#o.store.renew(this.taskId, this.#runner, this.#o.now() + this.#o.leaseMs).then(
       (ours) => {
-        if (!ours) this.abort();
+        if (!ours && this.#input?.waiting !== true) this.abort();
       },
       (error: unknown) => {
         // The store is unreachable: keep running; if the lease lapses meanwhile, the settle is

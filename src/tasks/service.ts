@@ -22,6 +22,7 @@ import { randomToken } from '../security/random.js';
 import { type Answer, missingExtension, ok, okJson, rpcError, unknownTask } from './answers.js';
 import { CaptureSink } from './capture-sink.js';
 import { LEGACY_METHODS, LegacyTasks } from './legacy.js';
+import { LegacyInput } from './legacy-input.js';
 import { ListedPolicies } from './listed-policy.js';
 import {
   createTaskResultJson,
@@ -38,7 +39,14 @@ import {
   type TaskPolicy,
 } from './options.js';
 import { clientHash } from './redis-store.js';
-import { paramHead, paramHeadersOf, type SettlementMap, settlementOf, TaskRun } from './run.js';
+import {
+  paramHead,
+  paramHeadersOf,
+  type RoundServe,
+  type SettlementMap,
+  settlementOf,
+  TaskRun,
+} from './run.js';
 import { type SdkTaskStoreOptions, type SluiceSdkTaskStore, sdkTaskStore } from './sdk-store.js';
 import type { CreateOutcome, Settlement } from './store.js';
 
@@ -51,6 +59,8 @@ interface Round {
   head?: RequestHead;
   call?: Readonly<Record<string, unknown>> | undefined;
   map?: SettlementMap;
+  /** A 2025 session's task: its tool's requests to the client are followed (legacy-input.ts). */
+  legacy?: true;
 }
 
 export interface TaskServiceStats {
@@ -82,7 +92,11 @@ export class TaskService implements TaskHook, LegacyTaskHook {
     this.#legacy = new LegacyTasks({
       o: this.#o,
       runner: this.#runner,
-      start: (t, serve, map) => this.#startWith(t, (req, sink) => Promise.resolve(serve(req, sink)), { map }),
+      start: (t, serve, map) =>
+        this.#startWith(t, (req, sink, _head, asks) => Promise.resolve(serve(req, sink, asks)), {
+          map,
+          legacy: true,
+        }),
       countCreated: () => {
         this.#created++;
       },
@@ -279,8 +293,9 @@ export class TaskService implements TaskHook, LegacyTaskHook {
    * Runs a round here. `head`: a resumed round's (the headers of the call that created the task);
    * `call`: a first round's params, as received; `map`: how its outcome is stored (2025 era).
    */
-  #startWith(t: TaskRecord, serve: TaskOffer['serve'], round: Round): void {
-    const run = new TaskRun(this.#o, this.#runner, t.taskId, round.map);
+  #startWith(t: TaskRecord, serve: RoundServe, round: Round): void {
+    const input = round.legacy === true ? new LegacyInput(this.#o, this.#runner, t) : undefined;
+    const run = new TaskRun(this.#o, this.#runner, t.taskId, round.map, input);
     // One line per round started here (the id as a short hash, as session ids are logged): an
     // operator (and the fault test) can see where a task ran, and that it ran once.
     this.#o.logger?.info('tasks.run', { task: shortHash(t.taskId), resumed: round.head !== undefined });

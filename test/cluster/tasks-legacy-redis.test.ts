@@ -3,15 +3,24 @@
  * in-process instances; a task created in a session on A is read, listed, waited for
  * (`tasks/result` blocks on B while the tool runs on A) and cancelled (reaching the tool on A,
  * over pub/sub) through the same principal's session on B, and its result is still read through B
- * after A closed; another principal sees nothing. Skipped loudly without redis-server.
+ * after A closed; another principal sees nothing. A tool that waits on the client's answer for
+ * longer than its lease reads input_required meanwhile, and is neither failed nor aborted for its
+ * lease. Skipped loudly without redis-server.
  */
 import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
-import type { Client } from '@modelcontextprotocol/sdk/client/index.js';
-import { CallToolResultSchema } from '@modelcontextprotocol/sdk/types.js';
+import { Client } from '@modelcontextprotocol/sdk/client/index.js';
+import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
+import { McpServer } from '@modelcontextprotocol/sdk/server/mcp.js';
+import {
+  CallToolResultSchema,
+  ElicitRequestSchema,
+  ElicitResultSchema,
+} from '@modelcontextprotocol/sdk/types.js';
 import { connectNodeRedis } from '../../src/cluster/node-redis.js';
 import type { RedisLink } from '../../src/cluster/redis-link.js';
 import { createTasks, RedisTaskStore, type Served, serve } from '../../src/server/index.js';
+import { withDeadline } from '../helpers/deadline.js';
 import { until } from '../helpers/http.js';
 import { findRedis, type Redis, skipWithoutRedis, startRedis } from '../helpers/redis.js';
 import { sdkTaskClient, startToolTask, textOf } from '../helpers/sdk-tasks.js';
@@ -68,6 +77,69 @@ describe('2025-11-25 tasks served by Sluice on Redis: any instance answers', () 
     skipWithoutRedis(t);
   });
   if (findRedis() === undefined) return;
+
+  test("a tool waiting on the client's answer longer than its lease: input_required meanwhile, then completed", async () => {
+    const LEASE = 600;
+    const link = await connectNodeRedis({ url: redis?.url ?? '', commandTimeoutMs: 2000 });
+    links.push(link);
+    const store = new RedisTaskStore(link);
+    await store.start();
+    const aborted: string[] = [];
+    const a = await serve({
+      port: 0,
+      host: '127.0.0.1',
+      keepaliveMs: 0,
+      createServer: () => {
+        const server = new McpServer({ name: 'asks', version: '1.0.0' }, { capabilities: { tools: {} } });
+        server.registerTool('asks', {}, async (extra) => {
+          extra.signal.addEventListener('abort', () => aborted.push('asks'));
+          const r = await extra.sendRequest(
+            {
+              method: 'elicitation/create',
+              params: { message: 'name?', requestedSchema: { type: 'object', properties: {} } },
+            },
+            ElicitResultSchema,
+          );
+          return { content: [{ type: 'text', text: `got ${r.action}` }] };
+        });
+        return server;
+      },
+      tasks: createTasks({ store, tools: { asks: 'optional' }, pollIntervalMs: 50, leaseMs: LEASE }),
+    });
+    servers.push({ s: a, closed: false });
+    let answer: (() => void) | undefined;
+    const answered = new Promise<void>((r) => {
+      answer = r;
+    });
+    const seen: string[] = [];
+    const c = new Client({ name: 'asks-client', version: '1.0.0' }, { capabilities: { elicitation: {} } });
+    clients.push(c);
+    c.setRequestHandler(ElicitRequestSchema, async (req) => {
+      const meta = req.params._meta as Record<string, { taskId?: string }> | undefined;
+      seen.push(meta?.['io.modelcontextprotocol/related-task']?.taskId ?? 'none');
+      await answered;
+      return { action: 'accept', content: {} };
+    });
+    await withDeadline(c.connect(new StreamableHTTPClientTransport(new URL(a.url))), 10_000, 'connect');
+    const id = await startToolTask(c, 'asks', {});
+    await until(() => seen.length === 1, 10_000, 'the request reached the client');
+    assert.deepEqual(seen, [id]);
+    // Three leases long, while the tool waits on the client's reply (read from the Redis record).
+    for (let i = 0; i < 6; i++) {
+      await new Promise((r) => setTimeout(r, LEASE / 2));
+      const status = (await c.experimental.tasks.getTask(id)).status;
+      assert.equal(status, 'input_required', `after ${((i + 1) * LEASE) / 2} ms`);
+    }
+    answer?.();
+    const res = await withDeadline(
+      c.experimental.tasks.getTaskResult(id, CallToolResultSchema),
+      10_000,
+      'the result after the answer',
+    );
+    assert.equal(textOf(res), 'got accept');
+    assert.equal((await c.experimental.tasks.getTask(id)).status, 'completed');
+    assert.deepEqual(aborted, [], 'the tool was never aborted for its lease');
+  });
 
   test('created on A: read, listed, waited for and cancelled through B; the result outlives A', async () => {
     const pa = newProbe();

@@ -14,7 +14,11 @@ import { after, before, describe, test } from 'node:test';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
 import { McpServer } from '@modelcontextprotocol/sdk/server/mcp.js';
-import { CallToolResultSchema, ElicitRequestSchema } from '@modelcontextprotocol/sdk/types.js';
+import {
+  CallToolResultSchema,
+  ElicitRequestSchema,
+  ElicitResultSchema,
+} from '@modelcontextprotocol/sdk/types.js';
 import {
   createTasks,
   MemoryTaskStore,
@@ -24,7 +28,7 @@ import {
   serve,
 } from '../../src/server/index.js';
 import { withDeadline } from '../helpers/deadline.js';
-import { until } from '../helpers/http.js';
+import { LATEST, RawSession, rpc, until } from '../helpers/http.js';
 import {
   newSdkJobProbe,
   sdkTaskClient,
@@ -51,6 +55,38 @@ async function callAsTask(c: Client, name: string, args: Record<string, unknown>
     if (m.type === 'error') error = m.error;
   }
   return { taskId, result, error, seen };
+}
+
+/**
+ * A server whose `asks` tool asks the client through `extra.sendRequest` (related to its call, with
+ * a `_meta` of its own), then waits for `gate`.
+ */
+function serveRelatedAsker(gate: Promise<void>): Promise<Served> {
+  return serve({
+    port: 0,
+    host: '127.0.0.1',
+    keepaliveMs: 0,
+    createServer: () => {
+      const server = new McpServer({ name: 'asks', version: '1.0.0' }, { capabilities: { tools: {} } });
+      server.registerTool('asks', {}, async (extra) => {
+        const r = await extra.sendRequest(
+          {
+            method: 'elicitation/create',
+            params: {
+              message: 'name?',
+              requestedSchema: { type: 'object', properties: { name: { type: 'string' } } },
+              _meta: { 'example.com/keep': 1 },
+            },
+          },
+          ElicitResultSchema,
+        );
+        await gate;
+        return { content: [{ type: 'text', text: `got ${JSON.stringify(r.content)}` }] };
+      });
+      return server;
+    },
+    tasks: createTasks({ tools: { asks: 'optional' }, pollIntervalMs: 50 }),
+  });
 }
 
 describe('2025-11-25 tasks served by Sluice (SEP-1686)', () => {
@@ -270,6 +306,82 @@ describe('2025-11-25 tasks served by Sluice (SEP-1686)', () => {
       assert.equal((await c.experimental.tasks.getTask(id)).status, 'completed');
     } finally {
       await c.close();
+      await asking.close();
+    }
+  });
+
+  test('a tool asking in relation to its call: the request carries the related-task _meta, the task reads input_required until the answer, then working', async () => {
+    let release: (() => void) | undefined;
+    const gate = new Promise<void>((r) => {
+      release = r;
+    });
+    const asking = await serveRelatedAsker(gate);
+    const metas: unknown[] = [];
+    const during: string[] = [];
+    const c = new Client({ name: 'asks-client', version: '1.0.0' }, { capabilities: { elicitation: {} } });
+    c.setRequestHandler(ElicitRequestSchema, async (req) => {
+      const meta = req.params._meta as Record<string, unknown> | undefined;
+      metas.push(meta);
+      const related = meta?.['io.modelcontextprotocol/related-task'] as { taskId?: string } | undefined;
+      // The task's status while this request awaits the reply, read from the id the request names.
+      if (related?.taskId !== undefined)
+        during.push((await c.experimental.tasks.getTask(related.taskId)).status);
+      return { action: 'accept', content: { name: 'y' } };
+    });
+    try {
+      await withDeadline(
+        c.connect(new StreamableHTTPClientTransport(new URL(asking.url))),
+        10_000,
+        'connect',
+      );
+      const id = await startToolTask(c, 'asks', {});
+      await until(() => metas.length === 1 && during.length === 1, 10_000, 'the request answered');
+      assert.deepEqual(metas[0], {
+        'example.com/keep': 1,
+        'io.modelcontextprotocol/related-task': { taskId: id },
+      });
+      assert.deepEqual(during, ['input_required']);
+      // Answered: working again (the tool now waits on its gate), not finished.
+      const deadline = Date.now() + 10_000;
+      let status = (await c.experimental.tasks.getTask(id)).status;
+      while (status !== 'working' && Date.now() < deadline) {
+        await new Promise((r) => setTimeout(r, 20));
+        status = (await c.experimental.tasks.getTask(id)).status;
+      }
+      assert.equal(status, 'working');
+      release?.();
+      const res = await withDeadline(
+        c.experimental.tasks.getTaskResult(id, CallToolResultSchema),
+        10_000,
+        'the result after the answer',
+      );
+      assert.equal(textOf(res), 'got {"name":"y"}');
+      assert.equal((await c.experimental.tasks.getTask(id)).status, 'completed');
+    } finally {
+      release?.();
+      await c.close();
+      await asking.close();
+    }
+  });
+
+  test('a tool asking in relation to its call, of a client without a GET stream: the request fails at once, and so does the task', async () => {
+    const asking = await serveRelatedAsker(Promise.resolve());
+    try {
+      const s = new RawSession(asking.url);
+      await s.init(LATEST, { elicitation: {} });
+      const r = await s.post(rpc('tools/call', { name: 'asks', arguments: {}, task: { ttl: 60_000 } }));
+      const id = r.json().result.task.taskId as string;
+      let task: Record<string, unknown> = {};
+      const deadline = Date.now() + 5000;
+      while (Date.now() < deadline) {
+        task = (await s.post(rpc('tasks/get', { taskId: id }))).json().result;
+        if (task['status'] !== 'working') break;
+        await new Promise((r) => setTimeout(r, 20));
+      }
+      assert.equal(task['status'], 'failed', 'not left waiting for a reply that cannot come');
+      const result = (await s.post(rpc('tasks/result', { taskId: id }))).json().result;
+      assert.match(JSON.stringify(result.content), /standalone GET stream/);
+    } finally {
       await asking.close();
     }
   });

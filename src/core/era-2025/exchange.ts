@@ -17,7 +17,7 @@
  */
 
 import type { PartialFrame } from '../../flow/partial-frame.js';
-import type { RequestId } from '../../jsonrpc/message.js';
+import type { JsonRpcRequest, RequestId } from '../../jsonrpc/message.js';
 import type { ProgressEvent } from '../../jsonrpc/progress-json.js';
 import { Answer } from '../answer/answer.js';
 import { type Refusal, sendRefusal } from '../pipeline/refusal.js';
@@ -47,6 +47,19 @@ export interface ExchangeHost {
   readonly shared: StreamShared;
 }
 
+/**
+ * Who follows the server-to-client requests related to an exchange's request (a task's run, whose
+ * own answer went to the task, not the client: tasks/legacy-input.ts). Such a request goes to the
+ * client's standalone GET stream, never to the exchange's sink, as `decorate` returns it; `asking`
+ * and `settled` bracket the wait for the client's reply (settled: the reply came, the server gave
+ * the request up, or it could not be sent).
+ */
+export interface RelatedAsks {
+  decorate(m: JsonRpcRequest): JsonRpcRequest;
+  asking(id: RequestId): void;
+  settled(id: RequestId): void;
+}
+
 /** What the POST path gives an exchange when it opens it; fixed for the exchange's life. */
 export interface ExchangeHooks {
   /**
@@ -63,6 +76,8 @@ export interface ExchangeHooks {
   guard?: StreamGuard | undefined;
   /** Runs once when the exchange is over, however it ended. */
   onDone?: (() => void) | undefined;
+  /** Follows the server-to-client requests related to this exchange's requests (see RelatedAsks). */
+  asks?: RelatedAsks | undefined;
 }
 
 export class Exchange {
@@ -89,6 +104,8 @@ export class Exchange {
   readonly #deferStream: boolean;
   readonly #guard: StreamGuard | undefined;
   readonly #onDone: (() => void) | undefined;
+  /** See ExchangeHooks.asks. */
+  readonly asks: RelatedAsks | undefined;
 
   constructor(
     host: ExchangeHost,
@@ -111,6 +128,7 @@ export class Exchange {
     this.#deferStream = hooks.deferStream === true;
     this.#guard = hooks.guard;
     this.#onDone = hooks.onDone;
+    this.asks = hooks.asks;
     sink.onClose(() => this.#onSinkClose());
   }
 

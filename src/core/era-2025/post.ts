@@ -20,7 +20,7 @@ import { Refusals, sendRefusal } from '../pipeline/refusal.js';
 import { type PostInput, policyFor } from '../pipeline/route.js';
 import { allowsBatch, checkVersionHeader } from '../pipeline/versions.js';
 import { authInfoOf } from '../sdk/auth-info.js';
-import { Exchange } from './exchange.js';
+import { Exchange, type ExchangeHooks } from './exchange.js';
 import { newEventTag, newSessionId } from './ids.js';
 import { registerRequest } from './request-handle.js';
 import { Session } from './session.js';
@@ -159,7 +159,7 @@ function runExchange(
   items: Item[],
   requests: Map<RequestId, string>,
   batch: boolean,
-  onDone?: () => void,
+  hooks: Pick<ExchangeHooks, 'onDone' | 'asks'> = {},
 ): void {
   const ex = new Exchange(
     session,
@@ -169,7 +169,7 @@ function runExchange(
     policyFor(reg.core.options.mode, input.accept),
     input.headers,
     reg.core.options.now(),
-    { guard: input.guard, onDone },
+    { guard: input.guard, onDone: hooks.onDone, asks: hooks.asks },
   );
   session.adopt(ex, requests.keys());
   ex.start();
@@ -311,5 +311,5 @@ async function statelessPost(reg: Sessions, input: PostInput, items: Item[], bat
   if (reg.core.closing) return sendRefusal(sink, Refusals.shuttingDown(1), headers);
   const session = new Session(reg.deps, undefined, undefined, input.auth?.principal);
   await session.connect(reg.core.createServer({ sessionId: undefined, principal: input.auth?.principal }));
-  runExchange(reg, session, input, items, requests, batch, reg.oneShot(session));
+  runExchange(reg, session, input, items, requests, batch, { onDone: reg.oneShot(session) });
 }

@@ -12,7 +12,12 @@
  */
 import type { PartialFrame } from '../../flow/partial-frame.js';
 import { JsonRpcCode } from '../../jsonrpc/codes.js';
-import { errorResponse, type JsonRpcMessage, type RequestId } from '../../jsonrpc/message.js';
+import {
+  errorResponse,
+  type JsonRpcMessage,
+  type JsonRpcRequest,
+  type RequestId,
+} from '../../jsonrpc/message.js';
 import { coalesceKeyOf } from '../../jsonrpc/partial.js';
 import type { ProgressEvent } from '../../jsonrpc/progress-json.js';
 import { type ChangeEvent, changeOf } from '../change-bus.js';
@@ -22,7 +27,7 @@ import type { BridgeTarget } from '../sdk/bridge-transport.js';
 import type { Dispatcher } from '../sdk/dispatcher.js';
 import type { EventStream } from '../stream/event-stream.js';
 import type { Pacer } from '../stream/pacer.js';
-import type { Exchange } from './exchange.js';
+import type { Exchange, RelatedAsks } from './exchange.js';
 import type { LegacyMrtrShim } from './mrtr-shim.js';
 
 /** What routing reads of the endpoint (one object per endpoint; SessionDeps extends it). */
@@ -43,6 +48,8 @@ export abstract class SessionRouting<D extends RoutingDeps> implements BridgeTar
   protected inflightById: Map<RequestId, Exchange> | undefined;
   /** Ids of server-to-client requests awaiting the client's reply; made on first use. */
   protected awaitingIds: Set<RequestId> | undefined;
+  /** Those of them a task's run sent, with who follows them (RelatedAsks); made on first use. */
+  protected askedBy: Map<RequestId, RelatedAsks> | undefined;
   /** The SDK server's dispatcher, once connected. */
   protected dispatcher: Dispatcher | undefined;
   /** Turns input_required results into server-to-client requests (sessions only; made on first use). */
@@ -84,8 +91,15 @@ export abstract class SessionRouting<D extends RoutingDeps> implements BridgeTar
       } else if (message.method === 'notifications/cancelled') {
         // The SDK gave up on one of its own requests (timeout, abort): no reply is awaited any more.
         const id = message.params?.['requestId'];
-        if (typeof id === 'string' || typeof id === 'number') this.awaitingIds?.delete(id);
+        if (typeof id === 'string' || typeof id === 'number') {
+          this.awaitingIds?.delete(id);
+          this.settleAsk(id);
+        }
       }
+      // A request of a task's run goes to the client, never into the run's own sink (its answer
+      // is the task's: 2025-11-25 basic/utilities/tasks §"Input Required Status").
+      const asks = isRequest && related !== undefined ? this.inflightById?.get(related)?.asks : undefined;
+      if (asks !== undefined) return this.#ask(message as JsonRpcRequest, asks);
       const json = JSON.stringify(message);
       // Progress is the only compressible traffic (jsonrpc/partial.ts coalesceKeyOf).
       const key = isRequest ? undefined : coalesceKeyOf(message);
@@ -180,6 +194,31 @@ export abstract class SessionRouting<D extends RoutingDeps> implements BridgeTar
     return this.deps.pacer.wait();
   }
 
+  /** A request of a task's run: on the standalone stream, as its follower decorates it. */
+  #ask(m: JsonRpcRequest, asks: RelatedAsks): Promise<void> | undefined {
+    const s = this.#usableStandalone();
+    if (s === undefined) {
+      this.deps.counters.undeliverable++;
+      this.#failRequest(
+        m.id,
+        "no open stream can carry this server request: a task's requests go to the standalone GET stream, which this client has not opened",
+      );
+      return undefined;
+    }
+    this.askedBy ??= new Map();
+    this.askedBy.set(m.id, asks);
+    asks.asking(m.id);
+    return s.send(JSON.stringify(asks.decorate(m)), undefined);
+  }
+
+  /** A request of a task's run is over (answered, given up, or failed here). */
+  protected settleAsk(id: RequestId): void {
+    const asks = this.askedBy?.get(id);
+    if (asks === undefined) return;
+    this.askedBy?.delete(id);
+    asks.settled(id);
+  }
+
   /** The standalone stream, when the client has opened it at least once (it is then its channel). */
   #usableStandalone(): EventStream | undefined {
     const s = this.standaloneStream;
@@ -191,6 +230,7 @@ export abstract class SessionRouting<D extends RoutingDeps> implements BridgeTar
   /** Fails a server-to-client request locally, as if the client had answered with an error. */
   #failRequest(id: RequestId, message: string): void {
     this.awaitingIds?.delete(id);
+    this.settleAsk(id);
     const d = this.dispatcher;
     // Deferred: the SDK is still inside its own send() when this runs.
     queueMicrotask(() => d?.response(errorResponse(id, JsonRpcCode.ServerError, message)));

@@ -246,6 +246,7 @@ export class Session extends SessionRouting<SessionDeps> implements StreamContex
   /** A reply to a server-to-client request (sampling, elicitation, roots). */
   dispatchReply(m: JsonRpcResponse, id: RequestId): void {
     this.awaitingIds?.delete(id);
+    this.settleAsk(id);
     this.dispatcher?.response(m);
   }
 

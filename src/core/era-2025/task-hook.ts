@@ -12,7 +12,10 @@ import type { JsonRpcRequest, RequestId } from '../../jsonrpc/message.js';
 import { ClientLimits } from '../limits/client-limits.js';
 import type { PostInput } from '../pipeline/route.js';
 import type { Headers, ResponseSink } from '../pipeline/sink.js';
+import type { ExchangeHooks, RelatedAsks } from './exchange.js';
 import type { Session } from './session.js';
+
+export type { RelatedAsks };
 
 export interface LegacyTaskOffer {
   readonly req: JsonRpcRequest;
@@ -26,9 +29,10 @@ export interface LegacyTaskOffer {
   readonly headers: Headers;
   /**
    * Serves `req` on the session's server as a request of the client's, answering into `sink`
-   * instead of the client's response (JSON or SSE). Closing `sink` cancels the handler.
+   * instead of the client's response (JSON or SSE). Closing `sink` cancels the handler. `asks`
+   * follows the handler's requests to the client (they go to the client's GET stream).
    */
-  serve(req: JsonRpcRequest, sink: ResponseSink): void;
+  serve(req: JsonRpcRequest, sink: ResponseSink, asks?: RelatedAsks): void;
 }
 
 export interface LegacyTaskHook {
@@ -68,6 +72,7 @@ export type RunExchange<R> = (
   items: { kind: 'request'; m: JsonRpcRequest }[],
   requests: Map<RequestId, string>,
   batch: boolean,
+  hooks?: Pick<ExchangeHooks, 'asks'>,
 ) => void;
 
 /** Offers a single request of a session to the hook; true when the hook took it. */
@@ -89,7 +94,7 @@ export async function offerLegacyTask<R>(
     sink: input.sink,
     headers: input.headers,
     // Detached from the client's response and its credential's stream guard: the task outlives it.
-    serve: (m, sink) => {
+    serve: (m, sink, asks) => {
       run(
         reg,
         session,
@@ -97,6 +102,7 @@ export async function offerLegacyTask<R>(
         [{ kind: 'request', m }],
         new Map([[m.id, m.method]]),
         false,
+        { asks },
       );
       // A 2025 request outlives its response (a client may resume it), so a sink closed before the
       // answer (the task was cancelled) cancels the handler as the client would (2025-11-25

@@ -1,0 +1,108 @@
+/**
+ * A 2025-11-25 task's requests to the client, for a task Sluice runs on a 2025 session (legacy.ts):
+ * the session routes every request its tool sends in relation to the call (`extra.sendRequest`,
+ * `elicitInput`/`createMessage` with the call's `relatedRequestId`) to the client's GET stream, and
+ * this follower (core/era-2025 `RelatedAsks`):
+ * - adds the related-task `_meta` to each ("The receiver MUST include the
+ *   io.modelcontextprotocol/related-task metadata in the request", 2025-11-25
+ *   basic/utilities/tasks §"Input Required Status", §"Associating Task-Related Messages");
+ * - makes the task read `input_required` while any of them awaits the client's reply, and `working`
+ *   again once none does (same section: "SHOULD move the task to the input_required status", "SHOULD
+ *   transition out of input_required status"), so a polling client knows the task waits on it.
+ *
+ * In the store, `input_required` holds no lease (no instance runs such a task in the 2026 era, where
+ * `tasks/update` resumes it). The tool is still running here, so the run does not renew a lease
+ * while the task reads input_required (`waiting`), and takes it back with the flip to working. The
+ * store writes are chained, so the flips land in order and the run's outcome after the last one.
+ */
+import type { RelatedAsks } from '../core/era-2025/task-hook.js';
+import { isPlainObject, type JsonRpcRequest, type RequestId } from '../jsonrpc/message.js';
+import type { TaskRecord } from './model.js';
+import type { ResolvedTaskOptions } from './options.js';
+
+export const RELATED_TASK = 'io.modelcontextprotocol/related-task';
+
+export class LegacyInput implements RelatedAsks {
+  readonly #o: ResolvedTaskOptions;
+  readonly #runner: string;
+  readonly #taskId: string;
+  readonly #owner: string;
+  /** The tool's requests awaiting the client's reply. */
+  readonly #pending = new Set<RequestId>();
+  /** The status last asked of the store (input_required: true). */
+  #wanted = false;
+  /** Store writes asked and not yet done. */
+  #writes = 0;
+  #chain: Promise<void> = Promise.resolve();
+
+  constructor(o: ResolvedTaskOptions, runner: string, t: Pick<TaskRecord, 'taskId' | 'owner'>) {
+    this.#o = o;
+    this.#runner = runner;
+    this.#taskId = t.taskId;
+    this.#owner = t.owner;
+  }
+
+  /** The request as the client gets it: with the related-task `_meta` (any other `_meta` kept). */
+  decorate(m: JsonRpcRequest): JsonRpcRequest {
+    const params = isPlainObject(m.params) ? m.params : {};
+    const meta = isPlainObject(params['_meta']) ? params['_meta'] : {};
+    return { ...m, params: { ...params, _meta: { ...meta, [RELATED_TASK]: { taskId: this.#taskId } } } };
+  }
+
+  asking(id: RequestId): void {
+    this.#pending.add(id);
+    this.#sync();
+  }
+
+  settled(id: RequestId): void {
+    if (this.#pending.delete(id)) this.#sync();
+  }
+
+  /**
+   * The task reads (or is about to read, or has just stopped reading) input_required: it holds no
+   * lease to renew, and a renewal the store refuses then does not mean the task was taken away.
+   */
+  get waiting(): boolean {
+    return this.#wanted || this.#writes > 0;
+  }
+
+  /** Before the run's outcome is stored: working again (the lease this run's), after every write. */
+  async finish(): Promise<void> {
+    this.#pending.clear();
+    this.#sync();
+    await this.#chain;
+  }
+
+  #sync(): void {
+    const want = this.#pending.size > 0;
+    if (want === this.#wanted) return;
+    this.#wanted = want;
+    this.#writes++;
+    this.#chain = this.#chain
+      .then(() => (want ? this.#toInputRequired() : this.#toWorking()))
+      .catch((error: unknown) =>
+        // The store is unreachable: the status stays as it was (a task that reads working while
+        // its tool waits, or input_required until the outcome, which the settle retries), and the
+        // run goes on.
+        this.#o.logger?.warn('tasks.input_status_failed', { taskId: this.#taskId, error: String(error) }),
+      )
+      .finally(() => {
+        this.#writes--;
+      });
+  }
+
+  async #toInputRequired(): Promise<void> {
+    // Refused (false) when the task is no longer this run's (cancelled meanwhile): nothing to do.
+    await this.#o.store.settle(this.#taskId, this.#runner, {
+      status: 'input_required',
+      inputRequests: {},
+      requestState: undefined,
+    });
+  }
+
+  async #toWorking(): Promise<void> {
+    // No input request is stored, so an empty answer resumes it: working, leased to this run.
+    // A task cancelled meanwhile is left as it is.
+    await this.#o.store.answer(this.#taskId, this.#owner, {}, this.#runner, this.#o.now() + this.#o.leaseMs);
+  }
+}
