@@ -8,7 +8,10 @@
  *   basic/utilities/tasks §"Input Required Status", §"Associating Task-Related Messages");
  * - makes the task read `input_required` while any of them awaits the client's reply, and `working`
  *   again once none does (same section: "SHOULD move the task to the input_required status", "SHOULD
- *   transition out of input_required status"), so a polling client knows the task waits on it.
+ *   transition out of input_required status"), so a polling client knows the task waits on it;
+ * - sends the tool's progress under the client's own token to the client too, with the same
+ *   `_meta` (§"Task Progress Notifications": "The progressToken provided in the initial request
+ *   remains valid throughout the task lifetime"); it still makes the task's `statusMessage`.
  *
  * In the store, `input_required` holds no lease (no instance runs such a task in the 2026 era, where
  * `tasks/update` resumes it). The tool is still running here, so the run does not renew a lease
@@ -17,7 +20,7 @@
  */
 import type { RelatedAsks } from '../core/era-2025/task-hook.js';
 import { isPlainObject, type JsonRpcRequest, type RequestId } from '../jsonrpc/message.js';
-import type { TaskRecord } from './model.js';
+import { ownProgressToken, type TaskRecord } from './model.js';
 import type { ResolvedTaskOptions } from './options.js';
 
 export const RELATED_TASK = 'io.modelcontextprotocol/related-task';
@@ -47,6 +50,25 @@ export class LegacyInput implements RelatedAsks {
     const params = isPlainObject(m.params) ? m.params : {};
     const meta = isPlainObject(params['_meta']) ? params['_meta'] : {};
     return { ...m, params: { ...params, _meta: { ...meta, [RELATED_TASK]: { taskId: this.#taskId } } } };
+  }
+
+  notification(json: string): string | undefined {
+    // Cheap test first: most related notifications of a task are its own progress, or none at all.
+    if (!json.includes('"notifications/progress"')) return undefined;
+    let m: unknown;
+    try {
+      m = JSON.parse(json);
+    } catch {
+      return undefined;
+    }
+    if (!isPlainObject(m) || m['method'] !== 'notifications/progress' || !isPlainObject(m['params']))
+      return undefined;
+    const params = m['params'];
+    const token = params['progressToken'];
+    if (token === undefined || token === ownProgressToken(this.#taskId)) return undefined;
+    const meta = isPlainObject(params['_meta']) ? params['_meta'] : {};
+    const _meta = { ...meta, [RELATED_TASK]: { taskId: this.#taskId } };
+    return JSON.stringify({ ...m, params: { ...params, _meta } });
   }
 
   asking(id: RequestId): void {

@@ -149,6 +149,15 @@ export function copyRecord(t: TaskRecord): TaskRecord {
 }
 
 /** What a task id looks like; anything else is not looked up at all. */
+/**
+ * The progress token a round's call gets when the client's call had none: the tool's progress then
+ * still reaches `statusMessage` (server/partial-results.ts needs a token to send partial output).
+ * Progress under this token is the task's own, never the client's.
+ */
+export function ownProgressToken(taskId: string): string {
+  return `sluice-task:${taskId}`;
+}
+
 export function isTaskIdShape(v: unknown): v is string {
   return typeof v === 'string' && v.length >= 16 && v.length <= 128 && /^[A-Za-z0-9_-]+$/.test(v);
 }

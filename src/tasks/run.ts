@@ -11,7 +11,7 @@ import { JsonRpcCode } from '../jsonrpc/codes.js';
 import { isPlainObject, type JsonRpcRequest } from '../jsonrpc/message.js';
 import { type Captured, CaptureSink } from './capture-sink.js';
 import type { LegacyInput } from './legacy-input.js';
-import type { TaskError, TaskRecord } from './model.js';
+import { ownProgressToken, type TaskError, type TaskRecord } from './model.js';
 import type { ResolvedTaskOptions } from './options.js';
 import type { Settlement, TaskProgress } from './store.js';
 
@@ -109,11 +109,10 @@ export function roundRequest(t: TaskRecord, call?: Readonly<Record<string, unkno
   const params = call === undefined ? (JSON.parse(t.call) as Record<string, unknown>) : { ...call };
   // The SEP-1686 `task` hint is not the tool's business (SEP-2663: tolerated, ignored).
   delete params['task'];
-  // A progress token of the task's own when the call has none: its tool's progress (statusMessage)
-  // and partial output (server/partial-results.ts needs a token to send any) reach tasks/get.
+  // A progress token of the task's own when the call has none (model.ts ownProgressToken).
   const meta = isPlainObject(params['_meta']) ? params['_meta'] : {};
   if (meta['progressToken'] === undefined)
-    params['_meta'] = { ...meta, progressToken: `sluice-task:${t.taskId}` };
+    params['_meta'] = { ...meta, progressToken: ownProgressToken(t.taskId) };
   if (t.inputResponses !== undefined && Object.keys(t.inputResponses).length > 0) {
     params['inputResponses'] = Object.fromEntries(
       Object.entries(t.inputResponses).map(([k, v]) => [k, JSON.parse(v)]),

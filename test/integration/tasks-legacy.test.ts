@@ -186,6 +186,36 @@ describe('2025-11-25 tasks served by Sluice (SEP-1686)', () => {
     assert.equal(textOf(await waiting), 'progressed l3');
   });
 
+  test("a task's progress under the client's own token also reaches the client, with the related-task _meta", async () => {
+    const c = await client();
+    const seen: Record<string, unknown>[] = [];
+    let taskId: string | undefined;
+    const stream = c.experimental.tasks.callToolStream(
+      { name: 'progress', arguments: { gate: 'l9' } },
+      CallToolResultSchema,
+      { task: { ttl: 60_000 }, onprogress: (p) => seen.push(p as Record<string, unknown>) },
+    );
+    const done = (async () => {
+      let result: unknown;
+      for await (const m of stream) {
+        if (m.type === 'taskCreated') taskId = m.task.taskId;
+        if (m.type === 'result') result = m.result;
+      }
+      return result;
+    })();
+    await until(() => seen.length === 1 && probe.gates.has('l9'), 5000, 'the progress reached the client');
+    assert.deepEqual(seen[0], {
+      progress: 1,
+      total: 3,
+      message: 'step 1 of l9',
+      _meta: { 'io.modelcontextprotocol/related-task': { taskId } },
+    });
+    // Still the task's status message as well.
+    assert.equal((await c.experimental.tasks.getTask(taskId ?? '')).statusMessage, 'step 1 of l9');
+    probe.gates.get('l9')?.();
+    assert.equal(textOf(await withDeadline(done, 10_000, 'the result')), 'progressed l9');
+  });
+
   test('a tool error fails the task; its result is what tasks/result returns', async () => {
     const c = await client();
     const r = await callAsTask(c, 'fails', {});

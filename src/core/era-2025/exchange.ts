@@ -56,6 +56,11 @@ export interface ExchangeHost {
  */
 export interface RelatedAsks {
   decorate(m: JsonRpcRequest): JsonRpcRequest;
+  /**
+   * A related notification (JSON) goes to the exchange's sink as usual; the text returned here also
+   * goes to the client's standalone stream (a task's progress under the client's own token).
+   */
+  notification(json: string): string | undefined;
   asking(id: RequestId): void;
   settled(id: RequestId): void;
 }

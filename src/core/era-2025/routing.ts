@@ -143,8 +143,11 @@ export abstract class SessionRouting<D extends RoutingDeps> implements BridgeTar
     parts?: ProgressEvent,
   ): Promise<void> | undefined | 'nostream' {
     const ex = this.inflightById?.get(related);
+    // A task's run (RelatedAsks): what the client should see of it also goes to its GET stream.
+    const shown = ex?.asks?.notification(json);
+    const seen = shown === undefined ? undefined : this.#usableStandalone()?.send(shown, key);
     const r = ex === undefined ? 'nostream' : ex.related(json, key, parts);
-    if (r !== 'nostream') return r;
+    if (r !== 'nostream') return seen ?? r;
     const s = this.#usableStandalone();
     if (s === undefined) return 'nostream';
     const wait = s.send(json, key, undefined, parts);
