@@ -1,19 +1,28 @@
 /**
- * The stored form of a stream's Redis copy (replica.ts): its list holds **packs**, one element per
- * batch of consecutive frames (one tick of one stream), not one element per frame.
+ * The stored form of a stream's Redis copy (replica.ts): its list holds **packs**, each a run of
+ * consecutive frames of one batch (one tick of one stream), not one element per frame.
  *
  * A frame per element cost, per frame: an EVALSHA argument node-redis encoded, a Lua ARGV entry, an
- * RPUSH element and, once trimmed, an LPOP and its reply; at tens of thousands of progress events a
- * second that was more CPU than the stream itself (docs/benchmarks.md, (i)). A pack costs that once
- * per batch.
+ * RPUSH element and, once trimmed, an LPOP and its reply. Packs cost that once per batch; what is
+ * left per frame is its bytes (UTF-8 encoding in node, the socket, Lua's copy of the argument: about
+ * a nanosecond a byte each on the bench host), so a run of progress notifications is kept as their
+ * values, as the memory store keeps it (events/progress-run.ts): a few bytes an event instead of a
+ * frame of ~130.
  *
- * An element is a header `<first seq> <frame count>\n` followed by the frames, concatenated. A frame
- * as Sluice writes it (sse/encode.ts) ends with a blank line and has none before: its field lines
- * are never empty, and JSON data holds no raw line break. So a pack splits back into its frames at
- * each `\n\n`; the sender checks that this split gives back exactly the frames it packed
- * (`packFrames`) and never stores a batch for which it would not. The header lets the scripts count
- * frames and find a seq without scanning; they scan a pack only to drop some of its frames (a trim
- * inside the head pack, or the frames of a re-sent batch the copy already holds).
+ * A pack is a header `<first seq> <count> <bytes> <kind>\n` (bytes: the UTF-8 bytes of its frames as
+ * written to the socket, what the bounds count) and then
+ * - kind F: the frames, concatenated. A frame as Sluice writes it (sse/encode.ts) ends with a blank
+ *   line and has none before (its field lines are never empty, JSON data holds no raw line break),
+ *   so the pack splits back into its frames at each `\n\n`; the sender checks that this split gives
+ *   back exactly the frames it packed and never stores a batch for which it would not;
+ * - kind P: a run of at least two progress notifications of one layout (jsonrpc/progress-json.ts):
+ *   the id prefix, the layout's four text pieces and its number of values, one line each, then one
+ *   line per event of its values' JSON texts separated by tabs (JSON text holds no raw tab or line
+ *   break). The frame of event k is `id: <prefix><seq in base 36>\ndata: <p0>a<p1>b<p2>c<p3>\n\n`,
+ *   as EventLog wrote it; the sender checks the first event's frame against that rendering.
+ * The header lets the scripts (replica-scripts.ts) count frames and bytes without scanning; they
+ * scan a pack only to drop some of its frames (a cut inside the head pack, or the frames of a
+ * re-sent batch the copy already holds).
  *
  * Keys: `streamMeta`/`streamList` (keys.ts) carry a version, so that during a rolling upgrade a
  * member of the previous release (one frame per element, under other key names) and a member of
@@ -21,119 +30,53 @@
  * stream got before it had a copy) instead of misreading one. Copies live minutes, so the old keys
  * simply expire; nothing converts them.
  */
-import { Script } from './scripts.js';
+import type { ProgressEvent, ProgressValue } from '../jsonrpc/progress-json.js';
+import { jsonValue } from '../jsonrpc/progress-json.js';
+import { encodeSeq } from '../sse/event-id.js';
 
-/** Lua: the header at the start of element `el` (first seq, count, and where the frames begin), or nil. */
-const PARSE_HEAD = `
-local function head(el)
-  local s, c, at = string.match(el, '^(%d+) (%d+)\\n()')
-  if not s then return nil end
-  return tonumber(s), tonumber(c), at
-end
--- Where the frame starting at byte p of el ends (its last byte), or nil when none does.
-local function frameEnd(el, p)
-  local e = string.find(el, '\\n\\n', p, true)
-  if e then return e + 1 end
-  return nil
-end`;
+/** A progress run shorter than this is copied as frames (a lone progress event between others). */
+const MIN_RUN = 2;
+const HEAD = /^(\d+) (\d+) (\d+) ([FP])\n/;
+/** `id: `, `\ndata: ` and the closing blank line around an event's id and JSON text. */
+const FRAME_OVERHEAD = 13;
 
 /**
- * KEYS meta, list; ARGV seq, maxCount, maxBytes, ttl, fin, reqs, trimmed, count, frames.
- * Returns {restarted (0|1), last seq, bytes held}.
+ * The packs of a batch's frames (the first is event `seq`), or undefined when a frame could not be
+ * split back out of a pack (not written by sse/encode.ts): such a batch is not stored.
  */
-export const APPEND = new Script(`${PARSE_HEAD}
-local meta, list = KEYS[1], KEYS[2]
-local seq = tonumber(ARGV[1])
-local maxCount, maxBytes = tonumber(ARGV[2]), tonumber(ARGV[3])
-local ttl, fin, reqs, trimmed = ARGV[4], ARGV[5], ARGV[6], ARGV[7]
-local n, body = tonumber(ARGV[8]), ARGV[9]
-local m = redis.call('HMGET', meta, 'f', 'l', 'b')
-if n == 0 and not m[2] and reqs == '' then return {0, 0, 0} end
-local first, last, bytes = tonumber(m[1]), tonumber(m[2]) or 0, tonumber(m[3]) or 0
-local reset = 0
-if n > 0 and seq > last + 1 then
-  redis.call('DEL', list)
-  first, last, bytes = seq, seq - 1, 0
-  -- A gap the sender made itself (the frames before seq were past the bounds anyway) is no loss.
-  if trimmed == '' then reset = 1 end
-end
--- Frames the copy already holds (a re-sent batch) are cut off, and never stored twice.
-local skip = last + 1 - seq
-if n > 0 and skip < n then
-  local p = 1
-  for _ = 1, skip do p = frameEnd(body, p) + 1 end
-  if p > 1 then body = string.sub(body, p) end
-  redis.call('RPUSH', list, (seq + skip) .. ' ' .. (n - skip) .. '\\n' .. body)
-  bytes = bytes + #body
-  if not first then first = seq + skip end
-  last = seq + n - 1
-end
-first = first or 1
--- Trimmed frame by frame as if each were an element (the bounds and a cursor's 'evicted' are exactly
--- those of one frame per element): a head pack the bounds drop whole is popped unread; a pack they
--- cut is scanned up to the cut and pushed back shorter.
-local count = last - first + 1
-while count > maxCount or (bytes > maxBytes and count > 1) do
-  local el = redis.call('LPOP', list)
-  local s, c, at
-  if el then s, c, at = head(el) end
-  if not s or s ~= first or c > count then
-    -- Not what the metadata says (cannot happen but by another writer): start the copy again.
-    redis.call('DEL', list)
-    first, bytes, count, reset = last + 1, 0, 0, 1
-    break
-  end
-  local size = #el - at + 1
-  if count - c >= maxCount or (count > c and bytes - size >= maxBytes) then
-    count, bytes, first = count - c, bytes - size, first + c
-  else
-    local p, d = at, 0
-    while d < c and (count > maxCount or (bytes > maxBytes and count > 1)) do
-      local e = frameEnd(el, p)
-      bytes = bytes - (e - p + 1)
-      p, d, count, first = e + 1, d + 1, count - 1, first + 1
-    end
-    if d < c then redis.call('LPUSH', list, first .. ' ' .. (c - d) .. '\\n' .. string.sub(el, p)) end
-  end
-end
-redis.call('HSET', meta, 'f', first, 'l', last, 'b', bytes)
-if fin ~= '' then
-  redis.call('HSET', meta, 'fin', 1)
-  ttl = fin
-end
-if reqs ~= '' then redis.call('HSET', meta, 'r', reqs) end
-redis.call('PEXPIRE', meta, ttl)
-redis.call('PEXPIRE', list, ttl)
-return {reset, last, bytes}`);
+export function encodePacks(
+  seq: number,
+  frames: readonly string[],
+  parts: readonly (ProgressEvent | undefined)[],
+): string[] | undefined {
+  const out: string[] = [];
+  let plainFrom = 0;
+  let i = 0;
+  while (i < frames.length) {
+    const run = parts[i] === undefined ? undefined : progressPack(seq, frames, parts, i);
+    if (run === undefined) {
+      i++;
+      continue;
+    }
+    if (plainFrom < i) {
+      const f = framePack(seq + plainFrom, frames.slice(plainFrom, i));
+      if (f === undefined) return undefined;
+      out.push(f);
+    }
+    out.push(run.pack);
+    i = run.end;
+    plainFrom = i;
+  }
+  if (plainFrom < frames.length) {
+    const f = framePack(seq + plainFrom, plainFrom === 0 ? frames : frames.slice(plainFrom));
+    if (f === undefined) return undefined;
+    out.push(f);
+  }
+  return out;
+}
 
-/**
- * KEYS meta, list; ARGV after. {0} no copy; {-1} evicted; {2, fin, reqs} ahead; {1, fin, reqs, last,
- * packs...}: the packs from the one holding seq after + 1 on (the reader drops the frames before it).
- */
-export const REPLAY = new Script(`${PARSE_HEAD}
-local m = redis.call('HMGET', KEYS[1], 'f', 'l', 'fin', 'r')
-if not m[2] then return {0} end
-local first, last, after = tonumber(m[1]), tonumber(m[2]), tonumber(ARGV[1])
-if after > last then return {2, m[3] or '', m[4] or ''} end
-if after + 1 < first then return {-1} end
-local out = {1, m[3] or '', m[4] or '', last}
-if after == last then return out end
-local packs = redis.call('LRANGE', KEYS[2], 0, -1)
-for i = 1, #packs do
-  local s, c = head(packs[i])
-  if not s then return {0} end
-  -- Copied one by one: unpack() would meet Lua's stack limit on a long list.
-  if #out > 4 or s + c - 1 > after then out[#out + 1] = packs[i] end
-end
-if #out == 4 then return {0} end
-return out`);
-
-/**
- * The batch's frames as one pack's frames (without its header), or undefined when splitting the
- * result at each `\n\n` would not give back exactly these frames (a frame not written by
- * sse/encode.ts): such a batch is not stored.
- */
-export function packFrames(frames: readonly string[]): string | undefined {
+/** A kind F pack of these frames (the first is event `first`), or undefined (see encodePacks). */
+function framePack(first: number, frames: readonly string[]): string | undefined {
   const body = frames.join('');
   let p = 0;
   for (const f of frames) {
@@ -141,7 +84,86 @@ export function packFrames(frames: readonly string[]): string | undefined {
     p += f.length;
     if (end + 2 !== p) return undefined;
   }
-  return body;
+  return `${first} ${frames.length} ${Buffer.byteLength(body)} F\n${body}`;
+}
+
+/** The UTF-8 bytes of a value's JSON text: only a string's can hold other than ASCII. */
+class TextOf {
+  #last: string | undefined;
+  #lastText = '';
+  #lastBytes = 0;
+  text = '';
+  bytes = 0;
+  /** Sets text and bytes to the value's (a repeated string, as a message often is, is encoded once). */
+  of(v: ProgressValue): void {
+    if (typeof v !== 'string') {
+      this.text = jsonValue(v);
+      this.bytes = this.text.length;
+      return;
+    }
+    if (v !== this.#last) {
+      this.#last = v;
+      this.#lastText = jsonValue(v);
+      this.#lastBytes = Buffer.byteLength(this.#lastText);
+    }
+    this.text = this.#lastText;
+    this.bytes = this.#lastBytes;
+  }
+}
+
+/**
+ * A kind P pack of the progress run starting at frame i, and the index after it; undefined when
+ * fewer than MIN_RUN events from i share a layout and render back to their frames.
+ */
+function progressPack(
+  seq: number,
+  frames: readonly string[],
+  parts: readonly (ProgressEvent | undefined)[],
+  i: number,
+): { pack: string; end: number } | undefined {
+  const e = parts[i];
+  const frame = frames[i];
+  if (e === undefined || frame === undefined || parts[i + 1]?.layout !== e.layout) return undefined;
+  const seqText = encodeSeq(seq + i);
+  const nl = frame.indexOf('\n');
+  if (!frame.startsWith('id: ') || nl < 4 + seqText.length) return undefined;
+  const prefix = frame.slice(4, nl - seqText.length);
+  const l = e.layout;
+  const pieces = `${l.p0}\n${l.p1}\n${l.p2}\n${l.p3}`;
+  if (pieces.split('\n').length !== 4 || `id: ${prefix}${seqText}\ndata: ${e.json}\n\n` !== frame)
+    return undefined;
+  const n = l.values;
+  const piecesLength = l.p0.length + l.p1.length + l.p2.length + l.p3.length;
+  const fixedBytes = FRAME_OVERHEAD + Buffer.byteLength(prefix) + Buffer.byteLength(pieces) - 3;
+  const a = new TextOf();
+  const b = new TextOf();
+  const c = new TextOf();
+  const lines: string[] = [];
+  let bytes = 0;
+  let j = i;
+  for (; j < frames.length; j++) {
+    const ej = parts[j];
+    if (ej === undefined || ej.layout !== l) break;
+    const st = encodeSeq(seq + j);
+    a.of(n > 0 ? ej.a : null);
+    b.of(n > 1 ? ej.b : null);
+    c.of(n > 2 ? ej.c : null);
+    const ta = n > 0 ? a.text : '';
+    const tb = n > 1 ? b.text : '';
+    const tc = n > 2 ? c.text : '';
+    // The frame is `id: <prefix><seq>\ndata: <json>\n\n` with json the layout's text of these values
+    // (EventLog hands the parts only then): checked by lengths, which cost nothing per event.
+    if (
+      ej.json.length !== piecesLength + ta.length + tb.length + tc.length ||
+      (frames[j] as string).length !== FRAME_OVERHEAD + prefix.length + st.length + ej.json.length
+    )
+      break;
+    lines.push(n === 0 ? '' : n === 1 ? ta : n === 2 ? `${ta}\t${tb}` : `${ta}\t${tb}\t${tc}`);
+    bytes += fixedBytes + st.length + (n > 0 ? a.bytes : 0) + (n > 1 ? b.bytes : 0) + (n > 2 ? c.bytes : 0);
+  }
+  if (j - i < MIN_RUN) return undefined;
+  const pack = `${seq + i} ${j - i} ${bytes} P\n${prefix}\n${pieces}\n${n}\n${lines.join('\n')}\n`;
+  return { pack, end: j };
 }
 
 /**
@@ -158,20 +180,55 @@ export function unpackAfter(
   let next: number | undefined;
   for (const el of packs) {
     if (typeof el !== 'string') return undefined;
-    const m = /^(\d+) (\d+)\n/.exec(el);
+    const m = HEAD.exec(el);
     if (m === null) return undefined;
     const first = Number(m[1]);
     const count = Number(m[2]);
     if (next === undefined ? first > afterSeq + 1 : first !== next) return undefined;
-    let p = m[0].length;
-    for (let k = 0; k < count; k++) {
-      const end = el.indexOf('\n\n', p);
-      if (end < 0) return undefined;
-      if (first + k > afterSeq) out.push({ seq: first + k, frame: el.slice(p, end + 2) });
-      p = end + 2;
-    }
-    if (p !== el.length) return undefined;
+    const ok =
+      m[4] === 'F'
+        ? unpackFrames(el, m[0].length, first, count, afterSeq, out)
+        : unpackProgress(el, m[0].length, first, count, afterSeq, out);
+    if (!ok) return undefined;
     next = first + count;
   }
   return next === last + 1 ? out : undefined;
+}
+
+function unpackFrames(
+  el: string,
+  from: number,
+  first: number,
+  count: number,
+  afterSeq: number,
+  out: { seq: number; frame: string }[],
+): boolean {
+  let p = from;
+  for (let k = 0; k < count; k++) {
+    const end = el.indexOf('\n\n', p);
+    if (end < 0) return false;
+    if (first + k > afterSeq) out.push({ seq: first + k, frame: el.slice(p, end + 2) });
+    p = end + 2;
+  }
+  return p === el.length;
+}
+
+function unpackProgress(
+  el: string,
+  from: number,
+  first: number,
+  count: number,
+  afterSeq: number,
+  out: { seq: number; frame: string }[],
+): boolean {
+  const lines = el.slice(from).split('\n');
+  // prefix, four pieces, the number of values, one line per event, and '' after the last newline.
+  if (lines.length !== 6 + count + 1 || lines[6 + count] !== '') return false;
+  const [prefix, p0, p1, p2, p3] = lines as [string, string, string, string, string];
+  for (let k = Math.max(0, afterSeq + 1 - first); k < count; k++) {
+    const [a = '', b = '', c = ''] = (lines[6 + k] as string).split('\t');
+    const json = p0 + a + p1 + b + p2 + c + p3;
+    out.push({ seq: first + k, frame: `id: ${prefix}${encodeSeq(first + k)}\ndata: ${json}\n\n` });
+  }
+  return true;
 }

@@ -17,9 +17,11 @@
  * directory entry.
  */
 import { BoundedMap } from '../flow/bounded-map.js';
+import type { ProgressEvent } from '../jsonrpc/progress-json.js';
 import { keys } from './keys.js';
 import type { RedisLink, RedisReply } from './redis-link.js';
-import { APPEND, packFrames, REPLAY, unpackAfter } from './replica-packs.js';
+import { encodePacks, unpackAfter } from './replica-packs.js';
+import { APPEND, REPLAY } from './replica-scripts.js';
 
 export interface ReplicaLimits {
   maxCount: number;
@@ -48,6 +50,8 @@ interface Batch {
   stream: number;
   seq: number;
   frames: string[];
+  /** Each frame's progress parts (event-store.ts), undefined for other frames. */
+  parts: (ProgressEvent | undefined)[];
   fin: string;
   reqs: string;
 }
@@ -82,6 +86,8 @@ export class EventReplica {
   readonly #now: () => number;
   readonly #onError: (error: unknown) => void;
   #queue = new Map<string, Batch>();
+  /** The batch of the last append, while queued: a stream's frames come in runs, so most skip the map. */
+  #last: Batch | undefined;
   #scheduled = false;
   #flushing: Promise<void> = Promise.resolve();
   /** Streams this instance wrote, by session, for dropSession and the budget. */
@@ -104,19 +110,24 @@ export class EventReplica {
     this.#onError = o.onError ?? (() => undefined);
   }
 
-  /** Queues one frame; written with the rest of this tick's frames. Never waits, never throws. */
-  append(sid: string, stream: number, seq: number, frame: string): void {
+  /**
+   * Queues one frame, with its progress parts when it has them (a run of them is copied as values,
+   * replica-packs.ts); written with the rest of this tick's frames. Never waits, never throws.
+   */
+  append(sid: string, stream: number, seq: number, frame: string, progress?: ProgressEvent): void {
     if (stream === 0) return;
-    const b = this.#batch(sid, stream, seq);
+    let b = this.#last;
+    if (b === undefined || b.stream !== stream || b.sid !== sid) b = this.#batch(sid, stream, seq);
     if (b.seq + b.frames.length !== seq) {
       // Not the next frame of this batch (cannot happen with one EventStream per stream): write
       // what is queued first, then start a new batch at this seq.
       this.#queue.delete(`${sid}\0${stream}`);
-      void this.#send(b); // never rejects: #call counts failures
-      this.#batch(sid, stream, seq).frames.push(frame);
-    } else {
-      b.frames.push(frame);
+      void this.#send(b); // never rejects: #send counts failures
+      b = this.#batch(sid, stream, seq);
     }
+    this.#last = b;
+    b.frames.push(frame);
+    b.parts.push(progress);
     this.stats.framesQueued++;
   }
 
@@ -137,6 +148,7 @@ export class EventReplica {
   /** The session ended: delete its copies now. */
   dropSession(sid: string): void {
     const streams = this.#streams.get(sid);
+    this.#last = undefined;
     for (const k of [...this.#queue.keys()]) if (k.startsWith(`${sid}\0`)) this.#queue.delete(k);
     if (streams === undefined) return;
     this.#streams.delete(sid);
@@ -192,7 +204,7 @@ export class EventReplica {
     const key = `${sid}\0${stream}`;
     let b = this.#queue.get(key);
     if (b === undefined) {
-      b = { sid, stream, seq: seq ?? 0, frames: [], fin: '', reqs: '' };
+      b = { sid, stream, seq: seq ?? 0, frames: [], parts: [], fin: '', reqs: '' };
       this.#queue.set(key, b);
       if (!this.#scheduled) {
         this.#scheduled = true;
@@ -206,6 +218,7 @@ export class EventReplica {
 
   #drain(): void {
     this.#scheduled = false;
+    this.#last = undefined;
     if (this.#queue.size === 0) return;
     const batches = [...this.#queue.values()];
     this.#queue = new Map();
@@ -218,17 +231,17 @@ export class EventReplica {
     // tick (a fast progress loop) costs Redis only the window it keeps.
     const skip = evictedAtOnce(b.frames, this.#limits);
     const frames = skip === 0 ? b.frames : b.frames.slice(skip);
-    const body = packFrames(frames);
+    const packs = encodePacks(b.seq + skip, frames, skip === 0 ? b.parts : b.parts.slice(skip));
     const meta = keys.streamMeta(b.sid, b.stream);
     const list = keys.streamList(b.sid, b.stream);
-    if (body === undefined) {
+    if (packs === undefined) {
       // A frame the copy could not split back out (not written by sse/encode.ts; cannot happen):
       // the copy is dropped rather than left with a hole, and the next batch starts it again.
       this.stats.framesLost += frames.length;
       this.#onError(new Error('replica: a frame that does not end at its first blank line'));
       this.#fire(['DEL', meta, list]);
     }
-    const count = body === undefined ? 0 : frames.length;
+    const count = packs === undefined ? 0 : frames.length;
     const l = this.#limits;
     this.stats.calls++;
     try {
@@ -244,7 +257,7 @@ export class EventReplica {
           b.reqs,
           skip > 0 ? '1' : '',
           String(count),
-          body ?? '',
+          ...(packs ?? []),
         ],
       );
       if (!Array.isArray(r)) return;
