@@ -140,11 +140,17 @@ function progressPack(
   const c = new TextOf();
   const lines: string[] = [];
   let bytes = 0;
+  let seqLength = 1;
+  let nextWider = 36;
   let j = i;
   for (; j < frames.length; j++) {
     const ej = parts[j];
     if (ej === undefined || ej.layout !== l) break;
-    const st = encodeSeq(seq + j);
+    // The length of the seq's id text (encodeSeq's base 36), without making the text.
+    while (seq + j >= nextWider) {
+      seqLength++;
+      nextWider *= 36;
+    }
     a.of(n > 0 ? ej.a : null);
     b.of(n > 1 ? ej.b : null);
     c.of(n > 2 ? ej.c : null);
@@ -155,11 +161,11 @@ function progressPack(
     // (EventLog hands the parts only then): checked by lengths, which cost nothing per event.
     if (
       ej.json.length !== piecesLength + ta.length + tb.length + tc.length ||
-      (frames[j] as string).length !== FRAME_OVERHEAD + prefix.length + st.length + ej.json.length
+      (frames[j] as string).length !== FRAME_OVERHEAD + prefix.length + seqLength + ej.json.length
     )
       break;
     lines.push(n === 0 ? '' : n === 1 ? ta : n === 2 ? `${ta}\t${tb}` : `${ta}\t${tb}\t${tc}`);
-    bytes += fixedBytes + st.length + (n > 0 ? a.bytes : 0) + (n > 1 ? b.bytes : 0) + (n > 2 ? c.bytes : 0);
+    bytes += fixedBytes + seqLength + (n > 0 ? a.bytes : 0) + (n > 1 ? b.bytes : 0) + (n > 2 ? c.bytes : 0);
   }
   if (j - i < MIN_RUN) return undefined;
   const pack = `${seq + i} ${j - i} ${bytes} P\n${prefix}\n${pieces}\n${n}\n${lines.join('\n')}\n`;
