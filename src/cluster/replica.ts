@@ -4,8 +4,10 @@
  * its in-memory ring is authoritative and this copy is never read.
  *
  * Write-behind: frames are queued and written once per tick, one EVALSHA per stream per tick, on
- * the one connection, each tick's frames of a stream as one list element (a pack, replica-packs.ts). The append is idempotent and order-checked: frames whose seq the copy already
- * holds are skipped (a client library that re-sends a command after a reconnect changes nothing),
+ * the one connection, as packs (a run of frames per list element, a run of progress notifications
+ * as its values: replica-packs.ts). The append is idempotent and order-checked: frames whose seq
+ * the copy already holds are skipped (a client library that re-sends a command after a reconnect
+ * changes nothing),
  * and a batch that does not follow the last stored seq (an earlier batch was lost in an outage)
  * restarts the copy at that batch, so a later replay from before it reports `evicted` instead of
  * serving a hole. Bounded like the in-memory store: count and bytes per stream (trimmed in the
@@ -27,7 +29,7 @@ export interface ReplicaLimits {
   maxCount: number;
   maxBytes: number;
   maxAgeMs: number;
-  /** Everything this instance keeps in Redis, over all streams. */
+  /** Everything this instance keeps in Redis, over all streams (in frame bytes, see `stats.bytes`). */
   budgetBytes: number;
 }
 
@@ -75,7 +77,10 @@ export interface ReplicaStats {
   framesLost: number;
   /** Batches that found the copy behind (an earlier batch was lost) and restarted it. */
   restarts: number;
-  /** Bytes this instance holds in Redis by its own count. */
+  /**
+   * Bytes this instance holds in Redis by its own count: the frames' bytes, as the bounds count them
+   * (a progress run is stored in far fewer, replica-packs.ts).
+   */
   bytes: number;
   budgetFreed: number;
 }
