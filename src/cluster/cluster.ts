@@ -223,7 +223,7 @@ export class RedisCluster {
       sessionStarting: (s) => this.#owned.starting(s),
       sessionVersion: (id, v) => this.#owned.version(id, v),
       sessionEnded: (id) => this.#owned.ended(id),
-      replicate: (id, n, seq, frame) => this.#replica?.append(id, n, seq, frame),
+      replicate: (id, n, seq, frame, progress) => this.#replica?.append(id, n, seq, frame, progress),
       streamRequests: (id, n, ids) => this.#replica?.describe(id, n, ids),
       streamEnded: (id, n, graceMs) => this.#replica?.endStream(id, n, graceMs),
       changeBus: this.bus,

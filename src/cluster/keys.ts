@@ -3,8 +3,11 @@
  * `{S}` so a Redis Cluster keeps them in one slot (Lua scripts touch several of them at once).
  *
  *   sl:{S}          HASH  the session directory entry (fields in directory.ts)
- *   sl:{S}:m:<n>    HASH  replica metadata of POST stream n: f(irst seq) l(ast seq) b(ytes) fin r(equest ids)
- *   sl:{S}:l:<n>    LIST  replica frames of POST stream n, oldest first
+ *   sl:{S}:m2:<n>   HASH  replica metadata of POST stream n: f(irst seq) l(ast seq) b(ytes) fin r(equest ids)
+ *   sl:{S}:l2:<n>   LIST  replica frames of POST stream n in packs (replica-packs.ts), oldest first.
+ *                         "2": the format before packs (one frame per element) was `:m:`/`:l:`; the
+ *                         new names keep members of the two releases from misreading each other's
+ *                         copy during a rolling upgrade
  *   sl:inst:<inc>   STRING an instance lease: the instance's advertised URL, PX = lease
  *   sl:members      ZSET  every instance by incarnation, scored with when its lease ends (ms, its
  *                         own clock): one key, so counting peers asks one node of a Redis Cluster
@@ -20,8 +23,8 @@ export const PREFIX = 'sl:';
 
 export const keys = {
   session: (sid: string): string => `${PREFIX}{${sid}}`,
-  streamMeta: (sid: string, stream: number): string => `${PREFIX}{${sid}}:m:${stream}`,
-  streamList: (sid: string, stream: number): string => `${PREFIX}{${sid}}:l:${stream}`,
+  streamMeta: (sid: string, stream: number): string => `${PREFIX}{${sid}}:m2:${stream}`,
+  streamList: (sid: string, stream: number): string => `${PREFIX}{${sid}}:l2:${stream}`,
   lease: (incarnation: string): string => `${PREFIX}inst:${incarnation}`,
   members: `${PREFIX}members`,
   secret: `${PREFIX}secret`,

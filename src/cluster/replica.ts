@@ -4,8 +4,10 @@
  * its in-memory ring is authoritative and this copy is never read.
  *
  * Write-behind: frames are queued and written once per tick, one EVALSHA per stream per tick, on
- * the one connection. The append is idempotent and order-checked: frames whose seq the copy already
- * holds are skipped (a client library that re-sends a command after a reconnect changes nothing),
+ * the one connection, as packs (a run of frames per list element, a run of progress notifications
+ * as its values: replica-packs.ts). The append is idempotent and order-checked: frames whose seq
+ * the copy already holds are skipped (a client library that re-sends a command after a reconnect
+ * changes nothing),
  * and a batch that does not follow the last stored seq (an earlier batch was lost in an outage)
  * restarts the copy at that batch, so a later replay from before it reports `evicted` instead of
  * serving a hole. Bounded like the in-memory store: count and bytes per stream (trimmed in the
@@ -17,70 +19,19 @@
  * directory entry.
  */
 import { BoundedMap } from '../flow/bounded-map.js';
+import type { ProgressEvent } from '../jsonrpc/progress-json.js';
 import { keys } from './keys.js';
 import type { RedisLink, RedisReply } from './redis-link.js';
-import { Script } from './scripts.js';
+import { encodePacks, unpackAfter } from './replica-packs.js';
+import { APPEND, REPLAY } from './replica-scripts.js';
 
 export interface ReplicaLimits {
   maxCount: number;
   maxBytes: number;
   maxAgeMs: number;
-  /** Everything this instance keeps in Redis, over all streams. */
+  /** Everything this instance keeps in Redis, over all streams (in frame bytes, see `stats.bytes`). */
   budgetBytes: number;
 }
-
-/** At most this many frames per script call (Lua's unpack has a stack limit). */
-const MAX_FRAMES_PER_CALL = 1000;
-
-const APPEND = new Script(`
-local meta, list = KEYS[1], KEYS[2]
-local seq = tonumber(ARGV[1])
-local maxCount, maxBytes = tonumber(ARGV[2]), tonumber(ARGV[3])
-local ttl, fin, reqs, trimmed = ARGV[4], ARGV[5], ARGV[6], ARGV[7]
-local n = #ARGV - 7
-local m = redis.call('HMGET', meta, 'f', 'l', 'b')
-if n == 0 and not m[2] and reqs == '' then return {0, 0, 0} end
-local first, last, bytes = tonumber(m[1]), tonumber(m[2]) or 0, tonumber(m[3]) or 0
-local reset = 0
-if n > 0 and seq > last + 1 then
-  redis.call('DEL', list)
-  first, last, bytes = seq, seq - 1, 0
-  -- A gap the sender made itself (the frames before seq were past the bounds anyway) is no loss.
-  if trimmed == '' then reset = 1 end
-end
-local skip = last + 1 - seq
-if n > 0 and skip < n then
-  local from = 8 + skip
-  for i = from, #ARGV do bytes = bytes + #ARGV[i] end
-  redis.call('RPUSH', list, unpack(ARGV, from, #ARGV))
-  if not first then first = seq + skip end
-  last = seq + n - 1
-end
-local len = redis.call('LLEN', list)
-local drop = 0
--- LPOP is O(1) per frame (LINDEX at a growing index made a large trim quadratic).
-while (len - drop > maxCount) or (bytes > maxBytes and len - drop > 1) do
-  bytes = bytes - #redis.call('LPOP', list)
-  drop = drop + 1
-end
-if drop > 0 then first = first + drop end
-redis.call('HSET', meta, 'f', first or 1, 'l', last, 'b', bytes)
-if fin ~= '' then
-  redis.call('HSET', meta, 'fin', 1)
-  ttl = fin
-end
-if reqs ~= '' then redis.call('HSET', meta, 'r', reqs) end
-redis.call('PEXPIRE', meta, ttl)
-redis.call('PEXPIRE', list, ttl)
-return {reset, last, bytes}`);
-
-const REPLAY = new Script(`
-local m = redis.call('HMGET', KEYS[1], 'f', 'l', 'fin', 'r')
-if not m[2] then return {0} end
-local first, last, after = tonumber(m[1]), tonumber(m[2]), tonumber(ARGV[1])
-if after > last then return {2, m[3] or '', m[4] or ''} end
-if after + 1 < first then return {-1} end
-return {1, m[3] or '', m[4] or '', redis.call('LRANGE', KEYS[2], after + 1 - first, -1)}`);
 
 export type ReplicaReplay =
   | {
@@ -101,6 +52,8 @@ interface Batch {
   stream: number;
   seq: number;
   frames: string[];
+  /** Each frame's progress parts (event-store.ts), undefined for other frames. */
+  parts: (ProgressEvent | undefined)[];
   fin: string;
   reqs: string;
 }
@@ -124,7 +77,10 @@ export interface ReplicaStats {
   framesLost: number;
   /** Batches that found the copy behind (an earlier batch was lost) and restarted it. */
   restarts: number;
-  /** Bytes this instance holds in Redis by its own count. */
+  /**
+   * Bytes this instance holds in Redis by its own count: the frames' bytes, as the bounds count them
+   * (a progress run is stored in far fewer, replica-packs.ts).
+   */
   bytes: number;
   budgetFreed: number;
 }
@@ -135,6 +91,8 @@ export class EventReplica {
   readonly #now: () => number;
   readonly #onError: (error: unknown) => void;
   #queue = new Map<string, Batch>();
+  /** The batch of the last append, while queued: a stream's frames come in runs, so most skip the map. */
+  #last: Batch | undefined;
   #scheduled = false;
   #flushing: Promise<void> = Promise.resolve();
   /** Streams this instance wrote, by session, for dropSession and the budget. */
@@ -157,19 +115,24 @@ export class EventReplica {
     this.#onError = o.onError ?? (() => undefined);
   }
 
-  /** Queues one frame; written with the rest of this tick's frames. Never waits, never throws. */
-  append(sid: string, stream: number, seq: number, frame: string): void {
+  /**
+   * Queues one frame, with its progress parts when it has them (a run of them is copied as values,
+   * replica-packs.ts); written with the rest of this tick's frames. Never waits, never throws.
+   */
+  append(sid: string, stream: number, seq: number, frame: string, progress?: ProgressEvent): void {
     if (stream === 0) return;
-    const b = this.#batch(sid, stream, seq);
+    let b = this.#last;
+    if (b === undefined || b.stream !== stream || b.sid !== sid) b = this.#batch(sid, stream, seq);
     if (b.seq + b.frames.length !== seq) {
       // Not the next frame of this batch (cannot happen with one EventStream per stream): write
       // what is queued first, then start a new batch at this seq.
       this.#queue.delete(`${sid}\0${stream}`);
-      void this.#send(b); // never rejects: #call counts failures
-      this.#batch(sid, stream, seq).frames.push(frame);
-    } else {
-      b.frames.push(frame);
+      void this.#send(b); // never rejects: #send counts failures
+      b = this.#batch(sid, stream, seq);
     }
+    this.#last = b;
+    b.frames.push(frame);
+    b.parts.push(progress);
     this.stats.framesQueued++;
   }
 
@@ -190,6 +153,7 @@ export class EventReplica {
   /** The session ended: delete its copies now. */
   dropSession(sid: string): void {
     const streams = this.#streams.get(sid);
+    this.#last = undefined;
     for (const k of [...this.#queue.keys()]) if (k.startsWith(`${sid}\0`)) this.#queue.delete(k);
     if (streams === undefined) return;
     this.#streams.delete(sid);
@@ -214,10 +178,11 @@ export class EventReplica {
     if (r[0] === 2)
       return { status: 'ahead', finished: r[1] === '1', requests: typeof r[2] === 'string' ? r[2] : '' };
     if (r[0] !== 1) return { status: 'unknown' };
-    const frames = Array.isArray(r[3]) ? r[3] : [];
+    const events = unpackAfter(r.slice(4), afterSeq, typeof r[3] === 'number' ? r[3] : Number(r[3]));
+    if (events === undefined) return { status: 'unknown' };
     return {
       status: 'ok',
-      events: frames.map((f, i) => ({ seq: afterSeq + 1 + i, frame: String(f) })),
+      events,
       finished: r[1] === '1',
       requests: typeof r[2] === 'string' ? r[2] : '',
     };
@@ -244,7 +209,7 @@ export class EventReplica {
     const key = `${sid}\0${stream}`;
     let b = this.#queue.get(key);
     if (b === undefined) {
-      b = { sid, stream, seq: seq ?? 0, frames: [], fin: '', reqs: '' };
+      b = { sid, stream, seq: seq ?? 0, frames: [], parts: [], fin: '', reqs: '' };
       this.#queue.set(key, b);
       if (!this.#scheduled) {
         this.#scheduled = true;
@@ -258,6 +223,7 @@ export class EventReplica {
 
   #drain(): void {
     this.#scheduled = false;
+    this.#last = undefined;
     if (this.#queue.size === 0) return;
     const batches = [...this.#queue.values()];
     this.#queue = new Map();
@@ -270,38 +236,33 @@ export class EventReplica {
     // tick (a fast progress loop) costs Redis only the window it keeps.
     const skip = evictedAtOnce(b.frames, this.#limits);
     const frames = skip === 0 ? b.frames : b.frames.slice(skip);
-    for (let i = 0; i < frames.length || i === 0; i += MAX_FRAMES_PER_CALL) {
-      const chunk = frames.slice(i, i + MAX_FRAMES_PER_CALL);
-      const last = i + MAX_FRAMES_PER_CALL >= frames.length;
-      await this.#call(b, b.seq + skip + i, chunk, {
-        fin: last ? b.fin : '',
-        reqs: i === 0 ? b.reqs : '',
-        trimmed: i === 0 && skip > 0,
-      });
+    const packs = encodePacks(b.seq + skip, frames, skip === 0 ? b.parts : b.parts.slice(skip));
+    const meta = keys.streamMeta(b.sid, b.stream);
+    const list = keys.streamList(b.sid, b.stream);
+    if (packs === undefined) {
+      // A frame the copy could not split back out (not written by sse/encode.ts; cannot happen):
+      // the copy is dropped rather than left with a hole, and the next batch starts it again.
+      this.stats.framesLost += frames.length;
+      this.#onError(new Error('replica: a frame that does not end at its first blank line'));
+      this.#fire(['DEL', meta, list]);
     }
-  }
-
-  async #call(
-    b: Batch,
-    seq: number,
-    frames: string[],
-    o: { fin: string; reqs: string; trimmed: boolean },
-  ): Promise<void> {
+    const count = packs === undefined ? 0 : frames.length;
     const l = this.#limits;
     this.stats.calls++;
     try {
       const r = await APPEND.run(
         this.#link,
-        [keys.streamMeta(b.sid, b.stream), keys.streamList(b.sid, b.stream)],
+        [meta, list],
         [
-          String(seq),
+          String(b.seq + skip),
           String(l.maxCount),
           String(l.maxBytes),
           String(l.maxAgeMs),
-          o.fin,
-          o.reqs,
-          o.trimmed ? '1' : '',
-          ...frames,
+          b.fin,
+          b.reqs,
+          skip > 0 ? '1' : '',
+          String(count),
+          ...(packs ?? []),
         ],
       );
       if (!Array.isArray(r)) return;
@@ -309,7 +270,7 @@ export class EventReplica {
       this.#track(b.sid, b.stream, typeof r[2] === 'number' ? r[2] : 0);
     } catch (error) {
       this.stats.errors++;
-      this.stats.framesLost += frames.length;
+      this.stats.framesLost += count;
       this.#onError(error);
     }
   }

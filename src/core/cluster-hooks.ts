@@ -4,6 +4,7 @@
  * awaited (an `initialize` must not hand out a session id the other instances cannot route); the
  * rest are fire-and-forget and never on the per-event path beyond queueing.
  */
+import type { ProgressEvent } from '../jsonrpc/progress-json.js';
 import type { ChangeBus } from './change-bus.js';
 
 export interface SessionStart {
@@ -21,8 +22,11 @@ export interface ClusterHooks {
   sessionVersion(id: string, version: string): void;
   /** The session ended on this instance (any reason). */
   sessionEnded(id: string): void;
-  /** A frame of a stream of a session this instance owns (for the copy read after its death). */
-  replicate(id: string, stream: number, seq: number, frame: string): void;
+  /**
+   * A frame of a stream of a session this instance owns (for the copy read after its death), with
+   * its progress parts when it is a progress notification's (the copy may keep those instead).
+   */
+  replicate(id: string, stream: number, seq: number, frame: string, progress?: ProgressEvent): void;
   /** A POST stream opened to answer these requests. */
   streamRequests(id: string, stream: number, requestIds: readonly (string | number)[]): void;
   /** The stream got its last frame. */

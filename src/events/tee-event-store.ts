@@ -2,11 +2,13 @@
  * An EventStore that also hands every frame to a mirror (the cluster's Redis copy). Replays are read
  * from the primary store only: the mirror is for when this process is gone.
  */
+import type { ProgressEvent } from '../jsonrpc/progress-json.js';
 import type { EventStore, ReplayResult, StoredEvent } from './event-store.js';
 
 /** Where the copies go (the cluster's hooks satisfy it). */
 export interface FrameMirror {
-  replicate(sessionId: string, streamId: number, seq: number, frame: string): void;
+  /** A frame, with its progress parts when it has them (a mirror may keep those instead). */
+  replicate(sessionId: string, streamId: number, seq: number, frame: string, progress?: ProgressEvent): void;
   streamEnded(sessionId: string, streamId: number, graceMs: number): void;
 }
 
@@ -20,7 +22,7 @@ export class TeeEventStore implements EventStore {
   }
 
   append(sessionId: string, streamId: number, event: StoredEvent): void | Promise<void> {
-    this.#mirror.replicate(sessionId, streamId, event.seq, event.frame);
+    this.#mirror.replicate(sessionId, streamId, event.seq, event.frame, event.progress);
     return this.#primary.append(sessionId, streamId, event);
   }
 
