@@ -40,6 +40,15 @@ export class TeeEventStore implements EventStore {
     return this.#primary.endStream(sessionId, streamId, graceMs);
   }
 
+  /**
+   * The primary's fill: a producer whose client is away is held by it (core/stream/partial-output.ts).
+   * Not passed through, a cluster member's producers were only paced, and evicted frames the client
+   * had not seen. 0 (never full) when the primary does not tell, as for a store without `fill`.
+   */
+  fill(sessionId: string, streamId: number): number {
+    return this.#primary.fill?.(sessionId, streamId) ?? 0;
+  }
+
   dropSession(sessionId: string): void | Promise<void> {
     // The mirror learns through sessionEnded (which also clears the directory).
     return this.#primary.dropSession(sessionId);
