@@ -25,7 +25,11 @@ import { repoRoot } from '../helpers/spawn-serve.js';
 const root = repoRoot();
 const npm = process.platform === 'win32' ? 'npm.cmd' : 'npm';
 const npx = process.platform === 'win32' ? 'npx.cmd' : 'npx';
-const pkg = JSON.parse(readFileSync(join(root, 'package.json'), 'utf8')) as { name: string; version: string };
+const pkg = JSON.parse(readFileSync(join(root, 'package.json'), 'utf8')) as {
+  name: string;
+  version: string;
+  dependencies?: Record<string, string>;
+};
 
 interface Result {
   code: number | null;
@@ -92,7 +96,9 @@ describe('installing Sluice today, as the README says', () => {
     assert.equal(tarball, `${pkg.name}-${pkg.version}.tgz`);
 
     // The README's install line, in an empty project next to the tarball: the tarball as written, the peers
-    // from this checkout's installed copies instead of the registry.
+    // from this checkout's installed copies instead of the registry, and so the package's own dependencies
+    // (jose): offline, npm resolves a range only from a cached registry document, which `npm ci` on a
+    // fresh machine never fetched (ENOTCACHED), and tests reach no registry.
     const project = join(dir, 'my-project');
     mkdirSync(project);
     writeFileSync(
@@ -110,9 +116,10 @@ describe('installing Sluice today, as the README says', () => {
       ['@modelcontextprotocol/sdk', 'zod'],
       'the README installs the peers the package needs',
     );
+    const own = Object.keys(pkg.dependencies ?? {}).filter((name) => !install.includes(name));
     const installed = await run(
       npm,
-      ['install', '--offline', '--no-audit', '--no-fund', ...args],
+      ['install', '--offline', '--no-audit', '--no-fund', ...args, ...own.map(local)],
       project,
       60_000,
     );
