@@ -9,21 +9,21 @@
  */
 import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
-import { Client } from '@modelcontextprotocol/sdk/client/index.js';
-import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
+import type { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { McpServer } from '@modelcontextprotocol/sdk/server/mcp.js';
-import {
-  CallToolResultSchema,
-  ElicitRequestSchema,
-  ElicitResultSchema,
-} from '@modelcontextprotocol/sdk/types.js';
+import { CallToolResultSchema, ElicitResultSchema } from '@modelcontextprotocol/sdk/types.js';
 import { connectNodeRedis } from '../../src/cluster/node-redis.js';
 import type { RedisLink } from '../../src/cluster/redis-link.js';
 import { createTasks, RedisTaskStore, type Served, serve } from '../../src/server/index.js';
-import { withDeadline } from '../helpers/deadline.js';
 import { until } from '../helpers/http.js';
 import { findRedis, type Redis, skipWithoutRedis, startRedis } from '../helpers/redis.js';
-import { sdkTaskClient, startToolTask, textOf } from '../helpers/sdk-tasks.js';
+import {
+  elicitingClient,
+  sdkTaskClient,
+  startToolTask,
+  taskResultText,
+  textOf,
+} from '../helpers/sdk-tasks.js';
 import { newProbe, TASK_TOOLS, type ToolProbe, taskServer } from '../helpers/tasks.js';
 
 const TOKENS: Record<string, string> = { 'alice-token-0001': 'alice', 'bob-token-000001': 'bob' };
@@ -112,15 +112,13 @@ describe('2025-11-25 tasks served by Sluice on Redis: any instance answers', () 
       answer = r;
     });
     const seen: string[] = [];
-    const c = new Client({ name: 'asks-client', version: '1.0.0' }, { capabilities: { elicitation: {} } });
-    clients.push(c);
-    c.setRequestHandler(ElicitRequestSchema, async (req) => {
+    const c = await elicitingClient(a.url, async (req) => {
       const meta = req.params._meta as Record<string, { taskId?: string }> | undefined;
       seen.push(meta?.['io.modelcontextprotocol/related-task']?.taskId ?? 'none');
       await answered;
       return { action: 'accept', content: {} };
     });
-    await withDeadline(c.connect(new StreamableHTTPClientTransport(new URL(a.url))), 10_000, 'connect');
+    clients.push(c);
     const id = await startToolTask(c, 'asks', {});
     await until(() => seen.length === 1, 10_000, 'the request reached the client');
     assert.deepEqual(seen, [id]);
@@ -131,12 +129,7 @@ describe('2025-11-25 tasks served by Sluice on Redis: any instance answers', () 
       assert.equal(status, 'input_required', `after ${((i + 1) * LEASE) / 2} ms`);
     }
     answer?.();
-    const res = await withDeadline(
-      c.experimental.tasks.getTaskResult(id, CallToolResultSchema),
-      10_000,
-      'the result after the answer',
-    );
-    assert.equal(textOf(res), 'got accept');
+    assert.equal(await taskResultText(c, id), 'got accept');
     assert.equal((await c.experimental.tasks.getTask(id)).status, 'completed');
     assert.deepEqual(aborted, [], 'the tool was never aborted for its lease');
   });

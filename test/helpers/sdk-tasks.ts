@@ -11,7 +11,13 @@ import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
 import type { TaskStore } from '@modelcontextprotocol/sdk/experimental/tasks/interfaces.js';
 import { McpServer } from '@modelcontextprotocol/sdk/server/mcp.js';
-import { type CallToolResult, CallToolResultSchema } from '@modelcontextprotocol/sdk/types.js';
+import {
+  type CallToolResult,
+  CallToolResultSchema,
+  type ElicitRequest,
+  ElicitRequestSchema,
+  type ElicitResult,
+} from '@modelcontextprotocol/sdk/types.js';
 import { z } from 'zod';
 import type { CreateServer } from '../../src/server/index.js';
 import { withDeadline } from './deadline.js';
@@ -129,4 +135,28 @@ export async function startToolTask(
 /** The text of a tool result. */
 export function textOf(r: unknown): string | undefined {
   return (r as { content?: { text?: string }[] }).content?.[0]?.text;
+}
+
+/**
+ * An SDK v1 client declaring elicitation, whose elicitation requests `answer` handles, connected to
+ * `url` (its GET stream open, where a task's requests to the client arrive).
+ */
+export async function elicitingClient(
+  url: string,
+  answer: (req: ElicitRequest) => Promise<ElicitResult>,
+): Promise<Client> {
+  const c = new Client({ name: 'asks-client', version: '1.0.0' }, { capabilities: { elicitation: {} } });
+  c.setRequestHandler(ElicitRequestSchema, answer);
+  await withDeadline(c.connect(new StreamableHTTPClientTransport(new URL(url))), 10_000, 'connect');
+  return c;
+}
+
+/** The text of a task's result (`tasks/result`, which waits until the task is final), within 10 s. */
+export async function taskResultText(c: Client, taskId: string): Promise<string | undefined> {
+  const res = await withDeadline(
+    c.experimental.tasks.getTaskResult(taskId, CallToolResultSchema),
+    10_000,
+    `the result of task ${taskId}`,
+  );
+  return textOf(res);
 }

@@ -11,14 +11,10 @@
  */
 import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
-import { Client } from '@modelcontextprotocol/sdk/client/index.js';
-import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
+import type { Client } from '@modelcontextprotocol/sdk/client/index.js';
+import type { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
 import { McpServer } from '@modelcontextprotocol/sdk/server/mcp.js';
-import {
-  CallToolResultSchema,
-  ElicitRequestSchema,
-  ElicitResultSchema,
-} from '@modelcontextprotocol/sdk/types.js';
+import { CallToolResultSchema, ElicitResultSchema } from '@modelcontextprotocol/sdk/types.js';
 import {
   createTasks,
   MemoryTaskStore,
@@ -30,11 +26,13 @@ import {
 import { withDeadline } from '../helpers/deadline.js';
 import { LATEST, RawSession, rpc, until } from '../helpers/http.js';
 import {
+  elicitingClient,
   newSdkJobProbe,
   sdkTaskClient,
   sdkTaskServer,
   startJob,
   startToolTask,
+  taskResultText,
   textOf,
 } from '../helpers/sdk-tasks.js';
 import { newProbe, TASK_TOOLS, taskServer } from '../helpers/tasks.js';
@@ -313,25 +311,14 @@ describe('2025-11-25 tasks served by Sluice (SEP-1686)', () => {
       tasks: createTasks({ tools: { asks: 'optional' }, pollIntervalMs: 50 }),
     });
     const asked: string[] = [];
-    const c = new Client({ name: 'asks-client', version: '1.0.0' }, { capabilities: { elicitation: {} } });
-    c.setRequestHandler(ElicitRequestSchema, async (req) => {
+    const c = await elicitingClient(asking.url, async (req) => {
       asked.push(req.params.message);
       return { action: 'accept', content: { name: 'x' } };
     });
     try {
-      await withDeadline(
-        c.connect(new StreamableHTTPClientTransport(new URL(asking.url))),
-        10_000,
-        'connect',
-      );
       // The task's own answer was its CreateTaskResult: the request goes to the standalone stream.
       const id = await startToolTask(c, 'asks', {});
-      const res = await withDeadline(
-        c.experimental.tasks.getTaskResult(id, CallToolResultSchema),
-        10_000,
-        'the result after the answer',
-      );
-      assert.equal(textOf(res), 'got {"name":"x"}');
+      assert.equal(await taskResultText(c, id), 'got {"name":"x"}');
       assert.deepEqual(asked, ['name?']);
       assert.equal((await c.experimental.tasks.getTask(id)).status, 'completed');
     } finally {
@@ -348,8 +335,7 @@ describe('2025-11-25 tasks served by Sluice (SEP-1686)', () => {
     const asking = await serveRelatedAsker(gate);
     const metas: unknown[] = [];
     const during: string[] = [];
-    const c = new Client({ name: 'asks-client', version: '1.0.0' }, { capabilities: { elicitation: {} } });
-    c.setRequestHandler(ElicitRequestSchema, async (req) => {
+    const c = await elicitingClient(asking.url, async (req) => {
       const meta = req.params._meta as Record<string, unknown> | undefined;
       metas.push(meta);
       const related = meta?.['io.modelcontextprotocol/related-task'] as { taskId?: string } | undefined;
@@ -359,11 +345,6 @@ describe('2025-11-25 tasks served by Sluice (SEP-1686)', () => {
       return { action: 'accept', content: { name: 'y' } };
     });
     try {
-      await withDeadline(
-        c.connect(new StreamableHTTPClientTransport(new URL(asking.url))),
-        10_000,
-        'connect',
-      );
       const id = await startToolTask(c, 'asks', {});
       await until(() => metas.length === 1 && during.length === 1, 10_000, 'the request answered');
       assert.deepEqual(metas[0], {
@@ -380,12 +361,7 @@ describe('2025-11-25 tasks served by Sluice (SEP-1686)', () => {
       }
       assert.equal(status, 'working');
       release?.();
-      const res = await withDeadline(
-        c.experimental.tasks.getTaskResult(id, CallToolResultSchema),
-        10_000,
-        'the result after the answer',
-      );
-      assert.equal(textOf(res), 'got {"name":"y"}');
+      assert.equal(await taskResultText(c, id), 'got {"name":"y"}');
       assert.equal((await c.experimental.tasks.getTask(id)).status, 'completed');
     } finally {
       release?.();
