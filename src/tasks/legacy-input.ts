@@ -13,10 +13,10 @@
  *   `_meta` (§"Task Progress Notifications": "The progressToken provided in the initial request
  *   remains valid throughout the task lifetime"); it still makes the task's `statusMessage`.
  *
- * In the store, `input_required` holds no lease (no instance runs such a task in the 2026 era, where
- * `tasks/update` resumes it). The tool is still running here, so the run does not renew a lease
- * while the task reads input_required (`waiting`), and takes it back with the flip to working. The
- * store writes are chained, so the flips land in order and the run's outcome after the last one.
+ * The tool is still running here, so the task keeps its runner's lease while it reads
+ * input_required (store.ts, Settlement `leaseUntil`): the run renews it as before, and if this
+ * instance dies meanwhile the task fails (owner lost) when the lease lapses, as a working one does.
+ * The store writes are chained, so the flips land in order and the run's outcome after the last.
  */
 import type { RelatedAsks } from '../core/era-2025/task-hook.js';
 import { isPlainObject, type JsonRpcRequest, type RequestId } from '../jsonrpc/message.js';
@@ -34,8 +34,8 @@ export class LegacyInput implements RelatedAsks {
   readonly #pending = new Set<RequestId>();
   /** The status last asked of the store (input_required: true). */
   #wanted = false;
-  /** Store writes asked and not yet done. */
-  #writes = 0;
+  /** The status the store was last written to (input_required: true). */
+  #stored = false;
   #chain: Promise<void> = Promise.resolve();
 
   constructor(o: ResolvedTaskOptions, runner: string, t: Pick<TaskRecord, 'taskId' | 'owner'>) {
@@ -80,51 +80,43 @@ export class LegacyInput implements RelatedAsks {
     if (this.#pending.delete(id)) this.#sync();
   }
 
-  /**
-   * The task reads (or is about to read, or has just stopped reading) input_required: it holds no
-   * lease to renew, and a renewal the store refuses then does not mean the task was taken away.
-   */
-  get waiting(): boolean {
-    return this.#wanted || this.#writes > 0;
-  }
-
   /** Before the run's outcome is stored: working again (the lease this run's), after every write. */
   async finish(): Promise<void> {
     this.#pending.clear();
     this.#sync();
     await this.#chain;
+    // The flip back failed (the store was unreachable): once more, or the outcome cannot be stored.
+    if (this.#stored) await this.#toWorking();
   }
 
   #sync(): void {
     const want = this.#pending.size > 0;
     if (want === this.#wanted) return;
     this.#wanted = want;
-    this.#writes++;
     this.#chain = this.#chain
       .then(() => (want ? this.#toInputRequired() : this.#toWorking()))
       .catch((error: unknown) =>
-        // The store is unreachable: the status stays as it was (a task that reads working while
-        // its tool waits, or input_required until the outcome, which the settle retries), and the
-        // run goes on.
+        // The store is unreachable: the status stays as it was (working while the tool waits, or
+        // input_required, which finish() tries once more to leave), and the run goes on.
         this.#o.logger?.warn('tasks.input_status_failed', { taskId: this.#taskId, error: String(error) }),
-      )
-      .finally(() => {
-        this.#writes--;
-      });
+      );
   }
 
   async #toInputRequired(): Promise<void> {
     // Refused (false) when the task is no longer this run's (cancelled meanwhile): nothing to do.
-    await this.#o.store.settle(this.#taskId, this.#runner, {
+    const done = await this.#o.store.settle(this.#taskId, this.#runner, {
       status: 'input_required',
       inputRequests: {},
       requestState: undefined,
+      leaseUntil: this.#o.now() + this.#o.leaseMs,
     });
+    if (done) this.#stored = true;
   }
 
   async #toWorking(): Promise<void> {
     // No input request is stored, so an empty answer resumes it: working, leased to this run.
     // A task cancelled meanwhile is left as it is.
     await this.#o.store.answer(this.#taskId, this.#owner, {}, this.#runner, this.#o.now() + this.#o.leaseMs);
+    this.#stored = false;
   }
 }

@@ -98,7 +98,7 @@ export class MemoryTaskStore implements TaskStore {
 
   async renew(taskId: string, runner: string, leaseUntil: number): Promise<boolean> {
     const t = this.#live(taskId);
-    if (t === undefined || t.status !== 'working' || t.leaseOwner !== runner) return false;
+    if (t === undefined || !leased(t) || t.leaseOwner !== runner) return false;
     t.leaseUntil = leaseUntil;
     return true;
   }
@@ -123,8 +123,10 @@ export class MemoryTaskStore implements TaskStore {
     const w = t as Mutable<TaskRecord>;
     w.status = s.status;
     w.lastUpdatedAt = this.#now();
-    w.leaseOwner = undefined;
-    w.leaseUntil = undefined;
+    // Kept only by a runner that goes on running while the task waits for input (store.ts).
+    const kept = s.status === 'input_required' ? s.leaseUntil : undefined;
+    w.leaseOwner = kept === undefined ? undefined : runner;
+    w.leaseUntil = kept;
     w.partialText = undefined;
     w.partialTruncated = undefined;
     if (s.message !== undefined) w.statusMessage = s.message;
@@ -235,7 +237,7 @@ export class MemoryTaskStore implements TaskStore {
       return undefined;
     }
     const t = e.t;
-    if (t.status === 'working' && t.leaseUntil !== undefined && t.leaseUntil < now) {
+    if (leased(t) && t.leaseUntil !== undefined && t.leaseUntil < now) {
       this.#replace(t, {
         status: 'failed',
         error: OWNER_LOST,
@@ -308,4 +310,9 @@ export class MemoryTaskStore implements TaskStore {
   #fits(bytes: number): boolean {
     return this.#tasks.size < this.#maxTasks && this.#bytes + bytes <= this.#maxBytes;
   }
+}
+
+/** A task whose runner holds a lease: working, or waiting for input with its lease kept (store.ts). */
+function leased(t: TaskRecord): boolean {
+  return t.status === 'working' || (t.status === 'input_required' && t.leaseUntil !== undefined);
 }

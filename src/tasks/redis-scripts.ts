@@ -1,7 +1,8 @@
 /**
  * The Redis task store's Lua scripts: each is one atomic step on one task's HASH (one key, so any
  * Redis Cluster slot), and each first applies the lease rule: a `working` task whose lease (`lu`)
- * ended is `failed` with OWNER_LOST before anything else is decided.
+ * ended (or an `input_required` one that kept its lease) is `failed` with OWNER_LOST before anything
+ * else is decided.
  *
  * HASH fields: o owner, c client, s status, ca createdAt, u lastUpdatedAt, ttl, pi pollIntervalMs,
  * m statusMessage, pt/ptx partial text so far/whether cut (while working), r result, e error, rs requestState, call, ph the call's Mcp-Param-* headers,
@@ -18,7 +19,8 @@ local k = KEYS[1]
 local now = tonumber(ARGV[1])
 local function lapse()
   local s = redis.call('HGET', k, 's')
-  if s == 'working' then
+  -- input_required with a lease: its runner goes on running (a 2025 task waiting for the client).
+  if s == 'working' or (s == 'input_required' and redis.call('HEXISTS', k, 'lu') == 1) then
     local lu = tonumber(redis.call('HGET', k, 'lu') or '0')
     if lu < now then
       redis.call('HSET', k, 's', 'failed', 'e', ${JSON.stringify(JSON.stringify(OWNER_LOST))}, 'u', ARGV[1])
@@ -66,7 +68,8 @@ return redis.call('HGETALL', k)
 /** ARGV: now, runner, leaseUntil. The task's client (renewed), or 0. */
 export const RENEW = new Script(`${PRELUDE}
 if redis.call('EXISTS', k) == 0 then return 0 end
-if lapse() ~= 'working' or redis.call('HGET', k, 'lo') ~= ARGV[2] then return 0 end
+local s = lapse()
+if (s ~= 'working' and s ~= 'input_required') or redis.call('HGET', k, 'lo') ~= ARGV[2] then return 0 end
 redis.call('HSET', k, 'lu', ARGV[3])
 return redis.call('HGET', k, 'c')
 `);
@@ -79,7 +82,10 @@ redis.call('HSET', k, 'u', ARGV[1], unpack(ARGV, 3))
 return 1
 `);
 
-/** ARGV: now, runner, status, then field/value pairs. {client, createdAt + ttl} (settled), or 0. */
+/**
+ * ARGV: now, runner, status, then field/value pairs (lo/lu among them when an input_required runner
+ * keeps its lease). {client, createdAt + ttl} (settled), or 0.
+ */
 export const SETTLE = new Script(`${PRELUDE}
 if redis.call('EXISTS', k) == 0 then return 0 end
 if lapse() ~= 'working' or redis.call('HGET', k, 'lo') ~= ARGV[2] then return 0 end

@@ -237,6 +237,8 @@ export class RedisTaskStore implements TaskStore {
     } else {
       for (const [k, v] of Object.entries(s.inputRequests)) pairs.push(`i:${k}`, v);
       if (s.requestState !== undefined) pairs.push('rs', s.requestState);
+      // The runner keeps its lease (store.ts): set again after the script lets the old one go.
+      if (s.leaseUntil !== undefined) pairs.push('lo', runner, 'lu', String(s.leaseUntil));
     }
     const r = await SETTLE.run(
       this.#link,

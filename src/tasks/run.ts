@@ -207,11 +207,9 @@ export class TaskRun {
 
   /** Extends this run's lease (called by the service's renewal timer). */
   renew(): void {
-    // A task waiting for the client's reply holds no lease (legacy-input.ts): nothing to renew.
-    if (this.#input?.waiting === true) return;
     this.#o.store.renew(this.taskId, this.#runner, this.#o.now() + this.#o.leaseMs).then(
       (ours) => {
-        if (!ours && this.#input?.waiting !== true) this.abort();
+        if (!ours) this.abort();
       },
       (error: unknown) => {
         // The store is unreachable: keep running; if the lease lapses meanwhile, the settle is

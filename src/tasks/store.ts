@@ -4,7 +4,8 @@
  * (a cancel against a completion, two `tasks/update`s) leave one consistent record:
  * - statuses only move forward: working ⇄ input_required, then one terminal status, sticky;
  * - only the instance holding the lease settles a working task (`runner`), and a lease that lapsed
- *   turns the task `failed` with OWNER_LOST on the next read, never `working` forever;
+ *   turns the task `failed` with OWNER_LOST on the next read, never `working` forever (nor
+ *   `input_required`, when the runner kept its lease there: Settlement `leaseUntil`);
  * - reads are scoped by owner: another principal's task is undefined, like an unknown one.
  */
 import type { TaskError, TaskRecord } from './model.js';
@@ -18,7 +19,18 @@ export type Settlement =
     | { status: 'completed'; result?: string }
     /** `result`: what SDK v1's own task support stores for a failed task (its `tasks/result`). */
     | { status: 'failed'; error: TaskError; result?: string }
-    | { status: 'input_required'; inputRequests: Record<string, string>; requestState: string | undefined }
+    | {
+        status: 'input_required';
+        inputRequests: Record<string, string>;
+        requestState: string | undefined;
+        /**
+         * The runner goes on running (a 2025 task whose tool waits for the client's reply,
+         * legacy-input.ts): it keeps its lease, renews it, and the task fails (owner lost) when the
+         * lease lapses, as a working one does. Without it the task holds no lease (a 2026 task
+         * waits for `tasks/update`, and no instance runs it meanwhile).
+         */
+        leaseUntil?: number;
+      }
   ) & {
     /** Replaces the stored `statusMessage` (SDK v1's own task support sets one with a status). */
     message?: string;
@@ -54,7 +66,10 @@ export interface TaskStore {
   create(t: TaskRecord, maxLivePerClient: number): Promise<CreateOutcome>;
   /** The task, if it exists and `owner` created it (a lapsed lease is failed first). */
   get(taskId: string, owner: string): Promise<TaskRecord | undefined>;
-  /** Extends the runner's lease; false when the task is no longer its to run (cancelled, gone). */
+  /**
+   * Extends the runner's lease (of a working task, or an input_required one it kept the lease of);
+   * false when the task is no longer its to run (cancelled, gone, lapsed).
+   */
   renew(taskId: string, runner: string, leaseUntil: number): Promise<boolean>;
   /** The runner's progress and partial text; ignored unless it still holds the lease. */
   progress(taskId: string, runner: string, p: TaskProgress): Promise<void>;

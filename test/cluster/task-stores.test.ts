@@ -97,6 +97,39 @@ function contract(
       assert.equal(await store.create(record(clock), 1), 'created', 'the lost task no longer counts');
     });
 
+    test('input_required with the lease kept: renewed by its runner only, lapses to owner-lost; without it never lapses', async () => {
+      const clock = new Clock();
+      const { store } = await make(clock);
+      const kept = record(clock);
+      const waiting = record(clock);
+      await store.create(kept, 5);
+      await store.create(waiting, 5);
+      const input = { status: 'input_required', inputRequests: {}, requestState: undefined } as const;
+      assert.equal(
+        await store.settle(kept.taskId, 'runner-1', { ...input, leaseUntil: clock.t + 1000 }),
+        true,
+      );
+      assert.equal(await store.settle(waiting.taskId, 'runner-1', input), true);
+      assert.equal(await store.renew(kept.taskId, 'runner-2', clock.t + 2000), false);
+      assert.equal(await store.renew(kept.taskId, 'runner-1', clock.t + 2000), true);
+      assert.equal(await store.renew(waiting.taskId, 'runner-1', clock.t + 2000), false, 'no lease to renew');
+      clock.t += 1500;
+      assert.equal((await store.get(kept.taskId, 'p:alice'))?.status, 'input_required', 'renewed');
+      clock.t += 501;
+      const lost = await store.get(kept.taskId, 'p:alice');
+      assert.equal(lost?.status, 'failed');
+      assert.deepEqual(lost?.error, OWNER_LOST);
+      assert.equal((await store.get(waiting.taskId, 'p:alice'))?.status, 'input_required');
+      // Answered (an empty answer: nothing was asked through the store), the runner has it again.
+      const back = record(clock);
+      await store.create(back, 5);
+      await store.settle(back.taskId, 'runner-1', { ...input, leaseUntil: clock.t + 1000 });
+      const r = await store.answer(back.taskId, 'p:alice', {}, 'runner-1', clock.t + 1000);
+      assert.equal(r?.resume, true);
+      assert.equal(r?.task.status, 'working');
+      assert.equal(await store.settle(back.taskId, 'runner-1', { status: 'completed', result: '{}' }), true);
+    });
+
     test('at the per-client limit, a task whose lease lapsed unread frees its slot; an expired one too', async () => {
       const clock = new Clock();
       const { store } = await make(clock);

@@ -3,20 +3,23 @@
  * store: the related-task `_meta` on requests and on progress under the client's own token (none
  * on the task's own progress, nothing for other notifications or unreadable text), and the
  * input_required ⇄ working flips: overlapping requests, a reply before the first flip landed, and
- * `finish()` leaving the task working and leased to the run whatever is still pending.
+ * `finish()` leaving the task working and leased to the run whatever is still pending; the lease
+ * kept while the task waits (renewed by the run, lapsing to owner-lost when the run is gone).
  */
 import assert from 'node:assert/strict';
 import { describe, test } from 'node:test';
 import { LegacyInput } from '../../src/tasks/legacy-input.js';
 import { MemoryTaskStore } from '../../src/tasks/memory-store.js';
-import { newWorkingTask, ownProgressToken } from '../../src/tasks/model.js';
+import { newWorkingTask, OWNER_LOST, ownProgressToken } from '../../src/tasks/model.js';
 import { resolveTaskOptions } from '../../src/tasks/options.js';
 
 const RELATED = 'io.modelcontextprotocol/related-task';
 
 async function setup() {
-  const store = new MemoryTaskStore();
-  const o = resolveTaskOptions({ store, leaseMs: 5000 });
+  const clock = { t: Date.now() };
+  const now = (): number => clock.t;
+  const store = new MemoryTaskStore({ now });
+  const o = resolveTaskOptions({ store, leaseMs: 5000, now });
   const t = newWorkingTask({
     owner: '2025:s:S1',
     client: 'c',
@@ -25,13 +28,13 @@ async function setup() {
     call: '{}',
     runner: 'R',
     leaseMs: 5000,
-    now: Date.now(),
+    now: clock.t,
   });
   assert.equal(await store.create(t, 10), 'created');
   const input = new LegacyInput(o, 'R', t);
   const status = async () => (await store.get(t.taskId, t.owner))?.status;
   const turn = () => new Promise((r) => setImmediate(r));
-  return { store, t, input, status, turn };
+  return { store, t, input, status, turn, clock };
 }
 
 describe('LegacyInput', () => {
@@ -82,9 +85,10 @@ describe('LegacyInput', () => {
     const { store, t, input, status, turn } = await setup();
     input.asking(1);
     input.asking(2);
-    assert.equal(input.waiting, true);
     await turn();
     assert.equal(await status(), 'input_required');
+    assert.equal(await store.renew(t.taskId, 'R', Date.now() + 5000), true, 'the run keeps its lease');
+    assert.equal(await store.renew(t.taskId, 'other', Date.now() + 5000), false);
     input.settled(1);
     await turn();
     assert.equal(await status(), 'input_required', 'one still awaits');
@@ -92,7 +96,6 @@ describe('LegacyInput', () => {
     input.settled(99); // never asked: nothing
     await input.finish();
     assert.equal(await status(), 'working');
-    assert.equal(input.waiting, false);
     assert.equal(await store.renew(t.taskId, 'R', Date.now() + 5000), true, 'the lease is the run’s again');
     assert.equal(await store.settle(t.taskId, 'R', { status: 'completed', result: '{}' }), true);
   });
@@ -107,6 +110,18 @@ describe('LegacyInput', () => {
     await input.finish();
     assert.equal(await status(), 'working', 'the outcome is stored on a working task');
     assert.equal(await store.settle(t.taskId, 'R', { status: 'completed', result: '{}' }), true);
+  });
+
+  test('the runner dies while the task waits for the client: it fails (owner lost) when the lease lapses', async () => {
+    const { store, t, input, status, turn, clock } = await setup();
+    input.asking(1);
+    await turn();
+    assert.equal(await status(), 'input_required');
+    clock.t += 4999;
+    assert.equal(await status(), 'input_required', 'within the lease');
+    clock.t += 2; // nobody renewed it: the instance is gone
+    assert.equal(await status(), 'failed');
+    assert.deepEqual((await store.get(t.taskId, t.owner))?.error, OWNER_LOST);
   });
 
   test('a task cancelled while it waits stays cancelled', async () => {
