@@ -16,8 +16,9 @@
  *   Otherwise (`bind: 'session'`, an anonymous session, or hooks not wired) the owner is the session,
  *   which is what the SDK's own store does. Without a session (stateless), tasks share one owner.
  * - The instance whose tool created the task runs it: it holds the task's lease and renews it while
- *   the task is `working`; if that instance dies the task reads `failed` with the owner-lost error
- *   (model.ts OWNER_LOST) once the lease lapses, never `working` forever. Its status changes and
+ *   the task is `working` or `input_required` (the tool waits for the client there, still running);
+ *   if that instance dies the task reads `failed` with the owner-lost error (model.ts OWNER_LOST)
+ *   once the lease lapses, never `working` or `input_required` forever. Its status changes and
  *   its result therefore come from that instance; a cancel (`tasks/cancel`) from any instance.
  * - `storeTaskResult('failed', result)` keeps the result too: `tasks/result` returns what the SDK
  *   stored, as for a completed task.
@@ -105,7 +106,7 @@ export class SluiceSdkTaskStore implements SdkTaskStoreInterface {
   readonly #now: () => number;
   /** This instance, as the lease owner of the tasks its tools run. */
   readonly #runner = `sdk-${randomToken(12)}`;
-  /** The working tasks whose lease this instance renews. */
+  /** The tasks (working, or waiting for input) whose lease this instance renews. */
   readonly #leased = new Set<string>();
   #timer: ReturnType<typeof setInterval> | undefined;
 
@@ -247,10 +248,13 @@ export class SluiceSdkTaskStore implements SdkTaskStoreInterface {
     if (status === 'input_required') {
       const t = await this.#owned(taskId, sessionId);
       if (t.status === 'input_required') return;
+      // The tool goes on running here while it waits: this instance keeps and renews the lease,
+      // so the task fails (owner lost) if it dies meanwhile (store.ts, Settlement leaseUntil).
       return this.#settle(taskId, sessionId, {
         status,
         inputRequests: {},
         requestState: undefined,
+        leaseUntil: this.#now() + this.#o.leaseMs,
         ...msg,
       });
     }
@@ -307,7 +311,7 @@ export class SluiceSdkTaskStore implements SdkTaskStoreInterface {
   async #settle(taskId: string, sessionId: string | undefined, s: Settlement): Promise<void> {
     const t = await this.#working(taskId, sessionId);
     const settled = await this.#store.settle(taskId, this.#runner, s);
-    this.#unlease(taskId);
+    if (!settled || s.status !== 'input_required') this.#unlease(taskId);
     if (!settled) {
       throw new SdkTaskStoreError(
         'not-runner',
@@ -338,7 +342,7 @@ export class SluiceSdkTaskStore implements SdkTaskStoreInterface {
     for (const id of this.#leased) {
       this.#store.renew(id, this.#runner, until).then(
         (ours) => {
-          // Finished, cancelled, waiting for input or gone: nothing left to renew here.
+          // Finished, cancelled, lapsed or gone: nothing left to renew here.
           if (!ours) this.#unlease(id);
         },
         // The store is unreachable: try again at the next tick; past the lease the task fails.

@@ -1,6 +1,6 @@
 /**
  * `sdkTaskStore()` as SDK v1's `TaskStore`, called directly the way the SDK calls it: status
- * updates (input_required and back, failed with a message, completed without a result, cancelled
+ * updates (input_required and back, input_required holding the runner's lease, failed with a message, completed without a result, cancelled
  * with its message, nothing out of a terminal status), results (a failed task's, one too large),
  * the owner binding (session, or principal through the session hooks), hostile ids and options.
  */
@@ -34,6 +34,21 @@ describe('sdkTaskStore', () => {
     await assert.rejects(s.updateTaskStatus(t.taskId, 'working', undefined, 'S1'), SdkTaskStoreError);
     await assert.rejects(s.storeTaskResult(t.taskId, 'completed', {}, 'S1'), /terminal status 'completed'/);
     s.close();
+  });
+
+  test('input_required keeps the lease of the instance running the tool: it lapses to owner-lost if that instance is gone', async () => {
+    const clock = { t: 1_000_000 };
+    const now = (): number => clock.t;
+    const m = new MemoryTaskStore({ now });
+    const s = sdkTaskStore(m, { now, leaseMs: 1000 });
+    const t = await s.createTask({ ttl: 60_000 }, 1, req, 'S1');
+    await s.updateTaskStatus(t.taskId, 'input_required', undefined, 'S1');
+    assert.equal((await s.getTask(t.taskId, 'S1'))?.status, 'input_required');
+    s.close(); // the instance is gone: nobody renews the lease
+    clock.t += 1001;
+    const lost = await s.getTask(t.taskId, 'S1');
+    assert.equal(lost?.status, 'failed');
+    assert.match(lost?.statusMessage ?? '', /lease lapsed/);
   });
 
   test('failed with a message, completed without a result, cancelled with its message', async () => {
