@@ -214,6 +214,26 @@ describe('2025-11-25 tasks served by Sluice (SEP-1686)', () => {
     assert.equal(textOf(await withDeadline(done, 10_000, 'the result')), 'progressed l9');
   });
 
+  test("a client that accepts only JSON: its task's progress still reaches statusMessage", async () => {
+    const s = new RawSession(served.url);
+    await s.init();
+    const json = { accept: 'application/json' };
+    const r = await s.post(
+      rpc('tools/call', { name: 'progress', arguments: { gate: 'j1' }, task: {} }),
+      json,
+    );
+    const id = r.json().result.task.taskId as string;
+    await until(() => probe.gates.has('j1'), 5000, 'j1 running');
+    let task: Record<string, unknown> = {};
+    const deadline = Date.now() + 5000;
+    while (task['statusMessage'] === undefined && Date.now() < deadline) {
+      task = (await s.post(rpc('tasks/get', { taskId: id }), json)).json().result;
+      if (task['statusMessage'] === undefined) await new Promise((r) => setTimeout(r, 20));
+    }
+    assert.equal(task['statusMessage'], 'step 1 of j1');
+    probe.gates.get('j1')?.();
+  });
+
   test('a tool error fails the task; its result is what tasks/result returns', async () => {
     const c = await client();
     const r = await callAsTask(c, 'fails', {});

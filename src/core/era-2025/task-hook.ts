@@ -8,6 +8,7 @@
  * leaves it to the session. A task's tool runs through `serve`: the session's own server,
  * answering into a sink of the hook's own.
  */
+import type { Acceptance } from '../../http/media-type.js';
 import type { JsonRpcRequest, RequestId } from '../../jsonrpc/message.js';
 import { ClientLimits } from '../limits/client-limits.js';
 import type { PostInput } from '../pipeline/route.js';
@@ -43,6 +44,9 @@ export interface LegacyTaskHook {
   /** Takes the request (true: it was or will be answered by the hook) or leaves it (false). */
   offerLegacy(offer: LegacyTaskOffer): Promise<boolean>;
 }
+
+/** What a hook's own sink takes: JSON or SSE (the run's answer is never the client's). */
+const SINK_ACCEPTS: Acceptance = { json: true, sse: true };
 
 /** The sessions whose tasks the hook serves (their server does not manage tasks itself). */
 const served = new WeakSet<Session>();
@@ -94,11 +98,13 @@ export async function offerLegacyTask<R>(
     sink: input.sink,
     headers: input.headers,
     // Detached from the client's response and its credential's stream guard: the task outlives it.
+    // The run answers the hook's sink, not the client, so the client's Accept does not apply: a
+    // JSON-only client's task still streams its progress to the sink (the task's statusMessage).
     serve: (m, sink, asks) => {
       run(
         reg,
         session,
-        { ...input, sink, guard: undefined },
+        { ...input, sink, guard: undefined, accept: SINK_ACCEPTS },
         [{ kind: 'request', m }],
         new Map([[m.id, m.method]]),
         false,
