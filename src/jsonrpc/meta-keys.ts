@@ -29,5 +29,11 @@ export const META_INPUT_RESPONSES = 'dev.sluice/inputResponses';
 /** The integrity-protected request state an `input_required` result carries (modern/mrtr.ts). */
 export const META_REQUEST_STATE = 'dev.sluice/requestState';
 
+/**
+ * Ties a message to a 2025-11-25 task (basic/utilities/tasks §"Associating Task-Related Messages"):
+ * `{ taskId }`, on the task's requests and notifications to the client and on `tasks/result`.
+ */
+export const META_RELATED_TASK = 'io.modelcontextprotocol/related-task';
+
 /** The tasks extension's identifier (SEP-2663), declared in clientCapabilities.extensions. */
 export const TASKS_EXTENSION = 'io.modelcontextprotocol/tasks';

@@ -20,10 +20,18 @@
  */
 import type { RelatedAsks } from '../core/era-2025/task-hook.js';
 import { isPlainObject, type JsonRpcRequest, type RequestId } from '../jsonrpc/message.js';
+import { META_RELATED_TASK } from '../jsonrpc/meta-keys.js';
 import { ownProgressToken, type TaskRecord } from './model.js';
 import type { ResolvedTaskOptions } from './options.js';
 
-export const RELATED_TASK = 'io.modelcontextprotocol/related-task';
+/** `o` with the related-task `_meta` naming `taskId` added to its own `_meta` (a copy; `o` is not changed). */
+export function withRelatedTask(
+  o: Readonly<Record<string, unknown>>,
+  taskId: string,
+): Record<string, unknown> {
+  const meta = isPlainObject(o['_meta']) ? o['_meta'] : {};
+  return { ...o, _meta: { ...meta, [META_RELATED_TASK]: { taskId } } };
+}
 
 export class LegacyInput implements RelatedAsks {
   readonly #o: ResolvedTaskOptions;
@@ -47,9 +55,7 @@ export class LegacyInput implements RelatedAsks {
 
   /** The request as the client gets it: with the related-task `_meta` (any other `_meta` kept). */
   decorate(m: JsonRpcRequest): JsonRpcRequest {
-    const params = isPlainObject(m.params) ? m.params : {};
-    const meta = isPlainObject(params['_meta']) ? params['_meta'] : {};
-    return { ...m, params: { ...params, _meta: { ...meta, [RELATED_TASK]: { taskId: this.#taskId } } } };
+    return { ...m, params: withRelatedTask(m.params ?? {}, this.#taskId) };
   }
 
   notification(json: string): string | undefined {
@@ -66,9 +72,7 @@ export class LegacyInput implements RelatedAsks {
     const params = m['params'];
     const token = params['progressToken'];
     if (token === undefined || token === ownProgressToken(this.#taskId)) return undefined;
-    const meta = isPlainObject(params['_meta']) ? params['_meta'] : {};
-    const _meta = { ...meta, [RELATED_TASK]: { taskId: this.#taskId } };
-    return JSON.stringify({ ...m, params: { ...params, _meta } });
+    return JSON.stringify({ ...m, params: withRelatedTask(params, this.#taskId) });
   }
 
   asking(id: RequestId): void {

@@ -26,7 +26,7 @@ import type { ResponseSink } from '../core/pipeline/sink.js';
 import { JsonRpcCode } from '../jsonrpc/codes.js';
 import { isPlainObject, type JsonRpcRequest } from '../jsonrpc/message.js';
 import { CaptureSink } from './capture-sink.js';
-import { RELATED_TASK } from './legacy-input.js';
+import { withRelatedTask } from './legacy-input.js';
 import { isTaskIdShape, isTerminal, newWorkingTask, principalKey, type TaskRecord } from './model.js';
 import type { ResolvedTaskOptions } from './options.js';
 import { clientHash } from './redis-store.js';
@@ -327,9 +327,7 @@ function unknownTask(o: LegacyTaskOffer): Answer {
 /** What the task's call returned (§"Result Retrieval"), with the related-task `_meta`. */
 function finalAnswer(o: LegacyTaskOffer, t: TaskRecord): Answer {
   if (t.result !== undefined) {
-    const result = JSON.parse(t.result) as Body;
-    const meta = isPlainObject(result['_meta']) ? result['_meta'] : {};
-    return ok(o, { ...result, _meta: { ...meta, [RELATED_TASK]: { taskId: t.taskId } } });
+    return ok(o, withRelatedTask(JSON.parse(t.result) as Body, t.taskId));
   }
   if (t.status === 'failed' && t.error !== undefined)
     return { status: 200, body: { jsonrpc: '2.0', id: o.req.id, error: t.error } };

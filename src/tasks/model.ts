@@ -148,7 +148,6 @@ export function copyRecord(t: TaskRecord): TaskRecord {
   };
 }
 
-/** What a task id looks like; anything else is not looked up at all. */
 /**
  * The progress token a round's call gets when the client's call had none: the tool's progress then
  * still reaches `statusMessage` (server/partial-results.ts needs a token to send partial output).
@@ -158,6 +157,7 @@ export function ownProgressToken(taskId: string): string {
   return `sluice-task:${taskId}`;
 }
 
+/** What a task id looks like; anything else is not looked up at all. */
 export function isTaskIdShape(v: unknown): v is string {
   return typeof v === 'string' && v.length >= 16 && v.length <= 128 && /^[A-Za-z0-9_-]+$/.test(v);
 }

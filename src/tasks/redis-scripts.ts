@@ -19,10 +19,11 @@ local k = KEYS[1]
 local now = tonumber(ARGV[1])
 local function lapse()
   local s = redis.call('HGET', k, 's')
-  -- input_required with a lease: its runner goes on running (a 2025 task waiting for the client).
-  if s == 'working' or (s == 'input_required' and redis.call('HEXISTS', k, 'lu') == 1) then
-    local lu = tonumber(redis.call('HGET', k, 'lu') or '0')
-    if lu < now then
+  local lu = (s == 'working' or s == 'input_required') and redis.call('HGET', k, 'lu')
+  -- input_required holds a lease only while its runner goes on running (a 2025 task waiting for
+  -- the client); a working task without one has lapsed.
+  if s == 'working' or lu then
+    if tonumber(lu or '0') < now then
       redis.call('HSET', k, 's', 'failed', 'e', ${JSON.stringify(JSON.stringify(OWNER_LOST))}, 'u', ARGV[1])
       redis.call('HDEL', k, 'lo', 'lu')
       return 'failed'

@@ -58,9 +58,11 @@ const METHODS = new Set(['server/discover', 'tools/call', 'tasks/get', 'tasks/up
 interface Round {
   head?: RequestHead;
   call?: Readonly<Record<string, unknown>> | undefined;
+  /**
+   * A 2025 session's task: how its outcome is stored; its tool's requests to the client are also
+   * followed (legacy-input.ts).
+   */
   map?: SettlementMap;
-  /** A 2025 session's task: its tool's requests to the client are followed (legacy-input.ts). */
-  legacy?: true;
 }
 
 export interface TaskServiceStats {
@@ -93,10 +95,7 @@ export class TaskService implements TaskHook, LegacyTaskHook {
       o: this.#o,
       runner: this.#runner,
       start: (t, serve, map) =>
-        this.#startWith(t, (req, sink, _head, asks) => Promise.resolve(serve(req, sink, asks)), {
-          map,
-          legacy: true,
-        }),
+        this.#startWith(t, (req, sink, _head, asks) => Promise.resolve(serve(req, sink, asks)), { map }),
       countCreated: () => {
         this.#created++;
       },
@@ -294,7 +293,7 @@ export class TaskService implements TaskHook, LegacyTaskHook {
    * `call`: a first round's params, as received; `map`: how its outcome is stored (2025 era).
    */
   #startWith(t: TaskRecord, serve: RoundServe, round: Round): void {
-    const input = round.legacy === true ? new LegacyInput(this.#o, this.#runner, t) : undefined;
+    const input = round.map === undefined ? undefined : new LegacyInput(this.#o, this.#runner, t);
     const run = new TaskRun(this.#o, this.#runner, t.taskId, round.map, input);
     // One line per round started here (the id as a short hash, as session ids are logged): an
     // operator (and the fault test) can see where a task ran, and that it ran once.

@@ -46,10 +46,11 @@ export abstract class SessionRouting<D extends RoutingDeps> implements BridgeTar
   protected readonly deps: D;
   /** Requests in flight, by id, with the exchange that answers them; made on first use. */
   protected inflightById: Map<RequestId, Exchange> | undefined;
-  /** Ids of server-to-client requests awaiting the client's reply; made on first use. */
-  protected awaitingIds: Set<RequestId> | undefined;
-  /** Those of them a task's run sent, with who follows them (RelatedAsks); made on first use. */
-  protected askedBy: Map<RequestId, RelatedAsks> | undefined;
+  /**
+   * Ids of server-to-client requests awaiting the client's reply, with who follows each one a task's
+   * run sent (RelatedAsks; undefined for the others); made on first use.
+   */
+  protected awaitingIds: Map<RequestId, RelatedAsks | undefined> | undefined;
   /** The SDK server's dispatcher, once connected. */
   protected dispatcher: Dispatcher | undefined;
   /** Turns input_required results into server-to-client requests (sessions only; made on first use). */
@@ -86,15 +87,12 @@ export abstract class SessionRouting<D extends RoutingDeps> implements BridgeTar
         if (change !== undefined) this.deps.changed?.(change);
       }
       if (isRequest) {
-        this.awaitingIds ??= new Set();
-        this.awaitingIds.add(message.id);
+        this.awaitingIds ??= new Map();
+        this.awaitingIds.set(message.id, undefined);
       } else if (message.method === 'notifications/cancelled') {
         // The SDK gave up on one of its own requests (timeout, abort): no reply is awaited any more.
         const id = message.params?.['requestId'];
-        if (typeof id === 'string' || typeof id === 'number') {
-          this.awaitingIds?.delete(id);
-          this.settleAsk(id);
-        }
+        if (typeof id === 'string' || typeof id === 'number') this.replied(id);
       }
       // A request of a task's run goes to the client, never into the run's own sink (its answer
       // is the task's: 2025-11-25 basic/utilities/tasks §"Input Required Status").
@@ -208,18 +206,15 @@ export abstract class SessionRouting<D extends RoutingDeps> implements BridgeTar
       );
       return undefined;
     }
-    this.askedBy ??= new Map();
-    this.askedBy.set(m.id, asks);
+    this.awaitingIds?.set(m.id, asks);
     asks.asking(m.id);
     return s.send(JSON.stringify(asks.decorate(m)), undefined);
   }
 
-  /** A request of a task's run is over (answered, given up, or failed here). */
-  protected settleAsk(id: RequestId): void {
-    const asks = this.askedBy?.get(id);
-    if (asks === undefined) return;
-    this.askedBy?.delete(id);
-    asks.settled(id);
+  /** A server-to-client request is over (answered, given up, or failed here): no reply is awaited. */
+  protected replied(id: RequestId): void {
+    const asks = this.awaitingIds?.get(id);
+    if (this.awaitingIds?.delete(id) === true) asks?.settled(id);
   }
 
   /** The standalone stream, when the client has opened it at least once (it is then its channel). */
@@ -232,8 +227,7 @@ export abstract class SessionRouting<D extends RoutingDeps> implements BridgeTar
 
   /** Fails a server-to-client request locally, as if the client had answered with an error. */
   #failRequest(id: RequestId, message: string): void {
-    this.awaitingIds?.delete(id);
-    this.settleAsk(id);
+    this.replied(id);
     const d = this.dispatcher;
     // Deferred: the SDK is still inside its own send() when this runs.
     queueMicrotask(() => d?.response(errorResponse(id, JsonRpcCode.ServerError, message)));

@@ -52,7 +52,7 @@ export const DEFAULT_NEGOTIATED_VERSION = '2025-03-26';
 /** Shared read-only empty collections, returned until a session needs its own. */
 const NO_EXCHANGES: ReadonlyMap<RequestId, Exchange> = new Map();
 const NO_STREAMS: ReadonlyMap<number, EventStream> = new Map();
-const NO_IDS: ReadonlySet<RequestId> = new Set();
+const NO_IDS: ReadonlyMap<RequestId, unknown> = new Map();
 const NO_SETS: ReadonlySet<Exchange> = new Set();
 
 /**
@@ -116,7 +116,7 @@ export class Session extends SessionRouting<SessionDeps> implements StreamContex
     return this.#postStreams ?? NO_STREAMS;
   }
   /** Ids of server-to-client requests awaiting the client's reply. */
-  get awaiting(): ReadonlySet<RequestId> {
+  get awaiting(): ReadonlyMap<RequestId, unknown> {
     return this.awaitingIds ?? NO_IDS;
   }
 
@@ -245,8 +245,7 @@ export class Session extends SessionRouting<SessionDeps> implements StreamContex
 
   /** A reply to a server-to-client request (sampling, elicitation, roots). */
   dispatchReply(m: JsonRpcResponse, id: RequestId): void {
-    this.awaitingIds?.delete(id);
-    this.settleAsk(id);
+    this.replied(id);
     this.dispatcher?.response(m);
   }
 
