@@ -10,7 +10,6 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
 import type { Client } from '@modelcontextprotocol/sdk/client/index.js';
-import { McpServer } from '@modelcontextprotocol/sdk/server/mcp.js';
 import { CallToolResultSchema, ElicitResultSchema } from '@modelcontextprotocol/sdk/types.js';
 import { connectNodeRedis } from '../../src/cluster/node-redis.js';
 import type { RedisLink } from '../../src/cluster/redis-link.js';
@@ -20,6 +19,7 @@ import { findRedis, type Redis, skipWithoutRedis, startRedis } from '../helpers/
 import {
   elicitingClient,
   sdkTaskClient,
+  serveAsksTool,
   startToolTask,
   taskResultText,
   textOf,
@@ -85,27 +85,20 @@ describe('2025-11-25 tasks served by Sluice on Redis: any instance answers', () 
     const store = new RedisTaskStore(link);
     await store.start();
     const aborted: string[] = [];
-    const a = await serve({
-      port: 0,
-      host: '127.0.0.1',
-      keepaliveMs: 0,
-      createServer: () => {
-        const server = new McpServer({ name: 'asks', version: '1.0.0' }, { capabilities: { tools: {} } });
-        server.registerTool('asks', {}, async (extra) => {
-          extra.signal.addEventListener('abort', () => aborted.push('asks'));
-          const r = await extra.sendRequest(
-            {
-              method: 'elicitation/create',
-              params: { message: 'name?', requestedSchema: { type: 'object', properties: {} } },
-            },
-            ElicitResultSchema,
-          );
-          return { content: [{ type: 'text', text: `got ${r.action}` }] };
-        });
-        return server;
+    const a = await serveAsksTool(
+      async (_server, extra) => {
+        extra.signal.addEventListener('abort', () => aborted.push('asks'));
+        const r = await extra.sendRequest(
+          {
+            method: 'elicitation/create',
+            params: { message: 'name?', requestedSchema: { type: 'object', properties: {} } },
+          },
+          ElicitResultSchema,
+        );
+        return { content: [{ type: 'text', text: `got ${r.action}` }] };
       },
-      tasks: createTasks({ store, tools: { asks: 'optional' }, pollIntervalMs: 50, leaseMs: LEASE }),
-    });
+      { store, leaseMs: LEASE },
+    );
     servers.push({ s: a, closed: false });
     let answer: (() => void) | undefined;
     const answered = new Promise<void>((r) => {

@@ -11,15 +11,24 @@ import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
 import type { TaskStore } from '@modelcontextprotocol/sdk/experimental/tasks/interfaces.js';
 import { McpServer } from '@modelcontextprotocol/sdk/server/mcp.js';
+import type { RequestHandlerExtra } from '@modelcontextprotocol/sdk/shared/protocol.js';
 import {
   type CallToolResult,
   CallToolResultSchema,
   type ElicitRequest,
   ElicitRequestSchema,
   type ElicitResult,
+  type ServerNotification,
+  type ServerRequest,
 } from '@modelcontextprotocol/sdk/types.js';
 import { z } from 'zod';
-import type { CreateServer } from '../../src/server/index.js';
+import {
+  type CreateServer,
+  createTasks,
+  type Served,
+  serve,
+  type TaskOptions,
+} from '../../src/server/index.js';
 import { withDeadline } from './deadline.js';
 
 export interface SdkJobProbe {
@@ -159,4 +168,28 @@ export async function taskResultText(c: Client, taskId: string): Promise<string 
     `the result of task ${taskId}`,
   );
   return textOf(res);
+}
+
+/** The `extra` an SDK v1 tool handler gets. */
+export type ToolExtra = RequestHandlerExtra<ServerRequest, ServerNotification>;
+
+/**
+ * `serve()` on a free loopback port of an SDK v1 server whose one tool, `asks`, is `run`, served as a
+ * task when the client asks (policy `optional`); `tasks` adds to the task options (a store, a lease).
+ */
+export function serveAsksTool(
+  run: (server: McpServer, extra: ToolExtra) => Promise<CallToolResult>,
+  tasks: Omit<TaskOptions, 'tools'> = {},
+): Promise<Served> {
+  return serve({
+    port: 0,
+    host: '127.0.0.1',
+    keepaliveMs: 0,
+    createServer: () => {
+      const server = new McpServer({ name: 'asks', version: '1.0.0' }, { capabilities: { tools: {} } });
+      server.registerTool('asks', {}, async (extra) => run(server, extra));
+      return server;
+    },
+    tasks: createTasks({ tools: { asks: 'optional' }, pollIntervalMs: 50, ...tasks }),
+  });
 }

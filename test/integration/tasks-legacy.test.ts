@@ -13,7 +13,6 @@ import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
 import type { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import type { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
-import { McpServer } from '@modelcontextprotocol/sdk/server/mcp.js';
 import { CallToolResultSchema, ElicitResultSchema } from '@modelcontextprotocol/sdk/types.js';
 import {
   createTasks,
@@ -30,6 +29,7 @@ import {
   newSdkJobProbe,
   sdkTaskClient,
   sdkTaskServer,
+  serveAsksTool,
   startJob,
   startToolTask,
   taskResultText,
@@ -60,30 +60,20 @@ async function callAsTask(c: Client, name: string, args: Record<string, unknown>
  * a `_meta` of its own), then waits for `gate`.
  */
 function serveRelatedAsker(gate: Promise<void>): Promise<Served> {
-  return serve({
-    port: 0,
-    host: '127.0.0.1',
-    keepaliveMs: 0,
-    createServer: () => {
-      const server = new McpServer({ name: 'asks', version: '1.0.0' }, { capabilities: { tools: {} } });
-      server.registerTool('asks', {}, async (extra) => {
-        const r = await extra.sendRequest(
-          {
-            method: 'elicitation/create',
-            params: {
-              message: 'name?',
-              requestedSchema: { type: 'object', properties: { name: { type: 'string' } } },
-              _meta: { 'example.com/keep': 1 },
-            },
-          },
-          ElicitResultSchema,
-        );
-        await gate;
-        return { content: [{ type: 'text', text: `got ${JSON.stringify(r.content)}` }] };
-      });
-      return server;
-    },
-    tasks: createTasks({ tools: { asks: 'optional' }, pollIntervalMs: 50 }),
+  return serveAsksTool(async (_server, extra) => {
+    const r = await extra.sendRequest(
+      {
+        method: 'elicitation/create',
+        params: {
+          message: 'name?',
+          requestedSchema: { type: 'object', properties: { name: { type: 'string' } } },
+          _meta: { 'example.com/keep': 1 },
+        },
+      },
+      ElicitResultSchema,
+    );
+    await gate;
+    return { content: [{ type: 'text', text: `got ${JSON.stringify(r.content)}` }] };
   });
 }
 
@@ -310,25 +300,16 @@ describe('2025-11-25 tasks served by Sluice (SEP-1686)', () => {
   });
 
   test("a tool that asks the client for input: the request reaches the client's GET stream, the answer the tool", async () => {
-    const asking = await serve({
-      port: 0,
-      host: '127.0.0.1',
-      keepaliveMs: 0,
-      createServer: () => {
-        const server = new McpServer({ name: 'asks', version: '1.0.0' }, { capabilities: { tools: {} } });
-        server.registerTool('asks', {}, async (extra) => {
-          const r = await server.server.elicitInput(
-            {
-              message: 'name?',
-              requestedSchema: { type: 'object', properties: { name: { type: 'string' } } },
-            },
-            { signal: extra.signal },
-          );
-          return { content: [{ type: 'text', text: `got ${JSON.stringify(r.content)}` }] };
-        });
-        return server;
-      },
-      tasks: createTasks({ tools: { asks: 'optional' }, pollIntervalMs: 50 }),
+    // Not related to the call: no relatedRequestId.
+    const asking = await serveAsksTool(async (server, extra) => {
+      const r = await server.server.elicitInput(
+        {
+          message: 'name?',
+          requestedSchema: { type: 'object', properties: { name: { type: 'string' } } },
+        },
+        { signal: extra.signal },
+      );
+      return { content: [{ type: 'text', text: `got ${JSON.stringify(r.content)}` }] };
     });
     const asked: string[] = [];
     const c = await elicitingClient(asking.url, async (req) => {
