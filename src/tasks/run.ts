@@ -102,13 +102,22 @@ function runRequestId(taskId: string): string {
   return `sluice-task:${taskId}`;
 }
 
+/** A shallow copy of a call's params without the SEP-1686 `task` hint. */
+function withoutTask(call: Readonly<Record<string, unknown>>): Record<string, unknown> {
+  // Both forms define own data properties (a `__proto__` key stays a key, as JSON.parse made it).
+  return Object.hasOwn(call, 'task')
+    ? Object.fromEntries(Object.entries(call).filter(([k]) => k !== 'task'))
+    : { ...call };
+}
+
 /** The `tools/call` of a round: the stored call, plus the answers and state of an MRTR round. */
 export function roundRequest(t: TaskRecord, call?: Readonly<Record<string, unknown>>): JsonRpcRequest {
   // The first round may take the call's own params (what `t.call` holds as text), copied: only
-  // top-level keys and `_meta` (replaced, never changed in place) are touched below.
-  const params = call === undefined ? (JSON.parse(t.call) as Record<string, unknown>) : { ...call };
-  // The SEP-1686 `task` hint is not the tool's business (SEP-2663: tolerated, ignored).
-  delete params['task'];
+  // top-level keys and `_meta` (replaced, never changed in place) are touched below. The SEP-1686
+  // `task` hint is not the tool's business (SEP-2663: tolerated, ignored), so it is left out of the
+  // copy: a `delete` would turn the copy into a dictionary-mode object, which every read of it by
+  // the SDK (zod's parse of the params) then walks as a hash table.
+  const params = withoutTask(call ?? (JSON.parse(t.call) as Record<string, unknown>));
   // A progress token of the task's own when the call has none (model.ts ownProgressToken).
   const meta = isPlainObject(params['_meta']) ? params['_meta'] : {};
   if (meta['progressToken'] === undefined)
