@@ -80,14 +80,13 @@ export class MemoryTaskStore implements TaskStore {
     if (!this.#makeRoom(bytes)) return 'store-full';
     this.#tasks.set(t.taskId, { t: copyRecord(t), bytes });
     this.#bytes += bytes;
-    const owned = this.#byOwner.get(t.owner) ?? new Set<string>();
-    owned.add(t.taskId);
-    this.#byOwner.set(t.owner, owned);
-    if (!isTerminal(t.status)) {
-      const set = mine ?? new Set<string>();
-      set.add(t.taskId);
-      this.#unfinished.set(t.client, set);
-    } else this.#finishOrder.set(t.taskId, true);
+    // The per-owner and per-client sets are stored once, when made (not written back per task).
+    const owned = this.#byOwner.get(t.owner);
+    if (owned === undefined) this.#byOwner.set(t.owner, new Set([t.taskId]));
+    else owned.add(t.taskId);
+    if (isTerminal(t.status)) this.#finishOrder.set(t.taskId, true);
+    else if (mine === undefined) this.#unfinished.set(t.client, new Set([t.taskId]));
+    else mine.add(t.taskId);
     return 'created';
   }
 
