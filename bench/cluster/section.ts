@@ -3,6 +3,8 @@
 //   single   - `sluice serve` with no cluster (the single-instance baseline, no frame copy)
 //   local    - a `sluice serve --redis` member answering its own session (owner-local, copy on)
 //   forward  - the same session's requests sent to another member, which forwards them to the owner
+//   pipe     - the same session through a byte pipe in a process of its own (pipe-relay.ts): the
+//              floor under any relay over loopback TCP, which the forward ratio is read against
 // Echo latency p50/p99 (sequential keep-alive requests, interleaved in rounds whose order rotates),
 // server CPU per request (summed over every instance that touched it, from /proc), progress
 // events/s of one `flood` call with the Redis copy on vs off, Redis memory per idle session (INFO
@@ -21,6 +23,7 @@ import { auto, num } from '../format.js';
 import { post as httpPost, openSession, type Reply } from '../mcp-http.js';
 import { readCpuMicros } from '../proc.js';
 import { median } from '../stats.js';
+import { startPipe } from './pipe.js';
 
 /** The scale-out targets, as the issue states them. */
 export const CLUSTER_TARGETS = {
@@ -46,9 +49,11 @@ interface EchoCase {
 export interface ClusterRun {
   requestsPerCase: number;
   reps: number;
-  echo: { single: EchoCase; local: EchoCase; forward: EchoCase };
+  echo: { single: EchoCase; local: EchoCase; forward: EchoCase; pipe: EchoCase };
   /** Median over reps of the per-rep forward/local CPU ratio (both measured in the same rep). */
   forwardCpuRatio: number;
+  /** The same for the byte pipe (pipe-relay.ts): the floor of any relay in a process of its own. */
+  pipeCpuRatio: number;
   progress: { events: number; copyOff: number; copyOn: number; forwardedCopyOn: number };
   memory: { sessions: number; usedMemoryPerSession: number; directoryKeyBytes: number };
   connections: { sessions: number; perInstance: number; clientList: number }[];
@@ -109,6 +114,7 @@ export async function runCluster(
   const agent = new Agent({ keepAlive: true, maxSockets: 1 });
   const redis = await startRedis();
   const procs: SpawnedServe[] = [];
+  const stops: (() => void)[] = [];
   try {
     const single = await spawnServe(['--keepalive-ms', '0']);
     procs.push(single);
@@ -138,16 +144,19 @@ export async function runCluster(
           ]);
     procs.push(b);
     const pid = (s: SpawnedServe): number => s.child.pid ?? 0;
+    const pipe = await startPipe(new URL(a.url).port);
+    stops.push(() => pipe.kill());
     const hs = await session(agent, single.url);
     const ha = await session(agent, a.url);
     const cases = [
       { name: 'single', url: single.url, h: hs, pids: [pid(single)] },
       { name: 'local', url: a.url, h: ha, pids: [pid(a)] },
       { name: 'forward', url: b.url, h: ha, pids: [pid(a), pid(b)] },
+      { name: 'pipe', url: pipe.url(a.url), h: ha, pids: [pid(a), pipe.pid] },
     ] as const;
     type Name = (typeof cases)[number]['name'];
-    const lat: Record<Name, number[]> = { single: [], local: [], forward: [] };
-    const cpuByRep: Record<Name, number[]> = { single: [], local: [], forward: [] };
+    const lat: Record<Name, number[]> = { single: [], local: [], forward: [], pipe: [] };
+    const cpuByRep: Record<Name, number[]> = { single: [], local: [], forward: [], pipe: [] };
     let id = 1;
     const echoBody = (): string =>
       JSON.stringify({
@@ -158,7 +167,7 @@ export async function runCluster(
       });
     for (const c of cases) for (let i = 0; i < 300; i++) await post(agent, c.url, c.h, echoBody()); // JIT warm-up
     for (let rep = 0; rep < reps; rep++) {
-      const cpu: Record<Name, number> = { single: 0, local: 0, forward: 0 };
+      const cpu: Record<Name, number> = { single: 0, local: 0, forward: 0, pipe: 0 };
       for (let done = 0; done < perRep; done += round) {
         const k = (rep + done / round) % cases.length;
         for (const c of [...cases.slice(k), ...cases.slice(0, k)]) {
@@ -175,7 +184,7 @@ export async function runCluster(
       for (const c of cases) cpuByRep[c.name].push(cpu[c.name] / perRep);
       log(
         `(i) rep ${rep}: CPU/request single ${auto(cpu.single / perRep)} µs, local ${auto(cpu.local / perRep)} µs, ` +
-          `forward ${auto(cpu.forward / perRep)} µs`,
+          `forward ${auto(cpu.forward / perRep)} µs, pipe ${auto(cpu.pipe / perRep)} µs`,
       );
     }
     const echoCase = (n: Name): EchoCase => {
@@ -187,9 +196,18 @@ export async function runCluster(
         requests: l.length,
       };
     };
-    const echo = { single: echoCase('single'), local: echoCase('local'), forward: echoCase('forward') };
-    const forwardCpuRatio = median(cpuByRep.forward.map((f, i) => f / (cpuByRep.local[i] ?? f)));
-    log(`(i) forwarded/local CPU ratio (median of reps): ${forwardCpuRatio.toFixed(2)}`);
+    const echo = {
+      single: echoCase('single'),
+      local: echoCase('local'),
+      forward: echoCase('forward'),
+      pipe: echoCase('pipe'),
+    };
+    const ofLocal = (n: Name): number => median(cpuByRep[n].map((f, i) => f / (cpuByRep.local[i] ?? f)));
+    const forwardCpuRatio = ofLocal('forward');
+    const pipeCpuRatio = ofLocal('pipe');
+    log(
+      `(i) forwarded/local CPU ratio (median of reps): ${forwardCpuRatio.toFixed(2)}; pipe ${pipeCpuRatio.toFixed(2)}`,
+    );
     if (echoOnly) {
       const none = { events: 0, copyOff: 0, copyOn: 0, forwardedCopyOn: 0 };
       const mem = { sessions: 0, usedMemoryPerSession: 0, directoryKeyBytes: 0 };
@@ -198,6 +216,7 @@ export async function runCluster(
         reps,
         echo,
         forwardCpuRatio,
+        pipeCpuRatio,
         progress: none,
         memory: mem,
         connections: [],
@@ -298,6 +317,7 @@ export async function runCluster(
         reps,
         echo,
         forwardCpuRatio,
+        pipeCpuRatio,
         progress,
         memory,
         connections,
@@ -309,6 +329,7 @@ export async function runCluster(
     }
   } finally {
     agent.destroy();
+    for (const stop of stops) stop();
     await Promise.all(procs.map((p) => p.close()));
     await redis.stop();
   }
@@ -334,7 +355,8 @@ export function renderCluster(r: ClusterRun): string {
       `Echo: ${num(r.requestsPerCase)} sequential keep-alive requests per case, in ${r.reps} repetitions of ` +
       'interleaved rounds of 250 whose order rotates; p50/p99 pooled, CPU per request (from /proc, summed over every ' +
       'instance that handled it) the median over repetitions. *single*: no cluster; *local*: a cluster member ' +
-      'answering its own session; *forwarded*: the same session sent to the other member, relayed to the owner. ' +
+      'answering its own session; *forwarded*: the same session sent to the other member, relayed to the owner; ' +
+      '*pipe*: the same session through a byte pipe in a process of its own (the floor under any relay over TCP). ' +
       'The machine may be shared: compare within this table, not across runs.',
     '',
     '| Figure | single instance | cluster | Δ / ratio | target | verdict |',
@@ -345,6 +367,7 @@ export function renderCluster(r: ClusterRun): string {
     `| forwarded echo p50 (ms, vs owner-local) | ${ms(local.p50Ms)} | ${ms(forward.p50Ms)} | ${signed(fwdDelta50)} | ≤ +${T.forwardP50DeltaMs} | ${verdict(fwdDelta50 <= T.forwardP50DeltaMs)} |`,
     `| forwarded echo p99 (ms, vs owner-local) | ${ms(local.p99Ms)} | ${ms(forward.p99Ms)} | ${signed(fwdDelta99)} | ≤ +${T.forwardP99DeltaMs} | ${verdict(fwdDelta99 <= T.forwardP99DeltaMs)} |`,
     `| forwarded CPU / request (µs, both instances, vs owner-local) | ${auto(local.cpuUsPerRequest)} | ${auto(forward.cpuUsPerRequest)} | ×${r.forwardCpuRatio.toFixed(2)} | ≤ ×${T.forwardCpuRatio} | ${verdict(r.forwardCpuRatio <= T.forwardCpuRatio)} |`,
+    `| floor: the same session through a byte pipe in a process of its own (no parsing; CPU / request, vs owner-local) | ${auto(local.cpuUsPerRequest)} | ${auto(r.echo.pipe.cpuUsPerRequest)} | ×${r.pipeCpuRatio.toFixed(2)} | — | — |`,
     `| progress events/s, one \`flood\` call of ${num(r.progress.events)} (copy off → owner with copy on) | ${num(r.progress.copyOff)} | ${num(r.progress.copyOn)} | ×${(r.progress.copyOn / r.progress.copyOff).toFixed(2)} | ≥ ${num(T.progressEventsPerSec)} | ${verdict(r.progress.copyOn >= T.progressEventsPerSec)} |`,
     `| progress events/s, copy on ÷ copy off (same run) | ${num(r.progress.copyOff)} | ${num(r.progress.copyOn)} | ×${(r.progress.copyOn / r.progress.copyOff).toFixed(2)} | ≥ ×${T.progressCopyRatio} | ${verdict(r.progress.copyOn / r.progress.copyOff >= T.progressCopyRatio)} |`,
     `| progress events/s, the same call forwarded (copy on) | ${num(r.progress.copyOff)} | ${num(r.progress.forwardedCopyOn)} | ×${(r.progress.forwardedCopyOn / r.progress.copyOff).toFixed(2)} | — | — |`,
