@@ -1,12 +1,12 @@
 // A cancel that overtakes its request (issue 21, item 12). A client POSTs a tools/call and then its
 // notifications/cancelled, each on its own connection; under load the cancel can arrive first. It
 // used to be dropped (the SDK ignores a cancel for an unknown id) and the call ran to its end. The
-// session now holds such a cancel briefly (jsonrpc/early-cancel.ts: at most 64, for 5 s) and the
+// session now holds such a cancel briefly (core/era-2025/early-cancel.ts: at most 64, for 5 s) and the
 // request, when it comes, is never dispatched. The order is made explicit here: cancel first, then
 // the request, on both bindings.
 import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
-import { EARLY_CANCEL_MAX, EARLY_CANCEL_MS } from '../../src/jsonrpc/early-cancel.js';
+import { EARLY_CANCEL_MAX, EARLY_CANCEL_MS } from '../../src/core/era-2025/early-cancel.js';
 import { serve } from '../../src/server/index.js';
 import { notification, RawSession, toolCall } from '../helpers/http.js';
 import { serveFetch } from '../helpers/serve-fetch.js';

@@ -6,7 +6,6 @@
 import type { MessageExtraInfo } from '@modelcontextprotocol/sdk/types.js';
 import type { EventStore } from '../../events/event-store.js';
 import type { ExpiringSet } from '../../flow/expiring-set.js';
-import { earlyCancels } from '../../jsonrpc/early-cancel.js';
 import type {
   JsonRpcNotification,
   JsonRpcRequest,
@@ -28,6 +27,7 @@ import { EventStream } from '../stream/event-stream.js';
 import type { WriterSet } from '../stream/live.js';
 import type { WriterLimits } from '../stream/sse-writer.js';
 import type { StreamContext, StreamShared } from '../stream/stream-context.js';
+import { earlyCancels } from './early-cancel.js';
 import type { Exchange, ExchangeHost } from './exchange.js';
 import { standaloneDelivered } from './json-order.js';
 import { LegacyMrtrShim, SHIM_SCHEMAS, type ShimHost } from './mrtr-shim.js';
@@ -73,7 +73,7 @@ export class Session extends SessionRouting<SessionDeps> implements StreamContex
   #lastActive: number;
   #exchanges: Set<Exchange> | undefined;
   #postStreams: Map<number, EventStream> | undefined;
-  /** Cancels that arrived before their request (jsonrpc/early-cancel.ts); made on first use. */
+  /** Cancels that arrived before their request (early-cancel.ts); made on first use. */
   #earlyCancels: ExpiringSet<RequestId> | undefined;
   /** The client declared the draft SEP's `partialResults` capability in initialize. */
   #partialResultsCapable = false;

@@ -11,8 +11,8 @@
  * id can only match the request it was meant for. A cancel for a request that already finished is
  * held for nothing, which the bounds make harmless.
  */
-import { ExpiringSet } from '../flow/expiring-set.js';
-import type { RequestId } from './message.js';
+import { ExpiringSet } from '../../flow/expiring-set.js';
+import type { RequestId } from '../../jsonrpc/message.js';
 
 /** Cancels held per session; beyond, the oldest is forgotten. */
 export const EARLY_CANCEL_MAX = 64;
