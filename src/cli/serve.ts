@@ -74,6 +74,8 @@ const HELP = `usage: sluice serve [options]
   --redis-cluster HOST:PORT[,HOST:PORT...]
                        the same, on a Redis Cluster (any of its nodes; the others are discovered)
   --advertise URL      the URL peers use to reach this instance's endpoint (default: the bound address)
+  --session-prefix TAG begin the session ids this instance mints with 'TAG.', so a balancer can send a
+                       session to its owner (docs/scale-out.md, "Owner-affine routing"); 1-32 of A-Z a-z 0-9 _ -
   --task-lease-ms N    how long a task's running instance holds it without renewing (default 15000): a
                        task whose instance died reads as failed (owner lost) this long after its last renewal
 
@@ -220,6 +222,7 @@ async function run(argv: string[]): Promise<number> {
       'redis-sentinel': { type: 'string' },
       'redis-cluster': { type: 'string' },
       advertise: { type: 'string' },
+      'session-prefix': { type: 'string' },
       'task-lease-ms': { type: 'string' },
       help: { type: 'boolean', short: 'h' },
     },
@@ -326,6 +329,7 @@ async function run(argv: string[]): Promise<number> {
     keepaliveMs: int('keepalive-ms', values['keepalive-ms'], 15_000),
     streamAfterMs: int('stream-after-ms', values['stream-after-ms'], 1000),
     stateless: values.stateless ?? false,
+    ...(values['session-prefix'] === undefined ? {} : { sessionIdPrefix: values['session-prefix'] }),
   });
   // Joined by now (serve() resolves after the cluster has): cancels from other instances reach this one.
   await taskStore?.start();

@@ -95,6 +95,16 @@ export interface ServerOptions {
   enableGetStream?: boolean;
   /** Let clients end sessions with DELETE (405 when false). @defaultValue true */
   enableDelete?: boolean;
+  /**
+   * Put before every session id this instance mints, with a dot: `<prefix>.<random>`. A balancer
+   * can then send a session's requests to the instance that owns it (docs/scale-out.md,
+   * "Owner-affine routing"), which spares a cluster the hop between instances. 1–32 characters of
+   * `A–Z a–z 0–9 _ -`: the random part is base64url, which has no dot, so the prefix is exactly
+   * what precedes the first dot. Not secret, and not trusted: a client that sends another prefix
+   * only reaches another instance, which routes the request as it would any other.
+   * @defaultValue none (the random part alone)
+   */
+  sessionIdPrefix?: string;
   /** Exact origins allowed (e.g. 'https://app.example.com'). @defaultValue same-origin with the Host header */
   allowedOrigins?: string[];
   /** Host names allowed on a loopback bind. @defaultValue ['localhost', '127.0.0.1', '[::1]'] */
@@ -159,6 +169,7 @@ export type ResolvedOptions = Required<
     | 'clientLimits'
     | 'tracing'
     | 'tasks'
+    | 'sessionIdPrefix'
   >
 > & {
   clientLimits: ClientLimitOptions | undefined;
@@ -175,6 +186,7 @@ export type ResolvedOptions = Required<
   probe: Probe | undefined;
   tracing: TracingOptions | undefined;
   tasks: TaskHook | undefined;
+  sessionIdPrefix: string | undefined;
 };
 
 export const DEFAULTS = {
@@ -335,6 +347,7 @@ export function resolveOptions(o: ServerOptions): ResolvedOptions {
     stateless,
     enableGetStream: !stateless && (o.enableGetStream ?? DEFAULTS.enableGetStream),
     enableDelete: !stateless && (o.enableDelete ?? DEFAULTS.enableDelete),
+    sessionIdPrefix: sessionIdPrefixOf(o.sessionIdPrefix),
     allowedOrigins,
     allowedHosts: (o.allowedHosts ?? DEFAULTS.allowedHosts).map((h) => h.toLowerCase()),
     authenticate: o.authenticate,
@@ -350,6 +363,15 @@ export function resolveOptions(o: ServerOptions): ResolvedOptions {
     now: o.now ?? Date.now,
     tasks: tasksOf(o.tasks),
   };
+}
+
+/** The `sessionIdPrefix` option, checked once (see its documentation above). */
+function sessionIdPrefixOf(p: unknown): string | undefined {
+  if (p === undefined) return undefined;
+  if (typeof p !== 'string' || !/^[A-Za-z0-9_-]{1,32}$/.test(p)) {
+    throw new InvalidOptionError('sessionIdPrefix must be 1-32 characters of A-Z a-z 0-9 _ -');
+  }
+  return p;
 }
 
 /** The `tasks` option, checked once: the hook `createTasks()` returns. */

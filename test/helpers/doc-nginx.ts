@@ -9,36 +9,38 @@ import { join } from 'node:path';
 import { type Nginx, startNginx } from './nginx.js';
 import { repoRoot } from './spawn-serve.js';
 
-/** The ```nginx block of docs/scale-out.md's "### nginx" section, verbatim. */
-export function scaleOutNginxBlock(): string {
+/** The first ```nginx block under `heading` (a whole line) in docs/scale-out.md, verbatim. */
+export function scaleOutNginxBlock(heading = '### nginx'): string {
   const doc = readFileSync(join(repoRoot(), 'docs', 'scale-out.md'), 'utf8');
-  const section = doc.indexOf('\n### nginx\n');
-  if (section < 0) throw new Error('docs/scale-out.md has no "### nginx" section');
+  const section = doc.indexOf(`\n${heading}\n`);
+  if (section < 0) throw new Error(`docs/scale-out.md has no "${heading}" section`);
   const open = doc.indexOf('```nginx\n', section);
   const close = doc.indexOf('\n```', open + 1);
-  if (open < 0 || close < 0) throw new Error('docs/scale-out.md "### nginx" has no ```nginx block');
+  if (open < 0 || close < 0) throw new Error(`docs/scale-out.md "${heading}" has no \`\`\`nginx block`);
   return doc.slice(open + '```nginx\n'.length, close + 1);
 }
 
 /**
- * The block with its upstream `server` lines replaced by 127.0.0.1 ports (as many as the document
- * lists; the test must start that many instances), split into what goes at the `http {}` level
- * (the upstream) and the `location` for the `server {}` block.
+ * The block with its upstream `server` addresses replaced by 127.0.0.1 ports: the document's
+ * distinct addresses, in the order they first appear, get `ports` in order (the test must start
+ * that many instances; an address named in several upstreams gets the same port each time). Split
+ * into what goes at the `http {}` level (upstreams, maps) and the `location` for the `server {}`.
  */
 export function renderScaleOutBlock(
   block: string,
   ports: readonly number[],
 ): { http: string; location: string } {
-  const servers = [...block.matchAll(/^(\s*server\s+)(\S+?:\d+)(.*;)$/gm)];
-  if (servers.length !== ports.length) {
+  const line = /^(\s*server\s+)(\S+?:\d+)(.*;)$/gm;
+  const addresses = [...new Set([...block.matchAll(line)].map((m) => m[2] as string))];
+  if (addresses.length !== ports.length) {
     throw new Error(
-      `the document's upstream lists ${servers.length} servers; the test started ${ports.length}`,
+      `the document's upstreams name ${addresses.length} servers; the test started ${ports.length}`,
     );
   }
-  let i = 0;
   const pointed = block.replace(
-    /^(\s*server\s+)(\S+?:\d+)(.*;)$/gm,
-    (_m, head: string, _addr: string, tail: string) => `${head}127.0.0.1:${ports[i++]}${tail}`,
+    line,
+    (_m, head: string, addr: string, tail: string) =>
+      `${head}127.0.0.1:${ports[addresses.indexOf(addr)]}${tail}`,
   );
   const loc = pointed.search(/^location\s/m);
   if (loc < 0) throw new Error('the nginx block has no location');
@@ -52,8 +54,9 @@ export function renderScaleOutBlock(
 export async function startDocNginx(
   ports: readonly number[],
   edit: (block: string) => string = (b) => b,
+  heading = '### nginx',
 ): Promise<Nginx> {
-  const { http, location } = renderScaleOutBlock(edit(scaleOutNginxBlock()), ports);
+  const { http, location } = renderScaleOutBlock(edit(scaleOutNginxBlock(heading)), ports);
   return startNginx({
     upstreamPort: 0,
     rawHttp: (port) => `${http}

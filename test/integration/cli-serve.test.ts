@@ -122,6 +122,10 @@ describe('sluice serve flags', () => {
       [['--allow-origin', 'https://app.example.com/path'], /^sluice serve: --allow-origin expects an origin/],
       [['--allow-host', 'http://mcp.example.test'], /^sluice serve: --allow-host expects a host name/],
       [['--port'], /^sluice serve: Option '--port <value>' argument missing/],
+      [
+        ['--session-prefix', 'a.b'],
+        /^sluice serve: sessionIdPrefix must be 1-32 characters of A-Z a-z 0-9 _ -/,
+      ],
     ] as const) {
       const bad = await run(['serve', ...args]);
       assert.equal(bad.code, 2, `sluice serve ${args.join(' ')}: ${bad.err}`);
@@ -149,6 +153,7 @@ describe('sluice serve flags', () => {
     assert.equal(notNumber.code, 2);
     assert.match(notNumber.err, /--max-concurrent-requests must be an integer from 0, got 'many'/);
     assert.match(help.out, /--allow-origin ORIGIN/);
+    assert.match(help.out, /--session-prefix TAG/);
     const unknown = await run(['frobnicate']);
     assert.equal(unknown.code, 2);
     assert.match(

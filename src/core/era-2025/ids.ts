@@ -8,8 +8,12 @@ import { TAG_LENGTH } from '../../sse/event-id.js';
 
 const B62 = 'ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789';
 
-export function newSessionId(): string {
-  return randomToken(18);
+/**
+ * `prefix` (options.sessionIdPrefix, checked to be 1-32 of `A-Z a-z 0-9 _ -`) goes before the random
+ * part with a dot, which base64url never contains: a balancer reads the owner from what precedes it.
+ */
+export function newSessionId(prefix?: string): string {
+  return prefix === undefined ? randomToken(18) : `${prefix}.${randomToken(18)}`;
 }
 
 /** A per-session tag for event ids; unique, not secret (the session id is the secret part). */

@@ -211,7 +211,7 @@ async function initialize(reg: Sessions, input: PostInput, init: JsonRpcRequest)
     if (!('settle' in a)) return sendRefusal(sink, a, headers);
     admission = a;
   }
-  const id = stateless ? undefined : newSessionId();
+  const id = stateless ? undefined : newSessionId(reg.core.options.sessionIdPrefix);
   const session = new Session(reg.deps, id, stateless ? undefined : newEventTag(), input.auth?.principal);
   const releaseSlot = reg.holdSlot();
   // A failed initialize gives its client's slot back; a registered session holds it until it ends.

@@ -1,0 +1,132 @@
+// docs/scale-out.md, "Owner-affine routing": three `sluice serve --redis` instances started with
+// `--session-prefix a`, `b` and `c` behind nginx running the document's block as written (only the
+// addresses replaced by the test's ports). Every request of every session reaches its owner (no
+// response says `sluice-route: forwarded`), while the document's round-robin block in front of the
+// same instances forwards (the control: without the map, the hop is back). With an owner killed, its
+// sessions' requests go to the backups, which answer as Sluice answers for a dead owner (never an
+// nginx 502), and new sessions still open.
+import assert from 'node:assert/strict';
+import { after, before, describe, test } from 'node:test';
+import { connectNodeRedis } from '../../src/cluster/node-redis.js';
+import type { RedisLink } from '../../src/cluster/redis-link.js';
+import { startDocNginx } from '../helpers/doc-nginx.js';
+import { RawSession, rpc } from '../helpers/http.js';
+import { findNginx, type Nginx } from '../helpers/nginx.js';
+import { findRedis, type Redis, startRedis } from '../helpers/redis.js';
+import { type SpawnedServe, spawnServe } from '../helpers/spawn-serve.js';
+
+const missing =
+  findRedis() === undefined
+    ? 'SKIPPED: redis-server not installed — .ci/run installs it'
+    : findNginx() === undefined
+      ? 'SKIPPED: nginx not installed — .ci/run installs it'
+      : false;
+
+const HEADING = '### Owner-affine routing (optional): no hop for session requests';
+const PREFIXES = ['a', 'b', 'c'] as const;
+/** Defaults only: an inherited SLUICE_CLUSTER_LEASE_MS must not shorten the lease under test. */
+const DEFAULT_ENV = { SLUICE_CLUSTER_LEASE_MS: '', SLUICE_CLUSTER_SECRET: '' };
+
+/** Opens `n` sessions through `url`, then sends each `calls` echoes: [session, forwarded answers]. */
+async function load(
+  url: string,
+  n: number,
+  calls: number,
+): Promise<{ sessions: RawSession[]; forwarded: number }> {
+  const sessions: RawSession[] = [];
+  let forwarded = 0;
+  for (let i = 0; i < n; i++) {
+    const s = new RawSession(url);
+    await s.init();
+    sessions.push(s);
+  }
+  for (const s of sessions) {
+    for (let i = 0; i < calls; i++) {
+      const r = await s.post(rpc('tools/call', { name: 'echo', arguments: { text: `t${i}` } }));
+      assert.equal(r.status, 200, r.text);
+      assert.equal(r.json().result.content[0].text, `t${i}`);
+      if (r.headers['sluice-route'] === 'forwarded') forwarded++;
+    }
+  }
+  return { sessions, forwarded };
+}
+
+describe('docs/scale-out.md owner-affine routing: sessions reach their owner through nginx', {
+  skip: missing,
+}, () => {
+  let redis: Redis;
+  let link: RedisLink;
+  const members: SpawnedServe[] = [];
+  let ports: number[] = [];
+  let nginx: Nginx;
+
+  before(async () => {
+    redis = await startRedis();
+    link = await connectNodeRedis({ url: redis.url });
+    for (const p of PREFIXES) {
+      members.push(await spawnServe(['--redis', redis.url, '--session-prefix', p], DEFAULT_ENV, 45_000));
+    }
+    ports = members.map((m) => Number(new URL(m.url).port));
+    nginx = await startDocNginx(ports, (b) => b, HEADING);
+  });
+  after(async () => {
+    await nginx?.stop();
+    for (const m of members) await m.close().catch(() => undefined);
+    await link?.close();
+    await redis?.stop();
+  });
+
+  test('every session is minted by one of the three, and each of its requests is answered by its owner', async () => {
+    const { sessions, forwarded } = await load(nginx.url, 9, 6);
+    const seen = new Set(sessions.map((s) => (s.sid ?? '').split('.')[0]));
+    assert.ok(seen.size >= 2, `initialize is round robin: prefixes ${[...seen].join(',')}`);
+    for (const s of sessions) {
+      const sid = s.sid ?? '';
+      const prefix = sid.slice(0, sid.indexOf('.'));
+      const owner = members[PREFIXES.indexOf(prefix as (typeof PREFIXES)[number])];
+      // The directory agrees: the instance with that prefix owns the session.
+      assert.equal(String(await link.send(['HGET', `sl:{${sid}}`, 'a'])), owner?.url, sid);
+    }
+    assert.equal(forwarded, 0, 'no request crossed the hop');
+  });
+
+  test('the control: the round-robin block in front of the same instances forwards', async () => {
+    const rr = await startDocNginx(ports);
+    try {
+      const { forwarded } = await load(rr.url, 9, 6);
+      // Two in three on average; far above zero whatever the rotation.
+      assert.ok(forwarded >= 9, `forwarded ${forwarded} of 54`);
+    } finally {
+      await rr.stop();
+    }
+  });
+
+  test("an owner killed: its sessions go to the backups and get Sluice's answer, new sessions still open", async () => {
+    const { sessions } = await load(nginx.url, 9, 1);
+    const dead = members[1] as SpawnedServe;
+    await new Promise<void>((resolve) => {
+      dead.child.once('exit', () => resolve());
+      dead.child.kill('SIGKILL');
+    });
+    const orphans = sessions.filter((s) => (s.sid ?? '').startsWith('b.'));
+    const others = sessions.filter((s) => !(s.sid ?? '').startsWith('b.'));
+    assert.ok(orphans.length > 0 && others.length > 0, 'sessions on the killed instance and on the others');
+    for (const s of orphans) {
+      const r = await s.post(rpc('tools/call', { name: 'echo', arguments: { text: 'x' } }));
+      // A dead owner's session: 503 while its lease holds, 404 once it lapsed (docs/scale-out.md
+      // "Failure semantics"); from an instance, with a JSON-RPC error, never nginx's 502.
+      assert.ok(r.status === 503 || r.status === 404, `${r.status} ${r.text}`);
+      assert.equal(typeof r.json().error?.code, 'number', r.text);
+    }
+    for (const s of others) {
+      const r = await s.post(rpc('tools/call', { name: 'echo', arguments: { text: 'y' } }));
+      assert.equal(r.status, 200, r.text);
+      assert.notEqual(r.headers['sluice-route'], 'forwarded');
+    }
+    for (let i = 0; i < 4; i++) {
+      const s = new RawSession(nginx.url);
+      await s.init();
+      assert.ok(!(s.sid ?? '').startsWith('b.'), s.sid);
+    }
+  });
+});
