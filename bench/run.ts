@@ -20,6 +20,7 @@ import { mkdirSync, rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { parseArgs } from 'node:util';
+import { type AffineRun, renderAffine, runAffine } from './cluster/affine.js';
 import { type ClusterRun, renderCluster, runCluster } from './cluster/section.js';
 import { FULL, type Plan, QUICK } from './config.js';
 import { collectMeta, finishMeta } from './machine.js';
@@ -128,6 +129,20 @@ async function main(): Promise<void> {
       log(`(i) unavailable: ${reason.split('\n')[0]}`);
     }
   }
+  let affine: AffineRun | undefined;
+  if (cli.only.has('i')) {
+    try {
+      affine = await runAffine(cli.plan.name === 'quick');
+      log(
+        `(i) owner-affine ÷ round robin, CPU per request: ×${(affine.cpuUs.affine / affine.cpuUs.roundRobin).toFixed(2)}`,
+      );
+    } catch (err) {
+      // No nginx (or redis-server) here: the rest of (i) stands.
+      const reason = err instanceof Error ? err.message : String(err);
+      results.unavailable['owner-affine routing (i)'] = reason;
+      log(`(i) owner-affine unavailable: ${reason.split('\n')[0]}`);
+    }
+  }
 
   let tasks: TasksBench | undefined;
   if (cli.only.has('j')) {
@@ -154,9 +169,11 @@ async function main(): Promise<void> {
     (results.runtimes === undefined ? '' : `\n${renderRuntimes(results.runtimes)}`) +
     (results.modern === undefined ? '' : `\n${renderModern(results.modern)}`) +
     (cluster === undefined ? '' : `\n${renderCluster(cluster)}`) +
+    (affine === undefined ? '' : `\n${renderAffine(affine)}`) +
     (tasks === undefined ? '' : `\n${renderTasks(tasks)}`);
   if (partial.length > 0) (results as BenchResults & { partial?: PartialRun[] }).partial = partial;
   if (cluster !== undefined) (results as BenchResults & { cluster?: ClusterRun }).cluster = cluster;
+  if (affine !== undefined) (results as BenchResults & { affine?: AffineRun }).affine = affine;
   if (tasks !== undefined) (results as BenchResults & { tasks?: TasksBench }).tasks = tasks;
   mkdirSync(cli.outDir, { recursive: true });
   writeFileSync(join(cli.outDir, 'latest.json'), `${JSON.stringify(results, null, 2)}\n`);
