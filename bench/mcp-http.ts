@@ -27,6 +27,18 @@ export interface PostOptions {
   timeoutMs?: number;
 }
 
+/** Bodies of `tools/call echo` requests with ids 1, 2, 3, … (one counter per call of this). */
+export function echoBodies(text: string): () => string {
+  let id = 0;
+  return () =>
+    JSON.stringify({
+      jsonrpc: '2.0',
+      id: ++id,
+      method: 'tools/call',
+      params: { name: 'echo', arguments: { text } },
+    });
+}
+
 /** POSTs `body` with exactly `headers` and resolves once the whole answer has arrived. */
 export function post(
   url: string | URL,

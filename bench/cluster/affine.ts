@@ -11,7 +11,7 @@ import { fileURLToPath } from 'node:url';
 import { startDocNginx } from '../../test/helpers/doc-nginx.js';
 import { startRedis } from '../../test/helpers/redis.js';
 import { type SpawnedServe, spawnServe } from '../../test/helpers/spawn-serve.js';
-import { openSession, post } from '../mcp-http.js';
+import { echoBodies, openSession, post } from '../mcp-http.js';
 import { readCpuMicros } from '../proc.js';
 import { median } from '../stats.js';
 
@@ -52,14 +52,7 @@ export async function runAffine(quick: boolean): Promise<AffineRun> {
       for (let i = 0; i < 9; i++) list.push(await openSession(c.url, { agent, timeoutMs: 10_000 }));
       sessions.set(c.name, list);
     }
-    let id = 1;
-    const echo = (): string =>
-      JSON.stringify({
-        jsonrpc: '2.0',
-        id: id++,
-        method: 'tools/call',
-        params: { name: 'echo', arguments: { text: 'hi' } },
-      });
+    const echo = echoBodies('hi');
     const cpu = (): number => members.reduce((s, m) => s + readCpuMicros(m.child.pid ?? 0), 0);
     const per: Record<string, number[]> = { roundRobin: [], affine: [] };
     const fwd: Record<string, number> = { roundRobin: 0, affine: 0 };

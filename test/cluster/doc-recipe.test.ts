@@ -13,18 +13,13 @@ import { FORWARD_HEADER, signForward } from '../../src/cluster/forward-auth.js';
 import { connectNodeRedis } from '../../src/cluster/node-redis.js';
 import type { RedisLink } from '../../src/cluster/redis-link.js';
 import { withDeadline } from '../helpers/deadline.js';
-import { startDocNginx } from '../helpers/doc-nginx.js';
+import { docClusterSkip, startDocNginx } from '../helpers/doc-nginx.js';
 import { RawSession, send, sleep } from '../helpers/http.js';
-import { findNginx, type Nginx } from '../helpers/nginx.js';
-import { findRedis, type Redis, startRedis } from '../helpers/redis.js';
+import type { Nginx } from '../helpers/nginx.js';
+import { type Redis, startRedis } from '../helpers/redis.js';
 import { type SpawnedServe, spawnServe } from '../helpers/spawn-serve.js';
 
-const missing =
-  findRedis() === undefined
-    ? 'SKIPPED: redis-server not installed — .ci/run installs it'
-    : findNginx() === undefined
-      ? 'SKIPPED: nginx not installed — .ci/run installs it'
-      : false;
+const missing = docClusterSkip();
 
 /** Defaults only: an inherited SLUICE_CLUSTER_LEASE_MS must not shorten the lease under test. */
 const DEFAULT_ENV = { SLUICE_CLUSTER_LEASE_MS: '', SLUICE_CLUSTER_SECRET: '' };

@@ -9,18 +9,13 @@ import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
 import { connectNodeRedis } from '../../src/cluster/node-redis.js';
 import type { RedisLink } from '../../src/cluster/redis-link.js';
-import { startDocNginx } from '../helpers/doc-nginx.js';
+import { docClusterSkip, startDocNginx } from '../helpers/doc-nginx.js';
 import { RawSession, rpc } from '../helpers/http.js';
-import { findNginx, type Nginx } from '../helpers/nginx.js';
-import { findRedis, type Redis, startRedis } from '../helpers/redis.js';
+import type { Nginx } from '../helpers/nginx.js';
+import { type Redis, startRedis } from '../helpers/redis.js';
 import { type SpawnedServe, spawnServe } from '../helpers/spawn-serve.js';
 
-const missing =
-  findRedis() === undefined
-    ? 'SKIPPED: redis-server not installed — .ci/run installs it'
-    : findNginx() === undefined
-      ? 'SKIPPED: nginx not installed — .ci/run installs it'
-      : false;
+const missing = docClusterSkip();
 
 const HEADING = '### Owner-affine routing (optional): no hop for session requests';
 const PREFIXES = ['a', 'b', 'c'] as const;

@@ -6,8 +6,14 @@
  */
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { type Nginx, startNginx } from './nginx.js';
+import { findNginx, NGINX_MISSING, type Nginx, startNginx } from './nginx.js';
+import { findRedis, REDIS_MISSING } from './redis.js';
 import { repoRoot } from './spawn-serve.js';
+
+/** Why a test of the documented cluster recipes cannot run here (redis-server or nginx missing), else false. */
+export function docClusterSkip(): string | false {
+  return findRedis() === undefined ? REDIS_MISSING : findNginx() === undefined ? NGINX_MISSING : false;
+}
 
 /** The first ```nginx block under `heading` (a whole line) in docs/scale-out.md, verbatim. */
 export function scaleOutNginxBlock(heading = '### nginx'): string {
