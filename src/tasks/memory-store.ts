@@ -81,12 +81,17 @@ export class MemoryTaskStore implements TaskStore {
     this.#tasks.set(t.taskId, { t: copyRecord(t), bytes });
     this.#bytes += bytes;
     // The per-owner and per-client sets are stored once, when made (not written back per task).
+    // Both are read again here, not taken from above: the limit's reads and #makeRoom's evictions
+    // may have emptied a set and let it go from its map.
     const owned = this.#byOwner.get(t.owner);
     if (owned === undefined) this.#byOwner.set(t.owner, new Set([t.taskId]));
     else owned.add(t.taskId);
     if (isTerminal(t.status)) this.#finishOrder.set(t.taskId, true);
-    else if (mine === undefined) this.#unfinished.set(t.client, new Set([t.taskId]));
-    else mine.add(t.taskId);
+    else {
+      const live = this.#unfinished.get(t.client);
+      if (live === undefined) this.#unfinished.set(t.client, new Set([t.taskId]));
+      else live.add(t.taskId);
+    }
     return 'created';
   }
 

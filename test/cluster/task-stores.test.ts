@@ -143,6 +143,17 @@ function contract(
       assert.equal(await store.create(record(clock), 2), 'created', 'the lost task no longer counts');
     });
 
+    test('at the limit with every task of the client lapsed: the slots free, and new tasks count again', async () => {
+      const clock = new Clock();
+      const { store } = await make(clock);
+      await store.create(record(clock), 2);
+      await store.create(record(clock), 2);
+      clock.t += 1001; // both lapsed (1 s leases), never read
+      assert.equal(await store.create(record(clock), 2), 'created');
+      assert.equal(await store.create(record(clock), 2), 'created');
+      assert.equal(await store.create(record(clock), 2), 'client-limit', 'the two new tasks are counted');
+    });
+
     test('cancel is sticky, reaches onCancel (also on a peer), and is a no-op on a finished task', async () => {
       const clock = new Clock();
       const { store, peer } = await make(clock);
