@@ -191,24 +191,25 @@ export function unpackAfter(
     const first = Number(m[1]);
     const count = Number(m[2]);
     if (next === undefined ? first > afterSeq + 1 : first !== next) return undefined;
-    const ok =
-      m[4] === 'F'
-        ? unpackFrames(el, m[0].length, first, count, afterSeq, out)
-        : unpackProgress(el, m[0].length, first, count, afterSeq, out);
+    const r: PackRead = { el, from: m[0].length, first, count, afterSeq, out };
+    const ok = m[4] === 'F' ? unpackFrames(r) : unpackProgress(r);
     if (!ok) return undefined;
     next = first + count;
   }
   return next === last + 1 ? out : undefined;
 }
 
-function unpackFrames(
-  el: string,
-  from: number,
-  first: number,
-  count: number,
-  afterSeq: number,
-  out: { seq: number; frame: string }[],
-): boolean {
+/** One pack being read: its text, where its body starts, its header, and where its frames after `afterSeq` go. */
+interface PackRead {
+  el: string;
+  from: number;
+  first: number;
+  count: number;
+  afterSeq: number;
+  out: { seq: number; frame: string }[];
+}
+
+function unpackFrames({ el, from, first, count, afterSeq, out }: PackRead): boolean {
   let p = from;
   for (let k = 0; k < count; k++) {
     const end = el.indexOf('\n\n', p);
@@ -219,14 +220,7 @@ function unpackFrames(
   return p === el.length;
 }
 
-function unpackProgress(
-  el: string,
-  from: number,
-  first: number,
-  count: number,
-  afterSeq: number,
-  out: { seq: number; frame: string }[],
-): boolean {
+function unpackProgress({ el, from, first, count, afterSeq, out }: PackRead): boolean {
   const lines = el.slice(from).split('\n');
   // prefix, four pieces, the number of values, one line per event, and '' after the last newline.
   if (lines.length !== 6 + count + 1 || lines[6 + count] !== '') return false;

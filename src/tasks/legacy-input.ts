@@ -21,6 +21,7 @@
 import type { RelatedAsks } from '../core/era-2025/task-hook.js';
 import { isPlainObject, type JsonRpcRequest, type RequestId } from '../jsonrpc/message.js';
 import { META_RELATED_TASK } from '../jsonrpc/meta-keys.js';
+import { tokenKey } from '../jsonrpc/partial.js';
 import { ownProgressToken, type TaskRecord } from './model.js';
 import type { ResolvedTaskOptions } from './options.js';
 
@@ -38,6 +39,8 @@ export class LegacyInput implements RelatedAsks {
   readonly #runner: string;
   readonly #taskId: string;
   readonly #owner: string;
+  /** The coalescing key of the task's own progress token (the run's progress when the call had none). */
+  readonly #ownKey: string;
   /** The tool's requests awaiting the client's reply. */
   readonly #pending = new Set<RequestId>();
   /** The status last asked of the store (input_required: true). */
@@ -51,6 +54,7 @@ export class LegacyInput implements RelatedAsks {
     this.#runner = runner;
     this.#taskId = t.taskId;
     this.#owner = t.owner;
+    this.#ownKey = tokenKey(ownProgressToken(t.taskId));
   }
 
   /** The request as the client gets it: with the related-task `_meta` (any other `_meta` kept). */
@@ -58,9 +62,10 @@ export class LegacyInput implements RelatedAsks {
     return { ...m, params: withRelatedTask(m.params ?? {}, this.#taskId) };
   }
 
-  notification(json: string): string | undefined {
-    // Cheap test first: most related notifications of a task are its own progress, or none at all.
-    if (!json.includes('"notifications/progress"')) return undefined;
+  notification(json: string, key: string | undefined): string | undefined {
+    // Cheap tests first, no parse: most related notifications of a task are its own progress (its
+    // key, per event of a progress loop), or no progress at all.
+    if (key === this.#ownKey || !json.includes('"notifications/progress"')) return undefined;
     let m: unknown;
     try {
       m = JSON.parse(json);

@@ -8,6 +8,7 @@
  */
 import assert from 'node:assert/strict';
 import { describe, test } from 'node:test';
+import { tokenKey } from '../../src/jsonrpc/partial.js';
 import { LegacyInput } from '../../src/tasks/legacy-input.js';
 import { MemoryTaskStore } from '../../src/tasks/memory-store.js';
 import { newWorkingTask, OWNER_LOST, ownProgressToken } from '../../src/tasks/model.js';
@@ -66,19 +67,26 @@ describe('LegacyInput', () => {
         method: 'notifications/progress',
         params: { progressToken: token, progress: 1 },
       });
-    assert.deepEqual(JSON.parse(input.notification(progress(5)) ?? 'null'), {
+    assert.deepEqual(JSON.parse(input.notification(progress(5), tokenKey(5)) ?? 'null'), {
       jsonrpc: '2.0',
       method: 'notifications/progress',
       params: { progressToken: 5, progress: 1, _meta: { [RELATED]: { taskId: t.taskId } } },
     });
-    assert.equal(input.notification(progress(ownProgressToken(t.taskId))), undefined);
-    assert.equal(input.notification(progress(undefined)), undefined);
+    const own = ownProgressToken(t.taskId);
+    assert.equal(input.notification(progress(own), tokenKey(own)), undefined);
+    // The key decides without reading the text (the routing derives both from one message).
+    assert.equal(input.notification(progress(own), undefined), undefined);
+    assert.equal(input.notification(progress(5), tokenKey(own)), undefined);
+    assert.equal(input.notification(progress(undefined), undefined), undefined);
     assert.equal(
-      input.notification('{"jsonrpc":"2.0","method":"notifications/message","params":{}}'),
+      input.notification('{"jsonrpc":"2.0","method":"notifications/message","params":{}}', undefined),
       undefined,
     );
-    assert.equal(input.notification('{"method":"notifications/progress",'), undefined);
-    assert.equal(input.notification('{"jsonrpc":"2.0","method":"notifications/progress"}'), undefined);
+    assert.equal(input.notification('{"method":"notifications/progress",', undefined), undefined);
+    assert.equal(
+      input.notification('{"jsonrpc":"2.0","method":"notifications/progress"}', undefined),
+      undefined,
+    );
   });
 
   test('input_required while any request awaits its reply, working (leased to the run) after', async () => {

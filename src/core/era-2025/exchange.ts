@@ -58,9 +58,10 @@ export interface RelatedAsks {
   decorate(m: JsonRpcRequest): JsonRpcRequest;
   /**
    * A related notification (JSON) goes to the exchange's sink as usual; the text returned here also
-   * goes to the client's standalone stream (a task's progress under the client's own token).
+   * goes to the client's standalone stream (a task's progress under the client's own token). `key`:
+   * its coalescing key (jsonrpc/partial.ts `coalesceKeyOf`: its progress token's, for progress).
    */
-  notification(json: string): string | undefined;
+  notification(json: string, key: string | undefined): string | undefined;
   asking(id: RequestId): void;
   settled(id: RequestId): void;
 }

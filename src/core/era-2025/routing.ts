@@ -142,7 +142,7 @@ export abstract class SessionRouting<D extends RoutingDeps> implements BridgeTar
   ): Promise<void> | undefined | 'nostream' {
     const ex = this.inflightById?.get(related);
     // A task's run (RelatedAsks): what the client should see of it also goes to its GET stream.
-    const shown = ex?.asks?.notification(json);
+    const shown = ex?.asks?.notification(json, key);
     const seen = shown === undefined ? undefined : this.#usableStandalone()?.send(shown, key);
     const r = ex === undefined ? 'nostream' : ex.related(json, key, parts);
     if (r !== 'nostream') return seen ?? r;
