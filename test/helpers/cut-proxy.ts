@@ -13,6 +13,12 @@ export interface CutProxy {
    * whose latest request line passes `filter`); resolves when it happened.
    */
   arm(n: number, filter?: (firstRequestLine: string) => boolean): Promise<void>;
+  /**
+   * Drops a cut still armed (its `arm` promise resolves, no connection is cut): what it counted
+   * belonged to a call that ended, and carried over it would cut the next call's response at any
+   * offset, its head included, where no client holds an event id to resume from.
+   */
+  disarm(): void;
   /** Connections cut so far. */
   readonly cuts: number;
   close(): Promise<void>;
@@ -74,6 +80,11 @@ export async function startCutProxy(upstreamPort: number): Promise<CutProxy> {
       return new Promise((resolve) => {
         armed = { left: n, filter, done: resolve };
       });
+    },
+    disarm() {
+      const a = armed;
+      armed = undefined;
+      a?.done();
     },
     get cuts() {
       return cuts;

@@ -84,8 +84,12 @@ for (const kind of ['sluice', 'sdk'] as const) {
             final = resultText(result);
           }
           running = false;
-          // A cut still armed when the call ended fires on the next call instead.
-          void cutter;
+          // A cut still armed when the call ended is dropped: carried over, it could cut the next
+          // call's POST before its response head (a leftover count of a few bytes), which no client
+          // can resume (it holds no event id) and is not what this test is about. Every call's cuts
+          // then fall at least 400 bytes into that call, as the arm above intends.
+          proxy.disarm();
+          await cutter;
           assert.equal(final, generateText(WORDS, callSeed), `${label}: result`);
           assert.equal(streamed.length, final.length, `${label}: length`);
           assert.equal(streamed, final, `${label}: byte for byte`);
