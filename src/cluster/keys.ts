@@ -3,8 +3,8 @@
  * `{S}` so a Redis Cluster keeps them in one slot (Lua scripts touch several of them at once).
  *
  *   sl:{S}          HASH  the session directory entry (fields in directory.ts)
- *   sl:{S}:m2:<n>   HASH  replica metadata of POST stream n: f(irst seq) l(ast seq) b(ytes) fin r(equest ids)
- *   sl:{S}:l2:<n>   LIST  replica frames of POST stream n in packs (replica-packs.ts), oldest first.
+ *   sl:{S}:m3:<n>   HASH  replica metadata of POST stream n: f(irst seq) l(ast seq) b(ytes) fin r(equest ids)
+ *   sl:{S}:l3:<n>   LIST  replica frames of POST stream n in packs (replica-packs.ts), oldest first.
  *                         "2": the format before packs (one frame per element) was `:m:`/`:l:`; the
  *                         new names keep members of the two releases from misreading each other's
  *                         copy during a rolling upgrade
@@ -23,8 +23,8 @@ export const PREFIX = 'sl:';
 
 export const keys = {
   session: (sid: string): string => `${PREFIX}{${sid}}`,
-  streamMeta: (sid: string, stream: number): string => `${PREFIX}{${sid}}:m2:${stream}`,
-  streamList: (sid: string, stream: number): string => `${PREFIX}{${sid}}:l2:${stream}`,
+  streamMeta: (sid: string, stream: number): string => `${PREFIX}{${sid}}:m3:${stream}`,
+  streamList: (sid: string, stream: number): string => `${PREFIX}{${sid}}:l3:${stream}`,
   lease: (incarnation: string): string => `${PREFIX}inst:${incarnation}`,
   members: `${PREFIX}members`,
   secret: `${PREFIX}secret`,

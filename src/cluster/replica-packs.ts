@@ -19,24 +19,28 @@
  *   the id prefix, the layout's four text pieces and its number of values, one line each, then one
  *   line per event of its values' JSON texts separated by tabs (JSON text holds no raw tab or line
  *   break). The frame of event k is `id: <prefix><seq in base 36>\ndata: <p0>a<p1>b<p2>c<p3>\n\n`,
- *   as EventLog wrote it; the sender checks the first event's frame against that rendering.
+ *   as EventLog wrote it; the sender checks the first event's frame against that rendering;
+ * - kind R: such a run whose every value column is regular: the same prefix, pieces and number of
+ *   values, then one line per column instead of one per event: `=` and the JSON text every event
+ *   has, or `+<start> <step>`, integers, event k's value being start + k × step. A tool counting its
+ *   progress up with a constant total (the usual loop) is such a run: a few dozen bytes however
+ *   long, and nothing per event to write in node, send, or copy in Lua.
  * The header lets the scripts (replica-scripts.ts) count frames and bytes without scanning; they
  * scan a pack only to drop some of its frames (a cut inside the head pack, or the frames of a
  * re-sent batch the copy already holds).
  *
- * Keys: `streamMeta`/`streamList` (keys.ts) carry a version, so that during a rolling upgrade a
- * member of the previous release (one frame per element, under other key names) and a member of
- * this one never read each other's copy: a resume finds no copy (`unknown`, the 503 an owner-less
+ * Keys: `streamMeta`/`streamList` (keys.ts) carry a version (3 since kind R), so that during a
+ * rolling upgrade a member of a previous release (one frame per element, or packs without kind R,
+ * under other key names) and a member of this one never read each other's copy: a resume finds no copy (`unknown`, the 503 an owner-less
  * stream got before it had a copy) instead of misreading one. Copies live minutes, so the old keys
  * simply expire; nothing converts them.
  */
 import type { ProgressEvent, ProgressValue } from '../jsonrpc/progress-json.js';
-import { jsonValue } from '../jsonrpc/progress-json.js';
 import { encodeSeq } from '../sse/event-id.js';
 
 /** A progress run shorter than this is copied as frames (a lone progress event between others). */
 const MIN_RUN = 2;
-const HEAD = /^(\d+) (\d+) (\d+) ([FP])\n/;
+const HEAD = /^(\d+) (\d+) (\d+) ([FPR])\n/;
 /** `id: `, `\ndata: ` and the closing blank line around an event's id and JSON text. */
 const FRAME_OVERHEAD = 13;
 
@@ -87,33 +91,73 @@ function framePack(first: number, frames: readonly string[]): string | undefined
   return `${first} ${frames.length} ${Buffer.byteLength(body)} F\n${body}`;
 }
 
-/** The UTF-8 bytes of a value's JSON text: only a string's can hold other than ASCII. */
-class TextOf {
-  #last: string | undefined;
-  #lastText = '';
+/**
+ * The UTF-8 bytes of value texts: a string's JSON text may hold other than ASCII and is measured
+ * (once while it repeats: ProgressJson hands the same text object for a repeated string), any other
+ * value's text is ASCII.
+ */
+class Utf8Of {
+  #last = '';
   #lastBytes = 0;
-  text = '';
-  bytes = 0;
-  /** Sets text and bytes to the value's (a repeated string, as a message often is, is encoded once). */
-  of(v: ProgressValue): void {
-    if (typeof v !== 'string') {
-      this.text = jsonValue(v);
-      this.bytes = this.text.length;
-      return;
+  of(v: ProgressValue, text: string): number {
+    if (typeof v !== 'string') return text.length;
+    if (text !== this.#last) {
+      this.#last = text;
+      this.#lastBytes = Buffer.byteLength(text);
     }
-    if (v !== this.#last) {
-      this.#last = v;
-      this.#lastText = jsonValue(v);
-      this.#lastBytes = Buffer.byteLength(this.#lastText);
-    }
-    this.text = this.#lastText;
-    this.bytes = this.#lastBytes;
+    return this.#lastBytes;
   }
 }
 
 /**
- * A kind P pack of the progress run starting at frame i, and the index after it; undefined when
- * fewer than MIN_RUN events from i share a layout and render back to their frames.
+ * Whether a value column of a run is regular: the same value throughout (kept as one text), or
+ * integers with a constant step (kept as start and step; the scripts compute start + k × step in
+ * Lua's doubles, exact while every value stays under ARITH_LIMIT). A flood's `progress` counting up
+ * by one and its constant `total` are both: the run then costs a few bytes however long it is.
+ */
+class ColumnShape {
+  #first: ProgressValue = null;
+  #prev = 0;
+  #step = 0;
+  #count = 0;
+  /** 0: every value so far is the first; 1: integers with a constant step; 2: neither. */
+  #kind = 0;
+
+  add(v: ProgressValue): void {
+    const k = this.#count++;
+    if (k === 0) this.#first = v;
+    else if (this.#kind === 0 && v === this.#first) {
+      // Identical values give identical JSON (0 and -0 both write "0").
+    } else if (this.#kind === 2 || typeof v !== 'number' || !isArithInt(v)) this.#kind = 2;
+    else if (this.#kind === 0) {
+      const first = this.#first;
+      this.#kind = k === 1 && typeof first === 'number' && isArithInt(first) ? 1 : 2;
+      this.#step = v - (first as number);
+    } else if (v - this.#prev !== this.#step) this.#kind = 2;
+    if (typeof v === 'number') this.#prev = v;
+  }
+
+  get regular(): boolean {
+    return this.#kind !== 2;
+  }
+
+  /** The column's line in an R pack (only when regular): `=` and the text, or `+start step`. */
+  line(firstText: string): string {
+    return this.#kind === 0 ? `=${firstText}` : `+${String(this.#first)} ${String(this.#step)}`;
+  }
+}
+
+/** Values of an arithmetic column stay under this, so Lua's start + k × step is exact (below 2^53). */
+const ARITH_LIMIT = 2 ** 51;
+
+function isArithInt(v: number): boolean {
+  return Number.isInteger(v) && Math.abs(v) < ARITH_LIMIT;
+}
+
+/**
+ * A pack of the progress run starting at frame i (kind R when every value column is regular, P
+ * otherwise), and the index after it; undefined when fewer than MIN_RUN events from i share a layout
+ * and render back to their frames.
  */
 function progressPack(
   seq: number,
@@ -133,12 +177,14 @@ function progressPack(
   if (pieces.split('\n').length !== 4 || `id: ${prefix}${seqText}\ndata: ${e.json}\n\n` !== frame)
     return undefined;
   const n = l.values;
-  const piecesLength = l.p0.length + l.p1.length + l.p2.length + l.p3.length;
   const fixedBytes = FRAME_OVERHEAD + Buffer.byteLength(prefix) + Buffer.byteLength(pieces) - 3;
-  const a = new TextOf();
-  const b = new TextOf();
-  const c = new TextOf();
-  const lines: string[] = [];
+  const frameFixed = FRAME_OVERHEAD + prefix.length;
+  const ua = new Utf8Of();
+  const ub = new Utf8Of();
+  const uc = new Utf8Of();
+  const ca = new ColumnShape();
+  const cb = new ColumnShape();
+  const cc = new ColumnShape();
   let bytes = 0;
   let seqLength = 1;
   let nextWider = 36;
@@ -151,25 +197,42 @@ function progressPack(
       seqLength++;
       nextWider *= 36;
     }
-    a.of(n > 0 ? ej.a : null);
-    b.of(n > 1 ? ej.b : null);
-    c.of(n > 2 ? ej.c : null);
-    const ta = n > 0 ? a.text : '';
-    const tb = n > 1 ? b.text : '';
-    const tc = n > 2 ? c.text : '';
-    // The frame is `id: <prefix><seq>\ndata: <json>\n\n` with json the layout's text of these values
-    // (EventLog hands the parts only then): checked by lengths, which cost nothing per event.
-    if (
-      ej.json.length !== piecesLength + ta.length + tb.length + tc.length ||
-      (frames[j] as string).length !== FRAME_OVERHEAD + prefix.length + seqLength + ej.json.length
-    )
-      break;
-    lines.push(n === 0 ? '' : n === 1 ? ta : n === 2 ? `${ta}\t${tb}` : `${ta}\t${tb}\t${tc}`);
-    bytes += fixedBytes + seqLength + (n > 0 ? a.bytes : 0) + (n > 1 ? b.bytes : 0) + (n > 2 ? c.bytes : 0);
+    // The frame is `id: <prefix><seq>\ndata: <json>\n\n`, json the layout's text of the event's
+    // value texts (ProgressEvent makes it so, and EventLog wrote the frame from it): checked by
+    // length, which costs nothing per event.
+    if ((frames[j] as string).length !== frameFixed + seqLength + ej.json.length) break;
+    bytes += fixedBytes + seqLength;
+    if (n > 0) {
+      bytes += ua.of(ej.a, ej.ta);
+      ca.add(ej.a);
+    }
+    if (n > 1) {
+      bytes += ub.of(ej.b, ej.tb);
+      cb.add(ej.b);
+    }
+    if (n > 2) {
+      bytes += uc.of(ej.c, ej.tc);
+      cc.add(ej.c);
+    }
   }
   if (j - i < MIN_RUN) return undefined;
-  const pack = `${seq + i} ${j - i} ${bytes} P\n${prefix}\n${pieces}\n${n}\n${lines.join('\n')}\n`;
-  return { pack, end: j };
+  const start = `${seq + i} ${j - i} ${bytes}`;
+  const meta = `${prefix}\n${pieces}\n${n}\n`;
+  if ((n < 1 || ca.regular) && (n < 2 || cb.regular) && (n < 3 || cc.regular)) {
+    let cols = '';
+    if (n > 0) cols += `${ca.line(e.ta)}\n`;
+    if (n > 1) cols += `${cb.line(e.tb)}\n`;
+    if (n > 2) cols += `${cc.line(e.tc)}\n`;
+    return { pack: `${start} R\n${meta}${cols}`, end: j };
+  }
+  const lines: string[] = [];
+  for (let k = i; k < j; k++) {
+    const ek = parts[k] as ProgressEvent;
+    lines.push(
+      n === 0 ? '' : n === 1 ? ek.ta : n === 2 ? `${ek.ta}\t${ek.tb}` : `${ek.ta}\t${ek.tb}\t${ek.tc}`,
+    );
+  }
+  return { pack: `${start} P\n${meta}${lines.join('\n')}\n`, end: j };
 }
 
 /**
@@ -192,7 +255,7 @@ export function unpackAfter(
     const count = Number(m[2]);
     if (next === undefined ? first > afterSeq + 1 : first !== next) return undefined;
     const r: PackRead = { el, from: m[0].length, first, count, afterSeq, out };
-    const ok = m[4] === 'F' ? unpackFrames(r) : unpackProgress(r);
+    const ok = m[4] === 'F' ? unpackFrames(r) : m[4] === 'P' ? unpackProgress(r) : unpackRun(r);
     if (!ok) return undefined;
     next = first + count;
   }
@@ -228,6 +291,35 @@ function unpackProgress({ el, from, first, count, afterSeq, out }: PackRead): bo
   for (let k = Math.max(0, afterSeq + 1 - first); k < count; k++) {
     const [a = '', b = '', c = ''] = (lines[6 + k] as string).split('\t');
     const json = p0 + a + p1 + b + p2 + c + p3;
+    out.push({ seq: first + k, frame: `id: ${prefix}${encodeSeq(first + k)}\ndata: ${json}\n\n` });
+  }
+  return true;
+}
+
+function unpackRun({ el, from, first, count, afterSeq, out }: PackRead): boolean {
+  const lines = el.slice(from).split('\n');
+  const [prefix, p0, p1, p2, p3, nText] = lines as [string, string, string, string, string, string];
+  const n = Number(nText);
+  // prefix, four pieces, the number of values, one line per column, and '' after the last newline.
+  if (!(n >= 0 && n <= 3) || lines.length !== 6 + n + 1 || lines[6 + n] !== '') return false;
+  const cols: ((k: number) => string)[] = [];
+  for (let i = 0; i < n; i++) {
+    const line = lines[6 + i] as string;
+    if (line.startsWith('=')) {
+      const text = line.slice(1);
+      cols.push(() => text);
+      continue;
+    }
+    const m = /^\+(-?\d+) (-?\d+)$/.exec(line);
+    const start = Number(m?.[1]);
+    const step = Number(m?.[2]);
+    if (m === null || !Number.isSafeInteger(start) || !Number.isSafeInteger(step)) return false;
+    cols.push((k) => String(start + k * step));
+  }
+  const none = (): string => '';
+  const [a = none, b = none, c = none] = cols;
+  for (let k = Math.max(0, afterSeq + 1 - first); k < count; k++) {
+    const json = p0 + a(k) + p1 + b(k) + p2 + c(k) + p3;
     out.push({ seq: first + k, frame: `id: ${prefix}${encodeSeq(first + k)}\ndata: ${json}\n\n` });
   }
   return true;

@@ -9,14 +9,17 @@
 import { Script } from './scripts.js';
 
 /**
- * Shared Lua: `head(el)` parses a pack's header; `cut(el, d)` drops its first d frames; `over()`
- * and the frame walk of a trim. A progress pack (P) holds per event one line of its values' JSON
- * texts, tab-separated: its frame's bytes are the constant part (13 bytes of `id: `, `\ndata: ` and
- * the blank line, the id prefix and the text pieces), the seq's base-36 digits and the values'.
+ * Shared Lua: `head(el)` parses a pack's header; `walk(el)` gives its frames' bytes in turn and what
+ * is left of it. A progress pack (P) holds per event one line of its values' JSON texts,
+ * tab-separated; a regular run (R) holds one line per value column (`=` and the text every event
+ * has, or `+` and an integer start and step: event k's value is start + k × step, written as JSON
+ * writes an integer, which '%.0f' matches below 2^53). A progress frame's bytes are the constant
+ * part (13 bytes of `id: `, `\ndata: ` and the blank line, the id prefix and the text pieces), the
+ * seq's base-36 digits and the values'.
  */
 const PACK_LUA = `
 local function head(el)
-  local s, c, b, kind, at = string.match(el, '^(%d+) (%d+) (%d+) ([FP])\\n()')
+  local s, c, b, kind, at = string.match(el, '^(%d+) (%d+) (%d+) ([FPR])\\n()')
   if not s then return nil end
   return tonumber(s), tonumber(c), tonumber(b), kind, at
 end
@@ -25,18 +28,36 @@ local function digits36(n)
   while n >= 36 do n = math.floor(n / 36); d = d + 1 end
   return d
 end
+local function int(x)
+  return string.format('%.0f', x)
+end
 -- A walk over the frames of pack el from its first: returns next(), giving each frame's bytes in
 -- turn, and rest(), the pack without the frames walked so far (nil when none is left).
 local function walk(el)
   local s, c, b, kind, at = head(el)
   local p, k, pre, fixed, tabs = at, 0, '', 0, 0
-  if kind == 'P' then
+  -- R: per column, the constant text's bytes (cbytes) or the start and step (start, step).
+  local cols, colsAt, cbytes, start, step = 0, 0, {}, {}, {}
+  if kind ~= 'F' then
     local pf, q0, q1, q2, q3, nv, from = string.match(el,
       '^([^\\n]*)\\n([^\\n]*)\\n([^\\n]*)\\n([^\\n]*)\\n([^\\n]*)\\n(%d)\\n()', at)
     fixed = 13 + #pf + #q0 + #q1 + #q2 + #q3
     nv = tonumber(nv)
     if nv > 0 then tabs = nv - 1 end
     pre, p = string.sub(el, at, from - 1), from
+    if kind == 'R' then
+      cols, colsAt = nv, p
+      for i = 1, nv do
+        local tag, text, nextAt = string.match(el, '^([=+])([^\\n]*)\\n()', p)
+        if tag == '=' then
+          cbytes[i] = #text
+        else
+          local a0, d = string.match(text, '^(%-?%d+) (%-?%d+)$')
+          start[i], step[i] = tonumber(a0), tonumber(d)
+        end
+        p = nextAt
+      end
+    end
   end
   local used = 0
   local function nextFrame()
@@ -45,10 +66,15 @@ local function walk(el)
       local e = string.find(el, '\\n\\n', p, true)
       size = e + 2 - p
       p = e + 2
-    else
+    elseif kind == 'P' then
       local e = string.find(el, '\\n', p, true)
       size = fixed + digits36(s + k) + (e - p) - tabs
       p = e + 1
+    else
+      size = fixed + digits36(s + k)
+      for i = 1, cols do
+        size = size + (cbytes[i] or #int(start[i] + k * step[i]))
+      end
     end
     k = k + 1
     used = used + size
@@ -56,7 +82,23 @@ local function walk(el)
   end
   local function rest()
     if k >= c then return nil end
-    return (s + k) .. ' ' .. (c - k) .. ' ' .. (b - used) .. ' ' .. kind .. '\\n' .. pre .. string.sub(el, p)
+    local body
+    if kind ~= 'R' then
+      body = string.sub(el, p)
+    else
+      local lines, q = {}, colsAt
+      for i = 1, cols do
+        local e = string.find(el, '\\n', q, true)
+        if cbytes[i] then
+          lines[i] = string.sub(el, q, e)
+        else
+          lines[i] = '+' .. int(start[i] + k * step[i]) .. ' ' .. int(step[i]) .. '\\n'
+        end
+        q = e + 1
+      end
+      body = table.concat(lines)
+    end
+    return (s + k) .. ' ' .. (c - k) .. ' ' .. (b - used) .. ' ' .. kind .. '\\n' .. pre .. body
   end
   return nextFrame, rest
 end`;

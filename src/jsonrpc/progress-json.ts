@@ -116,24 +116,37 @@ export class ProgressEvent {
   readonly a: ProgressValue;
   readonly b: ProgressValue;
   readonly c: ProgressValue;
-  /** The message's JSON text: `layout.text(a, b, c)`. */
+  /**
+   * The values' JSON texts ('' for a value the layout does not have): made once to write the
+   * message, kept so that the Redis copy (cluster/replica-packs.ts) does not write them again.
+   */
+  readonly ta: string;
+  readonly tb: string;
+  readonly tc: string;
+  /** The message's JSON text: `layout.join(ta, tb, tc)`. */
   readonly json: string;
   /** Its coalescing key (`coalesceKeyOf`'s, jsonrpc/partial.ts). */
   readonly key: string;
 
+  /** Values a, b, c and their texts ta, tb, tc (positional: made once per event on the hot path). */
   constructor(
     layout: ProgressLayout,
     a: ProgressValue,
     b: ProgressValue,
     c: ProgressValue,
-    json: string,
+    ta: string,
+    tb: string,
+    tc: string,
     key: string,
   ) {
     this.layout = layout;
     this.a = a;
     this.b = b;
     this.c = c;
-    this.json = json;
+    this.ta = ta;
+    this.tb = tb;
+    this.tc = tc;
+    this.json = layout.join(ta, tb, tc);
     this.key = key;
   }
 }
@@ -206,12 +219,16 @@ export class ProgressJson {
       this.#layoutCode = code;
       this.#layoutToken = this.#tokenJson;
     }
-    const json = layout.join(
+    return new ProgressEvent(
+      layout,
+      a,
+      b,
+      c,
       values > 0 ? this.#text(a) : '',
       values > 1 ? this.#text(b) : '',
       values > 2 ? this.#text(c) : '',
+      this.#key,
     );
-    return new ProgressEvent(layout, a, b, c, json, this.#key);
   }
 
   #tokenText(v: string | number): void {

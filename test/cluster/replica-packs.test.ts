@@ -73,6 +73,42 @@ const step: fc.Arbitrary<Step> = fc.oneof(
   },
 );
 
+/**
+ * A run of progress counting by a constant step (a tool's usual loop): packed as start and step (R)
+ * while its values stay under 2^51, as values (P) past that; starts and steps near and past that
+ * limit, negative and zero steps.
+ */
+const counting: fc.Arbitrary<Step[]> = fc
+  .record({
+    start: fc.oneof(
+      // Near zero, the values' digits (so their frames' bytes) change inside a run.
+      fc.integer({ min: -120, max: 120 }),
+      fc.integer({ min: -1e6, max: 1e6 }),
+      fc.constantFrom(2 ** 51 - 40, -(2 ** 51) + 40, 2 ** 53 - 10, 1e21),
+    ),
+    by: fc.oneof(fc.constant(1), fc.integer({ min: -5, max: 5 }), fc.constantFrom(2 ** 50, 0.5)),
+    n: fc.integer({ min: 2, max: 40 }),
+    total: fc.option(fc.integer({ min: 0, max: 1e6 }), { nil: undefined }),
+    message: fc.option(fc.constantFrom('working', 'é ✓ 𝄞'), { nil: undefined }),
+  })
+  .map(({ start, by, n, total, message }) =>
+    Array.from({ length: n }, (_, i) => ({
+      kind: 'progress' as const,
+      progress: start + i * by,
+      total,
+      message,
+    })),
+  );
+
+/** Steps, with counting runs among single ones. */
+const steps = (maxLength: number): fc.Arbitrary<Step[]> =>
+  fc
+    .array(fc.oneof({ weight: 3, arbitrary: step.map((s) => [s]) }, { weight: 1, arbitrary: counting }), {
+      minLength: 1,
+      maxLength,
+    })
+    .map((runs) => runs.flat());
+
 /** What one frame per element keeps: the newest frames within the bounds, at least one. */
 function model(all: readonly Event[], l: { maxCount: number; maxBytes: number }): Event[] {
   const kept = [...all];
@@ -87,8 +123,8 @@ const utf8 = (frames: readonly Event[]): number => frames.reduce((s, e) => s + B
 describe('replica packs, codec', () => {
   test('packs split back into the frames after any cursor; headers count frames and UTF-8 bytes', () => {
     fc.assert(
-      fc.property(fc.array(step, { minLength: 1, maxLength: 60 }), fc.nat(100), (steps, c) => {
-        const ev = events(steps, 5);
+      fc.property(steps(40), fc.nat(100), (st, c) => {
+        const ev = events(st, 5);
         const packs = encodePacks(
           5,
           ev.map((e) => e.frame),
@@ -128,8 +164,27 @@ describe('replica packs, codec', () => {
       ev.map((e) => e.progress),
     );
     assert.equal(packs?.length, 1);
+    // Counting by one with a constant total: start and step, whatever the run's length.
+    assert.match(packs?.[0] ?? '', /^1 1000 \d+ R\n[\s\S]*\n2\n\+0 1\n=1000\n$/);
     const stored = (packs ?? []).join('').length;
-    assert.ok(stored * 10 < utf8(ev), `${stored} bytes stored for ${utf8(ev)} bytes of frames`);
+    assert.ok(stored < 200, `${stored} bytes stored for ${utf8(ev)} bytes of frames`);
+    // Values with no step between them are kept one line per event.
+    const squares = events(
+      Array.from({ length: 1000 }, (_, i) => ({
+        kind: 'progress' as const,
+        progress: i * i,
+        total: 1000,
+        message: undefined,
+      })),
+    );
+    const p = encodePacks(
+      1,
+      squares.map((e) => e.frame),
+      squares.map((e) => e.progress),
+    );
+    assert.match(p?.[0] ?? '', /^1 1000 \d+ P\n/);
+    const kept = (p ?? []).join('').length;
+    assert.ok(kept * 8 < utf8(squares), `${kept} bytes stored for ${utf8(squares)} bytes of frames`);
   });
 });
 
@@ -154,7 +209,7 @@ describe('replica packs against a real redis-server', { skip: findRedis() ? fals
   test('random batches and bounds: every cursor replays as one frame per element would', async () => {
     await fc.assert(
       fc.asyncProperty(
-        fc.array(step, { minLength: 1, maxLength: 80 }),
+        steps(50),
         fc.array(fc.integer({ min: 1, max: 30 }), { minLength: 1, maxLength: 12 }),
         fc.integer({ min: 1, max: 40 }),
         fc.integer({ min: 200, max: 12_000 }),
@@ -248,16 +303,37 @@ describe('replica packs against a real redis-server', { skip: findRedis() ? fals
         [2, 3],
       );
     assert.equal(rb.stats.bytes, utf8(big.slice(1, 3)));
+    // Inside a counting run (R) whose values grow a digit: the walk's bytes follow each value.
+    const rc = new EventReplica(link, {
+      maxCount: 8,
+      maxBytes: 1 << 20,
+      maxAgeMs: 60_000,
+      budgetBytes: 1 << 30,
+    });
+    const tens = events(run(13, 97));
+    await write(rc, 'T5', tens.slice(0, 8)); // 97..104, one R pack
+    await write(rc, 'T5', tens.slice(8)); // 105..109: the trim walks 97..101 inside the first
+    assert.deepEqual(await rc.replay('T5', 1, 4), { status: 'evicted' });
+    const c5 = await rc.replay('T5', 1, 5);
+    assert.equal(c5.status, 'ok');
+    if (c5.status === 'ok')
+      assert.deepEqual(
+        c5.events,
+        tens.slice(5).map((e) => ({ seq: e.seq, frame: e.frame })),
+      );
+    assert.equal(rc.stats.bytes, utf8(tens.slice(5)), 'the bytes of 102..109, each by its own digits');
     r.dropSession('T1');
     rb.dropSession('T2');
-    await Promise.all([r.flush(), rb.flush()]);
+    rc.dropSession('T5');
+    await Promise.all([r.flush(), rb.flush(), rc.flush()]);
   });
 
-  test('a batch re-sent in part stores only its new frames, cutting inside a pack of either kind', async () => {
+  test('a batch re-sent in part stores only its new frames, cutting inside a pack of each kind', async () => {
     const ev = events([
-      ...Array.from({ length: 6 }, (_, i) => ({
+      // Counting by one (an R pack), then squares (with what precedes them in a batch, a P pack).
+      ...Array.from({ length: 9 }, (_, i) => ({
         kind: 'progress' as const,
-        progress: i,
+        progress: i < 6 ? i : i * i,
         total: 10,
         message: 'é',
       })),
@@ -273,10 +349,17 @@ describe('replica packs against a real redis-server', { skip: findRedis() ? fals
     };
     const a = new EventReplica(link, limits);
     const b = new EventReplica(link, limits);
-    await write(a, 'T3', ev.slice(0, 3)); // 3 progress events
-    await write(b, 'T3', ev.slice(1, 8)); // again 2..3 (cut in a P pack), then 4..8
-    await write(a, 'T3', ev.slice(6, 9)); // again 7..8 (cut in an F pack), then 9
+    await write(a, 'T3', ev.slice(0, 3)); // seqs 1..3 (R)
+    await write(b, 'T3', ev.slice(1, 5)); // again 2..3 (cut in an R pack), then 4..5
+    await write(a, 'T3', ev.slice(4, 9)); // again 5 (cut in a P pack), then 6..9
+    await write(b, 'T3', ev.slice(7, 11)); // again 8..9 (an R pack skipped whole), then 10..11 (F)
+    await write(a, 'T3', ev.slice(9, 12)); // again 10..11 (cut in an F pack), then 12
     assert.equal(a.stats.restarts + b.stats.restarts, 0);
+    const packs = await link.send(['LRANGE', keys.streamList('T3', 1), '0', '-1']);
+    assert.deepEqual(
+      (packs as string[]).map((p) => /^(\d+) \d+ \d+ ([FPR])\n/.exec(p)?.slice(1).join(' ')),
+      ['1 R', '4 R', '6 P', '10 F', '12 F'],
+    );
     const got = await a.replay('T3', 1, 0);
     assert.equal(got.status, 'ok');
     if (got.status === 'ok')
