@@ -18,6 +18,8 @@
  *   of one hash tag (`sl:{S}…`), so each goes to exactly one node (keys.ts). Sharded pub/sub
  *   (SSUBSCRIBE) keeps the change bus on the shard owning its channel.
  */
+
+import { CommandDeadlines } from './command-deadlines.js';
 import {
   clientDefaults,
   connectNodeRedis,
@@ -106,12 +108,10 @@ function bounded<T>(p: Promise<T>, ms: number): Promise<T> {
   ]).finally(() => clearTimeout(timer));
 }
 
-async function sendVia(p: () => Promise<unknown>, timeout: number): Promise<RedisReply> {
-  const pending = p();
-  // Settles after the deadline too (a failover's reconnection loop): never an unhandled rejection.
-  pending.catch(() => undefined);
+async function sendVia(p: () => Promise<unknown>, deadlines: CommandDeadlines): Promise<RedisReply> {
   try {
-    return toReply(await bounded(pending, timeout));
+    // A command may settle after its deadline (a failover's reconnection loop): ignored there.
+    return toReply(await deadlines.bound(p()));
   } catch (error) {
     if (isReplyError(error)) throw new RedisReplyError((error as Error).message);
     throw error;
@@ -135,6 +135,9 @@ function asError(e: unknown): Error {
 export async function connectNodeRedisSentinel(o: SentinelLinkOptions): Promise<RedisLink> {
   const mod = await loadNodeRedis<{ createSentinel: (options: Record<string, unknown>) => SentinelClient }>();
   const timeout = o.commandTimeoutMs ?? 1000;
+  const deadlines = new CommandDeadlines(timeout);
+  // A (re)subscription may wait for a failover's reconnection: a longer allowance of its own.
+  const subscribing = new CommandDeadlines(Math.max(timeout, 5_000));
   const node = clientDefaults(o.connectTimeoutMs);
   const sentinel = mod.createSentinel({
     name: o.name,
@@ -177,12 +180,12 @@ export async function connectNodeRedisSentinel(o: SentinelLinkOptions): Promise<
   return {
     async send(args) {
       if (!sentinel.isReady) throw new RedisUnavailableError('Redis (Sentinel) is not connected');
-      return sendVia(() => sentinel.sendCommand(false, args, { timeout }), timeout);
+      return sendVia(() => sentinel.sendCommand(false, args, { timeout }), deadlines);
     },
     async subscribe(channel, sharded, onMessage) {
       await sendVia(
         () => (sharded ? sentinel.sSubscribe(channel, onMessage) : sentinel.subscribe(channel, onMessage)),
-        Math.max(timeout, 5_000),
+        subscribing,
       );
     },
     async close() {
@@ -196,6 +199,9 @@ export async function connectNodeRedisSentinel(o: SentinelLinkOptions): Promise<
 export async function connectNodeRedisCluster(o: ClusterLinkOptions): Promise<RedisLink> {
   const mod = await loadNodeRedis<{ createCluster: (options: Record<string, unknown>) => ClusterClient }>();
   const timeout = o.commandTimeoutMs ?? 1000;
+  const deadlines = new CommandDeadlines(timeout);
+  // A (re)subscription may wait for a failover's reconnection: a longer allowance of its own.
+  const subscribing = new CommandDeadlines(Math.max(timeout, 5_000));
   const cluster = mod.createCluster({
     rootNodes: o.nodes.map((n) => ({ socket: { host: n.host, port: n.port } })),
     defaults: clientDefaults(o.connectTimeoutMs),
@@ -229,12 +235,12 @@ export async function connectNodeRedisCluster(o: ClusterLinkOptions): Promise<Re
   return {
     async send(args) {
       if (!cluster.isReady) throw new RedisUnavailableError('Redis Cluster is not connected');
-      return sendVia(() => cluster.sendCommand(routingKey(args), false, args, { timeout }), timeout);
+      return sendVia(() => cluster.sendCommand(routingKey(args), false, args, { timeout }), deadlines);
     },
     async subscribe(channel, sharded, onMessage) {
       await sendVia(
         () => (sharded ? cluster.sSubscribe(channel, onMessage) : cluster.subscribe(channel, onMessage)),
-        Math.max(timeout, 5_000),
+        subscribing,
       );
     },
     async close() {

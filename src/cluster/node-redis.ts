@@ -10,12 +10,19 @@
  */
 
 import { boundedWait } from '../flow/bounded-wait.js';
-import { isReplyError, type RedisLink, type RedisReply, RedisReplyError } from './redis-link.js';
+import { CommandDeadlines } from './command-deadlines.js';
+import {
+  isReplyError,
+  type RedisLink,
+  type RedisReply,
+  RedisReplyError,
+  RedisUnavailableError,
+} from './redis-link.js';
 
 export interface NodeRedisOptions {
   /** `redis://[user:pass@]host:port[/db]` or `rediss://…` */
   url: string;
-  /** Deadline per command. @defaultValue 1000 */
+  /** Deadline per command, from sending it to its reply (command-deadlines.ts). @defaultValue 1000 */
   commandTimeoutMs?: number;
   /** Deadline to (re)connect. @defaultValue 1000 */
   connectTimeoutMs?: number;
@@ -23,13 +30,7 @@ export interface NodeRedisOptions {
   onError?: (error: Error) => void;
 }
 
-export class RedisUnavailableError extends Error {
-  readonly code = 'redis-unavailable';
-  constructor(message: string, options?: { cause?: unknown }) {
-    super(message, options);
-    this.name = 'RedisUnavailableError';
-  }
-}
+export { RedisUnavailableError } from './redis-link.js';
 
 interface MinimalClient {
   connect(): Promise<unknown>;
@@ -99,6 +100,7 @@ export async function connectNodeRedis(o: NodeRedisOptions): Promise<RedisLink> 
   const mod = await loadNodeRedis<{ createClient: (options: Record<string, unknown>) => MinimalClient }>();
   const timeout = o.commandTimeoutMs ?? 1000;
   const client = mod.createClient({ url: o.url, ...clientDefaults(o.connectTimeoutMs) });
+  const deadlines = new CommandDeadlines(timeout);
   // An 'error' listener is mandatory: without it a dropped connection would crash the process.
   client.on('error', (e) => o.onError?.(e));
   // The first connect may fail (Redis down at boot): the client keeps retrying on its own, and
@@ -136,7 +138,9 @@ export async function connectNodeRedis(o: NodeRedisOptions): Promise<RedisLink> 
     async send(args) {
       if (!client.isReady) throw new RedisUnavailableError('Redis is not connected');
       try {
-        return toReply(await client.sendCommand(args, { timeout }));
+        // node-redis's `timeout` drops a command still waiting to be written (its queue stays
+        // bounded while Redis stalls); the deadline bounds the wait for the reply as well.
+        return toReply(await deadlines.bound(client.sendCommand(args, { timeout })));
       } catch (error) {
         if (isReplyError(error)) throw new RedisReplyError((error as Error).message);
         throw error;

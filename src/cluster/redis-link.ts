@@ -81,6 +81,15 @@ export class MeasuredLink implements RedisLink {
   }
 }
 
+/** Redis cannot be reached, or did not answer in time (a request behind it answers 503). */
+export class RedisUnavailableError extends Error {
+  readonly code = 'redis-unavailable';
+  constructor(message: string, options?: { cause?: unknown }) {
+    super(message, options);
+    this.name = 'RedisUnavailableError';
+  }
+}
+
 /** An error reply from the server (as opposed to a connection failure or timeout). */
 export class RedisReplyError extends Error {
   readonly code = 'redis-reply';

@@ -6,6 +6,7 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
 import { JsonRpcCode as C } from '../../src/jsonrpc/codes.js';
+import { withDeadline } from '../helpers/deadline.js';
 import { assertRefusal, RawSession, type Reply, sleep, toolCall } from '../helpers/http.js';
 import { type RedisTarget, startTarget, topologies, topologySkip } from '../helpers/redis-topology.js';
 import { type SpawnedServe, spawnServe } from '../helpers/spawn-serve.js';
@@ -228,6 +229,52 @@ for (const kind of topologies()) {
         after.every((r) => r.status === 200 || r.status === 503),
         'never 404 meanwhile',
       );
+    });
+
+    test('a stalled Redis link (connections open, nothing answered): 503 within the command deadline, never a hang; owner-local calls carry on; it recovers', async () => {
+      const redis = target.single;
+      assert.ok(redis !== undefined);
+      const proxy = await startTcpProxy(redis.port);
+      proxies.push(proxy);
+      const a = await member(['--redis', redis.url]);
+      const b = await member(['--redis', `redis://127.0.0.1:${proxy.port}`]);
+      procs.push(a, b);
+      const onA = new RawSession(a.url);
+      await onA.init();
+      const onB = new RawSession(b.url);
+      await onB.init();
+      proxy.stall();
+      // The owner-local path needs no Redis (its copy's writes time out behind it).
+      assert.equal((await onB.post(toolCall('echo', { text: 'x' }))).status, 200);
+      // Requests that wait on Redis are refused once its commands' deadline (1 s by default) has
+      // passed: a written command's reply is waited for no longer than that either.
+      const t0 = Date.now();
+      const miss = await withDeadline(
+        via(onA, b.url).post(toolCall('echo', { text: 'x' })),
+        8_000,
+        'a directory miss over a stalled link',
+      );
+      assertRefusal(miss, 503, C.ServerError, 'cluster-unavailable');
+      await assert.rejects(
+        withDeadline(new RawSession(b.url).init(), 8_000, 'initialize over a stalled link'),
+        /initialize: 503/,
+      );
+      assert.ok(Date.now() - t0 < 8_000);
+      assert.equal((await onB.post(toolCall('echo', { text: 'y' }))).status, 200);
+      proxy.restore();
+      const after = await poll(
+        () => via(onA, b.url).post(toolCall('echo', { text: 'x' })),
+        (r) => r.status === 200,
+        10_000,
+        'B forwards again once its link answers',
+      );
+      assert.ok(
+        after.every((r) => r.status === 200 || r.status === 503),
+        'never 404 meanwhile',
+      );
+      const fresh = new RawSession(b.url);
+      await fresh.init();
+      assert.equal((await fresh.post(toolCall('echo', { text: 'z' }))).status, 200);
     });
   });
 }

@@ -1,0 +1,90 @@
+/**
+ * One deadline for every command of a Redis link, kept by one timer.
+ *
+ * node-redis's own per-command `timeout` (6.x) only covers the time a command waits to be written:
+ * its listener is removed as the command goes to the socket, so a command Redis never answers (a
+ * server stopped with SIGSTOP, a peer behind a dropped route, no RST) waited for its reply for as
+ * long as the TCP connection lived, and so did the request behind it. This bounds the whole wait.
+ *
+ * Every command of a link has the same allowance, so deadlines come in the order commands were
+ * sent: a FIFO, whose head is always the earliest. One timer, armed for the head, sweeps when it
+ * fires (answered entries leave, late ones are rejected) and is armed again for the new head; a
+ * busy link costs a list entry per command and a timer callback per allowance, not a timer each.
+ */
+import { RedisUnavailableError } from './redis-link.js';
+
+interface Entry {
+  readonly at: number;
+  readonly reject: (error: Error) => void;
+  settled: boolean;
+  next: Entry | undefined;
+}
+
+export class CommandDeadlines {
+  readonly #ms: number;
+  readonly #now: () => number;
+  #head: Entry | undefined;
+  #tail: Entry | undefined;
+  #timer: ReturnType<typeof setTimeout> | undefined;
+
+  /** `ms`: how long a command may take, from the moment it is sent to its reply. */
+  constructor(ms: number, now: () => number = () => performance.now()) {
+    this.#ms = ms;
+    this.#now = now;
+  }
+
+  /**
+   * What `p` settles to, or a RedisUnavailableError once the allowance has passed first; `p`
+   * settling later is then ignored (never an unhandled rejection).
+   */
+  bound<T>(p: Promise<T>): Promise<T> {
+    return new Promise<T>((resolve, reject) => {
+      const e: Entry = { at: this.#now() + this.#ms, reject, settled: false, next: undefined };
+      if (this.#tail === undefined) this.#head = e;
+      else this.#tail.next = e;
+      this.#tail = e;
+      if (this.#timer === undefined) this.#arm(this.#ms);
+      p.then(
+        (v) => {
+          if (e.settled) return;
+          e.settled = true;
+          resolve(v);
+        },
+        (error: unknown) => {
+          if (e.settled) return;
+          e.settled = true;
+          reject(error);
+        },
+      );
+    });
+  }
+
+  /** Commands neither answered nor past their deadline (for tests and metrics). */
+  get pending(): number {
+    let n = 0;
+    for (let e = this.#head; e !== undefined; e = e.next) if (!e.settled) n++;
+    return n;
+  }
+
+  #arm(ms: number): void {
+    this.#timer = setTimeout(() => this.#sweep(), Math.max(1, Math.ceil(ms)));
+    // A command's own promise keeps whoever awaits it waiting; the timer need not hold the process.
+    this.#timer.unref?.();
+  }
+
+  #sweep(): void {
+    this.#timer = undefined;
+    const now = this.#now();
+    let e = this.#head;
+    while (e !== undefined && (e.settled || e.at <= now)) {
+      if (!e.settled) {
+        e.settled = true;
+        e.reject(new RedisUnavailableError(`Redis did not answer within ${this.#ms} ms`));
+      }
+      e = e.next;
+    }
+    this.#head = e;
+    if (e === undefined) this.#tail = undefined;
+    else this.#arm(e.at - now);
+  }
+}
