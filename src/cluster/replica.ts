@@ -5,7 +5,8 @@
  *
  * Write-behind: frames are queued and written once per tick, one EVALSHA per stream per tick, on
  * the one connection, as packs (a run of frames per list element, a run of progress notifications
- * as its values: replica-packs.ts). The append is idempotent and order-checked: frames whose seq
+ * as its values: replica-packs.ts), packed as they come so that a tick's frames are not all held
+ * until its write (replica-batch.ts). The append is idempotent and order-checked: frames whose seq
  * the copy already holds are skipped (a client library that re-sends a command after a reconnect
  * changes nothing),
  * and a batch that does not follow the last stored seq (an earlier batch was lost in an outage)
@@ -22,7 +23,8 @@ import { BoundedMap } from '../flow/bounded-map.js';
 import type { ProgressEvent } from '../jsonrpc/progress-json.js';
 import { keys } from './keys.js';
 import type { RedisLink, RedisReply } from './redis-link.js';
-import { encodePacks, unpackAfter } from './replica-packs.js';
+import { CHUNK_FRAMES, evictedAtOnce, ReplicaBatch } from './replica-batch.js';
+import { unpackAfter } from './replica-packs.js';
 import { APPEND, REPLAY } from './replica-scripts.js';
 
 export interface ReplicaLimits {
@@ -46,17 +48,6 @@ export type ReplicaReplay =
   | { status: 'ahead'; finished: boolean; requests: string }
   | { status: 'evicted' }
   | { status: 'unknown' };
-
-interface Batch {
-  sid: string;
-  stream: number;
-  seq: number;
-  frames: string[];
-  /** Each frame's progress parts (event-store.ts), undefined for other frames. */
-  parts: (ProgressEvent | undefined)[];
-  fin: string;
-  reqs: string;
-}
 
 interface Tracked {
   bytes: number;
@@ -90,9 +81,9 @@ export class EventReplica {
   readonly #limits: ReplicaLimits;
   readonly #now: () => number;
   readonly #onError: (error: unknown) => void;
-  #queue = new Map<string, Batch>();
+  #queue = new Map<string, ReplicaBatch>();
   /** The batch of the last append, while queued: a stream's frames come in runs, so most skip the map. */
-  #last: Batch | undefined;
+  #last: ReplicaBatch | undefined;
   #scheduled = false;
   #flushing: Promise<void> = Promise.resolve();
   /** Streams this instance wrote, by session, for dropSession and the budget. */
@@ -104,15 +95,19 @@ export class EventReplica {
   readonly #finished = new BoundedMap<string, true>(Number.POSITIVE_INFINITY);
   readonly stats: ReplicaStats = emptyReplicaStats();
 
+  readonly #chunk: number;
+
+  /** `chunkFrames`: frames a batch packs at a time (replica-batch.ts); tests make it small. */
   constructor(
     link: RedisLink,
     limits: ReplicaLimits,
-    o: { now?: () => number; onError?: (error: unknown) => void } = {},
+    o: { now?: () => number; onError?: (error: unknown) => void; chunkFrames?: number } = {},
   ) {
     this.#link = link;
     this.#limits = limits;
     this.#now = o.now ?? Date.now;
     this.#onError = o.onError ?? (() => undefined);
+    this.#chunk = o.chunkFrames ?? CHUNK_FRAMES;
   }
 
   /**
@@ -123,7 +118,7 @@ export class EventReplica {
     if (stream === 0) return;
     let b = this.#last;
     if (b === undefined || b.stream !== stream || b.sid !== sid) b = this.#batch(sid, stream, seq);
-    if (b.seq + b.frames.length !== seq) {
+    if (b.seq + b.size !== seq) {
       // Not the next frame of this batch (cannot happen with one EventStream per stream): write
       // what is queued first, then start a new batch at this seq.
       this.#queue.delete(`${sid}\0${stream}`);
@@ -131,8 +126,7 @@ export class EventReplica {
       b = this.#batch(sid, stream, seq);
     }
     this.#last = b;
-    b.frames.push(frame);
-    b.parts.push(progress);
+    b.append(frame, progress);
     this.stats.framesQueued++;
   }
 
@@ -205,18 +199,18 @@ export class EventReplica {
     }
   }
 
-  #batch(sid: string, stream: number, seq: number | undefined): Batch {
+  #batch(sid: string, stream: number, seq: number | undefined): ReplicaBatch {
     const key = `${sid}\0${stream}`;
     let b = this.#queue.get(key);
     if (b === undefined) {
-      b = { sid, stream, seq: seq ?? 0, frames: [], parts: [], fin: '', reqs: '' };
+      b = new ReplicaBatch(sid, stream, seq ?? 0, this.#chunk);
       this.#queue.set(key, b);
       if (!this.#scheduled) {
         this.#scheduled = true;
         setImmediate(() => this.#drain());
       }
-    } else if (b.frames.length === 0 && seq !== undefined) {
-      b.seq = seq;
+    } else if (seq !== undefined) {
+      b.startAt(seq);
     }
     return b;
   }
@@ -231,22 +225,22 @@ export class EventReplica {
     this.#flushing = Promise.all(sent).then(() => undefined);
   }
 
-  async #send(b: Batch): Promise<void> {
+  async #send(b: ReplicaBatch): Promise<void> {
     // Frames the bounds would evict at once are never sent: a burst of thousands of frames in one
     // tick (a fast progress loop) costs Redis only the window it keeps.
-    const skip = evictedAtOnce(b.frames, this.#limits);
-    const frames = skip === 0 ? b.frames : b.frames.slice(skip);
-    const packs = encodePacks(b.seq + skip, frames, skip === 0 ? b.parts : b.parts.slice(skip));
-    const meta = keys.streamMeta(b.sid, b.stream);
-    const list = keys.streamList(b.sid, b.stream);
+    const { skip, count: size, packs } = b.take(this.#limits);
+    // Nothing of the batch is held across the write: only its names and numbers.
+    const { sid, stream } = b;
+    const meta = keys.streamMeta(sid, stream);
+    const list = keys.streamList(sid, stream);
     if (packs === undefined) {
       // A frame the copy could not split back out (not written by sse/encode.ts; cannot happen):
       // the copy is dropped rather than left with a hole, and the next batch starts it again.
-      this.stats.framesLost += frames.length;
+      this.stats.framesLost += size;
       this.#onError(new Error('replica: a frame that does not end at its first blank line'));
       this.#fire(['DEL', meta, list]);
     }
-    const count = packs === undefined ? 0 : frames.length;
+    const count = packs === undefined ? 0 : size;
     const l = this.#limits;
     this.stats.calls++;
     try {
@@ -267,7 +261,7 @@ export class EventReplica {
       );
       if (!Array.isArray(r)) return;
       if (r[0] === 1) this.stats.restarts++;
-      this.#track(b.sid, b.stream, typeof r[2] === 'number' ? r[2] : 0);
+      this.#track(sid, stream, typeof r[2] === 'number' ? r[2] : 0);
     } catch (error) {
       this.stats.errors++;
       this.stats.framesLost += count;
@@ -327,28 +321,10 @@ export class EventReplica {
   }
 }
 
-/**
- * How many of a batch's oldest frames the count and byte bounds would drop as soon as the batch is
- * stored. Bytes are counted as UTF-16 length, never more than the UTF-8 bytes the script counts, so
- * a frame dropped here would be dropped there too; the script trims exactly.
- */
-export function evictedAtOnce(frames: readonly string[], l: { maxCount: number; maxBytes: number }): number {
-  let kept = 0;
-  let bytes = 0;
-  let i = frames.length;
-  while (i > 0 && kept < l.maxCount) {
-    const len = (frames[i - 1] as string).length;
-    if (kept > 0 && bytes + len > l.maxBytes) break;
-    bytes += len;
-    kept++;
-    i--;
-  }
-  return i;
-}
-
 function splitKey(key: string): [string, number] {
   const i = key.lastIndexOf('\0');
   return [key.slice(0, i), Number(key.slice(i + 1))];
 }
 
 export type { RedisReply };
+export { evictedAtOnce };

@@ -213,11 +213,14 @@ describe('replica packs against a real redis-server', { skip: findRedis() ? fals
         fc.array(fc.integer({ min: 1, max: 30 }), { minLength: 1, maxLength: 12 }),
         fc.integer({ min: 1, max: 40 }),
         fc.integer({ min: 200, max: 12_000 }),
-        async (steps, splits, maxCount, maxBytes) => {
+        // Frames a batch packs at a time (256 in service): small, so batches seal chunks, and the
+        // bounds drop some whole, cut others, and keep others.
+        fc.integer({ min: 1, max: 9 }),
+        async (st, splits, maxCount, maxBytes, chunkFrames) => {
           const sid = `P${++sidNo}`;
           const limits: ReplicaLimits = { maxCount, maxBytes, maxAgeMs: 60_000, budgetBytes: 1 << 30 };
-          const r = new EventReplica(link, limits);
-          const ev = events(steps);
+          const r = new EventReplica(link, limits, { chunkFrames });
+          const ev = events(st);
           for (let i = 0, k = 0; i < ev.length; k++) {
             const n = splits[k % splits.length] as number;
             await write(r, sid, ev.slice(i, i + n));
