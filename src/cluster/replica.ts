@@ -3,8 +3,9 @@
  * resume that reaches another instance after the owner died or shut down). While the owner lives,
  * its in-memory ring is authoritative and this copy is never read.
  *
- * Write-behind: frames are queued and written once per tick, one EVALSHA per stream per tick, on
- * the one connection, as packs (a run of frames per list element, a run of progress notifications
+ * Write-behind: frames are queued and written once per tick (a batch of progress notifications
+ * only: within PROGRESS_COPY_DELAY_MS), one EVALSHA per stream per write, on the one connection,
+ * as packs (a run of frames per list element, a run of progress notifications
  * as its values: replica-packs.ts), packed as they come so that a tick's frames are not all held
  * until its write (replica-batch.ts). The append is idempotent and order-checked: frames whose seq
  * the copy already holds are skipped (a client library that re-sends a command after a reconnect
@@ -26,6 +27,20 @@ import type { RedisLink, RedisReply } from './redis-link.js';
 import { CHUNK_FRAMES, evictedAtOnce, ReplicaBatch } from './replica-batch.js';
 import { unpackAfter } from './replica-packs.js';
 import { APPEND, REPLAY } from './replica-scripts.js';
+
+/**
+ * How long a batch of progress notifications only may wait for more before it is written (ms).
+ *
+ * Each write is a Redis round trip, and on a small host its cost was not the command but what it
+ * does to the producer (another process woken per write, competing for the same cores): a tool
+ * flooding progress paid about 0.25 µs an event with one write per tick, and about nothing more
+ * than packing at one write per 5 ms (docs/scale-out.md, "The frame copy"). Progress is the one
+ * kind that comes in floods, and the one whose last few milliseconds matter least if the owner dies
+ * right then (a later progress event or the owner-lost error supersedes them); a response, a
+ * request to the client, any other message and the end of a stream still go at the next tick, and
+ * take whatever their stream has queued with them.
+ */
+export const PROGRESS_COPY_DELAY_MS = 5;
 
 export interface ReplicaLimits {
   maxCount: number;
@@ -84,7 +99,10 @@ export class EventReplica {
   #queue = new Map<string, ReplicaBatch>();
   /** The batch of the last append, while queued: a stream's frames come in runs, so most skip the map. */
   #last: ReplicaBatch | undefined;
+  /** A drain at the next tick is scheduled. */
   #scheduled = false;
+  /** A drain PROGRESS_COPY_DELAY_MS after the first queued progress frame is scheduled. */
+  #lazy: ReturnType<typeof setTimeout> | undefined;
   #flushing: Promise<void> = Promise.resolve();
   /** Streams this instance wrote, by session, for dropSession and the budget. */
   readonly #streams = new Map<string, Map<number, Tracked>>();
@@ -112,7 +130,8 @@ export class EventReplica {
 
   /**
    * Queues one frame, with its progress parts when it has them (a run of them is copied as values,
-   * replica-packs.ts); written with the rest of this tick's frames. Never waits, never throws.
+   * replica-packs.ts); written with the rest of this tick's frames, or within
+   * PROGRESS_COPY_DELAY_MS when the frames queued are all progress. Never waits, never throws.
    */
   append(sid: string, stream: number, seq: number, frame: string, progress?: ProgressEvent): void {
     if (stream === 0) return;
@@ -128,18 +147,23 @@ export class EventReplica {
     this.#last = b;
     b.append(frame, progress);
     this.stats.framesQueued++;
+    if (progress === undefined) this.#soon();
+    else if (!this.#scheduled && this.#lazy === undefined)
+      this.#lazy = setTimeout(() => this.#drain(), PROGRESS_COPY_DELAY_MS);
   }
 
   /** Records the ids of the requests a stream answers (for the owner-lost errors after a crash). */
   describe(sid: string, stream: number, requestIds: readonly (string | number)[]): void {
     if (stream === 0) return;
     this.#batch(sid, stream, undefined).reqs = JSON.stringify(requestIds);
+    this.#soon();
   }
 
   /** The stream is finished: the copy lives graceMs more. */
   endStream(sid: string, stream: number, graceMs: number): void {
     if (stream === 0) return;
     this.#batch(sid, stream, undefined).fin = String(Math.max(1, Math.ceil(graceMs)));
+    this.#soon();
     this.#tracked(sid, stream).expiresAt = this.#now() + graceMs;
     this.#finished.set(`${sid}\0${stream}`, true);
   }
@@ -205,18 +229,23 @@ export class EventReplica {
     if (b === undefined) {
       b = new ReplicaBatch(sid, stream, seq ?? 0, this.#chunk);
       this.#queue.set(key, b);
-      if (!this.#scheduled) {
-        this.#scheduled = true;
-        setImmediate(() => this.#drain());
-      }
     } else if (seq !== undefined) {
       b.startAt(seq);
     }
     return b;
   }
 
+  /** Everything queued goes at the next tick. */
+  #soon(): void {
+    if (this.#scheduled) return;
+    this.#scheduled = true;
+    setImmediate(() => this.#drain());
+  }
+
   #drain(): void {
     this.#scheduled = false;
+    clearTimeout(this.#lazy);
+    this.#lazy = undefined;
     this.#last = undefined;
     if (this.#queue.size === 0) return;
     const batches = [...this.#queue.values()];
