@@ -115,17 +115,28 @@ export class EventReplica {
 
   readonly #chunk: number;
 
-  /** `chunkFrames`: frames a batch packs at a time (replica-batch.ts); tests make it small. */
+  readonly #progressDelayMs: number;
+
+  /**
+   * `chunkFrames`: frames a batch packs at a time (replica-batch.ts); `progressDelayMs`: how long
+   * progress may wait (PROGRESS_COPY_DELAY_MS). Tests change both.
+   */
   constructor(
     link: RedisLink,
     limits: ReplicaLimits,
-    o: { now?: () => number; onError?: (error: unknown) => void; chunkFrames?: number } = {},
+    o: {
+      now?: () => number;
+      onError?: (error: unknown) => void;
+      chunkFrames?: number;
+      progressDelayMs?: number;
+    } = {},
   ) {
     this.#link = link;
     this.#limits = limits;
     this.#now = o.now ?? Date.now;
     this.#onError = o.onError ?? (() => undefined);
     this.#chunk = o.chunkFrames ?? CHUNK_FRAMES;
+    this.#progressDelayMs = o.progressDelayMs ?? PROGRESS_COPY_DELAY_MS;
   }
 
   /**
@@ -149,7 +160,7 @@ export class EventReplica {
     this.stats.framesQueued++;
     if (progress === undefined) this.#soon();
     else if (!this.#scheduled && this.#lazy === undefined)
-      this.#lazy = setTimeout(() => this.#drain(), PROGRESS_COPY_DELAY_MS);
+      this.#lazy = setTimeout(() => this.#drain(), this.#progressDelayMs);
   }
 
   /** Records the ids of the requests a stream answers (for the owner-lost errors after a crash). */

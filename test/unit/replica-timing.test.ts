@@ -1,12 +1,13 @@
 // When the Redis copy is written (cluster/replica.ts): a batch of progress notifications only
-// waits up to PROGRESS_COPY_DELAY_MS for more, so a flood costs one write per few milliseconds, not
-// one per tick; any other frame, a stream's request ids and its end go at the next tick, with what
-// the stream had queued. Against a link that records what it is sent.
+// waits up to PROGRESS_COPY_DELAY_MS for more (5 ms; 400 here, so that ticks and the delay never
+// overlap on a loaded machine), so a flood costs one write per few milliseconds, not one per tick;
+// any other frame, a stream's request ids and its end go at the next tick, with what the stream had
+// queued. Against a link that records what it is sent.
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
 import { setImmediate as nextTick, setTimeout as sleep } from 'node:timers/promises';
 import type { RedisLink, RedisReply } from '../../src/cluster/redis-link.js';
-import { EventReplica, PROGRESS_COPY_DELAY_MS } from '../../src/cluster/replica.js';
+import { EventReplica } from '../../src/cluster/replica.js';
 import { ProgressJson } from '../../src/jsonrpc/progress-json.js';
 import { encodeJsonFrame } from '../../src/sse/encode.js';
 import { encodeSeq, eventIdPrefix } from '../../src/sse/event-id.js';
@@ -41,25 +42,29 @@ const limits = { maxCount: 100, maxBytes: 1 << 20, maxAgeMs: 60_000, budgetBytes
 
 test('progress only: written once, within the delay, not at the next tick', async () => {
   const { link, writes } = recordingLink();
-  const r = new EventReplica(link, limits);
+  // A delay no pair of ticks takes even on a loaded machine, so the two cases stay apart.
+  const progressDelayMs = 400;
+  const r = new EventReplica(link, limits, { progressDelayMs });
   const t0 = performance.now();
   for (let seq = 1; seq <= 3; seq++) r.append('S', 1, seq, ...progress(seq));
   await nextTick();
   await nextTick();
   for (let seq = 4; seq <= 6; seq++) r.append('S', 1, seq, ...progress(seq));
   assert.equal(writes.length, 0, 'nothing at the next ticks');
-  await sleep(PROGRESS_COPY_DELAY_MS + 20);
+  const deadline = performance.now() + 10_000;
+  while (writes.length === 0 && performance.now() < deadline) await sleep(20);
   assert.deepEqual(
     writes.map((w) => [w.seq, w.count]),
     [[1, 6]],
     'one write for both ticks',
   );
-  assert.ok((writes[0]?.at ?? 0) - t0 >= PROGRESS_COPY_DELAY_MS - 1);
+  assert.ok((writes[0]?.at ?? 0) - t0 >= progressDelayMs - 1, 'not before the delay');
 });
 
 test('any other frame, the request ids or the end of a stream go at the next tick, with what was queued', async () => {
   const { link, writes } = recordingLink();
-  const r = new EventReplica(link, limits);
+  // Progress alone would wait this long (400 ms here, PROGRESS_COPY_DELAY_MS in service).
+  const r = new EventReplica(link, limits, { progressDelayMs: 400 });
   r.append('S', 1, 1, ...progress(1));
   r.append('S', 1, 2, other(2));
   await nextTick();
