@@ -54,7 +54,7 @@ export interface ClusterRun {
   forwardCpuRatio: number;
   /** The same for the byte pipe (pipe-relay.ts): the floor of any relay in a process of its own. */
   pipeCpuRatio: number;
-  progress: { events: number; copyOff: number; copyOn: number; forwardedCopyOn: number };
+  progress: { events: number; floods: number; copyOff: number; copyOn: number; forwardedCopyOn: number };
   memory: { sessions: number; usedMemoryPerSession: number; directoryKeyBytes: number };
   connections: { sessions: number; perInstance: number; clientList: number }[];
   redisVersion: string;
@@ -110,6 +110,8 @@ export async function runCluster(
   const perRep = quick ? 500 : 1_500;
   const round = 250;
   const floodEvents = quick ? 20_000 : 50_000;
+  /** Floods per path: a ratio of two medians of a fast, noisy rate needs more than the echo's reps. */
+  const floodReps = quick ? 3 : 9;
   const idleSessions = 1_000;
   const agent = new Agent({ keepAlive: true, maxSockets: 1 });
   const redis = await startRedis();
@@ -209,7 +211,7 @@ export async function runCluster(
       `(i) forwarded/local CPU ratio (median of reps): ${forwardCpuRatio.toFixed(2)}; pipe ${pipeCpuRatio.toFixed(2)}`,
     );
     if (echoOnly) {
-      const none = { events: 0, copyOff: 0, copyOn: 0, forwardedCopyOn: 0 };
+      const none = { events: 0, floods: 0, copyOff: 0, copyOn: 0, forwardedCopyOn: 0 };
       const mem = { sessions: 0, usedMemoryPerSession: 0, directoryKeyBytes: 0 };
       return {
         requestsPerCase: reps * perRep,
@@ -250,13 +252,21 @@ export async function runCluster(
     const fwd: number[] = [];
     await flood(single.url, hs);
     await flood(a.url, ha);
-    for (let rep = 0; rep < reps; rep++) {
-      off.push(await flood(single.url, hs));
-      on.push(await flood(a.url, ha));
-      fwd.push(await flood(b.url, ha));
-    }
+    // The order rotates, as the echo rounds' does: a flood right after another one runs on a
+    // machine the previous one just left (the load client's collector, the kernel's buffers).
+    const floods = [
+      { url: single.url, h: hs, out: off },
+      { url: a.url, h: ha, out: on },
+      { url: b.url, h: ha, out: fwd },
+    ];
+    for (let rep = 0; rep < floodReps; rep++)
+      for (let k = 0; k < floods.length; k++) {
+        const f = floods[(rep + k) % floods.length] as (typeof floods)[number];
+        f.out.push(await flood(f.url, f.h));
+      }
     const progress = {
       events: floodEvents,
+      floods: floodReps,
       copyOff: median(off),
       copyOn: median(on),
       forwardedCopyOn: median(fwd),
@@ -357,6 +367,7 @@ export function renderCluster(r: ClusterRun): string {
       'instance that handled it) the median over repetitions. *single*: no cluster; *local*: a cluster member ' +
       'answering its own session; *forwarded*: the same session sent to the other member, relayed to the owner; ' +
       '*pipe*: the same session through a byte pipe in a process of its own (the floor under any relay over TCP). ' +
+      `Progress: ${r.progress.floods} \`flood\` calls per path, in an order that rotates, events/s the median. ` +
       'The machine may be shared: compare within this table, not across runs.',
     '',
     '| Figure | single instance | cluster | Δ / ratio | target | verdict |',
