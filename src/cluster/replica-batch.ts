@@ -47,8 +47,8 @@ export class ReplicaBatch {
   #sealedCount = 0;
   /** A frame could not be packed (not written by sse/encode.ts): the batch is not stored. */
   #broken = false;
-  fin = '';
-  reqs = '';
+  #fin = '';
+  #reqs = '';
 
   constructor(sid: string, stream: number, seq: number, chunk = CHUNK_FRAMES) {
     this.sid = sid;
@@ -65,6 +65,25 @@ export class ReplicaBatch {
   /** How many frames the batch holds. */
   get size(): number {
     return this.#sealedCount + this.#frames.length;
+  }
+
+  /** The copy's TTL once the stream ended (ms, as text), '' while it goes on. */
+  get fin(): string {
+    return this.#fin;
+  }
+
+  /** The ids of the requests the stream answers (JSON array), '' when not told. */
+  get reqs(): string {
+    return this.#reqs;
+  }
+
+  /** The stream ended: its copy lives `graceMs` more. */
+  end(graceMs: number): void {
+    this.#fin = String(Math.max(1, Math.ceil(graceMs)));
+  }
+
+  describe(requestIds: readonly (string | number)[]): void {
+    this.#reqs = JSON.stringify(requestIds);
   }
 
   /** Before any frame: the batch starts at this seq (one made by describe/endStream had none). */

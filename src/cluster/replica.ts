@@ -114,7 +114,6 @@ export class EventReplica {
   readonly stats: ReplicaStats = emptyReplicaStats();
 
   readonly #chunk: number;
-
   readonly #progressDelayMs: number;
 
   /**
@@ -166,14 +165,14 @@ export class EventReplica {
   /** Records the ids of the requests a stream answers (for the owner-lost errors after a crash). */
   describe(sid: string, stream: number, requestIds: readonly (string | number)[]): void {
     if (stream === 0) return;
-    this.#batch(sid, stream, undefined).reqs = JSON.stringify(requestIds);
+    this.#batch(sid, stream, undefined).describe(requestIds);
     this.#soon();
   }
 
   /** The stream is finished: the copy lives graceMs more. */
   endStream(sid: string, stream: number, graceMs: number): void {
     if (stream === 0) return;
-    this.#batch(sid, stream, undefined).fin = String(Math.max(1, Math.ceil(graceMs)));
+    this.#batch(sid, stream, undefined).end(graceMs);
     this.#soon();
     this.#tracked(sid, stream).expiresAt = this.#now() + graceMs;
     this.#finished.set(`${sid}\0${stream}`, true);
