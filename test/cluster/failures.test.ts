@@ -68,6 +68,27 @@ for (const kind of topologies()) {
     const procs: SpawnedServe[] = [];
     const proxies: TcpProxy[] = [];
 
+    /** Member A on Redis directly, member B through a TCP proxy the test controls; a session on each. */
+    async function behindProxy(): Promise<{
+      proxy: TcpProxy;
+      b: SpawnedServe;
+      onA: RawSession;
+      onB: RawSession;
+    }> {
+      const redis = target.single;
+      assert.ok(redis !== undefined);
+      const proxy = await startTcpProxy(redis.port);
+      proxies.push(proxy);
+      const a = await member(['--redis', redis.url]);
+      const b = await member(['--redis', `redis://127.0.0.1:${proxy.port}`]);
+      procs.push(a, b);
+      const onA = new RawSession(a.url);
+      await onA.init();
+      const onB = new RawSession(b.url);
+      await onB.init();
+      return { proxy, b, onA, onB };
+    }
+
     before(async () => {
       target = await startTarget(kind);
     });
@@ -193,17 +214,7 @@ for (const kind of topologies()) {
     });
 
     test('a cut Redis link: that instance answers initialize and directory misses 503 (never 404); owner-local calls carry on; it recovers', async () => {
-      const redis = target.single;
-      assert.ok(redis !== undefined);
-      const proxy = await startTcpProxy(redis.port);
-      proxies.push(proxy);
-      const a = await member(['--redis', redis.url]);
-      const b = await member(['--redis', `redis://127.0.0.1:${proxy.port}`]);
-      procs.push(a, b);
-      const onA = new RawSession(a.url);
-      await onA.init();
-      const onB = new RawSession(b.url);
-      await onB.init();
+      const { proxy, b, onA, onB } = await behindProxy();
       proxy.cut();
       await sleep(100);
       // B's own session keeps working: no Redis on the owner-local path.
@@ -232,17 +243,7 @@ for (const kind of topologies()) {
     });
 
     test('a stalled Redis link (connections open, nothing answered): 503 within the command deadline, never a hang; owner-local calls carry on; it recovers', async () => {
-      const redis = target.single;
-      assert.ok(redis !== undefined);
-      const proxy = await startTcpProxy(redis.port);
-      proxies.push(proxy);
-      const a = await member(['--redis', redis.url]);
-      const b = await member(['--redis', `redis://127.0.0.1:${proxy.port}`]);
-      procs.push(a, b);
-      const onA = new RawSession(a.url);
-      await onA.init();
-      const onB = new RawSession(b.url);
-      await onB.init();
+      const { proxy, b, onA, onB } = await behindProxy();
       proxy.stall();
       // The owner-local path needs no Redis (its copy's writes time out behind it).
       assert.equal((await onB.post(toolCall('echo', { text: 'x' }))).status, 200);
