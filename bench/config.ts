@@ -34,7 +34,7 @@ export const FULL: Plan = {
     durationMs: 5_000,
     maxRequests: 1_000_000,
   },
-  flood: { count: 100_000, payloadBytes: 0, timeoutMs: 120_000, warmupCount: 2_000 },
+  flood: { count: 100_000, payloadBytes: 0, timeoutMs: 120_000, warmupCount: 10_000 },
   idle: { streams: [1_000, 5_000], timeoutMs: 120_000 },
   slow: { pauseMs: 10_000, afterMs: 3_000, payloadBytes: 4_096, count: 20_000_000, yieldEvery: 1_000 },
   client: {
@@ -56,7 +56,7 @@ export const QUICK: Plan = {
     durationMs: 2_000,
     maxRequests: 500_000,
   },
-  flood: { count: 20_000, payloadBytes: 0, timeoutMs: 60_000, warmupCount: 1_000 },
+  flood: { count: 20_000, payloadBytes: 0, timeoutMs: 60_000, warmupCount: 5_000 },
   idle: { streams: [1_000], timeoutMs: 60_000 },
   slow: { pauseMs: 5_000, afterMs: 2_000, payloadBytes: 4_096, count: 20_000_000, yieldEvery: 1_000 },
   client: { warmupMs: 300, durationMs: 1_500, maxOps: 500_000, floodCount: 5_000, callTimeoutMs: 60_000 },
