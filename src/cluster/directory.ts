@@ -46,6 +46,19 @@ const hashPrincipal = memoByHeader(
   1024,
 );
 
+/**
+ * Commands a per-session sweep sends at once. Each command's reply must come within the link's
+ * deadline counted from its send (command-deadlines.ts), and a burst of one command per session is
+ * answered in order: 100,000 at once put the last replies near a second away on this host (encoding,
+ * Redis, decoding), past the deadline, where a burst of this size takes milliseconds.
+ */
+export const BURST = 1_000;
+
+/** Runs `each` over `items`, at most BURST at a time, a burst after the previous one settled. */
+async function inBursts<T>(items: readonly T[], each: (item: T) => Promise<void>): Promise<void> {
+  for (let i = 0; i < items.length; i += BURST) await Promise.all(items.slice(i, i + BURST).map(each));
+}
+
 export class Directory {
   readonly #link: RedisLink;
   readonly #ttlMs: number;
@@ -96,12 +109,22 @@ export class Directory {
     return typeof r === 'string' ? Number(r) : undefined;
   }
 
-  /** Extends the TTL of entries this instance owns (one pipelined burst). Resolves to how many were missing. */
+  /**
+   * Extends the TTL of entries this instance owns, in pipelined bursts of BURST. Resolves to the
+   * ones that were missing.
+   */
   async touch(sids: Iterable<string>): Promise<string[]> {
-    const list = [...sids];
     const ttl = String(this.#ttlMs);
-    const r = await Promise.all(list.map((sid) => this.#link.send(['PEXPIRE', keys.session(sid), ttl])));
-    return list.filter((_, i) => r[i] !== 1);
+    const missing: string[] = [];
+    await inBursts([...sids], async (sid) => {
+      if ((await this.#link.send(['PEXPIRE', keys.session(sid), ttl])) !== 1) missing.push(sid);
+    });
+    return missing;
+  }
+
+  /** Writes every entry again (after Redis lost them), in pipelined bursts of BURST. */
+  async registerAll(entries: Iterable<[string, DirectoryEntry]>): Promise<void> {
+    await inBursts([...entries], ([sid, e]) => this.register(sid, e));
   }
 
   async remove(sid: string): Promise<void> {

@@ -104,7 +104,7 @@ export class OwnedSessions {
       // Re-offer our key, and adopt whatever Redis holds: an instance that started while Redis was
       // empty may have put its own there first, and every instance must use the one in Redis.
       await c.reOfferSecret();
-      await Promise.all([...this.#owned].map(([sid, e]) => dir.register(sid, e)));
+      await dir.registerAll(this.#owned);
       await dir.markRun(Date.now());
     } catch (error) {
       c.logger?.warn('cluster.reregister_failed', { error: String(error) });
