@@ -101,23 +101,11 @@ export class ReplicaBatch {
   take(l: { maxCount: number; maxBytes: number }): BatchPacks {
     const open = this.#frames;
     const openSkip = evictedAtOnce(open, l);
-    let skip = this.#sealedCount + openSkip;
-    let from = this.#sealed.length;
-    if (openSkip === 0) {
-      // Sealed chunks, newest first: keep each unless its newest frame would be evicted.
-      let after = open.length;
-      let afterLength = 0;
-      for (const f of open) afterLength += f.length;
-      while (from > 0) {
-        const c = this.#sealed[from - 1] as Chunk;
-        if (after >= l.maxCount || (after > 0 && afterLength + c.lastLength > l.maxBytes)) break;
-        after += c.count;
-        afterLength += c.length;
-        from--;
-      }
-      skip = 0;
-      for (let i = 0; i < from; i++) skip += (this.#sealed[i] as Chunk).count;
-    }
+    // Sealed chunks kept from index `from` on: none when the open chunk loses frames (all of them are
+    // older); else, newest first, each unless its newest frame would be evicted.
+    const from = openSkip > 0 ? this.#sealed.length : this.#firstKept(open, l);
+    let skip = openSkip;
+    for (let i = 0; i < from; i++) skip += (this.#sealed[i] as Chunk).count;
     const count = this.size - skip;
     if (this.#broken) return { skip, count, packs: undefined };
     const tail = encodePacks(
@@ -130,6 +118,21 @@ export class ReplicaBatch {
     for (let i = from; i < this.#sealed.length; i++) packs.push(...(this.#sealed[i] as Chunk).packs);
     packs.push(...tail);
     return { skip, count, packs };
+  }
+
+  /** The oldest sealed chunk the bounds keep, after the whole open chunk (see take). */
+  #firstKept(open: readonly string[], l: { maxCount: number; maxBytes: number }): number {
+    let after = open.length;
+    let afterLength = 0;
+    for (const f of open) afterLength += f.length;
+    let from = this.#sealed.length;
+    for (; from > 0; from--) {
+      const c = this.#sealed[from - 1] as Chunk;
+      if (after >= l.maxCount || (after > 0 && afterLength + c.lastLength > l.maxBytes)) break;
+      after += c.count;
+      afterLength += c.length;
+    }
+    return from;
   }
 
   #seal(): void {

@@ -36,6 +36,7 @@
  * simply expire; nothing converts them.
  */
 import type { ProgressEvent, ProgressValue } from '../jsonrpc/progress-json.js';
+import { encodeJsonFrame } from '../sse/encode.js';
 import { encodeSeq } from '../sse/event-id.js';
 
 /** A progress run shorter than this is copied as frames (a lone progress event between others). */
@@ -117,7 +118,6 @@ class Utf8Of {
  */
 class ColumnShape {
   #first: ProgressValue = null;
-  #prev = 0;
   #step = 0;
   #count = 0;
   /** 0: every value so far is the first; 1: integers with a constant step; 2: neither. */
@@ -133,8 +133,8 @@ class ColumnShape {
       const first = this.#first;
       this.#kind = k === 1 && typeof first === 'number' && isArithInt(first) ? 1 : 2;
       this.#step = v - (first as number);
-    } else if (v - this.#prev !== this.#step) this.#kind = 2;
-    if (typeof v === 'number') this.#prev = v;
+      // Event k's value is first + k × step: no spurious match past 2^53, since |v| < ARITH_LIMIT.
+    } else if (v !== (this.#first as number) + k * this.#step) this.#kind = 2;
   }
 
   get regular(): boolean {
@@ -174,7 +174,7 @@ function progressPack(
   const prefix = frame.slice(4, nl - seqText.length);
   const l = e.layout;
   const pieces = `${l.p0}\n${l.p1}\n${l.p2}\n${l.p3}`;
-  if (pieces.split('\n').length !== 4 || `id: ${prefix}${seqText}\ndata: ${e.json}\n\n` !== frame)
+  if (pieces.split('\n').length !== 4 || encodeJsonFrame(prefix + seqText, e.json) !== frame)
     return undefined;
   const n = l.values;
   const fixedBytes = FRAME_OVERHEAD + Buffer.byteLength(prefix) + Buffer.byteLength(pieces) - 3;
@@ -255,7 +255,7 @@ export function unpackAfter(
     const count = Number(m[2]);
     if (next === undefined ? first > afterSeq + 1 : first !== next) return undefined;
     const r: PackRead = { el, from: m[0].length, first, count, afterSeq, out };
-    const ok = m[4] === 'F' ? unpackFrames(r) : m[4] === 'P' ? unpackProgress(r) : unpackRun(r);
+    const ok = m[4] === 'F' ? unpackFrames(r) : unpackRun(r, m[4] === 'P' ? 'P' : 'R');
     if (!ok) return undefined;
     next = first + count;
   }
@@ -283,28 +283,35 @@ function unpackFrames({ el, from, first, count, afterSeq, out }: PackRead): bool
   return p === el.length;
 }
 
-function unpackProgress({ el, from, first, count, afterSeq, out }: PackRead): boolean {
+/** A P or R pack: the run's header lines, then its values per event (P) or per value column (R). */
+function unpackRun(r: PackRead, kind: 'P' | 'R'): boolean {
+  const { el, from, first, count, afterSeq, out } = r;
   const lines = el.slice(from).split('\n');
-  // prefix, four pieces, the number of values, one line per event, and '' after the last newline.
-  if (lines.length !== 6 + count + 1 || lines[6 + count] !== '') return false;
   const [prefix, p0, p1, p2, p3] = lines as [string, string, string, string, string];
+  // prefix, four pieces, the number of values, one line per event (P) or per column (R), and ''
+  // after the last newline.
+  const body = kind === 'P' ? count : Number(lines[5]);
+  if (!(body >= 0 && (kind === 'P' || body <= 3)) || lines.length !== 6 + body + 1 || lines[6 + body] !== '')
+    return false;
+  const texts =
+    kind === 'P'
+      ? (k: number) => (lines[6 + k] as string).split('\t')
+      : columnTexts(lines.slice(6, 6 + body));
+  if (texts === undefined) return false;
   for (let k = Math.max(0, afterSeq + 1 - first); k < count; k++) {
-    const [a = '', b = '', c = ''] = (lines[6 + k] as string).split('\t');
-    const json = p0 + a + p1 + b + p2 + c + p3;
-    out.push({ seq: first + k, frame: `id: ${prefix}${encodeSeq(first + k)}\ndata: ${json}\n\n` });
+    const [a = '', b = '', c = ''] = texts(k);
+    out.push({
+      seq: first + k,
+      frame: encodeJsonFrame(prefix + encodeSeq(first + k), p0 + a + p1 + b + p2 + c + p3),
+    });
   }
   return true;
 }
 
-function unpackRun({ el, from, first, count, afterSeq, out }: PackRead): boolean {
-  const lines = el.slice(from).split('\n');
-  const [prefix, p0, p1, p2, p3, nText] = lines as [string, string, string, string, string, string];
-  const n = Number(nText);
-  // prefix, four pieces, the number of values, one line per column, and '' after the last newline.
-  if (!(n >= 0 && n <= 3) || lines.length !== 6 + n + 1 || lines[6 + n] !== '') return false;
+/** An R pack's column lines as event k's value texts; undefined when a line is not one of ours. */
+function columnTexts(lines: readonly string[]): ((k: number) => string[]) | undefined {
   const cols: ((k: number) => string)[] = [];
-  for (let i = 0; i < n; i++) {
-    const line = lines[6 + i] as string;
+  for (const line of lines) {
     if (line.startsWith('=')) {
       const text = line.slice(1);
       cols.push(() => text);
@@ -313,14 +320,8 @@ function unpackRun({ el, from, first, count, afterSeq, out }: PackRead): boolean
     const m = /^\+(-?\d+) (-?\d+)$/.exec(line);
     const start = Number(m?.[1]);
     const step = Number(m?.[2]);
-    if (m === null || !Number.isSafeInteger(start) || !Number.isSafeInteger(step)) return false;
+    if (m === null || !Number.isSafeInteger(start) || !Number.isSafeInteger(step)) return undefined;
     cols.push((k) => String(start + k * step));
   }
-  const none = (): string => '';
-  const [a = none, b = none, c = none] = cols;
-  for (let k = Math.max(0, afterSeq + 1 - first); k < count; k++) {
-    const json = p0 + a(k) + p1 + b(k) + p2 + c(k) + p3;
-    out.push({ seq: first + k, frame: `id: ${prefix}${encodeSeq(first + k)}\ndata: ${json}\n\n` });
-  }
-  return true;
+  return (k) => cols.map((col) => col(k));
 }

@@ -24,7 +24,7 @@ import { BoundedMap } from '../flow/bounded-map.js';
 import type { ProgressEvent } from '../jsonrpc/progress-json.js';
 import { keys } from './keys.js';
 import type { RedisLink, RedisReply } from './redis-link.js';
-import { CHUNK_FRAMES, evictedAtOnce, ReplicaBatch } from './replica-batch.js';
+import { CHUNK_FRAMES, ReplicaBatch } from './replica-batch.js';
 import { unpackAfter } from './replica-packs.js';
 import { APPEND, REPLAY } from './replica-scripts.js';
 
@@ -366,4 +366,3 @@ function splitKey(key: string): [string, number] {
 }
 
 export type { RedisReply };
-export { evictedAtOnce };
