@@ -91,8 +91,12 @@ async function failoverTrial(label: string, nodes: Running[], link: RedisLink, f
   })();
   try {
     await sleep(1_000);
-    const oldMaster = await f.kill(lostKey);
+    // The kill's moment is when it began: `kill` resolves once the process has been reaped, and
+    // under load that can come well after the link saw the master's connection close (and a 503
+    // could be answered in between).
     const killedAt = Date.now() - t0;
+    const oldMaster = await f.kill(lostKey);
+    const reapedAt = Date.now() - t0;
     const newMaster = await f.promoted(lostKey, oldMaster, 30_000);
     const promotedAt = Date.now() - t0;
     assert.notEqual(newMaster, oldMaster);
@@ -122,15 +126,17 @@ async function failoverTrial(label: string, nodes: Running[], link: RedisLink, f
     const first503 = bad[0]?.at;
     const last503 = bad.at(-1)?.at;
     if (first503 !== undefined) {
-      assert.ok(
-        first503 >= killedAt - 50,
-        `the first 503 (${first503} ms) follows the kill (${killedAt} ms)`,
-      );
+      assert.ok(first503 >= killedAt, `the first 503 (${first503} ms) follows the kill (${killedAt} ms)`);
     }
     const before = probes.filter((p) => p.at < killedAt);
-    assert.ok(before.length > 0 && before.every((p) => p.status === 200), 'all 200 before the kill');
+    assert.ok(before.length > 0, 'probes ran before the kill');
+    assert.deepEqual(
+      before.filter((p) => p.status !== 200),
+      [],
+      `all 200 before the kill (${killedAt} ms)`,
+    );
     process.stderr.write(
-      `${label} failover: master killed at ${killedAt} ms, replica promoted at ${promotedAt} ms ` +
+      `${label} failover: master killed at ${killedAt} ms (reaped ${reapedAt - killedAt} ms later), replica promoted at ${promotedAt} ms ` +
         `(${promotedAt - killedAt} ms); 503s: ${bad.length} of ${probes.length} answers, ` +
         `from ${first503 === undefined ? '-' : first503 - killedAt} to ${last503 === undefined ? '-' : last503 - killedAt} ms after the kill ` +
         `(calls ${bad.filter((p) => p.what !== 'initialize').length}, initialize ${bad.filter((p) => p.what === 'initialize').length})\n`,
