@@ -22,13 +22,11 @@ function build(policy: Policy, overflow: OverflowPolicy = 'wait-for-room'): Buil
   const sink = new FakeSink();
   const ctx = smallContext();
   const opened: Built['opened'] = [];
-  const answer = new Answer<SseConnection>(sink, policy, overflow, {
-    openStream: (o, fromTimer) => {
-      opened.push({ overflow: o, fromTimer });
-      const c = new SseConnection(sink, ctx, o);
-      c.open(200, { 'content-type': 'text/event-stream' }, fromTimer ? ': open\n\n' : '');
-      return c;
-    },
+  const answer = new Answer<SseConnection>(sink, policy, overflow, (o, fromTimer) => {
+    opened.push({ overflow: o, fromTimer });
+    const c = new SseConnection(sink, ctx, o);
+    c.open(200, { 'content-type': 'text/event-stream' }, fromTimer ? ': open\n\n' : '');
+    return c;
   });
   return { answer, sink, ctx, opened };
 }

@@ -128,7 +128,7 @@ export class Exchange {
     this.#pending = requests;
     this.#startedAt = startedAt;
     this.#batch = batch;
-    this.#answer = new Answer(sink, policy, EventStream.overflow, { openStream: () => this.#openStream() });
+    this.#answer = new Answer(sink, policy, EventStream.overflow, () => this.#openStream());
     this.#headers = headers;
     this.#beforeAnswer = hooks.beforeAnswer;
     this.#deferStream = hooks.deferStream === true;

@@ -92,9 +92,9 @@ export class ModernCall implements BridgeTarget, ModernInflight {
     this.#input = input;
     this.#req = req;
     this.#meta = meta;
-    this.#answer = new Answer(input.sink, policy, 'wait-for-room', {
-      openStream: (overflow, fromTimer) => this.#openStream(overflow, fromTimer),
-    });
+    this.#answer = new Answer(input.sink, policy, 'wait-for-room', (overflow, fromTimer) =>
+      this.#openStream(overflow, fromTimer),
+    );
     this.#startedAt = era.core.options.now();
     this.#wireId = req.id;
     this.#release = release;
