@@ -113,12 +113,30 @@ export function validateModern(
       `_meta["${META_LOG_LEVEL}"] must be one of ${LOG_LEVELS.join(', ')}`,
     );
   }
-  return {
-    protocolVersion: version,
-    clientCapabilities: caps,
-    clientInfo: info,
-    logLevel: level as string | undefined,
-  };
+  return new ValidMeta(version, caps, info, level as string | undefined);
+}
+
+/**
+ * A class, not an object literal: V8 pretenured the literal under a server per request, and dead in
+ * the old generation it kept the request's parsed `_meta` alive through every scavenge (see
+ * PostRequest in core/pipeline/route.ts).
+ */
+class ValidMeta implements ModernMeta {
+  readonly protocolVersion: string;
+  readonly clientCapabilities: Record<string, unknown>;
+  readonly clientInfo: ModernMeta['clientInfo'];
+  readonly logLevel: string | undefined;
+  constructor(
+    protocolVersion: string,
+    clientCapabilities: Record<string, unknown>,
+    clientInfo: ModernMeta['clientInfo'],
+    logLevel: string | undefined,
+  ) {
+    this.protocolVersion = protocolVersion;
+    this.clientCapabilities = clientCapabilities;
+    this.clientInfo = clientInfo;
+    this.logLevel = logLevel;
+  }
 }
 
 export function isRefusal(v: ModernRefusal | ModernMeta): v is ModernRefusal {

@@ -20,7 +20,7 @@ import { type AuthResult, isAuthDenial, type ResolvedOptions } from '../options.
 import type { StreamGuard } from '../stream/stream-guard.js';
 import { Refusals, sendRefusal } from './refusal.js';
 import type { RequestView } from './request-view.js';
-import type { PostInput } from './route.js';
+import { type PostInput, PostRequest } from './route.js';
 import type { Headers, RequestHead, ResponseSink } from './sink.js';
 
 /** What runs a request once it passed every check: one handler per HTTP method (the endpoint's). */
@@ -177,17 +177,19 @@ export function createChecks(
       // the binding's, where an HTTP instrumentation's server span is current.
       ops?.scope(view, sink);
       if (route !== undefined && (await routed(view, sink, body.text, auth, headers))) return;
-      return handlers.post({
-        head: view,
-        rawHeaders: view.headers,
-        body: body.text,
-        accept,
-        auth,
-        sink,
-        headers,
-        guard,
-        remote: view.remoteAddress,
-      });
+      return handlers.post(
+        new PostRequest(
+          view,
+          view.headers,
+          body.text,
+          accept,
+          auth,
+          sink,
+          headers,
+          guard,
+          view.remoteAddress,
+        ),
+      );
     }
     if (method === 'GET' && o.enableGetStream) {
       if (!parseAccept(view.header('accept')).sse)
