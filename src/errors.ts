@@ -12,7 +12,8 @@ export type SluiceErrorCode =
   | 'SLUICE_INVALID_TOKEN'
   | 'SLUICE_AUTH_SERVER_UNAVAILABLE'
   | 'SLUICE_PARTIAL_CANCELLED'
-  | 'SLUICE_SDK_TASK_STORE';
+  | 'SLUICE_SDK_TASK_STORE'
+  | 'SLUICE_SHARED_TOOL';
 
 const brand = Symbol.for('sluice.error');
 
@@ -91,5 +92,21 @@ export class SdkTaskStoreError extends SluiceError {
     this.name = 'SdkTaskStoreError';
     this.reason = reason;
     this.data = data;
+  }
+}
+
+/**
+ * `enable`, `disable`, `update` or `remove` called on the record of a tool that
+ * `registerSharedTools` registered: that record is shared by every server the tool is in, so it
+ * cannot change one server's tools. Register the tool with `registerTool` where it must change.
+ */
+export class SharedToolError extends SluiceError {
+  constructor(tool: string, operation: string) {
+    super(
+      'SLUICE_SHARED_TOOL',
+      `tool ${JSON.stringify(tool)} was registered by registerSharedTools: its record is shared by every ` +
+        `server it is in, so ${operation}() cannot change one server's tools; use registerTool for a tool that changes`,
+    );
+    this.name = 'SharedToolError';
   }
 }

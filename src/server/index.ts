@@ -38,6 +38,7 @@ export {
   InvalidOptionError,
   PartialCancelledError,
   SdkTaskStoreError,
+  SharedToolError,
   SluiceError,
   type SluiceErrorCode,
   UnsupportedServerError,

@@ -15,6 +15,19 @@
  * ```
  *
  * A handler must not close over one session's server: it gets that session's `extra` per call.
+ *
+ * One record for every server. The SDK's `registerTool` makes a record per server holding four
+ * closures over that server (`enable`, `disable`, `update`, `remove`). With a server per request
+ * (the 2026-07-28 era, stateless mode) V8 soon pretenures that record's allocation site, and each
+ * record, dead in the old generation, kept its server and everything the server reached alive
+ * through every scavenge until a full collection: 8.6–9.1 KB promoted per call, scavenges a fifth
+ * of the call's CPU (docs/benchmarks.md, "A server per request: the SDK's tool record"). So a
+ * shared tool's first registration (per McpServer class) goes through `registerTool`, which also
+ * runs the SDK's name check; the record it made is copied once, without the closures, and that
+ * frozen copy is what every later server's tool table holds. Its `enable`/`disable`/`update`/
+ * `remove` throw SharedToolError: one record cannot change one server's tools. The copy is used
+ * only when the SDK's record has exactly the fields this module knows, and the server the tool
+ * table and hooks it expects; otherwise every registration goes through `registerTool`.
  */
 import type { McpServer, ToolCallback } from '@modelcontextprotocol/sdk/server/mcp.js';
 import {
@@ -23,6 +36,7 @@ import {
   type ZodRawShapeCompat,
 } from '@modelcontextprotocol/sdk/server/zod-compat.js';
 import type { ToolAnnotations } from '@modelcontextprotocol/sdk/types.js';
+import { SharedToolError } from '../errors.js';
 
 /** The config `registerTool` takes, with `inputSchema`/`outputSchema` as a raw shape or a zod schema. */
 export interface SharedToolConfig<I extends undefined | ZodRawShapeCompat | AnySchema> {
@@ -71,7 +85,98 @@ export function sharedTool<I extends undefined | ZodRawShapeCompat | AnySchema =
   });
 }
 
+/** The fields of the SDK's tool record (SDK 1.32: `_createRegisteredTool`), sorted. */
+const RECORD_FIELDS = [
+  '_meta',
+  'annotations',
+  'description',
+  'disable',
+  'enable',
+  'enabled',
+  'execution',
+  'handler',
+  'inputSchema',
+  'outputSchema',
+  'remove',
+  'title',
+  'update',
+].join();
+/** The record's data fields, copied into the shared record. */
+const DATA_FIELDS = [
+  'title',
+  'description',
+  'inputSchema',
+  'outputSchema',
+  'annotations',
+  'execution',
+  '_meta',
+  'handler',
+  'enabled',
+] as const;
+
+/** What registerSharedTools uses of an SDK v1 McpServer beyond its public API. */
+interface ToolTable {
+  _registeredTools: Record<string, unknown>;
+  setToolRequestHandlers(): void;
+  sendToolListChanged(): void;
+}
+
+function tableOf(server: McpServer): ToolTable | undefined {
+  const t = server as unknown as Partial<ToolTable>;
+  return typeof t._registeredTools === 'object' &&
+    t._registeredTools !== null &&
+    typeof t.setToolRequestHandlers === 'function' &&
+    typeof t.sendToolListChanged === 'function'
+    ? (t as ToolTable)
+    : undefined;
+}
+
+/** Per McpServer class (two SDK copies can differ), per tool: the shared record, or null when the SDK's did not fit. */
+const records = new WeakMap<object, WeakMap<SharedTool, object | null>>();
+
+function sharedRecord(t: SharedTool, made: unknown): object | null {
+  if (typeof made !== 'object' || made === null || Object.keys(made).sort().join() !== RECORD_FIELDS)
+    return null;
+  const from = made as Record<string, unknown>;
+  const r: Record<string, unknown> = {};
+  for (const k of DATA_FIELDS) r[k] = from[k];
+  for (const op of ['enable', 'disable', 'update', 'remove']) {
+    r[op] = () => {
+      throw new SharedToolError(t.name, op);
+    };
+  }
+  return Object.freeze(r);
+}
+
 /** Registers shared tools into one session's server (call it in `createServer`). */
 export function registerSharedTools(server: McpServer, tools: readonly SharedTool[]): void {
-  for (const t of tools) server.registerTool(t.name, t.config as never, t.handler as never);
+  const table = tableOf(server);
+  const proto = Object.getPrototypeOf(server) as object | null;
+  if (table === undefined || proto === null) {
+    for (const t of tools) server.registerTool(t.name, t.config as never, t.handler as never);
+    return;
+  }
+  let known = records.get(proto);
+  if (known === undefined) {
+    known = new WeakMap();
+    records.set(proto, known);
+  }
+  let installed = false;
+  for (const t of tools) {
+    const r = known.get(t);
+    if (r === undefined || r === null) {
+      // The first registration for this class (and every one when the record did not fit).
+      const made = server.registerTool(t.name, t.config as never, t.handler as never);
+      if (r === undefined) known.set(t, sharedRecord(t, made));
+      continue;
+    }
+    // As registerTool: a name is registered once per server.
+    if (table._registeredTools[t.name] !== undefined) throw new Error(`Tool ${t.name} is already registered`);
+    table._registeredTools[t.name] = r;
+    installed = true;
+  }
+  if (installed) {
+    table.setToolRequestHandlers();
+    table.sendToolListChanged();
+  }
 }

@@ -1,0 +1,171 @@
+/**
+ * What a call leaves for the old generation. V8 pretenures an allocation site whose objects keep
+ * surviving scavenges; a per-request object from such a site that holds the request's graph is
+ * then allocated straight in the old generation, and dead there it keeps that graph alive through
+ * every scavenge until the next full collection (docs/benchmarks.md, "SSE answers and V8's
+ * pretenuring"). Two cases, each against a child serving the README's shared-tools server
+ * (helpers/shared-tools-node.ts) with `--trace-gc-nvp`, 16 keep-alive callers of its `echo`, the bytes every scavenge promoted while 8,000 calls ran
+ * after 4,000 to warm up (V8 decides on pretenuring after a few scavenges). Memory bounds, not
+ * timings:
+ * - an SSE answer in a session (`--mode sse`): the answer's `{ openStream }` and the Node view's
+ *   `{ req, res }` literals kept exchange, request and response: 4.8–5.2 KB per call; without them
+ *   1.1–1.4 KB, the finished stream the replay store keeps for a resume and what raw node:http
+ *   promotes too;
+ * - a 2026-07-28 call, which builds a server per request: the SDK's per-server tool record (four
+ *   closures over its server) kept the whole server: 8.6–9.1 KB per call; with registerSharedTools'
+ *   one shared record (server/shared-tools.ts), about 0.5 KB.
+ */
+import assert from 'node:assert/strict';
+import { spawn } from 'node:child_process';
+import { Agent, request } from 'node:http';
+import { join } from 'node:path';
+import { test } from 'node:test';
+import { withDeadline } from '../helpers/deadline.js';
+import { repoRoot } from '../helpers/spawn-serve.js';
+
+const WARMUP = 4_000;
+const MEASURED = 8_000;
+const CALLERS = 16;
+/** Bytes promoted per call, at most: about twice what is left without the fixes, half of what they cost. */
+const MAX_PROMOTED_PER_CALL = 2_500;
+
+interface Reply {
+  status: number;
+  sid: string;
+  text: string;
+}
+
+/** A shared-tools-node child with `--trace-gc-nvp`; `promoted` sums its scavenges' promoted bytes while `counting`. */
+class Traced {
+  readonly #agent = new Agent({ keepAlive: true, maxSockets: CALLERS });
+  readonly #child;
+  readonly #url: Promise<URL>;
+  promoted = 0;
+  counting = false;
+
+  constructor(mode: 'auto' | 'sse') {
+    const entry = join(repoRoot(), 'dist', 'test', 'helpers', 'shared-tools-node.js');
+    this.#child = spawn(process.execPath, ['--trace-gc-nvp', entry, mode], {
+      stdio: ['ignore', 'pipe', 'inherit'],
+      cwd: repoRoot(),
+      env: { ...process.env, SLUICE_SHARED_TOOLS_NODE: '1' },
+    });
+    let rest = '';
+    const listening = new Promise<URL>((resolve) => {
+      this.#child.stdout.setEncoding('utf8');
+      this.#child.stdout.on('data', (chunk: string) => {
+        const lines = (rest + chunk).split('\n');
+        rest = lines.pop() ?? '';
+        for (const line of lines) {
+          const ready = /^shared-tools-node (http:\/\/\S+)$/.exec(line.trim());
+          if (ready?.[1] !== undefined) resolve(new URL(ready[1]));
+          // One line per collection; only scavenges (gc=s) promote from the young generation.
+          if (this.counting && /\bgc=s\b/.test(line))
+            this.promoted += Number(/\bpromoted=(\d+)/.exec(line)?.[1] ?? 0);
+        }
+      });
+    });
+    this.#url = withDeadline(listening, 15_000, 'the shared-tools server listening');
+  }
+
+  async post(body: string, headers: Record<string, string>): Promise<Reply> {
+    const url = await this.#url;
+    return new Promise((resolve, reject) => {
+      const req = request(
+        url,
+        {
+          method: 'POST',
+          agent: this.#agent,
+          headers: {
+            'content-type': 'application/json',
+            accept: 'application/json, text/event-stream',
+            ...headers,
+          },
+        },
+        (res) => {
+          let text = '';
+          res.setEncoding('utf8');
+          res.on('data', (c: string) => {
+            text += c;
+          });
+          res.on('end', () =>
+            resolve({ status: res.statusCode ?? 0, sid: String(res.headers['mcp-session-id'] ?? ''), text }),
+          );
+          res.on('error', reject);
+        },
+      );
+      req.setTimeout(10_000, () => req.destroy(new Error('no answer within 10 s')));
+      req.on('error', reject);
+      req.end(body);
+    });
+  }
+
+  /** Bytes promoted per call over MEASURED calls of `call(id)`, after WARMUP of them. */
+  async promotedPerCall(call: (id: number) => Promise<void>): Promise<number> {
+    let next = 1;
+    const run = async (n: number): Promise<void> => {
+      const end = next + n;
+      await Promise.all(
+        Array.from({ length: CALLERS }, async () => {
+          while (next < end) await call(next++);
+        }),
+      );
+    };
+    await run(WARMUP);
+    this.counting = true;
+    await run(MEASURED);
+    // The trace line of a scavenge that ran during the last calls may still be on its way.
+    await new Promise((r) => setTimeout(r, 200));
+    this.counting = false;
+    return this.promoted / MEASURED;
+  }
+
+  async close(): Promise<void> {
+    this.#agent.destroy();
+    const c = this.#child;
+    if (c.exitCode !== null || c.signalCode !== null) return;
+    const gone = new Promise((r) => c.once('exit', r));
+    c.kill('SIGTERM');
+    await withDeadline(gone, 5_000, 'the shared-tools server exiting').catch(() => c.kill('SIGKILL'));
+  }
+}
+
+const echoBody = (id: number, meta = ''): string =>
+  `{"jsonrpc":"2.0","id":${id},"method":"tools/call","params":{"name":"echo","arguments":{"text":"e${id}"}${meta}}}`;
+
+function assertEcho(r: Reply, id: number): void {
+  assert.equal(r.status, 200, r.text);
+  assert.ok(r.text.includes(`"id":${id}`) && r.text.includes(`e${id}`), `the answer to ${id}: ${r.text}`);
+}
+
+test('an SSE echo in a session promotes no more than its replay copy', { timeout: 120_000 }, async (t) => {
+  const s = new Traced('sse');
+  t.after(() => s.close());
+  const v = { 'mcp-protocol-version': '2025-11-25' };
+  const init = await s.post(
+    '{"jsonrpc":"2.0","id":0,"method":"initialize","params":{"protocolVersion":"2025-11-25","capabilities":{},"clientInfo":{"name":"t","version":"1"}}}',
+    v,
+  );
+  assert.equal(init.status, 200);
+  const session = { ...v, 'mcp-session-id': init.sid };
+  await s.post('{"jsonrpc":"2.0","method":"notifications/initialized"}', session);
+  const perCall = await s.promotedPerCall(async (id) => assertEcho(await s.post(echoBody(id), session), id));
+  process.stderr.write(`promotion: ${perCall.toFixed(0)} B promoted per SSE echo\n`);
+  assert.ok(perCall <= MAX_PROMOTED_PER_CALL, `${perCall.toFixed(0)} B promoted per SSE echo`);
+});
+
+test('a 2026-07-28 echo (a server per request) does not promote its server', {
+  timeout: 120_000,
+}, async (t) => {
+  const s = new Traced('auto');
+  t.after(() => s.close());
+  const meta =
+    ',"_meta":{"io.modelcontextprotocol/protocolVersion":"2026-07-28","io.modelcontextprotocol/clientCapabilities":{},' +
+    '"io.modelcontextprotocol/clientInfo":{"name":"t","version":"1"}}';
+  const headers = { 'mcp-protocol-version': '2026-07-28', 'mcp-method': 'tools/call', 'mcp-name': 'echo' };
+  const perCall = await s.promotedPerCall(async (id) =>
+    assertEcho(await s.post(echoBody(id, meta), headers), id),
+  );
+  process.stderr.write(`promotion: ${perCall.toFixed(0)} B promoted per 2026-07-28 echo\n`);
+  assert.ok(perCall <= MAX_PROMOTED_PER_CALL, `${perCall.toFixed(0)} B promoted per 2026-07-28 echo`);
+});
