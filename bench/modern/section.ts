@@ -30,13 +30,17 @@ interface Child {
 const EXTRA_NODE_FLAGS = (process.env['MODERN_BENCH_NODE_FLAGS'] ?? '').split(' ').filter((f) => f !== '');
 
 /**
- * Calls before the measured ones, per cell (`MODERN_BENCH_WARMUP`; 500 by default). 500 leave the
- * JIT and the collector's tuning mid-way: raw measures about 130 µs per call then and about 50 µs
- * after 3,000 (docs/benchmarks.md, section (h)).
+ * Calls before the measured ones, per cell (`MODERN_BENCH_WARMUP`; 3,000 by default, 500 in the
+ * quick plan). The figure is a warm server's cost per call: 500 leave the JIT and the collector's
+ * tuning mid-way, and every server then reads about three times its warm cost (raw about 130–160 µs
+ * per call, against about 50 µs after 3,000; docs/benchmarks.md, section (h)).
  */
-const WARMUP = Number(process.env['MODERN_BENCH_WARMUP'] ?? 500);
-if (!Number.isSafeInteger(WARMUP) || WARMUP < 0)
-  throw new Error('MODERN_BENCH_WARMUP: a whole number of calls, 0 or more');
+function warmupCalls(quick: boolean): number {
+  const n = Number(process.env['MODERN_BENCH_WARMUP'] ?? (quick ? 500 : 3_000));
+  if (!Number.isSafeInteger(n) || n < 0)
+    throw new Error('MODERN_BENCH_WARMUP: a whole number of calls, 0 or more');
+  return n;
+}
 
 /** Where a kind's children write a --cpu-prof profile on exit (`--profile`), if anywhere. */
 let profileDirOf: ((kind: string) => string | undefined) | undefined;
@@ -108,7 +112,7 @@ function echo(port: number, agent: Agent, id: number): Promise<void> {
   });
 }
 
-async function echoCpu(kind: string, n: number): Promise<number> {
+async function echoCpu(kind: string, n: number, warmup: number): Promise<number> {
   const c = await start(kind);
   const agent = new Agent({ keepAlive: true, maxSockets: C });
   let id = 0;
@@ -121,7 +125,7 @@ async function echoCpu(kind: string, n: number): Promise<number> {
     );
   };
   try {
-    await batch(WARMUP);
+    await batch(warmup);
     const c0 = (await c.ask<{ cpu: number }>('cpu')).cpu;
     await batch(n);
     const c1 = (await c.ask<{ cpu: number }>('cpu')).cpu;
@@ -182,6 +186,8 @@ const median = (xs: number[]): number => [...xs].sort((a, b) => a - b)[Math.floo
 
 export interface ModernBench {
   calls: number;
+  /** Calls per cell before the measured ones. */
+  warmup: number;
   reps: number;
   concurrency: number;
   /** Server CPU µs per echo, one entry per repetition. */
@@ -206,12 +212,13 @@ export async function runModern(
             ? join(profile.dir, 'h', kind)
             : undefined;
   const calls = Number(process.env['MODERN_BENCH_N'] ?? (quick ? 1_000 : 3_000));
+  const warmup = warmupCalls(quick);
   const seconds = quick ? 3 : 10;
   const cpu: ModernBench['cpuUs'] = { raw: [], sluice: [], 'sluice-shared': [], 'sluice-v2': [], sdk2: [] };
   for (let rep = 0; rep < reps; rep++) {
     for (let i = 0; i < KINDS.length; i++) {
       const kind = KINDS[(i + rep) % KINDS.length] ?? 'raw';
-      const us = await echoCpu(kind, calls);
+      const us = await echoCpu(kind, calls, warmup);
       cpu[kind].push(us);
       log(`(h) rep ${rep + 1}/${reps} ${kind}: ${us.toFixed(0)} µs server CPU per modern echo`);
     }
@@ -220,6 +227,7 @@ export async function runModern(
   const mem = await listenMemory(seconds);
   return {
     calls,
+    warmup,
     reps,
     concurrency: C,
     cpuUs: cpu,
@@ -249,7 +257,7 @@ export function renderModern(r: ModernBench): string {
   return [
     '## (h) The 2026-07-28 era: stateless requests and listen streams',
     '',
-    `Server CPU per modern \`tools/call\` echo, JSON, C=${r.concurrency}, ${r.calls} calls per cell, median of ${r.reps} (order rotated each repetition):`,
+    `Server CPU per modern \`tools/call\` echo, JSON, C=${r.concurrency}, ${r.calls} calls per cell after ${r.warmup} warm-up calls, median of ${r.reps} (order rotated each repetition):`,
     '',
     '| server | CPU per echo | vs SDK v2 (target ≤ 0.3x) | vs raw |',
     '|---|---:|---:|---:|',
