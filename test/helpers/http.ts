@@ -4,7 +4,12 @@
  * view of arriving-body.ts), and raw sockets for what node:http would refuse to send. Every wait is
  * bounded with withDeadline.
  */
-import { request as httpRequest, type IncomingHttpHeaders, type IncomingMessage } from 'node:http';
+import {
+  type Agent,
+  request as httpRequest,
+  type IncomingHttpHeaders,
+  type IncomingMessage,
+} from 'node:http';
 import { connect, type Socket } from 'node:net';
 import { ArrivingBody, type Loose } from './arriving-body.js';
 import { withDeadline } from './deadline.js';
@@ -24,6 +29,8 @@ export interface SendOptions {
   timeoutMs?: number;
   /** The client's local address (e.g. 127.0.0.2, to look like another host). */
   localAddress?: string;
+  /** A keep-alive agent to send through. @defaultValue a connection of its own (`agent: false`) */
+  agent?: Agent;
 }
 
 export function isEventStream(headers: IncomingHttpHeaders): boolean {
@@ -62,7 +69,7 @@ export function open(url: string, o: SendOptions = {}): Promise<Reply> {
       {
         method: o.method ?? 'GET',
         headers: o.headers ?? {},
-        agent: false,
+        agent: o.agent ?? false,
         ...(o.localAddress === undefined ? {} : { localAddress: o.localAddress }),
       },
       (res) => resolve(new Reply(res)),

@@ -17,10 +17,11 @@
  */
 import assert from 'node:assert/strict';
 import { spawn } from 'node:child_process';
-import { Agent, request } from 'node:http';
+import { Agent } from 'node:http';
 import { join } from 'node:path';
 import { test } from 'node:test';
 import { withDeadline } from '../helpers/deadline.js';
+import { ACCEPT_BOTH, type Reply, send } from '../helpers/http.js';
 import { repoRoot } from '../helpers/spawn-serve.js';
 
 const WARMUP = 4_000;
@@ -28,12 +29,6 @@ const MEASURED = 8_000;
 const CALLERS = 16;
 /** Bytes promoted per call, at most: about twice what is left without the fixes, half of what they cost. */
 const MAX_PROMOTED_PER_CALL = 2_500;
-
-interface Reply {
-  status: number;
-  sid: string;
-  text: string;
-}
 
 /** A shared-tools-node child with `--trace-gc-nvp`; `promoted` sums its scavenges' promoted bytes while `counting`. */
 class Traced {
@@ -69,34 +64,13 @@ class Traced {
   }
 
   async post(body: string, headers: Record<string, string>): Promise<Reply> {
-    const url = await this.#url;
-    return new Promise((resolve, reject) => {
-      const req = request(
-        url,
-        {
-          method: 'POST',
-          agent: this.#agent,
-          headers: {
-            'content-type': 'application/json',
-            accept: 'application/json, text/event-stream',
-            ...headers,
-          },
-        },
-        (res) => {
-          let text = '';
-          res.setEncoding('utf8');
-          res.on('data', (c: string) => {
-            text += c;
-          });
-          res.on('end', () =>
-            resolve({ status: res.statusCode ?? 0, sid: String(res.headers['mcp-session-id'] ?? ''), text }),
-          );
-          res.on('error', reject);
-        },
-      );
-      req.setTimeout(10_000, () => req.destroy(new Error('no answer within 10 s')));
-      req.on('error', reject);
-      req.end(body);
+    const url = (await this.#url).href;
+    return send(url, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json', accept: ACCEPT_BOTH, ...headers },
+      body,
+      agent: this.#agent,
+      timeoutMs: 10_000,
     });
   }
 
@@ -147,7 +121,7 @@ test('an SSE echo in a session promotes no more than its replay copy', { timeout
     v,
   );
   assert.equal(init.status, 200);
-  const session = { ...v, 'mcp-session-id': init.sid };
+  const session = { ...v, 'mcp-session-id': String(init.headers['mcp-session-id'] ?? '') };
   await s.post('{"jsonrpc":"2.0","method":"notifications/initialized"}', session);
   const perCall = await s.promotedPerCall(async (id) => assertEcho(await s.post(echoBody(id), session), id));
   process.stderr.write(`promotion: ${perCall.toFixed(0)} B promoted per SSE echo\n`);
