@@ -25,9 +25,9 @@ import {
   connectNodeRedis,
   loadNodeRedis,
   RedisUnavailableError,
-  toReply,
+  sendVia,
 } from './node-redis.js';
-import { isReplyError, type RedisLink, type RedisReply, RedisReplyError } from './redis-link.js';
+import type { RedisLink } from './redis-link.js';
 import type { RedisNodeAddress, RedisTopology } from './topology.js';
 
 export interface HaLinkOptions {
@@ -106,16 +106,6 @@ function bounded<T>(p: Promise<T>, ms: number): Promise<T> {
       timer = setTimeout(() => reject(new RedisUnavailableError(`Redis did not answer within ${ms} ms`)), ms);
     }),
   ]).finally(() => clearTimeout(timer));
-}
-
-async function sendVia(p: () => Promise<unknown>, deadlines: CommandDeadlines): Promise<RedisReply> {
-  try {
-    // A command may settle after its deadline (a failover's reconnection loop): ignored there.
-    return toReply(await deadlines.bound(p()));
-  } catch (error) {
-    if (isReplyError(error)) throw new RedisReplyError((error as Error).message);
-    throw error;
-  }
 }
 
 /** Tears a client down whatever state it is in (a failed connect() may have destroyed it already). */

@@ -92,6 +92,20 @@ export function toReply(v: unknown): RedisReply {
 }
 
 /**
+ * One command of a link, bounded by the link's deadlines (`p` may settle after its deadline: a
+ * failover's reconnection loop; it is ignored then), its reply converted, an error reply raised as
+ * RedisReplyError. The plain, Sentinel and Cluster links all send through here.
+ */
+export async function sendVia(p: () => Promise<unknown>, deadlines: CommandDeadlines): Promise<RedisReply> {
+  try {
+    return toReply(await deadlines.bound(p()));
+  } catch (error) {
+    if (isReplyError(error)) throw new RedisReplyError((error as Error).message);
+    throw error;
+  }
+}
+
+/**
  * Connects (waits for the first connection up to connectTimeoutMs, then lets the client keep
  * retrying in the background) and returns the link. Rejects with RedisUnavailableError when the
  * package is missing.
@@ -137,14 +151,9 @@ export async function connectNodeRedis(o: NodeRedisOptions): Promise<RedisLink> 
     },
     async send(args) {
       if (!client.isReady) throw new RedisUnavailableError('Redis is not connected');
-      try {
-        // node-redis's `timeout` drops a command still waiting to be written (its queue stays
-        // bounded while Redis stalls); the deadline bounds the wait for the reply as well.
-        return toReply(await deadlines.bound(client.sendCommand(args, { timeout })));
-      } catch (error) {
-        if (isReplyError(error)) throw new RedisReplyError((error as Error).message);
-        throw error;
-      }
+      // node-redis's `timeout` drops a command still waiting to be written (its queue stays
+      // bounded while Redis stalls); the deadline bounds the wait for the reply as well.
+      return sendVia(() => client.sendCommand(args, { timeout }), deadlines);
     },
     async close() {
       const sub = subscriber;

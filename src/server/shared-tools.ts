@@ -85,23 +85,7 @@ export function sharedTool<I extends undefined | ZodRawShapeCompat | AnySchema =
   });
 }
 
-/** The fields of the SDK's tool record (SDK 1.32: `_createRegisteredTool`), sorted. */
-const RECORD_FIELDS = [
-  '_meta',
-  'annotations',
-  'description',
-  'disable',
-  'enable',
-  'enabled',
-  'execution',
-  'handler',
-  'inputSchema',
-  'outputSchema',
-  'remove',
-  'title',
-  'update',
-].join();
-/** The record's data fields, copied into the shared record. */
+/** The record's data fields (SDK 1.32: `_createRegisteredTool`), copied into the shared record. */
 const DATA_FIELDS = [
   'title',
   'description',
@@ -113,6 +97,10 @@ const DATA_FIELDS = [
   'handler',
   'enabled',
 ] as const;
+/** The record's closures over its server, which the shared record replaces with throwing ones. */
+const CHANGERS = ['enable', 'disable', 'update', 'remove'] as const;
+/** Every field of the SDK's record, sorted: a record with any other set is not copied. */
+const RECORD_FIELDS = [...DATA_FIELDS, ...CHANGERS].sort().join();
 
 /** What registerSharedTools uses of an SDK v1 McpServer beyond its public API. */
 interface ToolTable {
@@ -140,7 +128,7 @@ function sharedRecord(t: SharedTool, made: unknown): object | null {
   const from = made as Record<string, unknown>;
   const r: Record<string, unknown> = {};
   for (const k of DATA_FIELDS) r[k] = from[k];
-  for (const op of ['enable', 'disable', 'update', 'remove']) {
+  for (const op of CHANGERS) {
     r[op] = () => {
       throw new SharedToolError(t.name, op);
     };

@@ -30,13 +30,13 @@ const CALLERS = 16;
 /** Bytes promoted per call, at most: about twice what is left without the fixes, half of what they cost. */
 const MAX_PROMOTED_PER_CALL = 2_500;
 
-/** A shared-tools-node child with `--trace-gc-nvp`; `promoted` sums its scavenges' promoted bytes while `counting`. */
+/** A shared-tools-node child with `--trace-gc-nvp`; it sums its scavenges' promoted bytes while a measurement runs. */
 class Traced {
   readonly #agent = new Agent({ keepAlive: true, maxSockets: CALLERS });
   readonly #child;
   readonly #url: Promise<URL>;
-  promoted = 0;
-  counting = false;
+  #promoted = 0;
+  #counting = false;
 
   constructor(mode: 'auto' | 'sse') {
     const entry = join(repoRoot(), 'dist', 'test', 'helpers', 'shared-tools-node.js');
@@ -55,8 +55,8 @@ class Traced {
           const ready = /^shared-tools-node (http:\/\/\S+)$/.exec(line.trim());
           if (ready?.[1] !== undefined) resolve(new URL(ready[1]));
           // One line per collection; only scavenges (gc=s) promote from the young generation.
-          if (this.counting && /\bgc=s\b/.test(line))
-            this.promoted += Number(/\bpromoted=(\d+)/.exec(line)?.[1] ?? 0);
+          if (this.#counting && /\bgc=s\b/.test(line))
+            this.#promoted += Number(/\bpromoted=(\d+)/.exec(line)?.[1] ?? 0);
         }
       });
     });
@@ -86,12 +86,12 @@ class Traced {
       );
     };
     await run(WARMUP);
-    this.counting = true;
+    this.#counting = true;
     await run(MEASURED);
     // The trace line of a scavenge that ran during the last calls may still be on its way.
     await new Promise((r) => setTimeout(r, 200));
-    this.counting = false;
-    return this.promoted / MEASURED;
+    this.#counting = false;
+    return this.#promoted / MEASURED;
   }
 
   async close(): Promise<void> {
