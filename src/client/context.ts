@@ -36,6 +36,8 @@ export type ResponseStream = object;
 /** The SSE streams of one transport (streams.ts's StreamRunner), as the other parts call them. */
 export interface StreamRunner {
   openStandalone(): void;
+  /** While the standalone GET is being opened: settles when it has its answer. */
+  standaloneReady(): Promise<void> | undefined;
   dropStandalone(): void;
   adoptPostStream(
     entry: PendingRequest,

@@ -152,6 +152,15 @@ export interface StreamableHttpClientOptions {
    */
   openStandaloneStream?: boolean;
   /**
+   * While the standalone GET stream is being opened, later messages wait for its answer (its headers, a refusal
+   * or an error), for at most this many ms. A server that sends a request or notification on the GET stream
+   * as soon as a tool runs (the SDK v1 server's `server.request()` outside a request context) drops it when no
+   * GET stream is open yet: the spec lets it (2025-11-25 basic/transports §"Listening for Messages from the
+   * Server"), and the client would wait forever for a request it never saw. `0` sends at once.
+   * @defaultValue `500`
+   */
+  standaloneReadyWaitMs?: number;
+  /**
    * Methods that are always safe to re-send when a stream is lost and cannot be resumed. Any other request
    * is re-sent only when its `params._meta` carries {@link IDEMPOTENCY_KEY_META}.
    * @defaultValue `['ping', 'tools/list', 'resources/list', 'resources/templates/list', 'resources/read',
@@ -217,6 +226,7 @@ export interface ResolvedClientOptions {
   readonly maxRetryAfterMs: number;
   readonly reinitializeOnSessionExpiry: boolean;
   readonly openStandaloneStream: boolean;
+  readonly standaloneReadyWaitMs: number;
   readonly isIdempotent: (request: OutgoingRequest) => boolean;
   readonly protocol: object | undefined;
   readonly tracing: ClientTracing | undefined;
@@ -245,6 +255,7 @@ const DEFAULTS = {
   closeTimeoutMs: 5_000,
   maxRetryAfterMs: 10_000,
   maxStepUps: 2,
+  standaloneReadyWaitMs: 500,
 } as const;
 
 const systemClock: ClientClock = {
@@ -297,6 +308,7 @@ export function resolveOptions(options: StreamableHttpClientOptions = {}): Resol
   const stableConnectionMs = number(options, 'stableConnectionMs', 1, false);
   const closeTimeoutMs = number(options, 'closeTimeoutMs', 1, false);
   const maxRetryAfterMs = number(options, 'maxRetryAfterMs', 0, false);
+  const standaloneReadyWaitMs = number(options, 'standaloneReadyWaitMs', 0, false);
   if (options.sessionId !== undefined && !/^[\x21-\x7E]+$/.test(options.sessionId)) {
     throw new InvalidOptionError('option sessionId must be non-empty visible ASCII (0x21-0x7E)');
   }
@@ -361,6 +373,7 @@ export function resolveOptions(options: StreamableHttpClientOptions = {}): Resol
     maxRetryAfterMs,
     reinitializeOnSessionExpiry: options.reinitializeOnSessionExpiry ?? true,
     openStandaloneStream: options.openStandaloneStream ?? true,
+    standaloneReadyWaitMs,
     isIdempotent,
     protocol: options.protocol,
     tracing: clientTracingOf(options.tracing, () => (options.clock ?? systemClock).now()),

@@ -27,6 +27,8 @@ export class StreamRunner {
   private standalone: ResponseStream | undefined;
   /** 405 (or a 404 from a sessionless server) on the GET: this server never initiates. */
   private standaloneDisabled = false;
+  /** Settles once the standalone GET being opened has its answer; undefined when none is being opened. */
+  private opening: { readonly answered: Promise<void>; readonly settle: () => void } | undefined;
 
   private readonly t: TransportContext;
 
@@ -46,7 +48,28 @@ export class StreamRunner {
       return;
     const s = this.create('standalone', undefined, false);
     this.standalone = s;
+    let settle = (): void => {};
+    const answered = new Promise<void>((resolve) => {
+      settle = resolve;
+    });
+    this.opening = { answered, settle };
     void this.connect(s);
+  }
+
+  /**
+   * While the standalone GET is being opened, the promise of its answer (headers, a refusal or an error): the
+   * transport holds later messages until then, bounded by `standaloneReadyWaitMs`, because a server may drop
+   * what it sends before the GET stream exists (2025-11-25 basic/transports §"Listening for Messages from the
+   * Server": it MAY send there, and nothing asks it to queue).
+   */
+  standaloneReady(): Promise<void> | undefined {
+    return this.opening?.answered;
+  }
+
+  private openingAnswered(s: ResponseStream): void {
+    if (this.standalone !== s || this.opening === undefined) return;
+    this.opening.settle();
+    this.opening = undefined;
   }
 
   dropStandalone(): void {
@@ -113,6 +136,8 @@ export class StreamRunner {
   }
 
   closeAll(): void {
+    this.opening?.settle();
+    this.opening = undefined;
     for (const s of this.streams) this.finish(s);
     this.streams.clear();
     this.standalone = undefined;
@@ -129,6 +154,7 @@ export class StreamRunner {
   }
 
   private finish(s: ResponseStream): void {
+    this.openingAnswered(s);
     s.finished = true;
     this.streams.delete(s);
     if (s.timer !== undefined) {
@@ -262,6 +288,7 @@ export class StreamRunner {
       s.connectionIsGet = true;
       response = await t.request('GET', headers, undefined, controller, true);
     } catch (error) {
+      this.openingAnswered(s);
       t.inflight.delete(controller);
       s.connection = undefined;
       s.connectedAt = t.options.clock.now();
@@ -269,6 +296,7 @@ export class StreamRunner {
       this.retry(s, error);
       return;
     }
+    this.openingAnswered(s);
     if (t.closed || s.finished) {
       await discard(response);
       return;

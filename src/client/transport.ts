@@ -70,6 +70,20 @@ function withTraceHeaders(
 }
 
 /** The revision a legacy request goes out under: the one asked for by initialize, else the negotiated one. */
+/** Waits for the standalone GET's answer, at most `standaloneReadyWaitMs` (streams.ts `standaloneReady`). */
+async function standaloneOpened(t: TransportContext, opening: Promise<void>): Promise<void> {
+  const { clock, standaloneReadyWaitMs } = t.options;
+  if (standaloneReadyWaitMs === 0) return;
+  let timer: unknown;
+  await Promise.race([
+    opening,
+    new Promise<void>((resolve) => {
+      timer = clock.setTimeout(resolve, standaloneReadyWaitMs);
+    }),
+  ]);
+  clock.clearTimeout(timer);
+}
+
 function versionOf(t: TransportContext, wire: WireMessage): string | undefined {
   const asked =
     wire.method === 'initialize' ? (wire.params as { protocolVersion?: unknown } | undefined) : undefined;
@@ -212,6 +226,8 @@ export class StreamableHttpClientTransport implements Transport {
         // The failure is reported to the request that triggered it; this one tries on its own.
       });
     }
+    const opening = t.runner.standaloneReady();
+    if (opening !== undefined) await standaloneOpened(t, opening);
     const wire = message as WireMessage;
     const kind = classify(wire).kind;
     if (kind === 'invalid')

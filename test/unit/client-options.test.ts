@@ -19,6 +19,8 @@ describe('client options', () => {
     assert.equal(o.maxReconnectAttempts, 5);
     assert.equal(o.closeTimeoutMs, 5_000);
     assert.equal(o.reinitializeOnSessionExpiry, true);
+    assert.equal(o.standaloneReadyWaitMs, 500);
+    assert.equal(resolveOptions({ standaloneReadyWaitMs: 0 }).standaloneReadyWaitMs, 0);
   });
 
   test('impossible values throw InvalidOptionError in the constructor', () => {
@@ -28,6 +30,7 @@ describe('client options', () => {
       { maxReconnectAttempts: 1.5 },
       { initialReconnectDelayMs: 5000, maxReconnectDelayMs: 100 },
       { closeTimeoutMs: Number.NaN },
+      { standaloneReadyWaitMs: -1 },
       { sessionId: 'has space' },
     ];
     for (const options of bad) {
