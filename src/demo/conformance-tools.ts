@@ -12,6 +12,7 @@ import {
   type ServerRequest,
 } from '@modelcontextprotocol/sdk/types.js';
 import { z } from 'zod';
+import { registerSharedTools, type SharedTool, sharedTool } from '../server/shared-tools.js';
 import { trackLogLevel } from './log-level.js';
 import { PNG_BASE64, WAV_BASE64 } from './media.js';
 import { sleep } from './sleep.js';
@@ -63,27 +64,18 @@ async function progress(extra: Extra, value: number, total: number): Promise<voi
   });
 }
 
-export function registerConformanceTools(server: McpServer): void {
-  const shouldLog = trackLogLevel(server);
-  const log = async (extra: Extra, data: string): Promise<void> => {
-    if (!shouldLog('info')) return;
-    // Related to the request, so the transport can put it on that request's stream.
-    await extra.sendNotification({ method: 'notifications/message', params: { level: 'info', data } });
-  };
-
-  server.registerTool('test_simple_text', { description: 'Returns a simple text response' }, () =>
+// Built once for every session's server (server/shared-tools.ts): no zod schemas or tool records per server.
+const CONFORMANCE_TOOLS_A: readonly SharedTool[] = [
+  sharedTool('test_simple_text', { description: 'Returns a simple text response' }, () =>
     text('This is a simple text response for testing.'),
-  );
-
-  server.registerTool('test_image_content', { description: 'Returns a small PNG image' }, () => ({
+  ),
+  sharedTool('test_image_content', { description: 'Returns a small PNG image' }, () => ({
     content: [{ type: 'image', data: PNG_BASE64, mimeType: 'image/png' }],
-  }));
-
-  server.registerTool('test_audio_content', { description: 'Returns a short WAV clip' }, () => ({
+  })),
+  sharedTool('test_audio_content', { description: 'Returns a short WAV clip' }, () => ({
     content: [{ type: 'audio', data: WAV_BASE64, mimeType: 'audio/wav' }],
-  }));
-
-  server.registerTool('test_embedded_resource', { description: 'Returns an embedded text resource' }, () => ({
+  })),
+  sharedTool('test_embedded_resource', { description: 'Returns an embedded text resource' }, () => ({
     content: [
       {
         type: 'resource',
@@ -94,9 +86,8 @@ export function registerConformanceTools(server: McpServer): void {
         },
       },
     ],
-  }));
-
-  server.registerTool(
+  })),
+  sharedTool(
     'test_multiple_content_types',
     { description: 'Returns text, image and resource content together' },
     () => ({
@@ -113,27 +104,15 @@ export function registerConformanceTools(server: McpServer): void {
         },
       ],
     }),
-  );
+  ),
+];
 
-  server.registerTool(
-    'test_tool_with_logging',
-    { description: 'Sends log messages while it runs' },
-    async (extra) => {
-      await log(extra, 'Tool execution started');
-      await sleep(50, extra.signal);
-      await log(extra, 'Tool processing data');
-      await sleep(50, extra.signal);
-      await log(extra, 'Tool execution completed');
-      return text('Tool with logging executed successfully');
-    },
-  );
-
-  server.registerTool('test_error_handling', { description: 'Always fails with a tool error' }, () => ({
+const CONFORMANCE_TOOLS_B: readonly SharedTool[] = [
+  sharedTool('test_error_handling', { description: 'Always fails with a tool error' }, () => ({
     isError: true,
     content: [{ type: 'text', text: 'This tool intentionally returns an error for testing' }],
-  }));
-
-  server.registerTool(
+  })),
+  sharedTool(
     'test_tool_with_progress',
     { description: 'Reports progress 0, 50, 100 of 100' },
     async (extra) => {
@@ -144,9 +123,8 @@ export function registerConformanceTools(server: McpServer): void {
       await progress(extra, 100, 100);
       return text('Tool with progress executed successfully');
     },
-  );
-
-  server.registerTool(
+  ),
+  sharedTool(
     'test_sampling',
     {
       description: 'Asks the client to sample an LLM completion',
@@ -163,11 +141,35 @@ export function registerConformanceTools(server: McpServer): void {
       const reply = result.content.type === 'text' ? result.content.text : `[${result.content.type}]`;
       return text(`LLM response: ${reply}`);
     },
-  );
-
-  server.registerTool(
+  ),
+  sharedTool(
     'json_schema_2020_12_tool',
     { description: 'Tool with JSON Schema 2020-12 features', inputSchema: VERBATIM_2020 },
     (args) => text(`Received: ${JSON.stringify(args)}`),
+  ),
+];
+
+export function registerConformanceTools(server: McpServer): void {
+  const shouldLog = trackLogLevel(server);
+  const log = async (extra: Extra, data: string): Promise<void> => {
+    if (!shouldLog('info')) return;
+    // Related to the request, so the transport can put it on that request's stream.
+    await extra.sendNotification({ method: 'notifications/message', params: { level: 'info', data } });
+  };
+  registerSharedTools(server, CONFORMANCE_TOOLS_A);
+  // Per server: it reads this session's log level (logging/setLevel).
+  server.registerTool(
+    'test_tool_with_logging',
+    { description: 'Sends log messages while it runs' },
+    async (extra) => {
+      await log(extra, 'Tool execution started');
+      await sleep(50, extra.signal);
+      await log(extra, 'Tool processing data');
+      await sleep(50, extra.signal);
+      await log(extra, 'Tool execution completed');
+      return text('Tool with logging executed successfully');
+    },
   );
+
+  registerSharedTools(server, CONFORMANCE_TOOLS_B);
 }

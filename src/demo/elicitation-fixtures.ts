@@ -14,6 +14,7 @@ import {
   type ServerRequest,
 } from '@modelcontextprotocol/sdk/types.js';
 import { z } from 'zod';
+import { registerSharedTools, type SharedTool, sharedTool } from '../server/shared-tools.js';
 
 type Extra = RequestHandlerExtra<ServerRequest, ServerNotification>;
 type RequestedSchema = ElicitRequest['params'] extends infer P
@@ -90,8 +91,9 @@ const ENUMS_SCHEMA: RequestedSchema = {
 // Built once and shared by every session's server (README "Memory per session").
 const ELICITATION_INPUT = z.object({ message: z.string().describe('The message to show the user') });
 
-export function registerElicitationFixtures(server: McpServer): void {
-  server.registerTool(
+// Built once for every session's server (server/shared-tools.ts): no zod schemas or tool records per server.
+const ELICITATION_TOOLS: readonly SharedTool[] = [
+  sharedTool(
     'test_elicitation',
     {
       description: 'Asks the client for a username and email via elicitation',
@@ -108,9 +110,8 @@ export function registerElicitationFixtures(server: McpServer): void {
       });
       return text(`User response: action=${answer.action}, content=${JSON.stringify(answer.content)}`);
     },
-  );
-
-  server.registerTool(
+  ),
+  sharedTool(
     'test_elicitation_sep1034_defaults',
     { description: 'Elicitation whose fields carry default values (SEP-1034)' },
     async (extra) => {
@@ -119,9 +120,8 @@ export function registerElicitationFixtures(server: McpServer): void {
         `Elicitation completed: action=${answer.action}, content=${JSON.stringify(answer.content)}`,
       );
     },
-  );
-
-  server.registerTool(
+  ),
+  sharedTool(
     'test_elicitation_sep1330_enums',
     { description: 'Elicitation using every enum schema variant (SEP-1330)' },
     async (extra) => {
@@ -130,5 +130,9 @@ export function registerElicitationFixtures(server: McpServer): void {
         `Elicitation completed: action=${answer.action}, content=${JSON.stringify(answer.content)}`,
       );
     },
-  );
+  ),
+];
+
+export function registerElicitationFixtures(server: McpServer): void {
+  registerSharedTools(server, ELICITATION_TOOLS);
 }

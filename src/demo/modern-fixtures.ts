@@ -14,6 +14,7 @@ import { META_CLIENT_CAPABILITIES } from '../jsonrpc/meta-keys.js';
 import { mrtrInput } from '../modern/mrtr.js';
 import { toolError } from '../modern/tool-error.js';
 import { createRequestStateCodec, type RequestStateCodec } from '../server/request-state.js';
+import { registerSharedTools, type SharedTool, sharedTool } from '../server/shared-tools.js';
 
 /**
  * One secret per process: a multi-instance deployment would share one (SLUICE_STATE_SECRET). Made on
@@ -63,9 +64,10 @@ function sampledText(r: unknown): string | undefined {
   return typeof t === 'string' ? t : undefined;
 }
 
-export function registerModernFixtures(server: McpServer): void {
+// Built once for every session's server (server/shared-tools.ts): no zod schemas or tool records per server.
+const MODERN_TOOLS_A: readonly SharedTool[] = [
   // The transport's capability gate answers -32021 when the client did not declare sampling.
-  server.registerTool(
+  sharedTool(
     'test_missing_capability',
     { description: 'Needs the client sampling capability (answers -32021 without it)' },
     async (extra) => {
@@ -74,15 +76,13 @@ export function registerModernFixtures(server: McpServer): void {
       if (answer !== undefined) return text(`sampled: ${answer}`);
       return inputRequired({ probe: sample('Say hello', 20) });
     },
-  );
-
-  server.registerTool(
+  ),
+  sharedTool(
     'test_streaming_elicitation',
     { description: 'Answers on its own stream, never with a server request' },
     async () => text('streamed without server-to-client requests'),
-  );
-
-  server.registerTool(
+  ),
+  sharedTool(
     'test_logging_tool',
     { description: 'Logs at every level (only sent when _meta asks for a level)' },
     async (extra) => {
@@ -94,35 +94,19 @@ export function registerModernFixtures(server: McpServer): void {
       }
       return text('logged');
     },
-  );
+  ),
+];
 
-  server.registerTool(
-    'test_trigger_tool_change',
-    { description: 'Announces a tool list change' },
-    async () => {
-      server.sendToolListChanged();
-      return text('tool list changed');
-    },
-  );
-  server.registerTool(
-    'test_trigger_prompt_change',
-    { description: 'Announces a prompt list change' },
-    async () => {
-      server.sendPromptListChanged();
-      return text('prompt list changed');
-    },
-  );
-
-  server.registerTool(
+const MODERN_TOOLS_B: readonly SharedTool[] = [
+  sharedTool(
     'test_x_mcp_header',
     {
       description: 'Its region argument is mirrored in the Mcp-Param-Region header',
       inputSchema: { region: z.string().meta({ 'x-mcp-header': 'Region' }) },
     },
     async ({ region }) => text(`region ${region}`),
-  );
-
-  server.registerTool(
+  ),
+  sharedTool(
     'test_input_required_result_elicitation',
     { description: 'MRTR: one elicitation' },
     async (extra) => {
@@ -130,9 +114,8 @@ export function registerModernFixtures(server: McpServer): void {
       if (name !== undefined) return text(`Hello, ${name}!`);
       return inputRequired({ user_name: elicit('What is your name?', 'name') });
     },
-  );
-
-  server.registerTool(
+  ),
+  sharedTool(
     'test_input_required_result_sampling',
     { description: 'MRTR: one sampling request' },
     async (extra) => {
@@ -140,22 +123,16 @@ export function registerModernFixtures(server: McpServer): void {
       if (answer !== undefined) return text(`The model said: ${answer}`);
       return inputRequired({ capital_question: sample('What is the capital of France?', 100) });
     },
-  );
-
-  server.registerTool(
-    'test_input_required_result_list_roots',
-    { description: 'MRTR: roots/list' },
-    async (extra) => {
-      const r = mrtrInput(extra).inputResponses?.['client_roots'];
-      if (isObject(r) && Array.isArray(r['roots'])) {
-        const uris = (r['roots'] as unknown[]).map((x) => (isObject(x) ? String(x['uri']) : '?'));
-        return text(`Roots: ${uris.join(', ')}`);
-      }
-      return inputRequired({ client_roots: ROOTS });
-    },
-  );
-
-  server.registerTool(
+  ),
+  sharedTool('test_input_required_result_list_roots', { description: 'MRTR: roots/list' }, async (extra) => {
+    const r = mrtrInput(extra).inputResponses?.['client_roots'];
+    if (isObject(r) && Array.isArray(r['roots'])) {
+      const uris = (r['roots'] as unknown[]).map((x) => (isObject(x) ? String(x['uri']) : '?'));
+      return text(`Roots: ${uris.join(', ')}`);
+    }
+    return inputRequired({ client_roots: ROOTS });
+  }),
+  sharedTool(
     'test_input_required_result_request_state',
     { description: 'MRTR: requestState round trip' },
     async (extra) => {
@@ -169,9 +146,8 @@ export function registerModernFixtures(server: McpServer): void {
         codec().seal({ tool: 'request_state' }),
       );
     },
-  );
-
-  server.registerTool(
+  ),
+  sharedTool(
     'test_input_required_result_multiple_inputs',
     { description: 'MRTR: three inputs at once' },
     async (extra) => {
@@ -195,33 +171,24 @@ export function registerModernFixtures(server: McpServer): void {
         codec().seal({ tool: 'multiple_inputs' }),
       );
     },
-  );
-
-  server.registerTool(
-    'test_input_required_result_multi_round',
-    { description: 'MRTR: two rounds' },
-    async (extra) => {
-      const { inputResponses: r, requestState } = mrtrInput(extra);
-      const state = codec().open(requestState);
-      const round = isObject(state) ? state['round'] : undefined;
-      if (round === 2 && r?.['step2'] !== undefined) {
-        const name = isObject(state) ? String(state['name']) : '?';
-        return text(`${name} likes ${elicited(r['step2'], 'color') ?? '?'}`);
-      }
-      if (round === 1 && r?.['step1'] !== undefined) {
-        return inputRequired(
-          { step2: elicit('Step 2: What is your favorite color?', 'color') },
-          codec().seal({ round: 2, name: elicited(r['step1'], 'name') ?? '?' }),
-        );
-      }
+  ),
+  sharedTool('test_input_required_result_multi_round', { description: 'MRTR: two rounds' }, async (extra) => {
+    const { inputResponses: r, requestState } = mrtrInput(extra);
+    const state = codec().open(requestState);
+    const round = isObject(state) ? state['round'] : undefined;
+    if (round === 2 && r?.['step2'] !== undefined) {
+      const name = isObject(state) ? String(state['name']) : '?';
+      return text(`${name} likes ${elicited(r['step2'], 'color') ?? '?'}`);
+    }
+    if (round === 1 && r?.['step1'] !== undefined) {
       return inputRequired(
-        { step1: elicit('Step 1: What is your name?', 'name') },
-        codec().seal({ round: 1 }),
+        { step2: elicit('Step 2: What is your favorite color?', 'color') },
+        codec().seal({ round: 2, name: elicited(r['step1'], 'name') ?? '?' }),
       );
-    },
-  );
-
-  server.registerTool(
+    }
+    return inputRequired({ step1: elicit('Step 1: What is your name?', 'name') }, codec().seal({ round: 1 }));
+  }),
+  sharedTool(
     'test_input_required_result_tampered_state',
     { description: 'MRTR: HMAC-checked requestState' },
     async (extra) => {
@@ -241,9 +208,8 @@ export function registerModernFixtures(server: McpServer): void {
         codec().seal({ tool: 'tampered_state' }),
       );
     },
-  );
-
-  server.registerTool(
+  ),
+  sharedTool(
     'test_input_required_result_capabilities',
     { description: 'MRTR: only declared capabilities' },
     async (extra) => {
@@ -259,7 +225,30 @@ export function registerModernFixtures(server: McpServer): void {
       if (Object.keys(requests).length === 0) return text('the client declared no input capability');
       return inputRequired(requests);
     },
+  ),
+];
+
+export function registerModernFixtures(server: McpServer): void {
+  registerSharedTools(server, MODERN_TOOLS_A);
+  // Per server: they announce on this session's server.
+  server.registerTool(
+    'test_trigger_tool_change',
+    { description: 'Announces a tool list change' },
+    async () => {
+      server.sendToolListChanged();
+      return text('tool list changed');
+    },
   );
+  server.registerTool(
+    'test_trigger_prompt_change',
+    { description: 'Announces a prompt list change' },
+    async () => {
+      server.sendPromptListChanged();
+      return text('prompt list changed');
+    },
+  );
+
+  registerSharedTools(server, MODERN_TOOLS_B);
 
   server.registerPrompt(
     'test_input_required_result_prompt',

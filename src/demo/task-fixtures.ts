@@ -11,6 +11,7 @@ import { isPlainObject as isObject } from '../jsonrpc/message.js';
 import { mrtrInput } from '../modern/mrtr.js';
 import { toolError } from '../modern/tool-error.js';
 import type { TaskPolicy } from '../server/index.js';
+import { registerSharedTools, type SharedTool, sharedTool } from '../server/shared-tools.js';
 import { sleep } from './sleep.js';
 
 /**
@@ -46,13 +47,14 @@ function answered(r: unknown, key: string): unknown {
   return isObject(r) && r['action'] === 'accept' && isObject(r['content']) ? r['content'][key] : undefined;
 }
 
-export function registerTaskFixtures(server: McpServer): void {
-  server.registerTool(
+// Built once for every session's server (server/shared-tools.ts): no zod schemas or tool records per server.
+const TASK_TOOLS: readonly SharedTool[] = [
+  sharedTool(
     'greet',
     { description: 'Greets (never a task)', inputSchema: { name: z.string() } },
     async ({ name }) => text(`Hello, ${name}!`),
-  );
-  server.registerTool(
+  ),
+  sharedTool(
     'slow_compute',
     {
       description: 'Sleeps `seconds`, then answers (a task; cancellable)',
@@ -62,19 +64,15 @@ export function registerTaskFixtures(server: McpServer): void {
       const finished = await sleep(seconds * 1000, extra.signal);
       return text(finished ? `computed ${label ?? ''} after ${seconds}s` : 'cancelled');
     },
-  );
-  server.registerTool(
-    'failing_job',
-    { description: 'A tool error after about a second (a task)' },
-    async (extra) => {
-      await sleep(1000, extra.signal);
-      return { ...text('failing_job failed, as it always does'), isError: true };
-    },
-  );
-  server.registerTool('protocol_error_job', { description: 'A protocol error (the task fails)' }, async () =>
+  ),
+  sharedTool('failing_job', { description: 'A tool error after about a second (a task)' }, async (extra) => {
+    await sleep(1000, extra.signal);
+    return { ...text('failing_job failed, as it always does'), isError: true };
+  }),
+  sharedTool('protocol_error_job', { description: 'A protocol error (the task fails)' }, async () =>
     toolError(JsonRpcCode.InternalError, 'protocol_error_job: internal failure, on purpose'),
-  );
-  server.registerTool(
+  ),
+  sharedTool(
     'confirm_delete',
     {
       description: 'Asks for confirmation (elicitation), then deletes',
@@ -87,8 +85,8 @@ export function registerTaskFixtures(server: McpServer): void {
       }
       return text(answered(r, 'confirm') === true ? `deleted ${filename}` : `kept ${filename}`);
     },
-  );
-  server.registerTool('multi_input', { description: 'Asks two questions at once' }, async (extra) => {
+  ),
+  sharedTool('multi_input', { description: 'Asks two questions at once' }, async (extra) => {
     const responses = mrtrInput(extra).inputResponses;
     if (responses === undefined) {
       return inputRequired({
@@ -99,8 +97,8 @@ export function registerTaskFixtures(server: McpServer): void {
     return text(
       `name ${String(answered(responses['name'], 'name'))}, confirm ${String(answered(responses['confirm'], 'confirm'))}`,
     );
-  });
-  server.registerTool(
+  }),
+  sharedTool(
     'test_tool_with_task',
     { description: 'Asks for user_name as a plain MRTR round, then runs as a task with the answer' },
     async (extra) => {
@@ -109,5 +107,9 @@ export function registerTaskFixtures(server: McpServer): void {
         return inputRequired({ user_name: elicit('Your name?', { name: { type: 'string' } }) });
       return text(`Hello, ${String(answered(r, 'name'))}, from a task`);
     },
-  );
+  ),
+];
+
+export function registerTaskFixtures(server: McpServer): void {
+  registerSharedTools(server, TASK_TOOLS);
 }
