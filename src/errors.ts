@@ -13,7 +13,8 @@ export type SluiceErrorCode =
   | 'SLUICE_AUTH_SERVER_UNAVAILABLE'
   | 'SLUICE_PARTIAL_CANCELLED'
   | 'SLUICE_SDK_TASK_STORE'
-  | 'SLUICE_SHARED_TOOL';
+  | 'SLUICE_SHARED_TOOL'
+  | 'SLUICE_SHARED_RECORD';
 
 const brand = Symbol.for('sluice.error');
 
@@ -108,5 +109,23 @@ export class SharedToolError extends SluiceError {
         `server it is in, so ${operation}() cannot change one server's tools; use registerTool for a tool that changes`,
     );
     this.name = 'SharedToolError';
+  }
+}
+
+/**
+ * `enable`, `disable`, `update` or `remove` called on the record of a prompt, resource or resource
+ * template that `registerSharedPrompts`/`registerSharedResources` registered: that record is shared
+ * by every server it is in, so it cannot change one server's table. Register one that must change
+ * with `registerPrompt`/`registerResource`.
+ */
+export class SharedRecordError extends SluiceError {
+  constructor(kind: 'prompt' | 'resource' | 'resource template', name: string, operation: string) {
+    super(
+      'SLUICE_SHARED_RECORD',
+      `${kind} ${JSON.stringify(name)} was registered as a shared ${kind}: its record is shared by every ` +
+        `server it is in, so ${operation}() cannot change one server's ${kind}s; register one that changes ` +
+        `with ${kind === 'prompt' ? 'registerPrompt' : 'registerResource'}`,
+    );
+    this.name = 'SharedRecordError';
   }
 }

@@ -6,12 +6,12 @@
 import { completable } from '@modelcontextprotocol/sdk/server/completable.js';
 import type { McpServer } from '@modelcontextprotocol/sdk/server/mcp.js';
 import { z } from 'zod';
+import { registerSharedPrompts, type SharedPrompt, sharedPrompt } from '../server/shared-prompts.js';
 import { PNG_BASE64 } from './media.js';
 
 const ARG1_SUGGESTIONS = ['test', 'testValue1', 'test-alpha', 'example'];
 
-// Raw shapes built once: their fields are shared by every session's server (the SDK still wraps
-// each in its own z.object per registration; prompts have no shared-definition helper).
+// Raw shapes built once; sharedPrompt wraps each in its z.object once, for every session's server.
 const ARGS_SCHEMA = {
   arg1: completable(z.string().describe('First test argument'), (value) =>
     ARG1_SUGGESTIONS.filter((s) => s.startsWith(value)),
@@ -20,12 +20,12 @@ const ARGS_SCHEMA = {
 };
 const EMBED_ARGS_SCHEMA = { resourceUri: z.string().describe('URI of the resource to embed') };
 
-export function registerConformancePrompts(server: McpServer): void {
-  server.registerPrompt('test_simple_prompt', { description: 'A simple prompt without arguments' }, () => ({
+// Built once for every session's server (server/shared-record.ts): one record each, no closures over a server.
+const CONFORMANCE_PROMPTS: readonly SharedPrompt[] = [
+  sharedPrompt('test_simple_prompt', { description: 'A simple prompt without arguments' }, () => ({
     messages: [{ role: 'user', content: { type: 'text', text: 'This is a simple prompt for testing.' } }],
-  }));
-
-  server.registerPrompt(
+  })),
+  sharedPrompt(
     'test_prompt_with_arguments',
     {
       description: 'A prompt with two required arguments',
@@ -39,9 +39,8 @@ export function registerConformancePrompts(server: McpServer): void {
         },
       ],
     }),
-  );
-
-  server.registerPrompt(
+  ),
+  sharedPrompt(
     'test_prompt_with_embedded_resource',
     {
       description: 'A prompt that embeds a resource',
@@ -63,12 +62,15 @@ export function registerConformancePrompts(server: McpServer): void {
         { role: 'user', content: { type: 'text', text: 'Please process the embedded resource above.' } },
       ],
     }),
-  );
-
-  server.registerPrompt('test_prompt_with_image', { description: 'A prompt that includes an image' }, () => ({
+  ),
+  sharedPrompt('test_prompt_with_image', { description: 'A prompt that includes an image' }, () => ({
     messages: [
       { role: 'user', content: { type: 'image', data: PNG_BASE64, mimeType: 'image/png' } },
       { role: 'user', content: { type: 'text', text: 'Please analyze the image above.' } },
     ],
-  }));
+  })),
+];
+
+export function registerConformancePrompts(server: McpServer): void {
+  registerSharedPrompts(server, CONFORMANCE_PROMPTS);
 }

@@ -9,6 +9,7 @@ import {
   SubscribeRequestSchema,
   UnsubscribeRequestSchema,
 } from '@modelcontextprotocol/sdk/types.js';
+import { registerSharedResources, type SharedResource, sharedResource } from '../server/shared-resources.js';
 import { PNG_BASE64 } from './media.js';
 
 const STATIC_TEXT = 'test://static-text';
@@ -22,8 +23,9 @@ function isKnownResource(uri: string): boolean {
   return uri === STATIC_TEXT || uri === STATIC_BINARY || uri === WATCHED || TEMPLATE.test(uri);
 }
 
-export function registerConformanceResources(server: McpServer): void {
-  server.registerResource(
+// Built once for every session's server (server/shared-record.ts): one record each, no closures over a server.
+const CONFORMANCE_RESOURCES: readonly SharedResource[] = [
+  sharedResource(
     'static-text',
     STATIC_TEXT,
     { description: 'A static text resource', mimeType: 'text/plain' },
@@ -32,16 +34,14 @@ export function registerConformanceResources(server: McpServer): void {
         { uri: uri.href, mimeType: 'text/plain', text: 'This is the content of the static text resource.' },
       ],
     }),
-  );
-
-  server.registerResource(
+  ),
+  sharedResource(
     'static-binary',
     STATIC_BINARY,
     { description: 'A static binary resource (PNG)', mimeType: 'image/png' },
     (uri) => ({ contents: [{ uri: uri.href, mimeType: 'image/png', blob: PNG_BASE64 }] }),
-  );
-
-  server.registerResource(
+  ),
+  sharedResource(
     'template-data',
     new ResourceTemplate('test://template/{id}/data', { list: undefined }),
     { description: 'JSON data for any id', mimeType: 'application/json' },
@@ -57,14 +57,17 @@ export function registerConformanceResources(server: McpServer): void {
         ],
       };
     },
-  );
-
-  server.registerResource(
+  ),
+  sharedResource(
     'watched-resource',
     WATCHED,
     { description: 'A resource clients can subscribe to', mimeType: 'text/plain' },
     (uri) => ({ contents: [{ uri: uri.href, mimeType: 'text/plain', text: 'Watched resource content' }] }),
-  );
+  ),
+];
+
+export function registerConformanceResources(server: McpServer): void {
+  registerSharedResources(server, CONFORMANCE_RESOURCES);
 
   // This demo never mutates its resources, so a subscription needs no
   // bookkeeping; still refuse URIs we do not serve rather than ack nonsense.

@@ -14,6 +14,7 @@ import { META_CLIENT_CAPABILITIES } from '../jsonrpc/meta-keys.js';
 import { mrtrInput } from '../modern/mrtr.js';
 import { toolError } from '../modern/tool-error.js';
 import { createRequestStateCodec, type RequestStateCodec } from '../server/request-state.js';
+import { registerSharedPrompts, type SharedPrompt, sharedPrompt } from '../server/shared-prompts.js';
 import { registerSharedTools, type SharedTool, sharedTool } from '../server/shared-tools.js';
 
 /**
@@ -228,6 +229,23 @@ const MODERN_TOOLS_B: readonly SharedTool[] = [
   ),
 ];
 
+const MODERN_PROMPTS: readonly SharedPrompt[] = [
+  sharedPrompt(
+    'test_input_required_result_prompt',
+    { description: 'MRTR on prompts/get' },
+    (extra): GetPromptResult => {
+      const ctx = elicited(mrtrInput(extra).inputResponses?.['user_context'], 'context');
+      if (ctx !== undefined) {
+        return { messages: [{ role: 'user', content: { type: 'text', text: `Use this context: ${ctx}` } }] };
+      }
+      return {
+        resultType: 'input_required',
+        inputRequests: { user_context: elicit('What context should the prompt use?', 'context') },
+      } as unknown as GetPromptResult;
+    },
+  ),
+];
+
 export function registerModernFixtures(server: McpServer): void {
   registerSharedTools(server, MODERN_TOOLS_A);
   // Per server: they announce on this session's server.
@@ -250,18 +268,5 @@ export function registerModernFixtures(server: McpServer): void {
 
   registerSharedTools(server, MODERN_TOOLS_B);
 
-  server.registerPrompt(
-    'test_input_required_result_prompt',
-    { description: 'MRTR on prompts/get' },
-    (extra): GetPromptResult => {
-      const ctx = elicited(mrtrInput(extra).inputResponses?.['user_context'], 'context');
-      if (ctx !== undefined) {
-        return { messages: [{ role: 'user', content: { type: 'text', text: `Use this context: ${ctx}` } }] };
-      }
-      return {
-        resultType: 'input_required',
-        inputRequests: { user_context: elicit('What context should the prompt use?', 'context') },
-      } as unknown as GetPromptResult;
-    },
-  );
+  registerSharedPrompts(server, MODERN_PROMPTS);
 }

@@ -38,6 +38,7 @@ export {
   InvalidOptionError,
   PartialCancelledError,
   SdkTaskStoreError,
+  SharedRecordError,
   SharedToolError,
   SluiceError,
   type SluiceErrorCode,
@@ -85,6 +86,13 @@ export type { RequestStateCodec } from './request-state.js';
 export { createRequestStateCodec } from './request-state.js';
 export type { Served, ServeOptions } from './serve.js';
 export { serve } from './serve.js';
+export {
+  registerSharedPrompts,
+  type SharedPrompt,
+  type SharedPromptConfig,
+  sharedPrompt,
+} from './shared-prompts.js';
+export { registerSharedResources, type SharedResource, sharedResource } from './shared-resources.js';
 export { registerSharedTools, type SharedTool, type SharedToolConfig, sharedTool } from './shared-tools.js';
 export { sharedJsonSchemaValidator } from './shared-validator.js';
 export { staticBearer } from './static-bearer.js';

@@ -37,6 +37,7 @@ import {
 } from '@modelcontextprotocol/sdk/server/zod-compat.js';
 import type { ToolAnnotations } from '@modelcontextprotocol/sdk/types.js';
 import { SharedToolError } from '../errors.js';
+import { CHANGERS, SharedRecords } from './shared-record.js';
 
 /** The config `registerTool` takes, with `inputSchema`/`outputSchema` as a raw shape or a zod schema. */
 export interface SharedToolConfig<I extends undefined | ZodRawShapeCompat | AnySchema> {
@@ -97,10 +98,12 @@ const DATA_FIELDS = [
   'handler',
   'enabled',
 ] as const;
-/** The record's closures over its server, which the shared record replaces with throwing ones. */
-const CHANGERS = ['enable', 'disable', 'update', 'remove'] as const;
-/** Every field of the SDK's record, sorted: a record with any other set is not copied. */
-const RECORD_FIELDS = [...DATA_FIELDS, ...CHANGERS].sort().join();
+
+const records = new SharedRecords<SharedTool>(
+  DATA_FIELDS,
+  CHANGERS,
+  (t, op) => new SharedToolError(t.name, op),
+);
 
 /** What registerSharedTools uses of an SDK v1 McpServer beyond its public API. */
 interface ToolTable {
@@ -119,23 +122,6 @@ function tableOf(server: McpServer): ToolTable | undefined {
     : undefined;
 }
 
-/** Per McpServer class (two SDK copies can differ), per tool: the shared record, or null when the SDK's did not fit. */
-const records = new WeakMap<object, WeakMap<SharedTool, object | null>>();
-
-function sharedRecord(t: SharedTool, made: unknown): object | null {
-  if (typeof made !== 'object' || made === null || Object.keys(made).sort().join() !== RECORD_FIELDS)
-    return null;
-  const from = made as Record<string, unknown>;
-  const r: Record<string, unknown> = {};
-  for (const k of DATA_FIELDS) r[k] = from[k];
-  for (const op of CHANGERS) {
-    r[op] = () => {
-      throw new SharedToolError(t.name, op);
-    };
-  }
-  return Object.freeze(r);
-}
-
 /** Registers shared tools into one session's server (call it in `createServer`). */
 export function registerSharedTools(server: McpServer, tools: readonly SharedTool[]): void {
   const table = tableOf(server);
@@ -144,18 +130,14 @@ export function registerSharedTools(server: McpServer, tools: readonly SharedToo
     for (const t of tools) server.registerTool(t.name, t.config as never, t.handler as never);
     return;
   }
-  let known = records.get(proto);
-  if (known === undefined) {
-    known = new WeakMap();
-    records.set(proto, known);
-  }
+  const known = records.of(proto);
   let installed = false;
   for (const t of tools) {
     const r = known.get(t);
     if (r === undefined || r === null) {
       // The first registration for this class (and every one when the record did not fit).
       const made = server.registerTool(t.name, t.config as never, t.handler as never);
-      if (r === undefined) known.set(t, sharedRecord(t, made));
+      if (r === undefined) known.set(t, records.copy(t, made));
       continue;
     }
     // As registerTool: a name is registered once per server.
