@@ -2,8 +2,8 @@
  * Prompts defined once and registered into every session's `McpServer`, as `sharedTool` does for
  * tools (shared-tools.ts). The SDK's `registerPrompt` wraps the argument shape in a fresh
  * `z.object` per server and makes a record with four closures over that server; a shared prompt's
- * record is made once, on a throwaway server of the same class (shared-record.ts), and every
- * server's prompt table holds that frozen copy. Its `enable`/`disable`/`update`/`remove` throw
+ * record is made once, on a throwaway SDK `McpServer` of the same copy (shared-record.ts; a
+ * subclass gets the SDK's call per server), and every server's prompt table holds that frozen copy. Its `enable`/`disable`/`update`/`remove` throw
  * `SharedRecordError`: register a prompt that must change per server with `registerPrompt`.
  *
  * ```ts

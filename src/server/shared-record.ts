@@ -45,16 +45,24 @@ export class SharedRecords<T extends object> {
    * Registers `item` on a throwaway server of the class `proto` belongs to (its own SDK copy), to
    * learn its record and whether it turned the completion handler on (a completable prompt argument,
    * a template variable with a completer: SDK 1.32 `_createRegisteredPrompt`/`…ResourceTemplate`).
-   * Null when the class cannot be built that way or the record is not the known shape.
+   * Only the SDK's own `McpServer` is built bare (a subclass's constructor may do anything): null
+   * for a subclass, when the class cannot be built that way, or when the record is not the known
+   * shape.
    */
   learn(proto: object, item: T, register: (probe: object) => unknown): Learnt | null {
     const known = this.of(proto);
     const had = known.get(item);
     if (had !== undefined) return had === null ? null : (had as Learnt);
     let learnt: Learnt | null = null;
+    const Ctor = (proto as { constructor?: unknown }).constructor;
     try {
-      const Ctor = (proto as { constructor: new (info: object) => object }).constructor;
-      const probe = new Ctor({ name: 'sluice-shared-probe', version: '0' });
+      if (
+        typeof Ctor !== 'function' ||
+        Ctor.name !== 'McpServer' ||
+        Object.getPrototypeOf(proto) !== Object.prototype
+      )
+        throw new Error('not the SDK McpServer');
+      const probe = new (Ctor as new (info: object) => object)({ name: 'sluice-shared-probe', version: '0' });
       const record = this.copy(item, register(probe));
       if (record !== null) {
         const completion = (probe as { _completionHandlerInitialized?: unknown })
@@ -62,7 +70,8 @@ export class SharedRecords<T extends object> {
         learnt = { record, completion: completion === true };
       }
     } catch {
-      // An SDK whose server cannot be built bare, or that refused the item: the SDK's call per server.
+      // A subclass, an SDK whose server cannot be built bare, or one that refused the item: the SDK's
+      // own call, for every server.
     }
     known.set(item, learnt);
     return learnt;

@@ -2,8 +2,8 @@
  * Resources and resource templates defined once and registered into every session's `McpServer`,
  * as `sharedTool` does for tools (shared-tools.ts). The SDK's `registerResource` makes a record
  * per server with four closures over that server; a shared resource's record is made once, on a
- * throwaway server of the same class (shared-record.ts), and every server's table holds that
- * frozen copy. Its `enable`/`disable`/`update`/`remove` throw `SharedRecordError`: register a
+ * throwaway SDK `McpServer` of the same copy (shared-record.ts; a subclass gets the SDK's call per
+ * server), and every server's table holds that frozen copy. Its `enable`/`disable`/`update`/`remove` throw `SharedRecordError`: register a
  * resource that must change per server with `registerResource`.
  *
  * ```ts

@@ -1,8 +1,8 @@
 // sharedPrompt / sharedResource: a prompt, resource or resource template defined once is registered
-// into every session's McpServer as one frozen record (learnt on a throwaway server of the same
-// class), and behaves as registerPrompt/registerResource did: listed, read, argument-checked, and
-// completed (the SDK's completion handler and `completions` capability only when an item needs them).
-// An SDK class whose record has other fields gets registerPrompt/registerResource for every server.
+// into every session's McpServer as one frozen record (learnt on a throwaway McpServer), and behaves
+// as registerPrompt/registerResource did: listed, read, argument-checked, and completed (the SDK's
+// completion handler and `completions` capability only when an item needs them). A subclass of
+// McpServer, or an SDK whose record has other fields, gets registerPrompt/registerResource per server.
 import assert from 'node:assert/strict';
 import { after, describe, test } from 'node:test';
 import { completable } from '@modelcontextprotocol/sdk/server/completable.js';
@@ -201,31 +201,60 @@ describe('shared prompts and resources', () => {
     assert.throws(() => registerSharedResources(s, [ITEM]), /Resource template item is already registered/);
   });
 
-  test('an SDK class whose records have other fields gets registerPrompt/registerResource for every server', () => {
-    // A later SDK that adds a field to its records (as it did to tools').
-    class Later extends McpServer {
-      override registerPrompt(
-        ...a: Parameters<McpServer['registerPrompt']>
-      ): ReturnType<McpServer['registerPrompt']> {
-        const r = super.registerPrompt(...a);
-        (r as unknown as Record<string, unknown>)['icons'] = undefined;
-        return r;
+  test('a subclass of McpServer gets registerPrompt for every server (its constructor is never run to learn)', () => {
+    let built = 0;
+    class Mine extends McpServer {
+      constructor() {
+        super({ name: 'mine', version: '1' });
+        built++;
       }
     }
-    const prompt = sharedPrompt('later', {}, () => ({ messages: [] }));
+    const prompt = sharedPrompt('mine', {}, () => ({ messages: [] }));
     const records = [1, 2, 3].map(() => {
-      const s = new Later({ name: 'later', version: '1' });
+      const s = new Mine();
       registerSharedPrompts(s, [prompt]);
-      return tables(s)._registeredPrompts['later'];
+      return tables(s)._registeredPrompts['mine'];
     });
+    assert.equal(built, 3, 'no probe of the subclass');
     assert.equal(new Set(records).size, 3, 'a record of its own for each server');
     assert.ok(records.every((r) => r !== undefined && !Object.isFrozen(r)));
-    // The plain class is unaffected: its servers share one record.
-    const plain = [1, 2].map(() => {
-      const s = new McpServer({ name: 'plain', version: '1' });
-      registerSharedPrompts(s, [prompt]);
-      return tables(s)._registeredPrompts['later'];
-    });
-    assert.equal(plain[0], plain[1]);
+  });
+
+  test('an SDK whose records have other fields gets registerPrompt/registerResource for every server', () => {
+    // A later SDK that adds a field to its records (as it did to tools'), patched in for this test.
+    const proto = McpServer.prototype as unknown as Record<
+      string,
+      (...a: unknown[]) => Record<string, unknown>
+    >;
+    const registerPrompt = proto['registerPrompt'] as (...a: unknown[]) => Record<string, unknown>;
+    const registerResource = proto['registerResource'] as (...a: unknown[]) => Record<string, unknown>;
+    const withIcons = (f: (...a: unknown[]) => Record<string, unknown>) =>
+      function (this: unknown, ...a: unknown[]) {
+        const r = f.apply(this, a);
+        r['icons'] = undefined;
+        return r;
+      };
+    proto['registerPrompt'] = withIcons(registerPrompt);
+    proto['registerResource'] = withIcons(registerResource);
+    try {
+      const prompt = sharedPrompt('later', {}, () => ({ messages: [] }));
+      const resource = sharedResource('later', 'test://later', {}, (uri) => ({
+        contents: [{ uri: uri.href, text: '' }],
+      }));
+      const made = [1, 2, 3].map(() => {
+        const s = new McpServer({ name: 'later', version: '1' });
+        registerSharedPrompts(s, [prompt]);
+        registerSharedResources(s, [resource]);
+        return [tables(s)._registeredPrompts['later'], tables(s)._registeredResources['test://later']];
+      });
+      for (const k of [0, 1]) {
+        const records = made.map((m) => m[k]);
+        assert.equal(new Set(records).size, 3, 'a record of its own for each server');
+        assert.ok(records.every((r) => r !== undefined && !Object.isFrozen(r) && 'icons' in r));
+      }
+    } finally {
+      proto['registerPrompt'] = registerPrompt;
+      proto['registerResource'] = registerResource;
+    }
   });
 });
