@@ -14,7 +14,7 @@
 import type { McpServer, PromptCallback } from '@modelcontextprotocol/sdk/server/mcp.js';
 import type { ZodRawShapeCompat } from '@modelcontextprotocol/sdk/server/zod-compat.js';
 import { SharedRecordError } from '../errors.js';
-import { CHANGERS, SharedRecords } from './shared-record.js';
+import { CHANGERS, installShared, type Placement, SharedRecords } from './shared-record.js';
 
 /** The config `registerPrompt` takes. */
 export interface SharedPromptConfig<A extends undefined | ZodRawShapeCompat> {
@@ -52,54 +52,18 @@ const records = new SharedRecords<SharedPrompt>(
   (p, op) => new SharedRecordError('prompt', p.name, op),
 );
 
-/** What registerSharedPrompts uses of an SDK v1 McpServer beyond its public API. */
-interface PromptTable {
-  _registeredPrompts: Record<string, unknown>;
-  setPromptRequestHandlers(): void;
-  setCompletionRequestHandler(): void;
-  sendPromptListChanged(): void;
-}
-
-function tableOf(server: McpServer): PromptTable | undefined {
-  const t = server as unknown as Partial<PromptTable>;
-  return typeof t._registeredPrompts === 'object' &&
-    t._registeredPrompts !== null &&
-    typeof t.setPromptRequestHandlers === 'function' &&
-    typeof t.setCompletionRequestHandler === 'function' &&
-    typeof t.sendPromptListChanged === 'function'
-    ? (t as PromptTable)
-    : undefined;
-}
-
-function register(server: McpServer, p: SharedPrompt): unknown {
-  return server.registerPrompt(p.name, p.config as never, p.callback as never);
-}
+/** SDK 1.32's prompt table and the methods that list and announce prompts. */
+const PLACEMENT: Placement<SharedPrompt> = {
+  tables: ['_registeredPrompts'],
+  handlers: 'setPromptRequestHandlers',
+  listChanged: 'sendPromptListChanged',
+  register: (server, p) =>
+    (server as McpServer).registerPrompt(p.name, p.config as never, p.callback as never),
+  records: () => records,
+  slot: (p) => ['_registeredPrompts', p.name, 'Prompt'],
+};
 
 /** Registers shared prompts into one session's server (call it in `createServer`). */
 export function registerSharedPrompts(server: McpServer, prompts: readonly SharedPrompt[]): void {
-  const table = tableOf(server);
-  const proto = Object.getPrototypeOf(server) as object | null;
-  let installed = false;
-  let completion = false;
-  for (const p of prompts) {
-    const learnt =
-      table === undefined || proto === null
-        ? null
-        : records.learn(proto, p, (probe) => register(probe as McpServer, p));
-    if (table === undefined || learnt === null) {
-      register(server, p);
-      continue;
-    }
-    // As registerPrompt: a name is registered once per server.
-    if (table._registeredPrompts[p.name] !== undefined)
-      throw new Error(`Prompt ${p.name} is already registered`);
-    table._registeredPrompts[p.name] = learnt.record;
-    completion ||= learnt.completion;
-    installed = true;
-  }
-  if (table !== undefined && installed) {
-    table.setPromptRequestHandlers();
-    if (completion) table.setCompletionRequestHandler();
-    table.sendPromptListChanged();
-  }
+  installShared(server, prompts, PLACEMENT);
 }

@@ -101,3 +101,59 @@ export interface Learnt {
 
 /** The record's closures over its server, which a shared record replaces with throwing ones (SDK 1.32). */
 export const CHANGERS = ['enable', 'disable', 'update', 'remove'] as const;
+
+/** `server` as the object holding the tables (plain objects) and methods named, or undefined if one is missing. */
+export function internalsOf(
+  server: object,
+  tables: readonly string[],
+  methods: readonly string[],
+): Record<string, unknown> | undefined {
+  const t = server as Record<string, unknown>;
+  for (const k of tables) if (typeof t[k] !== 'object' || t[k] === null) return undefined;
+  for (const k of methods) if (typeof t[k] !== 'function') return undefined;
+  return t;
+}
+
+/** How one kind of shared item (prompts; resources and templates) goes into an SDK McpServer. */
+export interface Placement<T extends object> {
+  /** The SDK tables the kind's records go in (`_registeredPrompts`, …). */
+  readonly tables: readonly string[];
+  /** The SDK methods that install the kind's list handlers, and announce a change. */
+  readonly handlers: string;
+  readonly listChanged: string;
+  /** The SDK's own call: on the probe, and for every server when no shared record fits. */
+  register(server: object, item: T): unknown;
+  records(item: T): SharedRecords<T>;
+  /** Where the item's record goes: its table, its key, and how the SDK names it when refusing a duplicate. */
+  slot(item: T): readonly [table: string, key: string, label: string];
+}
+
+/** Puts each item's learnt record into `server`'s table (or makes the SDK's call), then announces them. */
+export function installShared<T extends object>(server: object, items: readonly T[], p: Placement<T>): void {
+  const t = internalsOf(server, p.tables, [p.handlers, p.listChanged, 'setCompletionRequestHandler']);
+  const proto = Object.getPrototypeOf(server) as object | null;
+  let installed = false;
+  let completion = false;
+  for (const item of items) {
+    const learnt =
+      t === undefined || proto === null
+        ? null
+        : p.records(item).learn(proto, item, (probe) => p.register(probe, item));
+    if (t === undefined || learnt === null) {
+      p.register(server, item);
+      continue;
+    }
+    const [table, key, label] = p.slot(item);
+    const slots = t[table] as Record<string, unknown>;
+    // As the SDK's own call: a key is registered once per server.
+    if (slots[key] !== undefined) throw new Error(`${label} ${key} is already registered`);
+    slots[key] = learnt.record;
+    completion ||= learnt.completion;
+    installed = true;
+  }
+  if (t === undefined || !installed) return;
+  (t[p.handlers] as () => void).call(t);
+  // As registerPrompt/registerResource do for a completable argument or a template's completer.
+  if (completion) (t['setCompletionRequestHandler'] as () => void).call(t);
+  (t[p.listChanged] as () => void).call(t);
+}

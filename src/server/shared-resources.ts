@@ -19,7 +19,7 @@ import type {
   ResourceTemplate,
 } from '@modelcontextprotocol/sdk/server/mcp.js';
 import { SharedRecordError } from '../errors.js';
-import { CHANGERS, SharedRecords } from './shared-record.js';
+import { CHANGERS, installShared, type Placement, SharedRecords } from './shared-record.js';
 
 /** A resource (a fixed URI) or a resource template, ready to be registered into any number of servers. */
 export type SharedResource =
@@ -80,63 +80,23 @@ const templates = new SharedRecords<SharedResource>(
   refuse,
 );
 
-/** What registerSharedResources uses of an SDK v1 McpServer beyond its public API. */
-interface ResourceTable {
-  _registeredResources: Record<string, unknown>;
-  _registeredResourceTemplates: Record<string, unknown>;
-  setResourceRequestHandlers(): void;
-  setCompletionRequestHandler(): void;
-  sendResourceListChanged(): void;
-}
-
-function tableOf(server: McpServer): ResourceTable | undefined {
-  const t = server as unknown as Partial<ResourceTable>;
-  return typeof t._registeredResources === 'object' &&
-    t._registeredResources !== null &&
-    typeof t._registeredResourceTemplates === 'object' &&
-    t._registeredResourceTemplates !== null &&
-    typeof t.setResourceRequestHandlers === 'function' &&
-    typeof t.setCompletionRequestHandler === 'function' &&
-    typeof t.sendResourceListChanged === 'function'
-    ? (t as ResourceTable)
-    : undefined;
-}
-
-function register(server: McpServer, r: SharedResource): unknown {
-  return 'uri' in r
-    ? server.registerResource(r.name, r.uri, r.config, r.read)
-    : server.registerResource(r.name, r.template, r.config, r.read);
-}
+/** SDK 1.32's resource and template tables and the methods that list and announce resources. */
+const PLACEMENT: Placement<SharedResource> = {
+  tables: ['_registeredResources', '_registeredResourceTemplates'],
+  handlers: 'setResourceRequestHandlers',
+  listChanged: 'sendResourceListChanged',
+  register: (server, r) =>
+    'uri' in r
+      ? (server as McpServer).registerResource(r.name, r.uri, r.config, r.read)
+      : (server as McpServer).registerResource(r.name, r.template, r.config, r.read),
+  records: (r) => ('uri' in r ? resources : templates),
+  slot: (r) =>
+    'uri' in r
+      ? ['_registeredResources', r.uri, 'Resource']
+      : ['_registeredResourceTemplates', r.name, 'Resource template'],
+};
 
 /** Registers shared resources and templates into one session's server (call it in `createServer`). */
 export function registerSharedResources(server: McpServer, items: readonly SharedResource[]): void {
-  const table = tableOf(server);
-  const proto = Object.getPrototypeOf(server) as object | null;
-  let installed = false;
-  let completion = false;
-  for (const r of items) {
-    const kind = 'uri' in r ? resources : templates;
-    const learnt =
-      table === undefined || proto === null
-        ? null
-        : kind.learn(proto, r, (probe) => register(probe as McpServer, r));
-    if (table === undefined || learnt === null) {
-      register(server, r);
-      continue;
-    }
-    // As registerResource: a URI (a template's name) is registered once per server.
-    const [slots, key, what] =
-      'uri' in r
-        ? [table._registeredResources, r.uri, 'Resource']
-        : [table._registeredResourceTemplates, r.name, 'Resource template'];
-    if (slots[key] !== undefined) throw new Error(`${what} ${key} is already registered`);
-    slots[key] = learnt.record;
-    completion ||= learnt.completion;
-    installed = true;
-  }
-  if (table !== undefined && installed) {
-    table.setResourceRequestHandlers();
-    if (completion) table.setCompletionRequestHandler();
-    table.sendResourceListChanged();
-  }
+  installShared(server, items, PLACEMENT);
 }

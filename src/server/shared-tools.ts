@@ -37,7 +37,7 @@ import {
 } from '@modelcontextprotocol/sdk/server/zod-compat.js';
 import type { ToolAnnotations } from '@modelcontextprotocol/sdk/types.js';
 import { SharedToolError } from '../errors.js';
-import { CHANGERS, SharedRecords } from './shared-record.js';
+import { CHANGERS, internalsOf, SharedRecords } from './shared-record.js';
 
 /** The config `registerTool` takes, with `inputSchema`/`outputSchema` as a raw shape or a zod schema. */
 export interface SharedToolConfig<I extends undefined | ZodRawShapeCompat | AnySchema> {
@@ -113,13 +113,9 @@ interface ToolTable {
 }
 
 function tableOf(server: McpServer): ToolTable | undefined {
-  const t = server as unknown as Partial<ToolTable>;
-  return typeof t._registeredTools === 'object' &&
-    t._registeredTools !== null &&
-    typeof t.setToolRequestHandlers === 'function' &&
-    typeof t.sendToolListChanged === 'function'
-    ? (t as ToolTable)
-    : undefined;
+  return internalsOf(server, ['_registeredTools'], ['setToolRequestHandlers', 'sendToolListChanged']) as
+    | ToolTable
+    | undefined;
 }
 
 /** Registers shared tools into one session's server (call it in `createServer`). */

@@ -54,6 +54,11 @@ type Tables = Record<
 >;
 const tables = (s: McpServer): Tables => s as unknown as Tables;
 
+/** One JSON-RPC request in `s`, its parsed answer. */
+async function rpc(s: RawSession, id: number, method: string, params?: object) {
+  return (await s.post({ jsonrpc: '2.0', id, method, ...(params !== undefined ? { params } : {}) })).json();
+}
+
 describe('shared prompts and resources', () => {
   test('served to two sessions from one record each: list, get, read, argument checks and completion', async () => {
     const servers: McpServer[] = [];
@@ -84,7 +89,7 @@ describe('shared prompts and resources', () => {
       assert.equal(ra, tables(sb)[table][key], `${table} ${key}: one record for both servers`);
     }
 
-    const prompts = (await a.post({ jsonrpc: '2.0', id: 1, method: 'prompts/list' })).json().result.prompts;
+    const prompts = (await rpc(a, 1, 'prompts/list')).result.prompts;
     assert.deepEqual(
       prompts.map((p: { name: string; arguments?: { name: string; required?: boolean }[] }) => [
         p.name,
@@ -95,60 +100,31 @@ describe('shared prompts and resources', () => {
         ['plain', undefined],
       ],
     );
-    const get = (
-      await b.post({
-        jsonrpc: '2.0',
-        id: 2,
-        method: 'prompts/get',
-        params: { name: 'greet', arguments: { name: 'Ada' } },
-      })
-    ).json();
+    const get = await rpc(b, 2, 'prompts/get', { name: 'greet', arguments: { name: 'Ada' } });
     assert.equal(get.result.messages[0].content.text, `hello Ada ${b.sid}`);
-    const tooLong = (
-      await a.post({
-        jsonrpc: '2.0',
-        id: 3,
-        method: 'prompts/get',
-        params: { name: 'greet', arguments: { name: 'much too long' } },
-      })
-    ).json();
+    const tooLong = await rpc(a, 3, 'prompts/get', { name: 'greet', arguments: { name: 'much too long' } });
     assert.equal(tooLong.error?.code, -32602, 'arguments are checked against the shared schema');
-    const done = (
-      await a.post({
-        jsonrpc: '2.0',
-        id: 4,
-        method: 'completion/complete',
-        params: { ref: { type: 'ref/prompt', name: 'greet' }, argument: { name: 'name', value: 'A' } },
-      })
-    ).json();
+    const done = await rpc(a, 4, 'completion/complete', {
+      ref: { type: 'ref/prompt', name: 'greet' },
+      argument: { name: 'name', value: 'A' },
+    });
     assert.deepEqual(done.result.completion.values, ['Ada', 'Alan']);
 
-    const list = (await b.post({ jsonrpc: '2.0', id: 5, method: 'resources/list' })).json().result.resources;
+    const list = (await rpc(b, 5, 'resources/list')).result.resources;
     assert.deepEqual(
       list.map((r: { uri: string; name: string }) => [r.uri, r.name]),
       [['test://readme', 'readme']],
     );
-    const read = (
-      await b.post({ jsonrpc: '2.0', id: 6, method: 'resources/read', params: { uri: 'test://readme' } })
-    ).json();
+    const read = await rpc(b, 6, 'resources/read', { uri: 'test://readme' });
     assert.equal(read.result.contents[0].text, 'read me');
-    const templ = (await a.post({ jsonrpc: '2.0', id: 7, method: 'resources/templates/list' })).json();
+    const templ = await rpc(a, 7, 'resources/templates/list');
     assert.equal(templ.result.resourceTemplates[0].uriTemplate, 'test://item/{id}');
-    const item = (
-      await a.post({ jsonrpc: '2.0', id: 8, method: 'resources/read', params: { uri: 'test://item/2' } })
-    ).json();
+    const item = await rpc(a, 8, 'resources/read', { uri: 'test://item/2' });
     assert.equal(item.result.contents[0].text, 'item 2');
-    const ids = (
-      await b.post({
-        jsonrpc: '2.0',
-        id: 9,
-        method: 'completion/complete',
-        params: {
-          ref: { type: 'ref/resource', uri: 'test://item/{id}' },
-          argument: { name: 'id', value: '1' },
-        },
-      })
-    ).json();
+    const ids = await rpc(b, 9, 'completion/complete', {
+      ref: { type: 'ref/resource', uri: 'test://item/{id}' },
+      argument: { name: 'id', value: '1' },
+    });
     assert.deepEqual(ids.result.completion.values, ['1', '10']);
   });
 
