@@ -28,7 +28,9 @@ export class StreamRunner {
   /** 405 (or a 404 from a sessionless server) on the GET: this server never initiates. */
   private standaloneDisabled = false;
   /** Settles once the standalone GET being opened has its answer; undefined when none is being opened. */
-  private opening: { readonly answered: Promise<void>; readonly settle: () => void } | undefined;
+  private opening:
+    | { readonly stream: ResponseStream; readonly answered: Promise<void>; readonly settle: () => void }
+    | undefined;
 
   private readonly t: TransportContext;
 
@@ -52,7 +54,8 @@ export class StreamRunner {
     const answered = new Promise<void>((resolve) => {
       settle = resolve;
     });
-    this.opening = { answered, settle };
+    this.opening?.settle();
+    this.opening = { stream: s, answered, settle };
     void this.connect(s);
   }
 
@@ -67,7 +70,7 @@ export class StreamRunner {
   }
 
   private openingAnswered(s: ResponseStream): void {
-    if (this.standalone !== s || this.opening === undefined) return;
+    if (this.opening?.stream !== s) return;
     this.opening.settle();
     this.opening = undefined;
   }
