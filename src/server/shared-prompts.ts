@@ -3,8 +3,9 @@
  * tools (shared-tools.ts). The SDK's `registerPrompt` wraps the argument shape in a fresh
  * `z.object` per server and makes a record with four closures over that server; a shared prompt's
  * record is made once, on a throwaway SDK `McpServer` of the same copy (shared-record.ts; a
- * subclass gets the SDK's call per server), and every server's prompt table holds that frozen copy. Its `enable`/`disable`/`update`/`remove` throw
- * `SharedRecordError`: register a prompt that must change per server with `registerPrompt`.
+ * subclass gets the SDK's call per server), and every server's prompt table holds that frozen
+ * copy. Its `enable`/`disable`/`update`/`remove` throw `SharedRecordError`: register a prompt that
+ * must change per server with `registerPrompt`.
  *
  * ```ts
  * const greet = sharedPrompt('greet', { argsSchema: { name: z.string() } }, ({ name }) => ({ messages: [...] }));
