@@ -3,8 +3,9 @@
  * as `sharedTool` does for tools (shared-tools.ts). The SDK's `registerResource` makes a record
  * per server with four closures over that server; a shared resource's record is made once, on a
  * throwaway SDK `McpServer` of the same copy (shared-record.ts; a subclass gets the SDK's call per
- * server), and every server's table holds that frozen copy. Its `enable`/`disable`/`update`/`remove` throw `SharedRecordError`: register a
- * resource that must change per server with `registerResource`.
+ * server), and every server's table holds that frozen copy. Its `enable`/`disable`/`update`/
+ * `remove` throw `SharedRecordError`: register a resource that must change per server with
+ * `registerResource`.
  *
  * ```ts
  * const readme = sharedResource('readme', 'file:///README.md', { mimeType: 'text/markdown' }, async (uri) => ({ contents: [...] }));
