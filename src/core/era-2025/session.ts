@@ -22,6 +22,7 @@ import type { StreamStats } from '../observe/stats.js';
 import { type Refusal, Refusals } from '../pipeline/refusal.js';
 import { BridgeTransport } from '../sdk/bridge-transport.js';
 import { createDispatcher } from '../sdk/dispatcher.js';
+import { releaseClosed } from '../sdk/release.js';
 import { assertDrivable, type McpServerLike } from '../sdk/server-like.js';
 import { EventStream } from '../stream/event-stream.js';
 import type { WriterSet } from '../stream/live.js';
@@ -348,6 +349,10 @@ export class Session extends SessionRouting<SessionDeps> implements StreamContex
     if (server !== undefined) {
       server
         .close()
+        // A stateless-mode session is one request's: its server must not keep its tables (sdk/release.ts).
+        .then(() => {
+          if (this.id === undefined) releaseClosed(server);
+        })
         .catch((error: unknown) =>
           this.deps.options.logger?.error('session.close_failed', { error: String(error) }),
         );

@@ -38,7 +38,8 @@ import type { Policy, PostInput } from '../pipeline/route.js';
 import { authInfoOf } from '../sdk/auth-info.js';
 import { type BridgeTarget, BridgeTransport } from '../sdk/bridge-transport.js';
 import { createDispatcher, type Dispatcher } from '../sdk/dispatcher.js';
-import type { McpServerLike } from '../sdk/server-like.js';
+import { releaseClosed } from '../sdk/release.js';
+import { assertDrivable, type McpServerLike } from '../sdk/server-like.js';
 import { SSE_HEADERS } from '../stream/stream-context.js';
 import type { ModernEra } from './era.js';
 import { InternalAsks } from './internal-asks.js';
@@ -132,6 +133,7 @@ export class ModernCall implements BridgeTarget, ModernInflight {
       clientCapabilities: this.#meta.clientCapabilities,
       clientInfo: this.#meta.clientInfo,
     });
+    assertDrivable(server);
     this.#server = server;
     const transport = new BridgeTransport(this, undefined);
     this.#transport = transport;
@@ -401,6 +403,8 @@ export class ModernCall implements BridgeTarget, ModernInflight {
     setImmediate(() => {
       server
         .close()
+        // Built for this request alone: nothing may keep its tables once it is closed (sdk/release.ts).
+        .then(() => releaseClosed(server))
         .catch((error: unknown) =>
           this.#era.core.options.logger?.error('modern.close_failed', { error: String(error) }),
         );

@@ -7,6 +7,7 @@
 import { UnsupportedServerError } from '../../errors.js';
 import type { SessionContext } from '../options.js';
 import type { BridgeTransport } from './bridge-transport.js';
+import { wasReleased } from './release.js';
 
 /** What createServer may return: an SDK McpServer or low-level Server (anything with connect/close). */
 export interface McpServerLike {
@@ -27,8 +28,18 @@ function describe(v: unknown): string {
 
 export function assertDrivable(server: unknown): asserts server is McpServerLike {
   const s = server as Partial<Record<'connect' | 'close', unknown>> | null;
-  if (typeof s === 'object' && s !== null && typeof s.connect === 'function' && typeof s.close === 'function')
-    return;
+  if (
+    typeof s === 'object' &&
+    s !== null &&
+    typeof s.connect === 'function' &&
+    typeof s.close === 'function'
+  ) {
+    if (!wasReleased(s)) return;
+    throw new UnsupportedServerError(
+      'createServer returned a server that already served a request and was closed (Sluice empties such a ' +
+        "server's tables: docs/dual-era.md); return a fresh server per call, or wrap createServer in statelessSafe to share one",
+    );
+  }
   throw new UnsupportedServerError(
     `createServer must return an official SDK v1 McpServer or Server (@modelcontextprotocol/sdk ^1.32), ` +
       `something with connect(transport) and close(); it returned ${describe(server)}`,
