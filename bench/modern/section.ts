@@ -11,7 +11,7 @@ import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 
 const C = 16;
-const KINDS = ['raw', 'sluice', 'sluice-shared', 'sluice-v2', 'sdk2'] as const;
+const KINDS = ['raw', 'sluice', 'sluice-register', 'sluice-shared', 'sluice-v2', 'sdk2'] as const;
 const META = {
   'io.modelcontextprotocol/protocolVersion': '2026-07-28',
   'io.modelcontextprotocol/clientCapabilities': {},
@@ -214,7 +214,14 @@ export async function runModern(
   const calls = Number(process.env['MODERN_BENCH_N'] ?? (quick ? 1_000 : 3_000));
   const warmup = warmupCalls(quick);
   const seconds = quick ? 3 : 10;
-  const cpu: ModernBench['cpuUs'] = { raw: [], sluice: [], 'sluice-shared': [], 'sluice-v2': [], sdk2: [] };
+  const cpu: ModernBench['cpuUs'] = {
+    raw: [],
+    sluice: [],
+    'sluice-register': [],
+    'sluice-shared': [],
+    'sluice-v2': [],
+    sdk2: [],
+  };
   for (let rep = 0; rep < reps; rep++) {
     for (let i = 0; i < KINDS.length; i++) {
       const kind = KINDS[(i + rep) % KINDS.length] ?? 'raw';
@@ -234,6 +241,7 @@ export async function runModern(
     median: {
       raw: median(cpu.raw),
       sluice: median(cpu.sluice),
+      'sluice-register': median(cpu['sluice-register']),
       'sluice-shared': median(cpu['sluice-shared']),
       'sluice-v2': median(cpu['sluice-v2']),
       sdk2: median(cpu.sdk2),
@@ -252,6 +260,7 @@ export function renderModern(r: ModernBench): string {
   const mb = (b: number): string => (b / 1024 / 1024).toFixed(1);
   const { raw, sluice, sdk2 } = r.median;
   const shared = r.median['sluice-shared'];
+  const register = r.median['sluice-register'];
   const v2 = r.median['sluice-v2'];
   const ratio = (a: number, b: number): string => (b > 0 ? `${(a / b).toFixed(2)}x` : 'n/a');
   return [
@@ -263,6 +272,7 @@ export function renderModern(r: ModernBench): string {
     '|---|---:|---:|---:|',
     `| raw node:http (fixed answer) | ${raw.toFixed(0)} µs | ${ratio(raw, sdk2)} | 1.00x |`,
     `| Sluice, a server per request | ${sluice.toFixed(0)} µs | ${ratio(sluice, sdk2)} | ${ratio(sluice, raw)} |`,
+    `| Sluice, a server per request, its tool registered with \`registerTool\` | ${register.toFixed(0)} µs | ${ratio(register, sdk2)} | ${ratio(register, raw)} |`,
     `| Sluice, \`statelessSafe\` (a server per principal) | ${shared.toFixed(0)} µs | ${ratio(shared, sdk2)} | ${ratio(shared, raw)} |`,
     `| Sluice hosting the same SDK v2 server per request | ${v2.toFixed(0)} µs | ${ratio(v2, sdk2)} | ${ratio(v2, raw)} |`,
     `| SDK v2 createMcpHandler | ${sdk2.toFixed(0)} µs | 1.00x | ${ratio(sdk2, raw)} |`,

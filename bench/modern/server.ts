@@ -1,6 +1,8 @@
 // A benchmark server child for the 2026-07-28 era: `raw` (node:http answering a fixed result),
 // `sluice` (createMcpHandler with a v1 McpServer per request, the README's shared validator),
-// `sluice-shared` (the same, declared statelessSafe: one server per principal) or
+// `sluice-register` (the same, its tool registered with registerTool in the factory, as most servers
+// do; its schema built once), `sluice-shared` (the same as `sluice`, declared statelessSafe: one
+// server per principal) or
 // `sluice-v2` (Sluice hosting the same SDK v2 McpServer per request that `sdk2` builds) or
 // `sdk2` (the official SDK v2 createMcpHandler, web-standard face bridged to node:http). It reports
 // its port, then answers `cpu`, `mem` and `exit` messages over IPC. `notify N` (Sluice) publishes
@@ -42,7 +44,10 @@ function rawListener(): Listener {
   };
 }
 
-function sluiceListener(shared: boolean): Listener {
+/** The `sluice-register` tool's schema, built once (a raw shape would add zod's own per-request cost). */
+const ECHO_INPUT = z.object({ text: z.string() });
+
+function sluiceListener(shared: boolean, register = false): Listener {
   // As the README recommends for a server built per session or request: one validator, and the
   // tool's schemas built once (sharedTool), not per server.
   const validator = sharedJsonSchemaValidator();
@@ -54,7 +59,11 @@ function sluiceListener(shared: boolean): Listener {
       { name: 'bench', version: '1' },
       { capabilities: { tools: { listChanged: true } }, jsonSchemaValidator: validator },
     );
-    registerSharedTools(s, [echo]);
+    if (register)
+      s.registerTool('echo', { inputSchema: ECHO_INPUT }, async ({ text }) => ({
+        content: [{ type: 'text', text }],
+      }));
+    else registerSharedTools(s, [echo]);
     return s;
   };
   // `sluice-shared`: the same server declared stateless-safe, so one serves every request.
@@ -109,8 +118,8 @@ function sdk2Listener(): Listener {
 const listener =
   kind === 'raw'
     ? rawListener()
-    : kind === 'sluice' || kind === 'sluice-shared'
-      ? sluiceListener(kind === 'sluice-shared')
+    : kind === 'sluice' || kind === 'sluice-shared' || kind === 'sluice-register'
+      ? sluiceListener(kind === 'sluice-shared', kind === 'sluice-register')
       : kind === 'sluice-v2'
         ? sluiceV2Listener()
         : sdk2Listener();
