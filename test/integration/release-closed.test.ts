@@ -38,6 +38,19 @@ async function released(s: McpServer): Promise<void> {
 
 describe('a closed per-request server lets go of its tables', () => {
   const open: Served[] = [];
+  /** A server whose createServer builds a fresh echo server per call, each kept in `built`. */
+  const serveFresh = async (built: McpServer[]): Promise<Served> => {
+    const served = await serve({
+      port: 0,
+      createServer: () => {
+        const s = echoServer();
+        built.push(s);
+        return s;
+      },
+    });
+    open.push(served);
+    return served;
+  };
   after(async () => {
     for (const s of open) await s.close({ graceMs: 0 });
   });
@@ -72,15 +85,7 @@ describe('a closed per-request server lets go of its tables', () => {
 
   test('a fresh server per request keeps working, request after request', async () => {
     const built: McpServer[] = [];
-    const served = await serve({
-      port: 0,
-      createServer: () => {
-        const s = echoServer();
-        built.push(s);
-        return s;
-      },
-    });
-    open.push(served);
+    const served = await serveFresh(built);
     for (let i = 0; i < 5; i++) {
       const r = await modernSend(
         served.url,
@@ -109,15 +114,7 @@ describe('a closed per-request server lets go of its tables', () => {
 
   test("a session's server keeps its tables after the session ends", async () => {
     const built: McpServer[] = [];
-    const served = await serve({
-      port: 0,
-      createServer: () => {
-        const s = echoServer();
-        built.push(s);
-        return s;
-      },
-    });
-    open.push(served);
+    const served = await serveFresh(built);
     const s = new RawSession(served.url);
     await s.init();
     assert.equal((await s.post(toolCall('echo', { text: 'hi' }))).json().result.content[0].text, 'hi');
