@@ -15,8 +15,8 @@
  *   closures over its server) kept the whole server: 8.6–9.1 KB per call; with registerSharedTools'
  *   one shared record (server/shared-tools.ts), about 0.5 KB;
  * - the same with the tool registered by `registerTool` in createServer (what most servers do; its
- *   schema built once): its record is pretenured and kept its server, 9.1–10 KB per call; since
- *   Sluice empties a closed per-request server's tables and records (core/sdk/release.ts), about
+ *   schema built once): the whole server was promoted, 9.1–10 KB per call; since
+ *   Sluice empties a closed per-request server's handler tables (core/sdk/release.ts), about
  *   0.5 KB.
  */
 import assert from 'node:assert/strict';

@@ -1,9 +1,9 @@
-// A server Sluice built for one request (a 2026-07-28 request, a stateless-mode request) has its handler,
-// tool, prompt and resource tables emptied once it is closed, and each of its records' fields cut: the SDK's
-// records are pretenured by V8 and, dead in the old generation, kept the whole server alive through
-// scavenges (core/sdk/release.ts; the promoted bytes are bounded in promotion.test.ts). A createServer that
-// hands the same server out again then gets a clear refusal, not a server without tools. Servers of
-// sessions are left as they are: an application may keep a session's server past its end.
+// A server Sluice built for one request (a 2026-07-28 request, a stateless-mode request) has its request and
+// notification handler tables emptied once it is closed: under V8's pretenuring they kept the whole dead server
+// alive through scavenges (core/sdk/release.ts; the promoted bytes are bounded in promotion.test.ts). Its tool
+// registrations are left as they were (emptying them changed nothing measured). A createServer that hands the
+// same server out again then gets a clear refusal, not a server without handlers. Servers of sessions are left
+// as they are: an application may keep a session's server past its end.
 import assert from 'node:assert/strict';
 import { after, describe, test } from 'node:test';
 import { McpServer } from '@modelcontextprotocol/sdk/server/mcp.js';
@@ -17,7 +17,7 @@ const ECHO = z.object({ text: z.string() });
 
 interface Internals {
   _registeredTools: Record<string, Record<string, unknown>>;
-  server: { _requestHandlers: Map<string, unknown> };
+  server: { _requestHandlers: Map<string, unknown>; _notificationHandlers: Map<string, unknown> };
 }
 const internals = (s: McpServer): Internals => s as unknown as Internals;
 
@@ -27,10 +27,10 @@ function echoServer(): McpServer {
   return s;
 }
 
-/** Waits (bounded) until `s` has been released: its tool table emptied. */
+/** Waits (bounded) until `s` has been released: its request handler table emptied. */
 async function released(s: McpServer): Promise<void> {
   const deadline = Date.now() + 3_000;
-  while (Object.keys(internals(s)._registeredTools).length > 0) {
+  while (internals(s).server._requestHandlers.size > 0) {
     if (Date.now() > deadline) throw new Error('the server was not released within 3 s');
     await new Promise((r) => setTimeout(r, 10));
   }
@@ -68,12 +68,14 @@ describe('a closed per-request server lets go of its tables', () => {
     assert.equal(first.status, 200, first.text);
     assert.equal(first.json().result.content[0].text, 'hi');
     await released(one);
-    assert.equal(internals(one).server._requestHandlers.size, 0, 'its handler table is empty');
-    assert.ok(record !== undefined);
-    assert.ok(
-      Object.values(record).every((v) => v === undefined),
-      'the record itself no longer reaches its schema, handler or server',
+    assert.equal(
+      internals(one).server._notificationHandlers.size,
+      0,
+      'its notification handler table is empty',
     );
+    assert.ok(record !== undefined);
+    assert.equal(internals(one)._registeredTools['echo'], record, 'its registrations are left as they were');
+    assert.ok(typeof record['handler'] === 'function', 'the record is untouched');
     const again = await withDeadline(
       modernSend(served.url, modernBody('tools/call', { name: 'echo', arguments: { text: 'again' } })),
       5_000,
@@ -123,5 +125,6 @@ describe('a closed per-request server lets go of its tables', () => {
     const [server] = built;
     assert.ok(server !== undefined);
     assert.deepEqual(Object.keys(internals(server)._registeredTools), ['echo']);
+    assert.ok(internals(server).server._requestHandlers.size > 0, 'its handlers are kept');
   });
 });

@@ -349,7 +349,7 @@ export class Session extends SessionRouting<SessionDeps> implements StreamContex
     if (server !== undefined) {
       server
         .close()
-        // A stateless-mode session is one request's: its server must not keep its tables (sdk/release.ts).
+        // A stateless-mode session is one request's: its server must not keep its handler tables (sdk/release.ts).
         .then(() => {
           if (this.id === undefined) releaseClosed(server);
         })

@@ -403,7 +403,7 @@ export class ModernCall implements BridgeTarget, ModernInflight {
     setImmediate(() => {
       server
         .close()
-        // Built for this request alone: nothing may keep its tables once it is closed (sdk/release.ts).
+        // Built for this request alone: nothing may keep its handler tables once it is closed (sdk/release.ts).
         .then(() => releaseClosed(server))
         .catch((error: unknown) =>
           this.#era.core.options.logger?.error('modern.close_failed', { error: String(error) }),

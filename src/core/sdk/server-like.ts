@@ -37,7 +37,7 @@ export function assertDrivable(server: unknown): asserts server is McpServerLike
     if (!wasReleased(s)) return;
     throw new UnsupportedServerError(
       'createServer returned a server that already served a request and was closed (Sluice empties such a ' +
-        "server's tables: docs/dual-era.md); return a fresh server per call, or wrap createServer in statelessSafe to share one",
+        "server's handler tables: docs/dual-era.md); return a fresh server per call, or wrap createServer in statelessSafe to share one",
     );
   }
   throw new UnsupportedServerError(
