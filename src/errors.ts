@@ -14,7 +14,8 @@ export type SluiceErrorCode =
   | 'SLUICE_PARTIAL_CANCELLED'
   | 'SLUICE_SDK_TASK_STORE'
   | 'SLUICE_SHARED_TOOL'
-  | 'SLUICE_SHARED_RECORD';
+  | 'SLUICE_SHARED_RECORD'
+  | 'SLUICE_SESSION_WAKE';
 
 const brand = Symbol.for('sluice.error');
 
@@ -127,5 +128,23 @@ export class SharedRecordError extends SluiceError {
         `with ${kind === 'prompt' ? 'registerPrompt' : 'registerResource'}`,
     );
     this.name = 'SharedRecordError';
+  }
+}
+
+/**
+ * A hibernated session's server could not be rebuilt (option `hibernateAfterMs`): `createServer`
+ * threw or returned a server Sluice cannot drive (the same one again, say), or the fresh server
+ * refused the client's replayed `initialize`. The session ends; the request that woke it gets a 500
+ * naming this code, and the client's next request a 404, so it initializes a new session. `cause`
+ * is what failed.
+ */
+export class SessionWakeError extends SluiceError {
+  constructor(cause: unknown) {
+    super(
+      'SLUICE_SESSION_WAKE',
+      `the hibernated session's server could not be rebuilt: ${cause instanceof Error ? cause.message : String(cause)}`,
+      { cause },
+    );
+    this.name = 'SessionWakeError';
   }
 }

@@ -58,6 +58,16 @@ export interface ServerOptions {
   clientLimits?: Partial<ClientLimitOptions> | false;
   /** A session with no live request or stream for this long ends. @defaultValue 600000 (10 min) */
   sessionIdleMs?: number;
+  /**
+   * Hibernation (2025-era sessions; not with `stateless`): a session that has run nothing for this
+   * long has its SDK server closed and dropped, and the next message it sends is answered by a fresh
+   * server from `createServer`, handed the client's `initialize` and last `logging/setLevel` again.
+   * Saves most of an idle session's memory (docs/benchmarks.md "Hibernation"). Only for a
+   * `createServer` whose servers keep no per-session state and send nothing outside their handlers;
+   * a session that subscribed to a resource, or whose server sent a message no request caused, is
+   * never hibernated. @defaultValue undefined (off)
+   */
+  hibernateAfterMs?: number;
   /** Requests in flight per session; more gets 429. @defaultValue 128 */
   maxInflightPerSession?: number;
   /** Open SSE streams and pending POST exchanges per session; more gets 429. @defaultValue 64 */
@@ -170,9 +180,11 @@ export type ResolvedOptions = Required<
     | 'tracing'
     | 'tasks'
     | 'sessionIdPrefix'
+    | 'hibernateAfterMs'
   >
 > & {
   clientLimits: ClientLimitOptions | undefined;
+  hibernateAfterMs: number | undefined;
   replay: ReplayLimits;
   jsonLimits: JsonShapeLimits;
   replayBudget: { maxTotalBytes: number; maxFinishedStreams: number };
@@ -318,6 +330,7 @@ export function resolveOptions(o: ServerOptions): ResolvedOptions {
     },
     maxSessions: positiveInt('maxSessions', o.maxSessions ?? DEFAULTS.maxSessions),
     sessionIdleMs: positiveInt('sessionIdleMs', o.sessionIdleMs ?? DEFAULTS.sessionIdleMs),
+    hibernateAfterMs: hibernateAfterMsOf(o.hibernateAfterMs, stateless),
     clientLimits: clientLimits(o.clientLimits),
     maxInflightPerSession: positiveInt(
       'maxInflightPerSession',
@@ -363,6 +376,13 @@ export function resolveOptions(o: ServerOptions): ResolvedOptions {
     now: o.now ?? Date.now,
     tasks: tasksOf(o.tasks),
   };
+}
+
+/** The `hibernateAfterMs` option, checked once: sessions of one request have nothing to hibernate. */
+function hibernateAfterMsOf(ms: number | undefined, stateless: boolean): number | undefined {
+  if (ms === undefined) return undefined;
+  if (stateless) throw new InvalidOptionError('hibernateAfterMs is for sessions; stateless mode has none');
+  return positiveInt('hibernateAfterMs', ms);
 }
 
 /** The `sessionIdPrefix` option, checked once (see its documentation above). */

@@ -16,7 +16,7 @@ import {
 } from '../../jsonrpc/message.js';
 import { type Admission, ClientLimits } from '../limits/client-limits.js';
 import { isMcpRequestMethod } from '../observe/metrics.js';
-import { Refusals, sendRefusal } from '../pipeline/refusal.js';
+import { type Refusal, Refusals, sendRefusal } from '../pipeline/refusal.js';
 import { type PostInput, policyFor } from '../pipeline/route.js';
 import { allowsBatch, checkVersionHeader } from '../pipeline/versions.js';
 import { authInfoOf } from '../sdk/auth-info.js';
@@ -25,7 +25,7 @@ import { newEventTag, newSessionId } from './ids.js';
 import { registerRequest } from './request-handle.js';
 import { Session } from './session.js';
 import type { Sessions } from './sessions.js';
-import { offerLegacyTask, prepareLegacyTasks, wantsLegacyTask } from './task-hook.js';
+import { offerLegacyTask, wantsLegacyTask } from './task-hook.js';
 
 /** A batch longer than this is refused before any element is looked at. */
 export const MAX_BATCH = 256;
@@ -113,30 +113,8 @@ export async function handleSessionPost(
   if (batch && !allowsBatch(session.version))
     return sendRefusal(sink, Refusals.batchNotAllowed(session.version), headers);
 
-  const requests = new Map<RequestId, string>();
-  const seen = new Set<RequestId>();
-  for (const it of items) {
-    if (it.kind === 'request') {
-      const id = it.m.id;
-      if (session.inflight.has(id) || seen.has(id))
-        return sendRefusal(sink, Refusals.duplicateId(id), headers);
-      seen.add(id);
-      requests.set(id, it.m.method);
-    } else if (it.kind === 'reply') {
-      if (!session.awaiting.has(it.id) || seen.has(it.id))
-        return sendRefusal(sink, Refusals.unexpectedReply(it.id), headers);
-      seen.add(it.id);
-    }
-  }
-  if (requests.size > 0) {
-    if (session.inflight.size + requests.size > reg.core.options.maxInflightPerSession) {
-      return sendRefusal(sink, Refusals.tooManyInflight(reg.core.options.maxInflightPerSession), headers);
-    }
-    if (session.openStreams >= reg.core.options.maxStreamsPerSession) {
-      return sendRefusal(sink, Refusals.tooManyStreams(reg.core.options.maxStreamsPerSession), headers);
-    }
-  }
-
+  let requests = await admitted(reg, session, input, items);
+  if (requests === undefined) return;
   if (requests.size === 0) {
     // Only notifications and replies: accepted, nothing to answer (202, empty body).
     sink.respond(202, headers, '');
@@ -147,8 +125,65 @@ export async function handleSessionPost(
   const tasks = reg.core.options.tasks;
   if (!batch && first?.kind === 'request' && wantsLegacyTask(tasks, session, first.m.method)) {
     if (await offerLegacyTask(tasks, reg, session, input, first.m, runExchange)) return;
+    // The session may have hibernated while the hook looked (wake.ts).
+    if (session.asleep) requests = await admitted(reg, session, input, items);
+    if (requests === undefined) return;
   }
   runExchange(reg, session, input, items, requests, batch);
+}
+
+/**
+ * The checks a session's messages must pass before any is dispatched (ids not in flight, replies
+ * awaited, the per-session limits), with the server awake: a hibernated session's server is rebuilt
+ * first (wake.ts), and the checks run again after the wait, since other POSTs went on meanwhile.
+ * Returns the requests by id, or undefined when it answered with a refusal.
+ */
+async function admitted(
+  reg: Sessions,
+  session: Session,
+  input: PostInput,
+  items: Item[],
+): Promise<Map<RequestId, string> | undefined> {
+  for (;;) {
+    const checked = check(reg, session, items);
+    if (!(checked instanceof Map)) {
+      sendRefusal(input.sink, checked, input.headers);
+      return undefined;
+    }
+    const waking = session.wake();
+    if (waking === undefined) return checked;
+    const outcome = await waking;
+    if (outcome !== 'woke') {
+      const only = items.length === 1 && items[0]?.kind === 'request' ? items[0].m.id : null;
+      const r =
+        outcome === 'failed' ? Refusals.internalError('SLUICE_SESSION_WAKE') : Refusals.sessionNotFound();
+      sendRefusal(input.sink, r, input.headers, only);
+      return undefined;
+    }
+  }
+}
+
+/** Ids not in flight, replies awaited, the per-session limits: the requests by id, or the refusal. */
+function check(reg: Sessions, session: Session, items: Item[]): Map<RequestId, string> | Refusal {
+  const requests = new Map<RequestId, string>();
+  const seen = new Set<RequestId>();
+  for (const it of items) {
+    if (it.kind === 'request') {
+      const id = it.m.id;
+      if (session.inflight.has(id) || seen.has(id)) return Refusals.duplicateId(id);
+      seen.add(id);
+      requests.set(id, it.m.method);
+    } else if (it.kind === 'reply') {
+      if (!session.awaiting.has(it.id) || seen.has(it.id)) return Refusals.unexpectedReply(it.id);
+      seen.add(it.id);
+    }
+  }
+  if (requests.size === 0) return requests;
+  const o = reg.core.options;
+  if (session.inflight.size + requests.size > o.maxInflightPerSession)
+    return Refusals.tooManyInflight(o.maxInflightPerSession);
+  if (session.openStreams >= o.maxStreamsPerSession) return Refusals.tooManyStreams(o.maxStreamsPerSession);
+  return requests;
 }
 
 /** Opens the exchange that answers these requests, then hands every message to the SDK. */
@@ -232,9 +267,7 @@ async function initialize(reg: Sessions, input: PostInput, init: JsonRpcRequest)
     }
   }
   try {
-    const server = reg.core.createServer({ sessionId: id, principal: input.auth?.principal });
-    if (id !== undefined) prepareLegacyTasks(reg.core.options.tasks, session, server);
-    await session.connect(server);
+    await session.connect(reg.serverFor(session));
   } catch (error) {
     releaseSlot();
     releaseClient();
@@ -245,7 +278,7 @@ async function initialize(reg: Sessions, input: PostInput, init: JsonRpcRequest)
   // accepted the initialize request: JSON, or (for a client that refuses JSON) an SSE stream
   // opened only when the result is there.
   // The draft "Partial Tool Results" SEP's client capability (a bare ClientCapabilities field).
-  session.declared(init.params?.['capabilities'] as Record<string, unknown> | undefined);
+  session.declared(init.params);
   let registered = false;
   const ex: Exchange = new Exchange(
     session,

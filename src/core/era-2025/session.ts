@@ -7,6 +7,7 @@ import type { MessageExtraInfo } from '@modelcontextprotocol/sdk/types.js';
 import type { EventStore } from '../../events/event-store.js';
 import type { ExpiringSet } from '../../flow/expiring-set.js';
 import type {
+  JsonRpcMessage,
   JsonRpcNotification,
   JsonRpcRequest,
   JsonRpcResponse,
@@ -33,6 +34,7 @@ import type { Exchange, ExchangeHost } from './exchange.js';
 import { standaloneDelivered } from './json-order.js';
 import { LegacyMrtrShim, SHIM_SCHEMAS, type ShimHost } from './mrtr-shim.js';
 import { type RoutingDeps, SessionRouting } from './routing.js';
+import { Hibernation, type Sleeper, type WakeOutcome } from './wake.js';
 
 export interface SessionDeps extends RoutingDeps {
   readonly store: EventStore | undefined;
@@ -44,6 +46,8 @@ export interface SessionDeps extends RoutingDeps {
   readonly cluster?: ClusterHooks | undefined;
   /** Per-request spans and metrics (observe/operations.ts), when on. */
   readonly operations?: Operations | undefined;
+  /** A server for this session from the application's `createServer` (at initialize, and at a wake). */
+  serverFor(session: Session): McpServerLike;
   ended(session: Session, reason: SessionEndReason): void;
 }
 
@@ -62,10 +66,11 @@ const NO_SETS: ReadonlySet<Exchange> = new Set();
  * object per endpoint), and the collections, the input_required shim and the standalone stream are
  * created when first needed. An empty Map or Set costs ~180 bytes of heap, a closure ~56.
  */
-export class Session extends SessionRouting<SessionDeps> implements StreamContext, ExchangeHost {
+export class Session extends SessionRouting<SessionDeps> implements StreamContext, ExchangeHost, Sleeper {
   readonly sessionKey: string;
   readonly principal: string | undefined;
-  readonly transport: BridgeTransport;
+  /** The transport the current server is connected to; a wake connects a fresh one. */
+  #transport: BridgeTransport | undefined;
   /** When the session was created (epoch ms), for `mcp.server.session.duration`. */
   readonly startedAt: number;
   #hash: string | undefined;
@@ -80,6 +85,8 @@ export class Session extends SessionRouting<SessionDeps> implements StreamContex
   #partialResultsCapable = false;
   #server: McpServerLike | undefined;
   #nextStream = 1;
+  /** What a wake replays, and whether the server is dropped (wake.ts); only when hibernation is on. */
+  #sleep: Hibernation | undefined;
 
   constructor(
     deps: SessionDeps,
@@ -92,7 +99,12 @@ export class Session extends SessionRouting<SessionDeps> implements StreamContex
     this.principal = principal;
     this.#lastActive = deps.options.now();
     this.startedAt = this.#lastActive;
-    this.transport = new BridgeTransport(this, id);
+  }
+
+  /** The transport the session's server is (or is about to be) connected to. */
+  get transport(): BridgeTransport {
+    this.#transport ??= new BridgeTransport(this, this.id);
+    return this.#transport;
   }
 
   /** The store, for sessions whose events carry ids (not stateless mode's one-request sessions). */
@@ -139,10 +151,13 @@ export class Session extends SessionRouting<SessionDeps> implements StreamContex
     return this.#lastActive;
   }
 
-  /** What the client's initialize declared that the session keeps (its capabilities). */
-  declared(capabilities: Record<string, unknown> | undefined): void {
+  /** What the client's initialize declared that the session keeps (its capabilities; with hibernation, all of it). */
+  declared(params: Record<string, unknown> | undefined): void {
+    const capabilities = params?.['capabilities'] as Record<string, unknown> | undefined;
     const partial = capabilities?.[PARTIAL_CAPABILITY];
     this.#partialResultsCapable = typeof partial === 'object' && partial !== null;
+    if (this.deps.options.hibernateAfterMs !== undefined && this.id !== undefined)
+      this.#sleep = new Hibernation(params, this.deps.counters, this.deps.options.logger);
   }
 
   /** The SDK answered initialize with this revision. */
@@ -218,6 +233,7 @@ export class Session extends SessionRouting<SessionDeps> implements StreamContex
       ex?.cancelled(m.id);
       return;
     }
+    this.#sleep?.saw(m);
     if (this.id !== undefined && INPUT_REQUIRED_METHODS.has(m.method)) {
       this.shim ??= new LegacyMrtrShim(this.#shimHost());
       this.shim.remember(m, extra);
@@ -262,8 +278,17 @@ export class Session extends SessionRouting<SessionDeps> implements StreamContex
     return s === undefined ? undefined : standaloneDelivered(s, seq, bytes, this.deps.options.retryMs);
   }
 
-  closedBySdk(): void {
+  /** The SDK closed the current server's side; a server dropped by hibernate() closes without ending anything. */
+  closedBySdk(from?: BridgeTransport): void {
+    if (from !== undefined && from !== this.#transport) return;
     if (!this.ended) this.end('closed');
+  }
+
+  /** Also sees what hibernation must know: answers to a wake's replayed requests, unprompted messages. */
+  override route(message: JsonRpcMessage, related: RequestId | undefined): Promise<void> | undefined {
+    const running = (this.inflightById?.size ?? 0) > 0;
+    if (this.#sleep?.intercept(message, related, running) === true) return undefined;
+    return super.route(message, related);
   }
 
   // ---- ExchangeHost ------------------------------------------------------------------------------
@@ -318,7 +343,41 @@ export class Session extends SessionRouting<SessionDeps> implements StreamContex
     this.#exchanges = undefined;
     if (this.inflightById?.size === 0) this.inflightById = undefined;
     if (this.#postStreams?.size === 0) this.#postStreams = undefined;
-    this.transport.compact();
+    this.#transport?.compact();
+  }
+
+  // ---- hibernation (wake.ts) -----------------------------------------------------------------
+
+  /** The server was dropped while idle and is not rebuilt yet. */
+  get asleep(): boolean {
+    return this.#sleep?.asleep === true;
+  }
+
+  /**
+   * Closes and drops the server if nothing runs on it (no exchange, no request in flight, no
+   * server-to-client request awaiting its reply) and nothing pins the session; true if it did.
+   */
+  hibernate(): boolean {
+    if (this.#server === undefined || this.ended || this.#sleep?.mayHibernate !== true) return false;
+    if ((this.#exchanges?.size ?? 0) > 0 || (this.inflightById?.size ?? 0) > 0) return false;
+    if ((this.awaitingIds?.size ?? 0) > 0) return false;
+    this.#sleep.slept();
+    this.shim = undefined;
+    // Forgotten first, so its close is not taken for the server's own (closedBySdk); it keeps the
+    // Protocol's onclose, so it goes with the server.
+    this.#transport = undefined;
+    this.#closeServer(true);
+    return true;
+  }
+
+  /** Rebuilds a dropped server before a message is dispatched; undefined when the session is awake. */
+  wake(): Promise<WakeOutcome> | undefined {
+    return this.#sleep?.wake(this);
+  }
+
+  /** Connects a fresh server from `createServer` (Sleeper: a wake's first step). */
+  reconnect(): Promise<void> {
+    return this.connect(this.deps.serverFor(this));
   }
 
   countMode(mode: 'json' | 'sse', methods: Iterable<string>): void {
@@ -344,21 +403,30 @@ export class Session extends SessionRouting<SessionDeps> implements StreamContex
     if (this.#postStreams !== undefined) for (const s of this.#postStreams.values()) s.interrupt();
     this.#postStreams = undefined;
     this.standaloneStream?.interrupt();
-    const server = this.#server;
-    this.#server = undefined;
-    if (server !== undefined) {
-      server
-        .close()
-        // A stateless-mode session is one request's: its server must not keep its handler tables (sdk/release.ts).
-        .then(() => {
-          if (this.id === undefined) releaseClosed(server);
-        })
-        .catch((error: unknown) =>
-          this.deps.options.logger?.error('session.close_failed', { error: String(error) }),
-        );
-    }
+    this.#sleep?.ended();
+    // A stateless-mode session is one request's: its server must not keep its handler tables.
+    this.#closeServer(this.id === undefined);
     if (this.store !== undefined && this.id !== undefined) void this.store.dropSession(this.id);
     this.deps.ended(this, reason);
+  }
+
+  /**
+   * Closes and forgets the server; with `release`, also empties its handler tables once closed
+   * (sdk/release.ts: for a server nobody else should hold, so it does not drag itself into the old
+   * generation). A session's server in general is not released: an application may keep it.
+   */
+  #closeServer(release: boolean): void {
+    const server = this.#server;
+    this.#server = undefined;
+    this.dispatcher = undefined;
+    server
+      ?.close()
+      .then(() => {
+        if (release) releaseClosed(server);
+      })
+      .catch((error: unknown) =>
+        this.deps.options.logger?.error('session.close_failed', { error: String(error) }),
+      );
   }
 
   #shimHost(): ShimHost {

@@ -14,7 +14,9 @@ import type { AuthResult } from '../options.js';
 import { type Refusal, Refusals } from '../pipeline/refusal.js';
 import type { RequestHead } from '../pipeline/sink.js';
 import { checkVersionHeader } from '../pipeline/versions.js';
+import type { McpServerLike } from '../sdk/server-like.js';
 import type { Session, SessionDeps } from './session.js';
+import { prepareLegacyTasks } from './task-hook.js';
 
 export class Sessions {
   readonly core: CoreContext;
@@ -63,12 +65,25 @@ export class Sessions {
       operations: ctx.operations,
       ended: (s, reason) => this.#ended(s, reason),
       changed: (event) => ctx.bus.publish(event),
+      serverFor: (session) => this.serverFor(session),
     };
     if (!options.stateless) {
-      const period = Math.max(50, Math.min(30_000, Math.floor(options.sessionIdleMs / 4)));
+      // Hibernation is checked by the same sweep, at least twice per hibernateAfterMs.
+      const hibernation = options.hibernateAfterMs === undefined ? 30_000 : options.hibernateAfterMs / 2;
+      const period = Math.max(
+        50,
+        Math.min(30_000, Math.floor(options.sessionIdleMs / 4), Math.floor(hibernation)),
+      );
       this.#sweep = setInterval(() => this.#sweepIdle(), period);
       this.#sweep.unref?.();
     }
+  }
+
+  /** A session's server from the application's `createServer`, with its tasks prepared (at initialize and at a wake). */
+  serverFor(session: Session): McpServerLike {
+    const server = this.#ctx.createServer({ sessionId: session.id, principal: session.principal });
+    if (session.id !== undefined) prepareLegacyTasks(this.#ctx.options.tasks, session, server);
+    return server;
   }
 
   /** Whether this instance holds the session (a cluster asks before forwarding). */
@@ -181,6 +196,7 @@ export class Sessions {
       created: c.sessionsCreated,
       ended: { ...c.sessionsEnded },
       capRefusals: c.sessionCapRefusals,
+      hibernation: { asleep: c.sessionsAsleep, wakes: c.sessionWakes, wakeFailures: c.wakeFailures },
       clientLimitRefusals: {
         sessions: this.clientLimits?.refused.sessions ?? 0,
         rate: this.clientLimits?.refused.rate ?? 0,
@@ -219,11 +235,18 @@ export class Sessions {
 
   #sweepIdle(): void {
     const now = this.#ctx.options.now();
-    const ttl = this.#ctx.options.sessionIdleMs;
+    const { sessionIdleMs: ttl, hibernateAfterMs } = this.#ctx.options;
     for (const s of [...this.#sessions.values()]) {
-      if (s.busy) continue;
-      if (now - s.lastActive > ttl) s.end('idle', Refusals.sessionNotFound());
-      else s.compact();
+      const idleFor = now - s.lastActive;
+      if (!s.busy) {
+        if (idleFor > ttl) {
+          s.end('idle', Refusals.sessionNotFound());
+          continue;
+        }
+        s.compact();
+      }
+      // A GET stream keeps a session alive, not its server: an idle listener hibernates too.
+      if (hibernateAfterMs !== undefined && idleFor >= hibernateAfterMs) s.hibernate();
     }
     this.clientLimits?.sweep(now);
   }

@@ -11,6 +11,7 @@
 import type { Acceptance } from '../../http/media-type.js';
 import type { JsonRpcRequest, RequestId } from '../../jsonrpc/message.js';
 import { ClientLimits } from '../limits/client-limits.js';
+import { Refusals, sendRefusal } from '../pipeline/refusal.js';
 import type { PostInput } from '../pipeline/route.js';
 import type { Headers, ResponseSink } from '../pipeline/sink.js';
 import type { ExchangeHooks, RelatedAsks } from './exchange.js';
@@ -101,22 +102,33 @@ export async function offerLegacyTask<R>(
     // The run answers the hook's sink, not the client, so the client's Accept does not apply: a
     // JSON-only client's task still streams its progress to the sink (the task's statusMessage).
     serve: (m, sink, asks) => {
-      run(
-        reg,
-        session,
-        { ...input, sink, guard: undefined, accept: SINK_ACCEPTS },
-        [{ kind: 'request', m }],
-        new Map([[m.id, m.method]]),
-        false,
-        { asks },
-      );
-      // A 2025 request outlives its response (a client may resume it), so a sink closed before the
-      // answer (the task was cancelled) cancels the handler as the client would (2025-11-25
-      // basic/utilities/cancellation): its AbortSignal fires.
-      sink.onClose(() => {
-        if (!session.inflight.has(m.id) || session.ended) return;
-        const params = { requestId: m.id, reason: 'the task was cancelled' };
-        session.dispatchNotification({ jsonrpc: '2.0', method: 'notifications/cancelled', params });
+      const go = (): void => {
+        run(
+          reg,
+          session,
+          { ...input, sink, guard: undefined, accept: SINK_ACCEPTS },
+          [{ kind: 'request', m }],
+          new Map([[m.id, m.method]]),
+          false,
+          { asks },
+        );
+        // A 2025 request outlives its response (a client may resume it), so a sink closed before the
+        // answer (the task was cancelled) cancels the handler as the client would (2025-11-25
+        // basic/utilities/cancellation): its AbortSignal fires.
+        sink.onClose(() => {
+          if (!session.inflight.has(m.id) || session.ended) return;
+          const params = { requestId: m.id, reason: 'the task was cancelled' };
+          session.dispatchNotification({ jsonrpc: '2.0', method: 'notifications/cancelled', params });
+        });
+      };
+      // A task's later round may find its session hibernated (wake.ts): its server is rebuilt first.
+      const waking = session.wake();
+      if (waking === undefined) return go();
+      void waking.then((outcome) => {
+        if (outcome === 'woke') return go();
+        const r =
+          outcome === 'failed' ? Refusals.internalError('SLUICE_SESSION_WAKE') : Refusals.sessionNotFound();
+        sendRefusal(sink, r, {}, m.id);
       });
     },
   });

@@ -19,6 +19,10 @@ export class Counters {
   }
 
   sessionsCreated = 0;
+  /** Sessions whose server hibernation dropped, now (a gauge); wakes that rebuilt one, and that failed. */
+  sessionsAsleep = 0;
+  sessionWakes = 0;
+  wakeFailures = 0;
   readonly sessionsEnded: Record<SessionEndReason, number> = {
     delete: 0,
     idle: 0,

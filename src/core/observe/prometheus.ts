@@ -20,6 +20,16 @@ export function renderPrometheus(s: EndpointStats, m: Metrics | undefined): stri
   w.family('sluice_sessions_ended_total', 'counter', 'Sessions ended, by reason.');
   for (const [reason, n] of Object.entries(s.sessions.ended))
     w.sample('sluice_sessions_ended_total', n, { reason });
+  const h = s.sessions.hibernation;
+  w.one(
+    'sluice_sessions_asleep',
+    'gauge',
+    'Sessions whose SDK server hibernation dropped (option hibernateAfterMs), not yet woken.',
+    h.asleep,
+  );
+  w.family('sluice_session_wakes_total', 'counter', 'Hibernated sessions woken by a message, by outcome.');
+  w.sample('sluice_session_wakes_total', h.wakes, { outcome: 'woke' });
+  w.sample('sluice_session_wakes_total', h.wakeFailures, { outcome: 'failed' });
   w.one(
     'sluice_session_cap_refusals_total',
     'counter',

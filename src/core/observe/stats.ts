@@ -89,6 +89,8 @@ export interface SessionsStats {
   created: number;
   ended: Record<SessionEndReason, number>;
   capRefusals: number;
+  /** Hibernation (option `hibernateAfterMs`): sessions whose server is dropped now, wakes that rebuilt one, wakes that failed. */
+  hibernation: { asleep: number; wakes: number; wakeFailures: number };
   /** initialize refused by the per-client limits: sessions held, initialize rate. */
   clientLimitRefusals: { sessions: number; rate: number };
   /** Clients in the per-client limits' table. */

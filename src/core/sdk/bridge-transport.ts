@@ -28,8 +28,8 @@ export interface BridgeTarget {
     key: string | undefined,
     parts?: ProgressEvent,
   ): Promise<void> | undefined;
-  /** The SDK closed its side (server.close()). */
-  closedBySdk(): void;
+  /** The SDK closed its side (server.close()) of `from`. */
+  closedBySdk(from: BridgeTransport): void;
 }
 
 /** Returned by every send that need not wait: one shared settled promise, no allocation per event. */
@@ -101,7 +101,7 @@ export class BridgeTransport implements Transport, OperationHost {
     const ops = this.#ops;
     this.#ops = undefined;
     if (ops !== undefined) for (const op of ops.values()) op.cancelled(op.closeCause(), undefined);
-    this.#target.closedBySdk();
+    this.#target.closedBySdk(this);
     const onclose = this.#onclose;
     if (onclose === undefined) return;
     // Only when nothing but the Protocol's connect set onclose: then all that runs up to the

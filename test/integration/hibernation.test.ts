@@ -1,0 +1,265 @@
+// Hibernation (option hibernateAfterMs, core/era-2025/wake.ts): an idle session's SDK server is closed
+// and dropped, and the next message the client sends is answered by a fresh server from createServer,
+// handed the client's initialize and last logging/setLevel again. What the tests hold it to: the client
+// cannot tell (same answers, the same capabilities seen by the tools, the same log level, nothing extra
+// on its streams), nothing that runs is dropped (a tool in flight, a question awaiting the client's
+// answer), what cannot be replayed is never dropped (a resource subscription, a server used outside its
+// handlers), and a server that cannot be rebuilt ends the session with a clear error.
+import assert from 'node:assert/strict';
+import { after, describe, test } from 'node:test';
+import { McpServer } from '@modelcontextprotocol/sdk/server/mcp.js';
+import { ElicitResultSchema } from '@modelcontextprotocol/sdk/types.js';
+import { z } from 'zod';
+import { InvalidOptionError } from '../../src/errors.js';
+import { createMcpHandler, type Served, serve } from '../../src/server/index.js';
+import { errorOf, RawSession, rpc, toolCall, until } from '../helpers/http.js';
+
+const AFTER_MS = 60;
+const TEXT = z.object({ text: z.string() });
+
+interface Built {
+  servers: McpServer[];
+  /** Resolves the `slow` tool's current call. */
+  release?: () => void;
+}
+
+/** A fresh server per session or wake, with tools that show what the server knows of its client. */
+function build(b: Built): McpServer {
+  const s = new McpServer({ name: 'hibernation', version: '1' }, { capabilities: { logging: {} } });
+  s.registerTool('echo', { inputSchema: TEXT }, ({ text }) => ({ content: [{ type: 'text', text }] }));
+  s.registerTool('whoami', {}, () => {
+    const info = { capabilities: s.server.getClientCapabilities(), client: s.server.getClientVersion() };
+    return { content: [{ type: 'text', text: JSON.stringify(info) }] };
+  });
+  s.registerTool('log', {}, async (extra) => {
+    for (const level of ['info', 'error'] as const)
+      await s.server.sendLoggingMessage({ level, data: level }, extra.sessionId);
+    return { content: [{ type: 'text', text: 'logged' }] };
+  });
+  s.registerTool('slow', {}, async () => {
+    await new Promise<void>((resolve) => {
+      b.release = resolve;
+    });
+    return { content: [{ type: 'text', text: 'slow done' }] };
+  });
+  s.registerTool('ask', {}, async (extra) => {
+    const r = await s.server.request(
+      {
+        method: 'elicitation/create',
+        params: { message: 'name?', requestedSchema: { type: 'object', properties: {} } },
+      },
+      ElicitResultSchema,
+      { relatedRequestId: extra.requestId },
+    );
+    return { content: [{ type: 'text', text: r.action }] };
+  });
+  s.registerResource('doc', 'mem://doc', {}, () => ({ contents: [{ uri: 'mem://doc', text: 'doc' }] }));
+  s.server.setRequestHandler(
+    z.object({ method: z.literal('resources/subscribe') }).passthrough(),
+    () => ({}),
+  );
+  b.servers.push(s);
+  return s;
+}
+
+const textOf = (m: { result?: { content?: { text?: string }[] } }): string | undefined =>
+  m.result?.content?.[0]?.text;
+
+describe('hibernation: an idle session drops its server and wakes on the next message', () => {
+  const open: Served[] = [];
+  const start = async (
+    b: Built,
+    more: { createServer?: () => McpServer; logged?: string[] } = {},
+  ): Promise<Served> => {
+    const served = await serve({
+      port: 0,
+      hibernateAfterMs: AFTER_MS,
+      createServer: more.createServer ?? (() => build(b)),
+      logger: {
+        info: () => {},
+        warn: () => {},
+        error: (event) => more.logged?.push(event),
+      },
+    });
+    open.push(served);
+    return served;
+  };
+  const asleep = (s: Served): number => s.handler.stats().sessions.hibernation.asleep;
+  const fellAsleep = (s: Served, n = 1): Promise<void> =>
+    until(() => asleep(s) === n, 3_000, `${n} session(s) asleep`);
+  after(async () => {
+    for (const s of open) await s.close({ graceMs: 0 });
+  });
+
+  test('the woken server knows the client as the first did: capabilities, client info, log level; the client sees nothing else', async () => {
+    const b: Built = { servers: [] };
+    const served = await start(b);
+    const c = new RawSession(served.url);
+    await c.init('2025-11-25', { elicitation: {}, roots: { listChanged: true } });
+    const before = await c.post(toolCall('whoami', {}));
+    assert.equal((await c.post(rpc('logging/setLevel', { level: 'error' }))).status, 200);
+    const get = await c.get();
+    assert.equal(get.status, 200);
+    await fellAsleep(served);
+    const first = b.servers[0];
+    assert.ok(first !== undefined);
+    assert.equal(first.server.transport, undefined, 'the dropped server was closed');
+
+    const woken = await c.post(toolCall('whoami', {}));
+    assert.equal(woken.status, 200, woken.text);
+    assert.equal(b.servers.length, 2, 'one fresh server');
+    assert.deepEqual(JSON.parse(textOf(woken.json()) ?? ''), JSON.parse(textOf(before.json()) ?? ''));
+    const stats = served.handler.stats().sessions.hibernation;
+    assert.deepEqual(stats, { asleep: 0, wakes: 1, wakeFailures: 0 });
+
+    // The GET stream stayed open through it all and carried nothing (the replay's answers are kept).
+    assert.deepEqual(get.messages(), []);
+    // The replayed setLevel holds: of the handler's info and error messages (sent unrelated, so on
+    // the GET stream, in that order), only the error reaches the client.
+    const logged = await c.post(toolCall('log', {}));
+    assert.equal(textOf(logged.json()), 'logged');
+    await get.waitMessage((m) => m.method === 'notifications/message', 3_000, 'the error log');
+    assert.deepEqual(
+      get.messages().map((m) => m.params?.level),
+      ['error'],
+    );
+    // Sent while its request ran, it does not pin the session: it sleeps again.
+    await fellAsleep(served);
+    assert.match(served.handler.metrics(), /^sluice_session_wakes_total\{outcome="woke"\} 1$/m);
+    get.destroy();
+  });
+
+  test('it sleeps again after the wake, and every wake answers (ten rounds)', async () => {
+    const b: Built = { servers: [] };
+    const served = await start(b);
+    const c = new RawSession(served.url);
+    await c.init();
+    for (let i = 0; i < 10; i++) {
+      await fellAsleep(served);
+      const r = await c.post(toolCall('echo', { text: `round ${i}` }));
+      assert.equal(textOf(r.json()), `round ${i}`);
+    }
+    assert.equal(b.servers.length, 11);
+    assert.equal(served.handler.stats().sessions.hibernation.wakes, 10);
+  });
+
+  test('two messages at once wake it once, and both are answered', async () => {
+    const b: Built = { servers: [] };
+    const served = await start(b);
+    const c = new RawSession(served.url);
+    await c.init();
+    await fellAsleep(served);
+    const [x, y] = await Promise.all([
+      c.post(toolCall('echo', { text: 'x' })),
+      c.post(toolCall('echo', { text: 'y' })),
+    ]);
+    assert.equal(textOf(x.json()), 'x');
+    assert.equal(textOf(y.json()), 'y');
+    assert.equal(b.servers.length, 2, 'one rebuild for both');
+  });
+
+  test('not while a tool runs, nor while a question awaits the client; afterwards it does', async () => {
+    const b: Built = { servers: [] };
+    const served = await start(b);
+    const c = new RawSession(served.url);
+    await c.init('2025-11-25', { elicitation: {} });
+    const slow = await c.postOpen(toolCall('slow', {}));
+    await until(() => b.release !== undefined, 3_000, 'the slow tool started');
+    await new Promise((r) => setTimeout(r, AFTER_MS * 4));
+    assert.equal(asleep(served), 0, 'a tool in flight keeps the server');
+    b.release?.();
+    await slow.finished(3_000, 'slow answered');
+    assert.equal(textOf(slow.messages().at(-1) ?? {}), 'slow done');
+
+    const ask = await c.postOpen(toolCall('ask', {}));
+    const question = await ask.waitMessage((m) => m.method === 'elicitation/create', 3_000, 'question');
+    await new Promise((r) => setTimeout(r, AFTER_MS * 4));
+    assert.equal(asleep(served), 0, 'a question awaiting its answer keeps the server');
+    const reply = { jsonrpc: '2.0', id: question.id, result: { action: 'decline' } };
+    assert.equal((await c.post(reply)).status, 202);
+    await ask.finished(3_000, 'ask answered');
+    assert.equal(textOf(ask.messages().at(-1) ?? {}), 'decline');
+    await fellAsleep(served);
+    assert.equal(b.servers.length, 1, 'no wake was needed');
+  });
+
+  test('never for a session that subscribed, or whose server sent what no request caused', async () => {
+    const b: Built = { servers: [] };
+    const served = await start(b);
+    const subscribed = new RawSession(served.url);
+    await subscribed.init();
+    assert.equal((await subscribed.post(rpc('resources/subscribe', { uri: 'mem://doc' }))).status, 200);
+    const used = new RawSession(served.url);
+    await used.init();
+    const plain = new RawSession(served.url);
+    await plain.init();
+    // The application holds the second session's server and announces a change through it.
+    b.servers[1]?.sendToolListChanged();
+    await fellAsleep(served, 1);
+    await new Promise((r) => setTimeout(r, AFTER_MS * 4));
+    assert.equal(asleep(served), 1, 'only the plain session sleeps');
+    assert.equal((await plain.post(toolCall('echo', { text: 'p' }))).status, 200);
+    assert.equal(b.servers.length, 4, 'only the plain one was rebuilt');
+  });
+
+  test('a server that cannot be rebuilt: 500 naming SLUICE_SESSION_WAKE, the session ends, the client starts over', async () => {
+    const b: Built = { servers: [] };
+    let same: McpServer | undefined;
+    const logged: string[] = [];
+    // A factory that hands out one server per process: fine once, refused at the wake (released).
+    const served = await start(b, {
+      createServer: () => {
+        same ??= build(b);
+        return same;
+      },
+      logged,
+    });
+    const c = new RawSession(served.url);
+    await c.init();
+    await fellAsleep(served);
+    const r = await c.post(toolCall('echo', { text: 'x' }, 41));
+    assert.equal(r.status, 500, r.text);
+    assert.equal(r.json().id, 41);
+    assert.match(r.json().error.message, /SLUICE_SESSION_WAKE/);
+    assert.equal(errorOf(r).code, -32603);
+    assert.deepEqual(logged, ['session.wake_failed']);
+    assert.equal((await c.post(toolCall('echo', { text: 'y' }))).status, 404, 'the session has ended');
+    assert.deepEqual(served.handler.stats().sessions.hibernation, { asleep: 0, wakes: 0, wakeFailures: 1 });
+    assert.equal(served.handler.stats().sessions.active, 0);
+  });
+
+  test('DELETE of a sleeping session ends it without waking it', async () => {
+    const b: Built = { servers: [] };
+    const served = await start(b);
+    const c = new RawSession(served.url);
+    await c.init();
+    await fellAsleep(served);
+    const d = await c.delete();
+    assert.ok(d.status === 200 || d.status === 204, String(d.status));
+    assert.equal(asleep(served), 0);
+    assert.equal(b.servers.length, 1);
+    assert.equal(served.handler.stats().sessions.active, 0);
+  });
+
+  test('a refused message does not wake it', async () => {
+    const b: Built = { servers: [] };
+    const served = await start(b);
+    const c = new RawSession(served.url);
+    await c.init();
+    await fellAsleep(served);
+    const stray = await c.post({ jsonrpc: '2.0', id: 'nobody-asked', result: {} });
+    assert.equal(stray.status, 400);
+    assert.equal(asleep(served), 1);
+    assert.equal(b.servers.length, 1);
+  });
+
+  test('the option is checked once', () => {
+    const createServer = (): McpServer => new McpServer({ name: 'x', version: '1' });
+    for (const bad of [0, -1, 1.5, Number.NaN])
+      assert.throws(() => createMcpHandler({ createServer, hibernateAfterMs: bad }), InvalidOptionError);
+    assert.throws(
+      () => createMcpHandler({ createServer, hibernateAfterMs: 1000, stateless: true }),
+      /hibernateAfterMs is for sessions/,
+    );
+  });
+});
