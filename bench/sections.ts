@@ -22,6 +22,8 @@ import {
 export const SECTIONS = ['a', 'b', 'c', 'd', 'e', 'f', 'g', 'h', 'i', 'j'] as const;
 export type Section = (typeof SECTIONS)[number];
 export const KINDS: readonly ServerKind[] = ['raw', 'sluice', 'sdk'];
+/** (c)'s `hibernateAfterMs` for the `sluice+hibernate` row: well inside the 1 s settle of each reading. */
+const IDLE_HIBERNATE_MS = 250;
 
 export interface Cli {
   plan: Plan;
@@ -76,11 +78,10 @@ export class Runner {
 
   async echo(): Promise<void> {
     // The servers as configured by default, plus Sluice with metrics explicitly on and off.
-    const variants: Pick<LaunchOptions, 'kind' | 'metrics' | 'jwt' | 'tracing'>[] = this.cli.servers.map(
-      (kind) => ({
-        kind,
-      }),
-    );
+    const variants: Pick<LaunchOptions, 'kind' | 'metrics' | 'jwt' | 'tracing' | 'hibernateMs'>[] =
+      this.cli.servers.map((kind) => ({ kind }));
+    // Hibernation after every answer (opt-in), its worst case: every request rebuilds the server.
+    if (this.cli.servers.includes('sluice')) variants.push({ kind: 'sluice', hibernateMs: 0 });
     if (this.cli.metrics && this.cli.servers.includes('sluice')) {
       variants.push({ kind: 'sluice', metrics: true }, { kind: 'sluice', metrics: false });
     }
@@ -161,8 +162,13 @@ export class Runner {
   }
 
   /** Runs `body` on a fresh server with --expose-gc, then closes it. */
-  async fresh(section: Section, kind: ServerKind, body: (p: ServerProcess) => Promise<void>): Promise<void> {
-    const p = await this.start(section, { kind, mode: 'sse', exposeGc: true });
+  async fresh(
+    section: Section,
+    v: ServerKind | Pick<LaunchOptions, 'kind' | 'hibernateMs'>,
+    body: (p: ServerProcess) => Promise<void>,
+  ): Promise<void> {
+    const opts = typeof v === 'string' ? { kind: v } : v;
+    const p = await this.start(section, { ...opts, mode: 'sse', exposeGc: true });
     if (p === undefined) return;
     try {
       await body(p);
@@ -172,9 +178,16 @@ export class Runner {
   }
 
   async idle(): Promise<void> {
+    // Sluice as configured by default, and with hibernation (opt-in: `hibernateAfterMs`) at a
+    // quarter of the settle before each reading, so the idle sessions have dropped their servers.
+    const variants: Pick<LaunchOptions, 'kind' | 'hibernateMs'>[] = this.cli.servers.map((kind) => ({
+      kind,
+    }));
+    if (this.cli.servers.includes('sluice'))
+      variants.push({ kind: 'sluice', hibernateMs: IDLE_HIBERNATE_MS });
     for (const streams of this.plan.idle.streams) {
-      for (const kind of this.cli.servers) {
-        await this.fresh('c', kind, async (p) => {
+      for (const v of variants) {
+        await this.fresh('c', v, async (p) => {
           const result = await runIdle(p, { streams, timeoutMs: this.plan.idle.timeoutMs });
           this.results.idle.push({ server: p.label, result });
           log(

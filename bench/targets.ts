@@ -112,7 +112,8 @@ export function evaluateTargets(r: BenchResults): TargetCheck[] {
   }
   // The issue's bound against the floor: Sluice's RSS per session+stream within 1.25x raw's, same
   // stream count, same run.
-  for (const row of r.idle.filter((x) => x.server === 'sluice')) {
+  // `sluice+hibernate-MS` is the same bound with hibernation on (opt-in: `hibernateAfterMs`).
+  for (const row of r.idle.filter((x) => x.server === 'sluice' || x.server.startsWith('sluice+hibernate'))) {
     const raw = r.idle.find((x) => x.server === 'raw' && x.result.streams === row.result.streams);
     const v =
       row.result.ok && raw?.result.ok === true
@@ -120,7 +121,7 @@ export function evaluateTargets(r: BenchResults): TargetCheck[] {
         : Number.NaN;
     out.push(
       check(
-        `idle: RSS per session+stream, sluice ÷ raw, ${row.result.streams} streams`,
+        `idle: RSS per session+stream, ${row.server} ÷ raw, ${row.result.streams} streams`,
         '≤ 1.25x',
         v,
         (x) => x <= 1.25,

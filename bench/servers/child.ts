@@ -18,6 +18,8 @@ export interface ChildArgs {
   jwt: boolean;
   /** Sluice only: tracing through @opentelemetry/api with no provider (`api`) or an SDK provider (`sdk`). */
   tracing: 'api' | 'sdk' | undefined;
+  /** Sluice only: `hibernateAfterMs` (ms), for the idle-memory row with hibernation on. */
+  hibernate: number | undefined;
 }
 
 export interface RunningServer {
@@ -36,6 +38,7 @@ function parseChildArgs(argv: string[]): ChildArgs {
       metrics: { type: 'string' },
       jwt: { type: 'boolean' },
       tracing: { type: 'string' },
+      hibernate: { type: 'string' },
     },
   });
   const mode = values.mode;
@@ -48,11 +51,16 @@ function parseChildArgs(argv: string[]): ChildArgs {
   if (tracing !== undefined && tracing !== 'api' && tracing !== 'sdk') {
     throw new Error(`--tracing must be api or sdk, got ${tracing}`);
   }
+  const hibernate = values.hibernate === undefined ? undefined : Number(values.hibernate);
+  if (hibernate !== undefined && !(Number.isSafeInteger(hibernate) && hibernate >= 0)) {
+    throw new Error(`--hibernate must be a non-negative number of ms, got ${values.hibernate}`);
+  }
   return {
     mode,
     metrics: metrics === undefined ? undefined : metrics === 'on',
     jwt: values.jwt === true,
     tracing,
+    hibernate,
   };
 }
 

@@ -21,6 +21,8 @@ export interface LaunchOptions {
   jwt?: boolean;
   /** Sluice only: tracing with the API and no provider, or with an SDK provider (no-op exporter). */
   tracing?: 'api' | 'sdk';
+  /** Sluice only: `hibernateAfterMs` (the idle-memory row with hibernation on). */
+  hibernateMs?: number;
   /** Run with --expose-gc so that gc() requests force a collection (memory tests). */
   exposeGc?: boolean;
   /** Write a --cpu-prof profile into this directory when the child exits. */
@@ -154,9 +156,12 @@ export class ServerProcess {
 
 /**
  * The label used in tables: `sluice`, `sdk`, `raw`, `sluice+metrics` / `sluice-metrics`, or
- * `sluice+jwt` / `sluice-jwt`, or `sluice+otel-api` / `sluice+otel-sdk`.
+ * `sluice+jwt` / `sluice-jwt`, or `sluice+otel-api` / `sluice+otel-sdk`, or `sluice+hibernate-MS`.
  */
-export function serverLabel(opts: Pick<LaunchOptions, 'kind' | 'metrics' | 'jwt' | 'tracing'>): string {
+export function serverLabel(
+  opts: Pick<LaunchOptions, 'kind' | 'metrics' | 'jwt' | 'tracing' | 'hibernateMs'>,
+): string {
+  if (opts.hibernateMs !== undefined) return `${opts.kind}+hibernate-${opts.hibernateMs}`;
   if (opts.jwt !== undefined) return `${opts.kind}${opts.jwt ? '+' : '-'}jwt`;
   if (opts.tracing !== undefined) return `${opts.kind}+otel-${opts.tracing}`;
   if (opts.metrics === undefined) return opts.kind;
@@ -183,6 +188,7 @@ function launchWith(opts: LaunchOptions, jwt: BenchJwt | undefined): Promise<Ser
   if (opts.metrics !== undefined) args.push('--metrics', opts.metrics ? 'on' : 'off');
   if (jwt !== undefined) args.push('--jwt');
   if (opts.tracing !== undefined) args.push('--tracing', opts.tracing);
+  if (opts.hibernateMs !== undefined) args.push('--hibernate', String(opts.hibernateMs));
   const child = fork(entry, args, {
     execArgv,
     stdio: CHILD_STDIO,

@@ -69,13 +69,14 @@ async function tracingOption(kind: 'api' | 'sdk' | undefined): Promise<Record<st
   return { tracing: { api } };
 }
 
-runChild(async ({ mode, metrics, jwt, tracing }) => {
+runChild(async ({ mode, metrics, jwt, tracing, hibernate }) => {
   const serve = await loadServe();
   // A spread, not a literal property: `metrics` may not be in the option type yet.
   const extra = {
     ...(metrics === undefined ? {} : { metrics }),
     ...(jwt ? { oauth: await loadOAuth() } : {}),
     ...(await tracingOption(tracing)),
+    ...(hibernate === undefined ? {} : { hibernateAfterMs: hibernate }),
   };
   // The idle-memory workload opens thousands of sessions from one address as fast as it can: the
   // per-client limits (a flood defence) are off for the benchmark.

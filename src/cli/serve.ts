@@ -37,6 +37,8 @@ const HELP = `usage: sluice serve [options]
   --keepalive-ms N     SSE keepalive comment after N ms of silence (default 15000; 0 = off)
   --stream-after-ms N  in auto mode, switch to SSE after N ms without an answer (default 1000)
   --stateless          no sessions; a fresh server per request; GET and DELETE answer 405
+  --hibernate-after-ms N  drop an idle session's server after N ms without a request and rebuild it
+                       on the next one (0: after every answer; default off; see hibernateAfterMs)
   --grace-ms N         on SIGTERM/SIGINT, let requests in flight finish for up to N ms (default 10000)
   --auth-token TOKEN   require 'Authorization: Bearer TOKEN' (or set SLUICE_AUTH_TOKEN); demo-grade auth
   --oauth-issuer URL   be an OAuth 2.1 resource server: accept JWT access tokens from this authorization
@@ -199,6 +201,7 @@ async function run(argv: string[]): Promise<number> {
       'keepalive-ms': { type: 'string' },
       'stream-after-ms': { type: 'string' },
       stateless: { type: 'boolean' },
+      'hibernate-after-ms': { type: 'string' },
       'grace-ms': { type: 'string' },
       'auth-token': { type: 'string' },
       'oauth-issuer': { type: 'string' },
@@ -329,6 +332,9 @@ async function run(argv: string[]): Promise<number> {
     keepaliveMs: int('keepalive-ms', values['keepalive-ms'], 15_000),
     streamAfterMs: int('stream-after-ms', values['stream-after-ms'], 1000),
     stateless: values.stateless ?? false,
+    ...(values['hibernate-after-ms'] === undefined
+      ? {}
+      : { hibernateAfterMs: int('hibernate-after-ms', values['hibernate-after-ms'], 0) }),
     ...(values['session-prefix'] === undefined ? {} : { sessionIdPrefix: values['session-prefix'] }),
   });
   // Joined by now (serve() resolves after the cluster has): cancels from other instances reach this one.

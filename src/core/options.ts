@@ -65,7 +65,8 @@ export interface ServerOptions {
    * Saves most of an idle session's memory (docs/benchmarks.md "Hibernation"). Only for a
    * `createServer` whose servers keep no per-session state and send nothing outside their handlers;
    * a session that subscribed to a resource, or whose server sent a message no request caused, is
-   * never hibernated. @defaultValue undefined (off)
+   * never hibernated. `0`: as soon as nothing runs (after every answer; each request then builds a
+   * server, as a 2026-07-28 request does). @defaultValue undefined (off)
    */
   hibernateAfterMs?: number;
   /** Requests in flight per session; more gets 429. @defaultValue 128 */
@@ -382,7 +383,7 @@ export function resolveOptions(o: ServerOptions): ResolvedOptions {
 function hibernateAfterMsOf(ms: number | undefined, stateless: boolean): number | undefined {
   if (ms === undefined) return undefined;
   if (stateless) throw new InvalidOptionError('hibernateAfterMs is for sessions; stateless mode has none');
-  return positiveInt('hibernateAfterMs', ms);
+  return nonNegativeInt('hibernateAfterMs', ms);
 }
 
 /** The `sessionIdPrefix` option, checked once (see its documentation above). */

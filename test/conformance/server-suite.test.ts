@@ -51,6 +51,23 @@ for (const mode of ['json', 'sse']) {
   });
 }
 
+// Hibernation after every answer: each request meets a fresh server, handed the client's initialize,
+// initialized and last logging/setLevel again (core/era-2025/wake.ts). The suite must not notice.
+test('every active scenario passes with --hibernate-after-ms 0 (a fresh server for every request)', async () => {
+  const sleepy = await spawnServe(['--hibernate-after-ms', '0', '--metrics']);
+  extraServers.push(sleepy);
+  try {
+    await assertActiveSuitePasses(sleepy);
+    // It did hibernate: sessions were woken (the suite makes far more requests than this).
+    const metrics = await (await fetch(new URL('/metrics', sleepy.url))).text();
+    const woke = Number(/^sluice_session_wakes_total\{outcome="woke"\} (\d+)$/m.exec(metrics)?.[1]);
+    assert.ok(woke >= 20, `woken ${woke} times`);
+    assert.match(metrics, /^sluice_session_wakes_total\{outcome="failed"\} 0$/m);
+  } finally {
+    await sleepy.close();
+  }
+});
+
 test('pending scenario server-sse-polling: priming event, retry, resume via GET — no failures or warnings', async () => {
   assert.ok(server);
   const dir = outDir();

@@ -126,6 +126,14 @@ describe('sluice serve flags', () => {
         ['--session-prefix', 'a.b'],
         /^sluice serve: sessionIdPrefix must be 1-32 characters of A-Z a-z 0-9 _ -/,
       ],
+      [
+        ['--hibernate-after-ms', 'soon'],
+        /^sluice serve: --hibernate-after-ms must be an integer from 0, got 'soon'/,
+      ],
+      [
+        ['--hibernate-after-ms', '100', '--stateless'],
+        /^sluice serve: hibernateAfterMs is for sessions; stateless mode has none/,
+      ],
     ] as const) {
       const bad = await run(['serve', ...args]);
       assert.equal(bad.code, 2, `sluice serve ${args.join(' ')}: ${bad.err}`);
@@ -142,6 +150,7 @@ describe('sluice serve flags', () => {
     assert.match(help.out, /--auth-token TOKEN/);
     assert.match(help.out, /--max-sessions-per-client N/);
     assert.match(help.out, /--initialize-rate R/);
+    assert.match(help.out, /--hibernate-after-ms N/);
     const badLimit = await run(['serve', '--max-sessions-per-client', '0']);
     assert.equal(badLimit.code, 2);
     assert.match(badLimit.err, /clientLimits\.maxSessions must be a positive integer/);

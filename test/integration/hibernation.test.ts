@@ -12,13 +12,25 @@ import { ElicitResultSchema } from '@modelcontextprotocol/sdk/types.js';
 import { z } from 'zod';
 import { InvalidOptionError } from '../../src/errors.js';
 import { createMcpHandler, type Served, serve } from '../../src/server/index.js';
-import { errorOf, RawSession, rpc, toolCall, until } from '../helpers/http.js';
+import {
+  ACCEPT_BOTH,
+  errorOf,
+  initializeBody,
+  LATEST,
+  RawSession,
+  rpc,
+  send,
+  toolCall,
+  until,
+} from '../helpers/http.js';
 
 const AFTER_MS = 60;
 const TEXT = z.object({ text: z.string() });
 
 interface Built {
   servers: McpServer[];
+  /** Servers that saw notifications/initialized. */
+  initialized?: Set<McpServer>;
   /** Resolves the `slow` tool's current call. */
   release?: () => void;
 }
@@ -58,6 +70,10 @@ function build(b: Built): McpServer {
     z.object({ method: z.literal('resources/subscribe') }).passthrough(),
     () => ({}),
   );
+  s.server.oninitialized = () => {
+    b.initialized ??= new Set();
+    b.initialized.add(s);
+  };
   b.servers.push(s);
   return s;
 }
@@ -69,11 +85,11 @@ describe('hibernation: an idle session drops its server and wakes on the next me
   const open: Served[] = [];
   const start = async (
     b: Built,
-    more: { createServer?: () => McpServer; logged?: string[] } = {},
+    more: { createServer?: () => McpServer; logged?: string[]; afterMs?: number } = {},
   ): Promise<Served> => {
     const served = await serve({
       port: 0,
-      hibernateAfterMs: AFTER_MS,
+      hibernateAfterMs: more.afterMs ?? AFTER_MS,
       createServer: more.createServer ?? (() => build(b)),
       logger: {
         info: () => {},
@@ -253,9 +269,54 @@ describe('hibernation: an idle session drops its server and wakes on the next me
     assert.equal(b.servers.length, 1);
   });
 
+  test('hibernateAfterMs 0: no server is kept between requests; initialized and a cancel do not wake it', async () => {
+    const b: Built = { servers: [] };
+    const served = await start(b, { afterMs: 0 });
+    const c = new RawSession(served.url);
+    await c.init();
+    await fellAsleep(served);
+    assert.equal(b.servers.length, 1, 'notifications/initialized was taken while asleep');
+    const cancel = await c.post({
+      jsonrpc: '2.0',
+      method: 'notifications/cancelled',
+      params: { requestId: 'x' },
+    });
+    assert.equal(cancel.status, 202);
+    assert.equal(b.servers.length, 1, 'nor did a cancel wake it');
+    for (const text of ['a', 'b', 'c']) {
+      const r = await c.post(toolCall('echo', { text }));
+      assert.equal(textOf(r.json()), text);
+      await fellAsleep(served);
+    }
+    assert.equal(b.servers.length, 4, 'one server per request');
+    for (const s of b.servers) assert.equal(s.server.transport, undefined, 'each was closed');
+    // The first server slept before the client's notifications/initialized arrived; it was
+    // remembered, and every woken server was told.
+    assert.equal(b.initialized?.size, 3);
+    assert.equal(b.initialized?.has(b.servers[0] as McpServer), false);
+    assert.deepEqual(served.handler.stats().sessions.hibernation, { asleep: 1, wakes: 3, wakeFailures: 0 });
+  });
+
+  test('a client that never sent notifications/initialized: the wake does not send it either', async () => {
+    const b: Built = { servers: [] };
+    const served = await start(b);
+    const init = await send(served.url, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json', accept: ACCEPT_BOTH },
+      body: JSON.stringify(initializeBody(LATEST, {})),
+    });
+    const c = new RawSession(served.url);
+    c.sid = String(init.headers['mcp-session-id']);
+    c.version = LATEST;
+    await fellAsleep(served);
+    assert.equal(textOf((await c.post(toolCall('echo', { text: 'e' }))).json()), 'e');
+    assert.equal(b.servers.length, 2);
+    assert.equal(b.initialized, undefined);
+  });
+
   test('the option is checked once', () => {
     const createServer = (): McpServer => new McpServer({ name: 'x', version: '1' });
-    for (const bad of [0, -1, 1.5, Number.NaN])
+    for (const bad of [-1, 1.5, Number.NaN])
       assert.throws(() => createMcpHandler({ createServer, hibernateAfterMs: bad }), InvalidOptionError);
     assert.throws(
       () => createMcpHandler({ createServer, hibernateAfterMs: 1000, stateless: true }),

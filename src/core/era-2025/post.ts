@@ -26,6 +26,7 @@ import { registerRequest } from './request-handle.js';
 import { Session } from './session.js';
 import type { Sessions } from './sessions.js';
 import { offerLegacyTask, wantsLegacyTask } from './task-hook.js';
+import { NO_WAKE } from './wake.js';
 
 /** A batch longer than this is refused before any element is looked at. */
 export const MAX_BATCH = 256;
@@ -150,7 +151,9 @@ async function admitted(
       sendRefusal(input.sink, checked, input.headers);
       return undefined;
     }
-    const waking = session.wake();
+    // Only what the server must see wakes it (NO_WAKE: what a sleeping session takes itself).
+    const needed = items.some((it) => it.kind !== 'notification' || !NO_WAKE.has(it.m.method));
+    const waking = needed ? session.wake() : undefined;
     if (waking === undefined) return checked;
     const outcome = await waking;
     if (outcome !== 'woke') {

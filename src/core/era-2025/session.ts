@@ -242,6 +242,7 @@ export class Session extends SessionRouting<SessionDeps> implements StreamContex
   }
 
   dispatchNotification(m: JsonRpcNotification): void {
+    this.#sleep?.sawNotification(m.method);
     this.dispatcher?.notification(m, 'protocol');
     if (m.method === 'notifications/cancelled') {
       // The SDK aborts the handler and sends no response; the exchange must not wait for one.
@@ -331,6 +332,9 @@ export class Session extends SessionRouting<SessionDeps> implements StreamContex
     const s = ex.stream;
     if (s !== undefined) this.#postStreams?.delete(s.num);
     this.#lastActive = this.deps.options.now();
+    // `hibernateAfterMs: 0`: the server goes as soon as nothing runs, once the SDK is out of its send.
+    if (this.deps.options.hibernateAfterMs === 0 && this.#exchanges?.size === 0)
+      setImmediate(() => this.hibernate());
   }
 
   /**

@@ -68,8 +68,10 @@ export class Sessions {
       serverFor: (session) => this.serverFor(session),
     };
     if (!options.stateless) {
-      // Hibernation is checked by the same sweep, at least twice per hibernateAfterMs.
-      const hibernation = options.hibernateAfterMs === undefined ? 30_000 : options.hibernateAfterMs / 2;
+      // Hibernation is checked by the same sweep, at least twice per hibernateAfterMs (with 0, a
+      // session sleeps when its last exchange is done; the sweep only catches what that missed).
+      const after = options.hibernateAfterMs;
+      const hibernation = after === undefined ? 30_000 : after === 0 ? 1_000 : after / 2;
       const period = Math.max(
         50,
         Math.min(30_000, Math.floor(options.sessionIdleMs / 4), Math.floor(hibernation)),

@@ -39,6 +39,14 @@ const WAKE_LEVEL_ID = 'sluice-wake:setLevel';
 /** How long a replayed request may take before the wake is given up. */
 export const WAKE_DEADLINE_MS = 10_000;
 
+/**
+ * Notifications a sleeping session takes without waking: `notifications/initialized` is replayed by
+ * the wake (if the client sent it), and a `notifications/cancelled` can only name a request that is
+ * not running (none is while the session sleeps) or has not arrived yet, which the session itself
+ * remembers (early-cancel.ts); the SDK would ignore it either way.
+ */
+export const NO_WAKE: ReadonlySet<string> = new Set(['notifications/initialized', 'notifications/cancelled']);
+
 /** How a wake ended: 'failed' means the server could not be rebuilt (the session has then ended). */
 export type WakeOutcome = 'woke' | 'ended' | 'failed';
 
@@ -60,6 +68,8 @@ export class Hibernation {
   /** The client's initialize params, as JSON (one flat string: the smallest thing to keep). */
   readonly #init: string;
   #level: string | undefined;
+  /** The client sent `notifications/initialized` (2025-11-25 basic/lifecycle): the wake sends it too. */
+  #initialized = false;
   #pinned = false;
   #asleep = false;
   #waking: Promise<WakeOutcome> | undefined;
@@ -88,6 +98,11 @@ export class Hibernation {
   saw(m: JsonRpcRequest): void {
     if (m.method === 'logging/setLevel') this.#level = JSON.stringify(m.params ?? {});
     else if (m.method === 'resources/subscribe') this.#pinned = true;
+  }
+
+  /** A notification of the client's (dispatched, or taken while asleep: NO_WAKE). */
+  sawNotification(method: string): void {
+    if (method === 'notifications/initialized') this.#initialized = true;
   }
 
   /**
@@ -142,7 +157,7 @@ export class Hibernation {
       const init = await this.#replay(s, this.#initialize());
       if (!('result' in init))
         throw new Error(`it refused the replayed initialize: ${JSON.stringify(init.error)}`);
-      s.dispatchNotification(INITIALIZED);
+      if (this.#initialized) s.dispatchNotification(INITIALIZED);
       // Its answer is not checked: the client had the same answer when it sent it.
       if (this.#level !== undefined) await this.#replay(s, this.#setLevel(this.#level));
       if (s.ended) return 'ended';
