@@ -10,8 +10,11 @@ import { after, describe, test } from 'node:test';
 import { McpServer } from '@modelcontextprotocol/sdk/server/mcp.js';
 import { ElicitResultSchema } from '@modelcontextprotocol/sdk/types.js';
 import { z } from 'zod';
+import type { LegacyTaskOffer } from '../../src/core/era-2025/task-hook.js';
 import { InvalidOptionError } from '../../src/errors.js';
 import { createMcpHandler, type Served, serve } from '../../src/server/index.js';
+import { CaptureSink } from '../../src/tasks/capture-sink.js';
+import { withDeadline } from '../helpers/deadline.js';
 import {
   ACCEPT_BOTH,
   errorOf,
@@ -85,11 +88,12 @@ describe('hibernation: an idle session drops its server and wakes on the next me
   const open: Served[] = [];
   const start = async (
     b: Built,
-    more: { createServer?: () => McpServer; logged?: string[]; afterMs?: number } = {},
+    more: { createServer?: () => McpServer; logged?: string[]; afterMs?: number; tasks?: unknown } = {},
   ): Promise<Served> => {
     const served = await serve({
       port: 0,
       hibernateAfterMs: more.afterMs ?? AFTER_MS,
+      ...(more.tasks === undefined ? {} : { tasks: more.tasks as never }),
       createServer: more.createServer ?? (() => build(b)),
       logger: {
         info: () => {},
@@ -312,6 +316,41 @@ describe('hibernation: an idle session drops its server and wakes on the next me
     assert.equal(textOf((await c.post(toolCall('echo', { text: 'e' }))).json()), 'e');
     assert.equal(b.servers.length, 2);
     assert.equal(b.initialized, undefined);
+  });
+
+  test("a task's run served after its session fell asleep wakes it first (2025-11-25 tasks hook)", async () => {
+    const b: Built = { servers: [] };
+    // A minimal legacy tasks hook: it answers the request itself, and runs the tool later, into a
+    // sink of its own, as the task service does for a task (core/era-2025/task-hook.ts).
+    let offered: LegacyTaskOffer | undefined;
+    const hook = {
+      wants: () => false,
+      offer: async () => false,
+      prepareLegacy: () => true,
+      wantsLegacy: (method: string) => method === 'tools/call',
+      offerLegacy: async (o: LegacyTaskOffer) => {
+        offered = o;
+        o.sink.respond(
+          200,
+          { 'content-type': 'application/json' },
+          JSON.stringify({ jsonrpc: '2.0', id: o.req.id, result: { task: 'later' } }),
+        );
+        return true;
+      },
+    };
+    const served = await start(b, { tasks: hook });
+    const c = new RawSession(served.url);
+    await c.init();
+    const taken = await c.post(toolCall('echo', { text: 'run later' }, 'task-1'));
+    assert.deepEqual(taken.json().result, { task: 'later' });
+    await fellAsleep(served);
+    const sink = new CaptureSink(1 << 20, () => undefined);
+    assert.ok(offered !== undefined);
+    offered.serve(offered.req, sink);
+    const run = await withDeadline(sink.done, 5_000, "the task's run");
+    assert.equal(run.kind, 'response');
+    assert.equal(textOf(run.kind === 'response' ? (run.message as never) : {}), 'run later');
+    assert.equal(b.servers.length, 2, 'the run woke the session');
   });
 
   test('the option is checked once', () => {
