@@ -6,7 +6,7 @@
  * request that can never be answered fails at once. Message classification here is structural
  * (see jsonrpc/message.ts).
  *
- * `Session` (session.ts) extends this class: the tables routed through are the session's own and
+ * `Session` (session.ts) extends this class, through inbound.ts: the tables routed through are the session's own and
  * stay on one object, since per-session memory is what a server with many idle sessions pays
  * (README "Memory per session"); the session's lifecycle fills and empties them.
  */

@@ -1,20 +1,12 @@
 /**
  * One MCP session's lifecycle: its SDK server, its streams and the requests in flight, from
- * initialize to end; hands what the client sends to the SDK. Where what the SDK sends goes is
- * routing.ts, which this class extends (one object per session, same tables).
+ * initialize to end, and its hibernation (wake.ts). What the client sends is handed to the SDK by
+ * inbound.ts, where what the SDK sends goes is routing.ts: this class extends both (one object per
+ * session, same tables).
  */
-import type { MessageExtraInfo } from '@modelcontextprotocol/sdk/types.js';
 import type { EventStore } from '../../events/event-store.js';
-import type { ExpiringSet } from '../../flow/expiring-set.js';
-import type {
-  JsonRpcMessage,
-  JsonRpcNotification,
-  JsonRpcRequest,
-  JsonRpcResponse,
-  RequestId,
-} from '../../jsonrpc/message.js';
+import type { JsonRpcMessage, RequestId } from '../../jsonrpc/message.js';
 import { PARTIAL_CAPABILITY } from '../../jsonrpc/partial.js';
-import { INPUT_REQUIRED_METHODS } from '../../modern/mrtr.js';
 import type { ClusterHooks } from '../cluster-hooks.js';
 import type { SessionEndReason } from '../observe/counters.js';
 import type { Operations } from '../observe/operations.js';
@@ -29,11 +21,10 @@ import { EventStream } from '../stream/event-stream.js';
 import type { WriterSet } from '../stream/live.js';
 import type { WriterLimits } from '../stream/sse-writer.js';
 import type { StreamContext, StreamShared } from '../stream/stream-context.js';
-import { earlyCancels } from './early-cancel.js';
 import type { Exchange, ExchangeHost } from './exchange.js';
+import { SessionInbound } from './inbound.js';
 import { standaloneDelivered } from './json-order.js';
-import { LegacyMrtrShim, SHIM_SCHEMAS, type ShimHost } from './mrtr-shim.js';
-import { type RoutingDeps, SessionRouting } from './routing.js';
+import type { RoutingDeps } from './routing.js';
 import { Hibernation, type Sleeper, type WakeOutcome } from './wake.js';
 
 export interface SessionDeps extends RoutingDeps {
@@ -66,7 +57,7 @@ const NO_SETS: ReadonlySet<Exchange> = new Set();
  * object per endpoint), and the collections, the input_required shim and the standalone stream are
  * created when first needed. An empty Map or Set costs ~180 bytes of heap, a closure ~56.
  */
-export class Session extends SessionRouting<SessionDeps> implements StreamContext, ExchangeHost, Sleeper {
+export class Session extends SessionInbound<SessionDeps> implements StreamContext, ExchangeHost, Sleeper {
   readonly sessionKey: string;
   readonly principal: string | undefined;
   /** The transport the current server is connected to; a wake connects a fresh one. */
@@ -79,14 +70,9 @@ export class Session extends SessionRouting<SessionDeps> implements StreamContex
   #lastActive: number;
   #exchanges: Set<Exchange> | undefined;
   #postStreams: Map<number, EventStream> | undefined;
-  /** Cancels that arrived before their request (early-cancel.ts); made on first use. */
-  #earlyCancels: ExpiringSet<RequestId> | undefined;
   /** The client declared the draft SEP's `partialResults` capability in initialize. */
   #partialResultsCapable = false;
-  #server: McpServerLike | undefined;
   #nextStream = 1;
-  /** What a wake replays, and whether the server is dropped (wake.ts); only when hibernation is on. */
-  #sleep: Hibernation | undefined;
 
   constructor(
     deps: SessionDeps,
@@ -157,7 +143,7 @@ export class Session extends SessionRouting<SessionDeps> implements StreamContex
     const partial = capabilities?.[PARTIAL_CAPABILITY];
     this.#partialResultsCapable = typeof partial === 'object' && partial !== null;
     if (this.deps.options.hibernateAfterMs !== undefined && this.id !== undefined)
-      this.#sleep = new Hibernation(params, this.deps.counters, this.deps.options.logger);
+      this.sleep = new Hibernation(params, this.deps.counters, this.deps.options.logger);
   }
 
   /** The SDK answered initialize with this revision. */
@@ -218,57 +204,9 @@ export class Session extends SessionRouting<SessionDeps> implements StreamContex
 
   async connect(server: McpServerLike): Promise<void> {
     assertDrivable(server);
-    this.#server = server;
+    this.server = server;
     await server.connect(this.transport);
     this.dispatcher = createDispatcher(server, this.transport, this.deps.options.fastDispatch);
-  }
-
-  // ---- inbound (client → server) -------------------------------------------------------------
-
-  dispatchRequest(m: JsonRpcRequest, extra: MessageExtraInfo): void {
-    if (this.#earlyCancels?.take(m.id, this.deps.options.now()) === true) {
-      // Its cancel came first: never dispatched, answered as a cancelled request is (no response).
-      const ex = this.inflightById?.get(m.id);
-      this.inflightById?.delete(m.id);
-      ex?.cancelled(m.id);
-      return;
-    }
-    this.#sleep?.saw(m);
-    if (this.id !== undefined && INPUT_REQUIRED_METHODS.has(m.method)) {
-      this.shim ??= new LegacyMrtrShim(this.#shimHost());
-      this.shim.remember(m, extra);
-    }
-    this.dispatcher?.request(m, extra);
-  }
-
-  dispatchNotification(m: JsonRpcNotification): void {
-    this.#sleep?.sawNotification(m.method);
-    this.dispatcher?.notification(m, 'protocol');
-    if (m.method === 'notifications/cancelled') {
-      // The SDK aborts the handler and sends no response; the exchange must not wait for one.
-      const id = m.params?.['requestId'];
-      if (typeof id === 'string' || typeof id === 'number') {
-        this.shim?.forget(id);
-        const ex = this.inflightById?.get(id);
-        if (ex !== undefined) {
-          this.inflightById?.delete(id);
-          ex.cancelled(id);
-        } else {
-          this.#earlyCancels ??= earlyCancels();
-          this.#earlyCancels.add(id, this.deps.options.now());
-        }
-      }
-    }
-  }
-
-  /** A reply to a server-to-client request (sampling, elicitation, roots). */
-  dispatchReply(m: JsonRpcResponse, id: RequestId): void {
-    this.replied(id);
-    this.dispatcher?.response(m);
-  }
-
-  closeRequestStream(id: RequestId): void {
-    this.inflightById?.get(id)?.closeConnection();
   }
 
   // ---- outbound (server → client): BridgeTarget ------------------------------------------------
@@ -288,7 +226,7 @@ export class Session extends SessionRouting<SessionDeps> implements StreamContex
   /** Also sees what hibernation must know: answers to a wake's replayed requests, unprompted messages. */
   override route(message: JsonRpcMessage, related: RequestId | undefined): Promise<void> | undefined {
     const running = (this.inflightById?.size ?? 0) > 0;
-    if (this.#sleep?.intercept(message, related, running) === true) return undefined;
+    if (this.sleep?.intercept(message, related, running) === true) return undefined;
     return super.route(message, related);
   }
 
@@ -354,7 +292,7 @@ export class Session extends SessionRouting<SessionDeps> implements StreamContex
 
   /** The server was dropped while idle and is not rebuilt yet. */
   get asleep(): boolean {
-    return this.#sleep?.asleep === true;
+    return this.sleep?.asleep === true;
   }
 
   /**
@@ -362,10 +300,10 @@ export class Session extends SessionRouting<SessionDeps> implements StreamContex
    * server-to-client request awaiting its reply) and nothing pins the session; true if it did.
    */
   hibernate(): boolean {
-    if (this.#server === undefined || this.ended || this.#sleep?.mayHibernate !== true) return false;
+    if (this.server === undefined || this.ended || this.sleep?.mayHibernate !== true) return false;
     if ((this.#exchanges?.size ?? 0) > 0 || (this.inflightById?.size ?? 0) > 0) return false;
     if ((this.awaitingIds?.size ?? 0) > 0) return false;
-    this.#sleep.slept();
+    this.sleep.slept();
     this.shim = undefined;
     // Forgotten first, so its close is not taken for the server's own (closedBySdk); it keeps the
     // Protocol's onclose, so it goes with the server.
@@ -376,7 +314,7 @@ export class Session extends SessionRouting<SessionDeps> implements StreamContex
 
   /** Rebuilds a dropped server before a message is dispatched; undefined when the session is awake. */
   wake(): Promise<WakeOutcome> | undefined {
-    return this.#sleep?.wake(this);
+    return this.sleep?.wake(this);
   }
 
   /** Connects a fresh server from `createServer` (Sleeper: a wake's first step). */
@@ -407,7 +345,7 @@ export class Session extends SessionRouting<SessionDeps> implements StreamContex
     if (this.#postStreams !== undefined) for (const s of this.#postStreams.values()) s.interrupt();
     this.#postStreams = undefined;
     this.standaloneStream?.interrupt();
-    this.#sleep?.ended();
+    this.sleep?.ended();
     // A stateless-mode session is one request's: its server must not keep its handler tables.
     this.#closeServer(this.id === undefined);
     if (this.store !== undefined && this.id !== undefined) void this.store.dropSession(this.id);
@@ -420,8 +358,8 @@ export class Session extends SessionRouting<SessionDeps> implements StreamContex
    * generation). A session's server in general is not released: an application may keep it.
    */
   #closeServer(release: boolean): void {
-    const server = this.#server;
-    this.#server = undefined;
+    const server = this.server;
+    this.server = undefined;
     this.dispatcher = undefined;
     server
       ?.close()
@@ -431,23 +369,5 @@ export class Session extends SessionRouting<SessionDeps> implements StreamContex
       .catch((error: unknown) =>
         this.deps.options.logger?.error('session.close_failed', { error: String(error) }),
       );
-  }
-
-  #shimHost(): ShimHost {
-    return {
-      ask: (method, params, related) => {
-        const inner = ((this.#server as { server?: unknown } | undefined)?.server ?? this.#server) as
-          | { request?: (r: unknown, schema: unknown, o: unknown) => Promise<unknown> }
-          | undefined;
-        if (typeof inner?.request !== 'function')
-          return Promise.reject(new Error('the server cannot send requests'));
-        return inner.request({ method, params }, SHIM_SCHEMAS[method], { relatedRequestId: related });
-      },
-      redispatch: (m, extra) => this.dispatcher?.request(m, extra as MessageExtraInfo),
-      deliver: (m) => {
-        void this.route(m, undefined);
-      },
-      pending: (id) => !this.ended && this.inflightById?.has(id) === true,
-    };
   }
 }
