@@ -16,6 +16,15 @@ import type { TaskHook } from './era-2026/task-hook.js';
 import type { ClientLimitOptions } from './limits/client-limits.js';
 import type { TracingOptions } from './observe/operations.js';
 import type { Probe } from './observe/probe.js';
+import {
+  clientLimits,
+  hibernateAfterMsOf,
+  nonNegativeInt,
+  positiveInt,
+  sessionIdPrefixOf,
+  tasksOf,
+  tracingOf,
+} from './option-checks.js';
 import type { RequestView } from './pipeline/request-view.js';
 
 export {
@@ -226,50 +235,6 @@ export const DEFAULTS = {
   metrics: true,
 } as const;
 
-export const CLIENT_LIMIT_DEFAULTS: ClientLimitOptions = {
-  maxSessions: 1000,
-  initializePerSecond: 20,
-  initializeBurst: 100,
-  maxTracked: 10_000,
-  // As maxInflightPerSession: a 2026 client gets the concurrency one 2025 session gets.
-  maxConcurrentRequests: 128,
-};
-
-function clientLimits(o: ServerOptions['clientLimits']): ClientLimitOptions | undefined {
-  if (o === false) return undefined;
-  if (o !== undefined && (typeof o !== 'object' || o === null)) {
-    throw new InvalidOptionError('clientLimits must be an object of limits or false');
-  }
-  const d = CLIENT_LIMIT_DEFAULTS;
-  const perSecond = o?.initializePerSecond ?? d.initializePerSecond;
-  if (typeof perSecond !== 'number' || !(perSecond > 0) || !Number.isFinite(perSecond)) {
-    throw new InvalidOptionError(
-      `clientLimits.initializePerSecond must be a positive number, got ${String(perSecond)}`,
-    );
-  }
-  return {
-    maxSessions: positiveInt('clientLimits.maxSessions', o?.maxSessions ?? d.maxSessions),
-    initializePerSecond: perSecond,
-    initializeBurst: positiveInt('clientLimits.initializeBurst', o?.initializeBurst ?? d.initializeBurst),
-    maxTracked: positiveInt('clientLimits.maxTracked', o?.maxTracked ?? d.maxTracked),
-    maxConcurrentRequests: positiveInt(
-      'clientLimits.maxConcurrentRequests',
-      o?.maxConcurrentRequests ?? d.maxConcurrentRequests,
-    ),
-  };
-}
-
-function nonNegativeInt(name: string, v: number): number {
-  if (!Number.isSafeInteger(v) || v < 0)
-    throw new InvalidOptionError(`${name} must be a non-negative integer, got ${v}`);
-  return v;
-}
-function positiveInt(name: string, v: number): number {
-  if (!Number.isSafeInteger(v) || v <= 0)
-    throw new InvalidOptionError(`${name} must be a positive integer, got ${v}`);
-  return v;
-}
-
 export function resolveOptions(o: ServerOptions): ResolvedOptions {
   const mode = o.mode ?? DEFAULTS.mode;
   if (mode !== 'auto' && mode !== 'json' && mode !== 'sse') {
@@ -377,48 +342,4 @@ export function resolveOptions(o: ServerOptions): ResolvedOptions {
     now: o.now ?? Date.now,
     tasks: tasksOf(o.tasks),
   };
-}
-
-/** The `hibernateAfterMs` option, checked once: sessions of one request have nothing to hibernate. */
-function hibernateAfterMsOf(ms: number | undefined, stateless: boolean): number | undefined {
-  if (ms === undefined) return undefined;
-  if (stateless) throw new InvalidOptionError('hibernateAfterMs is for sessions; stateless mode has none');
-  return nonNegativeInt('hibernateAfterMs', ms);
-}
-
-/** The `sessionIdPrefix` option, checked once (see its documentation above). */
-function sessionIdPrefixOf(p: unknown): string | undefined {
-  if (p === undefined) return undefined;
-  if (typeof p !== 'string' || !/^[A-Za-z0-9_-]{1,32}$/.test(p)) {
-    throw new InvalidOptionError('sessionIdPrefix must be 1-32 characters of A-Z a-z 0-9 _ -');
-  }
-  return p;
-}
-
-/** The `tasks` option, checked once: the hook `createTasks()` returns. */
-function tasksOf(t: ServerOptions['tasks']): TaskHook | undefined {
-  if (t === undefined) return undefined;
-  if (typeof t?.wants !== 'function' || typeof t.offer !== 'function') {
-    throw new InvalidOptionError('tasks must be what createTasks() returns (wants() and offer())');
-  }
-  return t;
-}
-
-/** The `tracing` option, checked once: an object with the API module's parts Sluice calls. */
-function tracingOf(t: ServerOptions['tracing']): TracingOptions | undefined {
-  if (t === undefined || t === false) return undefined;
-  const api = (t as { api?: unknown } | null)?.api as Record<string, Record<string, unknown>> | undefined;
-  if (
-    typeof api?.['trace']?.['getTracer'] !== 'function' ||
-    typeof api['context']?.['with'] !== 'function' ||
-    typeof api['propagation']?.['createBaggage'] !== 'function' ||
-    typeof api['ProxyTracerProvider'] !== 'function'
-  ) {
-    throw new InvalidOptionError(
-      "tracing must be false or { api, tracer? } with api = import * as api from '@opentelemetry/api' (1.x)",
-    );
-  }
-  if (t.tracer !== undefined && typeof t.tracer?.startSpan !== 'function')
-    throw new InvalidOptionError('tracing.tracer must be an OpenTelemetry Tracer (with startSpan)');
-  return t;
 }
