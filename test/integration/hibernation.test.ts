@@ -20,6 +20,7 @@ import {
   errorOf,
   initializeBody,
   LATEST,
+  type Loose,
   RawSession,
   rpc,
   send,
@@ -220,6 +221,48 @@ describe('hibernation: an idle session drops its server and wakes on the next me
     assert.equal(asleep(served), 1, 'only the plain session sleeps');
     assert.equal((await plain.post(toolCall('echo', { text: 'p' }))).status, 200);
     assert.equal(b.servers.length, 4, 'only the plain one was rebuilt');
+  });
+
+  test("an oninitialized that asks for the client's roots does not keep the session awake", async () => {
+    const b: Built = { servers: [] };
+    const roots: unknown[] = [];
+    const served = await start(b, {
+      createServer: () => {
+        const s = build(b);
+        s.server.oninitialized = () => {
+          s.server.listRoots().then(
+            (r) => roots.push(r.roots),
+            (e: unknown) => roots.push(e),
+          );
+        };
+        return s;
+      },
+    });
+    const init = await send(served.url, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json', accept: ACCEPT_BOTH },
+      body: JSON.stringify(initializeBody(LATEST, { roots: { listChanged: true } })),
+    });
+    const c = new RawSession(served.url);
+    c.sid = String(init.headers['mcp-session-id']);
+    c.version = LATEST;
+    const get = await c.get();
+    assert.equal((await c.post({ jsonrpc: '2.0', method: 'notifications/initialized' })).status, 202);
+    // Each server asks once, on the GET stream; the client answers.
+    const answer = async (n: number): Promise<void> => {
+      const asks = (): Loose[] => get.messages().filter((m) => m.method === 'roots/list');
+      await until(() => asks().length === n, 3_000, `roots/list #${n}`);
+      const ask = asks()[n - 1];
+      const reply = { jsonrpc: '2.0', id: ask?.id, result: { roots: [{ uri: `file:///r${n}` }] } };
+      assert.equal((await c.post(reply)).status, 202);
+    };
+    await answer(1);
+    await fellAsleep(served);
+    assert.equal(textOf((await c.post(toolCall('echo', { text: 'r' }))).json()), 'r');
+    await answer(2);
+    await fellAsleep(served);
+    assert.deepEqual(roots, [[{ uri: 'file:///r1' }], [{ uri: 'file:///r2' }]]);
+    get.destroy();
   });
 
   test('a server that cannot be rebuilt: 500 naming SLUICE_SESSION_WAKE, the session ends, the client starts over', async () => {

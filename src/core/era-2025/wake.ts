@@ -70,6 +70,8 @@ export class Hibernation {
   #level: string | undefined;
   /** The client sent `notifications/initialized` (2025-11-25 basic/lifecycle): the wake sends it too. */
   #initialized = false;
+  /** Client notifications whose handlers may still be running (sawNotification). */
+  #notifying = 0;
   #pinned = false;
   #asleep = false;
   #waking: Promise<WakeOutcome> | undefined;
@@ -103,17 +105,23 @@ export class Hibernation {
   /** A notification of the client's (dispatched, or taken while asleep: NO_WAKE). */
   sawNotification(method: string): void {
     if (method === 'notifications/initialized') this.#initialized = true;
+    // The SDK runs a notification's handler in a microtask; what it sends before the event loop
+    // turns (an `oninitialized` asking for the client's roots, say) is taken for the handler's.
+    this.#notifying++;
+    setImmediate(() => {
+      this.#notifying--;
+    });
   }
 
   /**
    * A message the server sends (`running`: while a request of the session's is in flight): an answer
    * to a replayed request is taken here (true: kept from the client); a message sent while no
-   * request runs pins the session. A message sent while one runs, related or not (a handler's
-   * `sendLoggingMessage` is not), is taken for the handler's.
+   * request and no notification's handler runs pins the session. A message sent while one runs,
+   * related or not (a handler's `sendLoggingMessage` is not), is taken for the handler's.
    */
   intercept(m: JsonRpcMessage, related: RequestId | undefined, running: boolean): boolean {
     if ('method' in m) {
-      if (related === undefined && !running && !this.#asleep) this.#pinned = true;
+      if (related === undefined && !running && this.#notifying === 0 && !this.#asleep) this.#pinned = true;
       return false;
     }
     const id = m.id;
