@@ -38,6 +38,7 @@ export {
   InvalidOptionError,
   PartialCancelledError,
   SdkTaskStoreError,
+  SessionWakeError,
   SharedRecordError,
   SharedToolError,
   SluiceError,

@@ -9,10 +9,11 @@ import assert from 'node:assert/strict';
 import { after, describe, test } from 'node:test';
 import { McpServer } from '@modelcontextprotocol/sdk/server/mcp.js';
 import { ElicitResultSchema } from '@modelcontextprotocol/sdk/types.js';
+import { McpServer as V2McpServer } from '@modelcontextprotocol/server';
 import { z } from 'zod';
 import type { LegacyTaskOffer } from '../../src/core/era-2025/task-hook.js';
 import { InvalidOptionError } from '../../src/errors.js';
-import { createMcpHandler, type Served, serve } from '../../src/server/index.js';
+import { createMcpHandler, type Served, SessionWakeError, serve } from '../../src/server/index.js';
 import { CaptureSink } from '../../src/tasks/capture-sink.js';
 import { withDeadline } from '../helpers/deadline.js';
 import {
@@ -100,7 +101,12 @@ describe('hibernation: an idle session drops its server and wakes on the next me
   const open: Served[] = [];
   const start = async (
     b: Built,
-    more: { createServer?: () => McpServer; logged?: string[]; afterMs?: number; tasks?: unknown } = {},
+    more: {
+      createServer?: () => McpServer;
+      logged?: [string, Record<string, unknown> | undefined][];
+      afterMs?: number;
+      tasks?: unknown;
+    } = {},
   ): Promise<Served> => {
     const served = await serve({
       port: 0,
@@ -110,7 +116,7 @@ describe('hibernation: an idle session drops its server and wakes on the next me
       logger: {
         info: () => {},
         warn: () => {},
-        error: (event) => more.logged?.push(event),
+        error: (event, fields) => more.logged?.push([event, fields]),
       },
     });
     open.push(served);
@@ -285,7 +291,7 @@ describe('hibernation: an idle session drops its server and wakes on the next me
   test('a server that cannot be rebuilt: 500 naming SLUICE_SESSION_WAKE, the session ends, the client starts over', async () => {
     const b: Built = { servers: [] };
     let same: McpServer | undefined;
-    const logged: string[] = [];
+    const logged: [string, Record<string, unknown> | undefined][] = [];
     // A factory that hands out one server per process: fine once, refused at the wake (released).
     const served = await start(b, {
       createServer: () => {
@@ -302,7 +308,11 @@ describe('hibernation: an idle session drops its server and wakes on the next me
     assert.equal(r.json().id, 41);
     assert.match(r.json().error.message, /SLUICE_SESSION_WAKE/);
     assert.equal(errorOf(r).code, -32603);
-    assert.deepEqual(logged, ['session.wake_failed']);
+    assert.deepEqual(
+      logged.map(([event, fields]) => [event, fields?.['code']]),
+      [['session.wake_failed', new SessionWakeError(undefined).code]],
+    );
+    assert.match(String(logged[0]?.[1]?.['error']), /could not be rebuilt: .*already/i);
     assert.equal((await c.post(toolCall('echo', { text: 'y' }))).status, 404, 'the session has ended');
     assert.deepEqual(served.handler.stats().sessions.hibernation, { asleep: 0, wakes: 0, wakeFailures: 1 });
     assert.equal(served.handler.stats().sessions.active, 0);
@@ -412,6 +422,33 @@ describe('hibernation: an idle session drops its server and wakes on the next me
     assert.equal(run.kind, 'response');
     assert.equal(textOf(run.kind === 'response' ? (run.message as never) : {}), 'run later');
     assert.equal(b.servers.length, built + 1, 'the run woke the session');
+  });
+
+  test('an SDK v2 server sleeps and wakes the same way, and knows its client after the wake', async () => {
+    let built = 0;
+    const served = await serve({
+      port: 0,
+      hibernateAfterMs: AFTER_MS,
+      createServer: () => {
+        built++;
+        const m = new V2McpServer({ name: 'v2', version: '1' });
+        m.registerTool('whoami', { inputSchema: z.object({}) }, async () => ({
+          content: [{ type: 'text', text: JSON.stringify(m.server.getClientVersion() ?? null) }],
+        }));
+        return m as never;
+      },
+    });
+    open.push(served);
+    const c = new RawSession(served.url);
+    await c.init();
+    const before = textOf((await c.post(toolCall('whoami', {}))).json());
+    await fellAsleep(served);
+    const n = built;
+    const after = await c.post(toolCall('whoami', {}));
+    assert.equal(after.status, 200, after.text);
+    assert.equal(textOf(after.json()), before);
+    assert.match(before ?? '', /"name"/);
+    assert.equal(built, n + 1);
   });
 
   test('the option is checked once', () => {

@@ -342,6 +342,19 @@ describe('sluice top: the terminal frame', () => {
     assert.match(frame, /^ {2}DOWN http:\/\/b\/metrics: ECONNREFUSED$/m);
     assert.match(frame, /^sessions 3 {3}streams 3 \(post 2, get 1\) {3}requests 2\.00\/s/m);
     assert.match(frame, /^queue 2\.0KiB in 0 msg \(largest stream 1\.5KiB\)/m);
+    // Sessions whose server hibernation dropped are shown when there are any.
+    const sleepy = buildReport(
+      [
+        {
+          url: 'http://a/metrics',
+          prev: snap('sluice_sessions_active 0\n', 0),
+          cur: snap('sluice_sessions_active 5\nsluice_sessions_asleep 4\n', 2000),
+        },
+      ],
+      new Date(Date.UTC(2026, 0, 2, 3, 4, 5)),
+    );
+    assert.equal(sleepy.sessionsAsleep, 4);
+    assert.match(renderFrame(sleepy, 80), /^sessions 5 \(4 asleep\) {3}streams 0/m);
     assert.match(renderFrame(report, 100), /^tools\/call {24}2\.00 {11}- {11}-$/m);
     assert.doesNotMatch(frame, /forwarded/, 'no cluster, no forwarded line');
   });

@@ -42,7 +42,7 @@ export function renderFrame(r: TopReport, width = 100): string {
   }
   lines.push('');
   lines.push(
-    `sessions ${r.sessions}   streams ${r.streams.post + r.streams.get} (post ${r.streams.post}, get ${r.streams.get})   requests ${rate(r.requestsPerSecond)}/s`,
+    `sessions ${r.sessions}${r.sessionsAsleep > 0 ? ` (${r.sessionsAsleep} asleep)` : ''}   streams ${r.streams.post + r.streams.get} (post ${r.streams.post}, get ${r.streams.get})   requests ${rate(r.requestsPerSecond)}/s`,
   );
   lines.push(
     `queue ${bytes(r.queue.bytes)} in ${r.queue.messages} msg (largest stream ${bytes(r.queue.maxStreamBytes)})   ` +

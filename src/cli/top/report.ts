@@ -50,6 +50,8 @@ export interface TopReport {
   readonly intervalSeconds: number;
   readonly instances: readonly { readonly url: string; readonly up: boolean; readonly error?: string }[];
   readonly sessions: number;
+  /** Of them, sessions whose SDK server hibernation dropped (`hibernateAfterMs`). */
+  readonly sessionsAsleep: number;
   readonly streams: { readonly post: number; readonly get: number };
   /** Requests completed per second (all methods). */
   readonly requestsPerSecond: number;
@@ -176,6 +178,7 @@ export function buildReport(states: readonly InstanceState[], now: Date): TopRep
         : { url: s.url, up: true },
     ),
     sessions: total(current, 'sluice_sessions_active'),
+    sessionsAsleep: total(current, 'sluice_sessions_asleep'),
     streams: { post: streams.get('post') ?? 0, get: streams.get('get') ?? 0 },
     requestsPerSecond: dt > 0 ? round([...answered.values()].reduce((a, b) => a + b, 0) / dt) : 0,
     errorsPerSecond: errors,
