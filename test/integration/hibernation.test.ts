@@ -182,19 +182,37 @@ describe('hibernation: an idle session drops its server and wakes on the next me
     assert.equal(served.handler.stats().sessions.hibernation.wakes, 10);
   });
 
-  test('two messages at once wake it once, and both are answered', async () => {
+  test('messages that arrive while it wakes wait for that wake: one rebuild, every one answered', async () => {
     const b: Built = { servers: [] };
-    const served = await start(b);
+    // A woken server's connect takes 50 ms, so the later messages surely arrive during the wake.
+    let connecting = 0;
+    const served = await start(b, {
+      createServer: () => {
+        const s = build(b);
+        if (b.servers.length > 1) {
+          const connect = s.connect.bind(s);
+          s.connect = async (t) => {
+            connecting++;
+            await new Promise((r) => setTimeout(r, 50));
+            return connect(t);
+          };
+        }
+        return s;
+      },
+    });
     const c = new RawSession(served.url);
     await c.init();
     await fellAsleep(served);
-    const [x, y] = await Promise.all([
-      c.post(toolCall('echo', { text: 'x' })),
-      c.post(toolCall('echo', { text: 'y' })),
-    ]);
-    assert.equal(textOf(x.json()), 'x');
-    assert.equal(textOf(y.json()), 'y');
-    assert.equal(b.servers.length, 2, 'one rebuild for both');
+    const first = c.post(toolCall('echo', { text: 'x' }));
+    await until(() => connecting === 1, 3_000, 'the wake under way');
+    const later = ['y', 'z'].map((text) => c.post(toolCall('echo', { text })));
+    const replies = await Promise.all([first, ...later]);
+    assert.deepEqual(
+      replies.map((r) => textOf(r.json())),
+      ['x', 'y', 'z'],
+    );
+    assert.equal(b.servers.length, 2, 'one rebuild for all three');
+    assert.equal(served.handler.stats().sessions.hibernation.wakes, 1);
   });
 
   test('not while a tool runs, nor while a question awaits the client; afterwards it does', async () => {
