@@ -125,6 +125,14 @@ describe('hibernation: an idle session drops its server and wakes on the next me
   const asleep = (s: Served): number => s.handler.stats().sessions.hibernation.asleep;
   const fellAsleep = (s: Served, n = 1): Promise<void> =>
     until(() => asleep(s) === n, 3_000, `${n} session(s) asleep`);
+  /** An endpoint with one initialized session, asleep. */
+  const sleeping = async (b: Built): Promise<{ served: Served; c: RawSession }> => {
+    const served = await start(b);
+    const c = new RawSession(served.url);
+    await c.init();
+    await fellAsleep(served);
+    return { served, c };
+  };
   after(async () => {
     for (const s of open) await s.close({ graceMs: 0 });
   });
@@ -170,11 +178,9 @@ describe('hibernation: an idle session drops its server and wakes on the next me
 
   test('it sleeps again after the wake, and every wake answers (ten rounds)', async () => {
     const b: Built = { servers: [] };
-    const served = await start(b);
-    const c = new RawSession(served.url);
-    await c.init();
+    const { served, c } = await sleeping(b);
     for (let i = 0; i < 10; i++) {
-      await fellAsleep(served);
+      if (i > 0) await fellAsleep(served);
       const r = await c.post(toolCall('echo', { text: `round ${i}` }));
       assert.equal(textOf(r.json()), `round ${i}`);
     }
@@ -338,10 +344,7 @@ describe('hibernation: an idle session drops its server and wakes on the next me
 
   test('DELETE of a sleeping session ends it without waking it', async () => {
     const b: Built = { servers: [] };
-    const served = await start(b);
-    const c = new RawSession(served.url);
-    await c.init();
-    await fellAsleep(served);
+    const { served, c } = await sleeping(b);
     const d = await c.delete();
     assert.ok(d.status === 200 || d.status === 204, String(d.status));
     assert.equal(asleep(served), 0);
@@ -351,10 +354,7 @@ describe('hibernation: an idle session drops its server and wakes on the next me
 
   test('a refused message does not wake it', async () => {
     const b: Built = { servers: [] };
-    const served = await start(b);
-    const c = new RawSession(served.url);
-    await c.init();
-    await fellAsleep(served);
+    const { served, c } = await sleeping(b);
     const stray = await c.post({ jsonrpc: '2.0', id: 'nobody-asked', result: {} });
     assert.equal(stray.status, 400);
     assert.equal(asleep(served), 1);
