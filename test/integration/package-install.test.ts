@@ -121,8 +121,14 @@ describe('the packed tarball, installed into a fresh project', () => {
   });
 
   test('pack, install, import, typecheck, npx sluice serve and call', { timeout: 400_000 }, async () => {
-    // 1. Pack: only the allowlisted files.
-    const pack = await run(npm, ['pack', '--json', '--pack-destination', dir], root, 60_000);
+    // 1. Pack: only the allowlisted files. The build ran before the tests (pretest): `prepack`
+    // would build again, rewriting dist/ under the test files running beside this one.
+    const pack = await run(
+      npm,
+      ['pack', '--json', '--ignore-scripts', '--pack-destination', dir],
+      root,
+      60_000,
+    );
     assert.equal(pack.code, 0, pack.stderr);
     const packed = (JSON.parse(pack.stdout) as { filename: string; files: { path: string }[] }[])[0];
     assert.ok(packed !== undefined);
