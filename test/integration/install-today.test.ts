@@ -90,7 +90,14 @@ describe('installing Sluice today, as the README says', () => {
       existsSync(join(root, 'dist', 'src', 'cli', 'main.js')),
       'built (npm run build) before packing',
     );
-    const pack = await run(npm, ['pack', '--json', '--pack-destination', dir], root, 60_000);
+    // The README's `npm pack` builds first (prepack); here the build ran before the tests (pretest),
+    // and building again would rewrite dist/ under the test files running beside this one.
+    const pack = await run(
+      npm,
+      ['pack', '--json', '--ignore-scripts', '--pack-destination', dir],
+      root,
+      60_000,
+    );
     assert.equal(pack.code, 0, pack.stderr);
     const tarball = (JSON.parse(pack.stdout) as { filename: string }[])[0]?.filename;
     assert.equal(tarball, `${pkg.name}-${pkg.version}.tgz`);
