@@ -26,7 +26,7 @@ import { registerRequest } from './request-handle.js';
 import { Session } from './session.js';
 import type { Sessions } from './sessions.js';
 import { offerLegacyTask, wantsLegacyTask } from './task-hook.js';
-import { NO_WAKE } from './wake.js';
+import { NO_WAKE, wakeRefusal } from './wake.js';
 
 /** A batch longer than this is refused before any element is looked at. */
 export const MAX_BATCH = 256;
@@ -145,22 +145,20 @@ async function admitted(
   input: PostInput,
   items: Item[],
 ): Promise<Map<RequestId, string> | undefined> {
+  // Only what the server must see wakes it (NO_WAKE: what a sleeping session takes itself).
+  const needed = items.some((it) => it.kind !== 'notification' || !NO_WAKE.has(it.m.method));
   for (;;) {
     const checked = check(reg, session, items);
     if (!(checked instanceof Map)) {
       sendRefusal(input.sink, checked, input.headers);
       return undefined;
     }
-    // Only what the server must see wakes it (NO_WAKE: what a sleeping session takes itself).
-    const needed = items.some((it) => it.kind !== 'notification' || !NO_WAKE.has(it.m.method));
     const waking = needed ? session.wake() : undefined;
     if (waking === undefined) return checked;
     const outcome = await waking;
     if (outcome !== 'woke') {
       const only = items.length === 1 && items[0]?.kind === 'request' ? items[0].m.id : null;
-      const r =
-        outcome === 'failed' ? Refusals.internalError('SLUICE_SESSION_WAKE') : Refusals.sessionNotFound();
-      sendRefusal(input.sink, r, input.headers, only);
+      sendRefusal(input.sink, wakeRefusal(outcome), input.headers, only);
       return undefined;
     }
   }

@@ -15,7 +15,7 @@ import type { StreamStats } from '../observe/stats.js';
 import { type Refusal, Refusals } from '../pipeline/refusal.js';
 import { BridgeTransport } from '../sdk/bridge-transport.js';
 import { createDispatcher } from '../sdk/dispatcher.js';
-import { releaseClosed } from '../sdk/release.js';
+import { closeServed } from '../sdk/release.js';
 import { assertDrivable, type McpServerLike } from '../sdk/server-like.js';
 import { EventStream } from '../stream/event-stream.js';
 import type { WriterSet } from '../stream/live.js';
@@ -225,8 +225,10 @@ export class Session extends SessionInbound<SessionDeps> implements StreamContex
 
   /** Also sees what hibernation must know: answers to a wake's replayed requests, unprompted messages. */
   override route(message: JsonRpcMessage, related: RequestId | undefined): Promise<void> | undefined {
-    const running = (this.inflightById?.size ?? 0) > 0;
-    if (this.sleep?.intercept(message, related, running) === true) return undefined;
+    // Hibernation off (the default): the optional call skips its arguments too, so this per-message
+    // path pays only the check of `sleep`.
+    if (this.sleep?.intercept(message, related, (this.inflightById?.size ?? 0) > 0) === true)
+      return undefined;
     return super.route(message, related);
   }
 
@@ -361,13 +363,9 @@ export class Session extends SessionInbound<SessionDeps> implements StreamContex
     const server = this.server;
     this.server = undefined;
     this.dispatcher = undefined;
-    server
-      ?.close()
-      .then(() => {
-        if (release) releaseClosed(server);
-      })
-      .catch((error: unknown) =>
-        this.deps.options.logger?.error('session.close_failed', { error: String(error) }),
-      );
+    if (server === undefined) return;
+    closeServed(server, release, (error) =>
+      this.deps.options.logger?.error('session.close_failed', { error: String(error) }),
+    );
   }
 }

@@ -198,7 +198,7 @@ export class Sessions {
       created: c.sessionsCreated,
       ended: { ...c.sessionsEnded },
       capRefusals: c.sessionCapRefusals,
-      hibernation: { asleep: c.sessionsAsleep, wakes: c.sessionWakes, wakeFailures: c.wakeFailures },
+      hibernation: { asleep: this.#asleep(), wakes: c.sessionWakes, wakeFailures: c.wakeFailures },
       clientLimitRefusals: {
         sessions: this.clientLimits?.refused.sessions ?? 0,
         rate: this.clientLimits?.refused.rate ?? 0,
@@ -235,10 +235,19 @@ export class Sessions {
     options.logger?.info('session.end', ev);
   }
 
+  /** Sessions whose server hibernation dropped: counted when asked (a scrape), kept by nobody. */
+  #asleep(): number {
+    if (this.#ctx.options.hibernateAfterMs === undefined) return 0;
+    let n = 0;
+    for (const s of this.#sessions.values()) if (s.asleep) n++;
+    return n;
+  }
+
   #sweepIdle(): void {
     const now = this.#ctx.options.now();
     const { sessionIdleMs: ttl, hibernateAfterMs } = this.#ctx.options;
-    for (const s of [...this.#sessions.values()]) {
+    // No copy of the table per tick: a Map's iteration goes on past an entry deleted under it (end()).
+    for (const s of this.#sessions.values()) {
       const idleFor = now - s.lastActive;
       if (!s.busy) {
         if (idleFor > ttl) {

@@ -11,11 +11,12 @@
 import type { Acceptance } from '../../http/media-type.js';
 import type { JsonRpcRequest, RequestId } from '../../jsonrpc/message.js';
 import { ClientLimits } from '../limits/client-limits.js';
-import { Refusals, sendRefusal } from '../pipeline/refusal.js';
+import { sendRefusal } from '../pipeline/refusal.js';
 import type { PostInput } from '../pipeline/route.js';
 import type { Headers, ResponseSink } from '../pipeline/sink.js';
 import type { ExchangeHooks, RelatedAsks } from './exchange.js';
 import type { Session } from './session.js';
+import { wakeRefusal } from './wake.js';
 
 export type { RelatedAsks };
 
@@ -124,12 +125,9 @@ export async function offerLegacyTask<R>(
       // A task's later round may find its session hibernated (wake.ts): its server is rebuilt first.
       const waking = session.wake();
       if (waking === undefined) return go();
-      void waking.then((outcome) => {
-        if (outcome === 'woke') return go();
-        const r =
-          outcome === 'failed' ? Refusals.internalError('SLUICE_SESSION_WAKE') : Refusals.sessionNotFound();
-        sendRefusal(sink, r, {}, m.id);
-      });
+      void waking.then((outcome) =>
+        outcome === 'woke' ? go() : sendRefusal(sink, wakeRefusal(outcome), {}, m.id),
+      );
     },
   });
 }

@@ -31,6 +31,7 @@ import {
 } from '../../jsonrpc/message.js';
 import type { Logger } from '../callbacks.js';
 import type { Counters } from '../observe/counters.js';
+import { type Refusal, Refusals } from '../pipeline/refusal.js';
 
 /** Ids of the replayed requests: no client request is in flight while a session wakes. */
 const WAKE_INIT_ID = 'sluice-wake:initialize';
@@ -135,12 +136,10 @@ export class Hibernation {
   /** The session dropped its server. */
   slept(): void {
     this.#asleep = true;
-    this.#counters.sessionsAsleep++;
   }
 
-  /** The session ended: a wake under way stops waiting, and the session no longer counts as asleep. */
+  /** The session ended: a wake under way stops waiting. */
   ended(): void {
-    if (this.#asleep) this.#counters.sessionsAsleep--;
     this.#asleep = false;
     const replies = this.#replies;
     this.#replies = undefined;
@@ -162,15 +161,14 @@ export class Hibernation {
     try {
       if (s.ended) return 'ended';
       await s.reconnect();
-      const init = await this.#replay(s, this.#initialize());
+      const init = await this.#replay(s, WAKE_INIT_ID, 'initialize', this.#init);
       if (!('result' in init))
         throw new Error(`it refused the replayed initialize: ${JSON.stringify(init.error)}`);
       if (this.#initialized) s.dispatchNotification(INITIALIZED);
       // Its answer is not checked: the client had the same answer when it sent it.
-      if (this.#level !== undefined) await this.#replay(s, this.#setLevel(this.#level));
+      if (this.#level !== undefined) await this.#replay(s, WAKE_LEVEL_ID, 'logging/setLevel', this.#level);
       if (s.ended) return 'ended';
       this.#asleep = false;
-      this.#counters.sessionsAsleep--;
       this.#counters.sessionWakes++;
       return 'woke';
     } catch (error) {
@@ -185,8 +183,9 @@ export class Hibernation {
     }
   }
 
-  /** Dispatches a replayed request to the fresh server; resolves with its answer. */
-  #replay(s: Sleeper, m: JsonRpcRequest): Promise<JsonRpcResponse> {
+  /** Dispatches a replayed request (its params kept as JSON) to the fresh server; resolves with its answer. */
+  #replay(s: Sleeper, id: string, method: string, params: string): Promise<JsonRpcResponse> {
+    const m: JsonRpcRequest = { jsonrpc: '2.0', id, method, params: JSON.parse(params) };
     return new Promise((resolve, reject) => {
       const timer = setTimeout(() => {
         this.#replies?.delete(m.id);
@@ -200,12 +199,9 @@ export class Hibernation {
       s.dispatchRequest(m, {});
     });
   }
+}
 
-  #initialize(): JsonRpcRequest {
-    return { jsonrpc: '2.0', id: WAKE_INIT_ID, method: 'initialize', params: JSON.parse(this.#init) };
-  }
-
-  #setLevel(level: string): JsonRpcRequest {
-    return { jsonrpc: '2.0', id: WAKE_LEVEL_ID, method: 'logging/setLevel', params: JSON.parse(level) };
-  }
+/** What answers a message whose session did not wake: 500 naming the code when the rebuild failed, else 404. */
+export function wakeRefusal(outcome: Exclude<WakeOutcome, 'woke'>): Refusal {
+  return outcome === 'failed' ? Refusals.internalError('SLUICE_SESSION_WAKE') : Refusals.sessionNotFound();
 }

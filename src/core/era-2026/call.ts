@@ -38,7 +38,7 @@ import type { Policy, PostInput } from '../pipeline/route.js';
 import { authInfoOf } from '../sdk/auth-info.js';
 import { type BridgeTarget, BridgeTransport } from '../sdk/bridge-transport.js';
 import { createDispatcher, type Dispatcher } from '../sdk/dispatcher.js';
-import { releaseClosed } from '../sdk/release.js';
+import { closeServed } from '../sdk/release.js';
 import { assertDrivable, type McpServerLike } from '../sdk/server-like.js';
 import { SSE_HEADERS } from '../stream/stream-context.js';
 import type { ModernEra } from './era.js';
@@ -400,14 +400,11 @@ export class ModernCall implements BridgeTarget, ModernInflight {
     if (server === undefined) return;
     // After the SDK has finished sending the answer (it forgets the request's abort controller
     // then): closing earlier would abort the finished handler's signal, a DOMException per request.
-    setImmediate(() => {
-      server
-        .close()
-        // Built for this request alone: nothing may keep its handler tables once it is closed (sdk/release.ts).
-        .then(() => releaseClosed(server))
-        .catch((error: unknown) =>
-          this.#era.core.options.logger?.error('modern.close_failed', { error: String(error) }),
-        );
-    });
+    // Built for this request alone: nothing may keep its handler tables once it is closed (sdk/release.ts).
+    setImmediate(() =>
+      closeServed(server, true, (error) =>
+        this.#era.core.options.logger?.error('modern.close_failed', { error: String(error) }),
+      ),
+    );
   }
 }

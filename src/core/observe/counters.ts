@@ -19,8 +19,7 @@ export class Counters {
   }
 
   sessionsCreated = 0;
-  /** Sessions whose server hibernation dropped, now (a gauge); wakes that rebuilt one, and that failed. */
-  sessionsAsleep = 0;
+  /** Hibernation's wakes that rebuilt a server, and that failed (how many sleep now: Sessions.stats). */
   sessionWakes = 0;
   wakeFailures = 0;
   readonly sessionsEnded: Record<SessionEndReason, number> = {

@@ -38,6 +38,23 @@ export function releaseClosed(server: object): void {
   }
 }
 
+/**
+ * Closes a server Sluice served, then (with `release`) empties its handler tables as above;
+ * `failed` gets what a rejected close threw.
+ */
+export function closeServed(
+  server: { close(): Promise<void> },
+  release: boolean,
+  failed: (error: unknown) => void,
+): void {
+  server
+    .close()
+    .then(() => {
+      if (release) releaseClosed(server);
+    })
+    .catch(failed);
+}
+
 /** Whether Sluice has released `server` (it served a request and was closed). */
 export function wasReleased(server: object): boolean {
   return released.has(server);
