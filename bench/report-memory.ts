@@ -15,6 +15,11 @@ export function idleSection(r: BenchResults): string {
     x.youngMbIdle === undefined ? '–' : `${num(x.youngMbIdle, 1)} → ${num(x.youngMbStreams, 1)}`,
     x.kibPerSessionStreamBeyondYoung === undefined ? '–' : auto(x.kibPerSessionStreamBeyondYoung),
     `${num(x.openSessionsMs / 1000, 1)} / ${num(x.openStreamsMs / 1000, 1)}`,
+    x.kibPerSessionStreamSettled === undefined
+      ? '–'
+      : `${auto(x.kibPerSessionStreamSettled)}${x.settled ? '' : ' (unsettled)'}`,
+    x.youngMbSettled === undefined ? '–' : num(x.youngMbSettled, 1),
+    x.settleMs === undefined ? '–' : num(x.settleMs / 1000, 1),
     server === 'sluice' ? yesNo(x.ok ? x.kibPerSessionStream <= 45 : undefined) : '',
     x.ok ? 'ok' : (x.error ?? 'failed').slice(0, 80),
   ]);
@@ -32,12 +37,17 @@ export function idleSection(r: BenchResults): string {
         'young gen MB idle → streams',
         'KiB per session+stream beyond young gen',
         'open sessions / streams s',
+        'settled: KiB per session+stream beyond young gen',
+        'settled: young gen MB',
+        'settle s',
         'target met? (≤ 45 KiB)',
         'check',
       ],
       rows,
-      'lrlrrrlrrll',
+      'lrlrrrlrrlrrrll',
     ),
+    '',
+    '*Settled*: the streams stay open and nothing is sent until V8 has shrunk its young generation back to its floor and RSS holds still (or 150 s); then RSS less the young generation, against the same at the idle reading. The 1 s reading right after the openings still holds the young generation the burst of openings grew, which an idle server gives back within about 10 s.',
     '',
   ].join('\n');
 }

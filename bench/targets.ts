@@ -129,6 +129,24 @@ export function evaluateTargets(r: BenchResults): TargetCheck[] {
       ),
     );
   }
+  // The same bound, settled: both servers read once V8 has given back the young generation the
+  // openings grew (bench/load/idle.ts). A reading that did not settle before its deadline fails.
+  for (const row of r.idle.filter((x) => x.server === 'sluice' || x.server.startsWith('sluice+hibernate'))) {
+    const raw = r.idle.find((x) => x.server === 'raw' && x.result.streams === row.result.streams);
+    const both = row.result.ok && raw?.result.ok === true && row.result.settled && raw.result.settled;
+    const v = both
+      ? ratio(row.result.kibPerSessionStreamSettled, raw.result.kibPerSessionStreamSettled)
+      : Number.NaN;
+    out.push(
+      check(
+        `idle, settled: RSS per session+stream, ${row.server} ÷ raw, ${row.result.streams} streams`,
+        '≤ 1.25x',
+        v,
+        (x) => x <= 1.25,
+        times(v),
+      ),
+    );
+  }
   for (const row of r.slow.filter((x) => x.server === 'sluice')) {
     const g = row.result.ok ? row.result.growthMbPerSec : Number.NaN;
     const c = row.result.ok ? row.result.coresAfterClose : Number.NaN;

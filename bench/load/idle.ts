@@ -1,7 +1,13 @@
 // Workload (c): N sessions, each with an open GET SSE stream, all idle, on a fresh server that
 // runs with --expose-gc. RSS from /proc and heap after a forced GC are read when the server is
-// idle, after the sessions are open, and after the streams are open. The cost per
-// (session+stream) is the RSS difference over N; heap is split between the two phases.
+// idle (settled, below), 1 s after the sessions are open, and 1 s after the streams are open. The
+// cost per (session+stream) is the RSS difference over N; heap is split between the two phases.
+//
+// Then a *settled* reading: the streams stay open and nothing is sent until V8's memory reducer
+// has shrunk the young generation back to its floor (10–100 s into low allocation;
+// docs/benchmarks.md "Idle memory, settled"). One second after the openings the young generation
+// still holds the burst's growth (to 14–29 MB), which is V8's sizing, not what the sessions hold;
+// an idle server in service sits at the settled figure.
 import { setTimeout as delay } from 'node:timers/promises';
 import { Pool } from 'undici';
 import type { ServerProcess } from '../servers/launch.js';
@@ -31,6 +37,14 @@ export interface IdleResult {
   kibPerSessionStreamBeyondYoung: number;
   openSessionsMs: number;
   openStreamsMs: number;
+  /** The settled reading (see above): RSS and young generation, MB, and how long it took. */
+  rssSettledMb: number;
+  youngMbSettled: number;
+  settleMs: number;
+  /** Whether the young generation reached its floor and RSS held still before the deadline. */
+  settled: boolean;
+  /** (RSS − young) settled − (RSS − young) idle, ÷ N: what the idle sessions and streams hold. */
+  kibPerSessionStreamSettled: number;
 }
 
 /** Requests in flight while opening sessions and streams. */
@@ -39,6 +53,23 @@ const OPEN_CONCURRENCY = 32;
 const SETTLE_MS = 1_000;
 
 const MB = 1024 * 1024;
+/**
+ * V8's young generation "at its floor": its physical size once the memory reducer has shrunk it
+ * (0.3–1.3 MB here, against 7–29 MB right after the openings).
+ */
+const YOUNG_FLOOR_BYTES = 2 * MB;
+/** How often the settle loop looks (without forcing a GC: forced GCs would postpone the reducer). */
+const SETTLE_POLL_MS = 1_000;
+/** After the floor was seen, RSS must move by less than this over `STILL_POLLS` looks in a row. */
+const STILL_BYTES = 256 * 1024;
+const STILL_POLLS = 3;
+/**
+ * The settle loop's deadline; past it the reading is taken anyway and marked unsettled. The reducer
+ * acts 10–40 s after the openings here when they grew the heap by 10 MB or more; below that it
+ * is not started by the growth, and what shrinks the young generation is its watchdog, about
+ * 100 s after the last full GC (V8's MemoryReducer: kCommittedMemoryDelta, kWatchdogDelayMs).
+ */
+const SETTLE_DEADLINE_MS = 150_000;
 
 /** Runs `task(i)` for i in [0, n) with `width` in flight; stops at the deadline with an error. */
 async function forEachBounded(
@@ -63,6 +94,41 @@ async function memory(server: ServerProcess): Promise<{ rss: number; heap: numbe
   return { rss: server.rss(), heap: mem.heapUsed, young: mem.young ?? 0 };
 }
 
+/**
+ * Waits, sending nothing, until the young generation has been seen at its floor (the memory reducer
+ * has run) and RSS has then held still for `STILL_POLLS` looks, or the deadline; then reads memory
+ * after a forced GC. The young generation may grow a little again afterwards (the keep-alive
+ * comments allocate): the figure leaves it out at both readings.
+ */
+async function settledMemory(
+  server: ServerProcess,
+): Promise<{ rss: number; heap: number; young: number; ms: number; settled: boolean }> {
+  const t0 = performance.now();
+  const recent: number[] = [];
+  let floorSeen = false;
+  let settled = false;
+  while (performance.now() - t0 < SETTLE_DEADLINE_MS) {
+    await delay(SETTLE_POLL_MS);
+    const { mem } = await server.stats();
+    if (!floorSeen && (mem.young ?? Number.POSITIVE_INFINITY) <= YOUNG_FLOOR_BYTES) floorSeen = true;
+    if (!floorSeen) continue;
+    recent.push(server.rss());
+    if (recent.length > STILL_POLLS) recent.shift();
+    if (recent.length === STILL_POLLS && Math.max(...recent) - Math.min(...recent) < STILL_BYTES) {
+      settled = true;
+      break;
+    }
+  }
+  const { mem } = await server.gc();
+  return {
+    rss: server.rss(),
+    heap: mem.heapUsed,
+    young: mem.young ?? 0,
+    ms: performance.now() - t0,
+    settled,
+  };
+}
+
 export async function runIdle(server: ServerProcess, p: IdleParams): Promise<IdleResult> {
   const url = new URL(server.url);
   const n = p.streams;
@@ -70,11 +136,15 @@ export async function runIdle(server: ServerProcess, p: IdleParams): Promise<Idl
   const control = new Pool(url.origin, { connections: OPEN_CONCURRENCY, pipelining: 1 });
   // One connection per stream: an open SSE response holds its connection.
   const streams = new Pool(url.origin, { connections: n, pipelining: 1, bodyTimeout: 0 });
-  const base = await memory(server);
-  let withSessions = base;
-  let withStreams = base;
+  // The idle reading is settled too: a server that loaded the SDK starts with a young generation
+  // of about 10 MB, and the reducer's first pass also compacts some 2 MB of old space left by the
+  // start-up; a base read before that would flatter the settled figure by those megabytes.
+  const base = await settledMemory(server);
+  let withSessions: { rss: number; heap: number; young: number } = base;
+  let withStreams: { rss: number; heap: number; young: number } = base;
   let openSessionsMs = Number.NaN;
   let openStreamsMs = Number.NaN;
+  let settledAt = { rss: Number.NaN, heap: Number.NaN, young: Number.NaN, ms: Number.NaN, settled: false };
   let error: string | undefined;
   try {
     const sessions: Session[] = new Array(n);
@@ -108,6 +178,7 @@ export async function runIdle(server: ServerProcess, p: IdleParams): Promise<Idl
     });
     openStreamsMs = performance.now() - t0;
     withStreams = await memory(server);
+    settledAt = await settledMemory(server);
   } catch (err) {
     error = `idle: ${String(err)}`;
   } finally {
@@ -130,5 +201,10 @@ export async function runIdle(server: ServerProcess, p: IdleParams): Promise<Idl
       (withStreams.rss - withStreams.young - (base.rss - base.young)) / 1024 / n,
     openSessionsMs,
     openStreamsMs,
+    rssSettledMb: settledAt.rss / MB,
+    youngMbSettled: settledAt.young / MB,
+    settleMs: settledAt.ms,
+    settled: settledAt.settled && base.settled,
+    kibPerSessionStreamSettled: (settledAt.rss - settledAt.young - (base.rss - base.young)) / 1024 / n,
   };
 }
