@@ -3,15 +3,16 @@
 // idle (settled, below), 1 s after the sessions are open, and 1 s after the streams are open. The
 // cost per (session+stream) is the RSS difference over N; heap is split between the two phases.
 //
-// Then a *settled* reading: the streams stay open and nothing is sent until V8's memory reducer
-// has shrunk the young generation back to its floor (10–100 s into low allocation;
-// docs/benchmarks.md "Idle memory, settled"). One second after the openings the young generation
-// still holds the burst's growth (to 14–29 MB), which is V8's sizing, not what the sessions hold;
+// Then a *settled* reading: the streams stay open, nothing is sent, and a GC after a quiet spell
+// finds the allocation rate low and gives back the young generation the openings grew
+// (docs/benchmarks.md "Idle memory, settled"). One second after the openings the young generation
+// still holds the burst's growth (to 6–29 MB), which is V8's sizing, not what the sessions hold;
 // an idle server in service sits at the settled figure.
 import { setTimeout as delay } from 'node:timers/promises';
 import { Pool } from 'undici';
 import type { ServerProcess } from '../servers/launch.js';
 import { openSession, type Session } from '../wire.js';
+import { SettleWatch } from './settle.js';
 
 export interface IdleParams {
   streams: number;
@@ -54,22 +55,21 @@ const SETTLE_MS = 1_000;
 
 const MB = 1024 * 1024;
 /**
- * V8's young generation "at its floor": its physical size once the memory reducer has shrunk it
- * (0.3–1.3 MB here, against 7–29 MB right after the openings).
+ * V8's young generation "at its floor": its physical size once a GC has shrunk it (0.3–1.3 MB
+ * here, against 6–29 MB right after the openings).
  */
 const YOUNG_FLOOR_BYTES = 2 * MB;
-/** How often the settle loop looks (without forcing a GC: forced GCs would postpone the reducer). */
-const SETTLE_POLL_MS = 1_000;
-/** After the floor was seen, RSS must move by less than this over `STILL_POLLS` looks in a row. */
-const STILL_BYTES = 256 * 1024;
-const STILL_POLLS = 3;
 /**
- * The settle loop's deadline; past it the reading is taken anyway and marked unsettled. The reducer
- * acts 10–40 s after the openings here when they grew the heap by 10 MB or more; below that it
- * is not started by the growth, and what shrinks the young generation is its watchdog, about
- * 100 s after the last full GC (V8's MemoryReducer: kCommittedMemoryDelta, kWatchdogDelayMs).
+ * Quiet time before each settling GC. V8 shrinks the young generation in a GC's epilogue when the
+ * allocation rate since its recent samples is low (under 1,000 bytes/ms: heap.cc, ReduceNewSpaceSize);
+ * right after a burst it is not, 5 s of nothing later it is.
  */
-const SETTLE_DEADLINE_MS = 150_000;
+const QUIET_MS = 5_000;
+/** After the floor was seen, RSS must move by less than this over `STILL_LOOKS` readings in a row. */
+const STILL_BYTES = 256 * 1024;
+const STILL_LOOKS = 2;
+/** The settle loop's deadline; past it the reading is taken anyway and marked unsettled. */
+const SETTLE_DEADLINE_MS = 60_000;
 
 /** Runs `task(i)` for i in [0, n) with `width` in flight; stops at the deadline with an error. */
 async function forEachBounded(
@@ -95,38 +95,29 @@ async function memory(server: ServerProcess): Promise<{ rss: number; heap: numbe
 }
 
 /**
- * Waits, sending nothing, until the young generation has been seen at its floor (the memory reducer
- * has run) and RSS has then held still for `STILL_POLLS` looks, or the deadline; then reads memory
- * after a forced GC. The young generation may grow a little again afterwards (the keep-alive
- * comments allocate): the figure leaves it out at both readings.
+ * Sends nothing for `QUIET_MS`, then forces a GC and reads memory; again until the young generation
+ * has been seen at its floor and RSS has then held still over `STILL_LOOKS` readings, or the
+ * deadline. An idle server in service reaches the same state at its next GC (a keep-alive comment's
+ * allocations bring one in time, or V8's memory reducer does): the forced GC only does not wait for it.
  */
 async function settledMemory(
   server: ServerProcess,
 ): Promise<{ rss: number; heap: number; young: number; ms: number; settled: boolean }> {
   const t0 = performance.now();
-  const recent: number[] = [];
-  let floorSeen = false;
-  let settled = false;
-  while (performance.now() - t0 < SETTLE_DEADLINE_MS) {
-    await delay(SETTLE_POLL_MS);
-    const { mem } = await server.stats();
-    if (!floorSeen && (mem.young ?? Number.POSITIVE_INFINITY) <= YOUNG_FLOOR_BYTES) floorSeen = true;
-    if (!floorSeen) continue;
-    recent.push(server.rss());
-    if (recent.length > STILL_POLLS) recent.shift();
-    if (recent.length === STILL_POLLS && Math.max(...recent) - Math.min(...recent) < STILL_BYTES) {
-      settled = true;
-      break;
-    }
+  const watch = new SettleWatch({
+    youngFloorBytes: YOUNG_FLOOR_BYTES,
+    stillBytes: STILL_BYTES,
+    stillLooks: STILL_LOOKS,
+  });
+  for (;;) {
+    await delay(QUIET_MS);
+    const { mem } = await server.gc();
+    const rss = server.rss();
+    const young = mem.young ?? Number.POSITIVE_INFINITY;
+    const settled = watch.look(young, rss);
+    if (settled || performance.now() - t0 >= SETTLE_DEADLINE_MS)
+      return { rss, heap: mem.heapUsed, young: mem.young ?? 0, ms: performance.now() - t0, settled };
   }
-  const { mem } = await server.gc();
-  return {
-    rss: server.rss(),
-    heap: mem.heapUsed,
-    young: mem.young ?? 0,
-    ms: performance.now() - t0,
-    settled,
-  };
 }
 
 export async function runIdle(server: ServerProcess, p: IdleParams): Promise<IdleResult> {

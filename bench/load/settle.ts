@@ -1,0 +1,34 @@
+// When an idle server counts as settled (section (c)'s settled reading, bench/load/idle.ts): V8's
+// young generation has been seen at its floor — the memory reducer has run — and RSS has then
+// held still for a few looks in a row. Pure: fed one look at a time, so it is tested without a server.
+
+export interface SettleRule {
+  /** Young generation (physical bytes) at or under which it counts as at its floor. */
+  youngFloorBytes: number;
+  /** RSS must move by less than this over `stillLooks` looks in a row, after the floor was seen. */
+  stillBytes: number;
+  stillLooks: number;
+}
+
+export class SettleWatch {
+  readonly #rule: SettleRule;
+  readonly #recent: number[] = [];
+  #floorSeen = false;
+
+  constructor(rule: SettleRule) {
+    if (!(rule.stillLooks >= 1) || !(rule.stillBytes > 0) || !(rule.youngFloorBytes > 0))
+      throw new RangeError('SettleWatch: stillLooks ≥ 1, stillBytes and youngFloorBytes > 0');
+    this.#rule = rule;
+  }
+
+  /** One look (young generation and RSS, bytes); true once the server counts as settled. */
+  look(youngBytes: number, rssBytes: number): boolean {
+    if (!this.#floorSeen && youngBytes <= this.#rule.youngFloorBytes) this.#floorSeen = true;
+    // Looks before the floor say nothing: the reducer has not run yet.
+    if (!this.#floorSeen) return false;
+    const r = this.#recent;
+    r.push(rssBytes);
+    if (r.length > this.#rule.stillLooks) r.shift();
+    return r.length === this.#rule.stillLooks && Math.max(...r) - Math.min(...r) < this.#rule.stillBytes;
+  }
+}

@@ -1,0 +1,61 @@
+/**
+ * Section (c)'s settled reading (bench/load/settle.ts): settled only once the young generation was
+ * seen at its floor and RSS then held still for the given number of looks.
+ */
+import assert from 'node:assert/strict';
+import { test } from 'node:test';
+import fc from 'fast-check';
+import { SettleWatch } from '../../bench/load/settle.js';
+
+const MB = 1024 * 1024;
+const rule = { youngFloorBytes: 2 * MB, stillBytes: 256 * 1024, stillLooks: 3 };
+
+test('not settled while the young generation is above its floor, however still RSS is', () => {
+  const w = new SettleWatch(rule);
+  for (let i = 0; i < 20; i++) assert.equal(w.look(28 * MB, 100 * MB), false);
+});
+
+test('settled on the third still look after the floor was seen', () => {
+  const w = new SettleWatch(rule);
+  assert.equal(w.look(28 * MB, 106 * MB), false);
+  assert.equal(w.look(1 * MB, 80 * MB), false);
+  assert.equal(w.look(0.5 * MB, 79 * MB), false);
+  // 80 → 79 → 79: moved 1 MB over the window.
+  assert.equal(w.look(0.5 * MB, 79 * MB), false);
+  assert.equal(w.look(0.5 * MB, 79 * MB + 1000), true);
+});
+
+test('a young generation growing again after the floor does not unsettle it (the figure leaves it out)', () => {
+  const w = new SettleWatch(rule);
+  w.look(1 * MB, 150 * MB);
+  w.look(4 * MB, 150 * MB);
+  assert.equal(w.look(4 * MB, 150 * MB), true);
+});
+
+test('bad rules are refused', () => {
+  assert.throws(() => new SettleWatch({ ...rule, stillLooks: 0 }), RangeError);
+  assert.throws(() => new SettleWatch({ ...rule, stillBytes: 0 }), RangeError);
+  assert.throws(() => new SettleWatch({ ...rule, youngFloorBytes: Number.NaN }), RangeError);
+});
+
+test('property: settled exactly when the last stillLooks looks, all after the first floor, span less than stillBytes', () => {
+  const look = fc.record({
+    young: fc.integer({ min: 0, max: 40 * MB }),
+    rss: fc.integer({ min: 50 * MB, max: 52 * MB }),
+  });
+  fc.assert(
+    fc.property(fc.array(look, { maxLength: 30 }), fc.integer({ min: 1, max: 5 }), (looks, stillLooks) => {
+      const r = { ...rule, stillLooks };
+      const w = new SettleWatch(r);
+      const floor = looks.findIndex((l) => l.young <= r.youngFloorBytes);
+      looks.forEach((l, i) => {
+        const got = w.look(l.young, l.rss);
+        const window =
+          floor === -1 || i < floor ? [] : looks.slice(Math.max(floor, i - stillLooks + 1), i + 1);
+        const rss = window.map((x) => x.rss);
+        const want = window.length === stillLooks && Math.max(...rss) - Math.min(...rss) < r.stillBytes;
+        assert.equal(got, want);
+      });
+    }),
+  );
+});
