@@ -2,6 +2,7 @@
 // `met` is undefined when a side of the comparison is missing (e.g. Sluice not built yet).
 
 import { auto, times } from './format.js';
+import type { IdleResult } from './load/idle.js';
 import type { BenchResults, ClientSummary, EchoSummary, FloodSummary } from './results.js';
 import { ratio } from './stats.js';
 
@@ -111,42 +112,30 @@ export function evaluateTargets(r: BenchResults): TargetCheck[] {
     );
   }
   // The issue's bound against the floor: Sluice's RSS per session+stream within 1.25x raw's, same
-  // stream count, same run.
-  // `sluice+hibernate-MS` is the same bound with hibernation on (opt-in: `hibernateAfterMs`).
-  for (const row of r.idle.filter((x) => x.server === 'sluice' || x.server.startsWith('sluice+hibernate'))) {
-    const raw = r.idle.find((x) => x.server === 'raw' && x.result.streams === row.result.streams);
-    const v =
-      row.result.ok && raw?.result.ok === true
-        ? ratio(row.result.kibPerSessionStream, raw.result.kibPerSessionStream)
-        : Number.NaN;
-    out.push(
-      check(
-        `idle: RSS per session+stream, ${row.server} ÷ raw, ${row.result.streams} streams`,
-        '≤ 1.25x',
-        v,
-        (x) => x <= 1.25,
-        times(v),
-      ),
-    );
-  }
-  // The same bound, settled: both servers read once V8 has given back the young generation the
-  // openings grew (bench/load/idle.ts). A reading that did not settle before its deadline fails.
-  for (const row of r.idle.filter((x) => x.server === 'sluice' || x.server.startsWith('sluice+hibernate'))) {
-    const raw = r.idle.find((x) => x.server === 'raw' && x.result.streams === row.result.streams);
-    const both = row.result.ok && raw?.result.ok === true && row.result.settled && raw.result.settled;
-    const v = both
-      ? ratio(row.result.kibPerSessionStreamSettled, raw.result.kibPerSessionStreamSettled)
-      : Number.NaN;
-    out.push(
-      check(
-        `idle, settled: RSS per session+stream, ${row.server} ÷ raw, ${row.result.streams} streams`,
-        '≤ 1.25x',
-        v,
-        (x) => x <= 1.25,
-        times(v),
-      ),
-    );
-  }
+  // stream count, same run; `sluice+hibernate-MS` is the same bound with hibernation on (opt-in:
+  // `hibernateAfterMs`). Checked 1 s after the openings and settled: both servers read once V8 has
+  // given back the young generation the openings grew (bench/load/idle.ts); a reading that did not
+  // settle fails.
+  const sluiceIdle = r.idle.filter((x) => x.server === 'sluice' || x.server.startsWith('sluice+hibernate'));
+  const idleBound = (settled: boolean): void => {
+    const kib = (x: IdleResult): number => (settled ? x.kibPerSessionStreamSettled : x.kibPerSessionStream);
+    for (const row of sluiceIdle) {
+      const raw = r.idle.find((x) => x.server === 'raw' && x.result.streams === row.result.streams)?.result;
+      const both = row.result.ok && raw?.ok === true && (!settled || (row.result.settled && raw.settled));
+      const v = both ? ratio(kib(row.result), kib(raw)) : Number.NaN;
+      out.push(
+        check(
+          `idle${settled ? ', settled' : ''}: RSS per session+stream, ${row.server} ÷ raw, ${row.result.streams} streams`,
+          '≤ 1.25x',
+          v,
+          (x) => x <= 1.25,
+          times(v),
+        ),
+      );
+    }
+  };
+  idleBound(false);
+  idleBound(true);
   for (const row of r.slow.filter((x) => x.server === 'sluice')) {
     const g = row.result.ok ? row.result.growthMbPerSec : Number.NaN;
     const c = row.result.ok ? row.result.coresAfterClose : Number.NaN;

@@ -88,7 +88,14 @@ async function forEachBounded(
   await Promise.all(Array.from({ length: Math.min(width, n) }, lane));
 }
 
-async function memory(server: ServerProcess): Promise<{ rss: number; heap: number; young: number }> {
+/** One memory reading of the server, bytes: RSS from /proc, heap used and young generation after a GC. */
+interface Reading {
+  rss: number;
+  heap: number;
+  young: number;
+}
+
+async function memory(server: ServerProcess): Promise<Reading> {
   await delay(SETTLE_MS);
   const { mem } = await server.gc();
   return { rss: server.rss(), heap: mem.heapUsed, young: mem.young ?? 0 };
@@ -100,9 +107,7 @@ async function memory(server: ServerProcess): Promise<{ rss: number; heap: numbe
  * deadline. An idle server in service reaches the same state at its next GC (a keep-alive comment's
  * allocations bring one in time, or V8's memory reducer does): the forced GC only does not wait for it.
  */
-async function settledMemory(
-  server: ServerProcess,
-): Promise<{ rss: number; heap: number; young: number; ms: number; settled: boolean }> {
+async function settledMemory(server: ServerProcess): Promise<Reading & { ms: number; settled: boolean }> {
   const t0 = performance.now();
   const watch = new SettleWatch({
     youngFloorBytes: YOUNG_FLOOR_BYTES,
@@ -131,8 +136,8 @@ export async function runIdle(server: ServerProcess, p: IdleParams): Promise<Idl
   // of about 10 MB, and the reducer's first pass also compacts some 2 MB of old space left by the
   // start-up; a base read before that would flatter the settled figure by those megabytes.
   const base = await settledMemory(server);
-  let withSessions: { rss: number; heap: number; young: number } = base;
-  let withStreams: { rss: number; heap: number; young: number } = base;
+  let withSessions: Reading = base;
+  let withStreams: Reading = base;
   let openSessionsMs = Number.NaN;
   let openStreamsMs = Number.NaN;
   let settledAt = { rss: Number.NaN, heap: Number.NaN, young: Number.NaN, ms: Number.NaN, settled: false };

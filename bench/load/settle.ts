@@ -16,8 +16,13 @@ export class SettleWatch {
   #floorSeen = false;
 
   constructor(rule: SettleRule) {
-    if (!(rule.stillLooks >= 1) || !(rule.stillBytes > 0) || !(rule.youngFloorBytes > 0))
-      throw new RangeError('SettleWatch: stillLooks ≥ 1, stillBytes and youngFloorBytes > 0');
+    if (
+      !Number.isInteger(rule.stillLooks) ||
+      rule.stillLooks < 1 ||
+      !(rule.stillBytes > 0) ||
+      !(rule.youngFloorBytes > 0)
+    )
+      throw new RangeError('SettleWatch: stillLooks a whole number ≥ 1, stillBytes and youngFloorBytes > 0');
     this.#rule = rule;
   }
 

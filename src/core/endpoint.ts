@@ -110,10 +110,10 @@ export class Endpoint {
 
   stats(options?: { perStream?: boolean }): EndpointStats {
     const perStream = options?.perStream === true;
-    const streams = this.#sessions.streams(perStream);
+    const streams = this.#sessions.census(perStream);
     const c = this.#ctx.counters;
     return {
-      sessions: this.#sessions.stats(),
+      sessions: this.#sessions.stats(streams),
       streams: {
         open: { post: this.#ctx.live.size - streams.get, get: streams.get },
         replaced: c.streamsReplaced,

@@ -8,6 +8,7 @@ import { StreamableHttpClientTransport } from '../../src/client/index.js';
 import { serve } from '../../src/server/index.js';
 import { withDeadline } from '../helpers/deadline.js';
 import { assertRefusal, initializeBody, send, sleep } from '../helpers/http.js';
+import { slowConnect } from '../helpers/slow-connect.js';
 import { buildTestServer, createProbe, startServer } from '../helpers/test-server.js';
 
 describe('close() racing an initialize', () => {
@@ -16,14 +17,8 @@ describe('close() racing an initialize', () => {
     const served = await serve({
       port: 0,
       createServer: () => {
-        const server = buildTestServer(probe);
-        const connect = server.connect.bind(server);
         // A slow application-side connect (e.g. loading state) keeps the initialize in flight.
-        server.connect = async (t) => {
-          await sleep(200);
-          return connect(t);
-        };
-        return server as never;
+        return slowConnect(buildTestServer(probe), 200) as never;
       },
     });
     const pending = send(served.url, {

@@ -11,6 +11,7 @@ import { z } from 'zod';
 import { type Served, serve } from '../../src/server/index.js';
 import { withDeadline } from '../helpers/deadline.js';
 import { RawSession, rpc, toolCall, until } from '../helpers/http.js';
+import { slowConnect } from '../helpers/slow-connect.js';
 
 const SESSIONS = 8;
 const TEXT = z.object({ text: z.string() });
@@ -110,14 +111,8 @@ for (const afterMs of [0, 1]) {
         hibernateAfterMs: afterMs,
         createServer: () => {
           built++;
-          const s = build();
           // Connecting takes 2 ms (a timer), so messages of a burst arrive while their session wakes.
-          const connect = s.connect.bind(s);
-          s.connect = async (t) => {
-            await new Promise((r) => setTimeout(r, 2));
-            return connect(t);
-          };
-          return s;
+          return slowConnect(build(), 2);
         },
       });
       open.push(served);

@@ -28,6 +28,7 @@ import {
   toolCall,
   until,
 } from '../helpers/http.js';
+import { slowConnect } from '../helpers/slow-connect.js';
 
 const AFTER_MS = 60;
 const TEXT = z.object({ text: z.string() });
@@ -195,15 +196,7 @@ describe('hibernation: an idle session drops its server and wakes on the next me
     const served = await start(b, {
       createServer: () => {
         const s = build(b);
-        if (b.servers.length > 1) {
-          const connect = s.connect.bind(s);
-          s.connect = async (t) => {
-            connecting++;
-            await new Promise((r) => setTimeout(r, 50));
-            return connect(t);
-          };
-        }
-        return s;
+        return b.servers.length > 1 ? slowConnect(s, 50, () => connecting++) : s;
       },
     });
     const c = new RawSession(served.url);

@@ -34,6 +34,7 @@ test('a young generation growing again after the floor does not unsettle it (the
 
 test('bad rules are refused', () => {
   assert.throws(() => new SettleWatch({ ...rule, stillLooks: 0 }), RangeError);
+  assert.throws(() => new SettleWatch({ ...rule, stillLooks: 1.5 }), RangeError);
   assert.throws(() => new SettleWatch({ ...rule, stillBytes: 0 }), RangeError);
   assert.throws(() => new SettleWatch({ ...rule, youngFloorBytes: Number.NaN }), RangeError);
 });

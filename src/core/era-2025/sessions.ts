@@ -18,6 +18,13 @@ import type { McpServerLike } from '../sdk/server-like.js';
 import type { Session, SessionDeps } from './session.js';
 import { prepareLegacyTasks } from './task-hook.js';
 
+/** What one walk over the session table counts (Sessions.census). */
+export interface SessionCensus {
+  get: number;
+  asleep: number;
+  perStream: StreamStats[];
+}
+
 export class Sessions {
   readonly core: CoreContext;
   readonly #ctx: CoreContext;
@@ -180,25 +187,32 @@ export class Sessions {
     return sessions.length;
   }
 
-  /** GET connections open now, and (when asked) every attached connection's queue. */
-  streams(perStream: boolean): { get: number; perStream: StreamStats[] } {
+  /**
+   * One walk over the sessions for what is counted when stats are read (a scrape), kept by nobody:
+   * GET connections open now, sessions asleep (hibernation), and (when asked) every attached
+   * connection's queue.
+   */
+  census(perStream: boolean): SessionCensus {
     let get = 0;
+    let asleep = 0;
     const all: StreamStats[] = [];
     for (const s of this.#sessions.values()) {
       if (s.hasGetConnection) get++;
+      if (s.asleep) asleep++;
       if (perStream) s.streamStats(all);
     }
-    return { get, perStream: all };
+    return { get, asleep, perStream: all };
   }
 
-  stats(): SessionsStats {
+  /** `census`: this table's census() when the caller took one for the same read (the endpoint does). */
+  stats(census: SessionCensus = this.census(false)): SessionsStats {
     const c = this.#ctx.counters;
     return {
       active: this.#sessions.size,
       created: c.sessionsCreated,
       ended: { ...c.sessionsEnded },
       capRefusals: c.sessionCapRefusals,
-      hibernation: { asleep: this.#asleep(), wakes: c.sessionWakes, wakeFailures: c.wakeFailures },
+      hibernation: { asleep: census.asleep, wakes: c.sessionWakes, wakeFailures: c.wakeFailures },
       clientLimitRefusals: {
         sessions: this.clientLimits?.refused.sessions ?? 0,
         rate: this.clientLimits?.refused.rate ?? 0,
@@ -233,14 +247,6 @@ export class Sessions {
     const ev = { session: shortHash(s.id), principal: s.principal, protocolVersion: s.version, reason };
     options.probe?.sessionEnd(ev);
     options.logger?.info('session.end', ev);
-  }
-
-  /** Sessions whose server hibernation dropped: counted when asked (a scrape), kept by nobody. */
-  #asleep(): number {
-    if (this.#ctx.options.hibernateAfterMs === undefined) return 0;
-    let n = 0;
-    for (const s of this.#sessions.values()) if (s.asleep) n++;
-    return n;
   }
 
   #sweepIdle(): void {
