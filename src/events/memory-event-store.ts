@@ -26,15 +26,29 @@
  * during `limits.tolerableDisconnectMs` (30 s), never below `limits` and never above a quarter of
  * `maxTotalBytes` or what the budget has left (a count bound grows in the same proportion as the byte bound). `stats()` reports
  * how many live streams are sized above the configured limits and the largest bound.
+ *
+ * A stream whose only event is its priming event keeps it beside its ring (events/stream-log.ts).
  */
 import { BoundedMap } from '../flow/bounded-map.js';
 import { flat } from '../flow/flat.js';
 import { RateMeter } from '../flow/rate-meter.js';
-import { RingBuffer, type RingLimits } from '../flow/ring-buffer.js';
+import type { RingLimits } from '../flow/ring-buffer.js';
 import type { ProgressEvent } from '../jsonrpc/progress-json.js';
 import type { EventStore, ReplayResult, StoredEvent } from './event-store.js';
 import { PartialRun, RUN_OVERHEAD_BYTES } from './partial-run.js';
 import { ProgressRun } from './progress-run.js';
+import {
+  expirePrimed,
+  fillOf,
+  firstHeld,
+  heldBytes,
+  heldEvents,
+  keepsBeside,
+  newStreamLog,
+  prime,
+  type StreamLog,
+  unprime,
+} from './stream-log.js';
 import { StreamTable } from './stream-table.js';
 
 /**
@@ -57,22 +71,6 @@ export const DEFAULT_REPLAY_BUDGET = {
   maxTotalBytes: 64 * 1024 * 1024,
   maxFinishedStreams: 10_000,
 } as const;
-
-interface StreamLog {
-  readonly sessionId: string;
-  readonly streamId: number;
-  readonly ring: RingBuffer<string | PartialRun | ProgressRun>;
-  /**
-   * This stream's bounds: the configured ones (one object shared by every stream) until its measured
-   * rate raises them (then its own copy; see the file comment).
-   */
-  limits: RingLimits;
-  readonly rate: RateMeter;
-  /** Highest seq ever appended (survives eviction, so a future cursor is recognisable). */
-  lastSeq: number;
-  /** When a finished stream may be freed. */
-  freeAt: number;
-}
 
 export interface MemoryEventStoreOptions {
   limits?: Partial<ReplayLimits>;
@@ -118,6 +116,8 @@ export class MemoryEventStore implements EventStore {
   #timer: ReturnType<typeof setInterval> | undefined;
   #totalBytes = 0;
   #evictionsOfFreed = 0;
+  /** Priming events aged out while kept beside their stream's ring (`#expire`). */
+  #evictedBeside = 0;
   #streamsEvicted = 0;
   #last: StreamLog | undefined;
 
@@ -139,8 +139,21 @@ export class MemoryEventStore implements EventStore {
       log = this.#open(sessionId, streamId);
       this.#last = log;
     }
-    const before = log.ring.bytes;
     const now = this.#now();
+    const before = heldBytes(log);
+    if (log.primed !== undefined) unprime(log);
+    if (event.priming === true && keepsBeside(log, event.frame.length, this.#limits.tolerableDisconnectMs)) {
+      prime(log, event, now);
+    } else {
+      this.#push(log, event, now);
+    }
+    this.#totalBytes += heldBytes(log) - before;
+    if (event.seq > log.lastSeq) log.lastSeq = event.seq;
+    if (this.#totalBytes > this.#maxTotalBytes) this.#enforceBudget();
+  }
+
+  /** Keeps `event` in the stream's ring (as a frame, or in a run of partial output or progress). */
+  #push(log: StreamLog, event: StoredEvent, now: number): void {
     const d = event.partial;
     const pe = event.progress;
     const tail = log.ring.tail;
@@ -163,11 +176,9 @@ export class MemoryEventStore implements EventStore {
       // A progress frame kept as text is flattened here (the stream's log left it to the store).
       else log.ring.push(event.seq, run ?? flat(event.frame), added, now);
     }
+    log.rate ??= new RateMeter();
     log.rate.note(d === undefined ? added : d.escaped.length + RUN_OVERHEAD_BYTES, now);
     this.#size(log);
-    this.#totalBytes += log.ring.bytes - before;
-    if (event.seq > log.lastSeq) log.lastSeq = event.seq;
-    if (this.#totalBytes > this.#maxTotalBytes) this.#enforceBudget();
   }
 
   replay(
@@ -181,13 +192,13 @@ export class MemoryEventStore implements EventStore {
     // A finished stream past its grace period is gone, whether or not the sweep has run yet.
     if (log === undefined || log.freeAt <= now || afterSeq > log.lastSeq) return { status: 'unknown' };
     this.#expire(log, now);
-    // The first event still held: a run covers events from its first seq on.
-    const head = log.ring.head;
-    const first = head === undefined || typeof head === 'string' ? log.ring.firstSeq : head.firstSeq;
+    const first = firstHeld(log);
     // Entries seq <= afterSeq were delivered; a gap exists if the first retained one is beyond afterSeq+1.
     const gap = first === undefined ? afterSeq < log.lastSeq : first > afterSeq + 1;
     if (gap && options?.allowGap !== true) return { status: 'evicted' };
     const events: StoredEvent[] = [];
+    const primed = log.primed;
+    if (primed !== undefined && primed.seq > afterSeq) events.push({ seq: primed.seq, frame: primed.frame });
     for (const e of log.ring.after(afterSeq)) {
       if (typeof e.value === 'string') events.push({ seq: e.seq, frame: e.value });
       else e.value.render(afterSeq, events);
@@ -206,7 +217,7 @@ export class MemoryEventStore implements EventStore {
   fill(sessionId: string, streamId: number): number {
     const log = this.#logs.get(sessionId, streamId);
     if (log === undefined) return 0;
-    return Math.max(log.ring.bytes / log.limits.maxBytes, log.ring.count / log.limits.maxCount);
+    return fillOf(log);
   }
 
   dropSession(sessionId: string): void {
@@ -229,12 +240,12 @@ export class MemoryEventStore implements EventStore {
   stats(): EventStoreStats {
     let streams = 0;
     let events = 0;
-    let evictions = this.#evictionsOfFreed;
+    let evictions = this.#evictionsOfFreed + this.#evictedBeside;
     let streamsSized = 0;
     let largestStreamBound = 0;
     for (const log of this.#logs.logs()) {
       streams++;
-      events += log.ring.length;
+      events += heldEvents(log);
       evictions += log.ring.evicted;
       if (log.freeAt !== Number.POSITIVE_INFINITY) continue;
       if (log.limits.maxBytes > this.#limits.maxBytes) streamsSized++;
@@ -289,16 +300,7 @@ export class MemoryEventStore implements EventStore {
   #open(sessionId: string, streamId: number): StreamLog {
     let log = this.#logs.get(sessionId, streamId);
     if (log === undefined) {
-      const limits = this.#ringLimits;
-      log = {
-        sessionId,
-        streamId,
-        ring: new RingBuffer<string | PartialRun | ProgressRun>(limits),
-        limits,
-        rate: new RateMeter(),
-        lastSeq: 0,
-        freeAt: Number.POSITIVE_INFINITY,
-      };
+      log = newStreamLog(sessionId, streamId, this.#ringLimits);
       if (this.#logs.add(sessionId, log)) this.#arm();
     }
     return log;
@@ -311,7 +313,7 @@ export class MemoryEventStore implements EventStore {
    */
   #size(log: StreamLog): void {
     const base = this.#limits;
-    const wantBytes = (log.rate.bytesPerSecond * base.tolerableDisconnectMs) / 1000;
+    const wantBytes = ((log.rate?.bytesPerSecond ?? 0) * base.tolerableDisconnectMs) / 1000;
     if (wantBytes <= log.limits.maxBytes || log.limits.maxBytes >= this.#maxStreamBytes) return;
     // Growth comes out of the store's headroom: live streams together stay within the budget.
     const headroom = Math.max(0, this.#maxTotalBytes - this.#totalBytes);
@@ -329,15 +331,16 @@ export class MemoryEventStore implements EventStore {
   }
 
   #expire(log: StreamLog, now: number): void {
-    const before = log.ring.bytes;
+    const before = heldBytes(log);
+    if (expirePrimed(log, now)) this.#evictedBeside++;
     log.ring.evictExpired(now);
-    this.#totalBytes += log.ring.bytes - before;
+    this.#totalBytes += heldBytes(log) - before;
   }
 
   /** Forgets a log's bytes and bookkeeping (the caller removes it from its session's map). */
   #release(log: StreamLog): void {
     this.#evictionsOfFreed += log.ring.evicted;
-    this.#totalBytes -= log.ring.bytes;
+    this.#totalBytes -= heldBytes(log);
     this.#finished.delete(log);
     if (this.#last === log) this.#last = undefined;
   }

@@ -19,7 +19,7 @@
  * flooding stream's ring a few percent of its CPU per event; one typed array, not three, keeps an
  * idle stream's ring as small as before.
  * Capacity grows by doubling up to the next power of two above `maxCount`, so an idle stream costs
- * a few slots, not maxCount. Sequence numbers must increase.
+ * a few slots, not maxCount, and an empty ring none. Sequence numbers must increase.
  */
 
 export interface RingLimits {
@@ -38,16 +38,25 @@ export interface RingEntry<T> {
 /** Numbers kept per slot in `#nums`: seq, bytes, time, count. */
 const NUMS = 4;
 /**
- * Slots of a new ring: two (a priming event and one answer, the common stream) keep its numbers
- * within the size V8 stores inside the heap (64 bytes), with no separate buffer to allocate.
+ * Slots of a ring's first arrays: two (a priming event and one answer, the common stream) keep its
+ * numbers within the size V8 stores inside the heap (64 bytes), with no separate buffer to allocate.
  */
 const INITIAL_SLOTS = 2;
+/**
+ * What an empty ring holds until its first push: nothing of its own. An idle stream's ring (the
+ * memory store keeps a stream's priming event beside it) then costs its object alone, not a
+ * typed array, its buffer and a values array (about 220 bytes; docs/benchmarks.md, idle memory).
+ * Never written: the first push grows the ring first.
+ */
+const NO_NUMS = new Float64Array(0);
+const NO_VALUES: readonly undefined[] = [];
 
 export class RingBuffer<T> {
   /** Per slot i: seq at [4i], bytes at [4i+1], time at [4i+2], count at [4i+3] (see the file comment). */
-  #nums = new Float64Array(INITIAL_SLOTS * NUMS);
-  #values: (T | undefined)[] = [undefined, undefined];
-  #mask = INITIAL_SLOTS - 1;
+  #nums = NO_NUMS;
+  #values = NO_VALUES as (T | undefined)[];
+  /** Capacity - 1: -1 while the ring has no arrays of its own (the first push grows it). */
+  #mask = -1;
   #head = 0;
   #length = 0;
   #bytes = 0;
@@ -164,9 +173,9 @@ export class RingBuffer<T> {
   }
 
   clear(): void {
-    this.#nums = new Float64Array(INITIAL_SLOTS * NUMS);
-    this.#values = [undefined, undefined];
-    this.#mask = INITIAL_SLOTS - 1;
+    this.#nums = NO_NUMS;
+    this.#values = NO_VALUES as (T | undefined)[];
+    this.#mask = -1;
     this.#head = 0;
     this.#length = 0;
     this.#bytes = 0;
@@ -185,7 +194,7 @@ export class RingBuffer<T> {
 
   #grow(): void {
     const cap = this.#mask + 1;
-    const n = cap * 2;
+    const n = cap === 0 ? INITIAL_SLOTS : cap * 2;
     // Oldest first from slot 0: the slots head … cap-1, then 0 … the rest (each a block copy).
     const nums = new Float64Array(n * NUMS);
     const h = this.#head;

@@ -20,6 +20,7 @@
  */
 import type { MessageExtraInfo } from '@modelcontextprotocol/sdk/types.js';
 import { SessionWakeError } from '../../errors.js';
+import { flat } from '../../flow/flat.js';
 import { JsonRpcCode } from '../../jsonrpc/codes.js';
 import {
   errorResponse,
@@ -82,7 +83,8 @@ export class Hibernation {
   readonly #logger: Logger | undefined;
 
   constructor(initParams: unknown, counters: Counters, logger: Logger | undefined) {
-    this.#init = JSON.stringify(initParams ?? {});
+    // JSON.stringify may build a long result as a tree of pieces: flatten it (flow/flat.ts).
+    this.#init = flat(JSON.stringify(initParams ?? {}));
     this.#counters = counters;
     this.#logger = logger;
   }
