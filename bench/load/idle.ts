@@ -42,7 +42,7 @@ export interface IdleResult {
   rssSettledMb: number;
   youngMbSettled: number;
   settleMs: number;
-  /** Whether the young generation reached its floor and RSS held still before the deadline. */
+  /** Whether the young generation reached its floor and RSS less the young generation held still before the deadline. */
   settled: boolean;
   /** (RSS − young) settled − (RSS − young) idle, ÷ N: what the idle sessions and streams hold. */
   kibPerSessionStreamSettled: number;
@@ -103,8 +103,8 @@ async function memory(server: ServerProcess): Promise<Reading> {
 
 /**
  * Sends nothing for `QUIET_MS`, then forces a GC and reads memory; again until the young generation
- * has been seen at its floor and RSS has then held still over `STILL_LOOKS` readings, or the
- * deadline. An idle server in service reaches the same state at its next GC (a keep-alive comment's
+ * has been seen at its floor and RSS less the young generation has then held still over
+ * `STILL_LOOKS` readings (settle.ts says why not RSS), or the deadline. An idle server in service reaches the same state at its next GC (a keep-alive comment's
  * allocations bring one in time, or V8's memory reducer does): the forced GC only does not wait for it.
  */
 async function settledMemory(server: ServerProcess): Promise<Reading & { ms: number; settled: boolean }> {

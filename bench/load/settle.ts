@@ -1,11 +1,15 @@
 // When an idle server counts as settled (section (c)'s settled reading, bench/load/idle.ts): V8's
-// young generation has been seen at its floor — the memory reducer has run — and RSS has then
-// held still for a few looks in a row. Pure: fed one look at a time, so it is tested without a server.
+// young generation has been seen at its floor — the memory reducer has run — and the figure the
+// reading reports, RSS less the young generation, has then held still for a few looks in a row.
+// Not RSS itself: a server that writes a keepalive comment to every open stream (Sluice, every
+// 15 s) grows its young generation by a few MB each round at 5,000 streams, which RSS shows until
+// the next GC, while what the streams hold stays where it was. Pure: fed one look at a time, so
+// it is tested without a server.
 
 export interface SettleRule {
   /** Young generation (physical bytes) at or under which it counts as at its floor. */
   youngFloorBytes: number;
-  /** RSS must move by less than this over `stillLooks` looks in a row, after the floor was seen. */
+  /** RSS less the young generation must move by less than this over `stillLooks` looks in a row, after the floor was seen. */
   stillBytes: number;
   stillLooks: number;
 }
@@ -32,7 +36,7 @@ export class SettleWatch {
     // Looks before the floor say nothing: the reducer has not run yet.
     if (!this.#floorSeen) return false;
     const r = this.#recent;
-    r.push(rssBytes);
+    r.push(rssBytes - youngBytes);
     if (r.length > this.#rule.stillLooks) r.shift();
     return r.length === this.#rule.stillLooks && Math.max(...r) - Math.min(...r) < this.#rule.stillBytes;
   }
