@@ -47,7 +47,7 @@ export function idleSection(r: BenchResults): string {
       'lrlrrrlrrlrrrll',
     ),
     '',
-    '*Settled*: the streams stay open and nothing is sent; after every 5 s of quiet a forced GC (which, finding the allocation rate low, gives back the young generation the openings grew), until the young generation is at its floor and RSS less the young generation holds still (or 60 s); then RSS less the young generation, against the same at the idle reading, itself settled. The 1 s reading still holds the young generation the burst of openings grew; an idle server gives it back at its next GC.',
+    '*Settled*: the streams stay open and nothing is sent; after every 5 s of quiet a forced GC (which, finding the allocation rate low, gives back the young generation the openings grew), until, for two readings in a row, the young generation is at its floor and RSS less the young generation holds still (or 60 s); then RSS less the young generation, against the same at the idle reading, itself settled. The 1 s reading still holds the young generation the burst of openings grew; an idle server gives it back at its next GC.',
     '',
   ].join('\n');
 }

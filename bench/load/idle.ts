@@ -42,7 +42,7 @@ export interface IdleResult {
   rssSettledMb: number;
   youngMbSettled: number;
   settleMs: number;
-  /** Whether the young generation reached its floor and RSS less the young generation held still before the deadline. */
+  /** Whether, for a few looks in a row before the deadline, the young generation was at its floor and RSS less it held still. */
   settled: boolean;
   /** (RSS − young) settled − (RSS − young) idle, ÷ N: what the idle sessions and streams hold. */
   kibPerSessionStreamSettled: number;
@@ -65,7 +65,7 @@ const YOUNG_FLOOR_BYTES = 2 * MB;
  * right after a burst it is not, 5 s of nothing later it is.
  */
 const QUIET_MS = 5_000;
-/** After the floor was seen, RSS must move by less than this over `STILL_LOOKS` readings in a row. */
+/** RSS less the young generation must move by less than this over `STILL_LOOKS` readings in a row at the floor. */
 const STILL_BYTES = 256 * 1024;
 const STILL_LOOKS = 2;
 /** The settle loop's deadline; past it the reading is taken anyway and marked unsettled. */
@@ -102,9 +102,9 @@ async function memory(server: ServerProcess): Promise<Reading> {
 }
 
 /**
- * Sends nothing for `QUIET_MS`, then forces a GC and reads memory; again until the young generation
- * has been seen at its floor and RSS less the young generation has then held still over
- * `STILL_LOOKS` readings (settle.ts says why not RSS), or the deadline. An idle server in service reaches the same state at its next GC (a keep-alive comment's
+ * Sends nothing for `QUIET_MS`, then forces a GC and reads memory; again until, over `STILL_LOOKS`
+ * readings in a row, the young generation is at its floor and RSS less the young generation holds
+ * still (settle.ts), or the deadline. An idle server in service reaches the same state at its next GC (a keep-alive comment's
  * allocations bring one in time, or V8's memory reducer does): the forced GC only does not wait for it.
  */
 async function settledMemory(server: ServerProcess): Promise<Reading & { ms: number; settled: boolean }> {

@@ -1,15 +1,16 @@
-// When an idle server counts as settled (section (c)'s settled reading, bench/load/idle.ts): V8's
-// young generation has been seen at its floor — the memory reducer has run — and the figure the
-// reading reports, RSS less the young generation, has then held still for a few looks in a row.
-// Not RSS itself: a server that writes a keepalive comment to every open stream (Sluice, every
-// 15 s) grows its young generation by a few MB each round at 5,000 streams, which RSS shows until
-// the next GC, while what the streams hold stays where it was. Pure: fed one look at a time, so
-// it is tested without a server.
+// When an idle server counts as settled (section (c)'s settled reading, bench/load/idle.ts): for a
+// few looks in a row V8's young generation is at its floor (a GC found the allocation rate low and
+// gave back what a burst grew) and the figure the reading reports, RSS less the young generation,
+// holds still. Every look of the run must be at the floor: a server that writes a keepalive
+// comment to every open stream (Sluice, every 15 s) grows its young generation by a few MB in a
+// round at 5,000 streams, and a young generation that large is committed memory RSS may not all
+// hold, so subtracting it is not exact; such a look starts the count again. Pure: fed one look at
+// a time, so it is tested without a server.
 
 export interface SettleRule {
   /** Young generation (physical bytes) at or under which it counts as at its floor. */
   youngFloorBytes: number;
-  /** RSS less the young generation must move by less than this over `stillLooks` looks in a row, after the floor was seen. */
+  /** RSS less the young generation must move by less than this over `stillLooks` looks in a row at the floor. */
   stillBytes: number;
   stillLooks: number;
 }
@@ -17,7 +18,6 @@ export interface SettleRule {
 export class SettleWatch {
   readonly #rule: SettleRule;
   readonly #recent: number[] = [];
-  #floorSeen = false;
 
   constructor(rule: SettleRule) {
     if (
@@ -32,10 +32,12 @@ export class SettleWatch {
 
   /** One look (young generation and RSS, bytes); true once the server counts as settled. */
   look(youngBytes: number, rssBytes: number): boolean {
-    if (!this.#floorSeen && youngBytes <= this.#rule.youngFloorBytes) this.#floorSeen = true;
-    // Looks before the floor say nothing: the reducer has not run yet.
-    if (!this.#floorSeen) return false;
     const r = this.#recent;
+    // Above the floor the young generation holds what a burst grew: the run starts again.
+    if (!(youngBytes <= this.#rule.youngFloorBytes)) {
+      r.length = 0;
+      return false;
+    }
     r.push(rssBytes - youngBytes);
     if (r.length > this.#rule.stillLooks) r.shift();
     return r.length === this.#rule.stillLooks && Math.max(...r) - Math.min(...r) < this.#rule.stillBytes;
