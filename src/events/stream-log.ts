@@ -18,11 +18,21 @@ import type { StoredEvent } from './event-store.js';
 import type { PartialRun } from './partial-run.js';
 import type { ProgressRun } from './progress-run.js';
 
-/** A priming event kept beside its stream's empty ring: its frame, seq and when it came. */
-interface Primed {
+/**
+ * A priming event kept beside its stream's empty ring: its frame, seq and when it came. A class, not
+ * an object literal: a literal's allocation site can be pretenured by V8, and one allocated old
+ * would keep its young frame until a full collection (docs/benchmarks.md, "SSE answers and V8's
+ * pretenuring"); every SSE answer makes one.
+ */
+class Primed {
   readonly seq: number;
   readonly frame: string;
   readonly at: number;
+  constructor(seq: number, frame: string, at: number) {
+    this.seq = seq;
+    this.frame = frame;
+    this.at = at;
+  }
 }
 
 export interface StreamLog {
@@ -99,7 +109,7 @@ export function keepsBeside(log: StreamLog, bytes: number, tolerableMs: number):
 
 /** Keeps the stream's first event, its priming one, beside its empty ring. */
 export function prime(log: StreamLog, event: StoredEvent, now: number): void {
-  log.primed = { seq: event.seq, frame: flat(event.frame), at: now };
+  log.primed = new Primed(event.seq, flat(event.frame), now);
 }
 
 /** Another event came: the priming event goes into the ring first, measured as it would have been. */
