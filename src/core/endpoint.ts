@@ -110,12 +110,12 @@ export class Endpoint {
 
   stats(options?: { perStream?: boolean }): EndpointStats {
     const perStream = options?.perStream === true;
-    const streams = this.#sessions.census(perStream);
+    const census = this.#sessions.census(perStream);
     const c = this.#ctx.counters;
     return {
-      sessions: this.#sessions.stats(streams),
+      sessions: this.#sessions.stats(census),
       streams: {
-        open: { post: this.#ctx.live.size - streams.get, get: streams.get },
+        open: { post: this.#ctx.live.size - census.get, get: census.get },
         replaced: c.streamsReplaced,
         conflicts: c.streamConflicts,
       },
@@ -135,7 +135,7 @@ export class Endpoint {
       refusals: { ...c.refusals },
       authStreamEnds: c.authStreamEnds,
       modern: this.#modern.stats(),
-      ...(perStream ? { perStream: streams.perStream } : {}),
+      ...(perStream ? { perStream: census.perStream } : {}),
     };
   }
 

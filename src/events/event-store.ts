@@ -26,13 +26,6 @@ export interface StoredEvent {
    * that renders `frame` again. Others store `frame`.
    */
   progress?: ProgressEvent | undefined;
-  /**
-   * Set on a priming event: an event id and an empty `data` field, sent so the client has a cursor
-   * before any message (2025-11-25 basic/transports §"Resumability and Redelivery"). It carries
-   * nothing to replay, so a store may keep only its seq (a cursor at it or just before it is then
-   * still served); others store `frame`.
-   */
-  priming?: true | undefined;
 }
 
 export type ReplayResult =

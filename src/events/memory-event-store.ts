@@ -27,7 +27,8 @@
  * `maxTotalBytes` or what the budget has left (a count bound grows in the same proportion as the byte bound). `stats()` reports
  * how many live streams are sized above the configured limits and the largest bound.
  *
- * A stream whose only event is its priming event keeps it beside its ring (events/stream-log.ts).
+ * A stream's first event, while it is all the stream holds, is held alone beside its ring, which
+ * then allocates nothing: an idle GET stream's priming event, mostly (events/stream-log.ts).
  */
 import { BoundedMap } from '../flow/bounded-map.js';
 import { flat } from '../flow/flat.js';
@@ -38,16 +39,16 @@ import type { EventStore, ReplayResult, StoredEvent } from './event-store.js';
 import { PartialRun, RUN_OVERHEAD_BYTES } from './partial-run.js';
 import { ProgressRun } from './progress-run.js';
 import {
-  expirePrimed,
+  expireAlone,
   fillOf,
   firstHeld,
   heldBytes,
   heldEvents,
-  keepsBeside,
+  holdAlone,
+  holdsAlone,
+  intoRing,
   newStreamLog,
-  prime,
   type StreamLog,
-  unprime,
 } from './stream-log.js';
 import { StreamTable } from './stream-table.js';
 
@@ -81,6 +82,11 @@ export interface MemoryEventStoreOptions {
   now?: () => number;
   /** How often expired entries and finished streams are swept. @defaultValue 10_000 ms */
   sweepMs?: number;
+  /**
+   * @internal The test seam of test/unit/memory-event-store-alone.test.ts: false puts every event
+   * into its stream's ring at once (the behaviour the default is held against). @defaultValue true
+   */
+  holdFirstAlone?: boolean;
 }
 
 export interface EventStoreStats {
@@ -113,11 +119,12 @@ export class MemoryEventStore implements EventStore {
   readonly #maxFinished: number;
   readonly #now: () => number;
   readonly #sweepMs: number;
+  readonly #holdFirstAlone: boolean;
   #timer: ReturnType<typeof setInterval> | undefined;
   #totalBytes = 0;
   #evictionsOfFreed = 0;
-  /** Priming events aged out while kept beside their stream's ring (`#expire`). */
-  #evictedBeside = 0;
+  /** Events aged out while held alone beside their stream's ring (`#expire`). */
+  #evictedAlone = 0;
   #streamsEvicted = 0;
   #last: StreamLog | undefined;
 
@@ -130,6 +137,7 @@ export class MemoryEventStore implements EventStore {
     this.#maxFinished = options.maxFinishedStreams ?? DEFAULT_REPLAY_BUDGET.maxFinishedStreams;
     this.#now = options.now ?? Date.now;
     this.#sweepMs = options.sweepMs ?? 10_000;
+    this.#holdFirstAlone = options.holdFirstAlone !== false;
   }
 
   append(sessionId: string, streamId: number, event: StoredEvent): void {
@@ -141,9 +149,9 @@ export class MemoryEventStore implements EventStore {
     }
     const now = this.#now();
     const before = heldBytes(log);
-    if (log.primed !== undefined) unprime(log);
-    if (event.priming === true && keepsBeside(log, event.frame.length, this.#limits.tolerableDisconnectMs)) {
-      prime(log, event, now);
+    if (log.alone !== undefined) intoRing(log);
+    if (this.#holdFirstAlone && holdsAlone(log, event, this.#limits.tolerableDisconnectMs)) {
+      holdAlone(log, event, now);
     } else {
       this.#push(log, event, now);
     }
@@ -197,8 +205,8 @@ export class MemoryEventStore implements EventStore {
     const gap = first === undefined ? afterSeq < log.lastSeq : first > afterSeq + 1;
     if (gap && options?.allowGap !== true) return { status: 'evicted' };
     const events: StoredEvent[] = [];
-    const primed = log.primed;
-    if (primed !== undefined && primed.seq > afterSeq) events.push({ seq: primed.seq, frame: primed.frame });
+    const alone = log.alone;
+    if (alone !== undefined && alone.seq > afterSeq) events.push({ seq: alone.seq, frame: alone.frame });
     for (const e of log.ring.after(afterSeq)) {
       if (typeof e.value === 'string') events.push({ seq: e.seq, frame: e.value });
       else e.value.render(afterSeq, events);
@@ -240,7 +248,7 @@ export class MemoryEventStore implements EventStore {
   stats(): EventStoreStats {
     let streams = 0;
     let events = 0;
-    let evictions = this.#evictionsOfFreed + this.#evictedBeside;
+    let evictions = this.#evictionsOfFreed + this.#evictedAlone;
     let streamsSized = 0;
     let largestStreamBound = 0;
     for (const log of this.#logs.logs()) {
@@ -332,7 +340,7 @@ export class MemoryEventStore implements EventStore {
 
   #expire(log: StreamLog, now: number): void {
     const before = heldBytes(log);
-    if (expirePrimed(log, now)) this.#evictedBeside++;
+    if (expireAlone(log, now)) this.#evictedAlone++;
     log.ring.evictExpired(now);
     this.#totalBytes += heldBytes(log) - before;
   }

@@ -204,8 +204,8 @@ export class Sessions {
     return { get, asleep, perStream: all };
   }
 
-  /** `census`: this table's census() when the caller took one for the same read (the endpoint does). */
-  stats(census: SessionCensus = this.census(false)): SessionsStats {
+  /** `census`: this table's census(), taken once for the read (the endpoint's stats). */
+  stats(census: SessionCensus): SessionsStats {
     const c = this.#ctx.counters;
     return {
       active: this.#sessions.size,

@@ -4,7 +4,7 @@
  * (2025-11-25 basic/transports §"Resumability and Redelivery"). Which connection writes the frame,
  * and when, is event-stream.ts's business.
  */
-import type { ReplayResult, StoredEvent } from '../../events/event-store.js';
+import type { ReplayResult } from '../../events/event-store.js';
 import { flat } from '../../flow/flat.js';
 import type { PartialFrame } from '../../flow/partial-frame.js';
 import type { ProgressEvent } from '../../jsonrpc/progress-json.js';
@@ -58,11 +58,6 @@ export class EventLog {
     const id = this.idOf(seq);
     if (id === undefined) return encodeJsonFrame(undefined, json);
     const frame = encodeJsonFrame(id, json, retry);
-    if (json === '') {
-      // The priming event (event-stream.ts `open`): no message in it, only its id (event-store.ts).
-      this.#store({ seq, frame, priming: true });
-      return frame;
-    }
     const progress = parts !== undefined && parts.json === json && retry === undefined ? parts : undefined;
     this.#append(seq, frame, undefined, undefined, progress);
     return frame;
@@ -122,13 +117,7 @@ export class EventLog {
     if (store === undefined) return;
     if (progress === undefined) flat(frame);
     const partial = p === undefined || id === undefined ? undefined : storedDelta(p, id);
-    this.#store({ seq, frame, partial, progress });
-  }
-
-  #store(event: StoredEvent): void {
-    const store = this.#ctx.store;
-    if (store === undefined) return;
-    const r = store.append(this.#ctx.sessionKey, this.#num, event);
+    const r = store.append(this.#ctx.sessionKey, this.#num, { seq, frame, partial, progress });
     if (r === undefined) return;
     // A synchronous store (the memory one) returns nothing: its streams never make the handler.
     const owner = this.#owner;

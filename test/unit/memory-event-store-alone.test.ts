@@ -1,6 +1,7 @@
-// The memory store keeps a stream's priming event beside its ring while it is all the stream holds
-// (events/memory-event-store.ts). That must be a matter of memory only: these tests hold a store
-// given the `priming` flag against one given the same events without it.
+// The memory store holds a stream's first event alone beside its ring while it is all the stream
+// holds (events/stream-log.ts). That must be a matter of memory only: these tests hold the store
+// against one that puts every event into its ring at once (`holdFirstAlone: false`), given the
+// same events.
 import assert from 'node:assert/strict';
 import { describe, test } from 'node:test';
 import fc from 'fast-check';
@@ -10,14 +11,13 @@ import { MemoryEventStore, type MemoryEventStoreOptions } from '../../src/events
 const priming = (seq: number): StoredEvent => ({
   seq,
   frame: `id: x.0.${seq}\nretry: 1000\ndata: \n\n`,
-  priming: true,
 });
 const frame = (seq: number, size = 20): StoredEvent => ({
   seq,
   frame: `id: x.0.${seq}\ndata: ${'y'.repeat(size)}\n\n`,
 });
 
-describe('events/memory-event-store: the priming event', () => {
+describe("events/memory-event-store: a stream's first event held alone", () => {
   test('a stream that only primed replays its priming event, counts it, and moves it into the ring in order', () => {
     const s = new MemoryEventStore();
     const p = priming(1);
@@ -95,11 +95,11 @@ describe('events/memory-event-store: the priming event', () => {
     maxFinishedStreams: fc.integer({ min: 1, max: 4 }),
   });
 
-  test('property: what the store answers is the same as if the priming event had gone into the ring', () => {
+  test('property: what the store answers is the same as if the first event had gone into the ring', () => {
     fc.assert(
       fc.property(options, ops, (o, list) => {
         let t = 10_000;
-        const make = (): MemoryEventStore => {
+        const make = (holdFirstAlone: boolean): MemoryEventStore => {
           const { maxTotalBytes, maxFinishedStreams, ...limits } = o;
           const opts: MemoryEventStoreOptions = {
             limits,
@@ -107,11 +107,12 @@ describe('events/memory-event-store: the priming event', () => {
             maxFinishedStreams,
             now: () => t,
             sweepMs: 1e9,
+            holdFirstAlone,
           };
           return new MemoryEventStore(opts);
         };
-        const beside = make();
-        const inRing = make();
+        const beside = make(true);
+        const inRing = make(false);
         const seqs = new Map<string, number>();
         try {
           for (const [i, x] of list.entries()) {
