@@ -6,10 +6,10 @@
 // result). Ctrl-C sends notifications/cancelled and exits 130.
 //
 // Exit codes: 0 ok · 1 the tool returned isError · 2 usage · 3 transport or protocol failure · 130 interrupted.
-import { parseArgs } from 'node:util';
 import type { CallToolResult, Progress } from '@modelcontextprotocol/sdk/types.js';
 import { callToolStream } from '../client/call-tool-stream.js';
 import { TaskUnreachableError } from '../client/tasks.js';
+import { readCommandLine } from './command-line.js';
 import { type Connection, connectClient, parseHeaders, UsageError } from './connect.js';
 import { endpointUrl, failureHint } from './hints.js';
 import { callAsTask } from './task.js';
@@ -187,39 +187,17 @@ function unprovidedHint(connection: Connection | undefined, failure: unknown): s
 }
 
 export async function main(argv: string[]): Promise<number> {
-  let values: {
-    arg?: string[];
-    args?: string;
-    header?: string[];
-    token?: string;
-    timeout?: string;
-    json?: boolean;
-    task?: boolean;
-    help?: boolean;
-  };
-  let positionals: string[];
-  try {
-    ({ values, positionals } = parseArgs({
-      args: argv,
-      allowPositionals: true,
-      options: {
-        arg: { type: 'string', multiple: true },
-        args: { type: 'string' },
-        header: { type: 'string', multiple: true },
-        token: { type: 'string' },
-        timeout: { type: 'string' },
-        json: { type: 'boolean' },
-        task: { type: 'boolean' },
-        help: { type: 'boolean', short: 'h' },
-      },
-    }));
-  } catch (error) {
-    return usageFailure('call', oneLine(error), USAGE_LINE);
-  }
-  if (values.help === true) {
-    process.stdout.write(`${USAGE_CALL}\n`);
-    return 0;
-  }
+  const line = readCommandLine({ command: 'call', usageLine: USAGE_LINE, help: USAGE_CALL }, argv, {
+    arg: { type: 'string', multiple: true },
+    args: { type: 'string' },
+    header: { type: 'string', multiple: true },
+    token: { type: 'string' },
+    timeout: { type: 'string' },
+    json: { type: 'boolean' },
+    task: { type: 'boolean' },
+  });
+  if (typeof line === 'number') return line;
+  const { values, positionals } = line;
   const [url, tool] = positionals;
   if (url === undefined || tool === undefined || positionals.length > 2) {
     return usageFailure('call', 'expected URL and TOOL', USAGE_LINE);

@@ -4,9 +4,9 @@
  * per check with the fix for nginx, AWS ALB and Cloudflare where one applies. Exit code 0 when no
  * check failed, 1 otherwise (2 for usage errors).
  */
-import { parseArgs } from 'node:util';
 import { renderJson, renderText } from '../doctor/report.js';
 import { DEFAULT_IDLE_SECONDS, runDoctor } from '../doctor/run.js';
+import { readCommandLine } from './command-line.js';
 import { connectClient, parseHeaders } from './connect.js';
 import { storedAuth } from './credentials.js';
 import { endpointUrl } from './hints.js';
@@ -27,32 +27,15 @@ Checks: initialize, buffering, headers, compression, unknown-session (404), meth
 idle, delete. Exit code 0 when nothing failed, 1 otherwise.
 `;
 
-function parse(argv: string[]) {
-  return parseArgs({
-    args: argv,
-    allowPositionals: true,
-    options: {
-      header: { type: 'string', multiple: true },
-      'idle-seconds': { type: 'string' },
-      quick: { type: 'boolean' },
-      json: { type: 'boolean' },
-      help: { type: 'boolean', short: 'h' },
-    },
-  });
-}
-
 export async function main(argv: string[]): Promise<number> {
-  let parsed: ReturnType<typeof parse>;
-  try {
-    parsed = parse(argv);
-  } catch (e) {
-    return usageFailure('doctor', oneLine(e), USAGE_LINE);
-  }
-  const { values, positionals } = parsed;
-  if (values.help) {
-    process.stdout.write(HELP);
-    return 0;
-  }
+  const line = readCommandLine({ command: 'doctor', usageLine: USAGE_LINE, help: HELP }, argv, {
+    header: { type: 'string', multiple: true },
+    'idle-seconds': { type: 'string' },
+    quick: { type: 'boolean' },
+    json: { type: 'boolean' },
+  });
+  if (typeof line === 'number') return line;
+  const { values, positionals } = line;
   const url = positionals[0];
   if (url === undefined || positionals.length > 1) {
     return usageFailure('doctor', 'expected exactly one URL', USAGE_LINE);

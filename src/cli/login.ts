@@ -7,10 +7,11 @@
 import { spawn } from 'node:child_process';
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
-import { parseArgs } from 'node:util';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StreamableHttpClientTransport } from '../client/index.js';
+import { readCommandLine } from './command-line.js';
 import { CredentialStore, FileOAuthProvider } from './credentials.js';
+import { usageFailure } from './usage-error.js';
 
 const LOGIN_HELP = `usage: sluice login URL [options]
 
@@ -30,6 +31,14 @@ options:
 const LOGOUT_HELP = `usage: sluice logout URL
 
 Removes the credentials stored for URL by sluice login.`;
+
+const LOGIN = {
+  command: 'login',
+  usageLine:
+    'usage: sluice login URL [--client-id ID] [--client-secret SECRET] [--port N] [--open] [--timeout-seconds N]',
+  help: LOGIN_HELP,
+};
+const LOGOUT = { command: 'logout', usageLine: 'usage: sluice logout URL', help: LOGOUT_HELP };
 
 /** Opens a URL in the user's browser; failures only mean the user opens the printed URL by hand. */
 function openBrowser(url: string): void {
@@ -79,52 +88,26 @@ async function loopback(
 }
 
 export async function main(argv: string[]): Promise<number> {
-  let values: {
-    'client-id'?: string | undefined;
-    'client-secret'?: string | undefined;
-    port?: string | undefined;
-    open?: boolean | undefined;
-    'timeout-seconds'?: string | undefined;
-    help?: boolean | undefined;
-  };
-  let positionals: string[];
-  try {
-    ({ values, positionals } = parseArgs({
-      args: argv,
-      allowPositionals: true,
-      options: {
-        'client-id': { type: 'string' },
-        'client-secret': { type: 'string' },
-        port: { type: 'string' },
-        open: { type: 'boolean' },
-        'timeout-seconds': { type: 'string' },
-        help: { type: 'boolean', short: 'h' },
-      },
-    }));
-  } catch (error) {
-    process.stderr.write(
-      `sluice login: ${error instanceof Error ? error.message : String(error)}\n${LOGIN_HELP}\n`,
-    );
-    return 2;
-  }
-  if (values.help === true) {
-    process.stdout.write(`${LOGIN_HELP}\n`);
-    return 0;
-  }
+  const line = readCommandLine(LOGIN, argv, {
+    'client-id': { type: 'string' },
+    'client-secret': { type: 'string' },
+    port: { type: 'string' },
+    open: { type: 'boolean' },
+    'timeout-seconds': { type: 'string' },
+  });
+  if (typeof line === 'number') return line;
+  const { values, positionals } = line;
   const url = positionals[0];
   const port = Number(values.port ?? '0');
   const timeoutSeconds = Number(values['timeout-seconds'] ?? '300');
   if (positionals.length !== 1 || url === undefined || !URL.canParse(url)) {
-    process.stderr.write(`sluice login: expected exactly one server URL\n${LOGIN_HELP}\n`);
-    return 2;
+    return usageFailure('login', 'expected exactly one server URL', LOGIN.usageLine);
   }
   if (!Number.isInteger(port) || port < 0 || port > 65535 || !(timeoutSeconds >= 1)) {
-    process.stderr.write(`sluice login: --port must be 0-65535 and --timeout-seconds >= 1\n${LOGIN_HELP}\n`);
-    return 2;
+    return usageFailure('login', '--port must be 0-65535 and --timeout-seconds >= 1', LOGIN.usageLine);
   }
   if (values['client-secret'] !== undefined && values['client-id'] === undefined) {
-    process.stderr.write(`sluice login: --client-secret needs --client-id\n${LOGIN_HELP}\n`);
-    return 2;
+    return usageFailure('login', '--client-secret needs --client-id', LOGIN.usageLine);
   }
   const listener = await loopback(port);
   const store = new CredentialStore();
@@ -177,19 +160,11 @@ export async function main(argv: string[]): Promise<number> {
 }
 
 export async function logout(argv: string[]): Promise<number> {
-  const { positionals, values } = parseArgs({
-    args: argv,
-    allowPositionals: true,
-    options: { help: { type: 'boolean', short: 'h' } },
-  });
-  if (values.help === true) {
-    process.stdout.write(`${LOGOUT_HELP}\n`);
-    return 0;
-  }
-  const url = positionals[0];
-  if (positionals.length !== 1 || url === undefined) {
-    process.stderr.write(`sluice logout: expected exactly one server URL\n${LOGOUT_HELP}\n`);
-    return 2;
+  const line = readCommandLine(LOGOUT, argv, {});
+  if (typeof line === 'number') return line;
+  const url = line.positionals[0];
+  if (line.positionals.length !== 1 || url === undefined) {
+    return usageFailure('logout', 'expected exactly one server URL', LOGOUT.usageLine);
   }
   const store = new CredentialStore();
   const removed = store.remove(url);

@@ -6,7 +6,6 @@
  * gracefully: new sessions are refused, requests in flight get --grace-ms to finish.
  */
 import { readFileSync } from 'node:fs';
-import { parseArgs } from 'node:util';
 import { createDemoServer } from '../demo/demo-server.js';
 import { DEMO_INPUT_FIRST_TOOLS, DEMO_TASK_TOOLS } from '../demo/task-fixtures.js';
 import type { OAuthResourceServer, ResponseMode } from '../server/index.js';
@@ -23,6 +22,7 @@ import {
   staticBearer,
 } from '../server/index.js';
 import { loadOtelApi } from '../server/otel-load.js';
+import { readCommandLine } from './command-line.js';
 import { oneLine, usageFailure as reportUsage, UsageError } from './usage-error.js';
 
 const USAGE_LINE =
@@ -183,58 +183,50 @@ export async function main(argv: string[]): Promise<number> {
     return await run(argv);
   } catch (error) {
     if (error instanceof UsageError || error instanceof InvalidOptionError) return usageFailure(error);
-    // node:util parseArgs: unknown option, missing value, unexpected positional.
-    const code = (error as { code?: unknown }).code;
-    if (typeof code === 'string' && code.startsWith('ERR_PARSE_ARGS')) return usageFailure(error);
     throw error;
   }
 }
 
 async function run(argv: string[]): Promise<number> {
-  const { values } = parseArgs({
-    args: argv,
-    options: {
-      host: { type: 'string' },
-      port: { type: 'string' },
-      path: { type: 'string' },
-      mode: { type: 'string' },
-      'keepalive-ms': { type: 'string' },
-      'stream-after-ms': { type: 'string' },
-      stateless: { type: 'boolean' },
-      'hibernate-after-ms': { type: 'string' },
-      'grace-ms': { type: 'string' },
-      'auth-token': { type: 'string' },
-      'oauth-issuer': { type: 'string' },
-      'oauth-resource': { type: 'string' },
-      'oauth-scopes': { type: 'string' },
-      'max-sessions': { type: 'string' },
-      'max-sessions-per-client': { type: 'string' },
-      'initialize-rate': { type: 'string' },
-      'initialize-burst': { type: 'string' },
-      'max-concurrent-requests': { type: 'string' },
-      'no-client-limits': { type: 'boolean' },
-      'allow-host': { type: 'string', multiple: true },
-      'allow-origin': { type: 'string', multiple: true },
-      metrics: { type: 'boolean' },
-      log: { type: 'string' },
-      otel: { type: 'boolean' },
-      'tls-cert': { type: 'string' },
-      'tls-key': { type: 'string' },
-      http2: { type: 'boolean' },
-      redis: { type: 'string' },
-      'redis-sentinel': { type: 'string' },
-      'redis-cluster': { type: 'string' },
-      advertise: { type: 'string' },
-      'session-prefix': { type: 'string' },
-      'task-lease-ms': { type: 'string' },
-      help: { type: 'boolean', short: 'h' },
-    },
-    strict: true,
+  const line = readCommandLine({ command: 'serve', usageLine: USAGE_LINE, help: HELP }, argv, {
+    host: { type: 'string' },
+    port: { type: 'string' },
+    path: { type: 'string' },
+    mode: { type: 'string' },
+    'keepalive-ms': { type: 'string' },
+    'stream-after-ms': { type: 'string' },
+    stateless: { type: 'boolean' },
+    'hibernate-after-ms': { type: 'string' },
+    'grace-ms': { type: 'string' },
+    'auth-token': { type: 'string' },
+    'oauth-issuer': { type: 'string' },
+    'oauth-resource': { type: 'string' },
+    'oauth-scopes': { type: 'string' },
+    'max-sessions': { type: 'string' },
+    'max-sessions-per-client': { type: 'string' },
+    'initialize-rate': { type: 'string' },
+    'initialize-burst': { type: 'string' },
+    'max-concurrent-requests': { type: 'string' },
+    'no-client-limits': { type: 'boolean' },
+    'allow-host': { type: 'string', multiple: true },
+    'allow-origin': { type: 'string', multiple: true },
+    metrics: { type: 'boolean' },
+    log: { type: 'string' },
+    otel: { type: 'boolean' },
+    'tls-cert': { type: 'string' },
+    'tls-key': { type: 'string' },
+    http2: { type: 'boolean' },
+    redis: { type: 'string' },
+    'redis-sentinel': { type: 'string' },
+    'redis-cluster': { type: 'string' },
+    advertise: { type: 'string' },
+    'session-prefix': { type: 'string' },
+    'task-lease-ms': { type: 'string' },
   });
-  if (values.help) {
-    process.stdout.write(HELP);
-    return 0;
-  }
+  if (typeof line === 'number') return line;
+  const { values, positionals } = line;
+  if (positionals.length > 0)
+    throw new UsageError(`unexpected argument '${positionals[0]}' (serve takes only options)`);
   const mode = (values.mode ?? 'auto') as ResponseMode;
   if (mode !== 'auto' && mode !== 'json' && mode !== 'sse')
     throw new UsageError(`--mode must be auto, json or sse, got '${mode}'`);

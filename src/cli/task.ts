@@ -6,9 +6,9 @@
 //
 // Exit codes: 0 ok · 1 the tool returned isError · 2 usage · 3 failed, cancelled, expired, unknown, or a
 // transport failure.
-import { parseArgs } from 'node:util';
 import type { CallToolResult } from '@modelcontextprotocol/sdk/types.js';
 import { callToolAsTask, TASKS_EXTENSION } from '../client/tasks.js';
+import { readCommandLine } from './command-line.js';
 import { type Connection, connectClient, parseHeaders, UsageError } from './connect.js';
 import { endpointUrl, failureHint } from './hints.js';
 import { oneLine, usageFailure } from './usage-error.js';
@@ -68,25 +68,12 @@ export async function callAsTask(
 }
 
 export async function main(argv: string[]): Promise<number> {
-  let values: { header?: string[]; token?: string; help?: boolean };
-  let positionals: string[];
-  try {
-    ({ values, positionals } = parseArgs({
-      args: argv,
-      allowPositionals: true,
-      options: {
-        header: { type: 'string', multiple: true },
-        token: { type: 'string' },
-        help: { type: 'boolean', short: 'h' },
-      },
-    }));
-  } catch (error) {
-    return usageFailure('task', oneLine(error), USAGE_LINE);
-  }
-  if (values.help === true) {
-    process.stdout.write(`${USAGE_TASK}\n`);
-    return 0;
-  }
+  const line = readCommandLine({ command: 'task', usageLine: USAGE_LINE, help: USAGE_TASK }, argv, {
+    header: { type: 'string', multiple: true },
+    token: { type: 'string' },
+  });
+  if (typeof line === 'number') return line;
+  const { values, positionals } = line;
   const [verb, taskId, url] = positionals;
   if (verb !== 'get' && verb !== 'cancel') return usageFailure('task', `expected get or cancel`, USAGE_LINE);
   if (taskId === undefined || url === undefined || positionals.length > 3)

@@ -1,7 +1,7 @@
 // `sluice tools URL [--schema] [--header 'K: V' …] [--token T] [--json]`: lists a server's tools, one line each
 // (name, parameters, description); --schema prints each tool's full input schema, --json the raw list.
-import { parseArgs } from 'node:util';
 import type { Tool } from '@modelcontextprotocol/sdk/types.js';
+import { readCommandLine } from './command-line.js';
 import { type Connection, connectClient, parseHeaders, UsageError } from './connect.js';
 import { endpointUrl, failureHint } from './hints.js';
 import { listAllTools, parameterSummary } from './tool-args.js';
@@ -49,27 +49,14 @@ export function renderTools(tools: readonly Tool[], schema: boolean): string {
 }
 
 export async function main(argv: string[]): Promise<number> {
-  let values: { header?: string[]; token?: string; json?: boolean; schema?: boolean; help?: boolean };
-  let positionals: string[];
-  try {
-    ({ values, positionals } = parseArgs({
-      args: argv,
-      allowPositionals: true,
-      options: {
-        header: { type: 'string', multiple: true },
-        token: { type: 'string' },
-        json: { type: 'boolean' },
-        schema: { type: 'boolean' },
-        help: { type: 'boolean', short: 'h' },
-      },
-    }));
-  } catch (error) {
-    return usageFailure('tools', oneLine(error), USAGE_LINE);
-  }
-  if (values.help === true) {
-    process.stdout.write(`${USAGE}\n`);
-    return 0;
-  }
+  const line = readCommandLine({ command: 'tools', usageLine: USAGE_LINE, help: USAGE }, argv, {
+    header: { type: 'string', multiple: true },
+    token: { type: 'string' },
+    json: { type: 'boolean' },
+    schema: { type: 'boolean' },
+  });
+  if (typeof line === 'number') return line;
+  const { values, positionals } = line;
   const url = positionals[0];
   if (url === undefined || positionals.length > 1) {
     return usageFailure('tools', url === undefined ? 'expected a URL' : 'expected one URL', USAGE_LINE);

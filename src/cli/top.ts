@@ -4,12 +4,12 @@
  * interval (for scripts and logs). Several URLs are the instances of one cluster: their numbers
  * are summed. The parsing and arithmetic live in top/ (pure, unit-tested); this file is the loop.
  */
-import { parseArgs } from 'node:util';
+import { type CommandLine, readCommandLine } from './command-line.js';
 import { renderFrame } from './top/render.js';
 import { buildReport, type InstanceState } from './top/report.js';
 import { metricsUrl, ScrapeError, scrape } from './top/scrape.js';
 import type { Snapshot } from './top/series.js';
-import { UsageError } from './usage-error.js';
+import { UsageError, usageFailure } from './usage-error.js';
 
 const HELP = `usage: sluice top [options] URL [URL...]
 
@@ -36,20 +36,22 @@ interface TopOptions {
   readonly json: boolean;
 }
 
-function options(argv: string[]): TopOptions | 'help' {
-  const { values, positionals } = parseArgs({
-    args: argv,
-    options: {
-      interval: { type: 'string' },
-      once: { type: 'boolean' },
-      count: { type: 'string' },
-      json: { type: 'boolean' },
-      help: { type: 'boolean', short: 'h' },
-    },
-    allowPositionals: true,
-    strict: true,
-  });
-  if (values.help) return 'help';
+const TOP = {
+  command: 'top',
+  usageLine: 'usage: sluice top URL [URL...] [--interval SECONDS] [--once] [--count N] [--json]',
+  help: HELP,
+};
+
+const TOP_OPTIONS = {
+  interval: { type: 'string' },
+  once: { type: 'boolean' },
+  count: { type: 'string' },
+  json: { type: 'boolean' },
+} as const;
+
+/** What the parsed arguments ask for; a mistake is a UsageError. */
+function options(line: CommandLine<typeof TOP_OPTIONS>): TopOptions {
+  const { values, positionals } = line;
   if (positionals.length === 0)
     throw new UsageError('give the URL of a server (its MCP endpoint or /metrics)');
   const urls = positionals.map((p) => {
@@ -73,20 +75,14 @@ function options(argv: string[]): TopOptions | 'help' {
 }
 
 export async function main(argv: string[]): Promise<number> {
-  let o: TopOptions | 'help';
+  const line = readCommandLine(TOP, argv, TOP_OPTIONS);
+  if (typeof line === 'number') return line;
+  let o: TopOptions;
   try {
-    o = options(argv);
+    o = options(line);
   } catch (error) {
-    const code = (error as { code?: unknown }).code;
-    if (error instanceof UsageError || (typeof code === 'string' && code.startsWith('ERR_PARSE_ARGS'))) {
-      process.stderr.write(`sluice top: ${(error as Error).message}\n${HELP}`);
-      return 2;
-    }
+    if (error instanceof UsageError) return usageFailure('top', error.message, TOP.usageLine);
     throw error;
-  }
-  if (o === 'help') {
-    process.stdout.write(HELP);
-    return 0;
   }
   return run(o);
 }

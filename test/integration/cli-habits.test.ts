@@ -104,6 +104,41 @@ describe('sluice: --help, --version, bare usage', () => {
   });
 });
 
+describe('sluice: every command reads its arguments the same way', () => {
+  const commands = ['serve', 'call', 'task', 'tools', 'doctor', 'top', 'login', 'logout'];
+
+  test('an unknown option: exit 2, the reason, one line of usage, a hint; --help and -h: exit 0 on stdout', async () => {
+    for (const command of commands) {
+      assertUsage(await sluice([command, '--bogus']), command, /Unknown option '--bogus'/);
+      for (const flag of ['--help', '-h']) {
+        const help = await sluice([command, flag]);
+        assert.equal(help.code, 0, `${command} ${flag}: ${help.stderr}`);
+        assert.match(help.stdout, new RegExp(`^usage: sluice ${command} `), `${command} ${flag}`);
+        assert.ok(help.stdout.endsWith('\n'), `${command} ${flag}: ends with a newline`);
+        assert.equal(help.stderr, '');
+      }
+    }
+  });
+
+  test('a missing or extra positional is bad usage too', async () => {
+    assertUsage(await sluice(['login']), 'login', /expected exactly one server URL$/);
+    assertUsage(await sluice(['logout']), 'logout', /expected exactly one server URL$/);
+    assertUsage(
+      await sluice(['logout', 'http://127.0.0.1:1/mcp', 'extra']),
+      'logout',
+      /expected exactly one/,
+    );
+    assertUsage(await sluice(['top']), 'top', /give the URL of a server/);
+    assertUsage(await sluice(['task', 'get']), 'task', /expected a task ID and a URL$/);
+    assertUsage(await sluice(['serve', 'extra']), 'serve', /unexpected argument 'extra'/);
+    assertUsage(
+      await sluice(['login', 'http://127.0.0.1:1/mcp', '--client-secret', 's']),
+      'login',
+      /--client-secret needs --client-id$/,
+    );
+  });
+});
+
 describe('sluice call / tools against sluice serve', () => {
   let served: Served;
   before(async () => {
