@@ -14,13 +14,14 @@ import {
   paramHeaderDecls,
   paramHeadersFor,
 } from '../http/param-headers.js';
+import { FIRST_MODERN_VERSION, META_PROTOCOL_VERSION, NAMED_METHODS } from '../modern/constants.js';
 import type { WireMessage } from './wire.js';
 
-/** The `_meta` key that carries the revision of a modern request. */
-export const PROTOCOL_VERSION_META_KEY = 'io.modelcontextprotocol/protocolVersion';
+/** The `_meta` key that carries the revision of a modern request (spelled once, in modern/constants.ts). */
+export const PROTOCOL_VERSION_META_KEY = META_PROTOCOL_VERSION;
 
 /** The first revision of the modern (stateless, `_meta`-enveloped) era. */
-export const FIRST_MODERN_REVISION = '2026-07-28';
+export const FIRST_MODERN_REVISION = FIRST_MODERN_VERSION;
 
 /** Header names the transport derives itself; a caller's per-request headers cannot override them. */
 export const RESERVED_HEADERS: ReadonlySet<string> = new Set([
@@ -52,23 +53,13 @@ export function modernRevisionOf(message: WireMessage): string | undefined {
 /** The shared sentinel encoder (http/param-headers.ts), re-exported as part of `sluice/client`. */
 export { encodeHeaderValue };
 
-/** Which body field `Mcp-Name` mirrors, per method (SEP-2243; the tasks methods: SEP-2663). */
-const NAME_SOURCE: Readonly<Record<string, 'name' | 'uri' | 'taskId'>> = {
-  'tools/call': 'name',
-  'prompts/get': 'name',
-  'resources/read': 'uri',
-  'tasks/get': 'taskId',
-  'tasks/update': 'taskId',
-  'tasks/cancel': 'taskId',
-};
-
 /** The standard headers of one modern message (names lower-case). */
 export function standardHeaders(message: WireMessage, revision: string): Record<string, string> {
   const h: Record<string, string> = { 'mcp-protocol-version': revision };
   const method = message.method;
   if (typeof method !== 'string') return h;
   h['mcp-method'] = method;
-  const field = Object.hasOwn(NAME_SOURCE, method) ? NAME_SOURCE[method] : undefined;
+  const field = Object.hasOwn(NAMED_METHODS, method) ? NAMED_METHODS[method] : undefined;
   const params = message.params as Record<string, unknown> | undefined;
   const name = field !== undefined ? params?.[field] : undefined;
   if (typeof name === 'string') h['mcp-name'] = encodeHeaderValue(name);
