@@ -14,10 +14,11 @@ import {
   paramHeaderDecls,
   paramHeadersFor,
 } from '../http/param-headers.js';
-import { FIRST_MODERN_VERSION, META_PROTOCOL_VERSION, NAMED_METHODS } from '../modern/constants.js';
+import { FIRST_MODERN_VERSION, NAMED_METHODS } from '../http/standard-headers.js';
+import { META_PROTOCOL_VERSION } from '../jsonrpc/meta-keys.js';
 import type { WireMessage } from './wire.js';
 
-/** The `_meta` key that carries the revision of a modern request (spelled once, in modern/constants.ts). */
+/** The `_meta` key that carries the revision of a modern request (spelled once, in jsonrpc/meta-keys.ts). */
 export const PROTOCOL_VERSION_META_KEY = META_PROTOCOL_VERSION;
 
 /** The first revision of the modern (stateless, `_meta`-enveloped) era. */

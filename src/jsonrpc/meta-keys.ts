@@ -9,6 +9,8 @@
  * Clients and servers in the field send and read them as they are, so neither is renamed.
  */
 
+/** The revision a 2026-07-28-or-later request is sent under (MCP 2026-07-28 basic/index §"_meta"). */
+export const META_PROTOCOL_VERSION = 'io.modelcontextprotocol/protocolVersion';
 /** The 2026-07-28 per-request capability declaration (also the draft partial-results SEP's echo). */
 export const META_CLIENT_CAPABILITIES = 'io.modelcontextprotocol/clientCapabilities';
 

@@ -7,12 +7,10 @@
 
 /** Revisions served statelessly, per request. Every one is also listed by `server/discover`. */
 export const MODERN_VERSIONS: readonly string[] = ['2026-07-28'];
-/** The first modern revision: a header at or above it never selects the legacy era. */
-export const FIRST_MODERN_VERSION = '2026-07-28';
+export { FIRST_MODERN_VERSION } from '../http/standard-headers.js';
 
-export const META_PROTOCOL_VERSION = 'io.modelcontextprotocol/protocolVersion';
 export const META_CLIENT_INFO = 'io.modelcontextprotocol/clientInfo';
-export { META_CLIENT_CAPABILITIES } from '../jsonrpc/meta-keys.js';
+export { META_CLIENT_CAPABILITIES, META_PROTOCOL_VERSION } from '../jsonrpc/meta-keys.js';
 export const META_LOG_LEVEL = 'io.modelcontextprotocol/logLevel';
 export const META_SERVER_INFO = 'io.modelcontextprotocol/serverInfo';
 export const META_SUBSCRIPTION_ID = 'io.modelcontextprotocol/subscriptionId';
@@ -39,19 +37,7 @@ export const REMOVED_METHODS: ReadonlySet<string> = new Set([
   'resources/unsubscribe',
 ]);
 
-/**
- * Requests whose `params.name` (or `params.uri`, or `params.taskId`) is mirrored in the `Mcp-Name`
- * header: SEP-2243 §"Standard Headers", extended to the tasks extension's methods by SEP-2663
- * §"Streamable HTTP: Routing Headers".
- */
-export const NAMED_METHODS: Readonly<Record<string, 'name' | 'uri' | 'taskId'>> = {
-  'tools/call': 'name',
-  'prompts/get': 'name',
-  'resources/read': 'uri',
-  'tasks/get': 'taskId',
-  'tasks/update': 'taskId',
-  'tasks/cancel': 'taskId',
-};
+export { NAMED_METHODS } from '../http/standard-headers.js';
 
 /** Results that MUST carry `ttlMs` and `cacheScope` (schema 2026-07-28 `CacheableResult`). */
 export const CACHEABLE_METHODS: ReadonlySet<string> = new Set([
