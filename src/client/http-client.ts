@@ -49,13 +49,16 @@ export interface CancelSignal {
 
 /** A {@link CancelSignal} with its `abort()`. */
 export class Canceller implements CancelSignal {
-  aborted = false;
+  #aborted = false;
+  get aborted(): boolean {
+    return this.#aborted;
+  }
   private listeners: (() => void)[] | undefined;
   private controller: AbortController | undefined;
 
   abort(): void {
-    if (this.aborted) return;
-    this.aborted = true;
+    if (this.#aborted) return;
+    this.#aborted = true;
     const listeners = this.listeners;
     this.listeners = undefined;
     if (listeners !== undefined) for (const listener of listeners) listener();
@@ -63,7 +66,7 @@ export class Canceller implements CancelSignal {
   }
 
   onAbort(listener: () => void): void {
-    if (this.aborted) return;
+    if (this.#aborted) return;
     if (this.listeners === undefined) this.listeners = [listener];
     else this.listeners.push(listener);
   }
@@ -78,7 +81,7 @@ export class Canceller implements CancelSignal {
   get signal(): AbortSignal {
     if (this.controller === undefined) {
       this.controller = new AbortController();
-      if (this.aborted) this.controller.abort();
+      if (this.#aborted) this.controller.abort();
     }
     return this.controller.signal;
   }

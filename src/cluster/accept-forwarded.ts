@@ -32,20 +32,20 @@ export function acceptForwarded(c: AcceptContext, r: RouteInput, header: string)
     body: r.body,
   });
   if (!v.ok) {
-    c.counters.forwardRefused++;
+    c.counters.add('forwardRefused');
     sendRefusal(sink, Refusals.forwardForbidden(), r.headers);
     return 'handled';
   }
   if (v.to !== c.incarnation) {
     // Meant for another incarnation (this address was restarted): never forwarded a second time.
-    c.counters.forwardRefused++;
+    c.counters.add('forwardRefused');
     sendRefusal(sink, Refusals.misdirected(), r.headers);
     return 'handled';
   }
   // Checked after `to`: a signature for this incarnation can only have been used in this process.
   const seen = c.replays.admit(v.from, v.ts, v.nonce);
   if (seen === 'replayed') {
-    c.counters.forwardRefused++;
+    c.counters.add('forwardRefused');
     sendRefusal(sink, Refusals.forwardForbidden(), r.headers);
     return 'handled';
   }
@@ -53,6 +53,6 @@ export function acceptForwarded(c: AcceptContext, r: RouteInput, header: string)
     sendRefusal(sink, Refusals.ownerUnavailable(), r.headers);
     return 'handled';
   }
-  c.counters.forwardedIn++;
+  c.counters.add('forwardedIn');
   return 'local';
 }

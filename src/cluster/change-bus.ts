@@ -22,6 +22,7 @@
 
 import { type ChangeBus, type ChangeEvent, LocalChangeBus } from '../core/change-bus.js';
 import type { Logger } from '../core/options.js';
+import { Tally } from '../flow/tally.js';
 import { keys } from './keys.js';
 import { isReplyError, type MeasuredLink } from './redis-link.js';
 
@@ -84,7 +85,7 @@ export class RedisChangeBus implements ChangeBus {
   #subscribed = false;
   #stopped = false;
   #inflight = 0;
-  readonly counters = { published: 0, received: 0, unshared: 0, malformed: 0 };
+  readonly #counts = new Tally(['published', 'received', 'unshared', 'malformed'] as const);
 
   /** `mode` forces the pub/sub flavour (tests); by default it is detected once at start. */
   constructor(origin: string, mode?: PubSubMode) {
@@ -147,7 +148,7 @@ export class RedisChangeBus implements ChangeBus {
   stats(): BusStats {
     const link = this.#link;
     return {
-      ...this.counters,
+      ...this.#counts.read(),
       subscribed: this.#subscribed,
       mode: link === undefined || !link.canSubscribe ? 'local' : (this.#mode ?? 'local'),
     };
@@ -158,7 +159,7 @@ export class RedisChangeBus implements ChangeBus {
     const mode = this.#mode;
     // Before the flavour is known (Redis down since boot) a publish could go to the wrong channel kind.
     if (link === undefined || mode === undefined || this.#stopped || this.#inflight >= MAX_INFLIGHT) {
-      this.counters.unshared++;
+      this.#counts.add('unshared');
       return;
     }
     const cmd = mode === 'sharded' ? 'SPUBLISH' : 'PUBLISH';
@@ -167,10 +168,10 @@ export class RedisChangeBus implements ChangeBus {
       .send([cmd, keys.bus, encodeMessage(this.#origin, event)])
       .then(
         () => {
-          this.counters.published++;
+          this.#counts.add('published');
         },
         () => {
-          this.counters.unshared++;
+          this.#counts.add('unshared');
         },
       )
       .finally(() => {
@@ -182,12 +183,12 @@ export class RedisChangeBus implements ChangeBus {
     if (this.#stopped) return;
     const m = parseMessage(raw);
     if (m === undefined) {
-      this.counters.malformed++;
+      this.#counts.add('malformed');
       return;
     }
     // Our own echo: those streams were served at publish time.
     if (m.origin === this.#origin) return;
-    this.counters.received++;
+    this.#counts.add('received');
     // Local delivery only: a received change is never published again.
     this.#local.publish(m.event);
   }

@@ -100,7 +100,7 @@ export class RedisCluster {
   readonly forwardLatency = new Histogram(FORWARD_BOUNDS_S);
   /** Change events for listen streams, shared with every instance (change-bus.ts). */
   readonly bus: RedisChangeBus = new RedisChangeBus(this.incarnation);
-  readonly counters = newCounters();
+  readonly #counters = newCounters();
   /** The forward path's view of this cluster (forward-path.ts). */
   readonly #forwardContext: ForwardContext;
 
@@ -179,7 +179,7 @@ export class RedisCluster {
         return self.#cache;
       },
       forwarder: this.#forwarder,
-      counters: this.counters,
+      counters: this.#counters,
       forwardLatency: this.forwardLatency,
       hops: () => {
         this.#hops ??= new HopTracer(this.#ep?.options.tracing);
@@ -317,7 +317,7 @@ export class RedisCluster {
         incarnation: this.incarnation,
         secret: this.#secret,
         replays: this.#replays,
-        counters: this.counters,
+        counters: this.#counters,
       },
       r,
       header,
@@ -330,7 +330,7 @@ export class RedisCluster {
   }
 
   stats(): ClusterStats {
-    const c = this.counters;
+    const c = this.#counters.read();
     return {
       incarnation: this.incarnation,
       ready: this.ready,

@@ -59,7 +59,7 @@ export async function forwardToOwner(c: ForwardContext, r: RouteInput, sid: stri
     body: r.body,
   });
   const t0 = performance.now();
-  c.counters.forwardedOut++;
+  c.counters.add('forwardedOut');
   const hop = c.hops().begin((n) => r.view.header(n), entry.address, r.method);
   const outcome = await c.forwarder.forward(
     {
@@ -84,7 +84,7 @@ export async function forwardToOwner(c: ForwardContext, r: RouteInput, sid: stri
   }
   if (outcome.kind === 'client-gone') return 'handled';
   // The owner could not be reached, or something else now answers at its address (421).
-  c.counters.forwardFailed++;
+  c.counters.add('forwardFailed');
   c.cache.delete(sid);
   const left = outcome.kind === 'answered' ? 0 : await c.lease?.remainingMs(entry.owner);
   const alive = left === undefined ? undefined : left > 0;
@@ -92,7 +92,7 @@ export async function forwardToOwner(c: ForwardContext, r: RouteInput, sid: stri
   if (r.method === 'GET' && typeof cursor === 'string' && c.replica !== undefined) {
     // A finished stream (or, once the owner is known dead, an unfinished one) resumes from the copy.
     const served = await resumeFromCopy(c.replica, sink, r.headers, sid, entry.tag, cursor, alive);
-    if (served === 'owner-lost') c.counters.ownerLostResumes++;
+    if (served === 'owner-lost') c.counters.add('ownerLostResumes');
     if (served !== 'not-here') return 'handled';
   }
   // Lease still valid (or Redis cannot tell): the owner may be back in a moment — 503. Lapsed: 404,
@@ -114,7 +114,7 @@ async function ownerOf(c: ForwardContext, r: RouteInput, sid: string): Promise<D
   const sink = r.sink;
   const cached = c.cache.get(sid);
   if (cached !== undefined) {
-    c.counters.directoryHits++;
+    c.counters.add('directoryHits');
     return cached;
   }
   const dir = c.directory;
@@ -130,12 +130,12 @@ async function ownerOf(c: ForwardContext, r: RouteInput, sid: string): Promise<D
     if (entry === undefined) runSince = await dir.runSince();
   } catch {
     // Never 404 because Redis failed: that would send every client into re-initialization at once.
-    c.counters.directoryErrors++;
+    c.counters.add('directoryErrors');
     sendRefusal(sink, Refusals.clusterUnavailable(), r.headers);
     return undefined;
   }
   if (entry === undefined) {
-    c.counters.directoryMisses++;
+    c.counters.add('directoryMisses');
     if (runSince === undefined || Date.now() - runSince < c.leaseMs / 2) {
       // Redis lost its data moments ago and the owners are re-registering (each does within a
       // third of the lease): a miss now proves nothing. 503, never a 404 storm.

@@ -40,9 +40,18 @@ export class Lease {
   #timer: ReturnType<typeof setInterval> | undefined;
   #refreshing = false;
   /** Until when, by this instance's clock, the lease is known to be held (last success + lease). */
-  validUntil = 0;
-  state: LeaseState = 'lapsed';
-  reRegistrations = 0;
+  #validUntil = 0;
+  get validUntil(): number {
+    return this.#validUntil;
+  }
+  #state: LeaseState = 'lapsed';
+  get state(): LeaseState {
+    return this.#state;
+  }
+  #reRegistrations = 0;
+  get reRegistrations(): number {
+    return this.#reRegistrations;
+  }
 
   constructor(link: RedisLink, o: LeaseOptions) {
     this.#link = link;
@@ -64,8 +73,8 @@ export class Lease {
       'PX',
       String(this.#o.leaseMs),
     ]);
-    this.validUntil = t0 + this.#o.leaseMs;
-    this.state = 'held';
+    this.#validUntil = t0 + this.#o.leaseMs;
+    this.#state = 'held';
     await this.#enlist(t0);
     const period = Math.max(50, Math.floor(this.#o.leaseMs / 3));
     this.#timer = setInterval(() => void this.refresh(), period);
@@ -74,7 +83,7 @@ export class Lease {
 
   /** One refresh (the timer calls it; tests may too). */
   async refresh(): Promise<void> {
-    if (this.state === 'stopped' || this.#refreshing) return;
+    if (this.#state === 'stopped' || this.#refreshing) return;
     this.#refreshing = true;
     const t0 = this.#now();
     const key = keys.lease(this.#o.incarnation);
@@ -84,17 +93,17 @@ export class Lease {
       if (r === null) {
         // The key is gone: Redis restarted without our data (or someone flushed it). Take it again.
         await this.#link.send(['SET', key, this.#o.address, 'PX', px]);
-        this.reRegistrations++;
-        this.validUntil = t0 + this.#o.leaseMs;
-        this.state = 'held';
+        this.#reRegistrations++;
+        this.#validUntil = t0 + this.#o.leaseMs;
+        this.#state = 'held';
         this.#o.onReRegister();
       } else {
-        this.validUntil = t0 + this.#o.leaseMs;
-        this.state = 'held';
+        this.#validUntil = t0 + this.#o.leaseMs;
+        this.#state = 'held';
       }
       await this.#enlist(t0);
     } catch (error) {
-      this.state = this.#now() < this.validUntil ? 'refresh-failing' : 'lapsed';
+      this.#state = this.#now() < this.#validUntil ? 'refresh-failing' : 'lapsed';
       this.#o.onRefreshError?.(error);
     } finally {
       this.#refreshing = false;
@@ -144,7 +153,7 @@ export class Lease {
   async stop(): Promise<void> {
     if (this.#timer !== undefined) clearInterval(this.#timer);
     this.#timer = undefined;
-    this.state = 'stopped';
+    this.#state = 'stopped';
     await Promise.all([
       this.#link.send(['DEL', keys.lease(this.#o.incarnation)]).catch(() => undefined),
       this.#link.send(['ZREM', keys.members, this.#o.incarnation]).catch(() => undefined),

@@ -39,9 +39,18 @@ const RTT_BOUNDS_MS = [0.1, 0.25, 0.5, 1, 2.5, 5, 10, 25, 50, 100, 250, 500, 100
 export class MeasuredLink implements RedisLink {
   readonly #inner: RedisLink;
   readonly rtt = new Histogram(RTT_BOUNDS_MS);
-  errors = 0;
-  commands = 0;
-  healthy = true;
+  #errors = 0;
+  get errors(): number {
+    return this.#errors;
+  }
+  #commands = 0;
+  get commands(): number {
+    return this.#commands;
+  }
+  #healthy = true;
+  get healthy(): boolean {
+    return this.#healthy;
+  }
 
   constructor(inner: RedisLink) {
     this.#inner = inner;
@@ -49,17 +58,17 @@ export class MeasuredLink implements RedisLink {
 
   async send(args: readonly string[]): Promise<RedisReply> {
     const t0 = performance.now();
-    this.commands++;
+    this.#commands++;
     try {
       const r = await this.#inner.send(args);
       this.rtt.observe(performance.now() - t0);
-      this.healthy = true;
+      this.#healthy = true;
       return r;
     } catch (error) {
       // An error *reply* (e.g. NOSCRIPT, WRONGTYPE) means the link itself works.
       if (!isReplyError(error)) {
-        this.errors++;
-        this.healthy = false;
+        this.#errors++;
+        this.#healthy = false;
       }
       throw error;
     }

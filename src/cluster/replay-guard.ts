@@ -40,8 +40,14 @@ export class ReplayGuard {
   readonly #peers = new Map<string, string>();
   readonly #capacity: number;
   readonly #windowMs: number;
-  replayed = 0;
-  crowded = 0;
+  #replayed = 0;
+  get replayed(): number {
+    return this.#replayed;
+  }
+  #crowded = 0;
+  get crowded(): number {
+    return this.#crowded;
+  }
 
   constructor(capacity = 50_000, windowMs = FORWARD_WINDOW_MS) {
     this.#capacity = capacity;
@@ -59,12 +65,12 @@ export class ReplayGuard {
     // the whole header, and held in the set it would keep the header alive.
     const nonce = Buffer.from(nonceText, 'base64url').toString('latin1');
     if (this.#seen.has(nonce)) {
-      this.replayed++;
+      this.#replayed++;
       return 'replayed';
     }
     const floor = this.#floor.get(from);
     if (floor !== undefined && ts <= floor) {
-      this.crowded++;
+      this.#crowded++;
       return 'crowded';
     }
     if (this.#seen.size >= this.#capacity) {

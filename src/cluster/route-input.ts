@@ -7,6 +7,7 @@ import type { TracingOptions } from '../core/observe/operations.js';
 import type { Logger } from '../core/options.js';
 import type { RouteInput as CoreRouteInput } from '../core/pipeline/pipeline.js';
 import type { RingLimits } from '../flow/ring-buffer.js';
+import { Tally } from '../flow/tally.js';
 
 /** What the cluster needs from the endpoint it serves. */
 export interface ClusterEndpoint {
@@ -27,26 +28,18 @@ export interface RouteInput extends CoreRouteInput {
 }
 
 /** Counted by the routing stage's two sides (ClusterStats reports them). */
-export interface ClusterCounters {
-  forwardedOut: number;
-  forwardedIn: number;
-  forwardFailed: number;
-  forwardRefused: number;
-  directoryHits: number;
-  directoryMisses: number;
-  directoryErrors: number;
-  ownerLostResumes: number;
-}
+const CLUSTER_COUNTS = [
+  'forwardedOut',
+  'forwardedIn',
+  'forwardFailed',
+  'forwardRefused',
+  'directoryHits',
+  'directoryMisses',
+  'directoryErrors',
+  'ownerLostResumes',
+] as const;
+export type ClusterCounters = Tally<(typeof CLUSTER_COUNTS)[number]>;
 
 export function newCounters(): ClusterCounters {
-  return {
-    forwardedOut: 0,
-    forwardedIn: 0,
-    forwardFailed: 0,
-    forwardRefused: 0,
-    directoryHits: 0,
-    directoryMisses: 0,
-    directoryErrors: 0,
-    ownerLostResumes: 0,
-  };
+  return new Tally(CLUSTER_COUNTS);
 }

@@ -111,7 +111,8 @@ export class Endpoint {
   stats(options?: { perStream?: boolean }): EndpointStats {
     const perStream = options?.perStream === true;
     const census = this.#sessions.census(perStream);
-    const c = this.#ctx.counters;
+    const counters = this.#ctx.counters;
+    const c = counters.read();
     return {
       sessions: this.#sessions.stats(census),
       streams: {
@@ -126,13 +127,13 @@ export class Endpoint {
       coalesced: c.coalesced,
       partialMerged: c.partialMerged,
       overflowCloses: c.overflowCloses,
-      replays: { served: c.replaysServed, declined: { ...c.replaysDeclined } },
-      eventStore: { errors: { ...c.storeErrors }, gaps: c.storeGaps },
+      replays: { served: c.replaysServed, declined: counters.replaysDeclined.read() },
+      eventStore: { errors: counters.storeErrors.read(), gaps: c.storeGaps },
       replayBuffer: this.#ctx.storeStats(),
       keepalivesSent: c.keepalivesSent,
       orphanAborts: c.orphanAborts,
       undeliverable: c.undeliverable,
-      refusals: { ...c.refusals },
+      refusals: counters.refusals.read(),
       authStreamEnds: c.authStreamEnds,
       modern: this.#modern.stats(),
       ...(perStream ? { perStream: census.perStream } : {}),

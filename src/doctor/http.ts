@@ -31,23 +31,41 @@ export class Exchange {
   readonly headers: Headers;
   /** ms from request to response head. */
   readonly headAt: number;
-  /** ms of the first body chunk, if any. */
-  firstByteAt: number | undefined;
-  /** ms of the last body chunk, if any. */
-  lastByteAt: number | undefined;
-  /** ms when the body ended (cleanly or not). */
-  endAt: number | undefined;
+  #firstByteAt: number | undefined;
+  #lastByteAt: number | undefined;
+  #endAt: number | undefined;
+  #error: string | undefined;
   /** Why the body ended early (network error, proxy cut), if it did. */
-  error: string | undefined;
+  get error(): string | undefined {
+    return this.#error;
+  }
   /** Arrival time and byte length of every chunk. */
   readonly chunks: { at: number; bytes: number }[] = [];
   readonly items: SseItem[] = [];
-  text = '';
+  #text = '';
+  get text(): string {
+    return this.#text;
+  }
   readonly done: Promise<void>;
   readonly #t0: number;
   readonly #abort: AbortController;
   readonly #listeners = new Set<() => void>();
   #cancelled = false;
+
+  /** ms of the first body chunk, if any. */
+  get firstByteAt(): number | undefined {
+    return this.#firstByteAt;
+  }
+
+  /** ms of the last body chunk, if any. */
+  get lastByteAt(): number | undefined {
+    return this.#lastByteAt;
+  }
+
+  /** ms when the body ended (cleanly or not). */
+  get endAt(): number | undefined {
+    return this.#endAt;
+  }
 
   constructor(res: Response, t0: number, abort: AbortController) {
     this.#t0 = t0;
@@ -65,7 +83,7 @@ export class Exchange {
     return this.contentType === 'text/event-stream';
   }
   get ended(): boolean {
-    return this.endAt !== undefined;
+    return this.#endAt !== undefined;
   }
   /** SSE events carrying data, parsed as JSON (events that are not JSON are skipped). */
   messages(): { at: number; message: Record<string, unknown> }[] {
@@ -83,7 +101,7 @@ export class Exchange {
   /** The body as JSON, or undefined. */
   json(): unknown {
     try {
-      return JSON.parse(this.text) as unknown;
+      return JSON.parse(this.#text) as unknown;
     } catch {
       return undefined;
     }
@@ -131,18 +149,18 @@ export class Exchange {
         const { done, value } = await reader.read();
         if (done) break;
         const at = this.#now();
-        this.firstByteAt ??= at;
-        this.lastByteAt = at;
+        this.#firstByteAt ??= at;
+        this.#lastByteAt = at;
         this.chunks.push({ at, bytes: value.byteLength });
         const s = decoder.decode(value, { stream: true });
-        this.text += s;
+        this.#text += s;
         if (sse) parser.feed(s);
         this.#notify();
       }
     } catch (e) {
-      if (!this.#cancelled) this.error = errorText(e);
+      if (!this.#cancelled) this.#error = errorText(e);
     } finally {
-      this.endAt = this.#now();
+      this.#endAt = this.#now();
       this.#notify();
     }
   }

@@ -20,11 +20,21 @@ export interface SessionOptions {
 
 export class McpSession {
   readonly url: string;
-  sessionId: string | undefined;
-  protocolVersion: string | undefined;
+  #sessionId: string | undefined;
+  #protocolVersion: string | undefined;
   #nextId = 1;
   readonly #extra: Record<string, string>;
   readonly #headTimeoutMs: number;
+
+  /** The session the server assigned, once it did. */
+  get sessionId(): string | undefined {
+    return this.#sessionId;
+  }
+
+  /** The protocol version the server chose, once it did. */
+  get protocolVersion(): string | undefined {
+    return this.#protocolVersion;
+  }
 
   constructor(url: string, o: SessionOptions = {}) {
     this.url = url;
@@ -42,8 +52,8 @@ export class McpSession {
       accept: ACCEPT_BOTH,
       ...this.#extra,
     };
-    if (this.sessionId !== undefined) h['mcp-session-id'] = this.sessionId;
-    if (this.protocolVersion !== undefined) h['mcp-protocol-version'] = this.protocolVersion;
+    if (this.#sessionId !== undefined) h['mcp-session-id'] = this.#sessionId;
+    if (this.#protocolVersion !== undefined) h['mcp-protocol-version'] = this.#protocolVersion;
     return { ...h, ...more };
   }
 
@@ -85,10 +95,10 @@ export class McpSession {
     const x = await this.send('POST', h, JSON.stringify(body));
     await x.done;
     if (x.status === 200) {
-      this.sessionId = x.headers.get('mcp-session-id') ?? undefined;
+      this.#sessionId = x.headers.get('mcp-session-id') ?? undefined;
       const result = resultOf(x, body.id);
       const v = (result as { protocolVersion?: unknown } | undefined)?.protocolVersion;
-      if (typeof v === 'string') this.protocolVersion = v;
+      if (typeof v === 'string') this.#protocolVersion = v;
       const n = await this.send(
         'POST',
         this.headers(),

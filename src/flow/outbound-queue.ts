@@ -30,9 +30,15 @@ export class OutboundQueue {
   #count = 0;
   readonly #byKey = new Map<string, Entry>();
   /** Frames replaced by a newer one with the same key since creation. */
-  coalesced = 0;
+  #coalesced = 0;
+  get coalesced(): number {
+    return this.#coalesced;
+  }
   /** Partial-output deltas merged into a queued frame since creation (none of their text is lost). */
-  merged = 0;
+  #merged = 0;
+  get merged(): number {
+    return this.#merged;
+  }
 
   /** Bytes waiting (string length; frames are ASCII-dominated). */
   get bytes(): number {
@@ -53,7 +59,7 @@ export class OutboundQueue {
         old.frame = '';
         this.#bytes -= old.bytes;
         this.#count--;
-        this.coalesced++;
+        this.#coalesced++;
       }
       this.#byKey.set(key, entry);
     }
@@ -73,7 +79,7 @@ export class OutboundQueue {
       t.absorb(p);
       tail.bytes += p.escaped.length;
       this.#bytes += p.escaped.length;
-      this.merged++;
+      this.#merged++;
       return;
     }
     const bytes = p.bytes;

@@ -17,9 +17,9 @@ export class PartialFrame {
   /** Which request's deltas this frame holds (merging never crosses requests). */
   readonly owner: object;
   readonly first: number;
-  n: number;
-  escaped: string;
-  id: string | undefined;
+  #n: number;
+  #escaped: string;
+  #id: string | undefined;
 
   constructor(
     template: PartialTemplate,
@@ -31,30 +31,48 @@ export class PartialFrame {
   ) {
     this.template = template;
     this.owner = owner;
-    this.id = id;
+    this.#id = id;
     this.first = first;
-    this.n = n;
-    this.escaped = escaped;
+    this.#n = n;
+    this.#escaped = escaped;
+  }
+
+  /** How many deltas this frame holds. */
+  get n(): number {
+    return this.#n;
+  }
+  /** Their text, JSON-escaped, in order. */
+  get escaped(): string {
+    return this.#escaped;
+  }
+  /** The newest delta's event id (undefined until the event log numbers it, or without ids). */
+  get id(): string | undefined {
+    return this.#id;
+  }
+
+  /** The event log numbered this delta (its own id; merging later carries the newest id). */
+  numbered(id: string): void {
+    this.#id = id;
   }
 
   /** Bytes this frame adds to a queue (string length; the frame's fixed parts are small). */
   get bytes(): number {
-    return this.escaped.length + 160;
+    return this.#escaped.length + 160;
   }
 
   /** Whether `next` directly continues this frame (same request, next delta). */
   continues(next: PartialFrame): boolean {
-    return next.owner === this.owner && next.first === this.first + this.n;
+    return next.owner === this.owner && next.first === this.first + this.#n;
   }
 
   /** Takes `next`'s text and id. */
   absorb(next: PartialFrame): void {
-    this.escaped += next.escaped;
-    this.n += next.n;
-    this.id = next.id;
+    this.#escaped += next.escaped;
+    this.#n += next.n;
+    this.#id = next.id;
   }
 
   render(): string {
-    return encodeJsonFrame(this.id, this.template.text(this.first, this.n, this.escaped));
+    return encodeJsonFrame(this.#id, this.template.text(this.first, this.#n, this.#escaped));
   }
 }

@@ -63,7 +63,10 @@ export class RingBuffer<T> {
   /** The entries' counts summed: what the count bound applies to. */
   #count = 0;
   /** Entries dropped to respect the limits since creation. */
-  evicted = 0;
+  #evicted = 0;
+  get evicted(): number {
+    return this.#evicted;
+  }
   #limits: RingLimits;
 
   constructor(limits: RingLimits) {
@@ -189,7 +192,7 @@ export class RingBuffer<T> {
     this.#count -= this.#nums[h * NUMS + 3] ?? 0;
     this.#head = (h + 1) & this.#mask;
     this.#length--;
-    this.evicted++;
+    this.#evicted++;
   }
 
   #grow(): void {

@@ -108,7 +108,10 @@ function tokenOf(v: unknown): Token | undefined {
 
 class Output implements PartialResults {
   readonly form: PartialForm | 'none';
-  sent = 0;
+  #sent = 0;
+  get sent(): number {
+    return this.#sent;
+  }
   readonly #template: PartialTemplate | undefined;
   readonly #token: Token | undefined;
   readonly #extra: PartialResultsExtra;
@@ -152,7 +155,7 @@ class Output implements PartialResults {
   #text(delta: string): Promise<void> {
     const t = this.#template;
     if (t === undefined || typeof delta !== 'string' || delta.length === 0) return DONE;
-    const seq = this.sent++;
+    const seq = this.#sent++;
     const h = this.#handle;
     if (h !== undefined) {
       return (
@@ -180,7 +183,7 @@ class Output implements PartialResults {
     const t = this.#template;
     const token = this.#token;
     if (t === undefined || token === undefined) return DONE;
-    const seq = this.sent++;
+    const seq = this.#sent++;
     const json = t.block(seq, token, block);
     const h = this.#handle;
     if (h !== undefined) return h.session.routeRelatedJson(h.id, json) ?? DONE;

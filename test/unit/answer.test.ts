@@ -124,7 +124,7 @@ test('blocked socket, close-and-resume: a frame that does not fit drops the conn
   assert.equal(c.write(frame(2, 100)), 'queued');
   assert.equal(c.write(frame(3, 300)), 'overflow');
   assert.equal(overflowed, 1);
-  assert.equal(ctx.counters.overflowCloses, 1);
+  assert.equal(ctx.counters.get('overflowCloses'), 1);
   assert.equal(sink.destroyed, true);
   assert.equal(ctx.live.size, 0, 'the dropped connection left the live set');
   assert.equal(c.write(frame(4)), 'closed');
@@ -143,7 +143,7 @@ test('blocked socket, wait-for-room: the frame waits for drain and is written th
   assert.ok(queued instanceof Promise, 'above the high-water mark the producer waits');
   const big = c.send(frame(3, 300));
   assert.ok(big instanceof Promise, 'a frame that does not fit waits for room');
-  assert.equal(ctx.counters.overflowCloses, 0);
+  assert.equal(ctx.counters.get('overflowCloses'), 0);
   assert.equal(sink.destroyed, false);
   assert.equal(ctx.live.size, 1);
   sink.drain();
@@ -154,7 +154,7 @@ test('blocked socket, wait-for-room: the frame waits for drain and is written th
     sink.messages().map((m) => m['n']),
     [1, 2, 3],
   );
-  assert.equal(ctx.counters.eventsWritten, 3);
+  assert.equal(ctx.counters.get('eventsWritten'), 3);
   // finish() under the same policy: the last frame waits for room too, then the response ends.
   sink.blocked = true;
   c.write(frame(4));

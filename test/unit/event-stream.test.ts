@@ -85,7 +85,12 @@ test('overflow (close-and-resume): the connection is dropped, counted, and the r
   const ctx = streamContext(small);
   const s = new EventStream(ctx, 1, 'post');
   let detached = 0;
-  s.onDetach = () => detached++;
+  s.watch({
+    streamDetached: () => {
+      detached++;
+    },
+    streamAttached: () => undefined,
+  });
   const a = new FakeSink();
   s.open(a, {});
   await nextTick();
@@ -94,7 +99,7 @@ test('overflow (close-and-resume): the connection is dropped, counted, and the r
   await nextTick();
   void s.send(msg(2, 100));
   void s.send(msg(3, 300));
-  assert.equal(small.counters.overflowCloses, 1);
+  assert.equal(small.counters.get('overflowCloses'), 1);
   assert.equal(a.destroyed, true);
   assert.equal(s.attached, false);
   assert.equal(detached, 1);

@@ -100,7 +100,7 @@ test('the first progress notification upgrades to SSE; the response ends the str
   ]);
   assert.deepEqual(sink.ids(), [], 'no event ids in this era');
   assert.equal(core.live.size, 0, 'the finished connection left the live set');
-  assert.equal(core.counters.responsesSse, 1);
+  assert.equal(core.counters.get('responsesSse'), 1);
 });
 
 test('policy json: progress has no stream to go to; the answer is JSON', async () => {
@@ -109,7 +109,7 @@ test('policy json: progress has no stream to go to; the answer is JSON', async (
   await call(e, sink, 'json', 3, 'tick', { n: 2, everyMs: 1 }, 'tok').run();
   await until(() => sink.ended, 'the answer');
   assert.equal(sink.headers?.['content-type'], 'application/json');
-  assert.equal(core.counters.undeliverable, 2);
+  assert.equal(core.counters.get('undeliverable'), 2);
 });
 
 test('the client closing its response cancels the handler (the era has no resume)', async () => {
@@ -122,7 +122,7 @@ test('the client closing its response cancels the handler (the era has no resume
   sink.peerClose();
   assert.equal(c.done, true);
   await until(() => probe.aborted.includes('tick'), 'the handler aborted');
-  assert.equal(e.state.cancels, 1);
+  assert.equal(e.state.counts.get('cancels'), 1);
   assert.equal(core.live.size, 0);
   assert.equal(e.state.inflight.size, 0);
 });
@@ -142,7 +142,7 @@ test('a blocked socket slows the tool (wait-for-room): nothing closed, nothing l
   const before = sink.messages().length;
   assert.ok(before < n / 2, `the tool is held back (${before} of ${n} out)`);
   assert.equal(sink.ended, false, `the tool waits for room: ${sink.body.slice(-300)}`);
-  assert.equal(core.counters.overflowCloses, 0);
+  assert.equal(core.counters.get('overflowCloses'), 0);
   for (let i = 0; i < 200 && !sink.ended; i++) {
     sink.drain();
     await nextTick();
@@ -152,7 +152,7 @@ test('a blocked socket slows the tool (wait-for-room): nothing closed, nothing l
   sink.drain();
   await until(() => sink.ended, 'the answer after the reader caught up');
   assert.equal(sink.destroyed, false);
-  assert.equal(core.counters.overflowCloses, 0);
+  assert.equal(core.counters.get('overflowCloses'), 0);
   const got = sink.messages();
   const logs = got.filter((m) => m['method'] === 'notifications/message');
   assert.deepEqual(

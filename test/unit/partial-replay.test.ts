@@ -118,7 +118,7 @@ test('a resume from the last complete event of any cut replays exactly the rest 
     sink.drain();
     await tick();
     sink.drain();
-    merged += counters.partialMerged;
+    merged += counters.get('partialMerged');
     const wire = sink.wire;
     const cut = Math.floor(rand() * (wire.length + 1));
     const seen = read(wire.slice(0, cut));

@@ -95,7 +95,7 @@ export class SseConnection {
         .waitForRoom()
         .then(() => (this.writer.closed || live?.() === false ? undefined : this.send(frame, key, live)));
     }
-    if (out !== 'closed') this.#counters.eventsWritten++;
+    if (out !== 'closed') this.#counters.add('eventsWritten');
     if (key === undefined && this.writer.congested) return this.writer.waitForRoom();
     return undefined;
   }
@@ -123,7 +123,7 @@ export class SseConnection {
     if (this.#policy === 'wait-for-room') return 'overflow';
     // Never drop a response or request: the frame is in the replay store (docs/design.md
     // "Invariants"); the connection goes and the client resumes from its last id.
-    this.#counters.overflowCloses++;
+    this.#counters.add('overflowCloses');
     this.#onOverflow?.();
     this.destroy();
     return 'overflow';

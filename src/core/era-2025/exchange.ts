@@ -23,7 +23,7 @@ import { Answer } from '../answer/answer.js';
 import { type Refusal, sendRefusal } from '../pipeline/refusal.js';
 import type { Policy } from '../pipeline/route.js';
 import type { Headers, ResponseSink } from '../pipeline/sink.js';
-import { EventStream } from '../stream/event-stream.js';
+import { EventStream, type StreamWatcher } from '../stream/event-stream.js';
 import type { StreamShared } from '../stream/stream-context.js';
 import { SSE_HEADERS } from '../stream/stream-context.js';
 import type { StreamGuard } from '../stream/stream-guard.js';
@@ -86,7 +86,7 @@ export interface ExchangeHooks {
   asks?: RelatedAsks | undefined;
 }
 
-export class Exchange {
+export class Exchange implements StreamWatcher {
   readonly #host: ExchangeHost;
   readonly #sink: ResponseSink;
   /** Requests still awaiting their response, with their method (for metrics). */
@@ -236,8 +236,7 @@ export class Exchange {
   #openStream(): EventStream {
     const stream = this.#host.newPostStream([...this.#pending.keys()]);
     this.#host.countMode('sse', this.#pending.values());
-    stream.onDetach = () => this.#armOrphan();
-    stream.onAttach = () => this.#disarmOrphan();
+    stream.watch(this);
     stream.open(this.#sink, { ...SSE_HEADERS, ...this.#headers }, this.#guard);
     // Responses buffered while undecided (a batch) go first, in arrival order.
     const buffered = this.#responses;
@@ -296,6 +295,15 @@ export class Exchange {
   #onSinkClose(): void {
     // A JSON answer can never be resumed; an SSE one reports its own detach through the stream.
     if (this.#answer.pending) this.#armOrphan();
+  }
+
+  /** Its stream's connection went away with the answer pending: the orphan timer starts. */
+  streamDetached(): void {
+    this.#armOrphan();
+  }
+  /** A connection (a resume) attached to its stream: the orphan timer stops. */
+  streamAttached(): void {
+    this.#disarmOrphan();
   }
 
   #armOrphan(): void {

@@ -61,11 +61,11 @@ export async function handleGet(
 
   const cursor = parseEventId(lastEventId);
   if (cursor === undefined) {
-    declined.malformed++;
+    declined.add('malformed');
     return sendRefusal(sink, Refusals.resumeDeclined('malformed'), headers);
   }
   if (cursor.tag !== session.tag) {
-    declined.foreign++;
+    declined.add('foreign');
     return sendRefusal(sink, Refusals.resumeDeclined('foreign'), headers);
   }
   const stream = cursor.stream === 0 ? session.standalone : session.postStreams.get(cursor.stream);
@@ -75,9 +75,9 @@ export async function handleGet(
     const replacing = stream.attached;
     const r = await stream.resume(sink, sseHeaders, cursor.seq, guard);
     if (r === 'ok' && replacing) tookOver(reg, stream);
-    if (r === 'ok') reg.core.counters.replaysServed++;
+    if (r === 'ok') reg.core.counters.add('replaysServed');
     else if (r === 'evicted' || r === 'unknown') {
-      declined[r]++;
+      declined.add(r);
       sendRefusal(sink, Refusals.resumeDeclined(r), headers);
     } else if (r === 'ended') sendRefusal(sink, Refusals.sessionNotFound(), headers);
     else if (r === 'unavailable') sendRefusal(sink, Refusals.storeUnavailable(), headers);
@@ -94,10 +94,10 @@ export async function handleGet(
   }
   if (session.ended) return sendRefusal(sink, Refusals.sessionNotFound(), headers);
   if (r.status !== 'ok') {
-    declined[r.status]++;
+    declined.add(r.status);
     return sendRefusal(sink, Refusals.resumeDeclined(r.status), headers);
   }
-  reg.core.counters.replaysServed++;
+  reg.core.counters.add('replaysServed');
   let body = resumePrimer(session.priming, false, r.events.length, () =>
     encodeEventId(cursor.tag, cursor.stream, cursor.seq),
   );
@@ -123,11 +123,11 @@ function takeover(reg: Sessions, stream: EventStream): Refusal | undefined {
   const age = reg.core.options.now() - since;
   const hold = takeoverAfterMs(reg.core.options.retryMs);
   if (age >= hold) return undefined;
-  reg.core.counters.streamConflicts++;
+  reg.core.counters.add('streamConflicts');
   return Refusals.streamConflict(Math.max(1, Math.ceil((hold - age) / 1000)));
 }
 
 function tookOver(reg: Sessions, stream: EventStream): void {
-  reg.core.counters.streamsReplaced++;
+  reg.core.counters.add('streamsReplaced');
   stream.tookOver(reg.core.options.now());
 }

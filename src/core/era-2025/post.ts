@@ -68,7 +68,7 @@ export async function handleSessionPost(
       // A request the credential does not cover (e.g. 403 insufficient_scope for a tool).
       const denial = authorize(it.m.method, it.m.params);
       if (denial !== undefined) {
-        reg.core.counters.refusals.auth++;
+        reg.core.counters.refusals.add('auth');
         return sendRefusal(sink, Refusals.denied(denial), headers, batch ? null : it.m.id);
       }
     }
@@ -235,7 +235,7 @@ async function initialize(reg: Sessions, input: PostInput, init: JsonRpcRequest)
   if (reg.core.closing) return sendRefusal(sink, Refusals.shuttingDown(1), headers);
   const stateless = reg.core.options.stateless;
   if (!stateless && !reg.slotFree) {
-    reg.core.counters.sessionCapRefusals++;
+    reg.core.counters.add('sessionCapRefusals');
     return sendRefusal(sink, Refusals.tooManySessions(5), headers);
   }
   let admission: Admission | undefined;

@@ -78,7 +78,7 @@ export abstract class SessionRouting<D extends RoutingDeps> implements BridgeTar
       if (isRequest && this.id === undefined) {
         // Stateless: the client's reply would reach a fresh server that never asked, so the request
         // can never be answered. Fail it now rather than leave the tool waiting for its timeout.
-        this.deps.counters.undeliverable++;
+        this.deps.counters.add('undeliverable');
         this.#failRequest(message.id, 'server-to-client requests need a session; this server is stateless');
         return undefined;
       }
@@ -104,12 +104,12 @@ export abstract class SessionRouting<D extends RoutingDeps> implements BridgeTar
       if (related !== undefined) {
         const r = this.routeRelated(related, json, key);
         if (r !== 'nostream') return r;
-        this.deps.counters.undeliverable++;
+        this.deps.counters.add('undeliverable');
         if (isRequest) this.#failRequest(message.id, 'no open stream can carry this server request');
         return this.deps.pacer.wait();
       }
       if (!this.deps.options.enableGetStream || this.tag === undefined) {
-        this.deps.counters.undeliverable++;
+        this.deps.counters.add('undeliverable');
         if (isRequest) this.#failRequest(message.id, 'this server offers no standalone stream');
         return undefined;
       }
@@ -120,7 +120,7 @@ export abstract class SessionRouting<D extends RoutingDeps> implements BridgeTar
     const ex = this.inflightById?.get(id);
     if (ex === undefined) {
       // Answer to a cancelled or abandoned request: nothing awaits it any more.
-      this.deps.counters.undeliverable++;
+      this.deps.counters.add('undeliverable');
       return undefined;
     }
     if (this.shim?.intercept(message)) return undefined;
@@ -164,7 +164,7 @@ export abstract class SessionRouting<D extends RoutingDeps> implements BridgeTar
       // Nowhere to go (json mode without a GET stream): the result will carry the text. Yield a turn
       // of the event loop so a tight loop of sends cannot starve I/O, but do not pace the tool: its
       // output is not waiting for anyone.
-      this.deps.counters.undeliverable++;
+      this.deps.counters.add('undeliverable');
       return new Promise((resolve) => setImmediate(resolve));
     }
     const wait = s.sendPartial(p);
@@ -191,7 +191,7 @@ export abstract class SessionRouting<D extends RoutingDeps> implements BridgeTar
     if (this.ended) return undefined;
     const r = this.routeRelated(related, json, key, parts);
     if (r !== 'nostream') return r;
-    this.deps.counters.undeliverable++;
+    this.deps.counters.add('undeliverable');
     return this.deps.pacer.wait();
   }
 
@@ -199,7 +199,7 @@ export abstract class SessionRouting<D extends RoutingDeps> implements BridgeTar
   #ask(m: JsonRpcRequest, asks: RelatedAsks): Promise<void> | undefined {
     const s = this.#usableStandalone();
     if (s === undefined) {
-      this.deps.counters.undeliverable++;
+      this.deps.counters.add('undeliverable');
       this.#failRequest(
         m.id,
         "no open stream can carry this server request: a task's requests go to the standalone GET stream, which this client has not opened",

@@ -258,7 +258,7 @@ export class Session extends SessionInbound<SessionDeps> implements StreamContex
   }
 
   orphaned(ids: RequestId[]): void {
-    this.deps.counters.orphanAborts += ids.length;
+    this.deps.counters.add('orphanAborts', ids.length);
     this.deps.options.logger?.warn('request.orphaned', {
       session: this.sessionHash,
       requests: ids.length,
@@ -325,8 +325,8 @@ export class Session extends SessionInbound<SessionDeps> implements StreamContex
   }
 
   countMode(mode: 'json' | 'sse', methods: Iterable<string>): void {
-    if (mode === 'json') this.deps.counters.responsesJson++;
-    else this.deps.counters.responsesSse++;
+    if (mode === 'json') this.deps.counters.add('responsesJson');
+    else this.deps.counters.add('responsesSse');
     const m = this.deps.counters.metrics;
     if (m !== undefined) for (const method of methods) m.mode(method, mode);
   }

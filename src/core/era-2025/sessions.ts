@@ -150,7 +150,7 @@ export class Sessions {
     this.#sessions.set(session.id, session);
     if (clientKey !== undefined) this.#clientKeys.set(session, clientKey);
     const { counters, options } = this.#ctx;
-    counters.sessionsCreated++;
+    counters.add('sessionsCreated');
     const info = { sessionId: session.id, principal: session.principal, protocolVersion: session.version };
     options.onSessionStart?.(info);
     const ev = {
@@ -209,10 +209,14 @@ export class Sessions {
     const c = this.#ctx.counters;
     return {
       active: this.#sessions.size,
-      created: c.sessionsCreated,
-      ended: { ...c.sessionsEnded },
-      capRefusals: c.sessionCapRefusals,
-      hibernation: { asleep: census.asleep, wakes: c.sessionWakes, wakeFailures: c.wakeFailures },
+      created: c.get('sessionsCreated'),
+      ended: c.sessionsEnded.read(),
+      capRefusals: c.get('sessionCapRefusals'),
+      hibernation: {
+        asleep: census.asleep,
+        wakes: c.get('sessionWakes'),
+        wakeFailures: c.get('wakeFailures'),
+      },
       clientLimitRefusals: {
         sessions: this.clientLimits?.refused.sessions ?? 0,
         rate: this.clientLimits?.refused.rate ?? 0,
@@ -224,7 +228,7 @@ export class Sessions {
   #ended(s: Session, reason: SessionEndReason): void {
     const { counters, cluster, options } = this.#ctx;
     if (reason === 'failed-init') {
-      counters.sessionsEnded['failed-init']++;
+      counters.sessionsEnded.add('failed-init');
       // The directory entry was written before the initialize was dispatched.
       if (s.id !== undefined) cluster?.sessionEnded(s.id);
     }
@@ -236,7 +240,7 @@ export class Sessions {
       this.clientLimits?.release(key);
     }
     cluster?.sessionEnded(s.id);
-    counters.sessionsEnded[reason]++;
+    counters.sessionsEnded.add(reason);
     counters.metrics?.semconv.session(s.version, (options.now() - s.startedAt) / 1000);
     options.onSessionEnd?.({
       sessionId: s.id,

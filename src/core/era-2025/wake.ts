@@ -171,11 +171,11 @@ export class Hibernation {
       if (this.#level !== undefined) await this.#replay(s, WAKE_LEVEL_ID, 'logging/setLevel', this.#level);
       if (s.ended) return 'ended';
       this.#asleep = false;
-      this.#counters.sessionWakes++;
+      this.#counters.add('sessionWakes');
       return 'woke';
     } catch (error) {
       if (s.ended) return 'ended';
-      this.#counters.wakeFailures++;
+      this.#counters.add('wakeFailures');
       const e = new SessionWakeError(error);
       this.#logger?.error('session.wake_failed', { session: s.sessionHash, code: e.code, error: e.message });
       s.end('closed');

@@ -110,7 +110,7 @@ export class ModernCall implements BridgeTarget, ModernInflight {
     const era = this.#era;
     const input = this.#input;
     era.state.inflight.add(this);
-    era.state.requests++;
+    era.state.counts.add('requests');
     input.sink.onClose(() => this.#onClose());
     const unbound = UNBOUND_METHODS.has(this.#req.method);
     const pooled = era.shared?.get(input.auth?.principal);
@@ -191,7 +191,7 @@ export class ModernCall implements BridgeTarget, ModernInflight {
       if ('id' in message) {
         // A server-to-client request has no stream to go to in this era: fail it now so the tool
         // learns at once (deferred: the SDK is still inside its send()).
-        this.#era.core.counters.undeliverable++;
+        this.#era.core.counters.add('undeliverable');
         const d = this.#dispatch;
         const id = message.id;
         queueMicrotask(() =>
@@ -287,7 +287,7 @@ export class ModernCall implements BridgeTarget, ModernInflight {
   #openStream(overflow: OverflowPolicy, fromTimer: boolean): SseConnection {
     const core = this.#era.core;
     const c = new SseConnection(this.#input.sink, core.connections, overflow);
-    core.counters.responsesSse++;
+    core.counters.add('responsesSse');
     core.counters.metrics?.mode(this.#req.method, 'sse');
     c.writer.onFirstBytes(() =>
       this.#streamEvent('mcp.stream.first_byte', {
@@ -323,7 +323,7 @@ export class ModernCall implements BridgeTarget, ModernInflight {
   #related(json: string, key: string | undefined): Promise<void> | undefined {
     const c = this.#answer.carrier();
     if (c === undefined) {
-      this.#era.core.counters.undeliverable++;
+      this.#era.core.counters.add('undeliverable');
       return undefined;
     }
     return c.send(encodeJsonFrame(undefined, json), key, () => !this.done);
@@ -341,7 +341,7 @@ export class ModernCall implements BridgeTarget, ModernInflight {
     // An error keeps its HTTP status while nothing was committed, even for a client preferring SSE.
     if (answer.answersJson(status !== 200)) {
       if (!answer.sinkClosed) {
-        era.core.counters.responsesJson++;
+        era.core.counters.add('responsesJson');
         era.core.counters.metrics?.mode(req.method, 'json');
       }
       answer.respond(status, { 'content-type': 'application/json', ...this.#input.headers }, json);
@@ -355,14 +355,14 @@ export class ModernCall implements BridgeTarget, ModernInflight {
   }
 
   #refuse(r: ModernRefusal): void {
-    this.#era.state.refusals++;
+    this.#era.state.counts.add('refusals');
     this.#answer.respond(r.status, refusalHeaders(r, this.#input.headers), refusalBody(r));
     this.#cleanup();
   }
 
   #onClose(): void {
     if (this.done) return;
-    this.#era.state.cancels++;
+    this.#era.state.counts.add('cancels');
     this.#streamClosed('client');
     this.#cancelHandler('the client closed the response stream');
   }

@@ -52,16 +52,17 @@ export class ModernEra {
 
   stats(): ModernStats {
     const m = this.state;
+    const n = m.counts.read();
     return {
-      requests: m.requests,
+      requests: n.requests,
       inflight: m.inflight.size,
-      refusals: m.refusals,
-      cancels: m.cancels,
-      notifications: m.notifications,
+      refusals: n.refusals,
+      cancels: n.cancels,
+      notifications: n.notifications,
       listenStreams: m.listens.size,
-      listensOpened: m.listensOpened,
-      listenRefusals: m.listenRefusals,
-      listenCoalesced: m.listenCoalesced,
+      listensOpened: n.listensOpened,
+      listenRefusals: n.listenRefusals,
+      listenCoalesced: n.listenCoalesced,
       concurrencyRefusals: this.limit?.refused ?? 0,
       slotsHeld: this.limit?.held ?? 0,
       clientsInflight: this.limit?.keys ?? 0,

@@ -7,11 +7,14 @@
 export class CoalescingQueue {
   readonly #frames = new Map<string, string>();
   /** Frames dropped because an equal one was already pending. */
-  coalesced = 0;
+  #coalesced = 0;
+  get coalesced(): number {
+    return this.#coalesced;
+  }
 
   put(key: string, frame: string): void {
     if (this.#frames.has(key)) {
-      this.coalesced++;
+      this.#coalesced++;
       return;
     }
     this.#frames.set(key, frame);

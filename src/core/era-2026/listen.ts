@@ -117,12 +117,12 @@ export class ListenStream {
       method: 'notifications/subscriptions/acknowledged',
       params: { notifications: this.#filter, _meta: { [META_SUBSCRIPTION_ID]: this.#id } },
     };
-    era.core.counters.responsesSse++;
+    era.core.counters.add('responsesSse');
     era.core.counters.metrics?.mode('subscriptions/listen', 'sse');
     c.open(200, { ...SSE_HEADERS, ...this.#input.headers }, encodeJsonFrame(undefined, JSON.stringify(ack)));
     this.#unsubscribe = era.state.bus.subscribe((ev) => this.#onChange(ev));
     armGuard(sink, this.#input.guard, era.core.options.now, () => {
-      era.core.counters.authStreamEnds++;
+      era.core.counters.add('authStreamEnds');
       this.end();
     });
   }
@@ -163,7 +163,7 @@ export class ListenStream {
     );
     const before = this.#queue.coalesced;
     this.#queue.put(key, frame);
-    if (this.#queue.coalesced !== before) this.#era.state.listenCoalesced++;
+    if (this.#queue.coalesced !== before) this.#era.state.counts.add('listenCoalesced');
     this.#flush();
   }
 
@@ -175,7 +175,7 @@ export class ListenStream {
     while (!w.blocked && !w.closed) {
       const f = this.#queue.take();
       if (f === undefined) return;
-      if (c.write(f) !== 'closed') this.#era.core.counters.eventsWritten++;
+      if (c.write(f) !== 'closed') this.#era.core.counters.add('eventsWritten');
     }
     if (this.#queue.size > 0 && !w.closed && !this.#waiting) {
       this.#waiting = true;

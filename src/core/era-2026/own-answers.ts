@@ -64,7 +64,7 @@ export async function answerListen(h: OwnAnswerHost): Promise<void> {
   const filter = parseFilter(h.req.params);
   if (typeof filter === 'string') return h.refuse(ModernRefusals.invalidMeta(h.req.id, filter));
   if (!era.state.listenAllowed(h.input.auth?.principal)) {
-    era.state.listenRefusals++;
+    era.state.counts.add('listenRefusals');
     return h.refuse(ModernRefusals.tooManyListenStreams(h.req.id));
   }
   const init = await describe(h);

@@ -15,7 +15,7 @@ import type { ModernEra } from './era.js';
 import type { TaskOffer } from './task-hook.js';
 
 export function sendModernRefusal(era: ModernEra, input: PostInput, r: ModernRefusal): void {
-  era.state.refusals++;
+  era.state.counts.add('refusals');
   input.sink.respond(r.status, refusalHeaders(r, input.headers), refusalBody(r));
 }
 
@@ -34,7 +34,7 @@ export async function handleModernPost(
   }
   if (verdict.era === 'modern-notification') {
     // The revision defines no client notifications over HTTP; an accepted one is 202, no body.
-    era.state.notifications++;
+    era.state.counts.add('notifications');
     input.sink.respond(202, input.headers, '');
     return;
   }
@@ -44,7 +44,7 @@ export async function handleModernPost(
   const denial = input.auth?.authorize?.(req.method, req.params);
   if (denial !== undefined) {
     // The credential does not cover this request (e.g. 403 insufficient_scope for a tool).
-    era.core.counters.refusals.auth++;
+    era.core.counters.refusals.add('auth');
     return sendRefusal(input.sink, Refusals.denied(denial), input.headers, req.id);
   }
   if (era.core.closing) return sendRefusal(input.sink, Refusals.shuttingDown(1), input.headers, req.id);

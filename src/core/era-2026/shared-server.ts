@@ -62,16 +62,31 @@ export class SharedServer implements BridgeTarget {
   readonly transport: BridgeTransport;
   readonly #core: CoreContext;
   readonly #owners = new Map<RequestId, Owner>();
-  dispatch: Dispatcher | undefined;
-  /** An SDK v2 server bound to the 2026-07-28 revision (v2-binding.ts). */
-  bound = false;
+  #dispatch: Dispatcher | undefined;
+  #bound = false;
   /** Called once when the SDK closes the server (the pool then forgets it). */
-  onClosed: (() => void) | undefined;
+  readonly #onClosed: () => void;
 
-  constructor(core: CoreContext, server: McpServerLike) {
+  constructor(core: CoreContext, server: McpServerLike, onClosed: () => void) {
     this.#core = core;
     this.server = server;
     this.transport = new BridgeTransport(this, undefined);
+    this.#onClosed = onClosed;
+  }
+
+  /** Hands inbound messages to the SDK; undefined until the server is connected. */
+  get dispatch(): Dispatcher | undefined {
+    return this.#dispatch;
+  }
+  /** Whether it is an SDK v2 server bound to the 2026-07-28 revision (v2-binding.ts). */
+  get bound(): boolean {
+    return this.#bound;
+  }
+
+  /** The server is connected to its transport: messages can be dispatched. */
+  connected(dispatch: Dispatcher, bound: boolean): void {
+    this.#dispatch = dispatch;
+    this.#bound = bound;
   }
 
   /** A wire id for a request of `caller`; `clientId` is put back on the response. */
@@ -96,10 +111,12 @@ export class SharedServer implements BridgeTarget {
         } else {
           // A server-to-client request nobody can answer: fail it at once (deferred: the SDK is
           // still inside its send()).
-          this.#core.counters.undeliverable++;
+          this.#core.counters.add('undeliverable');
           const id = message.id;
           queueMicrotask(() =>
-            this.dispatch?.response(errorResponse(id, JsonRpcCode.ServerError, 'no request to relate it to')),
+            this.#dispatch?.response(
+              errorResponse(id, JsonRpcCode.ServerError, 'no request to relate it to'),
+            ),
           );
         }
         return undefined;
@@ -127,7 +144,7 @@ export class SharedServer implements BridgeTarget {
    * fresh server for the next one instead of handing out this dead one.
    */
   closedBySdk(): void {
-    this.onClosed?.();
+    this.#onClosed();
     const owners = [...this.#owners];
     this.#owners.clear();
     for (const [wire, o] of owners) {
@@ -166,12 +183,11 @@ export class SharedServers {
   async #build(principal: string | undefined, forget: () => void): Promise<SharedServer> {
     const core = this.#core;
     const server = core.createServer({ sessionId: undefined, principal, era: 'modern' });
-    const shared = new SharedServer(core, server);
-    shared.onClosed = forget;
+    const shared = new SharedServer(core, server, forget);
     await server.connect(shared.transport);
     // Bound without a client identity: a shared server must not depend on one (statelessSafe).
-    shared.bound = bindModern(server, MODERN_VERSIONS[0] ?? '');
-    shared.dispatch = createDispatcher(server, shared.transport, core.options.fastDispatch);
+    const bound = bindModern(server, MODERN_VERSIONS[0] ?? '');
+    shared.connected(createDispatcher(server, shared.transport, core.options.fastDispatch), bound);
     return shared;
   }
 

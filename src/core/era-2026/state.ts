@@ -4,6 +4,7 @@
  * counters. Nothing here is per client: the modern era has no sessions.
  */
 
+import { Tally } from '../../flow/tally.js';
 import type { HeaderDecl } from '../../modern/param-headers.js';
 import { type ChangeBus, LocalChangeBus } from '../change-bus.js';
 
@@ -33,15 +34,20 @@ export class ModernState {
   readonly bus: ChangeBus;
   /** principal ('' for none) → tool name → declarations, with the time they were read. */
   readonly #decls = new Map<string, { at: number; tools: Map<string, HeaderDecl[]> }>();
-  requests = 0;
-  refusals = 0;
-  /** Requests whose client closed the response before the answer (cancellation). */
-  cancels = 0;
-  notifications = 0;
-  listensOpened = 0;
-  listenRefusals = 0;
-  /** Change notifications folded into an equal pending one on a slow listen stream. */
-  listenCoalesced = 0;
+  /**
+   * Requests, refusals, `cancels` (requests whose client closed the response before the answer),
+   * notifications, listen streams opened and refused, and `listenCoalesced` (change notifications
+   * folded into an equal pending one on a slow listen stream).
+   */
+  readonly counts = new Tally([
+    'requests',
+    'refusals',
+    'cancels',
+    'notifications',
+    'listensOpened',
+    'listenRefusals',
+    'listenCoalesced',
+  ] as const);
 
   constructor(bus: ChangeBus = new LocalChangeBus()) {
     this.bus = bus;
@@ -55,7 +61,7 @@ export class ModernState {
 
   listenOpened(l: ListenLike): void {
     this.listens.add(l);
-    this.listensOpened++;
+    this.counts.add('listensOpened');
     const k = l.principal ?? '';
     this.#perPrincipal.set(k, (this.#perPrincipal.get(k) ?? 0) + 1);
   }

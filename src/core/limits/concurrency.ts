@@ -15,7 +15,10 @@ export class ConcurrencyLimit {
   readonly #held = new Map<string, number>();
   #total = 0;
   /** Acquisitions refused because the key already held `max` slots. */
-  refused = 0;
+  #refused = 0;
+  get refused(): number {
+    return this.#refused;
+  }
 
   constructor(max: number) {
     this.max = max;
@@ -40,7 +43,7 @@ export class ConcurrencyLimit {
   acquire(key: string): Release | undefined {
     const n = this.#held.get(key) ?? 0;
     if (n >= this.max) {
-      this.refused++;
+      this.#refused++;
       return undefined;
     }
     this.#held.set(key, n + 1);

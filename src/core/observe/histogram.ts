@@ -5,8 +5,14 @@
 export class Histogram {
   readonly bounds: readonly number[];
   readonly counts: number[];
-  sum = 0;
-  count = 0;
+  #sum = 0;
+  get sum(): number {
+    return this.#sum;
+  }
+  #count = 0;
+  get count(): number {
+    return this.#count;
+  }
 
   constructor(bounds: readonly number[]) {
     this.bounds = bounds;
@@ -18,8 +24,8 @@ export class Histogram {
     let i = 0;
     while (i < b.length && v > (b[i] as number)) i++;
     this.counts[i] = (this.counts[i] ?? 0) + 1;
-    this.sum += v;
-    this.count++;
+    this.#sum += v;
+    this.#count++;
   }
 }
 

@@ -8,12 +8,15 @@ import type { Histogram } from './histogram.js';
 export type Labels = Record<string, string>;
 
 export class PrometheusWriter {
-  out = '';
+  #out = '';
+  get out(): string {
+    return this.#out;
+  }
   family(name: string, type: 'counter' | 'gauge' | 'histogram', help: string): void {
-    this.out += `# HELP ${name} ${help}\n# TYPE ${name} ${type}\n`;
+    this.#out += `# HELP ${name} ${help}\n# TYPE ${name} ${type}\n`;
   }
   sample(name: string, value: number, labels?: Labels): void {
-    this.out += `${name}${fmt(labels)} ${Number.isFinite(value) ? value : 0}\n`;
+    this.#out += `${name}${fmt(labels)} ${Number.isFinite(value) ? value : 0}\n`;
   }
   one(name: string, type: 'counter' | 'gauge', help: string, value: number): void {
     this.family(name, type, help);

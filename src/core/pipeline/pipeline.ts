@@ -107,13 +107,13 @@ export function createChecks(
   async function handle(view: RequestView, sink: ResponseSink): Promise<void> {
     const host = view.header('host');
     if (!hostAllowed(host, view, o.allowedHosts)) {
-      counters.refusals.host++;
+      counters.refusals.add('host');
       return sendRefusal(sink, Refusals.forbiddenHost(host));
     }
     const origin = view.header('origin');
     const verdict = checkOrigin(origin, host, o.allowedOrigins);
     if (verdict === 'denied') {
-      counters.refusals.origin++;
+      counters.refusals.add('origin');
       return sendRefusal(sink, Refusals.forbiddenOrigin(origin ?? '', host));
     }
     const headers: Headers = verdict === 'allowed' && origin !== undefined ? corsHeaders(origin) : {};
@@ -133,7 +133,7 @@ export function createChecks(
     if (authenticate !== undefined) {
       const r = await authenticate(view);
       if (r === null || isAuthDenial(r) || typeof r?.principal !== 'string') {
-        counters.refusals.auth++;
+        counters.refusals.add('auth');
         return sendRefusal(
           sink,
           isAuthDenial(r) ? Refusals.denied(r) : Refusals.unauthorized(challenge),

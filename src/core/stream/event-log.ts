@@ -71,7 +71,7 @@ export class EventLog {
     const seq = ++this.#seq;
     const id = this.idOf(seq);
     if (id === undefined) return { seq, frame: undefined };
-    p.id = id;
+    p.numbered(id);
     if (this.#ctx.store === undefined) return { seq, frame: undefined };
     const frame = p.render();
     this.#append(seq, frame, p, id, undefined);

@@ -25,6 +25,12 @@ const RESOLVED: Promise<unknown> = Promise.resolve();
 /** A frame produced while a replay is read, written after it. */
 type Held = { seq: number; frame: string; key: string | undefined };
 
+/** Told when a stream's connection goes away before the stream is done, and when one attaches. */
+export interface StreamWatcher {
+  streamDetached(): void;
+  streamAttached(): void;
+}
+
 export class EventStream {
   /**
    * A session's stream keeps every frame in the replay store before writing it, so a blocked
@@ -64,10 +70,8 @@ export class EventStream {
   #tookOverAt: number | undefined;
   /** Producers of partial output held while the consumer is away (partial-output.ts). */
   #away: AwayHold | undefined;
-  /** Called when the attached connection goes away before the stream is done. */
-  onDetach: (() => void) | undefined;
-  /** Called when a connection attaches. */
-  onAttach: (() => void) | undefined;
+  /** Told when the connection goes away before the stream is done, and when one attaches. */
+  #watcher: StreamWatcher | undefined;
 
   constructor(ctx: StreamContext, num: number, kind: StreamKind) {
     this.#ctx = ctx;
@@ -75,6 +79,10 @@ export class EventStream {
     this.num = num;
     this.kind = kind;
     this.#log = new EventLog(ctx, num, this);
+  }
+  /** Who is told of this stream's connection coming and going (its exchange: the orphan timer). */
+  watch(watcher: StreamWatcher): void {
+    this.#watcher = watcher;
   }
 
   get attached(): boolean {
@@ -341,11 +349,11 @@ export class EventStream {
     if (outcome === 'overflow') {
       // The connection closed itself (close-and-resume, answer/connection.ts): the frame is in the
       // replay store and the client resumes from its last id.
-      this.onDetach?.();
+      this.#watcher?.streamDetached();
       return;
     }
     if (outcome === 'closed') return;
-    this.#sh.counters.eventsWritten++;
+    this.#sh.counters.add('eventsWritten');
     if (seq > this.#delivered) this.#delivered = seq;
     if (this.#ctx.tag !== undefined) this.#sentId = true;
     this.#checkDelivery();
@@ -385,15 +393,15 @@ export class EventStream {
         // Lost by the peer (a server-side close clears #conn first and never comes here).
         this.#conn = undefined;
         if (!this.#done) this.#lostCursor = cursor;
-        if (!this.#done) this.onDetach?.();
+        if (!this.#done) this.#watcher?.streamDetached();
       }
     });
     c.open(200, headers, first);
     armGuard(sink, guard, this.#sh.now, () => {
-      this.#sh.counters.authStreamEnds++;
+      this.#sh.counters.add('authStreamEnds');
       if (this.#conn === c) this.interrupt();
     });
-    this.onAttach?.();
+    this.#watcher?.streamAttached();
     this.#away?.release();
   }
 
@@ -403,6 +411,6 @@ export class EventStream {
     this.#conn = undefined;
     if (graceful) c.end();
     else c.destroy();
-    if (!this.#done) this.onDetach?.();
+    if (!this.#done) this.#watcher?.streamDetached();
   }
 }

@@ -43,7 +43,7 @@ export class LiveSet implements WriterSet {
     const period = Math.max(50, Math.floor(idleMs / 4));
     this.#timer = setInterval(() => {
       const t = now();
-      for (const w of this.#writers) if (w.keepalive(t, idleMs)) counters.keepalivesSent++;
+      for (const w of this.#writers) if (w.keepalive(t, idleMs)) counters.add('keepalivesSent');
     }, period);
     this.#timer.unref?.();
   }

@@ -48,7 +48,7 @@ export async function readReplay(
     q.from < q.upTo &&
     ((r.status === 'ok' && (r.events.at(-1)?.seq ?? q.from) < q.upTo) || r.status === 'unknown')
   ) {
-    counters.storeGaps++;
+    counters.add('storeGaps');
     return { status: 'evicted' };
   }
   return r;

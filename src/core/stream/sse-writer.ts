@@ -54,18 +54,26 @@ export class SseWriter {
   #waiters: (() => void)[] | undefined;
   /** Called once, when the response's first bytes go to the sink (time to first byte). */
   #firstBytes: (() => void) | undefined;
-  /** When the last bytes went to the sink (for keepalive). */
-  lastWriteAt: number;
-  /** Milliseconds this connection spent waiting for 'drain'. */
-  stallMs = 0;
+  #lastWriteAt: number;
+  #stallMs = 0;
   #closed = false;
+
+  /** When the last bytes went to the sink (for keepalive). */
+  get lastWriteAt(): number {
+    return this.#lastWriteAt;
+  }
+
+  /** Milliseconds this connection spent waiting for 'drain'. */
+  get stallMs(): number {
+    return this.#stallMs;
+  }
 
   constructor(sink: ResponseSink, limits: WriterLimits, counters: Counters, now: () => number) {
     this.#sink = sink;
     this.#limits = limits;
     this.#counters = counters;
     this.#now = now;
-    this.lastWriteAt = now();
+    this.#lastWriteAt = now();
   }
 
   get closed(): boolean {
@@ -99,7 +107,7 @@ export class SseWriter {
    */
   open(status: number, headers: Record<string, string>, first: string): void {
     this.#sink.head(status, headers);
-    this.lastWriteAt = this.#now();
+    this.#lastWriteAt = this.#now();
     this.#batch = first;
     this.#opening = true;
     if (!this.#batchOpen) {
@@ -122,7 +130,7 @@ export class SseWriter {
       }
       const before = q.coalesced;
       q.push(frame, key);
-      this.#counters.coalesced += q.coalesced - before;
+      this.#counters.add('coalesced', q.coalesced - before);
       return 'queued';
     }
     this.#append(frame, urgent);
@@ -140,7 +148,7 @@ export class SseWriter {
       if (q.bytes + p.escaped.length > this.#limits.maxQueueBytes) return 'overflow';
       const before = q.merged;
       q.pushPartial(p);
-      this.#counters.partialMerged += q.merged - before;
+      this.#counters.add('partialMerged', q.merged - before);
       return 'queued';
     }
     this.#append(frame ?? p.render(), true);
@@ -184,7 +192,7 @@ export class SseWriter {
 
   /** Sends a comment if nothing was written for idleMs; true when it did. */
   keepalive(now: number, idleMs: number): boolean {
-    if (this.#closed || !this.#writable || this.#batchOpen || now - this.lastWriteAt < idleMs) return false;
+    if (this.#closed || !this.#writable || this.#batchOpen || now - this.#lastWriteAt < idleMs) return false;
     this.#put(KEEPALIVE_COMMENT);
     return true;
   }
@@ -251,10 +259,10 @@ export class SseWriter {
 
   #put(chunk: string): void {
     if (this.#firstBytes !== undefined) this.#firstSent();
-    this.lastWriteAt = this.#now();
+    this.#lastWriteAt = this.#now();
     if (!this.#sink.write(chunk) && this.#writable) {
       this.#writable = false;
-      this.#stallStart = this.lastWriteAt;
+      this.#stallStart = this.#lastWriteAt;
       // The drain listener goes on at the first refusal (drain only follows a refused write, never
       // within it): most connections never block, and an idle stream keeps no listener for it.
       if (!this.#drainHooked) {
@@ -267,9 +275,9 @@ export class SseWriter {
   #onDrain(): void {
     if (this.#closed || this.#writable) return;
     const now = this.#now();
-    this.stallMs += now - this.#stallStart;
-    this.#counters.writeStallMs += now - this.#stallStart;
-    this.#counters.writeStalls++;
+    this.#stallMs += now - this.#stallStart;
+    this.#counters.add('writeStallMs', now - this.#stallStart);
+    this.#counters.add('writeStalls');
     this.#counters.metrics?.writeStall.observe((now - this.#stallStart) / 1000);
     this.#writable = true;
     const rest = this.#q?.drain() ?? '';

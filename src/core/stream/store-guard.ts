@@ -20,7 +20,7 @@ export function guardStore(
   const unlogged: Record<StoreOperation, number> = { append: 0, replay: 0, endStream: 0, dropSession: 0 };
   return new GuardedEventStore(store, {
     storeError(op, error) {
-      counters.storeErrors[op]++;
+      counters.storeErrors.add(op);
       unlogged[op]++;
       const now = Date.now();
       if (logger === undefined || now - lastLogged[op] < LOG_EVERY_MS) return;
@@ -29,7 +29,7 @@ export function guardStore(
       unlogged[op] = 0;
     },
     storeGap() {
-      counters.storeGaps++;
+      counters.add('storeGaps');
     },
   });
 }
