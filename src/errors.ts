@@ -15,6 +15,7 @@ export type SluiceErrorCode =
   | 'SLUICE_SDK_TASK_STORE'
   | 'SLUICE_SHARED_TOOL'
   | 'SLUICE_SHARED_RECORD'
+  | 'SLUICE_ALREADY_REGISTERED'
   | 'SLUICE_SESSION_WAKE';
 
 const brand = Symbol.for('sluice.error');
@@ -128,6 +129,22 @@ export class SharedRecordError extends SluiceError {
         `with ${kind === 'prompt' ? 'registerPrompt' : 'registerResource'}`,
     );
     this.name = 'SharedRecordError';
+  }
+}
+
+/**
+ * `registerSharedTools`/`registerSharedPrompts`/`registerSharedResources` given a name (or URI)
+ * the server already has: as the SDK's own `registerTool` does, a name is registered once per
+ * server; unlike the SDK's plain `Error`, this one has a code. `kind` and `key` say which.
+ */
+export class AlreadyRegisteredError extends SluiceError {
+  readonly kind: string;
+  readonly key: string;
+  constructor(kind: 'Tool' | 'Prompt' | 'Resource' | 'Resource template', key: string) {
+    super('SLUICE_ALREADY_REGISTERED', `${kind} ${key} is already registered`);
+    this.name = 'AlreadyRegisteredError';
+    this.kind = kind;
+    this.key = key;
   }
 }
 

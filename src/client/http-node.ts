@@ -19,6 +19,7 @@
  */
 import { Agent as HttpAgent } from 'node:http';
 import { Agent as HttpsAgent } from 'node:https';
+import { TransportClosedError } from './errors.js';
 import type { HttpClient } from './http-client.js';
 import { type Context, send, type Target } from './http-node-send.js';
 import { silenceWatch } from './http-node-silence.js';
@@ -74,7 +75,7 @@ export function createNodeHttp(): HttpClient {
   };
   return {
     request(method, url, headers, body, signal, resendable) {
-      if (closed) return Promise.reject(new Error('HTTP client closed'));
+      if (closed) return Promise.reject(new TransportClosedError());
       if (headers['accept-encoding'] === undefined) headers['accept-encoding'] = 'gzip, deflate';
       if (headers['user-agent'] === undefined) headers['user-agent'] = 'node';
       return send(context, method, url, headers, body, signal, resendable, 0);

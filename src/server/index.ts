@@ -34,6 +34,7 @@ export { DEFAULTS } from '../core/options.js';
 export type { BodyResult, RequestView, ViewHeaders } from '../core/pipeline/request-view.js';
 export type { CreateServer } from '../core/sdk/server-like.js';
 export {
+  AlreadyRegisteredError,
   BodyConsumedError,
   InvalidOptionError,
   PartialCancelledError,

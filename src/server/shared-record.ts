@@ -12,6 +12,8 @@
  * otherwise the SDK's own call runs for every server.
  */
 
+import { AlreadyRegisteredError } from '../errors.js';
+
 export class SharedRecords<T extends object> {
   /** Per McpServer class (two SDK copies can differ), per item: its record, or null when the SDK's did not fit. */
   readonly #byClass = new WeakMap<object, WeakMap<T, object | null>>();
@@ -125,7 +127,7 @@ export interface Placement<T extends object> {
   register(server: object, item: T): unknown;
   records(item: T): SharedRecords<T>;
   /** Where the item's record goes: its table, its key, and how the SDK names it when refusing a duplicate. */
-  slot(item: T): readonly [table: string, key: string, label: string];
+  slot(item: T): readonly [table: string, key: string, label: 'Prompt' | 'Resource' | 'Resource template'];
 }
 
 /** Puts each item's learnt record into `server`'s table (or makes the SDK's call), then announces them. */
@@ -146,7 +148,7 @@ export function installShared<T extends object>(server: object, items: readonly 
     const [table, key, label] = p.slot(item);
     const slots = t[table] as Record<string, unknown>;
     // As the SDK's own call: a key is registered once per server.
-    if (slots[key] !== undefined) throw new Error(`${label} ${key} is already registered`);
+    if (slots[key] !== undefined) throw new AlreadyRegisteredError(label, key);
     slots[key] = learnt.record;
     completion ||= learnt.completion;
     installed = true;

@@ -36,7 +36,7 @@ import {
   type ZodRawShapeCompat,
 } from '@modelcontextprotocol/sdk/server/zod-compat.js';
 import type { ToolAnnotations } from '@modelcontextprotocol/sdk/types.js';
-import { SharedToolError } from '../errors.js';
+import { AlreadyRegisteredError, SharedToolError } from '../errors.js';
 import { CHANGERS, internalsOf, SharedRecords } from './shared-record.js';
 
 /** The config `registerTool` takes, with `inputSchema`/`outputSchema` as a raw shape or a zod schema. */
@@ -137,7 +137,7 @@ export function registerSharedTools(server: McpServer, tools: readonly SharedToo
       continue;
     }
     // As registerTool: a name is registered once per server.
-    if (table._registeredTools[t.name] !== undefined) throw new Error(`Tool ${t.name} is already registered`);
+    if (table._registeredTools[t.name] !== undefined) throw new AlreadyRegisteredError('Tool', t.name);
     table._registeredTools[t.name] = r;
     installed = true;
   }

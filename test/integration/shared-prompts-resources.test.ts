@@ -169,12 +169,22 @@ describe('shared prompts and resources', () => {
       }
       assert.equal(record['enabled'], true);
     }
-    assert.throws(() => registerSharedPrompts(s, [PLAIN]), /Prompt plain is already registered/);
-    assert.throws(
-      () => registerSharedResources(s, [README]),
-      /Resource test:\/\/readme is already registered/,
-    );
-    assert.throws(() => registerSharedResources(s, [ITEM]), /Resource template item is already registered/);
+    assert.throws(() => registerSharedPrompts(s, [PLAIN]), {
+      code: 'SLUICE_ALREADY_REGISTERED',
+      name: 'AlreadyRegisteredError',
+      message: /Prompt plain is already registered/,
+    });
+    assert.throws(() => registerSharedResources(s, [README]), {
+      code: 'SLUICE_ALREADY_REGISTERED',
+      kind: 'Resource',
+      key: 'test://readme',
+      message: /Resource test:\/\/readme is already registered/,
+    });
+    assert.throws(() => registerSharedResources(s, [ITEM]), {
+      code: 'SLUICE_ALREADY_REGISTERED',
+      name: 'AlreadyRegisteredError',
+      message: /Resource template item is already registered/,
+    });
   });
 
   test('a subclass of McpServer gets registerPrompt for every server (its constructor is never run to learn)', () => {

@@ -106,7 +106,11 @@ describe('shared tools', () => {
     assert.equal(recordOf(first)?.['enabled'], false);
     assert.equal(shared['enabled'], true);
     // As registerTool: one name once per server.
-    assert.throws(() => registerSharedTools(second, [tool]), /Tool record is already registered/);
+    assert.throws(() => registerSharedTools(second, [tool]), {
+      code: 'SLUICE_ALREADY_REGISTERED',
+      name: 'AlreadyRegisteredError',
+      message: /Tool record is already registered/,
+    });
   });
 
   test('an SDK whose tool record has other fields gets registerTool for every server', () => {
