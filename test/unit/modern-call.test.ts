@@ -83,7 +83,7 @@ test('a response with nothing related first is a JSON answer', async () => {
   assert.equal(body.id, 1);
   assert.equal(body.result.content[0]?.text, 'hi');
   assert.equal(c.done, true);
-  assert.equal(e.state.inflight.size, 0);
+  assert.equal(e.state.inflightCount, 0);
 });
 
 test('the first progress notification upgrades to SSE; the response ends the stream', async () => {
@@ -124,7 +124,7 @@ test('the client closing its response cancels the handler (the era has no resume
   await until(() => probe.aborted.includes('tick'), 'the handler aborted');
   assert.equal(e.state.counts.get('cancels'), 1);
   assert.equal(core.live.size, 0);
-  assert.equal(e.state.inflight.size, 0);
+  assert.equal(e.state.inflightCount, 0);
 });
 
 test('a blocked socket slows the tool (wait-for-room): nothing closed, nothing lost, in order', async () => {

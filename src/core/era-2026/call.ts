@@ -109,7 +109,7 @@ export class ModernCall implements BridgeTarget, ModernInflight {
   async run(): Promise<void> {
     const era = this.#era;
     const input = this.#input;
-    era.state.inflight.add(this);
+    era.state.callStarted(this);
     era.state.counts.add('requests');
     input.sink.onClose(() => this.#onClose());
     const unbound = UNBOUND_METHODS.has(this.#req.method);
@@ -383,7 +383,7 @@ export class ModernCall implements BridgeTarget, ModernInflight {
   }
 
   #cleanup(): void {
-    this.#era.state.inflight.delete(this);
+    this.#era.state.callEnded(this);
     const release = this.#release;
     this.#release = undefined;
     release?.();

@@ -36,17 +36,17 @@ export class ModernEra {
   }
 
   get inflight(): number {
-    return this.state.inflight.size;
+    return this.state.inflightCount;
   }
 
   /** Listen streams never drain by themselves: a close ends them first, each with its listen result. */
   endListens(): void {
-    for (const l of [...this.state.listens]) l.end();
+    for (const l of this.state.listensNow()) l.end();
   }
 
   /** Ends what is still running (close deadline), then closes the shared servers. */
   async close(): Promise<void> {
-    for (const call of [...this.state.inflight]) call.abandon();
+    for (const call of this.state.inflightNow()) call.abandon();
     await this.shared?.close();
   }
 
@@ -55,11 +55,11 @@ export class ModernEra {
     const n = m.counts.read();
     return {
       requests: n.requests,
-      inflight: m.inflight.size,
+      inflight: m.inflightCount,
       refusals: n.refusals,
       cancels: n.cancels,
       notifications: n.notifications,
-      listenStreams: m.listens.size,
+      listenStreams: m.listenCount,
       listensOpened: n.listensOpened,
       listenRefusals: n.listenRefusals,
       listenCoalesced: n.listenCoalesced,

@@ -28,8 +28,8 @@ export const MAX_LISTEN_STREAMS = 1024;
 export const MAX_LISTEN_STREAMS_PER_PRINCIPAL = 32;
 
 export class ModernState {
-  readonly inflight = new Set<ModernInflight>();
-  readonly listens = new Set<ListenLike>();
+  readonly #inflight = new Set<ModernInflight>();
+  readonly #listens = new Set<ListenLike>();
   readonly #perPrincipal = new Map<string, number>();
   readonly bus: ChangeBus;
   /** principal ('' for none) → tool name → declarations, with the time they were read. */
@@ -53,21 +53,45 @@ export class ModernState {
     this.bus = bus;
   }
 
+  /** A request began; close() ends it if it is still running at the deadline. */
+  callStarted(call: ModernInflight): void {
+    this.#inflight.add(call);
+  }
+  callEnded(call: ModernInflight): void {
+    this.#inflight.delete(call);
+  }
+  /** Requests in flight now. */
+  get inflightCount(): number {
+    return this.#inflight.size;
+  }
+  /** Listen streams open now. */
+  get listenCount(): number {
+    return this.#listens.size;
+  }
+  /** A copy of the requests in flight (close() ends each, which removes it from the set). */
+  inflightNow(): ModernInflight[] {
+    return [...this.#inflight];
+  }
+  /** A copy of the open listen streams (close() ends each, which removes it from the set). */
+  listensNow(): ListenLike[] {
+    return [...this.#listens];
+  }
+
   /** Whether a new listen stream for this principal fits under the caps. */
   listenAllowed(principal: string | undefined): boolean {
-    if (this.listens.size >= MAX_LISTEN_STREAMS) return false;
+    if (this.#listens.size >= MAX_LISTEN_STREAMS) return false;
     return (this.#perPrincipal.get(principal ?? '') ?? 0) < MAX_LISTEN_STREAMS_PER_PRINCIPAL;
   }
 
   listenOpened(l: ListenLike): void {
-    this.listens.add(l);
+    this.#listens.add(l);
     this.counts.add('listensOpened');
     const k = l.principal ?? '';
     this.#perPrincipal.set(k, (this.#perPrincipal.get(k) ?? 0) + 1);
   }
 
   listenClosed(l: ListenLike): void {
-    if (!this.listens.delete(l)) return;
+    if (!this.#listens.delete(l)) return;
     const k = l.principal ?? '';
     const n = (this.#perPrincipal.get(k) ?? 1) - 1;
     if (n <= 0) this.#perPrincipal.delete(k);

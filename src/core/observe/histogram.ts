@@ -4,7 +4,11 @@
  */
 export class Histogram {
   readonly bounds: readonly number[];
-  readonly counts: number[];
+  readonly #counts: number[];
+  /** Observations per bucket (the last is +Inf), not cumulative. */
+  get counts(): readonly number[] {
+    return this.#counts;
+  }
   #sum = 0;
   get sum(): number {
     return this.#sum;
@@ -16,14 +20,14 @@ export class Histogram {
 
   constructor(bounds: readonly number[]) {
     this.bounds = bounds;
-    this.counts = new Array(bounds.length + 1).fill(0);
+    this.#counts = new Array(bounds.length + 1).fill(0);
   }
 
   observe(v: number): void {
     const b = this.bounds;
     let i = 0;
     while (i < b.length && v > (b[i] as number)) i++;
-    this.counts[i] = (this.counts[i] ?? 0) + 1;
+    this.#counts[i] = (this.#counts[i] ?? 0) + 1;
     this.#sum += v;
     this.#count++;
   }
