@@ -114,7 +114,18 @@ test('blocked socket, close-and-resume: a frame that does not fit drops the conn
   const sink = new FakeSink();
   const ctx = smallContext({ highWaterMark: 64, maxQueueBytes: 256 });
   let overflowed = 0;
-  const c = new SseConnection(sink, ctx, 'close-and-resume', () => overflowed++);
+  let closed = 0;
+  const c = new SseConnection(sink, ctx, 'close-and-resume', {
+    connectionOverflowed: (x) => {
+      assert.equal(x, c);
+      assert.equal(closed, 0, 'told of the overflow before the close');
+      overflowed++;
+    },
+    connectionClosed: (x) => {
+      assert.equal(x, c);
+      closed++;
+    },
+  });
   c.open(200, {}, ': open\n\n');
   await nextTick();
   assert.equal(ctx.live.size, 1);
@@ -128,6 +139,8 @@ test('blocked socket, close-and-resume: a frame that does not fit drops the conn
   assert.equal(sink.destroyed, true);
   assert.equal(ctx.live.size, 0, 'the dropped connection left the live set');
   assert.equal(c.write(frame(4)), 'closed');
+  await nextTick();
+  assert.equal(closed, 1, 'the owner is told the connection is gone, once');
 });
 
 test('blocked socket, wait-for-room: the frame waits for drain and is written then, in order', async () => {

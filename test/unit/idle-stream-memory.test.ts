@@ -83,7 +83,7 @@ function census(s: Snapshot, classes: string[]) {
   return { closures, instances, fields };
 }
 
-test('an open, idle GET stream: two closures of the stream, one of its connection, none of its writer or log', async () => {
+test('an open, idle GET stream: no closure of the stream, one of its connection, none of its writer or log', async () => {
   const ctx = streamContext();
   const stream = new EventStream(ctx, 0, 'get');
   const sink = new FakeSink();
@@ -94,9 +94,9 @@ test('an open, idle GET stream: two closures of the stream, one of its connectio
   const { closures, instances, fields } = census(await snapshot(), classes);
   for (const c of classes) assert.equal(instances.get(c), 1, `one ${c}`);
   assert.deepEqual(Object.fromEntries(closures), {
-    // The connection's overflow callback and the stream's close listener (one scope, #bind).
-    EventStream: 2,
-    // Its close listener on the sink, which tells its writer too.
+    // The stream is the connection's owner (answer/connection.ts ConnectionOwner): no callbacks.
+    EventStream: 0,
+    // Its close listener on the sink, which tells its writer, the live set and its owner.
     SseConnection: 1,
     SseWriter: 0,
     EventLog: 0,

@@ -28,29 +28,52 @@ export interface ConnectionShared {
   readonly live: WriterSet;
 }
 
+/**
+ * Told what becomes of a connection: a session's EventStream, which outlives its connections. An
+ * object handed over once rather than callbacks, so an idle stream's connection holds no closures.
+ */
+export interface ConnectionOwner {
+  /** 'close-and-resume': an overflow is about to drop this connection. */
+  connectionOverflowed(c: SseConnection): void;
+  /** The connection is gone (the writer already knows, and it left the live set). */
+  connectionClosed(c: SseConnection): void;
+}
+
+/** Where a resumed connection started (its owner reads it when the connection goes). */
+export interface ResumePoint {
+  /** The `Last-Event-ID` position it resumed after; undefined when it asked for the stream afresh. */
+  readonly cursor: number | undefined;
+  /** Events the replay carried before the stream went live. */
+  readonly replayed: number;
+}
+
 export class SseConnection {
   readonly writer: SseWriter;
+  /** Where this connection resumed from; undefined for a connection that started the stream. */
+  readonly resumed: ResumePoint | undefined;
   readonly #live: WriterSet;
   readonly #counters: Counters;
   readonly #policy: OverflowPolicy;
-  /** Called (close-and-resume) just before an overflow drops the connection. */
-  readonly #onOverflow: (() => void) | undefined;
+  readonly #owner: ConnectionOwner | undefined;
 
   constructor(
     sink: ResponseSink,
     shared: ConnectionShared,
     policy: OverflowPolicy,
-    onOverflow?: (() => void) | undefined,
+    owner?: ConnectionOwner | undefined,
+    resumed?: ResumePoint | undefined,
   ) {
     this.writer = new SseWriter(sink, shared.limits, shared.counters, shared.now);
+    this.resumed = resumed;
     this.#live = shared.live;
     this.#counters = shared.counters;
     this.#policy = policy;
-    this.#onOverflow = onOverflow;
-    // The writer learns of the close from here, first, as it did from a listener of its own.
+    this.#owner = owner;
+    // The writer learns of the close first, then the live set, then the owner: one listener.
     sink.onClose(() => {
       this.writer.sinkClosed();
       this.#leave();
+      this.#owner?.connectionClosed(this);
     });
   }
 
@@ -124,7 +147,7 @@ export class SseConnection {
     // Never drop a response or request: the frame is in the replay store (docs/design.md
     // "Invariants"); the connection goes and the client resumes from its last id.
     this.#counters.add('overflowCloses');
-    this.#onOverflow?.();
+    this.#owner?.connectionOverflowed(this);
     this.destroy();
     return 'overflow';
   }

@@ -23,8 +23,8 @@ import { Answer } from '../answer/answer.js';
 import { type Refusal, sendRefusal } from '../pipeline/refusal.js';
 import type { Policy } from '../pipeline/route.js';
 import type { Headers, ResponseSink } from '../pipeline/sink.js';
-import { EventStream, type StreamWatcher } from '../stream/event-stream.js';
-import type { StreamShared } from '../stream/stream-context.js';
+import { EventStream } from '../stream/event-stream.js';
+import type { StreamShared, StreamWatcher } from '../stream/stream-context.js';
 import { SSE_HEADERS } from '../stream/stream-context.js';
 import type { StreamGuard } from '../stream/stream-guard.js';
 

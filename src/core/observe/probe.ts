@@ -17,6 +17,16 @@ export interface StreamEvent {
   replayed?: number | undefined;
 }
 
+/** A stream event; `resumed` says where a resumed connection started. */
+export function streamEvent(
+  session: string,
+  stream: number,
+  kind: 'post' | 'get',
+  resumed: { readonly cursor: number | undefined; readonly replayed: number } | undefined,
+): StreamEvent {
+  return { session, stream, kind, cursor: resumed?.cursor, replayed: resumed?.replayed };
+}
+
 export interface Probe {
   sessionStart(e: SessionEvent): void;
   sessionEnd(e: SessionEvent & { reason: string }): void;

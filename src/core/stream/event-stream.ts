@@ -8,7 +8,13 @@
 import type { PartialFrame } from '../../flow/partial-frame.js';
 import type { ProgressEvent } from '../../jsonrpc/progress-json.js';
 import { encodeRetry, OPEN_COMMENT, RESUMED_COMMENT } from '../../sse/encode.js';
-import { type OverflowPolicy, SseConnection } from '../answer/connection.js';
+import {
+  type ConnectionOwner,
+  type OverflowPolicy,
+  type ResumePoint,
+  SseConnection,
+} from '../answer/connection.js';
+import { type StreamEvent, streamEvent } from '../observe/probe.js';
 import { queueStats, type StreamStats } from '../observe/stats.js';
 import type { Headers, ResponseSink } from '../pipeline/sink.js';
 import { type DeliveryState, DeliveryWaiters } from './delivery.js';
@@ -17,7 +23,7 @@ import { AwayHold } from './partial-output.js';
 import type { ResumeOutcome } from './replay-read.js';
 import { replayOpening, resumePrimer } from './resume-primer.js';
 import type { SseWriter, WriteOutcome } from './sse-writer.js';
-import type { StreamContext, StreamKind, StreamShared } from './stream-context.js';
+import type { StreamContext, StreamKind, StreamShared, StreamWatcher } from './stream-context.js';
 import { armGuard, type StreamGuard } from './stream-guard.js';
 
 const RESOLVED: Promise<unknown> = Promise.resolve();
@@ -25,13 +31,7 @@ const RESOLVED: Promise<unknown> = Promise.resolve();
 /** A frame produced while a replay is read, written after it. */
 type Held = { seq: number; frame: string; key: string | undefined };
 
-/** Told when a stream's connection goes away before the stream is done, and when one attaches. */
-export interface StreamWatcher {
-  streamDetached(): void;
-  streamAttached(): void;
-}
-
-export class EventStream {
+export class EventStream implements ConnectionOwner {
   /**
    * A session's stream keeps every frame in the replay store before writing it, so a blocked
    * socket may be closed: the client resumes from its last id (answer/connection.ts).
@@ -277,14 +277,10 @@ export class EventStream {
     if (r.events.length > 0) this.#sentId = true;
     if (last > this.#delivered) this.#delivered = last;
     const replayed = r.events.length;
-    this.#bind(
-      sink,
-      headers,
-      first.length > 0 ? first : RESUMED_COMMENT,
-      guard,
-      fresh ? undefined : from,
+    this.#bind(sink, headers, first.length > 0 ? first : RESUMED_COMMENT, guard, {
+      cursor: fresh ? undefined : from,
       replayed,
-    );
+    });
     const c = this.#conn;
     if (c !== undefined) for (const h of held) if (h.seq > last) this.#put(c, h.seq, h.frame, h.key);
     if (this.#done) this.#conn?.end();
@@ -364,38 +360,16 @@ export class EventStream {
     headers: Headers,
     first: string,
     guard: StreamGuard | undefined,
-    cursor?: number,
-    replayed?: number,
+    resumed?: ResumePoint,
   ): void {
-    const c: SseConnection = new SseConnection(sink, this.#sh, EventStream.overflow, () => {
-      if (this.#conn !== c) return;
-      this.#closing = 'overflow';
-      this.#conn = undefined;
-    });
+    const c = new SseConnection(sink, this.#sh, EventStream.overflow, this, resumed);
     this.#conn = c;
     this.#tookOverAt = undefined;
     this.#everAttached = true;
     this.#attaches++;
     this.#lostCursor = undefined;
     this.#closing = undefined;
-    const probe = this.#sh.probe;
-    const ev =
-      probe === undefined
-        ? undefined
-        : { session: this.#ctx.sessionHash, stream: this.num, kind: this.kind, cursor, replayed };
-    if (ev !== undefined) probe?.streamOpen(ev);
-    sink.onClose(() => {
-      if (ev !== undefined) {
-        const reason = this.#done ? 'finished' : (this.#closing ?? (this.#conn === c ? 'client' : 'server'));
-        probe?.streamClose({ ...ev, reason });
-      }
-      if (this.#conn === c) {
-        // Lost by the peer (a server-side close clears #conn first and never comes here).
-        this.#conn = undefined;
-        if (!this.#done) this.#lostCursor = cursor;
-        if (!this.#done) this.#watcher?.streamDetached();
-      }
-    });
+    this.#sh.probe?.streamOpen(this.#probeEvent(c));
     c.open(200, headers, first);
     armGuard(sink, guard, this.#sh.now, () => {
       this.#sh.counters.add('authStreamEnds');
@@ -403,6 +377,33 @@ export class EventStream {
     });
     this.#watcher?.streamAttached();
     this.#away?.release();
+  }
+
+  /** What the stream probe is told of a connection (observe/probe.ts). */
+  #probeEvent(c: SseConnection): StreamEvent {
+    return streamEvent(this.#ctx.sessionHash, this.num, this.kind, c.resumed);
+  }
+
+  /** ConnectionOwner: an overflow drops `c` (close-and-resume); the client resumes from its last id. */
+  connectionOverflowed(c: SseConnection): void {
+    if (this.#conn !== c) return;
+    this.#closing = 'overflow';
+    this.#conn = undefined;
+  }
+
+  /** ConnectionOwner: `c` is gone, by the peer or by a server-side close (which cleared #conn first). */
+  connectionClosed(c: SseConnection): void {
+    const probe = this.#sh.probe;
+    if (probe !== undefined) {
+      const reason = this.#done ? 'finished' : (this.#closing ?? (this.#conn === c ? 'client' : 'server'));
+      probe.streamClose({ ...this.#probeEvent(c), reason });
+    }
+    if (this.#conn === c) {
+      // Lost by the peer (a server-side close clears #conn first and never comes here).
+      this.#conn = undefined;
+      if (!this.#done) this.#lostCursor = c.resumed?.cursor;
+      if (!this.#done) this.#watcher?.streamDetached();
+    }
   }
 
   #detach(graceful: boolean): void {

@@ -55,3 +55,9 @@ export interface StreamContext {
 }
 
 export type StreamKind = 'post' | 'get';
+
+/** Told when a stream's connection goes away before the stream is done, and when one attaches. */
+export interface StreamWatcher {
+  streamDetached(): void;
+  streamAttached(): void;
+}
