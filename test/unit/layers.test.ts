@@ -10,12 +10,10 @@
  * reach no node:* module.
  */
 import assert from 'node:assert/strict';
-import { readdirSync, readFileSync } from 'node:fs';
-import { dirname, join, posix, relative, resolve } from 'node:path';
+import { readFileSync } from 'node:fs';
+import { join, posix } from 'node:path';
 import { describe, test } from 'node:test';
-import { fileURLToPath } from 'node:url';
-
-const ROOT = resolve(dirname(fileURLToPath(import.meta.url)), '../../..');
+import { ROOT, sourceTree } from '../helpers/source-tree.js';
 
 interface Import {
   readonly spec: string;
@@ -239,20 +237,6 @@ export function nodeReach(
   };
   walk(entry, []);
   return found;
-}
-
-function sourceTree(): Map<string, string> {
-  const files = new Map<string, string>();
-  const visit = (dir: string): void => {
-    for (const e of readdirSync(dir, { withFileTypes: true })) {
-      const p = join(dir, e.name);
-      if (e.isDirectory()) visit(p);
-      else if (e.name.endsWith('.ts'))
-        files.set(relative(ROOT, p).split('\\').join('/'), readFileSync(p, 'utf8'));
-    }
-  };
-  visit(join(ROOT, 'src'));
-  return files;
 }
 
 /** package.json's `browser` map, from dist/*.js paths back to src/*.ts. */

@@ -6,14 +6,10 @@
  * `onerror`, `onclose` (and `sessionId`) on the transport it is given.
  */
 import assert from 'node:assert/strict';
-import { readdirSync, readFileSync } from 'node:fs';
-import { dirname, join, relative, resolve } from 'node:path';
 import { describe, test } from 'node:test';
-import { fileURLToPath } from 'node:url';
 import fc from 'fast-check';
 import { Tally } from '../../src/flow/tally.js';
-
-const ROOT = resolve(dirname(fileURLToPath(import.meta.url)), '../../..');
+import { sourceTree } from '../helpers/source-tree.js';
 
 /**
  * Fields the SDK's `Transport` contract has the SDK assign (@modelcontextprotocol/sdk
@@ -57,20 +53,14 @@ export function publicMutableFields(source: string): string[] {
   return out;
 }
 
-function sourceFiles(dir: string): string[] {
-  return readdirSync(dir, { withFileTypes: true }).flatMap((e) =>
-    e.isDirectory() ? sourceFiles(join(dir, e.name)) : e.name.endsWith('.ts') ? [join(dir, e.name)] : [],
-  );
-}
-
 describe('objects own their state', () => {
   test('no class in src/ has a public field outside code could set', () => {
     const found: string[] = [];
-    for (const file of sourceFiles(join(ROOT, 'src'))) {
-      for (const f of publicMutableFields(readFileSync(file, 'utf8'))) {
+    for (const [file, text] of sourceTree()) {
+      for (const f of publicMutableFields(text)) {
         const [cls, field] = f.split('.');
         if (SDK_TRANSPORT_FIELDS[cls ?? '']?.has(field ?? '') === true) continue;
-        found.push(`${relative(ROOT, file)}: ${f}`);
+        found.push(`${file}: ${f}`);
       }
     }
     assert.deepEqual(found, []);

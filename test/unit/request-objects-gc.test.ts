@@ -7,16 +7,12 @@
  * These tests hold the replacements to their shape; the cost itself is measured by `npm run bench`.
  */
 import assert from 'node:assert/strict';
-import { readdirSync, readFileSync } from 'node:fs';
 import type { IncomingMessage, ServerResponse } from 'node:http';
-import { dirname, join, relative, resolve } from 'node:path';
 import { describe, test } from 'node:test';
-import { fileURLToPath } from 'node:url';
 import { fetchView } from '../../src/fetch/fetch-view.js';
 import { PrivateSlot } from '../../src/flow/private-slot.js';
 import { nodeView } from '../../src/server/node-view.js';
-
-const ROOT = resolve(dirname(fileURLToPath(import.meta.url)), '../../..');
+import { sourceTree } from '../helpers/source-tree.js';
 
 /** Object-literal getters and setters in a TypeScript file's text: `file:line name`. */
 export function literalAccessors(file: string, src: string): string[] {
@@ -45,12 +41,6 @@ export function literalAccessors(file: string, src: string): string[] {
   return out;
 }
 
-function tsFiles(dir: string): string[] {
-  return readdirSync(dir, { withFileTypes: true }).flatMap((e) =>
-    e.isDirectory() ? tsFiles(join(dir, e.name)) : e.name.endsWith('.ts') ? [join(dir, e.name)] : [],
-  );
-}
-
 describe('per-request objects die young', () => {
   test('the request views are class instances: their getters live on the prototype', () => {
     const socket = { remoteAddress: '127.0.0.1', localAddress: '127.0.0.1' };
@@ -76,9 +66,9 @@ describe('per-request objects die young', () => {
   });
 
   test('no object literal in src/ has a getter or a setter (cluster.ts: once per cluster, allowed)', () => {
-    const found = tsFiles(join(ROOT, 'src'))
-      .filter((f) => !f.endsWith(join('cluster', 'cluster.ts')))
-      .flatMap((f) => literalAccessors(relative(ROOT, f), readFileSync(f, 'utf8')));
+    const found = [...sourceTree()]
+      .filter(([f]) => f !== 'src/cluster/cluster.ts')
+      .flatMap(([f, text]) => literalAccessors(f, text));
     assert.deepEqual(found, []);
   });
 

@@ -13,6 +13,7 @@
  */
 import type { PartialFrame } from '../../flow/partial-frame.js';
 import type { Counters } from '../observe/counters.js';
+import type { ResumePoint } from '../observe/probe.js';
 import type { Headers, ResponseSink } from '../pipeline/sink.js';
 import type { WriterSet } from '../stream/live.js';
 import { SseWriter, type WriteOutcome, type WriterLimits } from '../stream/sse-writer.js';
@@ -37,14 +38,6 @@ export interface ConnectionOwner {
   connectionOverflowed(c: SseConnection): void;
   /** The connection is gone (the writer already knows, and it left the live set). */
   connectionClosed(c: SseConnection): void;
-}
-
-/** Where a resumed connection started (its owner reads it when the connection goes). */
-export interface ResumePoint {
-  /** The `Last-Event-ID` position it resumed after; undefined when it asked for the stream afresh. */
-  readonly cursor: number | undefined;
-  /** Events the replay carried before the stream went live. */
-  readonly replayed: number;
 }
 
 export class SseConnection {

@@ -17,12 +17,20 @@ export interface StreamEvent {
   replayed?: number | undefined;
 }
 
+/** Where a resumed connection started (answer/connection.ts keeps it; its stream reads it). */
+export interface ResumePoint {
+  /** The `Last-Event-ID` position it resumed after; undefined when it asked for the stream afresh. */
+  readonly cursor: number | undefined;
+  /** Events the replay carried before the stream went live. */
+  readonly replayed: number;
+}
+
 /** A stream event; `resumed` says where a resumed connection started. */
 export function streamEvent(
   session: string,
   stream: number,
   kind: 'post' | 'get',
-  resumed: { readonly cursor: number | undefined; readonly replayed: number } | undefined,
+  resumed: ResumePoint | undefined,
 ): StreamEvent {
   return { session, stream, kind, cursor: resumed?.cursor, replayed: resumed?.replayed };
 }

@@ -8,13 +8,8 @@
 import type { PartialFrame } from '../../flow/partial-frame.js';
 import type { ProgressEvent } from '../../jsonrpc/progress-json.js';
 import { encodeRetry, OPEN_COMMENT, RESUMED_COMMENT } from '../../sse/encode.js';
-import {
-  type ConnectionOwner,
-  type OverflowPolicy,
-  type ResumePoint,
-  SseConnection,
-} from '../answer/connection.js';
-import { type StreamEvent, streamEvent } from '../observe/probe.js';
+import { type ConnectionOwner, type OverflowPolicy, SseConnection } from '../answer/connection.js';
+import { type ResumePoint, type StreamEvent, streamEvent } from '../observe/probe.js';
 import { queueStats, type StreamStats } from '../observe/stats.js';
 import type { Headers, ResponseSink } from '../pipeline/sink.js';
 import { type DeliveryState, DeliveryWaiters } from './delivery.js';
