@@ -227,8 +227,9 @@ export class EventTooLargeError extends SluiceClientError {
 /** No byte (keep-alive comments included) arrived on an SSE stream for `idleTimeoutMs`. It is resumed. */
 export class IdleTimeoutError extends SluiceClientError {
   readonly idleMs: number;
-  constructor(idleMs: number) {
-    super('SLUICE_CLIENT_IDLE_TIMEOUT', `no bytes on an SSE stream for ${idleMs} ms; treating it as dead`);
+  /** `what`: where the bytes stopped (an SSE stream unless said otherwise). */
+  constructor(idleMs: number, what = 'an SSE stream') {
+    super('SLUICE_CLIENT_IDLE_TIMEOUT', `no bytes on ${what} for ${idleMs} ms; treating it as dead`);
     this.idleMs = idleMs;
   }
 }

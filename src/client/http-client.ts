@@ -27,8 +27,11 @@ export interface HttpResponse {
   /**
    * The whole body decoded as UTF-8 (a leading BOM stripped), or `undefined` when it exceeds `limit` bytes
    * (the body is cancelled then). So a hostile server cannot make the client buffer gigabytes.
+   * With `silenceMs`, a body on which no byte arrives for that long is cancelled and the read rejects with
+   * {@link BodySilenceError}: so it cannot hold a request forever either (the transport passes its
+   * `idleTimeoutMs`, the bound its SSE streams have).
    */
-  text(limit: number): Promise<string | undefined>;
+  text(limit: number, silenceMs?: number): Promise<string | undefined>;
 }
 
 export type HttpMethod = 'GET' | 'POST' | 'DELETE';
@@ -96,6 +99,16 @@ export class StaleConnectionError extends Error {
   constructor(cause: unknown) {
     super('the connection failed after the request was sent and before any response byte', { cause });
     this.name = 'StaleConnectionError';
+  }
+}
+
+/** A body read by `text(limit, silenceMs)` on which no byte arrived for `silenceMs`. Adapter-internal. */
+export class BodySilenceError extends Error {
+  readonly silenceMs: number;
+  constructor(silenceMs: number) {
+    super(`no byte of the body for ${silenceMs} ms`);
+    this.name = 'BodySilenceError';
+    this.silenceMs = silenceMs;
   }
 }
 

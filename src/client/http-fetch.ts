@@ -39,8 +39,8 @@ class FetchResponse implements HttpResponse {
     return this.response.headers.get(name);
   }
 
-  text(limit: number): Promise<string | undefined> {
-    return readTextLimited(this.body, limit);
+  text(limit: number, silenceMs?: number): Promise<string | undefined> {
+    return readTextLimited(this.body, limit, silenceMs);
   }
 }
 

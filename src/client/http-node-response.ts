@@ -5,7 +5,7 @@
  */
 import type { IncomingMessage } from 'node:http';
 import { pipeline, type Readable, type Transform } from 'node:stream';
-import type { HttpBody, HttpResponse } from './http-client.js';
+import { BodySilenceError, type HttpBody, type HttpResponse } from './http-client.js';
 import { decodersFor } from './http-node-decoders.js';
 import type { SilenceWatch, Watched } from './http-node-silence.js';
 
@@ -219,25 +219,33 @@ export class NodeResponse implements HttpResponse, HttpBody, AsyncIterator<Uint8
     if (!this.res.destroyed) this.res.destroy(reason instanceof Error ? reason : new Error(String(reason)));
   }
 
-  text(limit: number): Promise<string | undefined> {
+  text(limit: number, silenceMs?: number): Promise<string | undefined> {
     if (this.body === null) return Promise.resolve('');
     if (this.source !== undefined || this.ended) return Promise.reject(new TypeError('body already read'));
     return new Promise((resolve, reject) => {
       const chunks: Buffer[] = [];
       let size = 0;
-      // A body that has fully arrived (a small JSON answer, usually) cannot stall.
-      const context = this.res.complete ? undefined : this.context;
+      // A body that has fully arrived (a small JSON answer, usually) cannot stall. Otherwise the caller's
+      // silence bound applies (a timer of this read's own, reset by every chunk), or the client's sweep.
+      const complete = this.res.complete;
+      const context = complete || silenceMs !== undefined ? undefined : this.context;
       const watched: Watched = { at: 0, expire: (error) => this.abort(error) };
       if (context !== undefined) {
         watched.at = Date.now();
         context.watch(watched);
       }
+      const silence =
+        complete || silenceMs === undefined
+          ? undefined
+          : setTimeout(() => this.abort(new BodySilenceError(silenceMs)), silenceMs);
       this.listen(
         (chunk) => {
           if (context !== undefined) watched.at = Date.now();
+          silence?.refresh();
           size += chunk.length;
           if (size > limit) {
             context?.unwatch(watched);
+            if (silence !== undefined) clearTimeout(silence);
             void this.cancel();
             resolve(undefined);
             return;
@@ -247,6 +255,7 @@ export class NodeResponse implements HttpResponse, HttpBody, AsyncIterator<Uint8
         (error) => {
           this.ended = true;
           context?.unwatch(watched);
+          if (silence !== undefined) clearTimeout(silence);
           if (error !== undefined) {
             reject(error);
             return;

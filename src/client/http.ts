@@ -1,22 +1,40 @@
 import {
   ForbiddenError,
   HttpStatusError,
+  IdleTimeoutError,
   NetworkError,
   type SluiceClientError,
   UnauthorizedError,
 } from './errors.js';
-import type { HttpResponse } from './http-client.js';
+import { BodySilenceError, type HttpResponse } from './http-client.js';
 
 /** `Accept` of every POST: the client MUST list both (spec "Sending Messages to the Server"). */
 export const POST_ACCEPT = 'application/json, text/event-stream';
 
-/** Maps a non-2xx response to the typed error (body read for diagnostics, bounded). */
-export async function statusError(method: string, response: HttpResponse): Promise<HttpStatusError> {
-  const body = (await response.text(4096).catch(() => '')) ?? '';
+/**
+ * Maps a non-2xx response to the typed error (body read for diagnostics, bounded in size and, with
+ * `silenceMs`, in silence: a body that stalls leaves the diagnostics empty, never the error unraised).
+ */
+export async function statusError(
+  method: string,
+  response: HttpResponse,
+  silenceMs?: number,
+): Promise<HttpStatusError> {
+  const body = (await response.text(4096, silenceMs).catch(() => '')) ?? '';
   const challenge = response.header('www-authenticate') ?? undefined;
   if (response.status === 401) return new UnauthorizedError(method, body, challenge);
   if (response.status === 403) return new ForbiddenError(method, body, challenge);
   return new HttpStatusError(method, response.status, body);
+}
+
+/**
+ * Why reading an answer's JSON body failed, as a typed error: no byte for `idleTimeoutMs`
+ * (`IdleTimeoutError`), or the connection failed mid-body (`NetworkError`: the answer is lost, and the
+ * request may have run).
+ */
+export function bodyFailure(error: unknown, what: string): SluiceClientError {
+  if (error instanceof BodySilenceError) return new IdleTimeoutError(error.silenceMs, what);
+  return new NetworkError(`${what} was cut: ${describe(error)}`, error);
 }
 
 /** Releases a response body we do not need (a body that has fully arrived keeps its keep-alive socket). */

@@ -36,17 +36,27 @@ export function receiveMessage(t: TransportContext, message: WireMessage, from?:
       }
     }
     const entry = t.pending.get(id);
-    if (entry !== undefined) {
-      t.pending.delete(id);
-      entry.trace?.answered(message);
-      // Learn the tools' `x-mcp-header` declarations for later modern `tools/call`s (modern.ts).
-      if (entry.message.method === 'tools/list' && message.result !== undefined) {
-        t.paramHeaders.learn(message.result);
-      }
-      if (entry.modern !== undefined) defaultResultType(message.result);
-      const stream = entry.stream;
-      if (stream !== undefined) t.runner.settled(stream, id, from);
+    if (entry === undefined) {
+      // Every request the Client awaits is pending here (a resumed one too), so this response settles
+      // nothing: a second one for the same request, one for a request already failed or cancelled, or
+      // one for an id never sent. Passed on, it would reach the Client as a second answer to settle;
+      // it is reported instead, once, and dropped (JSON-RPC 2.0 §5: one response per request).
+      t.reportError(
+        new MalformedMessageError(
+          `a response for no pending request (id ${JSON.stringify(id)}): a duplicate, or for a request already settled or never sent`,
+        ),
+      );
+      return;
     }
+    t.pending.delete(id);
+    entry.trace?.answered(message);
+    // Learn the tools' `x-mcp-header` declarations for later modern `tools/call`s (modern.ts).
+    if (entry.message.method === 'tools/list' && message.result !== undefined) {
+      t.paramHeaders.learn(message.result);
+    }
+    if (entry.modern !== undefined) defaultResultType(message.result);
+    const stream = entry.stream;
+    if (stream !== undefined) t.runner.settled(stream, id, from);
   }
   dispatch(t, message, kind);
 }

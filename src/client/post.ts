@@ -18,7 +18,7 @@ import {
   TransportClosedError,
   UnexpectedContentTypeError,
 } from './errors.js';
-import { describe, discard, POST_ACCEPT, statusError } from './http.js';
+import { bodyFailure, describe, discard, POST_ACCEPT, statusError } from './http.js';
 import { Canceller, type HttpResponse, isOk, StaleConnectionError } from './http-client.js';
 import { receiveMessage } from './inbound.js';
 import { modernRevisionOf, standardHeaders } from './modern.js';
@@ -155,7 +155,7 @@ export async function postMessage(
           afterRetryAfter: true,
         });
       }
-      throw await statusError('POST', response);
+      throw await statusError('POST', response, t.options.idleTimeoutMs);
     }
     if (isInitialize) {
       t.session.initialized(response.header('mcp-session-id'));
@@ -295,7 +295,12 @@ async function receiveJsonBody(
   response: HttpResponse,
   requestId: RequestId,
 ): Promise<void> {
-  const text = await response.text(t.options.maxEventBytes);
+  let text: string | undefined;
+  try {
+    text = await response.text(t.options.maxEventBytes, t.options.idleTimeoutMs);
+  } catch (error) {
+    throw bodyFailure(error, 'the JSON body of the answer');
+  }
   if (text === undefined) throw new EventTooLargeError(t.options.maxEventBytes);
   let parsed: unknown;
   try {
@@ -308,10 +313,10 @@ async function receiveJsonBody(
   } else {
     receiveMessage(t, parsed as WireMessage);
   }
-  if (t.pending.has(requestId)) {
-    t.pending.delete(requestId);
-    throw new NoResponseError(requestId);
-  }
+  // Still pending: the body answered something else. The request stays pending until whoever sent
+  // it settles it with this error: send() for a first POST, or the re-send path (resend.ts), which
+  // delivers it as the request's failure (deleting it here left a re-sent request settled by nothing).
+  if (t.pending.has(requestId)) throw new NoResponseError(requestId);
 }
 
 /**
@@ -337,7 +342,8 @@ async function receiveModernRejection(
   response: HttpResponse,
   entry: PendingRequest,
 ): Promise<void> {
-  const text = (await response.text(t.options.maxEventBytes).catch(() => undefined)) ?? '';
+  const text =
+    (await response.text(t.options.maxEventBytes, t.options.idleTimeoutMs).catch(() => undefined)) ?? '';
   let parsed: unknown;
   try {
     parsed = JSON.parse(text);

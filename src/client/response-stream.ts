@@ -32,6 +32,14 @@ export interface ResponseStream {
    */
   readonly sessionId: string | undefined;
   lastEventId: string | undefined;
+  /**
+   * Ids of the events received on this stream, oldest first, at most {@link SEEN_IDS}. An event that
+   * comes again under one of them (a server that replays from the start instead of after
+   * `Last-Event-ID`, or repeats itself) is not delivered twice and is no progress.
+   */
+  readonly seenIds: Set<string>;
+  /** The `id:` of the block being dispatched, when it was seen before (set by `onId`, read by `onEvent`). */
+  replayedId: string | undefined;
   /** The server's last `retry:` on this stream. */
   retryMs: number | undefined;
   /** Consecutive reconnections without progress (see `maxReconnectAttempts`). */
@@ -39,7 +47,10 @@ export interface ResponseStream {
   connection: Canceller | undefined;
   connectionIsGet: boolean;
   connectedAt: number;
-  /** The current connection delivered at least one message. */
+  /**
+   * The current connection moved the stream forward: it delivered a message under a new event id (or
+   * any message, on a stream whose server gives no ids). What resets the attempt counter.
+   */
   progressed: boolean;
   /** A GET on this stream got 200 at least once. */
   everConnected: boolean;
@@ -50,6 +61,13 @@ export interface ResponseStream {
   readonly onresumptiontoken: ((token: string) => void) | undefined;
   readonly sink: SseSink;
 }
+
+/**
+ * Event ids a stream remembers to recognise a replay (see `ResponseStream.seenIds`): enough for a
+ * long tool call's progress; a server that replays more than this from the start is still bounded
+ * by `maxReconnectAttempts` once it reaches the ids it replayed last time.
+ */
+const SEEN_IDS = 4_096;
 
 /** A new stream of `kind`: nothing owed yet, no connection; its events go to `t.receive`. */
 export function newResponseStream(
@@ -64,6 +82,8 @@ export function newResponseStream(
     owed: new Set(),
     sessionId: kind === 'post' ? t.session.sessionId : undefined,
     lastEventId: undefined,
+    seenIds: new Set(),
+    replayedId: undefined,
     retryMs: undefined,
     attempts: 0,
     connection: undefined,
@@ -77,15 +97,30 @@ export function newResponseStream(
     onresumptiontoken,
     sink: {
       onId: (id) => {
-        s.lastEventId = id.length > 0 ? id : undefined;
-        if (id.length > 0) s.onresumptiontoken?.(id);
+        s.replayedId = undefined;
+        if (id.length === 0) {
+          s.lastEventId = undefined;
+          return;
+        }
+        // Seen before: a replay. The cursor stays where it is (it must not move back).
+        if (s.seenIds.has(id)) {
+          s.replayedId = id;
+          return;
+        }
+        if (s.seenIds.size >= SEEN_IDS) s.seenIds.delete(s.seenIds.values().next().value as string);
+        s.seenIds.add(id);
+        s.lastEventId = id;
+        s.onresumptiontoken?.(id);
       },
       onRetry: (ms) => {
         s.retryMs = ms;
       },
-      onEvent: (data, event) => {
+      onEvent: (data, event, ownId) => {
         // Only the default event type carries JSON-RPC (spec: "data … a JSON-RPC message").
         if (event !== undefined && event !== 'message') return;
+        // Already delivered under this id (WHATWG SSE: the id names the event; MCP 2025-11-25
+        // "Resumability and Redelivery": a resume replays what came *after* Last-Event-ID).
+        if (ownId !== undefined && ownId === s.replayedId) return;
         let message: unknown;
         try {
           message = JSON.parse(data);
@@ -95,7 +130,7 @@ export function newResponseStream(
           );
           return;
         }
-        s.progressed = true;
+        if (ownId !== undefined ? ownId.length > 0 : s.lastEventId === undefined) s.progressed = true;
         if (Array.isArray(message)) {
           for (const item of message) t.receive(item as WireMessage, s);
         } else {

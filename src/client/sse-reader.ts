@@ -1,10 +1,13 @@
 import { createSseParser } from '../sse/parse.js';
-import type { CancelSignal, ClientClock, HttpBody } from './http-client.js';
+import { BodySilenceError, type CancelSignal, type ClientClock, type HttpBody } from './http-client.js';
 
 /** What one SSE connection delivers, in order. */
 export interface SseSink {
-  /** An event with a non-empty `data` (`event` is the `event:` field, undefined when absent). */
-  onEvent(data: string, event: string | undefined): void;
+  /**
+   * An event with a non-empty `data` (`event` is the `event:` field, undefined when absent; `ownId` the
+   * block's own `id:` field, undefined when it carried none).
+   */
+  onEvent(data: string, event: string | undefined, ownId: string | undefined): void;
   /** The `id:` of a completed event block, before its `onEvent`; `''` means "reset the last event id". */
   onId(id: string): void;
   /** A valid `retry:` field, in milliseconds. */
@@ -73,7 +76,7 @@ export async function readSse(body: HttpBody, sink: SseSink, options: SseReadOpt
         return;
       }
       // An event block whose data is empty (the 2025-11-25 priming event) dispatches nothing (WHATWG).
-      if (message.data.length > 0) sink.onEvent(message.data, message.event);
+      if (message.data.length > 0) sink.onEvent(message.data, message.event, message.ownId);
     },
     onError: () => stopWith('too-large'),
   });
@@ -123,20 +126,43 @@ function end(stop: 'idle' | 'too-large' | 'aborted' | undefined, error: unknown)
 
 /**
  * Reads a whole body as UTF-8 text, refusing more than `limit` bytes (returns undefined then, after
- * cancelling the body). The fetch adapter's `text(limit)`; a hostile server cannot make it buffer gigabytes.
+ * cancelling the body). The fetch adapter's `text(limit, silenceMs)`; a hostile server cannot make it
+ * buffer gigabytes, nor, with `silenceMs`, hold the read open by sending nothing (the body is cancelled,
+ * which ends the pending read as done, and the read rejects with `BodySilenceError`).
  */
-export async function readTextLimited(body: HttpBody | null, limit: number): Promise<string | undefined> {
+export async function readTextLimited(
+  body: HttpBody | null,
+  limit: number,
+  silenceMs?: number,
+): Promise<string | undefined> {
   if (body === null) return '';
   const decoder = new TextDecoder('utf-8');
   let size = 0;
   let text = '';
-  for await (const value of body) {
-    size += value.byteLength;
-    if (size > limit) {
-      await body.cancel();
-      return undefined;
+  let silent = false;
+  let timer: ReturnType<typeof setTimeout> | undefined;
+  const arm = (): void => {
+    if (silenceMs === undefined) return;
+    if (timer !== undefined) clearTimeout(timer);
+    timer = setTimeout(() => {
+      silent = true;
+      void body.cancel();
+    }, silenceMs);
+  };
+  try {
+    arm();
+    for await (const value of body) {
+      size += value.byteLength;
+      if (size > limit) {
+        await body.cancel();
+        return undefined;
+      }
+      text += decoder.decode(value, STREAM);
+      arm();
     }
-    text += decoder.decode(value, STREAM);
+  } finally {
+    if (timer !== undefined) clearTimeout(timer);
   }
+  if (silent) throw new BodySilenceError(silenceMs ?? 0);
   return text + decoder.decode();
 }

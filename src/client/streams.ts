@@ -349,7 +349,7 @@ export class StreamRunner {
   private refused(s: ResponseStream, response: HttpResponse): void {
     const t = this.t;
     const status = response.status;
-    void statusError('GET', response).then((error) => {
+    void statusError('GET', response, t.options.idleTimeoutMs).then((error) => {
       if (t.closed || s.finished) return;
       if (status === 401 || status === 403) {
         this.fail(s, () => error, false);

@@ -20,6 +20,8 @@ export interface SseMessage {
   event: string | undefined;
   /** The last event id in force when the block was dispatched (undefined if none was ever set). */
   id: string | undefined;
+  /** The block's own `id:` field (undefined when it had none and inherited `id`). */
+  ownId: string | undefined;
 }
 
 export interface SseParserConfig {
@@ -52,11 +54,12 @@ export function createSseParser(config: SseParserConfig): SseParser {
   let blockId: string | undefined;
 
   const dispatch = (): void => {
+    const ownId = blockId;
     if (blockId !== undefined) {
       config.onId?.(blockId);
       blockId = undefined;
     }
-    if (hasData) config.onEvent?.({ data, event, id: lastId });
+    if (hasData) config.onEvent?.({ data, event, id: lastId, ownId });
     data = '';
     hasData = false;
     event = undefined;

@@ -11,7 +11,8 @@
 // - a 2xx JSON body is JSON-RPC 2.0; an SSE answer to a POST ends by itself;
 // - afterwards, with the sessions the run created deleted, no session, stream, modern request,
 //   listen stream or concurrency slot is left, no error escaped the process, and the server serves.
-// fast-check prints the seed and the shrunk request of a failure; FUZZ_SEED=<n> replays it.
+// fast-check prints the seed, path and shrunk request of a failure; FUZZ_SEED and FUZZ_PATH replay
+// it, FUZZ_RUNS draws more (test/helpers/fuzz.ts).
 import assert from 'node:assert/strict';
 import { request as httpRequest } from 'node:http';
 import { after, before, describe, test } from 'node:test';
@@ -19,17 +20,19 @@ import fc from 'fast-check';
 import { encodeHeaderValue } from '../../src/http/param-headers.js';
 import type { ServeOptions } from '../../src/server/index.js';
 import { withDeadline } from '../helpers/deadline.js';
+import { fuzzParameters } from '../helpers/fuzz.js';
 import { ACCEPT_BOTH, LATEST, open, RawSession, type Reply, send, toolCall, until } from '../helpers/http.js';
 import { MODERN, modernBody, modernSend } from '../helpers/modern.js';
 import { type Running, startServer } from '../helpers/test-server.js';
 
 /**
- * Runs per server variant, requests sent at once per run, and the time a variant's runs may take
- * in all: fast-check stops drawing at the limit, so a slow machine runs fewer, never hangs.
+ * Runs per server variant, requests sent at once per run, and the time a variant's runs may take in
+ * all: fast-check stops drawing at the limit, so a slow machine runs fewer, never hangs
+ * (test/helpers/fuzz.ts: FUZZ_RUNS for more).
  */
-const RUNS = 400;
+const RUNS = 250;
 const LANES = 4;
-const TIME_LIMIT_MS = 30_000;
+const TIME_LIMIT_MS = 15_000;
 /** Sessions with nothing running end after this (checked at a quarter of it). */
 const IDLE_MS = 2_000;
 /** An SSE answer to a POST must end within this (the tools drawn below all answer at once). */
@@ -460,7 +463,6 @@ for (const variant of VARIANTS) {
         created.add(victim.sid ?? '');
       };
       await openVictim();
-      const seed = process.env['FUZZ_SEED'] === undefined ? undefined : Number(process.env['FUZZ_SEED']);
       await fc.assert(
         fc.asyncProperty(
           // A few requests at once: races between a session's requests, its DELETE and its streams.
@@ -484,11 +486,7 @@ for (const variant of VARIANTS) {
             if (gone) await openVictim();
           },
         ),
-        {
-          numRuns: RUNS,
-          interruptAfterTimeLimit: TIME_LIMIT_MS,
-          ...(seed === undefined ? {} : { seed }),
-        },
+        fuzzParameters(RUNS, TIME_LIMIT_MS),
       );
 
       // What the run created goes away (and what a cut initialize created ends by idling out); then

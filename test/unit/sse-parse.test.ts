@@ -41,24 +41,26 @@ test('comments, ids, retry and event types', () => {
   assert.deepEqual(g.retries, [10]);
   assert.deepEqual(g.ids, ['a', '']);
   assert.deepEqual(g.events, [
-    { data: '1', event: 'e', id: 'a' },
-    { data: '2', event: undefined, id: '' },
-    { data: '3', event: undefined, id: '' },
+    { data: '1', event: 'e', id: 'a', ownId: 'a' },
+    { data: '2', event: undefined, id: '', ownId: '' },
+    // An id with NUL is ignored (WHATWG): the block has no id of its own and inherits ''.
+    { data: '3', event: undefined, id: '', ownId: undefined },
   ]);
 });
 
 test('an id-only block still sets the id; a block without data dispatches nothing', () => {
   const g = parseAll(['id: 7\n\nevent: x\n\ndata: after\n\n']);
   assert.deepEqual(g.ids, ['7']);
-  assert.deepEqual(g.events, [{ data: 'after', event: undefined, id: '7' }]);
+  // The data block inherits the id; it carried none of its own.
+  assert.deepEqual(g.events, [{ data: 'after', event: undefined, id: '7', ownId: undefined }]);
 });
 
 test('a CR ending one piece, with or without an LF starting the next', () => {
   assert.deepEqual(parseAll(['data: a\r', '\ndata: b\r', '\r']).events, [
-    { data: 'a\nb', event: undefined, id: undefined },
+    { data: 'a\nb', event: undefined, id: undefined, ownId: undefined },
   ]);
   assert.deepEqual(parseAll(['data: a\r', 'data: b\r\r']).events, [
-    { data: 'a\nb', event: undefined, id: undefined },
+    { data: 'a\nb', event: undefined, id: undefined, ownId: undefined },
   ]);
 });
 

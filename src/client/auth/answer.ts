@@ -52,7 +52,7 @@ export async function answerChallenge<A extends AuthAttempt>(
   }
   if (response.status === 401) {
     if (attempt.afterAuth) {
-      const body = (await response.text(4096).catch(() => '')) ?? '';
+      const body = (await response.text(4096, t.options.idleTimeoutMs).catch(() => '')) ?? '';
       throw new UnauthorizedError(method, body, header ?? undefined, 'rejected-after-authorization');
     }
     await discard(response);

@@ -1,0 +1,20 @@
+/**
+ * fast-check's run parameters for the generated-input tests, from the environment:
+ * FUZZ_SEED and FUZZ_PATH replay a failure (fast-check prints both), FUZZ_RUNS draws more than the
+ * default for a longer hunt (and lifts the time limit to 10 minutes). Without them, `runs` draws,
+ * stopped at `timeLimitMs` so that a slow machine runs fewer and never hangs.
+ */
+import type fc from 'fast-check';
+
+export function fuzzParameters(runs: number, timeLimitMs: number): fc.Parameters<unknown> {
+  const env = process.env;
+  const hunt = env['FUZZ_RUNS'];
+  const seed = env['FUZZ_SEED'];
+  const path = env['FUZZ_PATH'];
+  return {
+    numRuns: hunt === undefined ? runs : Number(hunt),
+    interruptAfterTimeLimit: hunt === undefined ? timeLimitMs : 600_000,
+    ...(seed === undefined ? {} : { seed: Number(seed) }),
+    ...(path === undefined ? {} : { path }),
+  };
+}

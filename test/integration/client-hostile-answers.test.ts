@@ -1,0 +1,198 @@
+// Named cases the generated hostile answers (client-fuzz.test.ts) found, pinned over both HTTP
+// adapters against scripted node:http servers on 127.0.0.1:0:
+// - a response repeated on a stream settles its request once; the second is reported, not passed on;
+// - a server that replays the same events on every resume (ignoring Last-Event-ID) runs into
+//   maxReconnectAttempts, and a replayed server-to-client request is delivered once;
+// - a JSON answer whose body stalls fails with IdleTimeoutError, one cut mid-body with NetworkError
+//   (typed, where node's adapter used to throw a bare "aborted");
+// - an error answer whose body stalls still raises its HttpStatusError, within the idle timeout;
+// - a re-sent request answered with some other request's response fails instead of staying pending.
+import assert from 'node:assert/strict';
+import type { ServerResponse } from 'node:http';
+import { describe, test } from 'node:test';
+import type { JSONRPCMessage } from '@modelcontextprotocol/sdk/types.js';
+import {
+  HttpStatusError,
+  IdleTimeoutError,
+  MalformedMessageError,
+  NetworkError,
+  ResumeExhaustedError,
+  type StreamableHttpClientOptions,
+  StreamableHttpClientTransport,
+} from '../../src/client/index.js';
+import { withDeadline } from '../helpers/deadline.js';
+import { until } from '../helpers/http.js';
+import { scripted } from '../helpers/scripted-server.js';
+
+const ADAPTERS: Record<string, StreamableHttpClientOptions> = {
+  node: {},
+  fetch: { fetch: (url, init) => globalThis.fetch(url, init) },
+};
+const IDLE_MS = 200;
+const SSE = { 'content-type': 'text/event-stream' };
+const frame = (id: string, message: unknown): string => `id: ${id}\ndata: ${JSON.stringify(message)}\n\n`;
+const call = (id: string): JSONRPCMessage =>
+  ({ jsonrpc: '2.0', id, method: 'tools/call', params: { name: 'x', arguments: {} } }) as JSONRPCMessage;
+
+async function open(url: string, options: StreamableHttpClientOptions) {
+  const transport = new StreamableHttpClientTransport(new URL(url), {
+    initialReconnectDelayMs: 2,
+    maxReconnectDelayMs: 10,
+    maxReconnectAttempts: 3,
+    idleTimeoutMs: IDLE_MS,
+    openStandaloneStream: false,
+    ...options,
+  });
+  const messages: JSONRPCMessage[] = [];
+  const errors: Error[] = [];
+  transport.onmessage = (m) => messages.push(m);
+  transport.onerror = (e) => errors.push(e);
+  await transport.start();
+  return { transport, messages, errors };
+}
+
+const responsesFor = (messages: JSONRPCMessage[], id: string) =>
+  messages.filter((m) => 'id' in m && m.id === id && !('method' in m));
+
+for (const [adapter, options] of Object.entries(ADAPTERS)) {
+  describe(`client transport, hostile answers (${adapter} adapter)`, () => {
+    test('a response sent twice settles its request once; the second is reported to onerror', async () => {
+      const server = await scripted((_req, res) => {
+        const result = { jsonrpc: '2.0', id: 'c1', result: { content: [] } };
+        res.writeHead(200, SSE).end(frame('s/1/1', result) + frame('s/1/2', result));
+      });
+      const { transport, messages, errors } = await open(server.url, options);
+      try {
+        await transport.send(call('c1'));
+        await until(() => errors.length > 0, 5_000, 'the duplicate is reported');
+        assert.equal(responsesFor(messages, 'c1').length, 1);
+        assert.ok(
+          errors.some((e) => e instanceof MalformedMessageError && /no pending request/.test(e.message)),
+        );
+      } finally {
+        await transport.close();
+        await server.close();
+      }
+    });
+
+    test('a server replaying the same events on every resume ends in ResumeExhaustedError; its request is delivered once', async () => {
+      // Every connection (the POST and each resuming GET) sends the same two events from the start, a
+      // server-to-client request and a progress notification, and closes without the response.
+      const gets: (string | undefined)[] = [];
+      const server = await scripted((req, res, seen) => {
+        if (seen.method === 'GET') gets.push(req.headers['last-event-id'] as string | undefined);
+        res.writeHead(200, SSE).end(
+          frame('s/1/1', { jsonrpc: '2.0', id: 'srv-1', method: 'ping' }) +
+            frame('s/1/2', {
+              jsonrpc: '2.0',
+              method: 'notifications/progress',
+              params: { progressToken: 't', progress: 1 },
+            }),
+        );
+      });
+      const { transport, messages, errors } = await open(server.url, options);
+      try {
+        await transport.send(call('c1'));
+        await until(() => responsesFor(messages, 'c1').length > 0, 5_000, 'the request fails');
+        const failed = responsesFor(messages, 'c1')[0] as { error?: { data?: { sluiceCode?: string } } };
+        assert.equal(failed.error?.data?.sluiceCode, 'SLUICE_CLIENT_RESUME_EXHAUSTED');
+        assert.ok(errors.some((e) => e instanceof ResumeExhaustedError));
+        // Every resume asked for what followed the last event (the cursor never moved back) ...
+        assert.equal(gets.length, 3);
+        assert.ok(
+          gets.every((id) => id === 's/1/2'),
+          JSON.stringify(gets),
+        );
+        // ... and the replays delivered nothing a second time.
+        assert.equal(messages.filter((m) => 'method' in m && m.method === 'ping').length, 1);
+        assert.equal(
+          messages.filter((m) => 'method' in m && m.method === 'notifications/progress').length,
+          1,
+        );
+      } finally {
+        await transport.close();
+        await server.close();
+      }
+    });
+
+    test('a re-sent request whose JSON answer names another request fails with NoResponseError', async () => {
+      // The POST's stream ends with no event id (nothing to resume from), so the idempotent request is
+      // re-sent; the re-send is answered with a response for some other id. It used to stay pending.
+      let posts = 0;
+      const server = await scripted((_req, res) => {
+        posts++;
+        if (posts === 1) res.writeHead(200, SSE).end(': nothing\n\n');
+        else
+          res
+            .writeHead(200, { 'content-type': 'application/json' })
+            .end(JSON.stringify({ jsonrpc: '2.0', id: 'not-yours', result: {} }));
+      });
+      const { transport, messages } = await open(server.url, { ...options, isIdempotent: () => true });
+      try {
+        await transport.send(call('c1'));
+        await until(() => responsesFor(messages, 'c1').length > 0, 5_000, 'the request settles');
+        const failed = responsesFor(messages, 'c1')[0] as { error?: { data?: { sluiceCode?: string } } };
+        assert.equal(failed.error?.data?.sluiceCode, 'SLUICE_CLIENT_NO_RESPONSE');
+        assert.equal(posts, 2);
+      } finally {
+        await transport.close();
+        await server.close();
+      }
+    });
+
+    test('a JSON answer whose body stalls fails with IdleTimeoutError', async () => {
+      const held: ServerResponse[] = [];
+      const server = await scripted((_req, res) => {
+        res.writeHead(200, { 'content-type': 'application/json' });
+        res.write('{"jsonrpc":"2.0",');
+        held.push(res);
+      });
+      const { transport } = await open(server.url, options);
+      try {
+        const t0 = Date.now();
+        await assert.rejects(withDeadline(transport.send(call('c1')), 5_000, 'send'), IdleTimeoutError);
+        assert.ok(Date.now() - t0 < 5_000);
+      } finally {
+        for (const r of held) r.destroy();
+        await transport.close();
+        await server.close();
+      }
+    });
+
+    test('a JSON answer cut mid-body fails with NetworkError', async () => {
+      const server = await scripted((_req, res) => {
+        res.writeHead(200, { 'content-type': 'application/json' });
+        res.write('{"jsonrpc":"2.0",');
+        setTimeout(() => res.destroy(), 10);
+      });
+      const { transport } = await open(server.url, options);
+      try {
+        await assert.rejects(withDeadline(transport.send(call('c1')), 5_000, 'send'), NetworkError);
+      } finally {
+        await transport.close();
+        await server.close();
+      }
+    });
+
+    test('an error answer whose body stalls still raises its HttpStatusError', async () => {
+      const held: ServerResponse[] = [];
+      const server = await scripted((_req, res) => {
+        res.writeHead(410, { 'content-type': 'text/plain' });
+        res.write('gone, and then');
+        held.push(res);
+      });
+      const { transport } = await open(server.url, options);
+      try {
+        await assert.rejects(withDeadline(transport.send(call('c1')), 5_000, 'send'), (e: unknown) => {
+          assert.ok(e instanceof HttpStatusError);
+          assert.equal(e.status, 410);
+          return true;
+        });
+      } finally {
+        for (const r of held) r.destroy();
+        await transport.close();
+        await server.close();
+      }
+    });
+  });
+}
