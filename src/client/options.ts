@@ -117,10 +117,11 @@ export interface StreamableHttpClientOptions {
    * Consecutive reconnection attempts of one stream before giving up. An attempt counts as long as the
    * stream makes no progress: the counter resets only when a reconnected stream delivers a message under an
    * event id it has not seen (any message, from a server that gives no ids) or stays open for
-   * {@link stableConnectionMs} — a server that keeps closing streams gracefully without sending anything new,
-   * or that replays the same events on every resume, cannot keep the client looping forever. With the default delays five attempts span at
-   * least 15.5 s (16 s under Sluice's `retry: 1000`), longer than a Sluice cluster's default owner lease
-   * (10 s), so a resume of a stream whose owner was killed gets the definite owner-lost answer.
+   * {@link stableConnectionMs} — a server that keeps closing streams gracefully without sending anything
+   * new, or that replays the same events on every resume, cannot keep the client looping forever. With
+   * the default delays five attempts span at least 15.5 s (16 s under Sluice's `retry: 1000`), longer
+   * than a Sluice cluster's default owner lease (10 s), so a resume of a stream whose owner was killed
+   * gets the definite owner-lost answer.
    * @defaultValue `5`
    */
   maxReconnectAttempts?: number;

@@ -18,3 +18,26 @@ export function fuzzParameters(runs: number, timeLimitMs: number): fc.Parameters
     ...(path === undefined ? {} : { path }),
   };
 }
+
+/**
+ * Collects what escapes the process while generated inputs run (an uncaught exception, an unhandled
+ * rejection): `start()` in `before`, `stop()` in `after`, and the test asserts `escaped` is empty.
+ * Listening also keeps one such error from ending the run before the test can name it.
+ */
+export function catchEscapes(): { readonly escaped: unknown[]; start(): void; stop(): void } {
+  const escaped: unknown[] = [];
+  const onEscape = (e: unknown): void => {
+    escaped.push(e);
+  };
+  return {
+    escaped,
+    start() {
+      process.on('uncaughtException', onEscape);
+      process.on('unhandledRejection', onEscape);
+    },
+    stop() {
+      process.off('uncaughtException', onEscape);
+      process.off('unhandledRejection', onEscape);
+    },
+  };
+}

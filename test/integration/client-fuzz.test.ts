@@ -23,13 +23,13 @@ import {
   StreamableHttpClientTransport,
 } from '../../src/client/index.js';
 import { withDeadline } from '../helpers/deadline.js';
-import { fuzzParameters } from '../helpers/fuzz.js';
+import { catchEscapes, fuzzParameters } from '../helpers/fuzz.js';
 import { until } from '../helpers/http.js';
 import { type Scripted, type Seen, scripted } from '../helpers/scripted-server.js';
 
 /** Runs per adapter, and the time they may take in all (test/helpers/fuzz.ts: FUZZ_RUNS for more). */
-const RUNS = 100;
-const TIME_LIMIT_MS = 15_000;
+const RUNS = 60;
+const TIME_LIMIT_MS = 8_000;
 /** Every request of a run must have settled within this: the timeouts below are all far shorter. */
 const SETTLE_MS = 8_000;
 /** The transport's limit on one event (its floor is 1 KiB); some drawn events exceed it. */
@@ -343,14 +343,10 @@ for (const [adapter, adapterOptions] of Object.entries(ADAPTERS)) {
     let plan: Plan = { requests: [], answers: [], standalone: false };
     const held = new Set<ServerResponse>();
     const lastStatus = new Map<string, number>();
-    const escaped: unknown[] = [];
-    const onEscape = (e: unknown): void => {
-      escaped.push(e);
-    };
+    const escapes = catchEscapes();
 
     before(async () => {
-      process.on('uncaughtException', onEscape);
-      process.on('unhandledRejection', onEscape);
+      escapes.start();
       // The k-th request of a run (POST, GET or DELETE) gets the run's k-th answer, cycling.
       server = await scripted((_req, res, seen, all) => {
         const k = all.length - 1;
@@ -369,8 +365,7 @@ for (const [adapter, adapterOptions] of Object.entries(ADAPTERS)) {
 
     after(async () => {
       await server.close();
-      process.off('uncaughtException', onEscape);
-      process.off('unhandledRejection', onEscape);
+      escapes.stop();
     });
 
     test('every request settles once, with a typed error or one response; close ends everything', async () => {
@@ -459,7 +454,7 @@ for (const [adapter, adapterOptions] of Object.entries(ADAPTERS)) {
         }),
         fuzzParameters(RUNS, TIME_LIMIT_MS),
       );
-      assert.deepEqual(escaped, [], 'no error escaped');
+      assert.deepEqual(escapes.escaped, [], 'no error escaped');
     });
   });
 }

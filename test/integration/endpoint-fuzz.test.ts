@@ -20,7 +20,7 @@ import fc from 'fast-check';
 import { encodeHeaderValue } from '../../src/http/param-headers.js';
 import type { ServeOptions } from '../../src/server/index.js';
 import { withDeadline } from '../helpers/deadline.js';
-import { fuzzParameters } from '../helpers/fuzz.js';
+import { catchEscapes, fuzzParameters } from '../helpers/fuzz.js';
 import { ACCEPT_BOTH, LATEST, open, RawSession, type Reply, send, toolCall, until } from '../helpers/http.js';
 import { MODERN, modernBody, modernSend } from '../helpers/modern.js';
 import { type Running, startServer } from '../helpers/test-server.js';
@@ -30,9 +30,9 @@ import { type Running, startServer } from '../helpers/test-server.js';
  * all: fast-check stops drawing at the limit, so a slow machine runs fewer, never hangs
  * (test/helpers/fuzz.ts: FUZZ_RUNS for more).
  */
-const RUNS = 250;
+const RUNS = 150;
 const LANES = 4;
-const TIME_LIMIT_MS = 15_000;
+const TIME_LIMIT_MS = 8_000;
 /** Sessions with nothing running end after this (checked at a quarter of it). */
 const IDLE_MS = 2_000;
 /** An SSE answer to a POST must end within this (the tools drawn below all answer at once). */
@@ -427,14 +427,10 @@ const VARIANTS: readonly { name: string; options: Omit<ServeOptions, 'createServ
 for (const variant of VARIANTS) {
   describe(`generated hostile requests, both eras (${variant.name})`, () => {
     let srv: Running;
-    const escaped: unknown[] = [];
-    const onEscape = (e: unknown): void => {
-      escaped.push(e);
-    };
+    const escapes = catchEscapes();
 
     before(async () => {
-      process.on('uncaughtException', onEscape);
-      process.on('unhandledRejection', onEscape);
+      escapes.start();
       srv = await startServer({
         keepaliveMs: 0,
         // An initialize whose client left after the answer was written leaves a session nobody
@@ -448,8 +444,7 @@ for (const variant of VARIANTS) {
 
     after(async () => {
       await srv.close();
-      process.off('uncaughtException', onEscape);
-      process.off('unhandledRejection', onEscape);
+      escapes.stop();
     });
 
     test('every answer keeps the invariants, and nothing is left behind', async () => {
@@ -515,7 +510,7 @@ for (const variant of VARIANTS) {
           `${String(e)}: ${JSON.stringify({ sessions: s.sessions.active, streams: s.streams.open, modern: s.modern })}`,
         );
       });
-      assert.deepEqual(escaped, [], 'no error escaped the server');
+      assert.deepEqual(escapes.escaped, [], 'no error escaped the server');
       // Every handler that began has ended, by finishing or by being cancelled.
       const slow = (l: string): boolean => l.startsWith('slow:');
       const ended = srv.probe.finished.filter(slow).length + srv.probe.aborted.filter(slow).length;
