@@ -18,7 +18,8 @@ import { request as httpRequest } from 'node:http';
 import { after, before, describe, test } from 'node:test';
 import fc from 'fast-check';
 import { encodeHeaderValue } from '../../src/http/param-headers.js';
-import type { ServeOptions } from '../../src/server/index.js';
+import { oauthResourceServer, type ServeOptions } from '../../src/server/index.js';
+import { signingKey, TestAuthServer } from '../helpers/auth-server.js';
 import { withDeadline } from '../helpers/deadline.js';
 import { catchEscapes, fuzzParameters } from '../helpers/fuzz.js';
 import { ACCEPT_BOTH, LATEST, open, RawSession, type Reply, send, toolCall, until } from '../helpers/http.js';
@@ -269,7 +270,32 @@ function mirrorHeaders(
     .map(definedValues);
 }
 
-function draw(port: number, victim: () => string): fc.Arbitrary<Draw> {
+/**
+ * The Authorization header, when the server is an OAuth resource server: the valid token most of the
+ * time, otherwise a malformed, tampered or foreign one (each a refusal with its own reason).
+ */
+function authorization(often: Often, token: string): fc.Arbitrary<string | undefined> {
+  const [head, payload, signature] = token.split('.') as [string, string, string];
+  return often<string | undefined>(
+    `Bearer ${token}`,
+    fc.oneof(
+      fc.constantFrom(
+        undefined,
+        'Bearer ',
+        'Bearer two tokens',
+        'Basic dXNlcjpwYXNz',
+        `DPoP ${token}`,
+        // A signature that does not match, a payload that is not the one signed, no signature.
+        `Bearer ${head}.${payload}.${signature.slice(0, -4)}AAAA`,
+        `Bearer ${head}.${Buffer.from('{"aud":"x"}').toString('base64url')}.${signature}`,
+        `Bearer ${head}.${payload}.`,
+      ),
+      headerText.map((t) => `Bearer ${t}`),
+    ),
+  );
+}
+
+function draw(port: number, victim: () => string, token?: string): fc.Arbitrary<Draw> {
   return fc.tuple(fc.constantFrom<Era>('session', 'modern'), fc.boolean()).chain(([e, clean]) => {
     const often = chooser(clean);
     return fc
@@ -309,6 +335,7 @@ function draw(port: number, victim: () => string): fc.Arbitrary<Draw> {
             undefined,
             fc.constantFrom(`http://127.0.0.1:${port}`, 'http://evil.example', 'null'),
           ),
+          authorization: token === undefined ? fc.constant(undefined) : authorization(often, token),
         }),
       )
       .chain(([method, b, cut, headers]) =>
@@ -415,22 +442,31 @@ function sendAndLeave(url: string, d: Draw): Promise<void> {
 
 /**
  * The server variants the same draws run against: as configured by default; with hibernation at
- * 0 ms (each session's server is dropped after every answer, so most requests wake one); and
- * stateless (a server per request, no session ever created).
+ * 0 ms (each session's server is dropped after every answer, so most requests wake one);
+ * stateless (a server per request, no session ever created); and as an OAuth resource server trusting
+ * a real authorization server (oidc-provider), with the Authorization header drawn too.
  */
-const VARIANTS: readonly { name: string; options: Omit<ServeOptions, 'createServer'> }[] = [
+const VARIANTS: readonly { name: string; options: Omit<ServeOptions, 'createServer'>; oauth?: true }[] = [
   { name: 'default', options: {} },
   { name: 'hibernating at once', options: { hibernateAfterMs: 0 } },
   { name: 'stateless', options: { stateless: true } },
+  { name: 'OAuth resource server', options: {}, oauth: true },
 ];
 
 for (const variant of VARIANTS) {
   describe(`generated hostile requests, both eras (${variant.name})`, () => {
     let srv: Running;
+    let as: TestAuthServer | undefined;
+    /** The valid token's header when the server is a resource server, sent by every request of ours. */
+    let auth: Record<string, string> = {};
+    let token: string | undefined;
     const escapes = catchEscapes();
 
     before(async () => {
       escapes.start();
+      if (variant.oauth === true)
+        as = await TestAuthServer.start({ keys: [await signingKey('fuzz')], scopes: ['mcp'] });
+      const issuer = as?.issuer;
       srv = await startServer({
         keepaliveMs: 0,
         // An initialize whose client left after the answer was written leaves a session nobody
@@ -439,17 +475,28 @@ for (const variant of VARIANTS) {
         // No initialize rate limit: the run may create sessions quickly (each is deleted at the end).
         clientLimits: { initializePerSecond: 1_000_000, initializeBurst: 1_000_000 },
         ...variant.options,
+        ...(issuer === undefined
+          ? {}
+          : {
+              oauth: (endpoint: string) =>
+                oauthResourceServer({ resource: endpoint, authorizationServers: [issuer], scopes: ['mcp'] }),
+            }),
       });
+      if (as !== undefined) {
+        token = await as.token(srv.url, 'mcp');
+        auth = { authorization: `Bearer ${token}` };
+      }
     });
 
     after(async () => {
       await srv.close();
+      await as?.stop();
       escapes.stop();
     });
 
     test('every answer keeps the invariants, and nothing is left behind', async () => {
       const stateless = variant.options.stateless === true;
-      const victim = new RawSession(srv.url);
+      const victim = new RawSession(srv.url, auth);
       const created = new Set<string>();
       const openVictim = async (): Promise<void> => {
         // Stateless: initialize is answered, but no session exists to aim requests at.
@@ -462,7 +509,7 @@ for (const variant of VARIANTS) {
         fc.asyncProperty(
           // A few requests at once: races between a session's requests, its DELETE and its streams.
           fc.array(
-            draw(srv.port, () => victim.sid ?? 'none'),
+            draw(srv.port, () => victim.sid ?? 'none', token),
             { minLength: 1, maxLength: LANES },
           ),
           async (draws) => {
@@ -487,7 +534,7 @@ for (const variant of VARIANTS) {
       // What the run created goes away (and what a cut initialize created ends by idling out); then
       // nothing may be left.
       for (const sid of created) {
-        const r = await send(srv.url, { method: 'DELETE', headers: { 'mcp-session-id': sid } });
+        const r = await send(srv.url, { method: 'DELETE', headers: { ...auth, 'mcp-session-id': sid } });
         assert.ok(r.status === 200 || r.status === 204 || r.status === 404, `DELETE ${sid}: ${r.status}`);
       }
       await until(
@@ -518,14 +565,14 @@ for (const variant of VARIANTS) {
 
       // And it still serves both eras.
       const modern = await withDeadline(
-        modernSend(srv.url, modernBody('tools/call', { name: 'echo', arguments: { text: 'modern' } })),
+        modernSend(srv.url, modernBody('tools/call', { name: 'echo', arguments: { text: 'modern' } }), auth),
         5_000,
         'modern echo',
       );
       assert.equal(modern.status, 200);
       assert.match(modern.text, /modern/);
       if (stateless) return;
-      const fresh = new RawSession(srv.url);
+      const fresh = new RawSession(srv.url, auth);
       await fresh.init();
       const echo = await fresh.post(toolCall('echo', { text: 'after' }));
       assert.equal(echo.status, 200);
