@@ -28,8 +28,8 @@ import { until } from '../helpers/http.js';
 import { type Scripted, type Seen, scripted } from '../helpers/scripted-server.js';
 
 /** Runs per adapter, and the time they may take in all (test/helpers/fuzz.ts: FUZZ_RUNS for more). */
-const RUNS = 60;
-const TIME_LIMIT_MS = 8_000;
+const RUNS = 40;
+const TIME_LIMIT_MS = 6_000;
 /** Every request of a run must have settled within this: the timeouts below are all far shorter. */
 const SETTLE_MS = 8_000;
 /** The transport's limit on one event (its floor is 1 KiB); some drawn events exceed it. */

@@ -31,9 +31,9 @@ import { type Running, startServer } from '../helpers/test-server.js';
  * all: fast-check stops drawing at the limit, so a slow machine runs fewer, never hangs
  * (test/helpers/fuzz.ts: FUZZ_RUNS for more).
  */
-const RUNS = 150;
+const RUNS = 100;
 const LANES = 4;
-const TIME_LIMIT_MS = 8_000;
+const TIME_LIMIT_MS = 6_000;
 /** Sessions with nothing running end after this (checked at a quarter of it). */
 const IDLE_MS = 2_000;
 /** An SSE answer to a POST must end within this (the tools drawn below all answer at once). */
