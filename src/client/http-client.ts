@@ -27,11 +27,11 @@ export interface HttpResponse {
   /**
    * The whole body decoded as UTF-8 (a leading BOM stripped), or `undefined` when it exceeds `limit` bytes
    * (the body is cancelled then). So a hostile server cannot make the client buffer gigabytes.
-   * With `silenceMs`, a body on which no byte arrives for that long is cancelled and the read rejects with
+   * A body on which no byte arrives for `silenceMs` is cancelled and the read rejects with
    * {@link BodySilenceError}: so it cannot hold a request forever either (the transport passes its
    * `idleTimeoutMs`, the bound its SSE streams have).
    */
-  text(limit: number, silenceMs?: number): Promise<string | undefined>;
+  text(limit: number, silenceMs: number): Promise<string | undefined>;
 }
 
 export type HttpMethod = 'GET' | 'POST' | 'DELETE';

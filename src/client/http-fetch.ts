@@ -39,7 +39,7 @@ class FetchResponse implements HttpResponse {
     return this.response.headers.get(name);
   }
 
-  text(limit: number, silenceMs?: number): Promise<string | undefined> {
+  text(limit: number, silenceMs: number): Promise<string | undefined> {
     return readTextLimited(this.body, limit, silenceMs);
   }
 }

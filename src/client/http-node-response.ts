@@ -7,7 +7,6 @@ import type { IncomingMessage } from 'node:http';
 import { pipeline, type Readable, type Transform } from 'node:stream';
 import { BodySilenceError, type HttpBody, type HttpResponse } from './http-client.js';
 import { decodersFor } from './http-node-decoders.js';
-import type { SilenceWatch, Watched } from './http-node-silence.js';
 
 /** Statuses whose response has no body (fetch's "null body status"; 101/103 never reach a request callback). */
 const NULL_BODY = new Set([204, 205, 304]);
@@ -16,7 +15,7 @@ const HIGH_WATER_CHUNKS = 16;
 
 /** An `IncomingMessage` as an `HttpResponse`. @internal exported for the unit tests */
 export function nodeResponse(res: IncomingMessage, release: () => void = () => {}): HttpResponse {
-  return new NodeResponse(res, res.statusCode ?? 0, release, undefined);
+  return new NodeResponse(res, res.statusCode ?? 0, release);
 }
 
 /** `Headers.get()` over `rawHeaders` (Node builds `res.headers` lazily; this never builds it). */
@@ -60,11 +59,7 @@ export class NodeResponse implements HttpResponse, HttpBody, AsyncIterator<Uint8
   private onChunk: ((chunk: Buffer) => void) | undefined;
   private onDone: ((error: unknown) => void) | undefined;
 
-  /** For the silence timeout of `text()`; undefined in unit tests. */
-  private readonly context: SilenceWatch | undefined;
-
-  constructor(res: IncomingMessage, status: number, release: () => void, context: SilenceWatch | undefined) {
-    this.context = context;
+  constructor(res: IncomingMessage, status: number, release: () => void) {
     this.res = res;
     this.status = status;
     this.release = release;
@@ -219,32 +214,22 @@ export class NodeResponse implements HttpResponse, HttpBody, AsyncIterator<Uint8
     if (!this.res.destroyed) this.res.destroy(reason instanceof Error ? reason : new Error(String(reason)));
   }
 
-  text(limit: number, silenceMs?: number): Promise<string | undefined> {
+  text(limit: number, silenceMs: number): Promise<string | undefined> {
     if (this.body === null) return Promise.resolve('');
     if (this.source !== undefined || this.ended) return Promise.reject(new TypeError('body already read'));
     return new Promise((resolve, reject) => {
       const chunks: Buffer[] = [];
       let size = 0;
-      // A body that has fully arrived (a small JSON answer, usually) cannot stall. Otherwise the caller's
-      // silence bound applies (a timer of this read's own, reset by every chunk), or the client's sweep.
-      const complete = this.res.complete;
-      const context = complete || silenceMs !== undefined ? undefined : this.context;
-      const watched: Watched = { at: 0, expire: (error) => this.abort(error) };
-      if (context !== undefined) {
-        watched.at = Date.now();
-        context.watch(watched);
-      }
-      const silence =
-        complete || silenceMs === undefined
-          ? undefined
-          : setTimeout(() => this.abort(new BodySilenceError(silenceMs)), silenceMs);
+      // A body that has fully arrived (a small JSON answer, usually) cannot stall; otherwise a timer of
+      // this read's own, reset by every chunk, bounds the silence.
+      const silence = this.res.complete
+        ? undefined
+        : setTimeout(() => this.abort(new BodySilenceError(silenceMs)), silenceMs);
       this.listen(
         (chunk) => {
-          if (context !== undefined) watched.at = Date.now();
           silence?.refresh();
           size += chunk.length;
           if (size > limit) {
-            context?.unwatch(watched);
             if (silence !== undefined) clearTimeout(silence);
             void this.cancel();
             resolve(undefined);
@@ -254,7 +239,6 @@ export class NodeResponse implements HttpResponse, HttpBody, AsyncIterator<Uint8
         },
         (error) => {
           this.ended = true;
-          context?.unwatch(watched);
           if (silence !== undefined) clearTimeout(silence);
           if (error !== undefined) {
             reject(error);

@@ -54,7 +54,7 @@ export interface Target {
   readonly origin: string;
 }
 
-/** What `send` needs from its client (`NodeResponse` gets only the silence watch). */
+/** What `send` needs from its client: targets, agents, and the silence watch for the response head. */
 export interface Context extends SilenceWatch {
   target(url: URL): Target | undefined;
   agent(target: Target): HttpAgent;
@@ -182,7 +182,7 @@ export function send(
           return;
         }
       }
-      response = new NodeResponse(res, status, detach, context);
+      response = new NodeResponse(res, status, detach);
       resolve(response);
     });
     let written = false;

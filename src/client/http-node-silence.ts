@@ -1,26 +1,25 @@
 /**
- * The Node adapter's silence timeout: a request with no response head, or a `text()` read with no byte of its
- * body, for {@link SILENCE_TIMEOUT_MS} fails. One unref'd sweep timer per client, running only while anything
+ * The Node adapter's silence timeout: a request with no response head for {@link SILENCE_TIMEOUT_MS} fails. One unref'd sweep timer per client, running only while anything
  * is watched.
  */
 
 /**
- * Silence after which a request fails: no response head, or no byte of a body read by `text()`, for this long.
- * undici's `headersTimeout`/`bodyTimeout` default, which bounded the fetch path. SSE bodies are bounded by the
- * transport's own `idleTimeoutMs` (60 s) instead.
+ * Silence after which a request fails: no response head for this long. undici's `headersTimeout` default,
+ * which bounds the fetch path. Bodies are bounded by the transport's own `idleTimeoutMs` (60 s) instead: SSE
+ * streams by the reader, `text()` reads by their own timer (http-node-response.ts).
  */
 const SILENCE_TIMEOUT_MS = 300_000;
 /** How often requests are checked against {@link SILENCE_TIMEOUT_MS} (one unref'd timer per client, only while any is watched). */
 const SWEEP_MS = 10_000;
 
-/** A request (until its head) or a `text()` read (until its end) that {@link SILENCE_TIMEOUT_MS} applies to. */
+/** A request, until its head, that {@link SILENCE_TIMEOUT_MS} applies to. */
 export interface Watched {
   /** Date.now() of the last sign of life. */
   at: number;
   expire(error: Error): void;
 }
 
-/** Where requests and `text()` reads register while the silence timeout applies to them. */
+/** Where requests register while the silence timeout applies to them. */
 export interface SilenceWatch {
   watch(w: Watched): void;
   unwatch(w: Watched): void;

@@ -12,13 +12,13 @@ import { BodySilenceError, type HttpResponse } from './http-client.js';
 export const POST_ACCEPT = 'application/json, text/event-stream';
 
 /**
- * Maps a non-2xx response to the typed error (body read for diagnostics, bounded in size and, with
- * `silenceMs`, in silence: a body that stalls leaves the diagnostics empty, never the error unraised).
+ * Maps a non-2xx response to the typed error (body read for diagnostics, bounded in size and in
+ * silence: a body that stalls for `silenceMs` leaves the diagnostics empty, never the error unraised).
  */
 export async function statusError(
   method: string,
   response: HttpResponse,
-  silenceMs?: number,
+  silenceMs: number,
 ): Promise<HttpStatusError> {
   const body = (await response.text(4096, silenceMs).catch(() => '')) ?? '';
   const challenge = response.header('www-authenticate') ?? undefined;

@@ -127,13 +127,13 @@ function end(stop: 'idle' | 'too-large' | 'aborted' | undefined, error: unknown)
 /**
  * Reads a whole body as UTF-8 text, refusing more than `limit` bytes (returns undefined then, after
  * cancelling the body). The fetch adapter's `text(limit, silenceMs)`; a hostile server cannot make it
- * buffer gigabytes, nor, with `silenceMs`, hold the read open by sending nothing (the body is cancelled,
+ * buffer gigabytes, nor hold the read open by sending nothing for `silenceMs` (the body is cancelled,
  * which ends the pending read as done, and the read rejects with `BodySilenceError`).
  */
 export async function readTextLimited(
   body: HttpBody | null,
   limit: number,
-  silenceMs?: number,
+  silenceMs: number,
 ): Promise<string | undefined> {
   if (body === null) return '';
   const decoder = new TextDecoder('utf-8');
@@ -142,7 +142,6 @@ export async function readTextLimited(
   let silent = false;
   let timer: ReturnType<typeof setTimeout> | undefined;
   const arm = (): void => {
-    if (silenceMs === undefined) return;
     if (timer !== undefined) clearTimeout(timer);
     timer = setTimeout(() => {
       silent = true;
@@ -163,6 +162,6 @@ export async function readTextLimited(
   } finally {
     if (timer !== undefined) clearTimeout(timer);
   }
-  if (silent) throw new BodySilenceError(silenceMs ?? 0);
+  if (silent) throw new BodySilenceError(silenceMs);
   return text + decoder.decode();
 }
