@@ -60,7 +60,9 @@ export async function connectClient(
     headers,
     ...(token !== undefined ? { token } : {}),
     // Stored tokens outlive this process, so they must not be bound to a key that does not (RFC 9449).
-    ...(auth !== undefined ? { authProvider: auth, dpop: false } : {}),
+    ...(auth !== undefined
+      ? { authProvider: auth, dpop: false, insecureOAuthUrls: auth.insecureOAuthUrls }
+      : {}),
     protocol: client,
   });
   const sends = new Set<Promise<void>>();

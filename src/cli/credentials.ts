@@ -24,6 +24,11 @@ export interface StoredEntry {
   tokens?: OAuthTokens | undefined;
   /** Epoch ms when the tokens were saved. */
   savedAt?: number | undefined;
+  /**
+   * `sluice login --insecure-oauth-urls`: the user let the OAuth client reach URLs its policy refuses (plain HTTP,
+   * internal addresses) for this server; the commands that use the entry do the same.
+   */
+  insecureOAuthUrls?: boolean | undefined;
 }
 
 interface StoreFile {
@@ -102,6 +107,8 @@ export interface FileProviderOptions {
   readonly redirectUrl?: string | undefined;
   /** Called with the authorization URL (print it, open the browser). */
   readonly onAuthorizationUrl?: ((url: URL) => void) | undefined;
+  /** `sluice login` says whether the user lifted the URL policy; undefined keeps what the entry says. */
+  readonly insecureOAuthUrls?: boolean | undefined;
 }
 
 /** An `OAuthClientProvider` over the store's entry for one server URL. */
@@ -123,6 +130,11 @@ export class FileOAuthProvider implements OAuthClientProvider {
     return this.#options.redirectUrl;
   }
 
+  /** Whether the transport's OAuth URL policy is lifted for this server (the login's choice, stored). */
+  get insecureOAuthUrls(): boolean {
+    return this.#options.insecureOAuthUrls ?? this.#entry?.insecureOAuthUrls === true;
+  }
+
   get clientMetadata(): OAuthClientMetadata {
     return {
       client_name: 'sluice',
@@ -141,12 +153,17 @@ export class FileOAuthProvider implements OAuthClientProvider {
   saveDiscoveryState(state: OAuthDiscoveryState): void {
     const resource = (state.resourceMetadata as { resource?: string } | undefined)?.resource ?? this.#server;
     const current = this.#entry;
+    const insecure = this.#options.insecureOAuthUrls;
     if (
       current !== undefined &&
       current.issuer === state.authorizationServerUrl &&
       current.resource === resource
-    )
+    ) {
+      if (insecure !== undefined && (current.insecureOAuthUrls === true) !== insecure) {
+        this.#update({ insecureOAuthUrls: insecure || undefined });
+      }
       return;
+    }
     // A new authorization server (or resource): a fresh entry; the old issuer's credentials are never reused.
     this.#entry = {
       issuer: state.authorizationServerUrl,
@@ -155,6 +172,7 @@ export class FileOAuthProvider implements OAuthClientProvider {
       ...(current?.issuer === state.authorizationServerUrl
         ? { client: current.client, tokens: current.tokens }
         : {}),
+      ...((insecure ?? current?.insecureOAuthUrls) === true ? { insecureOAuthUrls: true } : {}),
     };
     this.#store.put(this.#entry);
   }

@@ -26,6 +26,9 @@ options:
                           registered with one redirect URI)
   --open                  open the authorization URL in the browser
   --timeout-seconds N     how long to wait for the browser (default 300)
+  --insecure-oauth-urls   let the OAuth client reach an authorization server over plain HTTP or on an internal
+                          address the server named (refused by default: a hostile server could aim it at a cloud
+                          metadata service or a local port); remembered for this server's later commands
   -h, --help              this help`;
 
 const LOGOUT_HELP = `usage: sluice logout URL
@@ -35,7 +38,7 @@ Removes the credentials stored for URL by sluice login.`;
 const LOGIN = {
   command: 'login',
   usageLine:
-    'usage: sluice login URL [--client-id ID] [--client-secret SECRET] [--port N] [--open] [--timeout-seconds N]',
+    'usage: sluice login URL [--client-id ID] [--client-secret SECRET] [--port N] [--open] [--timeout-seconds N] [--insecure-oauth-urls]',
   help: LOGIN_HELP,
 };
 const LOGOUT = { command: 'logout', usageLine: 'usage: sluice logout URL', help: LOGOUT_HELP };
@@ -94,6 +97,7 @@ export async function main(argv: string[]): Promise<number> {
     port: { type: 'string' },
     open: { type: 'boolean' },
     'timeout-seconds': { type: 'string' },
+    'insecure-oauth-urls': { type: 'boolean' },
   });
   if (typeof line === 'number') return line;
   const { values, positionals } = line;
@@ -112,7 +116,9 @@ export async function main(argv: string[]): Promise<number> {
   const listener = await loopback(port);
   const store = new CredentialStore();
   let prompted = false;
+  const insecureOAuthUrls = values['insecure-oauth-urls'] === true;
   const provider = new FileOAuthProvider(store, url, {
+    insecureOAuthUrls,
     clientId: values['client-id'],
     clientSecret: values['client-secret'],
     redirectUrl: listener.redirectUrl,
@@ -137,6 +143,7 @@ export async function main(argv: string[]): Promise<number> {
     waitForAuthorizationResponse: () => Promise.race([listener.response, deadline]),
     // The tokens are stored for later commands; a DPoP key dies with this process (RFC 9449).
     dpop: false,
+    insecureOAuthUrls,
   });
   try {
     await Promise.race([client.connect(transport), deadline]);

@@ -141,6 +141,8 @@ export class TransportContext {
               clock: options.clock,
               waitForAuthorizationResponse: options.waitForAuthorizationResponse,
               dpop: options.dpop,
+              insecureUrls: options.insecureOAuthUrls,
+              silenceMs: options.idleTimeoutMs,
             });
     this.staticHeaders =
       typeof headers !== 'function' && typeof token !== 'function' && authProvider === undefined

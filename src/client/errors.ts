@@ -176,7 +176,8 @@ export type AuthorizationRefusal =
   | 'invalid-token-response'
   | 'unsupported-token-type'
   | 'step-up-exhausted'
-  | 'redirect-unavailable';
+  | 'redirect-unavailable'
+  | 'url-refused';
 
 /** The OAuth client refused to continue an authorization; `reason` is stable. Never carries a token. */
 export class AuthorizationError extends SluiceClientError {

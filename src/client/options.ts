@@ -85,6 +85,17 @@ export interface StreamableHttpClientOptions {
    */
   dpop?: boolean;
   /**
+   * Lift the OAuth client's URL policy, for development against an authorization server without TLS or on an
+   * internal address. By default every URL the OAuth client fetches or sends the user to — the challenge's
+   * `resource_metadata`, the authorization server, its endpoints — must be `https:` (`http:` only on a loopback
+   * host), and may name a loopback, private or link-local address literal only when the MCP server's own URL
+   * names one of the same kind; URLs on the MCP server's own origin are always allowed. A refused URL fails the
+   * flow with `AuthorizationError` (reason `url-refused`) before anything is sent to it (MCP security best
+   * practices §"Server-Side Request Forgery"; OAuth 2.1 §1.5).
+   * @defaultValue `false`
+   */
+  insecureOAuthUrls?: boolean;
+  /**
    * An existing session id to resume (the SDK `Client.connect()` then skips `initialize`).
    * @defaultValue none
    */
@@ -217,6 +228,7 @@ export interface ResolvedClientOptions {
   readonly waitForAuthorizationResponse: (() => Promise<URL | string>) | undefined;
   readonly maxStepUps: number;
   readonly dpop: boolean;
+  readonly insecureOAuthUrls: boolean;
   readonly sessionId: string | undefined;
   readonly maxEventBytes: number;
   readonly idleTimeoutMs: number;
@@ -350,6 +362,9 @@ export function resolveOptions(options: StreamableHttpClientOptions = {}): Resol
   if (options.dpop !== undefined && typeof options.dpop !== 'boolean') {
     throw new InvalidOptionError('option dpop must be a boolean');
   }
+  if (options.insecureOAuthUrls !== undefined && typeof options.insecureOAuthUrls !== 'boolean') {
+    throw new InvalidOptionError('option insecureOAuthUrls must be a boolean');
+  }
   const methods = new Set(options.idempotentMethods ?? DEFAULT_IDEMPOTENT_METHODS);
   const isIdempotent =
     options.isIdempotent ??
@@ -364,6 +379,7 @@ export function resolveOptions(options: StreamableHttpClientOptions = {}): Resol
     waitForAuthorizationResponse,
     maxStepUps,
     dpop: options.dpop ?? true,
+    insecureOAuthUrls: options.insecureOAuthUrls ?? false,
     sessionId: options.sessionId,
     maxEventBytes,
     idleTimeoutMs,

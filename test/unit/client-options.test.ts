@@ -21,6 +21,8 @@ describe('client options', () => {
     assert.equal(o.reinitializeOnSessionExpiry, true);
     assert.equal(o.standaloneReadyWaitMs, 500);
     assert.equal(resolveOptions({ standaloneReadyWaitMs: 0 }).standaloneReadyWaitMs, 0);
+    assert.equal(o.insecureOAuthUrls, false);
+    assert.equal(resolveOptions({ insecureOAuthUrls: true }).insecureOAuthUrls, true);
   });
 
   test('impossible values throw InvalidOptionError in the constructor', () => {
@@ -32,6 +34,7 @@ describe('client options', () => {
       { closeTimeoutMs: Number.NaN },
       { standaloneReadyWaitMs: -1 },
       { sessionId: 'has space' },
+      { insecureOAuthUrls: 'yes' as unknown as boolean },
     ];
     for (const options of bad) {
       assert.throws(

@@ -8,21 +8,21 @@
 import type { OAuthClientProvider } from '@modelcontextprotocol/sdk/client/auth.js';
 import type { OAuthClientInformationMixed } from '@modelcontextprotocol/sdk/shared/auth.js';
 import { AuthorizationError } from '../errors.js';
-import type { FetchLike } from '../options.js';
 import type { Discovery } from './metadata.js';
+import type { OAuthHttp } from './oauth-http.js';
 import { registerClient } from './token.js';
 
 export class ClientRegistry {
   readonly #provider: OAuthClientProvider;
-  readonly #fetch: FetchLike;
+  readonly #http: OAuthHttp;
   /** Clients registered by this transport, by issuer. */
   readonly #registered = new Map<string, OAuthClientInformationMixed>();
   /** The issuer the provider's stored client belongs to, once known. */
   #providerIssuer: string | undefined;
 
-  constructor(provider: OAuthClientProvider, fetchFn: FetchLike) {
+  constructor(provider: OAuthClientProvider, http: OAuthHttp) {
     this.#provider = provider;
-    this.#fetch = fetchFn;
+    this.#http = http;
   }
 
   /** Whether the provider's client metadata asks for refresh tokens (or leaves grant types open). */
@@ -73,7 +73,7 @@ export class ClientRegistry {
       );
     }
     const info = await registerClient(
-      this.#fetch,
+      this.#http,
       server.registration_endpoint,
       this.#provider.clientMetadata,
       this.wantsRefresh(),

@@ -7,7 +7,8 @@
  * endpoints `/authorize`, `/token`, `/register` apply (2025-03-26 basic/authorization §2.3.3).
  */
 import { AuthorizationError } from '../errors.js';
-import type { FetchLike } from '../options.js';
+import type { OAuthHttp } from './oauth-http.js';
+import type { OAuthUrlPolicy, OAuthUrlUse } from './url-policy.js';
 
 /** RFC 9728 §2: the fields the client reads. */
 export interface ResourceMetadata {
@@ -53,39 +54,31 @@ export interface Discovery {
 const MAX_METADATA_BYTES = 256 * 1024;
 
 /** GETs a JSON document; undefined on 4xx (try the next location), an error on anything else. */
-async function getJson(fetchFn: FetchLike, url: string, what: string): Promise<unknown> {
-  let response: Response;
-  try {
-    response = await fetchFn(url, {
+async function getJson(http: OAuthHttp, url: string, use: OAuthUrlUse): Promise<unknown> {
+  const answer = await http.exchange(
+    url,
+    use,
+    {
       method: 'GET',
       headers: { accept: 'application/json', 'mcp-protocol-version': '2025-11-25' },
-      redirect: 'error',
-    });
-  } catch (error) {
-    throw new AuthorizationError('discovery-failed', `fetching the ${what} at ${url} failed`, error);
+    },
+    'discovery-failed',
+    MAX_METADATA_BYTES,
+  );
+  if (answer.status >= 400 && answer.status < 500) return undefined;
+  if (!answer.ok) {
+    throw new AuthorizationError('discovery-failed', `the ${use} at ${url} answered HTTP ${answer.status}`);
   }
-  if (response.status >= 400 && response.status < 500) {
-    await response.body?.cancel();
-    return undefined;
-  }
-  if (!response.ok) {
-    await response.body?.cancel();
+  if (answer.text === undefined) {
     throw new AuthorizationError(
       'discovery-failed',
-      `the ${what} at ${url} answered HTTP ${response.status}`,
-    );
-  }
-  const text = await response.text();
-  if (text.length > MAX_METADATA_BYTES) {
-    throw new AuthorizationError(
-      'discovery-failed',
-      `the ${what} at ${url} is larger than ${MAX_METADATA_BYTES} bytes`,
+      `the ${use} at ${url} is larger than ${MAX_METADATA_BYTES} bytes`,
     );
   }
   try {
-    return JSON.parse(text) as unknown;
+    return JSON.parse(answer.text) as unknown;
   } catch (error) {
-    throw new AuthorizationError('discovery-failed', `the ${what} at ${url} is not JSON`, error);
+    throw new AuthorizationError('discovery-failed', `the ${use} at ${url} is not JSON`, error);
   }
 }
 
@@ -133,12 +126,12 @@ export function resourceMatches(resource: string, serverUrl: URL): boolean {
 
 /** Fetches and checks the protected resource metadata; undefined when the server publishes none. */
 export async function discoverResource(
-  fetchFn: FetchLike,
+  http: OAuthHttp,
   serverUrl: URL,
   fromChallenge: string | undefined,
 ): Promise<{ url: string; metadata: ResourceMetadata } | undefined> {
   for (const url of resourceMetadataUrls(serverUrl, fromChallenge)) {
-    const doc = await getJson(fetchFn, url, 'protected resource metadata');
+    const doc = await getJson(http, url, 'protected resource metadata');
     if (doc === undefined) continue;
     if (!isObject(doc) || typeof doc['resource'] !== 'string') {
       throw new AuthorizationError(
@@ -195,7 +188,12 @@ export function serverMetadataUrls(issuer: URL): string[] {
   ];
 }
 
-function checkedServerMetadata(doc: unknown, issuer: string, url: string): ServerMetadata {
+function checkedServerMetadata(
+  doc: unknown,
+  issuer: string,
+  url: string,
+  policy: OAuthUrlPolicy,
+): ServerMetadata {
   if (!isObject(doc))
     throw new AuthorizationError('discovery-failed', `the metadata at ${url} is not an object`);
   // RFC 8414 §3.3: the issuer in the document MUST be identical to the one the URL was built from — simple string
@@ -206,10 +204,19 @@ function checkedServerMetadata(doc: unknown, issuer: string, url: string): Serve
       `the authorization server metadata at ${url} names issuer ${String(doc['issuer'])}, not ${issuer}`,
     );
   }
-  for (const field of ['authorization_endpoint', 'token_endpoint'] as const) {
-    if (typeof doc[field] !== 'string') {
-      throw new AuthorizationError('discovery-failed', `the metadata at ${url} has no ${field}`);
-    }
+  const authorizationEndpoint = doc['authorization_endpoint'];
+  const tokenEndpoint = doc['token_endpoint'];
+  if (typeof authorizationEndpoint !== 'string') {
+    throw new AuthorizationError('discovery-failed', `the metadata at ${url} has no authorization_endpoint`);
+  }
+  if (typeof tokenEndpoint !== 'string') {
+    throw new AuthorizationError('discovery-failed', `the metadata at ${url} has no token_endpoint`);
+  }
+  // Checked here, before anything is sent to them or the user is sent to one (url-policy.ts).
+  policy.check(authorizationEndpoint, 'authorization endpoint');
+  policy.check(tokenEndpoint, 'token endpoint');
+  if (typeof doc['registration_endpoint'] === 'string') {
+    policy.check(doc['registration_endpoint'], 'registration endpoint');
   }
   const lists = [
     'scopes_supported',
@@ -221,8 +228,8 @@ function checkedServerMetadata(doc: unknown, issuer: string, url: string): Serve
   ] as const;
   const out: Record<string, unknown> = {
     issuer,
-    authorization_endpoint: doc['authorization_endpoint'],
-    token_endpoint: doc['token_endpoint'],
+    authorization_endpoint: authorizationEndpoint,
+    token_endpoint: tokenEndpoint,
   };
   if (typeof doc['registration_endpoint'] === 'string')
     out['registration_endpoint'] = doc['registration_endpoint'];
@@ -237,34 +244,22 @@ function checkedServerMetadata(doc: unknown, issuer: string, url: string): Serve
 }
 
 /** Fetches and checks an authorization server's metadata; undefined when it publishes none. */
-export async function discoverServer(
-  fetchFn: FetchLike,
-  issuer: string,
-): Promise<ServerMetadata | undefined> {
-  let parsed: URL;
-  try {
-    parsed = new URL(issuer);
-  } catch (error) {
-    throw new AuthorizationError(
-      'discovery-failed',
-      `the authorization server ${issuer} is not a URL`,
-      error,
-    );
-  }
+export async function discoverServer(http: OAuthHttp, issuer: string): Promise<ServerMetadata | undefined> {
+  const parsed = http.policy.check(issuer, 'authorization server');
   for (const url of serverMetadataUrls(parsed)) {
-    const doc = await getJson(fetchFn, url, 'authorization server metadata');
-    if (doc !== undefined) return checkedServerMetadata(doc, issuer, url);
+    const doc = await getJson(http, url, 'authorization server metadata');
+    if (doc !== undefined) return checkedServerMetadata(doc, issuer, url, http.policy);
   }
   return undefined;
 }
 
 /** The resource metadata, then the authorization server's metadata (or the 2025-03-26 defaults). */
 export async function discover(
-  fetchFn: FetchLike,
+  http: OAuthHttp,
   serverUrl: URL,
   fromChallenge: string | undefined,
 ): Promise<Discovery> {
-  const resource = await discoverResource(fetchFn, serverUrl, fromChallenge);
+  const resource = await discoverResource(http, serverUrl, fromChallenge);
   const listed = resource?.metadata.authorization_servers?.[0];
   if (resource !== undefined && listed === undefined) {
     throw new AuthorizationError(
@@ -274,7 +269,7 @@ export async function discover(
   }
   // 2025-03-26: no resource metadata; the MCP server's origin is the authorization server.
   const issuer = listed ?? serverUrl.origin;
-  const server = await discoverServer(fetchFn, issuer);
+  const server = await discoverServer(http, issuer);
   if (server !== undefined) {
     return {
       resourceMetadataUrl: resource?.url,

@@ -13,9 +13,11 @@ import type { Challenge } from './challenge.js';
 import { ClientRegistry } from './clients.js';
 import { DpopProver, resourceTakesDpop } from './dpop.js';
 import { type Discovery, discover } from './metadata.js';
+import { OAuthHttp } from './oauth-http.js';
 import { randomToken, s256 } from './pkce.js';
 import { finalScope, initialScope, stepUpScope } from './scopes.js';
 import { tokenRequest } from './token.js';
+import { OAuthUrlPolicy } from './url-policy.js';
 
 /** What the transport gives its OAuth client. */
 export interface OAuthSessionOptions {
@@ -27,6 +29,10 @@ export interface OAuthSessionOptions {
   readonly waitForAuthorizationResponse: (() => Promise<URL | string>) | undefined;
   /** Ask for DPoP-bound tokens when both servers take them (the transport's `dpop` option). */
   readonly dpop: boolean;
+  /** The transport's `insecureOAuthUrls`: lift the URL policy of url-policy.ts. */
+  readonly insecureUrls: boolean;
+  /** The transport's `idleTimeoutMs`: the longest silence of an authorization server's answer. */
+  readonly silenceMs: number;
 }
 
 /** An authorization request sent and not yet answered. */
@@ -47,6 +53,7 @@ const REFRESH_MARGIN_MS = 60_000;
 export class OAuthSession {
   readonly #o: OAuthSessionOptions;
   readonly #clients: ClientRegistry;
+  readonly #http: OAuthHttp;
   #discovery: Discovery | undefined;
   #requestedScope: string | undefined;
   #pending: Pending | undefined;
@@ -58,7 +65,12 @@ export class OAuthSession {
 
   constructor(options: OAuthSessionOptions) {
     this.#o = options;
-    this.#clients = new ClientRegistry(options.provider, options.fetch);
+    this.#http = new OAuthHttp(
+      options.fetch,
+      new OAuthUrlPolicy(options.serverUrl, options.insecureUrls),
+      options.silenceMs,
+    );
+    this.#clients = new ClientRegistry(options.provider, this.#http);
   }
 
   /** The access token to send, refreshed first when it is about to expire. */
@@ -139,7 +151,7 @@ export class OAuthSession {
     });
     if (pending.resource !== undefined) params.set('resource', pending.resource);
     const tokens = await tokenRequest(
-      this.#o.fetch,
+      this.#http,
       this.#o.provider,
       pending.discovery.server,
       pending.client,
@@ -164,7 +176,7 @@ export class OAuthSession {
     const o = this.#o;
     const provider = o.provider;
     const previous = await this.#clients.storedIssuer();
-    const discovery = await discover(o.fetch, o.serverUrl, challenge?.resourceMetadata);
+    const discovery = await discover(this.#http, o.serverUrl, challenge?.resourceMetadata);
     const migrated = previous !== undefined && previous !== discovery.issuer;
     if (migrated) await provider.invalidateCredentials?.('tokens');
     const stepUp = status === 403;
@@ -195,7 +207,9 @@ export class OAuthSession {
       if (client === undefined)
         throw new AuthorizationError('no-client', `no client for ${discovery.issuer}`);
       if (resource !== undefined) prepared.set('resource', resource);
-      await this.#save(await tokenRequest(o.fetch, provider, discovery.server, client, prepared, this.#dpop));
+      await this.#save(
+        await tokenRequest(this.#http, provider, discovery.server, client, prepared, this.#dpop),
+      );
       this.#requestedScope = scope;
       return;
     }
@@ -219,7 +233,7 @@ export class OAuthSession {
     const verifier = randomToken(32);
     const state = (await provider.state?.()) ?? randomToken(16);
     const redirectUri = String(redirect);
-    const url = new URL(discovery.server.authorization_endpoint);
+    const url = this.#http.policy.check(discovery.server.authorization_endpoint, 'authorization endpoint');
     const q = url.searchParams;
     q.set('response_type', 'code');
     q.set('client_id', client.client_id);
@@ -347,14 +361,14 @@ export class OAuthSession {
     const tokens = await provider.tokens();
     const refreshToken = tokens?.refresh_token;
     if (refreshToken === undefined) return false;
-    const discovery = this.#discovery ?? (await discover(this.#o.fetch, this.#o.serverUrl, undefined));
+    const discovery = this.#discovery ?? (await discover(this.#http, this.#o.serverUrl, undefined));
     this.#discovery = discovery;
     const client = await this.#clients.clientFor(discovery, await this.#clients.storedIssuer(), false);
     if (client === undefined) return false;
     const params = new URLSearchParams({ grant_type: 'refresh_token', refresh_token: refreshToken });
     const resource = await this.#resourceParameter(discovery);
     if (resource !== undefined) params.set('resource', resource);
-    const fresh = await tokenRequest(this.#o.fetch, provider, discovery.server, client, params, this.#dpop);
+    const fresh = await tokenRequest(this.#http, provider, discovery.server, client, params, this.#dpop);
     // RFC 6749 §6: a response without a new refresh token leaves the old one valid.
     await this.#save(fresh.refresh_token === undefined ? { ...fresh, refresh_token: refreshToken } : fresh);
     return true;

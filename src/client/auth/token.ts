@@ -12,14 +12,14 @@ import type {
   OAuthTokens,
 } from '@modelcontextprotocol/sdk/shared/auth.js';
 import { AuthorizationError } from '../errors.js';
-import type { FetchLike } from '../options.js';
 import type { DpopProver } from './dpop.js';
 import type { ServerMetadata } from './metadata.js';
+import type { OAuthAnswer, OAuthHttp } from './oauth-http.js';
 
 export type ClientAuthMethod = 'client_secret_basic' | 'client_secret_post' | 'none';
 
 /** The largest token or registration response read. */
-const MAX_RESPONSE_CHARS = 256 * 1024;
+const MAX_RESPONSE_BYTES = 256 * 1024;
 
 /**
  * The token endpoint authentication to use: the method the client was registered with, else what the server
@@ -46,11 +46,11 @@ function basicCredentials(id: string, secret: string): string {
   return `Basic ${btoa(`${enc(id)}:${enc(secret)}`)}`;
 }
 
-async function readJson(response: Response): Promise<unknown> {
-  const text = await response.text();
-  if (text.length > MAX_RESPONSE_CHARS) return undefined;
+/** The answer's JSON body; undefined when it is not JSON or was larger than the limit. */
+function readJson(answer: OAuthAnswer): unknown {
+  if (answer.text === undefined) return undefined;
   try {
-    return JSON.parse(text) as unknown;
+    return JSON.parse(answer.text) as unknown;
   } catch {
     return undefined;
   }
@@ -66,13 +66,15 @@ function oauthError(body: unknown): string {
 
 /** One token endpoint request with the client's authentication; the checked token response. */
 export async function tokenRequest(
-  fetchFn: FetchLike,
+  http: OAuthHttp,
   provider: OAuthClientProvider,
   server: ServerMetadata,
   client: OAuthClientInformationMixed,
   params: URLSearchParams,
   dpop?: DpopProver,
 ): Promise<OAuthTokens> {
+  // Before the provider or a DPoP proof sees it: the endpoint may come from storage (a restored flow).
+  http.policy.check(server.token_endpoint, 'token endpoint');
   const headers = new Headers({
     'content-type': 'application/x-www-form-urlencoded',
     accept: 'application/json',
@@ -90,30 +92,23 @@ export async function tokenRequest(
       }
     }
   }
-  let response: Response | undefined;
+  let response: OAuthAnswer | undefined;
   let body: unknown;
   for (let attempt = 0; attempt < 2; attempt++) {
     if (dpop !== undefined) headers.set('dpop', await dpop.proof('POST', server.token_endpoint));
-    try {
-      response = await fetchFn(server.token_endpoint, {
-        method: 'POST',
-        headers,
-        body: params.toString(),
-        redirect: 'error',
-      });
-    } catch (error) {
-      throw new AuthorizationError(
-        'token-request-failed',
-        `the token endpoint ${server.token_endpoint} could not be reached`,
-        error,
-      );
-    }
-    body = await readJson(response);
+    response = await http.exchange(
+      server.token_endpoint,
+      'token endpoint',
+      { method: 'POST', headers, body: params.toString() },
+      'token-request-failed',
+      MAX_RESPONSE_BYTES,
+    );
+    body = readJson(response);
     // RFC 9449 §8: the server wants a nonce in the proof: once more, with the nonce it sent.
     const wantsNonce =
       response.status === 400 && (body as { error?: unknown } | undefined)?.error === 'use_dpop_nonce';
     if (!wantsNonce || dpop === undefined) break;
-    if (!dpop.rememberNonce(server.token_endpoint, response.headers.get('dpop-nonce'))) break;
+    if (!dpop.rememberNonce(server.token_endpoint, response.header('dpop-nonce'))) break;
   }
   if (response === undefined)
     throw new AuthorizationError('token-request-failed', 'no token request was sent');
@@ -170,7 +165,7 @@ function applicationType(metadata: OAuthClientMetadata): 'native' | 'web' {
 
 /** Dynamic client registration (RFC 7591 §3), the metadata the provider gives plus what MCP requires. */
 export async function registerClient(
-  fetchFn: FetchLike,
+  http: OAuthHttp,
   endpoint: string,
   metadata: OAuthClientMetadata,
   wantsRefresh: boolean,
@@ -181,22 +176,18 @@ export async function registerClient(
     // SEP-2207: a client that wants refresh tokens says so in its metadata.
     body['grant_types'] = wantsRefresh ? ['authorization_code', 'refresh_token'] : ['authorization_code'];
   }
-  let response: Response;
-  try {
-    response = await fetchFn(endpoint, {
+  const response = await http.exchange(
+    endpoint,
+    'registration endpoint',
+    {
       method: 'POST',
       headers: { 'content-type': 'application/json', accept: 'application/json' },
       body: JSON.stringify(body),
-      redirect: 'error',
-    });
-  } catch (error) {
-    throw new AuthorizationError(
-      'registration-failed',
-      `the registration endpoint ${endpoint} could not be reached`,
-      error,
-    );
-  }
-  const answer = await readJson(response);
+    },
+    'registration-failed',
+    MAX_RESPONSE_BYTES,
+  );
+  const answer = readJson(response);
   if (!response.ok) {
     throw new AuthorizationError(
       'registration-failed',
