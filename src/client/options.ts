@@ -108,7 +108,9 @@ export interface StreamableHttpClientOptions {
   maxEventBytes?: number;
   /**
    * An open SSE stream on which no byte arrives (keep-alive comments count) for this long is treated as
-   * dead and resumed. Must exceed the server's keep-alive interval (15 s for Sluice and the SDK).
+   * dead and resumed. Must exceed the server's keep-alive interval (15 s for Sluice and the SDK). It also bounds
+   * the silence of every other answer the transport reads: a JSON body, and each answer of an authorization
+   * server during an OAuth flow (its head, then each part of its body).
    * @defaultValue `60_000`
    */
   idleTimeoutMs?: number;
