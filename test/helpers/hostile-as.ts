@@ -7,12 +7,7 @@
 import { randomBytes } from 'node:crypto';
 import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
-import type { OAuthClientProvider } from '@modelcontextprotocol/sdk/client/auth.js';
-import type {
-  OAuthClientInformationMixed,
-  OAuthClientMetadata,
-  OAuthTokens,
-} from '@modelcontextprotocol/sdk/shared/auth.js';
+import { HeadlessProvider } from './oauth-fixture.js';
 
 export type Answer =
   | { kind: 'good' }
@@ -230,37 +225,10 @@ export class World {
   }
 }
 
-/** An in-memory provider; the "user" returns from the authorization server as the script says. */
-export class Provider implements OAuthClientProvider {
-  #client: OAuthClientInformationMixed | undefined;
-  #tokens: OAuthTokens | undefined;
-  #verifier = '';
+/** The fixture's in-memory provider, whose "user" does not follow the authorization URL but returns as drawn. */
+export class Provider extends HeadlessProvider {
   authorizationUrl: URL | undefined;
-  get redirectUrl(): string {
-    return 'http://127.0.0.1:1/callback';
-  }
-  get clientMetadata(): OAuthClientMetadata {
-    return { client_name: 'fuzz', redirect_uris: [this.redirectUrl] };
-  }
-  clientInformation(): OAuthClientInformationMixed | undefined {
-    return this.#client;
-  }
-  saveClientInformation(info: OAuthClientInformationMixed): void {
-    this.#client = info;
-  }
-  tokens(): OAuthTokens | undefined {
-    return this.#tokens;
-  }
-  saveTokens(tokens: OAuthTokens): void {
-    this.#tokens = tokens;
-  }
-  saveCodeVerifier(verifier: string): void {
-    this.#verifier = verifier;
-  }
-  codeVerifier(): string {
-    return this.#verifier;
-  }
-  redirectToAuthorization(url: URL): void {
+  override redirectToAuthorization(url: URL): void {
     this.authorizationUrl = url;
   }
 }
