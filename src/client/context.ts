@@ -137,7 +137,7 @@ export class TransportContext {
           : new OAuthSession({
               provider: authProvider,
               serverUrl: url,
-              fetch: fetchFn,
+              fetch: options.fetch,
               clock: options.clock,
               waitForAuthorizationResponse: options.waitForAuthorizationResponse,
               dpop: options.dpop,

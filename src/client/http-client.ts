@@ -112,6 +112,25 @@ export class BodySilenceError extends Error {
   }
 }
 
+/**
+ * A DNS name that resolved only to addresses a guard refuses (the OAuth client's URL policy, checked at the
+ * lookup the connection uses: http-node-guarded.ts): no connection was made. Adapter-internal; the OAuth
+ * exchange turns it into `AuthorizationError` reason `url-refused`.
+ */
+export class AddressRefusedError extends Error {
+  readonly host: string;
+  readonly addresses: string;
+  constructor(host: string, addresses: string) {
+    super(`${host} resolves to ${addresses || 'no address'}, which the OAuth URL policy refuses`);
+    this.name = 'AddressRefusedError';
+    this.host = host;
+    this.addresses = addresses;
+  }
+}
+
+/** For one URL: the check its resolved addresses must pass before a connection, or undefined for none. */
+export type AddressGuardFor = (url: URL) => ((address: string) => boolean) | undefined;
+
 export interface HttpClient {
   /**
    * Sends one request and resolves once the response head has arrived (redirects followed as `fetch` does).

@@ -1,5 +1,5 @@
 import { InvalidOptionError } from './errors.js';
-import type { FetchLike, HttpClient } from './http-client.js';
+import type { AddressGuardFor, FetchLike, HttpClient } from './http-client.js';
 import { createFetchHttp } from './http-fetch.js';
 
 /**
@@ -23,4 +23,9 @@ export function defaultHttp(): HttpClient | Promise<HttpClient> {
 
 export function fetchHttp(fetchFn: FetchLike): HttpClient {
   return createFetchHttp(fetchFn);
+}
+
+/** The OAuth client's `fetch`: the global one (a browser resolves names itself; the URL policy checks literals). */
+export function defaultOAuthFetch(_guardFor: AddressGuardFor): FetchLike {
+  return (url, init) => globalThis.fetch(url, init);
 }

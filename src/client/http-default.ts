@@ -1,5 +1,5 @@
 import { InvalidOptionError } from './errors.js';
-import type { FetchLike, HttpClient } from './http-client.js';
+import type { AddressGuardFor, FetchLike, HttpClient } from './http-client.js';
 import { createFetchHttp } from './http-fetch.js';
 
 /**
@@ -64,6 +64,23 @@ export function defaultHttp(): HttpClient | Promise<HttpClient> {
     nodeFactory = factory;
     return factory();
   });
+}
+
+/**
+ * The OAuth client's `fetch` when the caller passed none. On Node (not Bun or Deno, whose `node:http` may not
+ * take a `lookup`): `node:http` with the resolved addresses checked by `guardFor` before connecting
+ * (http-node-guarded.ts), loaded on first use. Elsewhere, and with `SLUICE_CLIENT_HTTP=fetch`: the global
+ * `fetch`, where only the URL policy's literal checks apply.
+ */
+export function defaultOAuthFetch(guardFor: AddressGuardFor): FetchLike {
+  const versions = (globalThis as { process?: { versions?: Record<string, unknown> } }).process?.versions;
+  const plainNode = isNodeRuntime() && versions?.['bun'] === undefined && versions?.['deno'] === undefined;
+  if (!plainNode || fetchForced()) return (url, init) => globalThis.fetch(url, init);
+  let guarded: Promise<FetchLike> | undefined;
+  return async (url, init) => {
+    guarded ??= import('./http-node-guarded.js').then((m) => m.createGuardedFetch(guardFor));
+    return (await guarded)(url, init);
+  };
 }
 
 /** The adapter over a caller's `fetch`. */

@@ -6,7 +6,7 @@
  * holding every request that waits on it, or filling memory with its answer.
  */
 import { AuthorizationError, type AuthorizationRefusal } from '../errors.js';
-import { BodySilenceError } from '../http-client.js';
+import { AddressRefusedError, BodySilenceError } from '../http-client.js';
 import { fetchResponse } from '../http-fetch.js';
 import type { FetchLike } from '../options.js';
 import type { OAuthUrlPolicy, OAuthUrlUse } from './url-policy.js';
@@ -51,6 +51,15 @@ export class OAuthHttp {
     try {
       response = await this.#fetch(url.href, { ...init, redirect: 'error', signal: abort.signal });
     } catch (error) {
+      // On Node without a caller's fetch, the name's addresses were checked at the lookup (http-node-guarded.ts).
+      const refused = error instanceof AddressRefusedError ? error : (error as { cause?: unknown })?.cause;
+      if (refused instanceof AddressRefusedError) {
+        throw new AuthorizationError(
+          'url-refused',
+          `${where}: ${refused.message}; set insecureOAuthUrls to allow it`,
+          error,
+        );
+      }
       const what = abort.signal.aborted
         ? `sent no answer within ${this.#silenceMs} ms`
         : 'could not be reached';

@@ -8,6 +8,7 @@
 import type { OAuthClientProvider } from '@modelcontextprotocol/sdk/client/auth.js';
 import type { OAuthClientInformationMixed, OAuthTokens } from '@modelcontextprotocol/sdk/shared/auth.js';
 import { AuthorizationError, UnauthorizedError } from '../errors.js';
+import { defaultOAuthFetch } from '../http-default.js';
 import type { ClientClock, FetchLike } from '../options.js';
 import type { Challenge } from './challenge.js';
 import { ClientRegistry } from './clients.js';
@@ -23,7 +24,8 @@ import { OAuthUrlPolicy } from './url-policy.js';
 export interface OAuthSessionOptions {
   readonly provider: OAuthClientProvider;
   readonly serverUrl: URL;
-  readonly fetch: FetchLike;
+  /** The caller's `fetch`; undefined means `defaultOAuthFetch` (on Node, resolved addresses are checked too). */
+  readonly fetch: FetchLike | undefined;
   readonly clock: ClientClock;
   /** Resolves to the redirect URI the authorization server sent the user agent to (see the transport option). */
   readonly waitForAuthorizationResponse: (() => Promise<URL | string>) | undefined;
@@ -65,11 +67,9 @@ export class OAuthSession {
 
   constructor(options: OAuthSessionOptions) {
     this.#o = options;
-    this.#http = new OAuthHttp(
-      options.fetch,
-      new OAuthUrlPolicy(options.serverUrl, options.insecureUrls),
-      options.silenceMs,
-    );
+    const policy = new OAuthUrlPolicy(options.serverUrl, options.insecureUrls);
+    const fetchFn = options.fetch ?? defaultOAuthFetch((url) => policy.addressGuard(url));
+    this.#http = new OAuthHttp(fetchFn, policy, options.silenceMs);
     this.#clients = new ClientRegistry(options.provider, this.#http);
   }
 

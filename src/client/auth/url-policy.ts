@@ -15,8 +15,9 @@
  *
  * Address literals are classified after the WHATWG URL parser has made them canonical, so octal, hex and short
  * IPv4 forms (`http://0x7f.1/`) and IPv4-mapped IPv6 are already plain dotted quads or hex groups here. A DNS name
- * that resolves to an internal address cannot be seen from `fetch`: that part belongs to the deployment's egress
- * policy (docs/authorization.md).
+ * is checked by what it resolves to where that can be seen: on Node, at the lookup of the connection itself
+ * (`addressGuard`, http-node-guarded.ts); `fetch` elsewhere gives no such hook, and that part belongs to the
+ * deployment's egress policy (docs/authorization.md).
  */
 import { AuthorizationError } from '../errors.js';
 
@@ -79,6 +80,11 @@ function ipv6Kind(groups: number[]): HostKind {
   return 'public';
 }
 
+/** What kind of address an IP address (as a resolver returns it: dotted quad or IPv6 without brackets) is. */
+export function addressKind(address: string): HostKind {
+  return hostKind(new URL(address.includes(':') ? `http://[${address}]/` : `http://${address}/`));
+}
+
 /** What kind of address a URL's host names (a DNS name other than `localhost` counts as public). */
 export function hostKind(url: URL): HostKind {
   // A trailing dot names the same host (an absolute DNS name): `localhost.` is loopback too.
@@ -134,12 +140,27 @@ export class OAuthUrlPolicy {
         `the ${use} ${url.href.slice(0, 200)} is plain HTTP on a host that is not loopback (OAuth 2.1 §1.5 requires HTTPS); set insecureOAuthUrls to allow it`,
       );
     }
-    if (kind !== 'public' && (kind === 'reserved' || kind !== this.#serverKind)) {
+    if (!this.#kindAllowed(kind)) {
       throw new AuthorizationError(
         'url-refused',
         `the ${use} ${url.href.slice(0, 200)} names a ${kind} address, and the MCP server ${this.#server.host} is not on one; set insecureOAuthUrls to allow it`,
       );
     }
     return url;
+  }
+
+  /**
+   * For a URL that passed `check`: how the addresses its name resolves to must be checked before connecting
+   * (the same rule as for literals), or undefined when any will do (the policy lifted, the MCP server's own
+   * origin, or a host that is already an address literal or `localhost`).
+   */
+  addressGuard(url: URL): ((address: string) => boolean) | undefined {
+    if (this.#insecure || url.origin === this.#server.origin || hostKind(url) !== 'public') return undefined;
+    if (/^\d+\.\d+\.\d+\.\d+$/.test(url.hostname) || url.hostname.startsWith('[')) return undefined;
+    return (address) => this.#kindAllowed(addressKind(address));
+  }
+
+  #kindAllowed(kind: HostKind): boolean {
+    return kind === 'public' || (kind !== 'reserved' && kind === this.#serverKind);
   }
 }
