@@ -74,6 +74,8 @@ export function createGuardedFetch(guardFor: AddressGuardFor): FetchLike {
       new Headers(init.headers).forEach((value, name) => {
         headers[name] = value;
       });
+      // As fetch (and the transport's Node adapter) would: some front ends refuse a request without one.
+      headers['user-agent'] ??= 'node';
       const body = init.body;
       if (body !== undefined && body !== null && typeof body !== 'string') {
         reject(new TypeError('the OAuth client sends string bodies only'));

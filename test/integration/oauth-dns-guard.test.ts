@@ -45,7 +45,14 @@ describe('the OAuth client checks what a name resolves to (Node)', () => {
       req.on('end', () => {
         if (req.url === '/empty') return void res.writeHead(204).end();
         res.writeHead(200, { 'content-type': 'application/json', 'x-two': 'a' });
-        res.end(JSON.stringify({ method: req.method, body, type: req.headers['content-type'] ?? null }));
+        res.end(
+          JSON.stringify({
+            method: req.method,
+            body,
+            type: req.headers['content-type'] ?? null,
+            agent: req.headers['user-agent'] ?? null,
+          }),
+        );
       });
     });
     await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
@@ -82,6 +89,7 @@ describe('the OAuth client checks what a name resolves to (Node)', () => {
       method: 'POST',
       body: 'grant_type=x',
       type: 'application/x-www-form-urlencoded',
+      agent: 'node',
     });
     const empty = await fetchFn(`http://127.0.0.1:${port}/empty`);
     assert.equal(empty.status, 204);
