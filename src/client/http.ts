@@ -1,7 +1,9 @@
 import {
+  EventTooLargeError,
   ForbiddenError,
   HttpStatusError,
   IdleTimeoutError,
+  MalformedMessageError,
   NetworkError,
   type SluiceClientError,
   UnauthorizedError,
@@ -32,9 +34,34 @@ export async function statusError(
  * (`IdleTimeoutError`), or the connection failed mid-body (`NetworkError`: the answer is lost, and the
  * request may have run).
  */
-export function bodyFailure(error: unknown, what: string): SluiceClientError {
+function bodyFailure(error: unknown, what: string): SluiceClientError {
   if (error instanceof BodySilenceError) return new IdleTimeoutError(error.silenceMs, what);
   return new NetworkError(`${what} was cut: ${describe(error)}`, error);
+}
+
+/**
+ * An answer's JSON body, parsed: read up to `maxBytes` (`EventTooLargeError` beyond), each part within
+ * `silenceMs` (`IdleTimeoutError`), whole (`NetworkError` when cut), and JSON (`MalformedMessageError`).
+ * `what` names the body in the errors.
+ */
+export async function readJsonBody(
+  response: HttpResponse,
+  maxBytes: number,
+  silenceMs: number,
+  what: string,
+): Promise<unknown> {
+  let text: string | undefined;
+  try {
+    text = await response.text(maxBytes, silenceMs);
+  } catch (error) {
+    throw bodyFailure(error, what);
+  }
+  if (text === undefined) throw new EventTooLargeError(maxBytes);
+  try {
+    return JSON.parse(text) as unknown;
+  } catch (error) {
+    throw new MalformedMessageError(`${what} is not valid JSON`, error);
+  }
 }
 
 /** Releases a response body we do not need (a body that has fully arrived keeps its keep-alive socket). */

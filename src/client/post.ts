@@ -8,9 +8,7 @@ import type { MessageKind } from '../jsonrpc/message.js';
 import { answerChallenge } from './auth/answer.js';
 import type { PendingRequest, TransportContext } from './context.js';
 import {
-  EventTooLargeError,
   HttpStatusError,
-  MalformedMessageError,
   NetworkError,
   NoResponseError,
   NotIdempotentError,
@@ -18,7 +16,7 @@ import {
   TransportClosedError,
   UnexpectedContentTypeError,
 } from './errors.js';
-import { bodyFailure, describe, discard, POST_ACCEPT, statusError } from './http.js';
+import { describe, discard, POST_ACCEPT, readJsonBody, statusError } from './http.js';
 import { Canceller, type HttpResponse, isOk, StaleConnectionError } from './http-client.js';
 import { receiveMessage } from './inbound.js';
 import { modernRevisionOf, standardHeaders } from './modern.js';
@@ -295,19 +293,8 @@ async function receiveJsonBody(
   response: HttpResponse,
   requestId: RequestId,
 ): Promise<void> {
-  let text: string | undefined;
-  try {
-    text = await response.text(t.options.maxEventBytes, t.options.idleTimeoutMs);
-  } catch (error) {
-    throw bodyFailure(error, 'the JSON body of the answer');
-  }
-  if (text === undefined) throw new EventTooLargeError(t.options.maxEventBytes);
-  let parsed: unknown;
-  try {
-    parsed = JSON.parse(text);
-  } catch (error) {
-    throw new MalformedMessageError('the JSON response body is not valid JSON', error);
-  }
+  const { maxEventBytes, idleTimeoutMs } = t.options;
+  const parsed = await readJsonBody(response, maxEventBytes, idleTimeoutMs, 'the JSON body of the answer');
   if (Array.isArray(parsed)) {
     for (const item of parsed) receiveMessage(t, item as WireMessage);
   } else {

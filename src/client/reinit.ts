@@ -1,7 +1,7 @@
 import { mediaType } from '../http/media-type.js';
 import type { TransportContext } from './context.js';
-import { EventTooLargeError, MalformedMessageError, SessionExpiredError } from './errors.js';
-import { bodyFailure, discard, POST_ACCEPT, statusError } from './http.js';
+import { MalformedMessageError, SessionExpiredError } from './errors.js';
+import { discard, POST_ACCEPT, readJsonBody, statusError } from './http.js';
 import { Canceller, type HttpResponse, isOk } from './http-client.js';
 import { parseRetryAfter, pause } from './post.js';
 import { readSse } from './sse-reader.js';
@@ -84,19 +84,12 @@ async function readAnswer(t: TransportContext, response: HttpResponse, id: strin
   const { maxEventBytes, idleTimeoutMs, clock } = t.options;
   const type = mediaType(response.header('content-type'));
   if (type === 'application/json') {
-    let text: string | undefined;
-    try {
-      text = await response.text(maxEventBytes, idleTimeoutMs);
-    } catch (error) {
-      throw bodyFailure(error, 'the JSON body of the re-initialize answer');
-    }
-    if (text === undefined) throw new EventTooLargeError(maxEventBytes);
-    let parsed: unknown;
-    try {
-      parsed = JSON.parse(text);
-    } catch (error) {
-      throw new MalformedMessageError('re-initialize: the JSON body is not valid JSON', error);
-    }
+    const parsed = await readJsonBody(
+      response,
+      maxEventBytes,
+      idleTimeoutMs,
+      'the JSON body of the re-initialize answer',
+    );
     const list = (Array.isArray(parsed) ? parsed : [parsed]) as WireMessage[];
     const found = list.find((m) => m !== null && typeof m === 'object' && m.id === id);
     if (found === undefined) throw new MalformedMessageError('re-initialize: no response in the JSON body');

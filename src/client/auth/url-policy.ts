@@ -156,7 +156,7 @@ export class OAuthUrlPolicy {
    */
   addressGuard(url: URL): ((address: string) => boolean) | undefined {
     if (this.#insecure || url.origin === this.#server.origin || hostKind(url) !== 'public') return undefined;
-    if (/^\d+\.\d+\.\d+\.\d+$/.test(url.hostname) || url.hostname.startsWith('[')) return undefined;
+    if (dottedQuad(url.hostname) !== undefined || url.hostname.startsWith('[')) return undefined;
     return (address) => this.#kindAllowed(addressKind(address));
   }
 
