@@ -14,6 +14,8 @@ export function fuzzParameters(runs: number, timeLimitMs: number): fc.Parameters
   return {
     numRuns: hunt === undefined ? runs : Number(hunt),
     interruptAfterTimeLimit: hunt === undefined ? timeLimitMs : 600_000,
+    // The failing assertion in the message itself: node's reporter does not print an error's cause.
+    includeErrorInReport: true,
     ...(seed === undefined ? {} : { seed: Number(seed) }),
     ...(path === undefined ? {} : { path }),
   };
