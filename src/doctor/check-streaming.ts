@@ -1,6 +1,8 @@
 /**
  * Does a streamed answer reach the client as it is produced, or in one lump at the end (a buffering
- * proxy)? Using, in order of preference: the server's `reindex` tool (progress every 200 ms for 2 s),
+ * proxy), or in clumps (a proxy holding small writes a while: HAProxy without `option
+ * http-no-delay`)? Using, in order of preference: the server's `reindex` tool (progress every 50 ms
+ * for 2 s),
  * its `sleep` tool (3 s of silence: a server that streams sends at least its priming event or
  * headers-and-comment early), or the standalone GET stream (its first bytes should arrive at once).
  * The same event-stream response then tells whether Cache-Control: no-transform survived the path
@@ -8,7 +10,7 @@
  */
 
 import { boundedWait } from '../flow/bounded-wait.js';
-import { BUFFERING_FIX, COMPRESSION_FIX } from './fixes.js';
+import { BUFFERING_FIX, COMPRESSION_FIX, HOLD_FIX } from './fixes.js';
 import { type Exchange, errorText } from './http.js';
 import type { McpSession } from './session.js';
 import { argumentsFor, type ToolInfo } from './tools.js';
@@ -29,6 +31,35 @@ interface Probe {
 }
 
 const ms = (n: number | undefined): string => (n === undefined ? '?' : `${Math.round(n)} ms`);
+
+/** The `reindex` probe's spacing: events are produced at least this far apart (sequential waits). */
+const PROGRESS_EVERY_MS = 50;
+/** An event arriving this soon after the one before was held on the way at least the difference. */
+const CLUMP_GAP_MS = 15;
+/**
+ * A silence this much longer than the spacing is a buffer, not a held write: HAProxy's held writes
+ * leave after 200 ms at most (the kernel's limit for MSG_MORE), nginx's buffers when they fill.
+ */
+const BURST_GAP_MS = 500;
+
+/**
+ * How the progress events of a stream spread out on arrival: how many came within CLUMP_GAP_MS of
+ * the one before, though the tool produced them PROGRESS_EVERY_MS apart, and the longest gap.
+ */
+function clumpsOf(x: Exchange): { events: number; clumped: number; longestGapMs: number } {
+  const times = x
+    .messages()
+    .filter((m) => m.message['method'] === 'notifications/progress')
+    .map((m) => m.at);
+  let clumped = 0;
+  let longest = 0;
+  for (let i = 1; i < times.length; i++) {
+    const gap = (times[i] ?? 0) - (times[i - 1] ?? 0);
+    if (gap < CLUMP_GAP_MS) clumped++;
+    longest = Math.max(longest, gap);
+  }
+  return { events: times.length, clumped, longestGapMs: Math.round(longest) };
+}
 
 /** A probe that reached a buffering verdict; anything short of 'ok' carries the buffering fix. */
 function judged(
@@ -65,12 +96,35 @@ function judgePost(label: string, x: Exchange, id: number): Probe {
     items: x.items.length,
   };
   if (early.length > 0) {
+    const c = clumpsOf(x);
+    // A quarter of the events joined to the one before: held, not a moment's scheduling jitter
+    // (the tool waits between events, so they cannot leave the server closer than its spacing).
+    if (label === 'tools/call reindex' && c.events >= 8 && c.clumped * 4 > c.events) {
+      // Silences far longer than the spacing: a buffer released as it fills (nginx's proxy buffers).
+      if (c.longestGapMs > BURST_GAP_MS) {
+        return judged(
+          label,
+          x,
+          'fail',
+          `${label}: events produced ${PROGRESS_EVERY_MS} ms apart arrived in bursts (${c.clumped} of ${c.events} together, silences up to ${c.longestGapMs} ms) — something on the path buffers event streams`,
+          { ...details, ...c },
+        );
+      }
+      const verdict: Verdict = {
+        id: 'buffering',
+        status: 'warn',
+        reason: `${label}: events produced ${PROGRESS_EVERY_MS} ms apart arrived in clumps (${c.clumped} of ${c.events} within ${CLUMP_GAP_MS} ms of the one before, gaps up to ${c.longestGapMs} ms) — something on the path holds small writes a while`,
+        details: { ...details, ...c },
+        fix: HOLD_FIX,
+      };
+      return { label, x, note: '', verdict };
+    }
     return judged(
       label,
       x,
       'ok',
       `${label}: first event after ${ms(early[0]?.at)}, result after ${ms(res.at)} — delivered as produced (${early.length} events before the result)`,
-      details,
+      { ...details, ...c },
     );
   }
   return judged(
@@ -133,7 +187,7 @@ export async function checkStreaming(
   let chosen: Probe | undefined;
   let lastSse: Exchange | undefined;
   const plan: { name: string; ms: number; count: number }[] = [
-    { name: 'reindex', ms: 200, count: 10 },
+    { name: 'reindex', ms: PROGRESS_EVERY_MS, count: 40 },
     { name: 'sleep', ms: 3_000, count: 1 },
   ];
   for (const p of plan) {

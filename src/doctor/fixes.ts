@@ -12,6 +12,13 @@ export const BUFFERING_FIX: Fix = {
     'send `X-Accel-Buffering: no` and `Cache-Control: no-cache, no-transform` on event streams (Sluice does)',
 };
 
+/** Events produced apart arrive together: something on the path holds small writes. */
+export const HOLD_FIX: Fix = {
+  haproxy:
+    '`option http-no-delay` in `defaults` (or in both the frontend and the backend): without it HAProxy sends with MSG_MORE and the kernel holds small writes for up to 200 ms',
+  server: 'write each event when it is produced, on a socket with TCP_NODELAY (Sluice does)',
+};
+
 export function idleFix(cutSeconds: number | undefined): Fix {
   const under =
     cutSeconds === undefined ? 'under the shortest idle timeout on the path' : `well under ${cutSeconds} s`;

@@ -3,6 +3,7 @@ import type { DoctorReport, Fix } from './types.js';
 
 const WHERE: Record<keyof Fix, string> = {
   nginx: 'nginx',
+  haproxy: 'HAProxy',
   alb: 'AWS ALB',
   cloudflare: 'Cloudflare',
   server: 'server',

@@ -5,6 +5,7 @@ export type Status = 'ok' | 'warn' | 'fail' | 'skip';
 /** Concrete changes, per place they are made. Only the places that apply to the finding are set. */
 export interface Fix {
   nginx?: string;
+  haproxy?: string;
   alb?: string;
   cloudflare?: string;
   /** The MCP server itself (Sluice option names, where it is Sluice). */

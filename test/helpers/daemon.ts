@@ -83,15 +83,20 @@ let exitHook = false;
 
 /**
  * Spawns a daemon, tracked so that a crashing test run leaves none behind: at exit it gets
- * `exitSignal` (SIGTERM lets an nginx master take its workers down after we are gone).
+ * `exitSignal` (SIGTERM lets an nginx master take its workers down after we are gone). `env` is
+ * added to this process's environment.
  */
 export function spawnDaemon(
   bin: string,
   args: readonly string[],
   stdio: SpawnOptions['stdio'],
   exitSignal: NodeJS.Signals,
+  env?: Record<string, string>,
 ): Daemon {
-  const child = spawn(bin, args, { stdio });
+  const child = spawn(bin, args, {
+    stdio,
+    ...(env === undefined ? {} : { env: { ...process.env, ...env } }),
+  });
   live.set(child, exitSignal);
   if (!exitHook) {
     exitHook = true;

@@ -68,7 +68,8 @@ describe('sluice doctor through nginx', () => {
     );
     const b = v('buffering');
     assert.equal(b.status, 'fail', text);
-    assert.match(b.reason, /one lump/);
+    // The probe's 40 events overflow nginx's proxy buffers, which then leave as each one fills.
+    assert.match(b.reason, /one lump|in bursts/);
     assert.match(b.fix?.nginx ?? '', /proxy_buffering off/);
     assert.equal(report.ok, false);
     assert.match(text, /fix \(nginx\): .*proxy_buffering off/);

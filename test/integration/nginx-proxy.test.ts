@@ -6,7 +6,6 @@
  */
 import assert from 'node:assert/strict';
 import { after, describe, test } from 'node:test';
-import type { Exchange } from '../../src/doctor/http.js';
 import { McpSession, responseOf } from '../../src/doctor/session.js';
 import type { Served } from '../../src/server/index.js';
 import { withDeadline } from '../helpers/deadline.js';
@@ -18,6 +17,7 @@ import {
   type startUpstream,
   stopProxied,
 } from '../helpers/nginx.js';
+import { assertIncremental, callTool, resultTime } from '../helpers/stream-checks.js';
 
 const GZIP_EVERYTHING = 'gzip on; gzip_types text/event-stream application/json;';
 
@@ -40,45 +40,6 @@ async function proxied(
   );
   assert.deepEqual(echo.result, { content: [{ type: 'text', text: 'hi' }] });
   return { upstream, nginx: n, session };
-}
-
-/** tools/call with a progress token; resolves at the response head. */
-function callTool(s: McpSession, name: string, args: Record<string, unknown>, id: number): Promise<Exchange> {
-  return withDeadline(
-    s.request('tools/call', { name, arguments: args, _meta: { progressToken: `p${id}` } }, id),
-    10_000,
-    `${name} response head`,
-  );
-}
-
-function progressTimes(x: Exchange): number[] {
-  return x
-    .messages()
-    .filter((m) => m.message['method'] === 'notifications/progress')
-    .map((m) => m.at);
-}
-
-function resultTime(x: Exchange, id: number): number | undefined {
-  return x.messages().find((m) => m.message['id'] === id)?.at;
-}
-
-/** reindex: 10 progress notifications 100 ms apart; asserts they arrived one by one. */
-async function assertIncremental(s: McpSession, label: string): Promise<Exchange> {
-  const x = await callTool(s, 'reindex', { corpus: 'nginx', docs: 10, delayMs: 100 }, 7);
-  await withDeadline(x.done, 10_000, `${label}: reindex stream end`);
-  assert.equal(x.status, 200);
-  assert.ok(x.isSse, `${label}: the answer is an event stream (got ${x.contentType})`);
-  const times = progressTimes(x);
-  const end = resultTime(x, 7);
-  const detail = `${label}: progress at [${times.map((t) => t.toFixed(0)).join(', ')}] ms, result at ${end?.toFixed(0)} ms`;
-  assert.equal(times.length, 10, detail);
-  assert.ok(end !== undefined && end >= 900, detail);
-  assert.ok((times[0] ?? Infinity) < 400, `first progress within ~300 ms; ${detail}`);
-  assert.ok((times[0] ?? Infinity) < end - 500, `first progress well before the result; ${detail}`);
-  // Not one lump: the events are spread over the run, not bunched at the end.
-  const spread = (times[times.length - 1] ?? 0) - (times[0] ?? 0);
-  assert.ok(spread > 600, `progress spread over the run; ${detail}`);
-  return x;
 }
 
 describe('nginx in front of sluice', () => {

@@ -1,0 +1,200 @@
+// docs/scale-out.md, "HAProxy, owner-affine" and "Caddy, owner-affine": three `sluice serve --redis`
+// instances started with `--session-prefix a`, `b` and `c` behind a real HAProxy, then a real Caddy,
+// each running the document's block as written (only the addresses pointed at the test's ports;
+// Caddy also gets a global options block turning off its admin endpoint and automatic HTTPS). The
+// same checks as the nginx block's (owner-affine.test.ts): every request of every session reaches
+// its owner (no answer says `sluice-route: forwarded`) and a hop header from outside is removed on
+// the way; the control without the prefix routing forwards; with an owner killed its sessions get
+// Sluice's answer from another instance (never the proxy's own error page) and new sessions open.
+import assert from 'node:assert/strict';
+import { after, before, describe, test } from 'node:test';
+import { connectNodeRedis } from '../../src/cluster/node-redis.js';
+import type { RedisLink } from '../../src/cluster/redis-link.js';
+import { RawSession, rpc } from '../helpers/http.js';
+import {
+  CADDY_MISSING,
+  docBlock,
+  findCaddy,
+  findHaproxy,
+  HAPROXY_MISSING,
+  type ProxyKind,
+  pointBlock,
+  type RunningProxy,
+  startProxy,
+} from '../helpers/proxies.js';
+import { findRedis, REDIS_MISSING, type Redis, startRedis } from '../helpers/redis.js';
+import { type SpawnedServe, spawnServe } from '../helpers/spawn-serve.js';
+
+const PREFIXES = ['a', 'b', 'c'] as const;
+/** Defaults only: an inherited SLUICE_CLUSTER_LEASE_MS must not shorten the lease under test. */
+const DEFAULT_ENV = { SLUICE_CLUSTER_LEASE_MS: '', SLUICE_CLUSTER_SECRET: '' };
+const CADDY_TEST_GLOBALS = '{\n  admin off\n  auto_https off\n}\n';
+
+const BLOCKS: Record<ProxyKind, { heading: string; lang: string; roundRobin: (b: string) => string }> = {
+  haproxy: {
+    heading: '#### HAProxy, owner-affine',
+    lang: 'haproxy',
+    roundRobin: (b) => b.replace(/^\s*use-server .*\n/gm, ''),
+  },
+  caddy: {
+    heading: '#### Caddy, owner-affine',
+    lang: 'caddy',
+    // Only the last `handle` (round robin) and no matchers.
+    roundRobin: (b) =>
+      b
+        .replace(/^\s*@[abc] header_regexp.*\n/gm, '')
+        .replace(/^ {2}handle @[abc] \{\n[\s\S]*?\n {2}\}\n/gm, ''),
+  },
+};
+
+/** Opens `n` sessions through `url`, then sends each `calls` echoes: [sessions, forwarded answers]. */
+async function load(
+  url: string,
+  n: number,
+  calls: number,
+): Promise<{ sessions: RawSession[]; forwarded: number }> {
+  const sessions: RawSession[] = [];
+  let forwarded = 0;
+  for (let i = 0; i < n; i++) {
+    const s = new RawSession(url);
+    await s.init();
+    sessions.push(s);
+  }
+  for (const s of sessions) {
+    for (let i = 0; i < calls; i++) {
+      const r = await s.post(rpc('tools/call', { name: 'echo', arguments: { text: `t${i}` } }));
+      assert.equal(r.status, 200, r.text);
+      assert.equal(r.json().result.content[0].text, `t${i}`);
+      if (r.headers['sluice-route'] === 'forwarded') forwarded++;
+    }
+  }
+  return { sessions, forwarded };
+}
+
+const missing =
+  findRedis() === undefined
+    ? REDIS_MISSING
+    : findHaproxy() === undefined
+      ? HAPROXY_MISSING
+      : findCaddy() === undefined
+        ? CADDY_MISSING
+        : false;
+
+describe('docs/scale-out.md owner-affine routing through HAProxy and Caddy', { skip: missing }, () => {
+  let redis: Redis;
+  let link: RedisLink;
+  const members: SpawnedServe[] = [];
+  let ports: number[] = [];
+
+  const member = (p: string, port = 0) =>
+    spawnServe(['--redis', redis.url, '--session-prefix', p, '--port', String(port)], DEFAULT_ENV, 45_000);
+
+  before(async () => {
+    redis = await startRedis();
+    link = await connectNodeRedis({ url: redis.url });
+    for (const p of PREFIXES) members.push(await member(p));
+    ports = members.map((m) => Number(new URL(m.url).port));
+  });
+  after(async () => {
+    for (const m of members) await m.close().catch(() => undefined);
+    await link?.close();
+    await redis?.stop();
+  });
+
+  async function proxy(kind: ProxyKind, edit: (b: string) => string = (b) => b): Promise<RunningProxy> {
+    const { heading, lang } = BLOCKS[kind];
+    const block = edit(docBlock('scale-out.md', heading, lang));
+    return startProxy(kind, (port) => {
+      const pointed = pointBlock(block, ports, port);
+      return kind === 'caddy' ? `${CADDY_TEST_GLOBALS}${pointed}` : pointed;
+    });
+  }
+
+  for (const kind of ['haproxy', 'caddy'] as const) {
+    test(`${kind}: each request of each session is answered by its owner; a hop header from outside is removed`, async () => {
+      const p = await proxy(kind);
+      try {
+        const { sessions, forwarded } = await load(p.url, 9, 6);
+        const seen = new Set(sessions.map((s) => (s.sid ?? '').split('.')[0]));
+        assert.ok(seen.size >= 2, `initialize is round robin: prefixes ${[...seen].join(',')}`);
+        for (const s of sessions) {
+          const sid = s.sid ?? '';
+          const owner =
+            members[PREFIXES.indexOf(sid.slice(0, sid.indexOf('.')) as (typeof PREFIXES)[number])];
+          assert.equal(String(await link.send(['HGET', `sl:{${sid}}`, 'a'])), owner?.url, sid);
+        }
+        assert.equal(forwarded, 0, 'no request crossed the hop');
+        // An instance refuses an unsigned hop header with 403 (sent to it directly); through the
+        // proxy the header is removed and the call is served.
+        const s = sessions[0] as RawSession;
+        const forged = { 'x-sluice-forward': 'v2.forged.header' };
+        const direct = new RawSession(members[0]?.url ?? '');
+        direct.sid = s.sid;
+        direct.version = s.version;
+        const refused = await direct.post(
+          rpc('tools/call', { name: 'echo', arguments: { text: 'h' } }),
+          forged,
+        );
+        assert.equal(
+          refused.status,
+          403,
+          `an instance refuses the header: ${refused.status} ${refused.text}`,
+        );
+        const r = await s.post(rpc('tools/call', { name: 'echo', arguments: { text: 'h' } }), forged);
+        assert.equal(r.status, 200, `the hop header did not reach the instance: ${r.status} ${r.text}`);
+      } finally {
+        await p.stop();
+      }
+    });
+
+    test(`${kind}: the control, the same block without the prefix routing, forwards`, async () => {
+      const p = await proxy(kind, BLOCKS[kind].roundRobin);
+      try {
+        assert.doesNotMatch(p.config, /use-server|header_regexp/);
+        const { forwarded } = await load(p.url, 9, 6);
+        assert.ok(forwarded >= 9, `forwarded ${forwarded} of 54`);
+      } finally {
+        await p.stop();
+      }
+    });
+
+    test(`${kind}: an owner killed: its sessions get Sluice's answer from another instance, new sessions open`, async () => {
+      const p = await proxy(kind);
+      try {
+        const { sessions } = await load(p.url, 9, 1);
+        const dead = members[1] as SpawnedServe;
+        await new Promise<void>((resolve) => {
+          dead.child.once('exit', () => resolve());
+          dead.child.kill('SIGKILL');
+        });
+        const orphans = sessions.filter((s) => (s.sid ?? '').startsWith('b.'));
+        const others = sessions.filter((s) => !(s.sid ?? '').startsWith('b.'));
+        assert.ok(
+          orphans.length > 0 && others.length > 0,
+          'sessions on the killed instance and on the others',
+        );
+        for (const s of orphans) {
+          const r = await s.post(rpc('tools/call', { name: 'echo', arguments: { text: 'x' } }));
+          // A dead owner's session: 503 while its lease holds, 404 once it lapsed (docs/scale-out.md
+          // "Failure semantics"), from an instance with a JSON-RPC error; never the proxy's page.
+          assert.ok(r.status === 503 || r.status === 404, `${r.status} ${r.text}`);
+          assert.equal(typeof r.json().error?.code, 'number', r.text);
+        }
+        for (const s of others) {
+          const r = await s.post(rpc('tools/call', { name: 'echo', arguments: { text: 'y' } }));
+          assert.equal(r.status, 200, r.text);
+          assert.notEqual(r.headers['sluice-route'], 'forwarded');
+        }
+        for (let i = 0; i < 4; i++) {
+          const s = new RawSession(p.url);
+          await s.init();
+          assert.ok(!(s.sid ?? '').startsWith('b.'), s.sid);
+        }
+      } finally {
+        await p.stop();
+        // The same port again, so the next proxy's block still names it.
+        members[1] = await member('b', ports[1]);
+      }
+    });
+  }
+});

@@ -1,0 +1,184 @@
+/**
+ * Sluice behind a real HAProxy and a real Caddy (docs/deploy.md "HAProxy" and "Caddy"), each
+ * running the document's block as written (its addresses pointed at the test's ports; Caddy also
+ * gets a global options block turning off its admin endpoint and automatic HTTPS): progress arrives
+ * event by event, compression leaves the stream alone, keepalive comments hold a quiet call open
+ * under a short idle timeout, and with keepalive off the stream is cut at the proxy and resumed. The
+ * negative control shows what the one HAProxy line that is easy to miss is for.
+ */
+import assert from 'node:assert/strict';
+import { after, describe, test } from 'node:test';
+import { renderText } from '../../src/doctor/report.js';
+import { runDoctor } from '../../src/doctor/run.js';
+import { McpSession, responseOf } from '../../src/doctor/session.js';
+import type { Served } from '../../src/server/index.js';
+import { withDeadline } from '../helpers/deadline.js';
+import { startUpstream } from '../helpers/nginx.js';
+import {
+  docBlock,
+  type ProxyKind,
+  pointBlock,
+  type RunningProxy,
+  skipWithoutCaddy,
+  skipWithoutHaproxy,
+  startProxy,
+} from '../helpers/proxies.js';
+import { assertIncremental, callTool, clumped, progressTimes, resultTime } from '../helpers/stream-checks.js';
+
+/** For the test only: Caddy's admin endpoint (a fixed port) and automatic HTTPS off. */
+const CADDY_TEST_GLOBALS = '{\n  admin off\n  auto_https off\n}\n';
+
+const HAPROXY = docBlock('deploy.md', '## HAProxy', 'haproxy');
+const CADDY = docBlock('deploy.md', '## Caddy', 'caddy');
+
+const running: (Served | RunningProxy)[] = [];
+after(async () => {
+  for (const r of running.splice(0).reverse()) {
+    if ('stop' in r) await r.stop();
+    else await r.close();
+  }
+});
+
+/** An upstream with `kind` in front of it running `block`; a session initialized and warmed through it. */
+async function through(
+  kind: ProxyKind,
+  block: string,
+  serverOptions: Parameters<typeof startUpstream>[0],
+): Promise<{ proxy: RunningProxy; session: McpSession }> {
+  const upstream = await startUpstream(serverOptions);
+  running.push(upstream);
+  const proxy = await startProxy(kind, (port) => {
+    const pointed = pointBlock(block, [upstream.port], port);
+    return kind === 'caddy' ? `${CADDY_TEST_GLOBALS}${pointed}` : pointed;
+  });
+  running.push(proxy);
+  const session = new McpSession(proxy.url);
+  const init = await withDeadline(session.initialize(), 5_000, `initialize through ${kind}`);
+  assert.equal(init.status, 200, `initialize through ${kind}: ${init.status} ${init.text}\n${proxy.log()}`);
+  const echo = await withDeadline(
+    session.call('tools/call', { name: 'echo', arguments: { text: 'hi' } }),
+    5_000,
+    'echo',
+  );
+  assert.deepEqual(echo.result, { content: [{ type: 'text', text: 'hi' }] });
+  return { proxy, session };
+}
+
+/** The block with a directive's value changed; fails when the block has no such line. */
+function edit(block: string, from: RegExp, to: string): string {
+  assert.match(block, from, `the documented block has ${from}`);
+  return block.replace(from, to);
+}
+
+describe('HAProxy in front of sluice (docs/deploy.md "HAProxy")', () => {
+  test('the block as written: progress event by event, the stream not compressed', async (t) => {
+    if (skipWithoutHaproxy(t)) return;
+    const { session } = await through('haproxy', HAPROXY, { keepaliveMs: 500 });
+    const x = await assertIncremental(session, 'haproxy');
+    assert.equal(x.headers.get('content-encoding'), null);
+    assert.equal(x.headers.get('cache-control'), 'no-cache, no-transform');
+  });
+
+  test('without `option http-no-delay`: the events arrive in clumps (the control)', async (t) => {
+    if (skipWithoutHaproxy(t)) return;
+    const block = edit(HAPROXY, /^\s*option\s+http-no-delay.*\n/m, '');
+    const { session } = await through('haproxy', block, { keepaliveMs: 15_000 });
+    const x = await callTool(session, 'reindex', { corpus: 'c', docs: 10, delayMs: 100 }, 7);
+    await withDeadline(x.done, 10_000, 'reindex stream end');
+    const times = progressTimes(x);
+    assert.equal(times.length, 10);
+    // Sent 100 ms apart; held by the kernel while HAProxy says more is coming (MSG_MORE).
+    assert.ok(clumped(times) >= 4, `clumps: [${times.map((v) => v.toFixed(0)).join(', ')}] ms`);
+  });
+
+  test('sluice doctor: ok through the block as written; without `option http-no-delay` it warns of clumps and names the line', async (t) => {
+    if (skipWithoutHaproxy(t)) return;
+    for (const [block, expected] of [
+      [HAPROXY, 'ok'],
+      [edit(HAPROXY, /^\s*option\s+http-no-delay.*\n/m, ''), 'warn'],
+    ] as const) {
+      const { proxy } = await through('haproxy', block, { keepaliveMs: 1_000 });
+      const report = await withDeadline(runDoctor({ url: proxy.url, quick: true }), 60_000, 'doctor run');
+      const text = renderText(report);
+      const buffering = report.verdicts.find((v) => v.id === 'buffering');
+      assert.equal(buffering?.status, expected, text);
+      if (expected === 'warn') {
+        assert.match(buffering?.reason ?? '', /arrived in clumps/);
+        assert.match(text, /fix \(HAProxy\): `option http-no-delay`/);
+      }
+    }
+  });
+
+  test('compression on for text/event-stream: HAProxy honours no-transform, events still one by one', async (t) => {
+    if (skipWithoutHaproxy(t)) return;
+    const block = edit(
+      HAPROXY,
+      /^(\s*timeout connect.*\n)/m,
+      '$1  compression algo gzip\n  compression type text/event-stream application/json\n',
+    );
+    const { session } = await through('haproxy', block, { keepaliveMs: 15_000 });
+    const x = await assertIncremental(session, 'haproxy with compression');
+    assert.equal(x.headers.get('content-encoding'), null);
+  });
+
+  test('timeout server and client 2s: keepalive comments hold a 4 s quiet call open', async (t) => {
+    if (skipWithoutHaproxy(t)) return;
+    let block = edit(HAPROXY, /timeout client {2}1h/, 'timeout client  2s');
+    block = edit(block, /timeout server {2}1h/, 'timeout server  2s');
+    const { session, proxy } = await through('haproxy', block, { keepaliveMs: 500 });
+    const x = await callTool(session, 'sleep', { ms: 4_000 }, 8);
+    await withDeadline(x.done, 10_000, 'sleep stream end');
+    const end = resultTime(x, 8);
+    assert.ok(end !== undefined, `the result arrived (error: ${x.error}); log:\n${proxy.log()}`);
+    assert.ok(end >= 3_900, `result after the sleep (${end.toFixed(0)} ms)`);
+    assert.equal(x.error, undefined);
+  });
+
+  test('keepalive off, timeouts 1s: the quiet stream is cut at the proxy; Last-Event-ID resumes it, the result once', async (t) => {
+    if (skipWithoutHaproxy(t)) return;
+    let block = edit(HAPROXY, /timeout client {2}1h/, 'timeout client  1s');
+    block = edit(block, /timeout server {2}1h/, 'timeout server  1s');
+    const { session } = await through('haproxy', block, { keepaliveMs: 0, mode: 'sse' });
+    const x = await callTool(session, 'sleep', { ms: 3_000 }, 9);
+    await withDeadline(x.done, 10_000, 'the quiet stream ends');
+    const priming = x.items.find((i) => i.kind === 'event' && i.data === '');
+    assert.ok(priming?.id, `a priming event with an id came first: ${JSON.stringify(x.items)}`);
+    assert.equal(resultTime(x, 9), undefined, 'no result on the cut stream');
+    const cutAfter = (x.endAt ?? 0) - priming.at;
+    assert.ok(cutAfter > 800 && cutAfter < 2_500, `cut ~1 s after the last byte (${cutAfter.toFixed(0)} ms)`);
+    let last = priming.id;
+    let result: Record<string, unknown> | undefined;
+    let seen = 0;
+    const deadline = performance.now() + 10_000;
+    while (result === undefined && performance.now() < deadline) {
+      const g = await withDeadline(session.get({ 'last-event-id': last }), 5_000, 'resume head');
+      assert.equal(g.status, 200, `resume: ${g.status} ${g.text}`);
+      await withDeadline(g.done, 5_000, 'resumed stream end');
+      for (const i of g.items) if (i.kind === 'event' && i.id !== undefined && i.id !== '') last = i.id;
+      seen += g.messages().filter((m) => m.message['id'] === 9).length;
+      result = responseOf(g, 9);
+    }
+    assert.ok(result !== undefined, 'the result arrived after resuming');
+    assert.equal(seen, 1, 'delivered exactly once');
+    assert.deepEqual(result['result'], { content: [{ type: 'text', text: 'slept 3000' }] });
+  });
+});
+
+describe('Caddy in front of sluice (docs/deploy.md "Caddy")', () => {
+  test('the block as written (encode gzip zstd): progress event by event, the stream not compressed', async (t) => {
+    if (skipWithoutCaddy(t)) return;
+    assert.match(CADDY, /encode gzip zstd/);
+    const { session } = await through('caddy', CADDY, { keepaliveMs: 500 });
+    const x = await assertIncremental(session, 'caddy');
+    assert.equal(x.headers.get('content-encoding'), null);
+  });
+
+  test('a quiet call of 4 s with keepalive off: no read timeout cuts it', async (t) => {
+    if (skipWithoutCaddy(t)) return;
+    const { session } = await through('caddy', CADDY, { keepaliveMs: 0 });
+    const x = await callTool(session, 'sleep', { ms: 4_000 }, 8);
+    await withDeadline(x.done, 10_000, 'sleep stream end');
+    const end = resultTime(x, 8);
+    assert.ok(end !== undefined && end >= 3_900, `the result after the sleep (error: ${x.error})`);
+  });
+});
