@@ -47,7 +47,7 @@ export {
   type UnauthorizedReason,
   UnexpectedContentTypeError,
 } from './errors.js';
-export { idempotencyMeta } from './idempotency.js';
+export { DEFAULT_IDEMPOTENT_METHODS, hasIdempotencyKey, idempotencyMeta } from './idempotency.js';
 export {
   encodeHeaderValue,
   FIRST_MODERN_REVISION,
@@ -56,10 +56,8 @@ export {
 } from './modern.js';
 export {
   type ClientClock,
-  DEFAULT_IDEMPOTENT_METHODS,
   type FetchLike,
   type HeadersOption,
-  hasIdempotencyKey,
   IDEMPOTENCY_KEY_META,
   type OutgoingRequest,
   type StreamableHttpClientOptions,

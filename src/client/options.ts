@@ -4,6 +4,7 @@ import type { TokenAuthProvider } from './auth/token-provider.js';
 import { InvalidOptionError } from './errors.js';
 import type { ClientClock, FetchLike } from './http-client.js';
 import { checkDefaultHttp } from './http-default.js';
+import { DEFAULT_IDEMPOTENT_METHODS, hasIdempotencyKey } from './idempotency.js';
 import { type ClientTracing, type ClientTracingOptions, clientTracingOf } from './tracing.js';
 
 export type { ClientClock, FetchLike };
@@ -250,17 +251,6 @@ export interface ResolvedClientOptions {
   readonly random: () => number;
 }
 
-export const DEFAULT_IDEMPOTENT_METHODS: readonly string[] = [
-  'ping',
-  'tools/list',
-  'resources/list',
-  'resources/templates/list',
-  'resources/read',
-  'prompts/list',
-  'prompts/get',
-  'completion/complete',
-];
-
 const DEFAULTS = {
   maxEventBytes: 16 * 1024 * 1024,
   idleTimeoutMs: 60_000,
@@ -279,12 +269,6 @@ const systemClock: ClientClock = {
   setTimeout: (fn, ms) => globalThis.setTimeout(fn, ms),
   clearTimeout: (handle) => globalThis.clearTimeout(handle as ReturnType<typeof setTimeout>),
 };
-
-/** True when `params._meta` carries a non-empty idempotency key. */
-export function hasIdempotencyKey(request: OutgoingRequest): boolean {
-  const key = request.params?._meta?.[IDEMPOTENCY_KEY_META];
-  return typeof key === 'string' && key.length > 0;
-}
 
 function number(
   options: StreamableHttpClientOptions,
@@ -400,26 +384,4 @@ export function resolveOptions(options: StreamableHttpClientOptions = {}): Resol
     clock: options.clock ?? systemClock,
     random,
   };
-}
-
-/**
- * Backoff delay for the `attempt`-th consecutive reconnection (0-based). The first is the server's
- * `retry:` exactly when it sent one (the spec says the client MUST respect it, 2025-11-25
- * basic/transports §"Resumability and Redelivery"; a server that closes streams on purpose and asks
- * for a quick return gets it). Later ones are `min(max, initial * 2^attempt)` jittered into [d/2, d],
- * never less than the server's `retry:`: waiting longer after failed attempts is what EventSource does
- * too (HTML §9.2.3, "Optionally, wait some more ... an exponential backoff delay"), and it is what makes
- * the default attempts outlast a cluster's default 10 s owner lease: after `kill -9` of a session's
- * owner a resume is answered 503 until the lease lapses and then definitively (owner-lost), and with
- * Sluice's `retry: 1000` the five attempts are spread over at least 16 s (1 + 1 + 2 + 4 + 8), not 5 s.
- */
-export function reconnectDelay(
-  options: Pick<ResolvedClientOptions, 'initialReconnectDelayMs' | 'maxReconnectDelayMs' | 'random'>,
-  attempt: number,
-  serverRetryMs: number | undefined,
-): number {
-  if (serverRetryMs !== undefined && attempt === 0) return serverRetryMs;
-  const ceiling = Math.min(options.maxReconnectDelayMs, options.initialReconnectDelayMs * 2 ** attempt);
-  const backoff = ceiling / 2 + options.random() * (ceiling / 2);
-  return serverRetryMs === undefined ? backoff : Math.max(serverRetryMs, backoff);
 }

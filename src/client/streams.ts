@@ -1,5 +1,6 @@
 import { mediaType } from '../http/media-type.js';
 import { answerChallenge } from './auth/answer.js';
+import { reconnectDelay } from './backoff.js';
 import type { PendingRequest, TransportContext } from './context.js';
 import {
   EventTooLargeError,
@@ -13,7 +14,6 @@ import {
 } from './errors.js';
 import { discard, statusError, toClientError } from './http.js';
 import { Canceller, type HttpBody, type HttpResponse, isOk } from './http-client.js';
-import { reconnectDelay } from './options.js';
 import { newResponseStream, type ResponseStream } from './response-stream.js';
 import { readSse, type SseEnd } from './sse-reader.js';
 import type { RequestId } from './wire.js';

@@ -4,7 +4,10 @@
 // response says `sluice-route: forwarded`), while the document's round-robin block in front of the
 // same instances forwards (the control: without the map, the hop is back). With an owner killed, its
 // sessions' requests go to the backups, which answer as Sluice answers for a dead owner (never an
-// nginx 502), and new sessions still open.
+// nginx 502), and new sessions still open. The same three checks run against the document's HAProxy
+// and Caddy blocks ("HAProxy, owner-affine", "Caddy, owner-affine"), in front of the same instances
+// (Caddy also gets a global options block turning off its admin endpoint and automatic HTTPS); a hop
+// header sent from outside is removed on the way.
 import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
 import { connectNodeRedis } from '../../src/cluster/node-redis.js';
@@ -12,6 +15,17 @@ import type { RedisLink } from '../../src/cluster/redis-link.js';
 import { docClusterSkip, startDocNginx } from '../helpers/doc-nginx.js';
 import { RawSession, rpc } from '../helpers/http.js';
 import type { Nginx } from '../helpers/nginx.js';
+import {
+  CADDY_MISSING,
+  docBlock,
+  findCaddy,
+  findHaproxy,
+  HAPROXY_MISSING,
+  type ProxyKind,
+  pointBlock,
+  type RunningProxy,
+  startProxy,
+} from '../helpers/proxies.js';
 import { type Redis, startRedis } from '../helpers/redis.js';
 import { type SpawnedServe, spawnServe } from '../helpers/spawn-serve.js';
 
@@ -21,6 +35,25 @@ const HEADING = '### Owner-affine routing (optional): no hop for session request
 const PREFIXES = ['a', 'b', 'c'] as const;
 /** Defaults only: an inherited SLUICE_CLUSTER_LEASE_MS must not shorten the lease under test. */
 const DEFAULT_ENV = { SLUICE_CLUSTER_LEASE_MS: '', SLUICE_CLUSTER_SECRET: '' };
+
+const CADDY_TEST_GLOBALS = '{\n  admin off\n  auto_https off\n}\n';
+
+const BLOCKS: Record<ProxyKind, { heading: string; lang: string; roundRobin: (b: string) => string }> = {
+  haproxy: {
+    heading: '#### HAProxy, owner-affine',
+    lang: 'haproxy',
+    roundRobin: (b) => b.replace(/^\s*use-server .*\n/gm, ''),
+  },
+  caddy: {
+    heading: '#### Caddy, owner-affine',
+    lang: 'caddy',
+    // Only the last `handle` (round robin) and no matchers.
+    roundRobin: (b) =>
+      b
+        .replace(/^\s*@[abc] header_regexp.*\n/gm, '')
+        .replace(/^ {2}handle @[abc] \{\n[\s\S]*?\n {2}\}\n/gm, ''),
+  },
+};
 
 /** Opens `n` sessions through `url`, then sends each `calls` echoes: [session, forwarded answers]. */
 async function load(
@@ -46,7 +79,7 @@ async function load(
   return { sessions, forwarded };
 }
 
-describe('docs/scale-out.md owner-affine routing: sessions reach their owner through nginx', {
+describe('docs/scale-out.md owner-affine routing: sessions reach their owner through nginx, HAProxy and Caddy', {
   skip: missing,
 }, () => {
   let redis: Redis;
@@ -55,12 +88,13 @@ describe('docs/scale-out.md owner-affine routing: sessions reach their owner thr
   let ports: number[] = [];
   let nginx: Nginx;
 
+  const member = (p: string, port = 0) =>
+    spawnServe(['--redis', redis.url, '--session-prefix', p, '--port', String(port)], DEFAULT_ENV, 45_000);
+
   before(async () => {
     redis = await startRedis();
     link = await connectNodeRedis({ url: redis.url });
-    for (const p of PREFIXES) {
-      members.push(await spawnServe(['--redis', redis.url, '--session-prefix', p], DEFAULT_ENV, 45_000));
-    }
+    for (const p of PREFIXES) members.push(await member(p));
     ports = members.map((m) => Number(new URL(m.url).port));
     nginx = await startDocNginx(ports, (b) => b, HEADING);
   });
@@ -98,30 +132,148 @@ describe('docs/scale-out.md owner-affine routing: sessions reach their owner thr
 
   test("an owner killed: its sessions go to the backups and get Sluice's answer, new sessions still open", async () => {
     const { sessions } = await load(nginx.url, 9, 1);
-    const dead = members[1] as SpawnedServe;
-    await new Promise<void>((resolve) => {
-      dead.child.once('exit', () => resolve());
-      dead.child.kill('SIGKILL');
-    });
-    const orphans = sessions.filter((s) => (s.sid ?? '').startsWith('b.'));
-    const others = sessions.filter((s) => !(s.sid ?? '').startsWith('b.'));
-    assert.ok(orphans.length > 0 && others.length > 0, 'sessions on the killed instance and on the others');
-    for (const s of orphans) {
-      const r = await s.post(rpc('tools/call', { name: 'echo', arguments: { text: 'x' } }));
-      // A dead owner's session: 503 while its lease holds, 404 once it lapsed (docs/scale-out.md
-      // "Failure semantics"); from an instance, with a JSON-RPC error, never nginx's 502.
-      assert.ok(r.status === 503 || r.status === 404, `${r.status} ${r.text}`);
-      assert.equal(typeof r.json().error?.code, 'number', r.text);
-    }
-    for (const s of others) {
-      const r = await s.post(rpc('tools/call', { name: 'echo', arguments: { text: 'y' } }));
-      assert.equal(r.status, 200, r.text);
-      assert.notEqual(r.headers['sluice-route'], 'forwarded');
-    }
-    for (let i = 0; i < 4; i++) {
-      const s = new RawSession(nginx.url);
-      await s.init();
-      assert.ok(!(s.sid ?? '').startsWith('b.'), s.sid);
+    try {
+      const dead = members[1] as SpawnedServe;
+      await new Promise<void>((resolve) => {
+        dead.child.once('exit', () => resolve());
+        dead.child.kill('SIGKILL');
+      });
+      const orphans = sessions.filter((s) => (s.sid ?? '').startsWith('b.'));
+      const others = sessions.filter((s) => !(s.sid ?? '').startsWith('b.'));
+      assert.ok(orphans.length > 0 && others.length > 0, 'sessions on the killed instance and on the others');
+      for (const s of orphans) {
+        const r = await s.post(rpc('tools/call', { name: 'echo', arguments: { text: 'x' } }));
+        // A dead owner's session: 503 while its lease holds, 404 once it lapsed (docs/scale-out.md
+        // "Failure semantics"); from an instance, with a JSON-RPC error, never nginx's 502.
+        assert.ok(r.status === 503 || r.status === 404, `${r.status} ${r.text}`);
+        assert.equal(typeof r.json().error?.code, 'number', r.text);
+      }
+      for (const s of others) {
+        const r = await s.post(rpc('tools/call', { name: 'echo', arguments: { text: 'y' } }));
+        assert.equal(r.status, 200, r.text);
+        assert.notEqual(r.headers['sluice-route'], 'forwarded');
+      }
+      for (let i = 0; i < 4; i++) {
+        const s = new RawSession(nginx.url);
+        await s.init();
+        assert.ok(!(s.sid ?? '').startsWith('b.'), s.sid);
+      }
+    } finally {
+      // The same port again, for the HAProxy and Caddy blocks below, which name it.
+      members[1] = await member('b', ports[1]);
     }
   });
+
+  async function proxy(kind: ProxyKind, edit: (b: string) => string = (b) => b): Promise<RunningProxy> {
+    const { heading, lang } = BLOCKS[kind];
+    const block = edit(docBlock('scale-out.md', heading, lang));
+    return startProxy(kind, (port) => {
+      const pointed = pointBlock(block, ports, port);
+      return kind === 'caddy' ? `${CADDY_TEST_GLOBALS}${pointed}` : pointed;
+    });
+  }
+
+  for (const kind of ['haproxy', 'caddy'] as const) {
+    const skip = {
+      skip:
+        (kind === 'haproxy' ? findHaproxy() : findCaddy()) === undefined
+          ? kind === 'haproxy'
+            ? HAPROXY_MISSING
+            : CADDY_MISSING
+          : false,
+    };
+    test(
+      `${kind}: each request of each session is answered by its owner; a hop header from outside is removed`,
+      skip,
+      async () => {
+        const p = await proxy(kind);
+        try {
+          const { sessions, forwarded } = await load(p.url, 9, 6);
+          const seen = new Set(sessions.map((s) => (s.sid ?? '').split('.')[0]));
+          assert.ok(seen.size >= 2, `initialize is round robin: prefixes ${[...seen].join(',')}`);
+          for (const s of sessions) {
+            const sid = s.sid ?? '';
+            const owner =
+              members[PREFIXES.indexOf(sid.slice(0, sid.indexOf('.')) as (typeof PREFIXES)[number])];
+            assert.equal(String(await link.send(['HGET', `sl:{${sid}}`, 'a'])), owner?.url, sid);
+          }
+          assert.equal(forwarded, 0, 'no request crossed the hop');
+          // An instance refuses an unsigned hop header with 403 (sent to it directly); through the
+          // proxy the header is removed and the call is served.
+          const s = sessions[0] as RawSession;
+          const forged = { 'x-sluice-forward': 'v2.forged.header' };
+          const direct = new RawSession(members[0]?.url ?? '');
+          direct.sid = s.sid;
+          direct.version = s.version;
+          const refused = await direct.post(
+            rpc('tools/call', { name: 'echo', arguments: { text: 'h' } }),
+            forged,
+          );
+          assert.equal(
+            refused.status,
+            403,
+            `an instance refuses the header: ${refused.status} ${refused.text}`,
+          );
+          const r = await s.post(rpc('tools/call', { name: 'echo', arguments: { text: 'h' } }), forged);
+          assert.equal(r.status, 200, `the hop header did not reach the instance: ${r.status} ${r.text}`);
+        } finally {
+          await p.stop();
+        }
+      },
+    );
+
+    test(`${kind}: the control, the same block without the prefix routing, forwards`, skip, async () => {
+      const p = await proxy(kind, BLOCKS[kind].roundRobin);
+      try {
+        assert.doesNotMatch(p.config, /use-server|header_regexp/);
+        const { forwarded } = await load(p.url, 9, 6);
+        assert.ok(forwarded >= 9, `forwarded ${forwarded} of 54`);
+      } finally {
+        await p.stop();
+      }
+    });
+
+    test(
+      `${kind}: an owner killed: its sessions get Sluice's answer from another instance, new sessions open`,
+      skip,
+      async () => {
+        const p = await proxy(kind);
+        try {
+          const { sessions } = await load(p.url, 9, 1);
+          const dead = members[1] as SpawnedServe;
+          await new Promise<void>((resolve) => {
+            dead.child.once('exit', () => resolve());
+            dead.child.kill('SIGKILL');
+          });
+          const orphans = sessions.filter((s) => (s.sid ?? '').startsWith('b.'));
+          const others = sessions.filter((s) => !(s.sid ?? '').startsWith('b.'));
+          assert.ok(
+            orphans.length > 0 && others.length > 0,
+            'sessions on the killed instance and on the others',
+          );
+          for (const s of orphans) {
+            const r = await s.post(rpc('tools/call', { name: 'echo', arguments: { text: 'x' } }));
+            // A dead owner's session: 503 while its lease holds, 404 once it lapsed (docs/scale-out.md
+            // "Failure semantics"), from an instance with a JSON-RPC error; never the proxy's page.
+            assert.ok(r.status === 503 || r.status === 404, `${r.status} ${r.text}`);
+            assert.equal(typeof r.json().error?.code, 'number', r.text);
+          }
+          for (const s of others) {
+            const r = await s.post(rpc('tools/call', { name: 'echo', arguments: { text: 'y' } }));
+            assert.equal(r.status, 200, r.text);
+            assert.notEqual(r.headers['sluice-route'], 'forwarded');
+          }
+          for (let i = 0; i < 4; i++) {
+            const s = new RawSession(p.url);
+            await s.init();
+            assert.ok(!(s.sid ?? '').startsWith('b.'), s.sid);
+          }
+        } finally {
+          await p.stop();
+          // The same port again, so the next proxy's block still names it.
+          members[1] = await member('b', ports[1]);
+        }
+      },
+    );
+  }
 });

@@ -1,5 +1,6 @@
 import assert from 'node:assert/strict';
 import { describe, test } from 'node:test';
+import { reconnectDelay } from '../../src/client/backoff.js';
 import {
   AlreadyStartedError,
   IDEMPOTENCY_KEY_META,
@@ -7,7 +8,7 @@ import {
   idempotencyMeta,
   StreamableHttpClientTransport,
 } from '../../src/client/index.js';
-import { reconnectDelay, resolveOptions } from '../../src/client/options.js';
+import { resolveOptions } from '../../src/client/options.js';
 import { mediaType } from '../../src/http/media-type.js';
 import { classify } from '../../src/jsonrpc/message.js';
 
