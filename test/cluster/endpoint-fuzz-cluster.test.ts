@@ -18,7 +18,7 @@ import fc from 'fast-check';
 import { FORWARD_HEADER, signForward } from '../../src/cluster/forward-auth.js';
 import type { RedisLink } from '../../src/cluster/redis-link.js';
 import { catchEscapes, fuzzParameters } from '../helpers/fuzz.js';
-import { type Draw, draw, exchange } from '../helpers/hostile-requests.js';
+import { type Draw, draw, exchange, nothingLeft } from '../helpers/hostile-requests.js';
 import { ACCEPT_BOTH, RawSession, send, sleep, toolCall, until } from '../helpers/http.js';
 import { clusterOn, type RedisTarget, startTarget, topologySkip } from '../helpers/redis-topology.js';
 import { type Running, startServer } from '../helpers/test-server.js';
@@ -194,32 +194,22 @@ describe('generated hostile requests, both eras, on a two-member cluster', {
       const r = await send(via.url, { method: 'DELETE', headers: { 'mcp-session-id': sid } });
       assert.ok(r.status === 200 || r.status === 204 || r.status === 404, `DELETE ${sid}: ${r.status}`);
     }
-    const settled = (m: Running): boolean => {
-      const s = m.stats();
-      return (
-        s.sessions.active === 0 &&
-        s.streams.open.get === 0 &&
-        s.streams.open.post === 0 &&
-        s.modern.inflight === 0 &&
-        s.modern.listenStreams === 0 &&
-        s.modern.slotsHeld === 0 &&
-        (s.cluster?.replica.bytes ?? 0) === 0
-      );
-    };
-    await until(() => members.every(settled), IDLE_MS * 3, 'nothing left on either member').catch(
-      (e: unknown) => {
-        const left = members.map((m) => {
-          const s = m.stats();
-          return {
-            sessions: s.sessions.active,
-            streams: s.streams.open,
-            modern: s.modern,
-            replica: s.cluster?.replica,
-          };
-        });
-        throw new Error(`${String(e)}: ${JSON.stringify(left)}`);
-      },
-    );
+    await until(
+      () => members.every((m) => nothingLeft(m.stats())),
+      IDLE_MS * 3,
+      'nothing left on either member',
+    ).catch((e: unknown) => {
+      const left = members.map((m) => {
+        const s = m.stats();
+        return {
+          sessions: s.sessions.active,
+          streams: s.streams.open,
+          modern: s.modern,
+          replica: s.cluster?.replica,
+        };
+      });
+      throw new Error(`${String(e)}: ${JSON.stringify(left)}`);
+    });
     // Redis: no key of any session is left (session ends delete their entry and copies; nothing is
     // left for a TTL to clean up). The members' own keys stay: their leases, the member set, the secret.
     const sessionKeys = async (): Promise<string[]> => (await link.send(['KEYS', 'sl:{*'])) as string[];

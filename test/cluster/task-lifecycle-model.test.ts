@@ -126,7 +126,8 @@ class Create implements fc.AsyncCommand<Model, Real> {
   }
 }
 
-class Get implements fc.AsyncCommand<Model, Real> {
+/** A step on one of the tasks created so far (`pick` modulo their number), through instance `via`. */
+abstract class OnTask implements fc.AsyncCommand<Model, Real> {
   readonly pick: number;
   readonly via: 0 | 1;
   constructor(pick: number, via: 0 | 1) {
@@ -136,27 +137,25 @@ class Get implements fc.AsyncCommand<Model, Real> {
   check(m: Readonly<Model>): boolean {
     return m.tasks.length > 0;
   }
+  protected task(m: Model): ModelTask {
+    return m.tasks[this.pick % m.tasks.length] as ModelTask;
+  }
+  abstract run(m: Model, r: Real): Promise<void>;
+}
+
+class Get extends OnTask {
   async run(m: Model, r: Real): Promise<void> {
-    const t = m.tasks[this.pick % m.tasks.length] as ModelTask;
+    const t = this.task(m);
     checkRead(t, await getTask(r.urls[this.via], t.id), `get via ${this.via}`);
   }
-  toString(): string {
+  override toString(): string {
     return `get #${this.pick} via ${this.via}`;
   }
 }
 
-class Cancel implements fc.AsyncCommand<Model, Real> {
-  readonly pick: number;
-  readonly via: 0 | 1;
-  constructor(pick: number, via: 0 | 1) {
-    this.pick = pick;
-    this.via = via;
-  }
-  check(m: Readonly<Model>): boolean {
-    return m.tasks.length > 0;
-  }
+class Cancel extends OnTask {
   async run(m: Model, r: Real): Promise<void> {
-    const t = m.tasks[this.pick % m.tasks.length] as ModelTask;
+    const t = this.task(m);
     const ack = await modernSend(r.urls[this.via], taskBody('tasks/cancel', { taskId: t.id }));
     assert.deepEqual(ack.json(), { jsonrpc: '2.0', id: ack.json().id, result: { resultType: 'complete' } });
     if (t.final === undefined && t.cancelled === undefined) t.cancelled = { afterRelease: t.released };
@@ -164,46 +163,33 @@ class Cancel implements fc.AsyncCommand<Model, Real> {
     const other = this.via === 0 ? 1 : 0;
     checkRead(t, await getTask(r.urls[other], t.id), `get after cancel via ${other}`);
   }
-  toString(): string {
+  override toString(): string {
     return `cancel #${this.pick} via ${this.via}`;
   }
 }
 
 /** Lets a task's tool finish: waits (bounded) until it runs, then opens its gate. */
-class Release implements fc.AsyncCommand<Model, Real> {
-  readonly pick: number;
-  constructor(pick: number) {
-    this.pick = pick;
-  }
-  check(m: Readonly<Model>): boolean {
-    return m.tasks.length > 0;
-  }
+class Release extends OnTask {
   async run(m: Model, r: Real): Promise<void> {
-    const t = m.tasks[this.pick % m.tasks.length] as ModelTask;
+    const t = this.task(m);
     if (t.released || t.cancelled !== undefined) return;
     await release(r, t);
   }
-  toString(): string {
+  override toString(): string {
     return `release #${this.pick}`;
   }
 }
 
 /** Lets a task's tool finish and cancels it at the same moment: either may win, and then stays. */
-class Race implements fc.AsyncCommand<Model, Real> {
-  readonly pick: number;
-  readonly via: 0 | 1;
+class Race extends OnTask {
   /** The gate opens this long after the cancel was sent: either may reach the store first. */
   readonly delayMs: number;
   constructor(pick: number, via: 0 | 1, delayMs: number) {
-    this.pick = pick;
-    this.via = via;
+    super(pick, via);
     this.delayMs = delayMs;
   }
-  check(m: Readonly<Model>): boolean {
-    return m.tasks.length > 0;
-  }
   async run(m: Model, r: Real): Promise<void> {
-    const t = m.tasks[this.pick % m.tasks.length] as ModelTask;
+    const t = this.task(m);
     if (t.released || t.cancelled !== undefined) return;
     await until(() => r.probe.gates.has(t.gate), WAIT_MS, `the tool of ${t.gate} running`);
     const open = r.probe.gates.get(t.gate);
@@ -216,7 +202,7 @@ class Race implements fc.AsyncCommand<Model, Real> {
     t.cancelled = { afterRelease: true };
     tally.raced++;
   }
-  toString(): string {
+  override toString(): string {
     return `cancel #${this.pick} via ${this.via} and release it ${this.delayMs} ms later`;
   }
 }
@@ -255,8 +241,8 @@ const commands = fc.commands(
     fc.tuple(fc.nat(), via).map(([p, v]) => new Get(p, v)),
     fc.tuple(fc.nat(), via).map(([p, v]) => new Get(p, v)),
     fc.tuple(fc.nat(), via).map(([p, v]) => new Cancel(p, v)),
-    fc.nat().map((p) => new Release(p)),
-    fc.nat().map((p) => new Release(p)),
+    fc.nat().map((p) => new Release(p, 0)),
+    fc.nat().map((p) => new Release(p, 0)),
     fc.tuple(fc.nat(), via, fc.integer({ min: 0, max: 4 })).map(([p, v, d]) => new Race(p, v, d)),
     fc
       .tuple(fc.oneof(fc.string({ maxLength: 40 }), fc.base64String({ minLength: 20, maxLength: 60 })), via)

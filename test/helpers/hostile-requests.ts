@@ -13,6 +13,7 @@ import fc from 'fast-check';
 import { encodeHeaderValue } from '../../src/http/param-headers.js';
 import { ACCEPT_BOTH, LATEST, open, type Reply } from './http.js';
 import { MODERN } from './modern.js';
+import type { Running } from './test-server.js';
 
 /** An SSE answer to a POST must end within this (the tools drawn below all answer at once). */
 const POST_STREAM_MS = 5_000;
@@ -387,6 +388,22 @@ export async function judge(d: Draw, r: Reply): Promise<string | undefined> {
   }
   const sid = r.headers['mcp-session-id'];
   return r.status === 200 && typeof sid === 'string' && d.rpcMethod === 'initialize' ? sid : undefined;
+}
+
+/**
+ * Whether a server holds nothing a run could have left: no session, open GET or POST stream,
+ * 2026-07-28 request, listen stream or concurrency slot, and (a cluster member) no stream copy.
+ */
+export function nothingLeft(s: ReturnType<Running['stats']>): boolean {
+  return (
+    s.sessions.active === 0 &&
+    s.streams.open.get === 0 &&
+    s.streams.open.post === 0 &&
+    s.modern.inflight === 0 &&
+    s.modern.listenStreams === 0 &&
+    s.modern.slotsHeld === 0 &&
+    (s.cluster?.replica.bytes ?? 0) === 0
+  );
 }
 
 /** One drawn request: sent, judged (or cut); resolves with a session an initialize created. */

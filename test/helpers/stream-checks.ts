@@ -5,7 +5,7 @@
  */
 import assert from 'node:assert/strict';
 import type { Exchange } from '../../src/doctor/http.js';
-import type { McpSession } from '../../src/doctor/session.js';
+import { type McpSession, responseOf } from '../../src/doctor/session.js';
 import { withDeadline } from './deadline.js';
 
 /** tools/call with a progress token; resolves at the response head. */
@@ -60,4 +60,39 @@ export function clumped(times: readonly number[]): number {
   let n = 0;
   for (let i = 1; i < times.length; i++) if ((times[i] ?? 0) - (times[i - 1] ?? 0) < 30) n++;
   return n;
+}
+
+/**
+ * With keepalive off and a proxy idle timeout of 1 s: a 3 s quiet call's stream is cut at the proxy
+ * about a second after its priming event, with no result; resuming with `Last-Event-ID` (again and
+ * again, as each quiet GET is cut too, always from the newest id seen) brings the result exactly once.
+ */
+export async function assertCutThenResumed(session: McpSession, proxy: string): Promise<void> {
+  const x = await callTool(session, 'sleep', { ms: 3_000 }, 9);
+  await withDeadline(x.done, 10_000, 'the quiet stream ends');
+  const priming = x.items.find((i) => i.kind === 'event' && i.data === '');
+  assert.ok(priming?.id, `a priming event with an id came first: ${JSON.stringify(x.items)}`);
+  assert.equal(resultTime(x, 9), undefined, 'no result on the cut stream');
+  const cutAfter = (x.endAt ?? 0) - priming.at;
+  assert.ok(
+    cutAfter > 800 && cutAfter < 2_500,
+    `cut at ${proxy} ~1 s after the last byte (${cutAfter.toFixed(0)} ms)`,
+  );
+  let last = priming.id;
+  let result: Record<string, unknown> | undefined;
+  let seen = 0;
+  let resumes = 0;
+  const deadline = performance.now() + 10_000;
+  while (result === undefined && performance.now() < deadline) {
+    resumes++;
+    const g = await withDeadline(session.get({ 'last-event-id': last }), 5_000, 'resume head');
+    assert.equal(g.status, 200, `resume: ${g.status} ${g.text}`);
+    await withDeadline(g.done, 5_000, 'resumed stream end');
+    for (const i of g.items) if (i.kind === 'event' && i.id !== undefined && i.id !== '') last = i.id;
+    seen += g.messages().filter((m) => m.message['id'] === 9).length;
+    result = responseOf(g, 9);
+  }
+  assert.ok(result !== undefined, `the result arrived after ${resumes} resume(s) through ${proxy}`);
+  assert.equal(seen, 1, 'delivered exactly once');
+  assert.deepEqual(result['result'], { content: [{ type: 'text', text: 'slept 3000' }] });
 }

@@ -18,7 +18,7 @@ import { oauthResourceServer, type ServeOptions } from '../../src/server/index.j
 import { signingKey, TestAuthServer } from '../helpers/auth-server.js';
 import { withDeadline } from '../helpers/deadline.js';
 import { catchEscapes, fuzzParameters } from '../helpers/fuzz.js';
-import { draw, exchange } from '../helpers/hostile-requests.js';
+import { draw, exchange, nothingLeft } from '../helpers/hostile-requests.js';
 import { RawSession, send, toolCall, until } from '../helpers/http.js';
 import { modernBody, modernSend } from '../helpers/modern.js';
 import { type Running, startServer } from '../helpers/test-server.js';
@@ -132,17 +132,7 @@ for (const variant of VARIANTS) {
         assert.ok(r.status === 200 || r.status === 204 || r.status === 404, `DELETE ${sid}: ${r.status}`);
       }
       await until(
-        () => {
-          const s = srv.stats();
-          return (
-            s.sessions.active === 0 &&
-            s.streams.open.get === 0 &&
-            s.streams.open.post === 0 &&
-            s.modern.inflight === 0 &&
-            s.modern.listenStreams === 0 &&
-            s.modern.slotsHeld === 0
-          );
-        },
+        () => nothingLeft(srv.stats()),
         IDLE_MS * 3,
         'no session, stream, modern request, listen stream or slot left',
       ).catch((e: unknown) => {

@@ -6,7 +6,7 @@
  */
 import assert from 'node:assert/strict';
 import { after, describe, test } from 'node:test';
-import { McpSession, responseOf } from '../../src/doctor/session.js';
+import { McpSession } from '../../src/doctor/session.js';
 import type { Served } from '../../src/server/index.js';
 import { withDeadline } from '../helpers/deadline.js';
 import {
@@ -17,7 +17,7 @@ import {
   type startUpstream,
   stopProxied,
 } from '../helpers/nginx.js';
-import { assertIncremental, callTool, resultTime } from '../helpers/stream-checks.js';
+import { assertCutThenResumed, assertIncremental, callTool, resultTime } from '../helpers/stream-checks.js';
 
 const GZIP_EVERYTHING = 'gzip on; gzip_types text/event-stream application/json;';
 
@@ -111,31 +111,6 @@ describe('nginx in front of sluice', () => {
     if (skipWithoutNginx(t)) return;
     const location = `${RECOMMENDED_LOCATION.replace('proxy_read_timeout  3600s', 'proxy_read_timeout  1s')}`;
     const { session } = await proxied({ keepaliveMs: 0, mode: 'sse' }, { location });
-    const x = await callTool(session, 'sleep', { ms: 3_000 }, 9);
-    await withDeadline(x.done, 10_000, 'the quiet stream ends');
-    const priming = x.items.find((i) => i.kind === 'event' && i.data === '');
-    assert.ok(priming?.id, `a priming event with an id came first: ${JSON.stringify(x.items)}`);
-    assert.equal(resultTime(x, 9), undefined, 'no result on the cut stream');
-    const cutAfter = (x.endAt ?? 0) - priming.at;
-    assert.ok(cutAfter > 800 && cutAfter < 2_500, `cut ~1 s after the last byte (${cutAfter.toFixed(0)} ms)`);
-    // Resume through nginx until the result comes. With keepalive off each quiet GET dies at 1 s too,
-    // so a client resumes again with the newest id it saw: the result arrives exactly once.
-    let last = priming.id;
-    let result: Record<string, unknown> | undefined;
-    let seen = 0;
-    const deadline = performance.now() + 10_000;
-    let resumes = 0;
-    while (result === undefined && performance.now() < deadline) {
-      resumes++;
-      const g = await withDeadline(session.get({ 'last-event-id': last }), 5_000, 'resume head');
-      assert.equal(g.status, 200, `resume: ${g.status} ${g.text}`);
-      await withDeadline(g.done, 5_000, 'resumed stream end');
-      for (const i of g.items) if (i.kind === 'event' && i.id !== undefined && i.id !== '') last = i.id;
-      seen += g.messages().filter((m) => m.message['id'] === 9).length;
-      result = responseOf(g, 9);
-    }
-    assert.ok(result !== undefined, `the result arrived after ${resumes} resume(s)`);
-    assert.equal(seen, 1, 'delivered exactly once');
-    assert.deepEqual(result['result'], { content: [{ type: 'text', text: 'slept 3000' }] });
+    await assertCutThenResumed(session, 'nginx');
   });
 });

@@ -10,7 +10,7 @@ import assert from 'node:assert/strict';
 import { after, describe, test } from 'node:test';
 import { renderText } from '../../src/doctor/report.js';
 import { runDoctor } from '../../src/doctor/run.js';
-import { McpSession, responseOf } from '../../src/doctor/session.js';
+import { McpSession } from '../../src/doctor/session.js';
 import type { Served } from '../../src/server/index.js';
 import { withDeadline } from '../helpers/deadline.js';
 import { startUpstream } from '../helpers/nginx.js';
@@ -23,7 +23,14 @@ import {
   skipWithoutHaproxy,
   startProxy,
 } from '../helpers/proxies.js';
-import { assertIncremental, callTool, clumped, progressTimes, resultTime } from '../helpers/stream-checks.js';
+import {
+  assertCutThenResumed,
+  assertIncremental,
+  callTool,
+  clumped,
+  progressTimes,
+  resultTime,
+} from '../helpers/stream-checks.js';
 
 /** For the test only: Caddy's admin endpoint (a fixed port) and automatic HTTPS off. */
 const CADDY_TEST_GLOBALS = '{\n  admin off\n  auto_https off\n}\n';
@@ -139,28 +146,7 @@ describe('HAProxy in front of sluice (docs/deploy.md "HAProxy")', () => {
     let block = edit(HAPROXY, /timeout client {2}1h/, 'timeout client  1s');
     block = edit(block, /timeout server {2}1h/, 'timeout server  1s');
     const { session } = await through('haproxy', block, { keepaliveMs: 0, mode: 'sse' });
-    const x = await callTool(session, 'sleep', { ms: 3_000 }, 9);
-    await withDeadline(x.done, 10_000, 'the quiet stream ends');
-    const priming = x.items.find((i) => i.kind === 'event' && i.data === '');
-    assert.ok(priming?.id, `a priming event with an id came first: ${JSON.stringify(x.items)}`);
-    assert.equal(resultTime(x, 9), undefined, 'no result on the cut stream');
-    const cutAfter = (x.endAt ?? 0) - priming.at;
-    assert.ok(cutAfter > 800 && cutAfter < 2_500, `cut ~1 s after the last byte (${cutAfter.toFixed(0)} ms)`);
-    let last = priming.id;
-    let result: Record<string, unknown> | undefined;
-    let seen = 0;
-    const deadline = performance.now() + 10_000;
-    while (result === undefined && performance.now() < deadline) {
-      const g = await withDeadline(session.get({ 'last-event-id': last }), 5_000, 'resume head');
-      assert.equal(g.status, 200, `resume: ${g.status} ${g.text}`);
-      await withDeadline(g.done, 5_000, 'resumed stream end');
-      for (const i of g.items) if (i.kind === 'event' && i.id !== undefined && i.id !== '') last = i.id;
-      seen += g.messages().filter((m) => m.message['id'] === 9).length;
-      result = responseOf(g, 9);
-    }
-    assert.ok(result !== undefined, 'the result arrived after resuming');
-    assert.equal(seen, 1, 'delivered exactly once');
-    assert.deepEqual(result['result'], { content: [{ type: 'text', text: 'slept 3000' }] });
+    await assertCutThenResumed(session, 'HAProxy');
   });
 });
 
