@@ -29,7 +29,7 @@ export interface ToolProbe {
   gates: Map<string, () => void>;
   /** Gates whose handler saw its AbortSignal fire. */
   aborted: string[];
-  /** Handler runs per gate (a task must never run twice). */
+  /** Handler runs per gate, and `ask` rounds per answers (a task must never run twice). */
   runs: Map<string, number>;
 }
 
@@ -115,6 +115,9 @@ export function taskServer(probe: ToolProbe): CreateServer {
         } as unknown as ReturnType<typeof text>;
       }
       const names = ['first', 'second'].map((k) => (answers[k] as Loose | undefined)?.content?.name ?? '?');
+      // The answered round, counted by its answers (a round must run once, wherever it resumed).
+      const round = `ask ${names.join(',')}`;
+      probe.runs.set(round, (probe.runs.get(round) ?? 0) + 1);
       return text(`answers ${names.join(',')} state ${input.requestState}`);
     });
     return server as unknown as ReturnType<CreateServer>;
