@@ -25,6 +25,7 @@ export function idleFix(cutSeconds: number | undefined): Fix {
   return {
     nginx:
       '`proxy_read_timeout 3600s; proxy_send_timeout 3600s;` in the MCP location (the default 60s cuts quiet streams)',
+    haproxy: '`timeout server` and `timeout client` above the server keepalive (both cut a quiet stream)',
     alb: 'the idle timeout defaults to 60 s: keep the server keepalive under it, or raise the load balancer attribute `idle_timeout.timeout_seconds`',
     cloudflare:
       "idle streams are cut after ~100–125 s: keep the server keepalive under it (check your plan's docs for `proxy_read_timeout`)",
@@ -34,6 +35,7 @@ export function idleFix(cutSeconds: number | undefined): Fix {
 
 export const COMPRESSION_FIX: Fix = {
   nginx: '`gzip off;` in the MCP location, or leave text/event-stream out of `gzip_types`',
+  haproxy: 'leave text/event-stream out of `compression type`',
   cloudflare:
     "text/event-stream is not in Cloudflare's default compressed types; if a Compression Rule adds it, remove it",
   server:

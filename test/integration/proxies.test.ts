@@ -116,6 +116,17 @@ describe('HAProxy in front of sluice (docs/deploy.md "HAProxy")', () => {
     }
   });
 
+  test('sluice doctor: `timeout server 2s` and no keepalive: the idle check fails and names the HAProxy fix', async (t) => {
+    if (skipWithoutHaproxy(t)) return;
+    let block = edit(HAPROXY, /timeout client {2}1h/, 'timeout client  2s');
+    block = edit(block, /timeout server {2}1h/, 'timeout server  2s');
+    const { proxy } = await through('haproxy', block, { keepaliveMs: 0 });
+    const report = await withDeadline(runDoctor({ url: proxy.url, idleSeconds: 4 }), 60_000, 'doctor run');
+    const text = renderText(report);
+    assert.equal(report.verdicts.find((v) => v.id === 'idle')?.status, 'fail', text);
+    assert.match(text, /fix \(HAProxy\): `timeout server` and `timeout client` above the server keepalive/);
+  });
+
   test('compression on for text/event-stream: HAProxy honours no-transform, events still one by one', async (t) => {
     if (skipWithoutHaproxy(t)) return;
     const block = edit(
