@@ -19,13 +19,19 @@ let nodeFactory: Factory | undefined;
 let loading: Promise<Factory | undefined> | undefined;
 
 interface ProcessLike {
-  versions?: { node?: unknown };
+  versions?: { node?: unknown; bun?: unknown; deno?: unknown };
   env?: Record<string, string | undefined>;
 }
 
 export function isNodeRuntime(): boolean {
   const p = (globalThis as { process?: ProcessLike }).process;
   return typeof p?.versions?.node === 'string';
+}
+
+/** Node itself, not Bun or Deno (which also name a Node version; their `node:http` may not take a `lookup`). */
+function isPlainNode(): boolean {
+  const v = (globalThis as { process?: ProcessLike }).process?.versions;
+  return isNodeRuntime() && v?.bun === undefined && v?.deno === undefined;
 }
 
 /**
@@ -73,9 +79,7 @@ export function defaultHttp(): HttpClient | Promise<HttpClient> {
  * `fetch`, where only the URL policy's literal checks apply.
  */
 export function defaultOAuthFetch(guardFor: AddressGuardFor): FetchLike {
-  const versions = (globalThis as { process?: { versions?: Record<string, unknown> } }).process?.versions;
-  const plainNode = isNodeRuntime() && versions?.['bun'] === undefined && versions?.['deno'] === undefined;
-  if (!plainNode || fetchForced()) return (url, init) => globalThis.fetch(url, init);
+  if (!isPlainNode() || fetchForced()) return (url, init) => globalThis.fetch(url, init);
   let guarded: Promise<FetchLike> | undefined;
   return async (url, init) => {
     guarded ??= import('./http-node-guarded.js').then((m) => m.createGuardedFetch(guardFor));

@@ -44,7 +44,7 @@ const BURST_GAP_MS = 500;
 
 /**
  * How the progress events of a stream spread out on arrival: how many came within CLUMP_GAP_MS of
- * the one before, though the tool produced them PROGRESS_EVERY_MS apart, and the longest gap.
+ * the one before (though the tool produced them farther apart), and the longest gap.
  */
 function clumpsOf(x: Exchange): { events: number; clumped: number; longestGapMs: number } {
   const times = x
@@ -61,21 +61,56 @@ function clumpsOf(x: Exchange): { events: number; clumped: number; longestGapMs:
   return { events: times.length, clumped, longestGapMs: Math.round(longest) };
 }
 
-/** A probe that reached a buffering verdict; anything short of 'ok' carries the buffering fix. */
+/** A probe that reached a buffering verdict; anything short of 'ok' carries `fix` (the buffering fix). */
 function judged(
   label: string,
   x: Exchange | undefined,
   status: Status,
   reason: string,
   details?: Record<string, unknown>,
+  fix = BUFFERING_FIX,
 ): Probe {
   const verdict: Verdict = { id: 'buffering', status, reason };
   if (details !== undefined) verdict.details = details;
-  if (status !== 'ok') verdict.fix = BUFFERING_FIX;
+  if (status !== 'ok') verdict.fix = fix;
   return x === undefined ? { label, note: '', verdict } : { label, x, note: '', verdict };
 }
 
-function judgePost(label: string, x: Exchange, id: number): Probe {
+/**
+ * For a tool whose progress events leave the server `spacedMs` apart at least (it waits between them):
+ * a failure when they came in bursts with long silences, a warning when they came in clumps, else
+ * undefined. A quarter of the events joined to the one before is held, not a moment's jitter.
+ */
+function judgePacing(
+  label: string,
+  x: Exchange,
+  spacedMs: number,
+  c: ReturnType<typeof clumpsOf>,
+  all: Record<string, unknown>,
+): Probe | undefined {
+  if (c.events < 8 || c.clumped * 4 <= c.events) return undefined;
+  // Silences far longer than the spacing: a buffer released as it fills (nginx's proxy buffers).
+  if (c.longestGapMs > BURST_GAP_MS) {
+    return judged(
+      label,
+      x,
+      'fail',
+      `${label}: events produced ${spacedMs} ms apart arrived in bursts (${c.clumped} of ${c.events} together, silences up to ${c.longestGapMs} ms) — something on the path buffers event streams`,
+      all,
+    );
+  }
+  return judged(
+    label,
+    x,
+    'warn',
+    `${label}: events produced ${spacedMs} ms apart arrived in clumps (${c.clumped} of ${c.events} within ${CLUMP_GAP_MS} ms of the one before, gaps up to ${c.longestGapMs} ms) — something on the path holds small writes a while`,
+    all,
+    HOLD_FIX,
+  );
+}
+
+/** `spacedMs`: the least spacing of the tool's progress events, when the probe knows it. */
+function judgePost(label: string, x: Exchange, id: number, spacedMs: number | undefined): Probe {
   if (x.status !== 200) return { label, x, note: `${label} answered ${x.status}` };
   if (!x.isSse)
     return { label, x, note: `${label} came back as one JSON body (the server chose not to stream)` };
@@ -96,35 +131,19 @@ function judgePost(label: string, x: Exchange, id: number): Probe {
     items: x.items.length,
   };
   if (early.length > 0) {
-    const c = clumpsOf(x);
-    // A quarter of the events joined to the one before: held, not a moment's scheduling jitter
-    // (the tool waits between events, so they cannot leave the server closer than its spacing).
-    if (label === 'tools/call reindex' && c.events >= 8 && c.clumped * 4 > c.events) {
-      // Silences far longer than the spacing: a buffer released as it fills (nginx's proxy buffers).
-      if (c.longestGapMs > BURST_GAP_MS) {
-        return judged(
-          label,
-          x,
-          'fail',
-          `${label}: events produced ${PROGRESS_EVERY_MS} ms apart arrived in bursts (${c.clumped} of ${c.events} together, silences up to ${c.longestGapMs} ms) — something on the path buffers event streams`,
-          { ...details, ...c },
-        );
-      }
-      const verdict: Verdict = {
-        id: 'buffering',
-        status: 'warn',
-        reason: `${label}: events produced ${PROGRESS_EVERY_MS} ms apart arrived in clumps (${c.clumped} of ${c.events} within ${CLUMP_GAP_MS} ms of the one before, gaps up to ${c.longestGapMs} ms) — something on the path holds small writes a while`,
-        details: { ...details, ...c },
-        fix: HOLD_FIX,
-      };
-      return { label, x, note: '', verdict };
+    let all: Record<string, unknown> = details;
+    if (spacedMs !== undefined) {
+      const c = clumpsOf(x);
+      all = { ...details, ...c };
+      const paced = judgePacing(label, x, spacedMs, c, all);
+      if (paced !== undefined) return paced;
     }
     return judged(
       label,
       x,
       'ok',
       `${label}: first event after ${ms(early[0]?.at)}, result after ${ms(res.at)} — delivered as produced (${early.length} events before the result)`,
-      { ...details, ...c },
+      all,
     );
   }
   return judged(
@@ -186,9 +205,10 @@ export async function checkStreaming(
   const notes: string[] = [];
   let chosen: Probe | undefined;
   let lastSse: Exchange | undefined;
-  const plan: { name: string; ms: number; count: number }[] = [
-    { name: 'reindex', ms: PROGRESS_EVERY_MS, count: 40 },
-    { name: 'sleep', ms: 3_000, count: 1 },
+  // `spaced`: the tool waits `ms` between progress events, so their arrival can be judged for clumps.
+  const plan: { name: string; ms: number; count: number; spaced: boolean }[] = [
+    { name: 'reindex', ms: PROGRESS_EVERY_MS, count: 40, spaced: true },
+    { name: 'sleep', ms: 3_000, count: 1, spaced: false },
   ];
   for (const p of plan) {
     const tool = tools.find((t) => t.name === p.name);
@@ -206,7 +226,7 @@ export async function checkStreaming(
       // process alive 30 s).
       await boundedWait(x.done, 30_000);
       x.cancel();
-      const probe = judgePost(`tools/call ${p.name}`, x, id);
+      const probe = judgePost(`tools/call ${p.name}`, x, id, p.spaced ? p.ms : undefined);
       if (x.isSse) lastSse = x;
       if (probe.verdict !== undefined) {
         chosen = probe;
