@@ -67,13 +67,38 @@ export async function callAsTask(
   return task.result() as Promise<CallToolResult>;
 }
 
+/** This command's options that stand alone (`--header=…` carries its value; `--header V` is two words). */
+const OWN_FLAG = /^(?:-h|--help|--(?:header|token)=.*)$/s;
+
+/**
+ * The first word after `get`/`cancel` that is not one of this command's options is the task's ID, even
+ * when it begins with `-`: a base64url ID may (any server's), and parseArgs would read it as an unknown
+ * option. Such an ID is taken out before parsing and put back in its place among the positionals.
+ */
+function idAfterVerb(argv: readonly string[]): { rest: string[]; id?: string } {
+  const verb = argv[0];
+  if (verb !== 'get' && verb !== 'cancel') return { rest: [...argv] };
+  for (let i = 1; i < argv.length; i++) {
+    const word = argv[i] ?? '';
+    if (word === '--header' || word === '--token')
+      i++; // its value follows
+    else if (word === '--' || !word.startsWith('-'))
+      break; // parseArgs reads a plain ID as it is
+    else if (!OWN_FLAG.test(word)) return { rest: [...argv.slice(0, i), ...argv.slice(i + 1)], id: word };
+  }
+  return { rest: [...argv] };
+}
+
 export async function main(argv: string[]): Promise<number> {
-  const line = readCommandLine({ command: 'task', usageLine: USAGE_LINE, help: USAGE_TASK }, argv, {
+  const { rest, id } = idAfterVerb(argv);
+  const line = readCommandLine({ command: 'task', usageLine: USAGE_LINE, help: USAGE_TASK }, rest, {
     header: { type: 'string', multiple: true },
     token: { type: 'string' },
   });
   if (typeof line === 'number') return line;
-  const { values, positionals } = line;
+  const { values } = line;
+  const positionals =
+    id === undefined ? line.positionals : [line.positionals[0] ?? '', id, ...line.positionals.slice(1)];
   const [verb, taskId, url] = positionals;
   if (verb !== 'get' && verb !== 'cancel') return usageFailure('task', `expected get or cancel`, USAGE_LINE);
   if (taskId === undefined || url === undefined || positionals.length > 3)

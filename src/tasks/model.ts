@@ -71,9 +71,16 @@ export const OWNER_LOST: TaskError = {
   data: { reason: 'task-owner-lost' },
 };
 
-/** 32 random bytes, base64url: 43 characters (from the pool: a `randomBytes` per id was 3 % of a task's CPU). */
+/**
+ * 32 random bytes, base64url: 43 characters (from the pool: a `randomBytes` per id was 3 % of a task's CPU).
+ * Never starting with `-`, so that an id pasted after a command's verb is not read as an option: a draw
+ * that does (1 in 64) is drawn again, which keeps the ids uniform over the rest.
+ */
 export function newTaskId(): string {
-  return randomToken(32);
+  for (;;) {
+    const id = randomToken(32);
+    if (id.charCodeAt(0) !== 0x2d) return id;
+  }
 }
 
 /** What a new task is stored as, whichever route creates it (2026 call, 2025 call, SDK store). */

@@ -128,4 +128,20 @@ describe('sluice call --task, sluice task get|cancel', () => {
     assert.equal((await sluice(['task', 'list', 'x', server.url])).code, 2);
     assert.equal((await sluice(['task', 'get', server.url])).code, 2);
   });
+
+  test('an id beginning with "-" is an id, not an option, before or after the options', async () => {
+    // A base64url id starts with "-" one time in 64 (any server's, not only Sluice's): CI once drew one.
+    for (const args of [
+      ['task', 'get', '-t0123456789', server.url],
+      ['task', 'cancel', '-t0123456789', server.url, '--header', 'X-Probe: 1'],
+      ['task', 'get', '--token=abc', '-t0123456789', server.url],
+    ]) {
+      const r = await sluice(args);
+      assert.equal(r.code, 3, `${args.join(' ')}: ${r.stderr}`);
+      assert.match(r.stderr, /does not know task -t0123456789/);
+    }
+    const unknownOption = await sluice(['task', 'get', 'x', server.url, '--tokn', 'T']);
+    assert.equal(unknownOption.code, 2);
+    assert.match(unknownOption.stderr, /Unknown option '--tokn'/);
+  });
 });

@@ -14,6 +14,7 @@ import {
   createTaskResultJson,
   detailedTaskJson,
   isTerminal,
+  newTaskId,
   newWorkingTask,
   type TaskRecord,
 } from '../../src/tasks/model.js';
@@ -90,6 +91,14 @@ const record: fc.Arbitrary<TaskRecord> = fc.record(
     ],
   },
 );
+
+test('task ids: 43 base64url characters, distinct, never starting with "-" (a command line would read an option)', () => {
+  // 6,400 draws: an id generator that let "-" lead would show one with probability 1 - (63/64)^6400 > 0.999.
+  const ids = Array.from({ length: 6400 }, newTaskId);
+  for (const id of ids) assert.match(id, /^[A-Za-z0-9_][A-Za-z0-9_-]{42}$/);
+  assert.equal(new Set(ids).size, ids.length);
+  assert.ok(new Set(ids.map((id) => id[0])).size >= 60, 'every other first character is drawn');
+});
 
 describe('task model wire shapes', () => {
   test('detailedTaskJson is JSON.stringify(detailedTask) for any record', () => {
