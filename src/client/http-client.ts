@@ -139,7 +139,8 @@ export interface HttpClient {
    *
    * `resendable`: whether the request may be sent again when it met a stale keep-alive socket (no response
    * byte back). Only requests that are safe to repeat may be (RFC 9110 §9.2.2); otherwise such a failure
-   * rejects with {@link StaleConnectionError}, which adapters that cannot tell (fetch) never raise.
+   * rejects with {@link StaleConnectionError}. An adapter that cannot tell a reused socket (fetch) treats every
+   * connection lost before a response head so.
    */
   request(
     method: HttpMethod,

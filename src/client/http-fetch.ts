@@ -1,17 +1,56 @@
-import type { FetchLike, HttpBody, HttpClient, HttpResponse } from './http-client.js';
+import {
+  type FetchLike,
+  type HttpBody,
+  type HttpClient,
+  type HttpResponse,
+  StaleConnectionError,
+} from './http-client.js';
 import { readTextLimited } from './sse-reader.js';
+
+/**
+ * Codes of a fetch that failed because the connection closed after the request may have been written and
+ * before a response head: undici (Node's fetch) puts them on the `cause` (`UND_ERR_SOCKET` "other side
+ * closed", or the socket's own `ECONNRESET`/`EPIPE`); Bun on the error itself. A refused connection
+ * (`ECONNREFUSED`) is not among them: that request reached no one. Browsers retry a stale socket themselves.
+ */
+const CONNECTION_LOST = new Set(['ECONNRESET', 'EPIPE', 'ECONNABORTED', 'UND_ERR_SOCKET']);
+/** As the Node adapter: a resendable request goes again at most this many times. */
+const MAX_RESENDS = 3;
+
+function connectionLost(error: unknown): boolean {
+  let e: unknown = error;
+  for (let depth = 0; depth < 3 && typeof e === 'object' && e !== null; depth++) {
+    const code = (e as { code?: unknown }).code;
+    if (typeof code === 'string' && CONNECTION_LOST.has(code)) return true;
+    e = (e as { cause?: unknown }).cause;
+  }
+  return false;
+}
 
 /**
  * The `fetch` adapter: used when `options.fetch` is passed, and by default outside Node (browsers, Deno
  * without node:http, workers). Imports nothing from `node:*`.
+ *
+ * A lost connection (above) is treated as the Node adapter treats one on a reused keep-alive socket, since
+ * fetch cannot say whether the socket was reused: a `resendable` request goes again, any other rejects with
+ * `StaleConnectionError`, so that the transport re-sends it only when it is idempotent and otherwise reports
+ * that it may have run (RFC 9110 §9.2.2). Both are as true of a fresh connection that was cut.
  */
 export function createFetchHttp(fetchFn: FetchLike): HttpClient {
   return {
-    async request(method, url, headers, body, cancel): Promise<HttpResponse> {
+    async request(method, url, headers, body, cancel, resendable): Promise<HttpResponse> {
       const signal = cancel.signal;
       const init: RequestInit =
         body === undefined ? { method, headers, signal } : { method, headers, body, signal };
-      return new FetchResponse(await fetchFn(url, init));
+      for (let resends = 0; ; resends++) {
+        try {
+          return new FetchResponse(await fetchFn(url, init));
+        } catch (error) {
+          if (signal.aborted || !connectionLost(error)) throw error;
+          if (!resendable) throw new StaleConnectionError(error);
+          if (resends >= MAX_RESENDS) throw error;
+        }
+      }
     },
     close() {
       // The connections belong to the fetch implementation's own pool.

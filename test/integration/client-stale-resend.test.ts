@@ -2,7 +2,9 @@
 // POST (before any response byte) looks to the client like a stale keep-alive socket; only requests
 // marked idempotent (and messages that are not requests) may be sent again (RFC 9110 §9.2.2). The
 // test puts a loopback TCP proxy between client and server that forwards a matching request, then
-// cuts the client's connection, and counts executions on the server.
+// cuts the client's connection, and counts executions on the server. Once per HTTP adapter: the fetch
+// adapter cannot tell a reused socket, so it treats every lost connection as the Node adapter treats a
+// stale one (Node's fetch, undici: a `TypeError` whose cause is "other side closed" or ECONNRESET).
 import assert from 'node:assert/strict';
 import { connect, createServer, type Server, type Socket } from 'node:net';
 import { after, describe, test } from 'node:test';
@@ -77,68 +79,74 @@ async function cuttingProxy(target: Running): Promise<CuttingProxy> {
   return state;
 }
 
-describe('no duplicate execution through a proxy that dies after forwarding', () => {
-  test('a non-idempotent tools/call cut on a reused socket runs once and fails with the typed not-idempotent error', async () => {
-    const srv = await startServer({ streamAfterMs: 5_000 });
-    after(() => srv.close());
-    const proxy = await cuttingProxy(srv);
-    after(() => proxy.close());
-    const client = new Client({ name: 'stale-test', version: '1' });
-    await client.connect(
-      new StreamableHttpClientTransport(new URL(proxy.url), { openStandaloneStream: false }),
-    );
-    after(() => client.close().catch(() => undefined));
-    const calls = 5;
-    const outcomes: string[] = [];
-    for (let i = 0; i < calls; i++) {
-      // A ping first, so the call goes out on a reused keep-alive socket (the retry path).
-      await withDeadline(client.ping(), 5_000, 'ping');
-      proxy.cut = { match: '"tools/call"', remaining: 4 };
-      const outcome = await withDeadline(
-        client.callTool({ name: 'echo', arguments: { text: `c${i}` } }, CallToolResultSchema).then(
-          () => 'ok',
-          (e: unknown) => (e as { code?: string }).code ?? String(e),
+const ADAPTERS = {
+  node: {},
+  fetch: { fetch: (url: string | URL, init?: RequestInit) => globalThis.fetch(url, init) },
+} as const;
+
+for (const [adapter, options] of Object.entries(ADAPTERS))
+  describe(`no duplicate execution through a proxy that dies after forwarding (${adapter} adapter)`, () => {
+    test('a non-idempotent tools/call cut on a reused socket runs once and fails with the typed not-idempotent error', async () => {
+      const srv = await startServer({ streamAfterMs: 5_000 });
+      after(() => srv.close());
+      const proxy = await cuttingProxy(srv);
+      after(() => proxy.close());
+      const client = new Client({ name: 'stale-test', version: '1' });
+      await client.connect(
+        new StreamableHttpClientTransport(new URL(proxy.url), { openStandaloneStream: false, ...options }),
+      );
+      after(() => client.close().catch(() => undefined));
+      const calls = 5;
+      const outcomes: string[] = [];
+      for (let i = 0; i < calls; i++) {
+        // A ping first, so the call goes out on a reused keep-alive socket (the retry path).
+        await withDeadline(client.ping(), 5_000, 'ping');
+        proxy.cut = { match: '"tools/call"', remaining: 4 };
+        const outcome = await withDeadline(
+          client.callTool({ name: 'echo', arguments: { text: `c${i}` } }, CallToolResultSchema).then(
+            () => 'ok',
+            (e: unknown) => (e as { code?: string }).code ?? String(e),
+          ),
+          5_000,
+          `call ${i}`,
+        );
+        outcomes.push(outcome);
+      }
+      await until(() => (srv.probe.started.get('echo') ?? 0) >= calls, 3_000, 'server saw every call');
+      // Give a re-send (if any) time to land before counting.
+      await new Promise((r) => setTimeout(r, 200));
+      assert.equal(srv.probe.started.get('echo'), calls, 'each call executed exactly once');
+      assert.deepEqual(outcomes, Array(calls).fill('SLUICE_CLIENT_NOT_IDEMPOTENT'));
+    });
+
+    test('idempotent requests (tools/list, a call with an idempotency key) are still re-sent after a cut, under a new wire id', async () => {
+      const srv = await startServer({ streamAfterMs: 5_000 });
+      after(() => srv.close());
+      const proxy = await cuttingProxy(srv);
+      after(() => proxy.close());
+      const client = new Client({ name: 'stale-test', version: '1' });
+      await client.connect(
+        new StreamableHttpClientTransport(new URL(proxy.url), { openStandaloneStream: false, ...options }),
+      );
+      after(() => client.close().catch(() => undefined));
+      await client.ping();
+      proxy.cut = { match: '"tools/list"', remaining: 1 };
+      const list = await withDeadline(client.listTools(), 5_000, 'tools/list');
+      assert.ok(list.tools.some((t) => t.name === 'echo'));
+      assert.equal(proxy.cuts, 1);
+      await client.ping();
+      proxy.cut = { match: '"tools/call"', remaining: 1 };
+      const r = await withDeadline(
+        client.callTool(
+          { name: 'echo', arguments: { text: 'keyed' }, _meta: idempotencyMeta('echo-keyed') },
+          CallToolResultSchema,
         ),
         5_000,
-        `call ${i}`,
+        'keyed call',
       );
-      outcomes.push(outcome);
-    }
-    await until(() => (srv.probe.started.get('echo') ?? 0) >= calls, 3_000, 'server saw every call');
-    // Give a re-send (if any) time to land before counting.
-    await new Promise((r) => setTimeout(r, 200));
-    assert.equal(srv.probe.started.get('echo'), calls, 'each call executed exactly once');
-    assert.deepEqual(outcomes, Array(calls).fill('SLUICE_CLIENT_NOT_IDEMPOTENT'));
+      assert.equal((r.content as { text: string }[])[0]?.text, 'keyed');
+      assert.equal(proxy.cuts, 2);
+      // It ran twice (the cut copy and the re-send): allowed, because it is marked idempotent.
+      assert.equal(srv.probe.started.get('echo'), 2);
+    });
   });
-
-  test('idempotent requests (tools/list, a call with an idempotency key) are still re-sent after a cut, under a new wire id', async () => {
-    const srv = await startServer({ streamAfterMs: 5_000 });
-    after(() => srv.close());
-    const proxy = await cuttingProxy(srv);
-    after(() => proxy.close());
-    const client = new Client({ name: 'stale-test', version: '1' });
-    await client.connect(
-      new StreamableHttpClientTransport(new URL(proxy.url), { openStandaloneStream: false }),
-    );
-    after(() => client.close().catch(() => undefined));
-    await client.ping();
-    proxy.cut = { match: '"tools/list"', remaining: 1 };
-    const list = await withDeadline(client.listTools(), 5_000, 'tools/list');
-    assert.ok(list.tools.some((t) => t.name === 'echo'));
-    assert.equal(proxy.cuts, 1);
-    await client.ping();
-    proxy.cut = { match: '"tools/call"', remaining: 1 };
-    const r = await withDeadline(
-      client.callTool(
-        { name: 'echo', arguments: { text: 'keyed' }, _meta: idempotencyMeta('echo-keyed') },
-        CallToolResultSchema,
-      ),
-      5_000,
-      'keyed call',
-    );
-    assert.equal((r.content as { text: string }[])[0]?.text, 'keyed');
-    assert.equal(proxy.cuts, 2);
-    // It ran twice (the cut copy and the re-send): allowed, because it is marked idempotent.
-    assert.equal(srv.probe.started.get('echo'), 2);
-  });
-});
