@@ -10,7 +10,11 @@ import { connect, createServer, type Server, type Socket } from 'node:net';
 import { after, describe, test } from 'node:test';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { CallToolResultSchema } from '@modelcontextprotocol/sdk/types.js';
-import { idempotencyMeta, StreamableHttpClientTransport } from '../../src/client/index.js';
+import {
+  idempotencyMeta,
+  type StreamableHttpClientOptions,
+  StreamableHttpClientTransport,
+} from '../../src/client/index.js';
 import { withDeadline } from '../helpers/deadline.js';
 import { until } from '../helpers/http.js';
 import { type Running, startServer } from '../helpers/test-server.js';
@@ -79,23 +83,31 @@ async function cuttingProxy(target: Running): Promise<CuttingProxy> {
   return state;
 }
 
-const ADAPTERS = {
+/** A server, the cutting proxy in front of it and an SDK client connected through it; all closed after the test. */
+async function throughProxy(
+  options: StreamableHttpClientOptions,
+): Promise<{ srv: Running; proxy: CuttingProxy; client: Client }> {
+  const srv = await startServer({ streamAfterMs: 5_000 });
+  after(() => srv.close());
+  const proxy = await cuttingProxy(srv);
+  after(() => proxy.close());
+  const client = new Client({ name: 'stale-test', version: '1' });
+  await client.connect(
+    new StreamableHttpClientTransport(new URL(proxy.url), { openStandaloneStream: false, ...options }),
+  );
+  after(() => client.close().catch(() => undefined));
+  return { srv, proxy, client };
+}
+
+const ADAPTERS: Record<string, StreamableHttpClientOptions> = {
   node: {},
-  fetch: { fetch: (url: string | URL, init?: RequestInit) => globalThis.fetch(url, init) },
-} as const;
+  fetch: { fetch: (url, init) => globalThis.fetch(url, init) },
+};
 
 for (const [adapter, options] of Object.entries(ADAPTERS))
   describe(`no duplicate execution through a proxy that dies after forwarding (${adapter} adapter)`, () => {
     test('a non-idempotent tools/call cut on a reused socket runs once and fails with the typed not-idempotent error', async () => {
-      const srv = await startServer({ streamAfterMs: 5_000 });
-      after(() => srv.close());
-      const proxy = await cuttingProxy(srv);
-      after(() => proxy.close());
-      const client = new Client({ name: 'stale-test', version: '1' });
-      await client.connect(
-        new StreamableHttpClientTransport(new URL(proxy.url), { openStandaloneStream: false, ...options }),
-      );
-      after(() => client.close().catch(() => undefined));
+      const { srv, proxy, client } = await throughProxy(options);
       const calls = 5;
       const outcomes: string[] = [];
       for (let i = 0; i < calls; i++) {
@@ -120,15 +132,7 @@ for (const [adapter, options] of Object.entries(ADAPTERS))
     });
 
     test('idempotent requests (tools/list, a call with an idempotency key) are still re-sent after a cut, under a new wire id', async () => {
-      const srv = await startServer({ streamAfterMs: 5_000 });
-      after(() => srv.close());
-      const proxy = await cuttingProxy(srv);
-      after(() => proxy.close());
-      const client = new Client({ name: 'stale-test', version: '1' });
-      await client.connect(
-        new StreamableHttpClientTransport(new URL(proxy.url), { openStandaloneStream: false, ...options }),
-      );
-      after(() => client.close().catch(() => undefined));
+      const { srv, proxy, client } = await throughProxy(options);
       await client.ping();
       proxy.cut = { match: '"tools/list"', remaining: 1 };
       const list = await withDeadline(client.listTools(), 5_000, 'tools/list');
