@@ -4,15 +4,20 @@
  * gets a global options block turning off its admin endpoint and automatic HTTPS): progress arrives
  * event by event, compression leaves the stream alone, keepalive comments hold a quiet call open
  * under a short idle timeout, and with keepalive off the stream is cut at the proxy and resumed. The
- * negative control shows what the one HAProxy line that is easy to miss is for.
+ * negative control shows what the one HAProxy line that is easy to miss is for. Each also serves
+ * HTTP/2 over TLS to a node:http2 client (the block with its TLS line added), events one by one.
  */
 import assert from 'node:assert/strict';
+import { writeFileSync } from 'node:fs';
+import { dirname, join } from 'node:path';
 import { after, describe, test } from 'node:test';
 import { renderText } from '../../src/doctor/report.js';
 import { runDoctor } from '../../src/doctor/run.js';
 import { McpSession } from '../../src/doctor/session.js';
 import type { Served } from '../../src/server/index.js';
+import { makeCert, type TestCert } from '../helpers/certs.js';
 import { withDeadline } from '../helpers/deadline.js';
+import { H2Session } from '../helpers/h2-client.js';
 import { startUpstream } from '../helpers/nginx.js';
 import {
   docBlock,
@@ -71,6 +76,67 @@ async function through(
   return { proxy, session };
 }
 
+/** A certificate for 127.0.0.1 (openssl: .ci/run installs it), removed after the file's tests. */
+function testCert(): TestCert {
+  const cert = makeCert();
+  assert.ok(typeof cert !== 'string', String(cert));
+  after(() => cert.remove());
+  return cert;
+}
+
+/**
+ * The documented block of `kind`, made to serve TLS by `tls` (given the block pointed at the test's ports),
+ * in front of an upstream; a node:http2 client (which speaks only h2) calls `reindex` through it: 10 progress
+ * events 100 ms apart arrive one by one, uncompressed, then the result.
+ */
+async function assertIncrementalOverH2(
+  kind: ProxyKind,
+  cert: TestCert,
+  tls: (pointed: string) => string,
+): Promise<void> {
+  const upstream = await startUpstream({ keepaliveMs: 500 });
+  running.push(upstream);
+  const proxy = await startProxy(kind, (port) => {
+    const config = tls(pointBlock(kind === 'caddy' ? CADDY : HAPROXY, [upstream.port], port));
+    return kind === 'caddy' ? `${CADDY_TEST_GLOBALS}${config}` : config;
+  });
+  running.push(proxy);
+  const s = new H2Session(`https://127.0.0.1:${proxy.port}/mcp`, cert.cert);
+  try {
+    await s.init();
+    assert.equal(s.client.alpnProtocol, 'h2');
+    const call = {
+      jsonrpc: '2.0',
+      id: 5,
+      method: 'tools/call',
+      params: {
+        name: 'reindex',
+        arguments: { corpus: 'h2', docs: 10, delayMs: 100 },
+        _meta: { progressToken: 'p' },
+      },
+    };
+    const r = await s.post(call);
+    await withDeadline(r.done, 10_000, `reindex over h2 through ${kind}`);
+    assert.equal(r.status, 200, `${r.text}\n${proxy.log()}`);
+    assert.equal(r.headers['content-type'], 'text/event-stream');
+    assert.equal(r.headers['content-encoding'], undefined);
+    const messages = r.messages();
+    assert.equal(messages.filter((m) => m.method === 'notifications/progress').length, 10);
+    assert.ok(
+      messages.some((m) => m.id === 5 && m.result !== undefined),
+      r.text,
+    );
+    // One arrival per event (10 progress, the result), spread over the ~1 s of work, not clumped.
+    const times = r.arrivals.map((a) => a - (r.arrivals[0] ?? 0));
+    const detail = `${kind} over h2: arrivals at [${times.join(', ')}] ms`;
+    assert.equal(times.length, 11, detail);
+    assert.ok((times.at(-1) ?? 0) >= 800, detail);
+    assert.ok(clumped(times) <= 2, detail);
+  } finally {
+    s.close();
+  }
+}
+
 /** The block with a directive's value changed; fails when the block has no such line. */
 function edit(block: string, from: RegExp, to: string): string {
   assert.match(block, from, `the documented block has ${from}`);
@@ -84,6 +150,17 @@ describe('HAProxy in front of sluice (docs/deploy.md "HAProxy")', () => {
     const x = await assertIncremental(session, 'haproxy');
     assert.equal(x.headers.get('content-encoding'), null);
     assert.equal(x.headers.get('cache-control'), 'no-cache, no-transform');
+  });
+
+  test('HTTP/2 from the client (the bind with ssl and alpn h2): progress event by event on h2, not compressed', async (t) => {
+    if (skipWithoutHaproxy(t)) return;
+    const cert = testCert();
+    // HAProxy reads the certificate and its key from one PEM file.
+    const pem = join(dirname(cert.certFile), 'haproxy.pem');
+    writeFileSync(pem, Buffer.concat([cert.cert, cert.key]));
+    await assertIncrementalOverH2('haproxy', cert, (pointed) =>
+      edit(pointed, /^(\s*bind \S+)$/m, `$1 ssl crt ${pem} alpn h2,http/1.1`),
+    );
   });
 
   test('without `option http-no-delay`: the events arrive in clumps (the control)', async (t) => {
@@ -168,6 +245,15 @@ describe('Caddy in front of sluice (docs/deploy.md "Caddy")', () => {
     const { session } = await through('caddy', CADDY, { keepaliveMs: 500 });
     const x = await assertIncremental(session, 'caddy');
     assert.equal(x.headers.get('content-encoding'), null);
+  });
+
+  test('HTTP/2 from the client (the block on https with a tls line): progress event by event on h2, not compressed', async (t) => {
+    if (skipWithoutCaddy(t)) return;
+    const cert = testCert();
+    // What a deployer with their own certificate writes: the documented block on an https address.
+    await assertIncrementalOverH2('caddy', cert, (pointed) =>
+      edit(pointed, /^http:\/\/(\S+) \{$/m, `https://$1 {\n  tls ${cert.certFile} ${cert.keyFile}`),
+    );
   });
 
   test('a quiet call of 4 s with keepalive off: no read timeout cuts it', async (t) => {
