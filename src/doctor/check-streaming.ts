@@ -5,12 +5,13 @@
  * for 2 s),
  * its `sleep` tool (3 s of silence: a server that streams sends at least its priming event or
  * headers-and-comment early), or the standalone GET stream (its first bytes should arrive at once).
- * The same event-stream response then tells whether Cache-Control: no-transform survived the path
- * and whether something compressed it.
+ * The same event-stream response then tells whether Cache-Control: no-transform survived the path;
+ * whether something compresses event streams is asked with larger events (check-compression.ts).
  */
 
 import { boundedWait } from '../flow/bounded-wait.js';
-import { BUFFERING_FIX, COMPRESSION_FIX, HOLD_FIX } from './fixes.js';
+import { checkCompression } from './check-compression.js';
+import { BUFFERING_FIX, HOLD_FIX } from './fixes.js';
 import { type Exchange, errorText } from './http.js';
 import type { McpSession } from './session.js';
 import { argumentsFor, type ToolInfo } from './tools.js';
@@ -253,7 +254,13 @@ export async function checkStreaming(
   return {
     buffering,
     headers: checkHeaders(lastSse),
-    compression: checkCompression(lastSse, buffering),
+    compression: await checkCompression(
+      s,
+      tools.find((t) => t.name === 'reindex'),
+      lastSse,
+      buffering,
+      log,
+    ),
   };
 }
 
@@ -281,28 +288,4 @@ function checkHeaders(x: Exchange | undefined): Verdict {
     };
   }
   return { id: 'headers', status: 'ok', reason: `Cache-Control: ${cc} survived; ${accel}`, details };
-}
-
-function checkCompression(x: Exchange | undefined, buffering: Verdict): Verdict {
-  if (x === undefined)
-    return { id: 'compression', status: 'skip', reason: 'no event-stream response to inspect' };
-  const ce = x.headers.get('content-encoding');
-  if (ce === null || ce === 'identity') {
-    return {
-      id: 'compression',
-      status: 'ok',
-      reason: 'event stream not compressed (asked with Accept-Encoding: gzip, deflate, br)',
-      details: { contentEncoding: ce },
-    };
-  }
-  const lumped = buffering.status === 'fail';
-  return {
-    id: 'compression',
-    status: lumped ? 'fail' : 'warn',
-    reason: lumped
-      ? `event stream compressed (Content-Encoding: ${ce}) and delivered in one lump: compression on the path is a likely cause`
-      : `event stream compressed (Content-Encoding: ${ce}) despite Cache-Control: no-transform; it still arrived incrementally here, but compressors flush at their own pace — exclude text/event-stream`,
-    details: { contentEncoding: ce },
-    fix: COMPRESSION_FIX,
-  };
 }

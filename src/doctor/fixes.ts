@@ -36,6 +36,8 @@ export function idleFix(cutSeconds: number | undefined): Fix {
 export const COMPRESSION_FIX: Fix = {
   nginx: '`gzip off;` in the MCP location, or leave text/event-stream out of `gzip_types`',
   haproxy: 'leave text/event-stream out of `compression type`',
+  caddy:
+    'keep `encode` off the MCP path (`@compressible not path /mcp /mcp/*` and `encode @compressible gzip zstd`): Caddy 2.6 compresses event streams despite no-transform and holds their events',
   cloudflare:
     "text/event-stream is not in Cloudflare's default compressed types; if a Compression Rule adds it, remove it",
   server:

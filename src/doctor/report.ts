@@ -4,6 +4,7 @@ import type { DoctorReport, Fix } from './types.js';
 const WHERE: Record<keyof Fix, string> = {
   nginx: 'nginx',
   haproxy: 'HAProxy',
+  caddy: 'Caddy',
   alb: 'AWS ALB',
   cloudflare: 'Cloudflare',
   server: 'server',

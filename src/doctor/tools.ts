@@ -37,14 +37,19 @@ export async function listTools(s: McpSession): Promise<ToolInfo[]> {
 }
 
 /** Arguments for a tool: delays and durations get `ms`, counts get `count`, strings a label. */
-export function argumentsFor(t: ToolInfo, ms: number, count: number): Record<string, unknown> {
+export function argumentsFor(
+  t: ToolInfo,
+  ms: number,
+  count: number,
+  text = 'sluice-doctor',
+): Record<string, unknown> {
   const args: Record<string, unknown> = {};
   for (const [name, schema] of Object.entries(t.properties)) {
     const type = schema.type;
     if (type === 'number' || type === 'integer') {
       args[name] = /ms$|delay|millis|duration|interval|wait/i.test(name) ? ms : count;
     } else if (type === 'string') {
-      args[name] = 'sluice-doctor';
+      args[name] = text;
     } else if (type === 'boolean') {
       args[name] = false;
     } else if (t.required.includes(name)) {

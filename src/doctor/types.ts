@@ -6,6 +6,7 @@ export type Status = 'ok' | 'warn' | 'fail' | 'skip';
 export interface Fix {
   nginx?: string;
   haproxy?: string;
+  caddy?: string;
   alb?: string;
   cloudflare?: string;
   /** The MCP server itself (Sluice option names, where it is Sluice). */

@@ -137,6 +137,11 @@ async function assertIncrementalOverH2(
   }
 }
 
+/** The control for Caddy: the documented block with `encode` on the whole site, /mcp included. */
+function caddyEncodingAll(): string {
+  return edit(CADDY, /^\s*@compressible .*\n(\s*)encode @compressible /m, '$1encode ');
+}
+
 /** The block with a directive's value changed; fails when the block has no such line. */
 function edit(block: string, from: RegExp, to: string): string {
   assert.match(block, from, `the documented block has ${from}`);
@@ -239,12 +244,54 @@ describe('HAProxy in front of sluice (docs/deploy.md "HAProxy")', () => {
 });
 
 describe('Caddy in front of sluice (docs/deploy.md "Caddy")', () => {
-  test('the block as written (encode gzip zstd): progress event by event, the stream not compressed', async (t) => {
+  test('the block as written (encode off /mcp): progress event by event, the stream not compressed', async (t) => {
     if (skipWithoutCaddy(t)) return;
-    assert.match(CADDY, /encode gzip zstd/);
+    assert.match(CADDY, /encode @compressible gzip zstd/);
     const { session } = await through('caddy', CADDY, { keepaliveMs: 500 });
     const x = await assertIncremental(session, 'caddy');
     assert.equal(x.headers.get('content-encoding'), null);
+  });
+
+  test('1 KB events to a client accepting gzip: the block as written leaves them alone; `encode` on the whole site (the control) compresses them and holds them to the end', async (t) => {
+    if (skipWithoutCaddy(t)) return;
+    // Each event past encode's 512-byte minimum length: the corpus name is in every progress message.
+    const big = { corpus: 'x'.repeat(1_000), docs: 10, delayMs: 100 };
+    const { session } = await through('caddy', CADDY, { keepaliveMs: 500 });
+    const ok = await callTool(session, 'reindex', big, 11);
+    await withDeadline(ok.done, 10_000, '1 KB events through the block as written');
+    const times = progressTimes(ok);
+    const detail = `progress at [${times.map((x) => x.toFixed(0)).join(', ')}] ms`;
+    assert.equal(ok.headers.get('content-encoding'), null, detail);
+    assert.equal(times.length, 10, detail);
+    assert.ok((times.at(-1) ?? 0) - (times[0] ?? 0) >= 700 && clumped(times) <= 2, detail);
+
+    const control = await through('caddy', caddyEncodingAll(), { keepaliveMs: 500 });
+    const held = await callTool(control.session, 'reindex', big, 12);
+    await withDeadline(held.done, 10_000, '1 KB events through encode on the whole site');
+    const heldTimes = progressTimes(held);
+    const heldDetail = `progress at [${heldTimes.map((x) => x.toFixed(0)).join(', ')}] ms`;
+    assert.equal(held.headers.get('content-encoding'), 'gzip', heldDetail);
+    assert.equal(heldTimes.length, 10, heldDetail);
+    assert.ok(clumped(heldTimes) >= 8, `held in the compressor: ${heldDetail}`);
+  });
+
+  test('sluice doctor: ok through the block as written; with `encode` on the whole site the compression check fails and names the Caddy fix', async (t) => {
+    if (skipWithoutCaddy(t)) return;
+    for (const [block, expected] of [
+      [CADDY, 'ok'],
+      [caddyEncodingAll(), 'fail'],
+    ] as const) {
+      const { proxy } = await through('caddy', block, { keepaliveMs: 1_000 });
+      const report = await withDeadline(runDoctor({ url: proxy.url, quick: true }), 60_000, 'doctor run');
+      const text = renderText(report);
+      assert.equal(report.verdicts.find((v) => v.id === 'compression')?.status, expected, text);
+      // The buffering probe's small events pass either way: only events past encode's minimum length show it.
+      assert.equal(report.verdicts.find((v) => v.id === 'buffering')?.status, 'ok', text);
+      if (expected === 'fail') {
+        assert.match(text, /compressed \(Content-Encoding: (gzip|zstd)\) .* arrived together/);
+        assert.match(text, /fix \(Caddy\): keep `encode` off the MCP path/);
+      }
+    }
   });
 
   test('HTTP/2 from the client (the block on https with a tls line): progress event by event on h2, not compressed', async (t) => {
