@@ -22,6 +22,9 @@ const EVENTS = 6;
 const EVERY_MS = 50;
 const ASKED = 'asked with Accept-Encoding: gzip, deflate, br';
 
+const compressedButFlowing = (ce: string): string =>
+  `event stream compressed (Content-Encoding: ${ce}) despite Cache-Control: no-transform; it still arrived incrementally here, but compressors flush at their own pace — exclude text/event-stream`;
+
 export async function checkCompression(
   s: McpSession,
   reindex: ToolInfo | undefined,
@@ -74,7 +77,7 @@ function judgeHeld(x: Exchange): Verdict {
     status: held ? 'fail' : 'warn',
     reason: held
       ? `event stream compressed (Content-Encoding: ${ce}) despite Cache-Control: no-transform, and its ${times.length} events, produced ${EVERY_MS} ms apart, arrived together (within ${spread} ms): a compressor on the path holds them (Caddy's encode does)`
-      : `event stream compressed (Content-Encoding: ${ce}) despite Cache-Control: no-transform; it still arrived incrementally here, but compressors flush at their own pace — exclude text/event-stream`,
+      : compressedButFlowing(ce),
     details,
     fix: COMPRESSION_FIX,
   };
@@ -99,7 +102,7 @@ function judgeHeaders(x: Exchange | undefined, buffering: Verdict): Verdict {
     status: lumped ? 'fail' : 'warn',
     reason: lumped
       ? `event stream compressed (Content-Encoding: ${ce}) and delivered in one lump: compression on the path is a likely cause`
-      : `event stream compressed (Content-Encoding: ${ce}) despite Cache-Control: no-transform; it still arrived incrementally here, but compressors flush at their own pace — exclude text/event-stream`,
+      : compressedButFlowing(ce),
     details: { contentEncoding: ce },
     fix: COMPRESSION_FIX,
   };
