@@ -91,6 +91,16 @@ export class Canceller implements CancelSignal {
 }
 
 /**
+ * Socket error codes of a connection lost after a request may have been written and before any response byte:
+ * on a reused keep-alive socket they usually mean the server had closed that idle connection. "Usually": a proxy
+ * that forwarded the request and then died looks the same, so the server may have it. Both adapters read them
+ * (the Node adapter on the socket's error, the fetch adapter on the error or its cause).
+ */
+export const STALE_CODES: ReadonlySet<string> = new Set(['ECONNRESET', 'EPIPE', 'ECONNABORTED']);
+/** A resendable request that met a lost connection is sent again at most this many times, by either adapter. */
+export const MAX_STALE_RESENDS = 3;
+
+/**
  * A request written to a reused keep-alive connection that failed (reset, broken pipe) before any response byte,
  * when the caller did not allow sending it again: the server may or may not have received it. Adapter-internal;
  * the transport turns it into a typed client error.

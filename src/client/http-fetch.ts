@@ -3,25 +3,23 @@ import {
   type HttpBody,
   type HttpClient,
   type HttpResponse,
+  MAX_STALE_RESENDS,
+  STALE_CODES,
   StaleConnectionError,
 } from './http-client.js';
 import { readTextLimited } from './sse-reader.js';
 
 /**
- * Codes of a fetch that failed because the connection closed after the request may have been written and
- * before a response head: undici (Node's fetch) puts them on the `cause` (`UND_ERR_SOCKET` "other side
- * closed", or the socket's own `ECONNRESET`/`EPIPE`); Bun on the error itself. A refused connection
- * (`ECONNREFUSED`) is not among them: that request reached no one. Browsers retry a stale socket themselves.
+ * Whether a fetch failed because the connection was lost (`STALE_CODES`, as the Node adapter reads them)
+ * before a response head: undici (Node's fetch) puts the code on the `cause` (the socket's own, or its
+ * `UND_ERR_SOCKET` "other side closed"); Bun on the error itself. A refused connection (`ECONNREFUSED`) is not
+ * among them: that request reached no one. Browsers retry a stale socket themselves.
  */
-const CONNECTION_LOST = new Set(['ECONNRESET', 'EPIPE', 'ECONNABORTED', 'UND_ERR_SOCKET']);
-/** As the Node adapter: a resendable request goes again at most this many times. */
-const MAX_RESENDS = 3;
-
 function connectionLost(error: unknown): boolean {
   let e: unknown = error;
   for (let depth = 0; depth < 3 && typeof e === 'object' && e !== null; depth++) {
     const code = (e as { code?: unknown }).code;
-    if (typeof code === 'string' && CONNECTION_LOST.has(code)) return true;
+    if (typeof code === 'string' && (STALE_CODES.has(code) || code === 'UND_ERR_SOCKET')) return true;
     e = (e as { cause?: unknown }).cause;
   }
   return false;
@@ -48,7 +46,7 @@ export function createFetchHttp(fetchFn: FetchLike): HttpClient {
         } catch (error) {
           if (signal.aborted || !connectionLost(error)) throw error;
           if (!resendable) throw new StaleConnectionError(error);
-          if (resends >= MAX_RESENDS) throw error;
+          if (resends >= MAX_STALE_RESENDS) throw error;
         }
       }
     },

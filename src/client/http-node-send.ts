@@ -16,6 +16,8 @@ import {
   type CancelSignal,
   type HttpMethod,
   type HttpResponse,
+  MAX_STALE_RESENDS,
+  STALE_CODES,
   StaleConnectionError,
 } from './http-client.js';
 import { NodeResponse, rawHeader } from './http-node-response.js';
@@ -33,14 +35,6 @@ const BODY_HEADERS = [
   'content-language',
   'content-location',
 ];
-/**
- * Errors of a request written to a reused keep-alive socket, with no response byte back, that usually mean the
- * server had closed that connection: a resendable request is sent again (at most {@link MAX_STALE_RETRIES}
- * times). "Usually": a proxy that forwarded the request and then died looks the same, so the server may have it;
- * a request that is not safe to repeat fails with `StaleConnectionError` instead (RFC 9110 §9.2.2).
- */
-const STALE_CODES = new Set(['ECONNRESET', 'EPIPE', 'ECONNABORTED']);
-const MAX_STALE_RETRIES = 3;
 
 /** Where requests to one URL go; derived once per URL, not per request. */
 export interface Target {
@@ -136,7 +130,7 @@ export function send(
         if (resendable || !written) {
           // A pooled keep-alive socket the server had already closed (idle timeout, restart), and a request that
           // is safe to repeat or was never written: sent again on another connection, as browsers do.
-          if (resets < MAX_STALE_RETRIES) {
+          if (resets < MAX_STALE_RESENDS) {
             resolve(send(context, method, url, headers, body, signal, resendable, redirects, resets + 1));
             return;
           }

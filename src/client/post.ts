@@ -17,13 +17,16 @@ import {
   UnexpectedContentTypeError,
 } from './errors.js';
 import { describe, discard, POST_ACCEPT, readJsonBody, statusError } from './http.js';
-import { Canceller, type HttpResponse, isOk, StaleConnectionError } from './http-client.js';
+import {
+  Canceller,
+  type HttpResponse,
+  isOk,
+  MAX_STALE_RESENDS,
+  StaleConnectionError,
+} from './http-client.js';
 import { receiveMessage } from './inbound.js';
 import { modernRevisionOf, standardHeaders } from './modern.js';
 import type { RequestId, WireMessage } from './wire.js';
-
-/** A request re-sent after a stale connection is tried at most this many more times. */
-const MAX_STALE_RESENDS = 3;
 
 /** Re-initializations a message waits for in a row before it goes out as it is (see sessionHeaders). */
 const MAX_REINIT_WAITS = 3;

@@ -9,11 +9,10 @@
  * Without a `reindex` tool, the last event-stream response seen is judged by its headers alone.
  */
 
-import { boundedWait } from '../flow/bounded-wait.js';
 import { COMPRESSION_FIX } from './fixes.js';
 import { type Exchange, errorText } from './http.js';
 import type { McpSession } from './session.js';
-import { argumentsFor, type ToolInfo } from './tools.js';
+import { argumentsFor, callToEnd, type ToolInfo } from './tools.js';
 import type { Verdict } from './types.js';
 
 /** The probe's string arguments (the corpus name, echoed in every progress message). */
@@ -35,15 +34,8 @@ export async function checkCompression(
   if (reindex !== undefined) {
     const args = argumentsFor(reindex, EVERY_MS, EVENTS, PROBE_TEXT);
     log(`compression: calling reindex with ${EVENTS} events of ~650 bytes, ${EVERY_MS} ms apart`);
-    const id = s.nextId();
     try {
-      const x = await s.request(
-        'tools/call',
-        { name: 'reindex', arguments: args, _meta: { progressToken: `doctor-${id}` } },
-        id,
-      );
-      await boundedWait(x.done, 15_000);
-      x.cancel();
+      const { x } = await callToEnd(s, 'reindex', args, 15_000);
       if (x.status === 200 && x.isSse) return judgeHeld(x);
       log(`compression: reindex answered ${x.status} ${x.contentType}; judging headers only`);
     } catch (e) {
@@ -56,10 +48,7 @@ export async function checkCompression(
 /** The large-event probe: compressed or not, and if compressed, whether the events came together. */
 function judgeHeld(x: Exchange): Verdict {
   const ce = x.headers.get('content-encoding');
-  const times = x
-    .messages()
-    .filter((m) => m.message['method'] === 'notifications/progress')
-    .map((m) => Math.round(m.at));
+  const times = x.progressTimes().map(Math.round);
   const details = { contentEncoding: ce, progressAtMs: times };
   if (ce === null || ce === 'identity') {
     return {

@@ -9,12 +9,11 @@
  * whether something compresses event streams is asked with larger events (check-compression.ts).
  */
 
-import { boundedWait } from '../flow/bounded-wait.js';
 import { checkCompression } from './check-compression.js';
 import { BUFFERING_FIX, HOLD_FIX } from './fixes.js';
 import { type Exchange, errorText } from './http.js';
 import type { McpSession } from './session.js';
-import { argumentsFor, type ToolInfo } from './tools.js';
+import { argumentsFor, callToEnd, type ToolInfo } from './tools.js';
 import type { Status, Verdict } from './types.js';
 
 export interface StreamingResult {
@@ -48,10 +47,7 @@ const BURST_GAP_MS = 500;
  * the one before (though the tool produced them farther apart), and the longest gap.
  */
 function clumpsOf(x: Exchange): { events: number; clumped: number; longestGapMs: number } {
-  const times = x
-    .messages()
-    .filter((m) => m.message['method'] === 'notifications/progress')
-    .map((m) => m.at);
+  const times = x.progressTimes();
   let clumped = 0;
   let longest = 0;
   for (let i = 1; i < times.length; i++) {
@@ -216,17 +212,8 @@ export async function checkStreaming(
     if (tool === undefined) continue;
     const args = argumentsFor(tool, p.ms, p.count);
     log(`streaming: calling ${p.name} ${JSON.stringify(args)}`);
-    const id = s.nextId();
     try {
-      const x = await s.request(
-        'tools/call',
-        { name: p.name, arguments: args, _meta: { progressToken: `doctor-${id}` } },
-        id,
-      );
-      // Capped at 30 s; the cap's timer is cleared once the call is done (left pending, it kept the
-      // process alive 30 s).
-      await boundedWait(x.done, 30_000);
-      x.cancel();
+      const { x, id } = await callToEnd(s, p.name, args, 30_000);
       const probe = judgePost(`tools/call ${p.name}`, x, id, p.spaced ? p.ms : undefined);
       if (x.isSse) lastSse = x;
       if (probe.verdict !== undefined) {

@@ -85,6 +85,12 @@ export class Exchange {
   get ended(): boolean {
     return this.#endAt !== undefined;
   }
+  /** When each progress notification arrived (ms since the request). */
+  progressTimes(): number[] {
+    return this.messages()
+      .filter((m) => m.message['method'] === 'notifications/progress')
+      .map((m) => m.at);
+  }
   /** SSE events carrying data, parsed as JSON (events that are not JSON are skipped). */
   messages(): { at: number; message: Record<string, unknown> }[] {
     const out: { at: number; message: Record<string, unknown> }[] = [];

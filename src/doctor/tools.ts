@@ -3,6 +3,8 @@
  * time) or `sleep` (silence, then a result). Arguments are filled from the tool's input schema so
  * the doctor works with any server that has tools of those names, not only Sluice's demo.
  */
+import { boundedWait } from '../flow/bounded-wait.js';
+import type { Exchange } from './http.js';
 import type { McpSession } from './session.js';
 
 export interface ToolInfo {
@@ -57,4 +59,25 @@ export function argumentsFor(
     }
   }
   return args;
+}
+
+/**
+ * Calls `name` with a progress token and waits for its answer to end, at most `capMs` (the cap's timer is cleared
+ * once the call is done: left pending, it kept the process alive), then stops reading. The exchange and its id.
+ */
+export async function callToEnd(
+  s: McpSession,
+  name: string,
+  args: Record<string, unknown>,
+  capMs: number,
+): Promise<{ x: Exchange; id: number }> {
+  const id = s.nextId();
+  const x = await s.request(
+    'tools/call',
+    { name, arguments: args, _meta: { progressToken: `doctor-${id}` } },
+    id,
+  );
+  await boundedWait(x.done, capMs);
+  x.cancel();
+  return { x, id };
 }
