@@ -80,6 +80,9 @@ const HELP = `usage: sluice serve [options]
                        session to its owner (docs/scale-out.md, "Owner-affine routing"); 1-32 of A-Z a-z 0-9 _ -
   --task-lease-ms N    how long a task's running instance holds it without renewing (default 15000): a
                        task whose instance died reads as failed (owner lost) this long after its last renewal
+  --task-after-ms N    how long a call of an optional task tool may run before it becomes a task (default
+                       250, at most 60000): one that ends sooner is answered directly; 0 makes every such
+                       call a task at once
 
 The demo's task tools (slow_compute, failing_job, confirm_delete, ...; reindex and generate when the
 client declares the extension) run as tasks of the
@@ -222,6 +225,7 @@ async function run(argv: string[]): Promise<number> {
     advertise: { type: 'string' },
     'session-prefix': { type: 'string' },
     'task-lease-ms': { type: 'string' },
+    'task-after-ms': { type: 'string' },
   });
   if (typeof line === 'number') return line;
   const { values, positionals } = line;
@@ -293,6 +297,9 @@ async function run(argv: string[]): Promise<number> {
     ...(values['task-lease-ms'] === undefined
       ? {}
       : { leaseMs: int('task-lease-ms', values['task-lease-ms'], 15_000) }),
+    ...(values['task-after-ms'] === undefined
+      ? {}
+      : { taskAfterMs: int('task-after-ms', values['task-after-ms'], 250, 60_000) }),
     ...(logger === undefined ? {} : { logger }),
     // On the cluster's own Redis link (cluster/shared-link.ts): two connections per instance, not
     // four; subscribed to the cancel channel once the cluster has joined (below).

@@ -23,7 +23,9 @@ export const DEMO_TASK_TOOLS: Readonly<Record<string, TaskPolicy>> = {
   generate: 'optional',
   slow_compute: 'optional',
   failing_job: 'required',
-  protocol_error_job: 'optional',
+  // The suite's fixture contract: it always creates a task. It fails at once, so as an optional
+  // tool it would be answered directly (taskAfterMs).
+  protocol_error_job: 'required',
   confirm_delete: 'optional',
   multi_input: 'optional',
   test_tool_with_task: 'required',

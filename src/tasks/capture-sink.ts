@@ -28,6 +28,7 @@ export class CaptureSink implements ResponseSink {
   /** `{"jsonrpc":"2.0","id":<id>,"result":` when the run's request id is known. */
   readonly #resultPrefix: string | undefined;
   #buffer = '';
+  #status = 200;
   #closed = false;
   #outcome: Captured | undefined;
   #resolve!: (c: Captured) => void;
@@ -54,8 +55,14 @@ export class CaptureSink implements ResponseSink {
     return this.#closed;
   }
 
+  /** The HTTP status the answer was given (of its head, for an SSE answer). */
+  get status(): number {
+    return this.#status;
+  }
+
   respond(status: number, _headers: Headers, body: string): void {
     if (this.#closed) return;
+    this.#status = status;
     const text = this.#resultPrefix === undefined ? undefined : resultOf(body, this.#resultPrefix);
     if (text !== undefined) {
       this.#finish({ kind: 'result', text });
@@ -65,7 +72,9 @@ export class CaptureSink implements ResponseSink {
     this.#finish(m === undefined ? { kind: 'malformed', status } : { kind: 'response', message: m });
   }
 
-  head(): void {}
+  head(status: number): void {
+    if (!this.#closed) this.#status = status;
+  }
 
   write(chunk: string): boolean {
     if (this.#closed) return true;

@@ -39,6 +39,15 @@ export interface TaskOptions {
   /** The polling interval suggested to clients (`pollIntervalMs`). @defaultValue 1000 */
   pollIntervalMs?: number;
   /**
+   * How long an `optional` tool's call may run before it becomes a task. A call that ends sooner
+   * with a result or an error is answered with it directly, as a plain call, and nothing is stored
+   * (SEP-2663 "Task Creation": the server decides per request; a polling client would otherwise
+   * wait `pollIntervalMs` for a call that took milliseconds). One that is still running, or asks
+   * for input, becomes a task then. `required` tools are tasks at once. 0: every call of an
+   * `optional` tool is a task at once. At most 60 000. @defaultValue 250
+   */
+  taskAfterMs?: number;
+  /**
    * The lease of the instance running a task, renewed every third of it; once it lapses (the
    * instance died) the task reads as `failed` with the owner-lost error. @defaultValue 15000
    */
@@ -68,6 +77,7 @@ export interface ResolvedTaskOptions {
   inputFirst: ReadonlySet<string>;
   ttlMs: number;
   pollIntervalMs: number;
+  taskAfterMs: number;
   leaseMs: number;
   maxLivePerClient: number;
   maxUpdateBytes: number;
@@ -80,6 +90,7 @@ export interface ResolvedTaskOptions {
 export const TASK_DEFAULTS = {
   ttlMs: 3_600_000,
   pollIntervalMs: 1000,
+  taskAfterMs: 250,
   leaseMs: 15_000,
   maxLivePerClient: 64,
   maxUpdateBytes: 256 * 1024,
@@ -89,9 +100,11 @@ export const TASK_DEFAULTS = {
 
 const POLICIES = new Set<string>(['forbidden', 'optional', 'required']);
 
-function int(name: string, v: number, min: number): number {
-  if (!Number.isInteger(v) || v < min)
-    throw new InvalidOptionError(`tasks.${name} must be an integer >= ${min}`);
+function int(name: string, v: number, min: number, max = Number.MAX_SAFE_INTEGER): number {
+  if (!Number.isInteger(v) || v < min || v > max) {
+    const range = max === Number.MAX_SAFE_INTEGER ? `>= ${min}` : `from ${min} to ${max}`;
+    throw new InvalidOptionError(`tasks.${name} must be an integer ${range}`);
+  }
   return v;
 }
 
@@ -126,6 +139,7 @@ export function resolveTaskOptions(o: TaskOptions = {}): ResolvedTaskOptions {
     inputFirst: new Set(inputFirstOf(o.inputFirst)),
     ttlMs,
     pollIntervalMs: int('pollIntervalMs', o.pollIntervalMs ?? TASK_DEFAULTS.pollIntervalMs, 1),
+    taskAfterMs: int('taskAfterMs', o.taskAfterMs ?? TASK_DEFAULTS.taskAfterMs, 0, 60_000),
     leaseMs,
     maxLivePerClient: int('maxLivePerClient', o.maxLivePerClient ?? TASK_DEFAULTS.maxLivePerClient, 1),
     maxUpdateBytes: int('maxUpdateBytes', o.maxUpdateBytes ?? TASK_DEFAULTS.maxUpdateBytes, 1),

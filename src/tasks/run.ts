@@ -151,6 +151,14 @@ export class TaskRun {
   #abortedHere = false;
   /** A 2025 task's requests to the client, and its input_required status (legacy-input.ts). */
   readonly #input: LegacyInput | undefined;
+  /**
+   * A run started before its task is stored (`hold`, TaskService's `taskAfterMs`): no store write
+   * until `release`; released with false, nothing is ever written (the call was answered as a
+   * plain one).
+   */
+  #gate: 'open' | 'held' | 'never' = 'open';
+  #stored: Promise<boolean> = Promise.resolve(true);
+  #release: (stored: boolean) => void = () => undefined;
 
   constructor(
     o: ResolvedTaskOptions,
@@ -172,6 +180,32 @@ export class TaskRun {
     );
   }
 
+  /** The tool's answer as captured (before anything is stored). */
+  get outcome(): Promise<Captured> {
+    return this.#sink.done;
+  }
+
+  /** The HTTP status of the tool's answer. */
+  get status(): number {
+    return this.#sink.status;
+  }
+
+  /** Store nothing until `release` (call before `run`). */
+  hold(): void {
+    this.#gate = 'held';
+    this.#stored = new Promise((resolve) => {
+      this.#release = resolve;
+    });
+  }
+
+  /** The task is stored (true: progress and the outcome go to the store now) or never will be. */
+  release(stored: boolean): void {
+    if (this.#gate !== 'held') return;
+    this.#gate = stored ? 'open' : 'never';
+    this.#release(stored);
+    if (stored) this.#flush();
+  }
+
   /** Runs the round; resolves once its outcome is settled (or the run was aborted). */
   async run(
     t: TaskRecord,
@@ -188,7 +222,7 @@ export class TaskRun {
     // A task that read input_required is working (and leased here) again before its outcome.
     await this.#input?.finish();
     const s = this.#map(settlementOf(captured, this.#o.maxResultBytes), this.#abortedHere);
-    if (s !== undefined) await this.#settle(s);
+    if (s !== undefined && (await this.#stored)) await this.#settle(s);
   }
 
   /**
@@ -250,7 +284,7 @@ export class TaskRun {
    * newest message and the whole partial text so far (each write replaces the stored one).
    */
   #flush(): void {
-    if (this.#progressBusy) return;
+    if (this.#progressBusy || this.#gate !== 'open') return;
     this.#progressBusy = true;
     const next = (): void => {
       const p: TaskProgress = {};

@@ -4,7 +4,8 @@
  * - `server/discover`: served as usual, then `capabilities.extensions` names the extension.
  * - `tools/call` of a task tool (options.tools): with the client's declaration (the extension in
  *   `_meta` clientCapabilities.extensions) the task is created in the store and only then answered
- *   with the flat CreateTaskResult; the tool runs detached from the request (run.ts). Without the
+ *   with the flat CreateTaskResult; the tool runs detached from the request (run.ts). An `optional`
+ *   tool's call becomes a task only once it outlasts `taskAfterMs` (task-after.ts). Without the
  *   declaration an `optional` tool runs as a plain call and a `required` one is refused -32021.
  * - `tasks/get`, `tasks/update`, `tasks/cancel`: -32021 without the declaration; an unknown id, a
  *   malformed one and another principal's are the same -32602; answers carry
@@ -19,7 +20,18 @@ import { JsonRpcCode } from '../jsonrpc/codes.js';
 import { isPlainObject } from '../jsonrpc/message.js';
 import { TASKS_EXTENSION } from '../jsonrpc/meta-keys.js';
 import { randomToken } from '../security/random.js';
-import { type Answer, missingExtension, ok, okJson, rpcError, unknownTask } from './answers.js';
+import {
+  type Answer,
+  clientLimit,
+  discoverAnswer,
+  missingExtension,
+  ok,
+  okJson,
+  rpcError,
+  storeFull,
+  storeUnreachable,
+  unknownTask,
+} from './answers.js';
 import { CaptureSink } from './capture-sink.js';
 import { LEGACY_METHODS, LegacyTasks } from './legacy.js';
 import { LegacyInput } from './legacy-input.js';
@@ -49,6 +61,7 @@ import {
 } from './run.js';
 import { type SdkTaskStoreOptions, type SluiceSdkTaskStore, sdkTaskStore } from './sdk-store.js';
 import type { CreateOutcome, Settlement } from './store.js';
+import { callThenTask, type TaskAfterHost } from './task-after.js';
 
 export { TASKS_EXTENSION };
 
@@ -86,6 +99,14 @@ export class TaskService implements TaskHook, LegacyTaskHook {
   readonly #legacy: LegacyTasks;
   #created = 0;
   #refusedLimit = 0;
+  /** What a call of an `optional` tool needs while it may still be answered plainly (task-after.ts). */
+  readonly #after: TaskAfterHost = {
+    options: () => this.#o,
+    newRun: (t) => new TaskRun(this.#o, this.#runner, t.taskId),
+    store: (o, t) => this.#store(o, t),
+    track: (t, run, running) => this.#track(t, run, running, false),
+    send: (o, a) => this.#send(o, a),
+  };
 
   constructor(options: TaskOptions = {}) {
     this.#o = resolveTaskOptions(options);
@@ -151,7 +172,7 @@ export class TaskService implements TaskHook, LegacyTaskHook {
       : false;
     switch (o.req.method) {
       case 'server/discover':
-        await this.#discover(o);
+        this.#send(o, await discoverAnswer(o));
         return true;
       case 'tools/call':
         return this.#call(o, declared);
@@ -168,22 +189,6 @@ export class TaskService implements TaskHook, LegacyTaskHook {
     this.#stopRenewing();
     for (const run of this.#runs.values()) run.abort();
     await this.#o.store.close();
-  }
-
-  async #discover(o: TaskOffer): Promise<void> {
-    const sink = new CaptureSink(1024 * 1024, () => undefined);
-    await o.serve(o.req, sink);
-    const c = await sink.done;
-    if (c.kind !== 'response')
-      return this.#send(o, rpcError(o, 500, JsonRpcCode.InternalError, 'discover failed'));
-    const result = c.message['result'];
-    if (isPlainObject(result)) {
-      const caps = isPlainObject(result['capabilities']) ? result['capabilities'] : {};
-      const ext = isPlainObject(caps['extensions']) ? caps['extensions'] : {};
-      result['capabilities'] = { ...caps, extensions: { ...ext, [TASKS_EXTENSION]: {} } };
-    }
-    const status = 'error' in c.message ? 400 : 200;
-    o.sink.respond(status, { 'content-type': 'application/json', ...o.headers }, JSON.stringify(c.message));
   }
 
   async #call(o: TaskOffer, declared: boolean): Promise<boolean> {
@@ -224,57 +229,55 @@ export class TaskService implements TaskHook, LegacyTaskHook {
       first = settlementOf(c, this.#o.maxResultBytes);
       if (first === undefined) return true;
     }
-    const now = this.#o.now();
-    const paramHeaders = paramHeadersOf(o.rawHeaders);
-    const t = newWorkingTask({
-      owner: principalKey(o.principal),
-      client: clientHash(o.clientKey),
-      ttlMs: this.#o.ttlMs,
-      pollIntervalMs: this.#o.pollIntervalMs,
-      call: JSON.stringify(o.req.params ?? {}),
-      paramHeaders,
-      runner: this.#runner,
-      leaseMs: this.#o.leaseMs,
-      now,
-    });
-    let outcome: CreateOutcome;
-    try {
-      outcome = await this.#o.store.create(t, this.#o.maxLivePerClient);
-    } catch (error) {
-      this.#o.logger?.error('tasks.create_failed', { error: String(error) });
-      this.#send(o, {
-        ...rpcError(o, 503, JsonRpcCode.ServerError, 'Service Unavailable: the task store is unreachable'),
-        retryAfter: 1,
-      });
+    const t = this.#newTask(o);
+    if (first === undefined && policy === 'optional' && this.#o.taskAfterMs > 0) {
+      await callThenTask(this.#after, o, t);
       return true;
     }
-    if (outcome === 'client-limit') {
-      this.#refusedLimit++;
-      this.#send(o, {
-        ...rpcError(
-          o,
-          429,
-          JsonRpcCode.ServerError,
-          `Too Many Requests: this client already has ${this.#o.maxLivePerClient} unfinished tasks (tasks.maxLivePerClient)`,
-        ),
-        retryAfter: Math.max(1, Math.ceil(this.#o.pollIntervalMs / 1000)),
-      });
+    const refused = await this.#store(o, t);
+    if (refused !== undefined) {
+      this.#send(o, refused);
       return true;
     }
-    if (outcome === 'store-full') {
-      this.#send(o, {
-        ...rpcError(o, 503, JsonRpcCode.ServerError, 'Service Unavailable: the task store is full'),
-        retryAfter: 5,
-      });
-      return true;
-    }
-    this.#created++;
     if (first !== undefined && (await this.#o.store.settle(t.taskId, this.#runner, first)))
       t.status = first.status;
     // Durable now (SEP-2663: a tasks/get right after this answer resolves).
     this.#send(o, okJson(o, createTaskResultJson(t)));
     if (first === undefined) this.#startWith(t, o.serve, { call: o.req.params });
     return true;
+  }
+
+  /** The record of a task for this call (not stored yet). */
+  #newTask(o: TaskOffer): TaskRecord {
+    return newWorkingTask({
+      owner: principalKey(o.principal),
+      client: clientHash(o.clientKey),
+      ttlMs: this.#o.ttlMs,
+      pollIntervalMs: this.#o.pollIntervalMs,
+      call: JSON.stringify(o.req.params ?? {}),
+      paramHeaders: paramHeadersOf(o.rawHeaders),
+      runner: this.#runner,
+      leaseMs: this.#o.leaseMs,
+      now: this.#o.now(),
+    });
+  }
+
+  /** Stores a new task: undefined once it is durable, else the answer its refusal gets. */
+  async #store(o: TaskOffer, t: TaskRecord): Promise<Answer | undefined> {
+    let outcome: CreateOutcome;
+    try {
+      outcome = await this.#o.store.create(t, this.#o.maxLivePerClient);
+    } catch (error) {
+      this.#o.logger?.error('tasks.create_failed', { error: String(error) });
+      return storeUnreachable(o);
+    }
+    if (outcome === 'client-limit') {
+      this.#refusedLimit++;
+      return clientLimit(o, this.#o.maxLivePerClient, this.#o.pollIntervalMs);
+    }
+    if (outcome === 'store-full') return storeFull(o);
+    this.#created++;
+    return undefined;
   }
 
   /** A tool the configuration does not name gets what its tools/list entry declares. */
@@ -295,13 +298,17 @@ export class TaskService implements TaskHook, LegacyTaskHook {
   #startWith(t: TaskRecord, serve: RoundServe, round: Round): void {
     const input = round.map === undefined ? undefined : new LegacyInput(this.#o, this.#runner, t);
     const run = new TaskRun(this.#o, this.#runner, t.taskId, round.map, input);
+    this.#track(t, run, run.run(t, serve, round.head, round.call), round.head !== undefined);
+  }
+
+  /** A stored task's round running here: its lease is renewed until the run is over. */
+  #track(t: TaskRecord, run: TaskRun, running: Promise<void>, resumed: boolean): void {
     // One line per round started here (the id as a short hash, as session ids are logged): an
     // operator (and the fault test) can see where a task ran, and that it ran once.
-    this.#o.logger?.info('tasks.run', { task: shortHash(t.taskId), resumed: round.head !== undefined });
+    this.#o.logger?.info('tasks.run', { task: shortHash(t.taskId), resumed });
     this.#runs.set(t.taskId, run);
     this.#renewing();
-    run
-      .run(t, serve, round.head, round.call)
+    running
       .catch((error: unknown) =>
         this.#o.logger?.error('tasks.settle_failed', { taskId: t.taskId, error: String(error) }),
       )
@@ -347,10 +354,7 @@ export class TaskService implements TaskHook, LegacyTaskHook {
       return await this.#update(o, id, owner);
     } catch (error) {
       this.#o.logger?.error('tasks.store_failed', { method: o.req.method, error: String(error) });
-      return {
-        ...rpcError(o, 503, JsonRpcCode.ServerError, 'Service Unavailable: the task store is unreachable'),
-        retryAfter: 1,
-      };
+      return storeUnreachable(o);
     }
   }
 

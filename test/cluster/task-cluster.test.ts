@@ -44,7 +44,7 @@ describe('tasks on Redis: any instance answers for any task', () => {
       port: 0,
       host: '127.0.0.1',
       keepaliveMs: 0,
-      tasks: createTasks({ store, tools: TASK_TOOLS, leaseMs, pollIntervalMs: 50 }),
+      tasks: createTasks({ taskAfterMs: 0, store, tools: TASK_TOOLS, leaseMs, pollIntervalMs: 50 }),
     });
     servers.push(s);
     return s;

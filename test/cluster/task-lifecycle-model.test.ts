@@ -54,6 +54,7 @@ describe('the task lifecycle against a model, through either of two instances', 
       const store = link === undefined ? undefined : new RedisTaskStore(link);
       await store?.start();
       tasks = createTasks({
+        taskAfterMs: 0,
         ...(store === undefined ? {} : { store }),
         tools: TASK_TOOLS,
         pollIntervalMs: 50,

@@ -59,6 +59,7 @@ async function instance(served: Served[], store?: TaskStore, maxPartialBytes?: n
     host: '127.0.0.1',
     keepaliveMs: 0,
     tasks: createTasks({
+      taskAfterMs: 0,
       tools: { spell: 'optional' },
       pollIntervalMs: 50,
       ...(store === undefined ? {} : { store }),

@@ -45,7 +45,7 @@ describe('2025-11-25 tasks served by Sluice on Redis: any instance answers', () 
       port: 0,
       host: '127.0.0.1',
       keepaliveMs: 0,
-      tasks: createTasks({ store, tools: TASK_TOOLS, pollIntervalMs: 50, leaseMs: 3000 }),
+      tasks: createTasks({ taskAfterMs: 0, store, tools: TASK_TOOLS, pollIntervalMs: 50, leaseMs: 3000 }),
       authenticate: (req) => {
         const h = req.headers.authorization;
         const p = h === undefined ? undefined : TOKENS[h.replace(/^Bearer /, '')];

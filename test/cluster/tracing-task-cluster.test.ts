@@ -33,7 +33,7 @@ describe('tasks and traces across instances', () => {
       host: '127.0.0.1',
       keepaliveMs: 0,
       tracing: { api, tracer: tracing.provider.getTracer(name) },
-      tasks: createTasks({ store, tools: TASK_TOOLS, pollIntervalMs: 50 }),
+      tasks: createTasks({ taskAfterMs: 0, store, tools: TASK_TOOLS, pollIntervalMs: 50 }),
     });
     servers.push(s);
     return s;

@@ -190,6 +190,6 @@ export function serveAsksTool(
       server.registerTool('asks', {}, async (extra) => run(server, extra));
       return server;
     },
-    tasks: createTasks({ tools: { asks: 'optional' }, pollIntervalMs: 50, ...tasks }),
+    tasks: createTasks({ taskAfterMs: 0, tools: { asks: 'optional' }, pollIntervalMs: 50, ...tasks }),
   });
 }

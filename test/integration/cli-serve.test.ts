@@ -11,6 +11,7 @@ import { modernBody, modernHeaders, modernSend } from '../helpers/modern.js';
 import { repoRoot, spawnServe } from '../helpers/spawn-serve.js';
 
 const CLI = join(repoRoot(), 'dist', 'src', 'cli', 'main.js');
+const TASKS_EXT = 'io.modelcontextprotocol/tasks';
 
 describe('sluice serve flags', () => {
   test('--auth-token: 401 without the token, 200 with it; the env variable works the same', async () => {
@@ -99,6 +100,26 @@ describe('sluice serve flags', () => {
     assert.equal(r.headers['content-type'], 'text/event-stream');
   });
 
+  test('--task-after-ms: a quick reindex of a client that declared tasks is answered directly; 0 makes it a task', async () => {
+    const declared = { 'io.modelcontextprotocol/clientCapabilities': { extensions: { [TASKS_EXT]: {} } } };
+    const call = () =>
+      modernBody(
+        'tools/call',
+        { name: 'reindex', arguments: { corpus: 'c', docs: 2, delayMs: 0 } },
+        declared,
+      );
+    // 10 s, not the default 250 ms: the answer must not depend on how loaded the machine is.
+    const quick = await spawnServe(['--task-after-ms', '10000']);
+    after(() => quick.close());
+    const direct = await modernSend(quick.url, call());
+    assert.equal(direct.status, 200, direct.text);
+    assert.equal(direct.json().result.content[0].text, 'reindexed 2 docs');
+    const atOnce = await spawnServe(['--task-after-ms', '0']);
+    after(() => atOnce.close());
+    const task = await modernSend(atOnce.url, call());
+    assert.equal(task.json().result.resultType, 'task', task.text);
+  });
+
   test('bad usage exits 2 with the reason and the usage on stderr; --help exits 0', async () => {
     const run = (args: string[]) =>
       withDeadline(
@@ -129,6 +150,10 @@ describe('sluice serve flags', () => {
       [
         ['--hibernate-after-ms', 'soon'],
         /^sluice serve: --hibernate-after-ms must be an integer from 0, got 'soon'/,
+      ],
+      [
+        ['--task-after-ms', '60001'],
+        /^sluice serve: --task-after-ms must be an integer from 0 to 60000, got '60001'/,
       ],
       [
         ['--hibernate-after-ms', '100', '--stateless'],

@@ -1,6 +1,6 @@
 /**
  * A tool's task policy from its own definition: an SDK low-level Server lists tools with
- * `execution.taskSupport` and `createTasks({ tools })` does not name them. `optional` runs as a task
+ * `execution.taskSupport` and `createTasks({ taskAfterMs: 0, tools })` does not name them. `optional` runs as a task
  * for a client that declared the extension and plain otherwise, `required` refuses a client that
  * did not declare it (-32021), no `execution` is forbidden, configuration wins over the
  * declaration, and `toolsFromList: false` ignores declarations.
@@ -52,7 +52,7 @@ describe('task policy from tools/list (execution.taskSupport)', () => {
       port: 0,
       host: '127.0.0.1',
       keepaliveMs: 0,
-      tasks: createTasks({ pollIntervalMs: 50, ...o }),
+      tasks: createTasks({ taskAfterMs: 0, pollIntervalMs: 50, ...o }),
     });
     served.push(s);
     return s.url;
@@ -103,7 +103,7 @@ describe('task policy from tools/list (execution.taskSupport)', () => {
       port: 0,
       host: '127.0.0.1',
       keepaliveMs: 0,
-      tasks: createTasks({ pollIntervalMs: 50 }),
+      tasks: createTasks({ taskAfterMs: 0, pollIntervalMs: 50 }),
     });
     served.push(s);
     const t0 = Date.now();

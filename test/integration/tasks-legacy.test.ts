@@ -97,12 +97,12 @@ describe('2025-11-25 tasks served by Sluice (SEP-1686)', () => {
     served = await serve({
       ...base,
       createServer: taskServer(probe),
-      tasks: createTasks({ tools: TASK_TOOLS, pollIntervalMs: 50 }),
+      tasks: createTasks({ taskAfterMs: 0, tools: TASK_TOOLS, pollIntervalMs: 50 }),
     });
     authed = await serve({
       ...base,
       createServer: taskServer(probe),
-      tasks: createTasks({ tools: TASK_TOOLS, pollIntervalMs: 50 }),
+      tasks: createTasks({ taskAfterMs: 0, tools: TASK_TOOLS, pollIntervalMs: 50 }),
       authenticate: (req) =>
         req.headers.authorization === 'Bearer alice-token-0001' ? { principal: 'alice' } : null,
     });
@@ -110,7 +110,7 @@ describe('2025-11-25 tasks served by Sluice (SEP-1686)', () => {
     own = await serve({
       ...base,
       createServer: sdkTaskServer(ownStore, sdkProbe),
-      tasks: createTasks({ tools: { job: 'optional' } }),
+      tasks: createTasks({ taskAfterMs: 0, tools: { job: 'optional' } }),
     });
   });
   after(async () => {
@@ -399,7 +399,7 @@ describe('2025-11-25 tasks served by Sluice (SEP-1686)', () => {
       host: '127.0.0.1',
       keepaliveMs: 0,
       createServer: taskServer(probe),
-      tasks: createTasks({ tools: TASK_TOOLS, pollIntervalMs: 50, maxLivePerClient: 1 }),
+      tasks: createTasks({ taskAfterMs: 0, tools: TASK_TOOLS, pollIntervalMs: 50, maxLivePerClient: 1 }),
     });
     try {
       const c = await client(limited.url);

@@ -39,7 +39,7 @@ before(async () => {
     host: '127.0.0.1',
     keepaliveMs: 0,
     authenticate: (req): AuthResult => ({ principal: String(req.headers['x-user'] ?? 'alice') }),
-    tasks: createTasks({ tools: TASK_TOOLS, maxLivePerClient: 4, maxUpdateBytes: 4096, pollIntervalMs: 50 }),
+    tasks: createTasks({ taskAfterMs: 0, tools: TASK_TOOLS, maxLivePerClient: 4, maxUpdateBytes: 4096, pollIntervalMs: 50 }),
   });
   url = served.url;
 });
@@ -212,7 +212,7 @@ describe('tasks extension, 2026-07-28 era, in memory', () => {
 
   test('options are validated once', () => {
     assert.throws(() => createTasks({ ttlMs: 0 }), InvalidOptionError);
-    assert.throws(() => createTasks({ tools: { x: 'sometimes' as 'optional' } }), InvalidOptionError);
+    assert.throws(() => createTasks({ taskAfterMs: 0, tools: { x: 'sometimes' as 'optional' } }), InvalidOptionError);
     assert.ok(createTasks() instanceof TaskService);
   });
 });
@@ -220,7 +220,7 @@ describe('tasks extension, 2026-07-28 era, in memory', () => {
 describe('tasks extension: leases of runs longer than a lease', () => {
   test('two runs of three leases each stay working (one renewal timer), then complete', async () => {
     const p = newProbe();
-    const tasks = createTasks({ tools: TASK_TOOLS, leaseMs: 300, pollIntervalMs: 50 });
+    const tasks = createTasks({ taskAfterMs: 0, tools: TASK_TOOLS, leaseMs: 300, pollIntervalMs: 50 });
     const s = await serve({ createServer: taskServer(p), port: 0, host: '127.0.0.1', keepaliveMs: 0, tasks });
     try {
       const a = await createTask(s.url, 'slow', { gate: 'lease-a' }, alice);

@@ -60,7 +60,11 @@ for (const shared of [false, true]) {
         port: 0,
         host: '127.0.0.1',
         keepaliveMs: 0,
-        tasks: createTasks({ tools: { region_ask: 'optional', wait: 'optional' }, pollIntervalMs: 20 }),
+        tasks: createTasks({
+          taskAfterMs: 0,
+          tools: { region_ask: 'optional', wait: 'optional' },
+          pollIntervalMs: 20,
+        }),
       });
     });
     after(() => s.close());
@@ -102,3 +106,31 @@ for (const shared of [false, true]) {
     });
   });
 }
+
+describe('taskAfterMs on an SDK v2 server (10 s: every call here ends or asks within it)', () => {
+  let s: Served;
+  before(async () => {
+    s = await serve({
+      createServer: (() => buildV2()) as unknown as CreateServer,
+      port: 0,
+      host: '127.0.0.1',
+      keepaliveMs: 0,
+      tasks: createTasks({ taskAfterMs: 10_000, tools: { region_ask: 'optional' }, pollIntervalMs: 20 }),
+    });
+  });
+  after(() => s.close());
+
+  test('a missing Mcp-Param header is refused as the plain call is (400/-32020); a round that asks becomes a task', async () => {
+    const declared = await modernSend(s.url, callBody('region_ask', { region: 'eu-west' }));
+    const plain = await modernSend(s.url, callBody('region_ask', { region: 'eu-west' }, false));
+    assert.equal(declared.status, plain.status);
+    assert.equal(declared.status, 400, declared.text);
+    assert.deepEqual(declared.json().error, plain.json().error);
+    assert.equal(declared.json().error.code, -32020);
+    const region = { 'mcp-param-region': encodeHeaderValue('eu-west') };
+    const asks = await modernSend(s.url, callBody('region_ask', { region: 'eu-west' }), region);
+    assert.equal(asks.json().result?.resultType, 'task', asks.text);
+    const ir = await pollTask(s.url, asks.json().result.taskId, (t) => t.status === 'input_required');
+    assert.equal(ir.inputRequests.ok.method, 'elicitation/create');
+  });
+});

@@ -23,7 +23,7 @@ before(async () => {
     host: '127.0.0.1',
     keepaliveMs: 0,
     tracing: { api, tracer: tracing.provider.getTracer('sluice') },
-    tasks: createTasks({ tools: TASK_TOOLS, pollIntervalMs: 20 }),
+    tasks: createTasks({ taskAfterMs: 0, tools: TASK_TOOLS, pollIntervalMs: 20 }),
   });
 });
 after(() => served.close());

@@ -27,7 +27,7 @@ describe('CaptureSink', () => {
   test('SSE: progress reported, then the answer; the run may exceed the bound, one event may not', async () => {
     const seen: string[] = [];
     const s = new CaptureSink(300, (m) => seen.push(m));
-    s.head();
+    s.head(200);
     for (let i = 0; i < 100; i++) {
       const p = {
         jsonrpc: '2.0',

@@ -1,0 +1,112 @@
+/**
+ * A call of an `optional` tool from a client that declared the extension, with `taskAfterMs` > 0:
+ * the tool starts at once as the task's run, held (nothing stored); the call becomes a task only
+ * if it is still running when `taskAfterMs` is up, or asks for input before that. A call that ends
+ * sooner with a result or an error is answered with it, as a plain call would be, and its task is
+ * never stored. SEP-2663 "Task Creation": the server decides per request whether to materialize a
+ * task; the conformance suite's `tasks-immediate-result-shortcut` accepts either path. Without
+ * this a polling client waits `pollIntervalMs` (1 s) for a call that took milliseconds.
+ *
+ * While held the call is a plain one: the client closing its request cancels it (2026-07-28
+ * "Cancellation"), and nothing of it is kept. A task the store refuses when the time is up (the
+ * client's `maxLivePerClient`, a full or unreachable store) goes on as a plain call, answered when
+ * it ends, rather than being stopped half-way with a 429 or 503.
+ */
+import type { TaskOffer } from '../core/era-2026/task-hook.js';
+import { JsonRpcCode } from '../jsonrpc/codes.js';
+import { type Answer, okJson, rpcError } from './answers.js';
+import type { Captured } from './capture-sink.js';
+import { createTaskResultJson, type TaskRecord } from './model.js';
+import type { ResolvedTaskOptions } from './options.js';
+import type { TaskRun } from './run.js';
+
+/** What the task service lends a held call. */
+export interface TaskAfterHost {
+  options(): ResolvedTaskOptions;
+  newRun(t: TaskRecord): TaskRun;
+  /** Stores the task: undefined once it is durable, else the answer its refusal gets. */
+  store(o: TaskOffer, t: TaskRecord): Promise<Answer | undefined>;
+  /** A stored task's run, renewed from now until it is over. */
+  track(t: TaskRecord, run: TaskRun, running: Promise<void>): void;
+  send(o: TaskOffer, a: Answer): void;
+}
+
+type First = { kind: 'answered'; c: Captured } | { kind: 'time' } | { kind: 'closed' };
+
+export async function callThenTask(host: TaskAfterHost, o: TaskOffer, t: TaskRecord): Promise<void> {
+  const opts = host.options();
+  const run = host.newRun(t);
+  run.hold();
+  const running = run.run(t, o.serve, undefined, o.req.params).catch((error: unknown) => {
+    opts.logger?.error('tasks.settle_failed', { taskId: t.taskId, error: String(error) });
+  });
+  const closed = new Promise<First>((resolve) => o.sink.onClose(() => resolve({ kind: 'closed' })));
+  let timer: ReturnType<typeof setTimeout> | undefined;
+  const time = new Promise<First>((resolve) => {
+    timer = setTimeout(() => resolve({ kind: 'time' }), opts.taskAfterMs);
+  });
+  const first = await Promise.race([run.outcome.then((c): First => ({ kind: 'answered', c })), time, closed]);
+  clearTimeout(timer);
+  if (first.kind === 'closed') {
+    // The client gave up on a plain call: the tool's AbortSignal fires, and nothing was stored.
+    run.release(false);
+    run.abort();
+    return;
+  }
+  if (first.kind === 'answered' && !asksForInput(first.c)) {
+    run.release(false);
+    host.send(o, plainAnswer(o, first.c, run.status, opts.maxResultBytes));
+    return;
+  }
+  const refused = await host.store(o, t);
+  if (refused === undefined) {
+    // Durable now (SEP-2663: a tasks/get right after this answer resolves); the held outcome, if
+    // the tool already asked for input, is settled into the store from here on.
+    run.release(true);
+    host.track(t, run, running);
+    host.send(o, okJson(o, createTaskResultJson(t)));
+    return;
+  }
+  opts.logger?.info('tasks.kept_plain', { status: refused.status });
+  run.release(false);
+  const last = await Promise.race([run.outcome.then((c): First => ({ kind: 'answered', c })), closed]);
+  if (last.kind === 'answered') host.send(o, plainAnswer(o, last.c, run.status, opts.maxResultBytes));
+  else run.abort();
+}
+
+/** An MRTR round's `input_required`: a task's `inputRequests`, so the call becomes a task. */
+function asksForInput(c: Captured): boolean {
+  if (c.kind !== 'response') return false;
+  const result = c.message['result'];
+  return (
+    typeof result === 'object' &&
+    result !== null &&
+    (result as { resultType?: unknown }).resultType === 'input_required'
+  );
+}
+
+/** The captured answer as the client's own, under its request id. */
+export function plainAnswer(o: TaskOffer, c: Captured, status: number, maxResultBytes: number): Answer {
+  switch (c.kind) {
+    case 'result':
+      return { status, body: `{"jsonrpc":"2.0","id":${JSON.stringify(o.req.id)},"result":${c.text}}` };
+    case 'response':
+      return { status, body: { ...c.message, id: o.req.id } };
+    case 'too-large':
+      return rpcError(
+        o,
+        500,
+        JsonRpcCode.InternalError,
+        `Internal error: the result exceeds ${maxResultBytes} bytes (tasks.maxResultBytes)`,
+      );
+    case 'malformed':
+      return rpcError(
+        o,
+        500,
+        JsonRpcCode.InternalError,
+        `Internal error: the tool's answer could not be read (HTTP ${c.status})`,
+      );
+    default:
+      return rpcError(o, 500, JsonRpcCode.InternalError, 'Internal error: the call ended without an answer');
+  }
+}

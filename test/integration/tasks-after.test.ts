@@ -1,0 +1,220 @@
+/**
+ * `taskAfterMs` (src/tasks/task-after.ts): a call of an `optional` tool from a client that declared
+ * the tasks extension becomes a task only when it is still running once `taskAfterMs` is up, or
+ * asks for input before that. Sooner, it is answered as a plain call would be (the same status and
+ * body as for a client without the extension), and the store never hears of it; the client closing
+ * its request meanwhile cancels the tool; a task the store refuses when the time is up (the
+ * client's limit, an unreachable store) goes on as a plain call and is answered when it ends.
+ * The waits here are gates the test opens, never a race against the clock: the instances that must
+ * see a call end within the wait give it 10 s.
+ */
+import assert from 'node:assert/strict';
+import { request as httpRequest } from 'node:http';
+import { after, before, describe, test } from 'node:test';
+import { InvalidOptionError } from '../../src/errors.js';
+import {
+  createTasks,
+  MemoryTaskStore,
+  type Served,
+  serve,
+  type TaskService,
+  type TaskStore,
+} from '../../src/server/index.js';
+import { until } from '../helpers/http.js';
+import { modernHeaders, modernSend } from '../helpers/modern.js';
+import { callBody, newProbe, pollTask, TASK_TOOLS, taskBody, taskServer } from '../helpers/tasks.js';
+
+/** A MemoryTaskStore that counts what it is asked, and can fail its creations. */
+function recordingStore(): { store: TaskStore; calls: Map<string, number>; failCreate: { on: boolean } } {
+  const inner = new MemoryTaskStore();
+  const calls = new Map<string, number>();
+  const failCreate = { on: false };
+  const count = (m: string) => calls.set(m, (calls.get(m) ?? 0) + 1);
+  const store: TaskStore = {
+    create: (t, max) => {
+      count('create');
+      return failCreate.on ? Promise.reject(new Error('the store is down')) : inner.create(t, max);
+    },
+    get: (id, owner) => inner.get(id, owner),
+    renew: (id, runner, until) => {
+      count('renew');
+      return inner.renew(id, runner, until);
+    },
+    progress: (id, runner, p) => {
+      count('progress');
+      return inner.progress(id, runner, p);
+    },
+    settle: (id, runner, s) => {
+      count('settle');
+      return inner.settle(id, runner, s);
+    },
+    cancel: (id, owner, message) => inner.cancel(id, owner, message),
+    list: (owner, cursor, limit) => inner.list(owner, cursor, limit),
+    answer: (id, owner, r, runner, until) => inner.answer(id, owner, r, runner, until),
+    onCancel: (l) => inner.onCancel(l),
+    close: () => inner.close(),
+  };
+  return { store, calls, failCreate };
+}
+
+const probe = newProbe();
+const served: Served[] = [];
+after(() => Promise.all(served.map((s) => s.close())));
+
+async function start(tasks: TaskService): Promise<string> {
+  const s = await serve({
+    createServer: taskServer(probe),
+    port: 0,
+    host: '127.0.0.1',
+    keepaliveMs: 0,
+    tasks,
+  });
+  served.push(s);
+  return s.url;
+}
+
+/** The answer without what differs between two requests of the same call (their ids). */
+function sameAnswer(r: { status: number; json(): { result?: unknown; error?: unknown } }) {
+  const j = r.json();
+  return { status: r.status, result: j.result, error: j.error };
+}
+
+describe('an optional tool that answers within taskAfterMs (10 s here)', () => {
+  const rec = recordingStore();
+  const tasks = createTasks({ tools: TASK_TOOLS, taskAfterMs: 10_000, pollIntervalMs: 50, store: rec.store });
+  let url: string;
+  before(async () => {
+    url = await start(tasks);
+  });
+
+  test('a result, a tool error and a refused argument are answered as plain calls; the store is never asked', async () => {
+    for (const [name, args] of [
+      ['slow', { gate: 'quick', ms: 1 }],
+      ['fails', {}],
+      ['slow', { gate: 42 }],
+    ] as const) {
+      const body = callBody(name, args);
+      const declared = await modernSend(url, body);
+      const plain = await modernSend(url, callBody(name, args, false));
+      assert.deepEqual(sameAnswer(declared), sameAnswer(plain), `${name} ${JSON.stringify(args)}`);
+      assert.notEqual(declared.json().result?.resultType, 'task');
+      assert.equal(declared.json().id, body.id, 'under its own request id');
+    }
+    assert.equal(
+      (await modernSend(url, callBody('slow', { gate: 'q2', ms: 1 }))).json().result.content[0].text,
+      'done q2',
+    );
+    assert.deepEqual([...rec.calls], [], 'no create, progress, renew or settle');
+    assert.equal(tasks.stats().created, 0);
+  });
+
+  test('a tool that asks for input at once becomes a task: input_required, answered by tasks/update', async () => {
+    const r = await modernSend(url, callBody('ask'));
+    const created = r.json().result;
+    assert.equal(created.resultType, 'task', r.text);
+    const t = await pollTask(url, created.taskId, (x) => x.status === 'input_required');
+    assert.deepEqual(Object.keys(t.inputRequests).sort(), ['first', 'second']);
+    const answer = (name: string) => ({ action: 'accept', content: { name } });
+    const u = await modernSend(
+      url,
+      taskBody('tasks/update', {
+        taskId: created.taskId,
+        inputResponses: { first: answer('a'), second: answer('b') },
+      }),
+    );
+    assert.equal(u.status, 200, u.text);
+    const done = await pollTask(url, created.taskId, (x) => x.status === 'completed');
+    assert.match(done.result.content[0].text, /^answers a,b/);
+  });
+
+  test('the client closing its request while it runs cancels the tool; nothing is stored', async () => {
+    const before = rec.calls.get('create') ?? 0;
+    const body = callBody('slow', { gate: 'walked-away' });
+    const req = httpRequest(url, { method: 'POST', headers: modernHeaders(body), agent: false });
+    req.on('error', () => undefined);
+    req.end(JSON.stringify(body));
+    await until(() => probe.gates.has('walked-away'), 5_000, 'the tool started');
+    req.destroy();
+    await until(() => probe.aborted.includes('walked-away'), 5_000, "the tool's AbortSignal fired");
+    assert.equal(rec.calls.get('create') ?? 0, before, 'no task was created');
+  });
+});
+
+describe('an optional tool still running when taskAfterMs (100 ms here) is up', () => {
+  const rec = recordingStore();
+  const tasks = createTasks({
+    tools: TASK_TOOLS,
+    taskAfterMs: 100,
+    pollIntervalMs: 50,
+    maxLivePerClient: 1,
+    store: rec.store,
+  });
+  let url: string;
+  before(async () => {
+    url = await start(tasks);
+  });
+
+  test('becomes a task then: readable at once, completed with the result when the tool ends', async () => {
+    const r = await modernSend(url, callBody('slow', { gate: 'long' }));
+    const created = r.json().result;
+    assert.equal(created.resultType, 'task', r.text);
+    assert.equal((await pollTask(url, created.taskId, () => true)).status, 'working');
+    probe.gates.get('long')?.();
+    const done = await pollTask(url, created.taskId, (x) => x.status === 'completed');
+    assert.equal(done.result.content[0].text, 'done long');
+    assert.equal(probe.runs.get('long'), 1, 'the tool ran once');
+  });
+
+  test('progress it reported while held reaches the task once it is stored', async () => {
+    const created = (await modernSend(url, callBody('progress', { gate: 'held-progress' }))).json().result;
+    assert.equal(created.resultType, 'task');
+    const t = await pollTask(url, created.taskId, (x) => x.statusMessage !== undefined);
+    assert.equal(t.statusMessage, 'step 1 of held-progress');
+    assert.equal(t.status, 'working');
+    probe.gates.get('held-progress')?.();
+    const done = await pollTask(url, created.taskId, (x) => x.status === 'completed');
+    assert.equal(done.result.content[0].text, 'progressed held-progress');
+  });
+
+  test("over the client's task limit it goes on as a plain call and is answered when it ends", async () => {
+    const first = (await modernSend(url, callBody('slow', { gate: 'holds-the-slot' }))).json().result;
+    assert.equal(first.resultType, 'task');
+    const refusedBefore = tasks.stats().refusedLimit;
+    const pending = modernSend(url, callBody('slow', { gate: 'over-limit' }), {}, { timeoutMs: 10_000 });
+    await until(() => tasks.stats().refusedLimit > refusedBefore, 5_000, 'the store refused the task');
+    probe.gates.get('over-limit')?.();
+    const r = await pending;
+    assert.equal(r.status, 200, r.text);
+    assert.equal(r.json().result.content[0].text, 'done over-limit', 'answered, not 429');
+    probe.gates.get('holds-the-slot')?.();
+    await pollTask(url, first.taskId, (x) => x.status === 'completed');
+  });
+
+  test('with the store unreachable it goes on as a plain call and is answered when it ends', async () => {
+    rec.failCreate.on = true;
+    try {
+      const tried = rec.calls.get('create') ?? 0;
+      const pending = modernSend(url, callBody('slow', { gate: 'store-down' }), {}, { timeoutMs: 10_000 });
+      await until(() => (rec.calls.get('create') ?? 0) > tried, 5_000, 'a creation was tried');
+      probe.gates.get('store-down')?.();
+      const r = await pending;
+      assert.equal(r.status, 200, r.text);
+      assert.equal(r.json().result.content[0].text, 'done store-down', 'answered, not 503');
+    } finally {
+      rec.failCreate.on = false;
+    }
+  });
+});
+
+describe('taskAfterMs: the option', () => {
+  test('250 ms by default; 0 makes a quick call a task at once; out of range is refused', async () => {
+    assert.equal(createTasks().options.taskAfterMs, 250);
+    const url = await start(createTasks({ tools: TASK_TOOLS, taskAfterMs: 0, pollIntervalMs: 50 }));
+    const r = await modernSend(url, callBody('slow', { gate: 'at-once', ms: 1 }));
+    assert.equal(r.json().result.resultType, 'task', r.text);
+    for (const bad of [-1, 1.5, 60_001, Number.NaN]) {
+      assert.throws(() => createTasks({ taskAfterMs: bad }), InvalidOptionError, String(bad));
+    }
+    assert.equal(createTasks({ taskAfterMs: 60_000 }).options.taskAfterMs, 60_000);
+  });
+});
