@@ -20,7 +20,13 @@ async function main(): Promise<void> {
     port: 0,
     host: '127.0.0.1',
     keepaliveMs: 0,
-    tasks: createTasks({ taskAfterMs: 0, store, tools: TASK_TOOLS, leaseMs: Number(lease ?? 1000), pollIntervalMs: 50 }),
+    tasks: createTasks({
+      taskAfterMs: 0,
+      store,
+      tools: TASK_TOOLS,
+      leaseMs: Number(lease ?? 1000),
+      pollIntervalMs: 50,
+    }),
   });
   process.stdout.write(`task-node ${served.url}\n`);
 }

@@ -51,7 +51,10 @@ describe('callToolAsTask', () => {
 
   before(async () => {
     const base = { createServer: taskServer(probe), port: 0, host: '127.0.0.1', keepaliveMs: 0 } as const;
-    served = await serve({ ...base, tasks: createTasks({ taskAfterMs: 0, tools: TASK_TOOLS, pollIntervalMs: 40 }) });
+    served = await serve({
+      ...base,
+      tasks: createTasks({ taskAfterMs: 0, tools: TASK_TOOLS, pollIntervalMs: 40 }),
+    });
     short = await serve({
       ...base,
       tasks: createTasks({ taskAfterMs: 0, tools: TASK_TOOLS, pollIntervalMs: 40, ttlMs: 1000 }),

@@ -39,7 +39,13 @@ before(async () => {
     host: '127.0.0.1',
     keepaliveMs: 0,
     authenticate: (req): AuthResult => ({ principal: String(req.headers['x-user'] ?? 'alice') }),
-    tasks: createTasks({ taskAfterMs: 0, tools: TASK_TOOLS, maxLivePerClient: 4, maxUpdateBytes: 4096, pollIntervalMs: 50 }),
+    tasks: createTasks({
+      taskAfterMs: 0,
+      tools: TASK_TOOLS,
+      maxLivePerClient: 4,
+      maxUpdateBytes: 4096,
+      pollIntervalMs: 50,
+    }),
   });
   url = served.url;
 });
@@ -212,7 +218,10 @@ describe('tasks extension, 2026-07-28 era, in memory', () => {
 
   test('options are validated once', () => {
     assert.throws(() => createTasks({ ttlMs: 0 }), InvalidOptionError);
-    assert.throws(() => createTasks({ taskAfterMs: 0, tools: { x: 'sometimes' as 'optional' } }), InvalidOptionError);
+    assert.throws(
+      () => createTasks({ taskAfterMs: 0, tools: { x: 'sometimes' as 'optional' } }),
+      InvalidOptionError,
+    );
     assert.ok(createTasks() instanceof TaskService);
   });
 });
