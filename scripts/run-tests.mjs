@@ -55,7 +55,8 @@ function withUnitsTogether(files) {
 
 /**
  * Files that mostly wait (a 60 s call across token expiry, the doctor's idle and clump checks through
- * real proxies): measured in a full run at 0.07–0.25 of a core each for 6–70 s. In the main runner each
+ * real proxies, the conformance suite through HAProxy and Caddy): measured in a full run at 0.07–0.25
+ * of a core each for 6–70 s (the suite through the proxies: 6 s, about 5 s of CPU). In the main runner each
  * held one of its three slots while using almost no CPU; they run instead, one at a time, in a second
  * runner beside it, so the slots go to files that compute. Their output is printed after the main
  * runner's, with its own summary; either runner failing fails `npm test`.
@@ -64,6 +65,7 @@ const WAITING = [
   'integration/oauth-e2e-tokens',
   'integration/doctor',
   'integration/proxies',
+  'integration/proxies-conformance',
   'integration/nginx-proxy',
   'integration/client-sdk-server',
   'integration/server-session',

@@ -17,6 +17,7 @@ import { RawSession, rpc } from '../helpers/http.js';
 import type { Nginx } from '../helpers/nginx.js';
 import {
   CADDY_MISSING,
+  CADDY_TEST_GLOBALS,
   docBlock,
   findCaddy,
   findHaproxy,
@@ -35,8 +36,6 @@ const HEADING = '### Owner-affine routing (optional): no hop for session request
 const PREFIXES = ['a', 'b', 'c'] as const;
 /** Defaults only: an inherited SLUICE_CLUSTER_LEASE_MS must not shorten the lease under test. */
 const DEFAULT_ENV = { SLUICE_CLUSTER_LEASE_MS: '', SLUICE_CLUSTER_SECRET: '' };
-
-const CADDY_TEST_GLOBALS = '{\n  admin off\n  auto_https off\n}\n';
 
 const BLOCKS: Record<ProxyKind, { heading: string; lang: string; roundRobin: (b: string) => string }> = {
   haproxy: {

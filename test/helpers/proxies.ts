@@ -28,6 +28,12 @@ export const skipWithoutCaddy = caddyBinary.skipWithout;
 
 export type ProxyKind = 'haproxy' | 'caddy';
 
+/**
+ * For the tests only, before a Caddyfile's site blocks: Caddy's admin endpoint (a fixed port) and
+ * automatic HTTPS off, and every listener on loopback.
+ */
+export const CADDY_TEST_GLOBALS = '{\n  admin off\n  auto_https off\n  default_bind 127.0.0.1\n}\n';
+
 export interface RunningProxy {
   readonly kind: ProxyKind;
   readonly port: number;

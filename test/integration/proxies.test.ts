@@ -20,6 +20,7 @@ import { withDeadline } from '../helpers/deadline.js';
 import { H2Session } from '../helpers/h2-client.js';
 import { startUpstream } from '../helpers/nginx.js';
 import {
+  CADDY_TEST_GLOBALS,
   docBlock,
   type ProxyKind,
   pointBlock,
@@ -36,9 +37,6 @@ import {
   progressTimes,
   resultTime,
 } from '../helpers/stream-checks.js';
-
-/** For the test only: Caddy's admin endpoint (a fixed port) and automatic HTTPS off. */
-const CADDY_TEST_GLOBALS = '{\n  admin off\n  auto_https off\n}\n';
 
 const HAPROXY = docBlock('deploy.md', '## HAProxy', 'haproxy');
 const CADDY = docBlock('deploy.md', '## Caddy', 'caddy');
