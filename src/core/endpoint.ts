@@ -136,6 +136,7 @@ export class Endpoint {
       refusals: counters.refusals.read(),
       authStreamEnds: c.authStreamEnds,
       modern: this.#modern.stats(),
+      tasks: this.#ctx.options.tasks?.stats?.() ?? null,
       ...(perStream ? { perStream: census.perStream } : {}),
     };
   }

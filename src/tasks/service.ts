@@ -15,6 +15,7 @@
 import type { LegacyTaskHook, LegacyTaskOffer } from '../core/era-2025/task-hook.js';
 import type { TaskHook, TaskOffer } from '../core/era-2026/task-hook.js';
 import { shortHash } from '../core/observe/probe.js';
+import type { TaskHookStats } from '../core/observe/stats.js';
 import type { RequestHead } from '../core/pipeline/sink.js';
 import { JsonRpcCode } from '../jsonrpc/codes.js';
 import { isPlainObject } from '../jsonrpc/message.js';
@@ -78,11 +79,8 @@ interface Round {
   map?: SettlementMap;
 }
 
-export interface TaskServiceStats {
-  created: number;
-  running: number;
-  refusedLimit: number;
-}
+/** `stats()`: what core/era-2026/task-hook.ts documents for every task service. */
+export type TaskServiceStats = TaskHookStats;
 
 export class TaskService implements TaskHook, LegacyTaskHook {
   readonly #o: ResolvedTaskOptions;
@@ -97,8 +95,7 @@ export class TaskService implements TaskHook, LegacyTaskHook {
   readonly #unlisten: () => void;
   readonly #listed: ListedPolicies;
   readonly #legacy: LegacyTasks;
-  #created = 0;
-  #refusedLimit = 0;
+  readonly #counts = { created: 0, refusedLimit: 0, answeredDirectly: 0, keptPlain: 0 };
   /** What a call of an `optional` tool needs while it may still be answered plainly (task-after.ts). */
   readonly #after: TaskAfterHost = {
     options: () => this.#o,
@@ -106,6 +103,9 @@ export class TaskService implements TaskHook, LegacyTaskHook {
     store: (o, t) => this.#store(o, t),
     track: (t, run, running) => this.#track(t, run, running, false),
     send: (o, a) => this.#send(o, a),
+    count: (outcome) => {
+      this.#counts[outcome]++;
+    },
   };
 
   constructor(options: TaskOptions = {}) {
@@ -118,7 +118,7 @@ export class TaskService implements TaskHook, LegacyTaskHook {
       start: (t, serve, map) =>
         this.#startWith(t, (req, sink, _head, asks) => Promise.resolve(serve(req, sink, asks)), { map }),
       countCreated: () => {
-        this.#created++;
+        this.#counts.created++;
       },
     });
   }
@@ -159,7 +159,7 @@ export class TaskService implements TaskHook, LegacyTaskHook {
   }
 
   stats(): TaskServiceStats {
-    return { created: this.#created, running: this.#runs.size, refusedLimit: this.#refusedLimit };
+    return { ...this.#counts, running: this.#runs.size };
   }
 
   wants(method: string): boolean {
@@ -272,11 +272,11 @@ export class TaskService implements TaskHook, LegacyTaskHook {
       return storeUnreachable(o);
     }
     if (outcome === 'client-limit') {
-      this.#refusedLimit++;
+      this.#counts.refusedLimit++;
       return clientLimit(o, this.#o.maxLivePerClient, this.#o.pollIntervalMs);
     }
     if (outcome === 'store-full') return storeFull(o);
-    this.#created++;
+    this.#counts.created++;
     return undefined;
   }
 

@@ -29,6 +29,8 @@ export interface TaskAfterHost {
   /** A stored task's run, renewed from now until it is over. */
   track(t: TaskRecord, run: TaskRun, running: Promise<void>): void;
   send(o: TaskOffer, a: Answer): void;
+  /** A call answered as a plain one: within the time, or refused a task then. */
+  count(outcome: 'answeredDirectly' | 'keptPlain'): void;
 }
 
 type First = { kind: 'answered'; c: Captured } | { kind: 'time' } | { kind: 'closed' };
@@ -55,6 +57,7 @@ export async function callThenTask(host: TaskAfterHost, o: TaskOffer, t: TaskRec
   }
   if (first.kind === 'answered' && !asksForInput(first.c)) {
     run.release(false);
+    host.count('answeredDirectly');
     host.send(o, plainAnswer(o, first.c, run.status, opts.maxResultBytes));
     return;
   }
@@ -68,6 +71,7 @@ export async function callThenTask(host: TaskAfterHost, o: TaskOffer, t: TaskRec
     return;
   }
   opts.logger?.info('tasks.kept_plain', { status: refused.status });
+  host.count('keptPlain');
   run.release(false);
   const last = await Promise.race([run.outcome.then((c): First => ({ kind: 'answered', c })), closed]);
   if (last.kind === 'answered') host.send(o, plainAnswer(o, last.c, run.status, opts.maxResultBytes));

@@ -62,6 +62,10 @@ const served: Served[] = [];
 after(() => Promise.all(served.map((s) => s.close())));
 
 async function start(tasks: TaskService): Promise<string> {
+  return (await startServed(tasks)).url;
+}
+
+async function startServed(tasks: TaskService): Promise<Served> {
   const s = await serve({
     createServer: taskServer(probe),
     port: 0,
@@ -70,7 +74,7 @@ async function start(tasks: TaskService): Promise<string> {
     tasks,
   });
   served.push(s);
-  return s.url;
+  return s;
 }
 
 /** The answer without what differs between two requests of the same call (their ids). */
@@ -106,6 +110,7 @@ describe('an optional tool that answers within taskAfterMs (10 s here)', () => {
     );
     assert.deepEqual([...rec.calls], [], 'no create, progress, renew or settle');
     assert.equal(tasks.stats().created, 0);
+    assert.equal(tasks.stats().answeredDirectly, 4, 'three declared calls and q2');
   });
 
   test('a tool that asks for input at once becomes a task: input_required, answered by tasks/update', async () => {
@@ -150,8 +155,10 @@ describe('an optional tool still running when taskAfterMs (100 ms here) is up', 
     store: rec.store,
   });
   let url: string;
+  let s: Served;
   before(async () => {
-    url = await start(tasks);
+    s = await startServed(tasks);
+    url = s.url;
   });
 
   test('becomes a task then: readable at once, completed with the result when the tool ends', async () => {
@@ -203,6 +210,18 @@ describe('an optional tool still running when taskAfterMs (100 ms here) is up', 
     } finally {
       rec.failCreate.on = false;
     }
+  });
+
+  test('stats().tasks and /metrics count the tasks and the calls kept plain', () => {
+    const t = s.handler.stats().tasks;
+    // long, held-progress and holds-the-slot; over-limit and store-down were kept plain.
+    assert.deepEqual(t, { created: 3, refusedLimit: 1, answeredDirectly: 0, keptPlain: 2, running: 0 });
+    const text = s.handler.metrics();
+    assert.match(text, /^sluice_tasks_created_total 3$/m);
+    assert.match(text, /^sluice_tasks_running 0$/m);
+    assert.match(text, /^sluice_task_limit_refusals_total 1$/m);
+    assert.match(text, /^sluice_task_calls_plain_total\{outcome="within-time"\} 0$/m);
+    assert.match(text, /^sluice_task_calls_plain_total\{outcome="task-refused"\} 2$/m);
   });
 });
 

@@ -8,6 +8,7 @@
  */
 import type { JsonRpcRequest } from '../../jsonrpc/message.js';
 import type { ModernMeta } from '../../modern/validate.js';
+import type { TaskHookStats } from '../observe/stats.js';
 import type { Headers, RequestHead, ResponseSink } from '../pipeline/sink.js';
 
 export interface TaskOffer {
@@ -38,4 +39,6 @@ export interface TaskHook {
   wants(method: string): boolean;
   /** Takes the request (true: it was or will be answered by the hook) or leaves it (false). */
   offer(offer: TaskOffer): Promise<boolean>;
+  /** Its counters, if it keeps any (`stats().tasks`, the `sluice_task*` metrics). */
+  stats?(): TaskHookStats;
 }

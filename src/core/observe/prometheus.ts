@@ -6,7 +6,7 @@
 
 import type { Metrics } from './metrics.js';
 import { PrometheusWriter as Writer } from './prometheus-writer.js';
-import type { EndpointStats } from './stats.js';
+import type { EndpointStats, TaskHookStats } from './stats.js';
 
 export function renderPrometheus(s: EndpointStats, m: Metrics | undefined): string {
   const w = new Writer();
@@ -234,7 +234,32 @@ export function renderPrometheus(s: EndpointStats, m: Metrics | undefined): stri
     'Resumes declined because the event store had lost events after the cursor.',
     s.eventStore.gaps,
   );
+  if (s.tasks !== null) renderTasks(w, s.tasks);
   return w.out;
+}
+
+/** The task service's counters (option `tasks`, docs/tasks.md). */
+function renderTasks(w: Writer, t: TaskHookStats): void {
+  w.one(
+    'sluice_tasks_created_total',
+    'counter',
+    'Tasks stored, each answered with a CreateTaskResult.',
+    t.created,
+  );
+  w.one('sluice_tasks_running', 'gauge', 'Task rounds running on this instance.', t.running);
+  w.one(
+    'sluice_task_limit_refusals_total',
+    'counter',
+    'Task creations refused with 429: the client had maxLivePerClient unfinished tasks.',
+    t.refusedLimit,
+  );
+  w.family(
+    'sluice_task_calls_plain_total',
+    'counter',
+    'Calls of optional task tools answered as plain calls, by why: ended within taskAfterMs, or the store refused their task.',
+  );
+  w.sample('sluice_task_calls_plain_total', t.answeredDirectly, { outcome: 'within-time' });
+  w.sample('sluice_task_calls_plain_total', t.keptPlain, { outcome: 'task-refused' });
 }
 
 /** Requests the node binding received, by HTTP protocol (`http/1.1` or `h2`). */

@@ -41,6 +41,8 @@ export interface EndpointStats {
   authStreamEnds: number;
   /** 2026-07-28 (stateless, per-request `_meta`) requests: served, in flight, refused, cancelled by a close. */
   modern: ModernStats;
+  /** The task service's counters (option `tasks`); null without one. */
+  tasks: TaskHookStats | null;
 
   /** With `stats({ perStream: true })`: every open SSE connection. */
   perStream?: StreamStats[];
@@ -114,4 +116,18 @@ export interface ModernStats {
   slotsHeld: number;
   /** Clients (principals or addresses) holding at least one slot now. */
   clientsInflight: number;
+}
+
+/** What a task service reports for `stats().tasks` and the `sluice_task*` metrics. */
+export interface TaskHookStats {
+  /** Tasks stored (each answered with a CreateTaskResult), both eras. */
+  created: number;
+  /** Task rounds running on this instance now. */
+  running: number;
+  /** Creations refused with 429: the client already had `maxLivePerClient` unfinished tasks. */
+  refusedLimit: number;
+  /** Calls of `optional` tools that ended within `taskAfterMs`: answered as plain calls, never stored. */
+  answeredDirectly: number;
+  /** Calls whose task the store refused when `taskAfterMs` was up: served to their end as plain calls. */
+  keptPlain: number;
 }
