@@ -163,41 +163,41 @@ describe('the MCP Inspector CLI logging in to a Sluice resource server (oidc-pro
   });
   after(() => o?.stop());
 
-  test('its own OAuth flow, the browser step taken headless; the call carries the token Sluice accepts', async () => {
-    const port = await freePort();
-    const callback = `http://127.0.0.1:${port}/oauth/callback`;
-    const browser = new HeadlessBrowser();
-    let browsing: Promise<void> | undefined;
-    const r = await inspector(
-      [
-        o.served.url,
-        '--format',
-        'json',
-        '--method',
-        'tools/call',
-        '--tool-name',
-        'echo',
-        '--tool-arg',
-        'text=hi',
-      ].concat(['--callback-url', callback]),
-      (err) => {
-        const url = /navigate to: (\S+)/.exec(err)?.[1];
-        if (url === undefined || browsing !== undefined) return;
-        browsing = (async () => {
-          const back = await browser.authorize(new URL(url), callback);
-          const res = await fetch(back);
-          await res.arrayBuffer();
-        })();
-      },
-    );
-    await browsing;
-    assert.ok(browsing !== undefined, `the Inspector asked for a login: ${r.err}`);
-    assert.equal(json(r).result?.content?.[0]?.text, 'hi');
-    const authorize = new URL(`http://x${browser.visited[0] ?? ''}`).searchParams;
-    assert.equal(authorize.get('resource'), o.served.url, 'the resource parameter names the MCP server');
-    assert.equal(authorize.get('code_challenge_method'), 'S256');
-    assert.ok(o.probe.started.get('echo') === 1, 'the call ran once, authorized');
-  });
+  for (const era of ['legacy', 'modern'] as const) {
+    test(`${era} era: its own OAuth flow, the browser step taken headless; the call carries the token Sluice accepts`, async () => {
+      const port = await freePort();
+      const callback = `http://127.0.0.1:${port}/oauth/callback`;
+      const browser = new HeadlessBrowser();
+      const echoes = o.probe.started.get('echo') ?? 0;
+      let browsing: Promise<void> | undefined;
+      const r = await inspector(
+        [o.served.url, '--protocol-era', era, '--format', 'json', '--callback-url', callback].concat([
+          '--method',
+          'tools/call',
+          '--tool-name',
+          'echo',
+          '--tool-arg',
+          `text=hi ${era}`,
+        ]),
+        (err) => {
+          const url = /navigate to: (\S+)/.exec(err)?.[1];
+          if (url === undefined || browsing !== undefined) return;
+          browsing = (async () => {
+            const back = await browser.authorize(new URL(url), callback);
+            const res = await fetch(back);
+            await res.arrayBuffer();
+          })();
+        },
+      );
+      await browsing;
+      assert.ok(browsing !== undefined, `the Inspector asked for a login: ${r.err}`);
+      assert.equal(json(r).result?.content?.[0]?.text, `hi ${era}`);
+      const authorize = new URL(`http://x${browser.visited[0] ?? ''}`).searchParams;
+      assert.equal(authorize.get('resource'), o.served.url, 'the resource parameter names the MCP server');
+      assert.equal(authorize.get('code_challenge_method'), 'S256');
+      assert.equal(o.probe.started.get('echo'), echoes + 1, 'the call ran once, authorized');
+    });
+  }
 });
 
 function freePort(): Promise<number> {
