@@ -359,3 +359,53 @@ describe('sluice top: the terminal frame', () => {
     assert.doesNotMatch(frame, /forwarded/, 'no cluster, no forwarded line');
   });
 });
+
+describe('sluice top: tasks', () => {
+  test('running summed, created and answered-plainly rates over two instances; task-limit refusals among errors', () => {
+    const text = (o: { running: number; created: number; within: number; refused: number; limit: number }) =>
+      `# TYPE sluice_tasks_running gauge\nsluice_tasks_running ${o.running}\n` +
+      `# TYPE sluice_tasks_created_total counter\nsluice_tasks_created_total ${o.created}\n` +
+      `# TYPE sluice_task_limit_refusals_total counter\nsluice_task_limit_refusals_total ${o.limit}\n` +
+      '# TYPE sluice_task_calls_plain_total counter\n' +
+      `sluice_task_calls_plain_total{outcome="within-time"} ${o.within}\n` +
+      `sluice_task_calls_plain_total{outcome="task-refused"} ${o.refused}\n`;
+    const r = buildReport(
+      [
+        {
+          url: 'a',
+          prev: snap(text({ running: 1, created: 10, within: 100, refused: 0, limit: 0 }), 0),
+          cur: snap(text({ running: 3, created: 14, within: 120, refused: 2, limit: 2 }), 2000),
+        },
+        {
+          url: 'b',
+          prev: snap(text({ running: 0, created: 0, within: 0, refused: 0, limit: 0 }), 0),
+          cur: snap(text({ running: 2, created: 4, within: 20, refused: 0, limit: 0 }), 2000),
+        },
+      ],
+      new Date(0),
+    );
+    assert.deepEqual(r.tasks, {
+      running: 5,
+      createdPerSecond: 4,
+      plainPerSecond: { withinTime: 20, taskRefused: 1 },
+    });
+    assert.equal(r.errorsPerSecond['task-limit'], 1);
+    assert.match(
+      renderFrame(r, 120),
+      /^tasks running 5, created 4\.00\/s {3}answered plainly 20\.0\/s within taskAfterMs, 1\.00\/s task refused$/m,
+    );
+    // A server without tasks has no tasks line.
+    const none = buildReport(
+      [
+        {
+          url: 'x',
+          prev: snap('sluice_sessions_active 1\n', 0),
+          cur: snap('sluice_sessions_active 1\n', 1000),
+        },
+      ],
+      new Date(0),
+    );
+    assert.equal(none.tasks, null);
+    assert.doesNotMatch(renderFrame(none, 120), /^tasks/m);
+  });
+});

@@ -51,6 +51,12 @@ export function renderFrame(r: TopReport, width = 100): string {
   lines.push(
     `replays served ${rate(r.replays.servedPerSecond)}/s   declined: ${reasons(r.replays.declinedPerSecond)}`,
   );
+  if (r.tasks !== null) {
+    const t = r.tasks;
+    lines.push(
+      `tasks running ${t.running}, created ${rate(t.createdPerSecond)}/s   answered plainly ${rate(t.plainPerSecond.withinTime)}/s within taskAfterMs, ${rate(t.plainPerSecond.taskRefused)}/s task refused`,
+    );
+  }
   if (r.forwarded !== null) {
     const share = r.forwarded.share === null ? '-' : `${(r.forwarded.share * 100).toFixed(1)}%`;
     lines.push(

@@ -71,6 +71,14 @@ export interface TopReport {
     readonly servedPerSecond: number;
     readonly declinedPerSecond: Readonly<Record<string, number>>;
   };
+  /** Null when no instance serves tasks (no sluice_tasks_running series). */
+  readonly tasks: {
+    /** Task rounds running now, summed over the instances. */
+    readonly running: number;
+    readonly createdPerSecond: number;
+    /** Calls of optional task tools answered as plain calls: within taskAfterMs, or refused a task then. */
+    readonly plainPerSecond: { readonly withinTime: number; readonly taskRefused: number };
+  } | null;
   /** Null without a cluster (no instance exposes sluice_cluster_* metrics). */
   readonly forwarded: {
     readonly perSecond: number;
@@ -90,6 +98,7 @@ const ERROR_COUNTERS: readonly { readonly name: string; readonly by?: string; re
   { name: 'sluice_orphan_aborts_total', prefix: 'orphan-abort' },
   { name: 'sluice_cluster_forward_failures_total', prefix: 'forward-failed' },
   { name: 'sluice_cluster_forward_refusals_total', prefix: 'forward-refused' },
+  { name: 'sluice_task_limit_refusals_total', prefix: 'task-limit' },
 ];
 
 function round(n: number, digits = 3): number {
@@ -120,6 +129,7 @@ export function buildReport(states: readonly InstanceState[], now: Date): TopRep
   let dt = 0;
   let maxStream = 0;
   let clustered = false;
+  let tasked = false;
   for (const st of states) {
     if (st.cur === undefined) continue;
     for (const s of st.cur.samples()) {
@@ -127,6 +137,7 @@ export function buildReport(states: readonly InstanceState[], now: Date): TopRep
       if (s.name === 'sluice_stream_queued_bytes_max') maxStream = Math.max(maxStream, s.value);
     }
     if (st.cur.has('sluice_cluster_forwarded_total')) clustered = true;
+    if (st.cur.has('sluice_tasks_running')) tasked = true;
     if (st.prev !== undefined) {
       grown.push(...increases(st.prev, st.cur));
       dt = Math.max(dt, (st.cur.at - st.prev.at) / 1000);
@@ -169,6 +180,15 @@ export function buildReport(states: readonly InstanceState[], now: Date): TopRep
       hopP99: quantileOrNull(0.99, bucketsBy(grown, 'sluice_cluster_forward_seconds'), ''),
     };
   }
+  let tasks: TopReport['tasks'] = null;
+  if (tasked) {
+    const plain = perSecond(sumBy(grown, 'sluice_task_calls_plain_total', 'outcome'), dt);
+    tasks = {
+      running: total(current, 'sluice_tasks_running'),
+      createdPerSecond: round(rate('sluice_tasks_created_total')),
+      plainPerSecond: { withinTime: plain['within-time'] ?? 0, taskRefused: plain['task-refused'] ?? 0 },
+    };
+  }
   return {
     time: now.toISOString(),
     intervalSeconds: round(dt),
@@ -198,6 +218,7 @@ export function buildReport(states: readonly InstanceState[], now: Date): TopRep
       servedPerSecond: round(rate('sluice_replays_served_total')),
       declinedPerSecond: perSecond(sumBy(grown, 'sluice_replays_declined_total', 'reason'), dt),
     },
+    tasks,
     forwarded,
   };
 }
