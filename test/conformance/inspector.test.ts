@@ -11,10 +11,10 @@
 import assert from 'node:assert/strict';
 import { spawn } from 'node:child_process';
 import { existsSync, mkdtempSync, rmSync } from 'node:fs';
-import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, before, describe, test } from 'node:test';
+import { freePort } from '../helpers/daemon.js';
 import { withDeadline } from '../helpers/deadline.js';
 import { HeadlessBrowser } from '../helpers/headless-browser.js';
 import { type OAuthServed, startOAuthServed } from '../helpers/oauth-served.js';
@@ -199,15 +199,3 @@ describe('the MCP Inspector CLI logging in to a Sluice resource server (oidc-pro
     });
   }
 });
-
-function freePort(): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const s = createServer();
-    s.once('error', reject);
-    s.listen(0, '127.0.0.1', () => {
-      const a = s.address();
-      const port = typeof a === 'object' && a !== null ? a.port : 0;
-      s.close(() => resolve(port));
-    });
-  });
-}
