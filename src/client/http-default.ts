@@ -3,8 +3,8 @@ import type { AddressGuardFor, FetchLike, HttpClient } from './http-client.js';
 import { createFetchHttp } from './http-fetch.js';
 
 /**
- * Chooses the HTTP adapter when the caller passed no `fetch`: `node:http` on Node (and runtimes that provide
- * it under `process.versions.node`: Bun, Deno), the global `fetch` anywhere else.
+ * Chooses the HTTP adapter when the caller passed no `fetch`: `node:http` on Node (and Bun, which provides it
+ * under `process.versions.node`), on Deno its `fetch` (see `denoHttp`), the global `fetch` anywhere else.
  *
  * The Node adapter is reached only through the guarded dynamic `import()` below, so nothing imports
  * `node:*` unless the code runs on Node: a browser loading the ES modules unbundled never fetches
@@ -59,6 +59,8 @@ function globalFetchHttp(): HttpClient {
  * out), the global `fetch` is used.
  */
 export function defaultHttp(): HttpClient | Promise<HttpClient> {
+  const deno = denoHttp();
+  if (deno !== undefined) return deno;
   if (!isNodeRuntime() || fetchForced()) return globalFetchHttp();
   if (nodeFactory !== undefined) return nodeFactory();
   loading ??= import('./http-node.js').then(
@@ -70,6 +72,29 @@ export function defaultHttp(): HttpClient | Promise<HttpClient> {
     nodeFactory = factory;
     return factory();
   });
+}
+
+interface DenoLike {
+  createHttpClient?: (options: { poolMaxIdlePerHost?: number }) => unknown;
+}
+let denoFresh: FetchLike | undefined;
+
+/**
+ * On Deno: its `fetch`, and for requests that must not be sent twice (a `tools/call` without an idempotency
+ * key) a `fetch` whose connections are never reused. Deno (2.9.6, measured) re-sends a request whose reused
+ * keep-alive connection is reset after the request went out, with `fetch` and with its `node:http` alike (the
+ * latter without the body, so the server answers 408): a tool would run twice. On a connection of its own a
+ * reset reaches the adapter, which reports that the call may have run (docs/client.md, "Deno"). Not on Deno,
+ * or with `SLUICE_CLIENT_HTTP=fetch`: undefined.
+ */
+function denoHttp(): HttpClient | undefined {
+  const deno = (globalThis as { Deno?: DenoLike }).Deno;
+  if (typeof deno?.createHttpClient !== 'function' || fetchForced()) return undefined;
+  if (denoFresh === undefined) {
+    const client = deno.createHttpClient({ poolMaxIdlePerHost: 0 });
+    denoFresh = (url, init) => globalThis.fetch(url, { ...init, client } as RequestInit);
+  }
+  return createFetchHttp((url, init) => globalThis.fetch(url, init), denoFresh);
 }
 
 /**

@@ -10,16 +10,28 @@ import {
 import { readTextLimited } from './sse-reader.js';
 
 /**
+ * Deno's fetch gives no code, only its HTTP stack's words (observed with Deno 2.9.6): a connection reset once
+ * the request was on it is "Connection reset by peer (os error 104)", one closed before a response head
+ * "client error (SendRequest): connection closed before message completed"; a connection never made is
+ * "client error (Connect): …", which is not matched.
+ */
+const DENO_LOST = /\(SendRequest\)|\bconnection reset by peer\b|\bbroken pipe\b/i;
+
+/**
  * Whether a fetch failed because the connection was lost (`STALE_CODES`, as the Node adapter reads them)
  * before a response head: undici (Node's fetch) puts the code on the `cause` (the socket's own, or its
- * `UND_ERR_SOCKET` "other side closed"); Bun on the error itself. A refused connection (`ECONNREFUSED`) is not
- * among them: that request reached no one. Browsers retry a stale socket themselves.
+ * `UND_ERR_SOCKET` "other side closed"); Bun on the error itself; Deno says it in words (`DENO_LOST`). A
+ * refused connection (`ECONNREFUSED`) is not among them: that request reached no one. Browsers retry a stale
+ * socket themselves.
  */
 function connectionLost(error: unknown): boolean {
   let e: unknown = error;
   for (let depth = 0; depth < 3 && typeof e === 'object' && e !== null; depth++) {
     const code = (e as { code?: unknown }).code;
     if (typeof code === 'string' && (STALE_CODES.has(code) || code === 'UND_ERR_SOCKET')) return true;
+    const message = (e as { message?: unknown }).message;
+    if (depth > 0 && typeof message === 'string' && !message.includes('(Connect)') && DENO_LOST.test(message))
+      return true;
     e = (e as { cause?: unknown }).cause;
   }
   return false;
@@ -33,16 +45,20 @@ function connectionLost(error: unknown): boolean {
  * fetch cannot say whether the socket was reused: a `resendable` request goes again, any other rejects with
  * `StaleConnectionError`, so that the transport re-sends it only when it is idempotent and otherwise reports
  * that it may have run (RFC 9110 §9.2.2). Both are as true of a fresh connection that was cut.
+ * `freshFetch`, when given, sends the requests that are not resendable.
  */
-export function createFetchHttp(fetchFn: FetchLike): HttpClient {
+export function createFetchHttp(fetchFn: FetchLike, freshFetch: FetchLike = fetchFn): HttpClient {
   return {
     async request(method, url, headers, body, cancel, resendable): Promise<HttpResponse> {
       const signal = cancel.signal;
       const init: RequestInit =
         body === undefined ? { method, headers, signal } : { method, headers, body, signal };
+      // A request that must not go twice takes `freshFetch`: on Deno a fetch whose connections are never
+      // reused (http-default.ts), since Deno's fetch re-sends a request whose reused connection was reset.
+      const send = resendable ? fetchFn : freshFetch;
       for (let resends = 0; ; resends++) {
         try {
-          return new FetchResponse(await fetchFn(url, init));
+          return new FetchResponse(await send(url, init));
         } catch (error) {
           if (signal.aborted || !connectionLost(error)) throw error;
           if (!resendable) throw new StaleConnectionError(error);
