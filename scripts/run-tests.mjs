@@ -54,14 +54,16 @@ function withUnitsTogether(files) {
 }
 
 /**
- * Files that mostly wait (a 60 s call across token expiry, the doctor's idle and clump checks through
- * real proxies, the conformance suite through HAProxy and Caddy): measured in a full run at 0.07–0.25
- * of a core each for 6–70 s (the suite through the proxies: 6 s, about 5 s of CPU). In the main runner each
+ * Files that mostly wait (the conformance suite's scenarios, a 60 s call across token expiry, the
+ * doctor's idle and clump checks through real proxies, a documented cluster's lease running out):
+ * measured in a full run at 0.07–0.3 of a core each for 6–80 s. In the main runner each
  * held one of its three slots while using almost no CPU; they run instead, one at a time, in a second
  * runner beside it, so the slots go to files that compute. Their output is printed after the main
  * runner's, with its own summary; either runner failing fails `npm test`.
  */
 const WAITING = [
+  'conformance/server-suite',
+  'cluster/doc-recipe',
   'integration/oauth-e2e-tokens',
   'integration/doctor',
   'integration/proxies',
@@ -72,6 +74,8 @@ const WAITING = [
   'integration/tracing-stream',
   'integration/server-ops',
   'integration/task-listed-policy',
+  'integration/partial-cuts',
+  'integration/hibernation',
 ].map((name) => join('dist', 'test', `${name}.test.js`));
 
 const FLAGS = [
