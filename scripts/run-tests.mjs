@@ -63,6 +63,7 @@ function withUnitsTogether(files) {
  */
 const WAITING = [
   'conformance/server-suite',
+  'conformance/tasks-suite',
   'cluster/doc-recipe',
   'integration/oauth-e2e-tokens',
   'integration/doctor',
