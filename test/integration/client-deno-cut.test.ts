@@ -12,12 +12,12 @@
 import assert from 'node:assert/strict';
 import { spawn, spawnSync } from 'node:child_process';
 import { existsSync } from 'node:fs';
-import { connect, createServer, type Socket } from 'node:net';
 import { join } from 'node:path';
 import { after, test } from 'node:test';
 import { withDeadline } from '../helpers/deadline.js';
+import { requestCutProxy } from '../helpers/request-cut-proxy.js';
 import { repoRoot } from '../helpers/spawn-serve.js';
-import { type Running, startServer } from '../helpers/test-server.js';
+import { startServer } from '../helpers/test-server.js';
 
 const DENO = join(repoRoot(), 'node_modules', '.bin', 'deno');
 const REQUIRE = process.env['SLUICE_REQUIRE_RUNTIMES'] === '1';
@@ -31,64 +31,20 @@ const missing = unavailable();
 if (missing !== undefined && !REQUIRE)
   process.stderr.write(`\n*** SKIPPED the client on Deno: ${missing}\n\n`);
 
-/** Forwards the first request carrying each `cut-…` marker, then resets the client's connection. */
-async function markerCutProxy(
-  target: Running,
-): Promise<{ url: string; cuts: string[]; close(): Promise<void> }> {
-  const cuts: string[] = [];
-  const sockets = new Set<Socket>();
-  const server = createServer((client) => {
-    const upstream = connect(target.port, '127.0.0.1');
-    sockets.add(client);
-    sockets.add(upstream);
-    let dead = false;
-    client.on('data', (chunk: Buffer) => {
-      if (dead) return;
-      const marker = /cut-[a-z]+-[a-z0-9]+/.exec(chunk.toString('latin1'))?.[0];
-      if (marker !== undefined && !cuts.includes(marker)) {
-        cuts.push(marker);
-        dead = true;
-        upstream.write(chunk, () => client.resetAndDestroy());
-        upstream.removeAllListeners('data');
-        upstream.on('data', () => undefined);
-        return;
-      }
-      upstream.write(chunk);
-    });
-    upstream.on('data', (chunk: Buffer) => {
-      if (!dead) client.write(chunk);
-    });
-    const end = (): void => {
-      client.destroy();
-      upstream.destroy();
-    };
-    client.on('error', end);
-    upstream.on('error', end);
-    client.on('close', () => {
-      if (!dead) upstream.destroy();
-    });
-    upstream.on('close', () => client.destroy());
-  });
-  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', () => resolve()));
-  const port = (server.address() as { port: number }).port;
-  return {
-    url: target.url.replace(`:${target.port}/`, `:${port}/`),
-    cuts,
-    close: () =>
-      new Promise<void>((resolve) => {
-        for (const s of sockets) s.destroy();
-        server.close(() => resolve());
-      }),
-  };
-}
-
 test('on Deno, a call cut after it was sent runs once: not-idempotent error; a keyed call is re-sent', {
   skip: missing !== undefined && !REQUIRE ? `SKIPPED: ${missing}` : false,
 }, async () => {
   if (missing !== undefined) assert.fail(`Deno cannot run (SLUICE_REQUIRE_RUNTIMES=1): ${missing}`);
   const srv = await startServer({ streamAfterMs: 5_000 });
   after(() => srv.close());
-  const proxy = await markerCutProxy(srv);
+  // The first request carrying each `cut-…` marker is cut.
+  const cuts: string[] = [];
+  const proxy = await requestCutProxy(srv, (request) => {
+    const marker = /cut-[a-z]+-[a-z0-9]+/.exec(request)?.[0];
+    if (marker === undefined || cuts.includes(marker)) return false;
+    cuts.push(marker);
+    return true;
+  });
   after(() => proxy.close());
   const script = join(repoRoot(), 'test', 'runtimes', 'deno-client-cut.mjs');
   const child = spawn(
@@ -130,7 +86,7 @@ test('on Deno, a call cut after it was sent runs once: not-idempotent error; a k
     ],
     out,
   );
-  assert.deepEqual(proxy.cuts, ['cut-default-0', 'cut-default-1', 'cut-default-2', 'cut-default-keyed']);
+  assert.deepEqual(cuts, ['cut-default-0', 'cut-default-1', 'cut-default-2', 'cut-default-keyed']);
   // Three cut calls once each; the keyed one twice (the cut copy and its re-send, allowed for it).
   assert.equal(srv.probe.started.get('echo'), 5, 'executions on the server');
 });

@@ -6,7 +6,6 @@
 // adapter cannot tell a reused socket, so it treats every lost connection as the Node adapter treats a
 // stale one (Node's fetch, undici: a `TypeError` whose cause is "other side closed" or ECONNRESET).
 import assert from 'node:assert/strict';
-import { connect, createServer, type Server, type Socket } from 'node:net';
 import { after, describe, test } from 'node:test';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { CallToolResultSchema } from '@modelcontextprotocol/sdk/types.js';
@@ -17,69 +16,32 @@ import {
 } from '../../src/client/index.js';
 import { withDeadline } from '../helpers/deadline.js';
 import { until } from '../helpers/http.js';
+import { requestCutProxy } from '../helpers/request-cut-proxy.js';
 import { type Running, startServer } from '../helpers/test-server.js';
 
 interface CuttingProxy {
   url: string;
   /** Requests whose bytes contain this string are forwarded, then the client's connection is cut. */
   cut: { match: string; remaining: number };
-  cuts: number;
+  readonly cuts: number;
   close(): Promise<void>;
 }
 
 async function cuttingProxy(target: Running): Promise<CuttingProxy> {
-  const sockets = new Set<Socket>();
-  const state: CuttingProxy = {
-    url: '',
-    cut: { match: '\u0000never', remaining: 0 },
-    cuts: 0,
-    close: () =>
-      new Promise<void>((resolve) => {
-        for (const s of sockets) s.destroy();
-        server.close(() => resolve());
-      }),
-  };
-  const server: Server = createServer((client) => {
-    const upstream = connect(target.port, '127.0.0.1');
-    sockets.add(client);
-    sockets.add(upstream);
-    let dead = false;
-    client.on('data', (chunk: Buffer) => {
-      if (dead) return;
-      const text = chunk.toString('latin1');
-      if (state.cut.remaining > 0 && text.includes(state.cut.match)) {
-        state.cut.remaining--;
-        dead = true;
-        // Forward the request, then die before any response byte: the server has it, the client
-        // sees its connection reset.
-        upstream.write(chunk, () => {
-          state.cuts++;
-          client.resetAndDestroy();
-        });
-        // The server's answer goes nowhere (the proxy is "dead"); its socket is read and dropped.
-        upstream.removeAllListeners('data');
-        upstream.on('data', () => undefined);
-        return;
-      }
-      upstream.write(chunk);
-    });
-    upstream.on('data', (chunk: Buffer) => {
-      if (!dead) client.write(chunk);
-    });
-    const end = (): void => {
-      client.destroy();
-      upstream.destroy();
-    };
-    client.on('error', end);
-    upstream.on('error', end);
-    client.on('close', () => {
-      if (!dead) upstream.destroy();
-    });
-    upstream.on('close', () => client.destroy());
+  const cut = { match: '\u0000never', remaining: 0 };
+  const proxy = await requestCutProxy(target, (request) => {
+    if (state.cut.remaining <= 0 || !request.includes(state.cut.match)) return false;
+    state.cut.remaining--;
+    return true;
   });
-  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', () => resolve()));
-  const port = (server.address() as { port: number }).port;
-  state.url = target.url.replace(`:${target.port}/`, `:${port}/`);
+  const state: CuttingProxy = {
+    url: proxy.url,
+    cut,
+    get cuts() {
+      return proxy.cuts();
+    },
+    close: () => proxy.close(),
+  };
   return state;
 }
 
