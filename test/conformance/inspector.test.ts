@@ -91,7 +91,9 @@ describe('the MCP Inspector CLI against sluice serve', { skip }, () => {
   let serve: SpawnedServe;
   before(async () => {
     // --log json: each task round it starts is a `tasks.run` line.
-    serve = await spawnServe(['--log', 'json']);
+    // A 2 s wait, not the default 250 ms: a 5-document reindex ends far within it however loaded the
+    // machine is, and a 3 s call outlasts it.
+    serve = await spawnServe(['--log', 'json', '--task-after-ms', '2000']);
   });
   after(() => serve?.close());
   const taskRuns = () => serve.stderr().split('"tasks.run"').length - 1;
@@ -122,10 +124,10 @@ describe('the MCP Inspector CLI against sluice serve', { skip }, () => {
       await inspector([
         ...[serve.url, '--protocol-era', 'modern', '--format', 'json'],
         ...['--method', 'tools/call', '--tool-name', 'slow_compute'],
-        ...['--tool-args-json', '{"seconds":1.5,"label":"via-inspector"}'],
+        ...['--tool-args-json', '{"seconds":3,"label":"via-inspector"}'],
       ]),
     );
-    assert.equal(r.result?.content?.[0]?.text, 'computed via-inspector after 1.5s');
+    assert.equal(r.result?.content?.[0]?.text, 'computed via-inspector after 3s');
     assert.equal(taskRuns(), runsBefore + 1, 'it ran as a task (one tasks.run line)');
   });
 
