@@ -49,14 +49,21 @@ async function stop(c: Child): Promise<void> {
 
 type Json = { result?: Record<string, unknown>; error?: unknown };
 
-function post(port: number, agent: Agent, method: string, params: Record<string, unknown>, name: string) {
+function post(
+  port: number,
+  agent: Agent,
+  method: string,
+  params: Record<string, unknown>,
+  name: string,
+  path = '/mcp',
+) {
   const body = JSON.stringify({ jsonrpc: '2.0', id: 1, method, params });
   return new Promise<Json>((resolve, reject) => {
     const req = request(
       {
         host: '127.0.0.1',
         port,
-        path: '/mcp',
+        path,
         method: 'POST',
         agent,
         headers: {
@@ -82,22 +89,29 @@ function post(port: number, agent: Agent, method: string, params: Record<string,
   });
 }
 
-const call = (port: number, agent: Agent, task: boolean) =>
+/**
+ * The three cells: `plain` (no extension declared), `task` (declared, at /mcp where every declared
+ * echo is a task), `direct` (declared, at /quick: the default taskAfterMs answers it as a plain call).
+ */
+type Cell = 'plain' | 'task' | 'direct';
+
+const call = (port: number, agent: Agent, cell: Cell) =>
   post(
     port,
     agent,
     'tools/call',
-    { name: 'echo', arguments: { text: 'hi' }, _meta: task ? TASK_META : PLAIN_META },
+    { name: 'echo', arguments: { text: 'hi' }, _meta: cell === 'plain' ? PLAIN_META : TASK_META },
     'echo',
+    cell === 'direct' ? '/quick' : '/mcp',
   );
 const get = (port: number, agent: Agent, taskId: string) =>
   post(port, agent, 'tasks/get', { taskId, _meta: TASK_META }, taskId);
 
 /** One echo; as a task: created, then polled until completed (bounded). */
-async function once(port: number, agent: Agent, task: boolean): Promise<number> {
-  const r = await call(port, agent, task);
-  if (!task) {
-    if (r.result?.['resultType'] === 'task') throw new Error('a plain echo became a task');
+async function once(port: number, agent: Agent, cell: Cell): Promise<number> {
+  const r = await call(port, agent, cell);
+  if (cell !== 'task') {
+    if (r.result?.['resultType'] === 'task') throw new Error(`a ${cell} echo became a task`);
     return 0;
   }
   const taskId = r.result?.['taskId'];
@@ -111,7 +125,7 @@ async function once(port: number, agent: Agent, task: boolean): Promise<number> 
   throw new Error(`task ${taskId} not completed after 1000 polls`);
 }
 
-async function cpuPer(c: Child, task: boolean, n: number): Promise<{ us: number; polls: number }> {
+async function cpuPer(c: Child, cell: Cell, n: number): Promise<{ us: number; polls: number }> {
   const agent = new Agent({ keepAlive: true, maxSockets: C });
   let left = n;
   let polls = 0;
@@ -119,7 +133,7 @@ async function cpuPer(c: Child, task: boolean, n: number): Promise<{ us: number;
     Promise.all(
       Array.from({ length: C }, async () => {
         while (left-- > 0) {
-          const p = await once(c.port, agent, task);
+          const p = await once(c.port, agent, cell);
           polls += p;
         }
       }),
@@ -160,9 +174,9 @@ async function latency(port: number, taskId: string, n: number): Promise<{ p50: 
 async function completedTask(port: number): Promise<string> {
   const agent = new Agent({ keepAlive: true, maxSockets: 1 });
   try {
-    const r = await call(port, agent, true);
+    const r = await call(port, agent, 'task');
     const taskId = String(r.result?.['taskId']);
-    await once(port, agent, false);
+    await once(port, agent, 'plain');
     for (let i = 0; i < 1000; i++) {
       if ((await get(port, agent, taskId)).result?.['status'] === 'completed') return taskId;
       await new Promise((r) => setTimeout(r, 1));
@@ -180,13 +194,15 @@ export interface TasksBench {
   reps: number;
   concurrency: number;
   /** Server CPU µs per echo, one entry per repetition. */
-  cpuUs: { plain: number[]; task: number[] };
-  median: { plain: number; task: number };
+  cpuUs: Record<Cell, number[]>;
+  median: Record<Cell, number>;
   /**
-   * Median over repetitions of task ÷ plain within the repetition (the two cells run back to back,
+   * Median over repetitions of task ÷ plain within the repetition (the cells run back to back,
    * under the same machine load): steadier than a ratio of medians on a shared machine.
    */
   pairedRatio: number;
+  /** The same for a declared echo answered within taskAfterMs (`direct`) ÷ plain. */
+  directRatio: number;
   /** tasks/get polls per task echo (mean of the last repetition). */
   pollsPerTask: number;
   gets: number;
@@ -202,7 +218,7 @@ export async function runTasks(
 ): Promise<TasksBench> {
   const calls = quick ? 1_000 : 3_000;
   const gets = quick ? 500 : 2_000;
-  const cpu: TasksBench['cpuUs'] = { plain: [], task: [] };
+  const cpu: TasksBench['cpuUs'] = { plain: [], task: [], direct: [] };
   let pollsPerTask = 0;
   const mem = await start(['memory']);
   let memoryGet: { p50: number; p99: number };
@@ -210,24 +226,21 @@ export async function runTasks(
     // Warm both paths to steady state first: with a few hundred calls each, the first repetition
     // still paid for compilation (a plain echo measured 400 µs, then 150), and the median of three
     // moved with whichever path that landed on. Two cells' worth each, interleaved.
-    for (let i = 0; i < 2; i++) {
-      await cpuPer(mem, false, calls);
-      await cpuPer(mem, true, calls);
-    }
+    const cells: Cell[] = ['plain', 'task', 'direct'];
+    for (let i = 0; i < 2; i++) for (const cell of cells) await cpuPer(mem, cell, calls);
     for (let rep = 0; rep < reps; rep++) {
-      for (const task of rep % 2 === 0 ? [false, true] : [true, false]) {
+      // The order rotates with the repetition.
+      for (const cell of [...cells.slice(rep % 3), ...cells.slice(0, rep % 3)]) {
         // Each measured cell follows an unmeasured cell of its own kind. A cell leaves garbage
         // that later collections pay for (a task echo far more than a plain one), and the 150 ms
         // pause does not settle it: measured after a cell of the other kind, a plain echo paid
         // part of the task echo's collections (107 -> 150 µs) and the ratio swung 1.3-2.1 with
         // the order. After a cell of its own kind a cell pays its own kind's steady-state debt.
-        await cpuPer(mem, task, calls);
-        const r = await cpuPer(mem, task, calls);
-        cpu[task ? 'task' : 'plain'].push(r.us);
-        if (task) pollsPerTask = r.polls;
-        log(
-          `(j) rep ${rep + 1}/${reps} ${task ? 'task-augmented' : 'plain'} echo: ${r.us.toFixed(0)} µs server CPU`,
-        );
+        await cpuPer(mem, cell, calls);
+        const r = await cpuPer(mem, cell, calls);
+        cpu[cell].push(r.us);
+        if (cell === 'task') pollsPerTask = r.polls;
+        log(`(j) rep ${rep + 1}/${reps} ${cell} echo: ${r.us.toFixed(0)} µs server CPU`);
       }
     }
     memoryGet = await latency(mem.port, await completedTask(mem.port), gets);
@@ -239,8 +252,9 @@ export async function runTasks(
     reps,
     concurrency: C,
     cpuUs: cpu,
-    median: { plain: median(cpu.plain), task: median(cpu.task) },
+    median: { plain: median(cpu.plain), task: median(cpu.task), direct: median(cpu.direct) },
     pairedRatio: median(cpu.task.map((t, i) => t / (cpu.plain[i] ?? Number.NaN))),
+    directRatio: median(cpu.direct.map((t, i) => t / (cpu.plain[i] ?? Number.NaN))),
     pollsPerTask,
     gets,
     getMs: { memory: memoryGet },
@@ -280,7 +294,7 @@ export function renderTasks(r: TasksBench): string {
     x === undefined
       ? `unavailable (${r.redisUnavailable ?? '?'}) | –`
       : `${x.p50.toFixed(2)} ms | ${x.p99.toFixed(2)} ms`;
-  const { plain, task } = r.median;
+  const { plain, task, direct } = r.median;
   return [
     '## (j) Tasks (io.modelcontextprotocol/tasks)',
     '',
@@ -290,6 +304,7 @@ export function renderTasks(r: TasksBench): string {
     '|---|---:|---:|---:|',
     `| plain \`tools/call\` | ${plain.toFixed(0)} µs | 1.00x | 1.00x |`,
     `| task-augmented | ${task.toFixed(0)} µs | ${plain > 0 ? (task / plain).toFixed(2) : 'n/a'}x | ${r.pairedRatio.toFixed(2)}x |`,
+    `| declared, answered within \`taskAfterMs\` (default 250 ms) | ${direct.toFixed(0)} µs | ${plain > 0 ? (direct / plain).toFixed(2) : 'n/a'}x | ${r.directRatio.toFixed(2)}x |`,
     '',
     `\`tasks/get\` of a completed task, one at a time, ${r.gets} requests (target p50 ≤ 1 ms on loopback Redis):`,
     '',

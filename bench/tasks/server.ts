@@ -1,7 +1,7 @@
 // A benchmark server child for section (j), tasks: createMcpHandler hosting a v1 McpServer with an
 // `echo` tool whose task policy is `optional` (so a client declaring the tasks extension gets a
 // task, any other a plain call, from the same process), on the memory store (`memory`) or on the
-// Redis given as argv[3] (`redis`). It reports its port, then answers `cpu` and `exit` over IPC.
+// Redis given as argv[3] (`redis`); at /quick the same with the default taskAfterMs. It reports its port, then answers `cpu` and `exit` over IPC.
 import { createServer } from 'node:http';
 import { McpServer } from '@modelcontextprotocol/sdk/server/mcp.js';
 import { z } from 'zod';
@@ -30,25 +30,34 @@ const echo = sharedTool('echo', { inputSchema: { text: z.string() } }, async ({ 
   content: [{ type: 'text', text }],
 }));
 const taskStore = await store();
+const benchServer = () => {
+  const s = new McpServer({ name: 'bench', version: '1' }, { jsonSchemaValidator: validator });
+  registerSharedTools(s, [echo]);
+  return s;
+};
 const handler = createMcpHandler({
-  createServer: () => {
-    const s = new McpServer({ name: 'bench', version: '1' }, { jsonSchemaValidator: validator });
-    registerSharedTools(s, [echo]);
-    return s;
-  },
+  createServer: benchServer,
   tasks: createTasks({
     tools: { echo: 'optional' },
-    // Every declared echo a task at once: this section measures the task path (with the default
-    // 250 ms an echo that quick is answered as a plain call, docs/tasks.md).
+    // Every declared echo a task at once: /mcp measures the task path.
     taskAfterMs: 0,
     pollIntervalMs: 1,
     ...(taskStore === undefined ? {} : { store: taskStore }),
   }),
 });
-const srv = createServer(handler).listen(0, '127.0.0.1', () => {
-  const a = srv.address();
-  process.send?.({ port: typeof a === 'object' && a !== null ? a.port : 0 });
+// /quick: the default taskAfterMs (250 ms), where an echo this quick is answered as a plain call.
+const quick = createMcpHandler({
+  createServer: benchServer,
+  tasks: createTasks({ tools: { echo: 'optional' }, pollIntervalMs: 1 }),
 });
+const srv = createServer((req, res) => (req.url === '/quick' ? quick : handler)(req, res)).listen(
+  0,
+  '127.0.0.1',
+  () => {
+    const a = srv.address();
+    process.send?.({ port: typeof a === 'object' && a !== null ? a.port : 0 });
+  },
+);
 process.on('message', (m: unknown) => {
   if (m === 'exit') process.exit(0);
   if (m === 'cpu') {
