@@ -1,15 +1,17 @@
-// The client on Deno through a proxy that forwards a request and then cuts the connection before any
-// response byte (test/integration/client-deno-cut.test.ts runs the proxy and the server). Each line
-// printed is one call's outcome as JSON. Usage: deno run --allow-net=127.0.0.1 --allow-read --allow-env
-// test/runtimes/deno-client-cut.mjs URL [ADAPTER...] where ADAPTER is `default` (the transport's own
-// choice), `fetch` (a pooled global fetch passed as options.fetch) or `unpooled` (a fetch on a Deno
-// HTTP client that never reuses a connection).
+// The client on Deno or Bun through a proxy that forwards a request and then cuts the connection
+// before any response byte (test/integration/client-runtimes-cut.test.ts runs the proxy and the
+// server). Each line printed is one call's outcome as JSON. Usage: `deno run --allow-net=127.0.0.1
+// --allow-read --allow-env test/runtimes/client-cut.mjs URL [ADAPTER...]` or `bun
+// test/runtimes/client-cut.mjs URL [ADAPTER...]`, where ADAPTER is `default` (the transport's own
+// choice), `fetch` (a pooled global fetch passed as options.fetch) or, on Deno, `unpooled` (a fetch
+// on a Deno HTTP client that never reuses a connection).
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { CallToolResultSchema } from '@modelcontextprotocol/sdk/types.js';
 import { idempotencyMeta, StreamableHttpClientTransport } from '../../dist/src/client/index.js';
 
-const url = new URL(Deno.args[0] ?? '');
-const names = Deno.args.length > 1 ? Deno.args.slice(1) : ['default'];
+const args = globalThis.Deno?.args ?? process.argv.slice(2);
+const url = new URL(args[0] ?? '');
+const names = args.length > 1 ? args.slice(1) : ['default'];
 const options = (name) => {
   if (name === 'fetch') return { fetch: (u, init) => globalThis.fetch(u, init) };
   if (name === 'unpooled') {
@@ -24,7 +26,7 @@ const outcome = (p) =>
     (e) => `${e?.code ?? ''} ${String(e?.message ?? e).slice(0, 160)}`,
   );
 for (const adapter of names) {
-  const client = new Client({ name: `deno-${adapter}`, version: '1' });
+  const client = new Client({ name: `cut-${adapter}`, version: '1' });
   await client.connect(
     new StreamableHttpClientTransport(url, { openStandaloneStream: false, ...options(adapter) }),
   );
