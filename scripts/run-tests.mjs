@@ -64,7 +64,6 @@ function withUnitsTogether(files) {
 const WAITING = [
   'conformance/server-suite',
   'conformance/tasks-suite',
-  'conformance/runtimes',
   'cluster/doc-recipe',
   'integration/oauth-e2e-tokens',
   'integration/doctor',
