@@ -93,26 +93,26 @@ const MAIN = ['--test-concurrency=3'];
 if (only.length > 0) run(process.execPath, [...FLAGS, ...MAIN, ...only]);
 else {
   const all = withUnitsTogether(testFiles('dist/test'));
-  const waiting = WAITING.filter((f) => all.includes(f));
   const missing = WAITING.filter((f) => !all.includes(f));
   if (missing.length > 0)
     throw new Error(`scripts/run-tests.mjs names test files that do not exist: ${missing.join(', ')}`);
   const dir = mkdtempSync(join(tmpdir(), 'sluice-tests-'));
   const report = join(dir, 'waiting.txt');
-  const errors = openSync(join(dir, 'waiting.stderr.txt'), 'w');
+  const stderrFile = join(dir, 'waiting.stderr.txt');
+  const errors = openSync(stderrFile, 'w');
   let code = 0;
   try {
     const [main, side] = await Promise.all([
-      exitCode(process.execPath, [...FLAGS, ...MAIN, ...all.filter((f) => !waiting.includes(f))], 'inherit'),
+      exitCode(process.execPath, [...FLAGS, ...MAIN, ...all.filter((f) => !WAITING.includes(f))], 'inherit'),
       // Its report and whatever its files print go to files, shown whole after the main runner's.
       exitCode(
         process.execPath,
-        [...FLAGS, '--test-concurrency=1', `--test-reporter-destination=${report}`, ...waiting],
+        [...FLAGS, '--test-concurrency=1', `--test-reporter-destination=${report}`, ...WAITING],
         ['ignore', 'ignore', errors],
       ),
     ]);
     process.stdout.write('\n── the waiting files (run beside the others, one at a time) ──\n');
-    process.stdout.write(readFileSync(join(dir, 'waiting.stderr.txt'), 'utf8'));
+    process.stdout.write(readFileSync(stderrFile, 'utf8'));
     process.stdout.write(existsSync(report) ? readFileSync(report, 'utf8') : 'no report was written\n');
     code = main !== 0 ? main : side;
   } finally {

@@ -18,7 +18,7 @@ import { type Answer, okJson, rpcError } from './answers.js';
 import type { Captured } from './capture-sink.js';
 import { createTaskResultJson, type TaskRecord } from './model.js';
 import type { ResolvedTaskOptions } from './options.js';
-import type { TaskRun } from './run.js';
+import { settlementOf, type TaskRun } from './run.js';
 
 /** What the task service lends a held call. */
 export interface TaskAfterHost {
@@ -89,28 +89,18 @@ function asksForInput(c: Captured): boolean {
   );
 }
 
-/** The captured answer as the client's own, under its request id. */
+/**
+ * The captured answer as the client's own, under its request id. An answer that could not be kept
+ * (too large, unreadable, none) is the error its task would have failed with (run.ts settlementOf).
+ */
 export function plainAnswer(o: TaskOffer, c: Captured, status: number, maxResultBytes: number): Answer {
-  switch (c.kind) {
-    case 'result':
-      return { status, body: `{"jsonrpc":"2.0","id":${JSON.stringify(o.req.id)},"result":${c.text}}` };
-    case 'response':
-      return { status, body: { ...c.message, id: o.req.id } };
-    case 'too-large':
-      return rpcError(
-        o,
-        500,
-        JsonRpcCode.InternalError,
-        `Internal error: the result exceeds ${maxResultBytes} bytes (tasks.maxResultBytes)`,
-      );
-    case 'malformed':
-      return rpcError(
-        o,
-        500,
-        JsonRpcCode.InternalError,
-        `Internal error: the tool's answer could not be read (HTTP ${c.status})`,
-      );
-    default:
-      return rpcError(o, 500, JsonRpcCode.InternalError, 'Internal error: the call ended without an answer');
-  }
+  if (c.kind === 'result')
+    return { status, body: `{"jsonrpc":"2.0","id":${JSON.stringify(o.req.id)},"result":${c.text}}` };
+  if (c.kind === 'response') return { status, body: { ...c.message, id: o.req.id } };
+  const s = settlementOf(c, maxResultBytes);
+  const e =
+    s?.status === 'failed'
+      ? s.error
+      : { code: JsonRpcCode.InternalError, message: 'Internal error: the call ended without an answer' };
+  return rpcError(o, 500, e.code, e.message, e.data);
 }

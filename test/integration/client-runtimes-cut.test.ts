@@ -12,12 +12,12 @@
  * - Bun: its default (`node:http`) and a `fetch` passed in (Bun reports the reset as ECONNRESET).
  */
 import assert from 'node:assert/strict';
-import { spawn, spawnSync } from 'node:child_process';
+import { spawnSync } from 'node:child_process';
 import { existsSync } from 'node:fs';
 import { join } from 'node:path';
 import { after, test } from 'node:test';
-import { withDeadline } from '../helpers/deadline.js';
 import { requestCutProxy } from '../helpers/request-cut-proxy.js';
+import { runProcess } from '../helpers/run-process.js';
 import { repoRoot } from '../helpers/spawn-serve.js';
 import { startServer } from '../helpers/test-server.js';
 
@@ -69,25 +69,10 @@ for (const rt of RUNTIMES) {
       return true;
     });
     after(() => proxy.close());
-    const child = spawn(rt.binary, rt.command(proxy.url, rt.adapters), {
+    const { code, out, err } = await runProcess(rt.binary, rt.command(proxy.url, rt.adapters), {
+      ms: 60_000,
+      label: `the client on ${rt.name}`,
       cwd: repoRoot(),
-      stdio: ['ignore', 'pipe', 'pipe'],
-    });
-    let out = '';
-    let err = '';
-    child.stdout.on('data', (d: Buffer) => {
-      out += d.toString();
-    });
-    child.stderr.on('data', (d: Buffer) => {
-      err += d.toString();
-    });
-    const code = await withDeadline(
-      new Promise<number | null>((resolve) => child.once('close', resolve)),
-      60_000,
-      `the client on ${rt.name}`,
-    ).catch((e: unknown) => {
-      child.kill('SIGKILL');
-      throw e;
     });
     assert.equal(code, 0, `${rt.name} exited ${code}\n${err}\n${out}`);
     const outcomes = out
