@@ -23,6 +23,9 @@ export class ArrivingBody {
   /** Resolves when the body ended or the stream closed. */
   readonly done: Promise<void>;
   readonly #listeners = new Set<() => void>();
+  /** Messages parsed so far, from the events with data; each event's JSON is parsed once. */
+  readonly #parsed: Loose[] = [];
+  #eventsSeen = 0;
 
   /** `isSse` is asked at every chunk: the response head may land after construction (HTTP/2). */
   constructor(body: Readable, isSse: () => boolean) {
@@ -58,9 +61,17 @@ export class ArrivingBody {
     return JSON.parse(this.text);
   }
 
-  /** JSON-RPC messages carried by SSE events (events with empty data, e.g. priming, skipped). */
-  messages(): Loose[] {
-    return this.events.filter((e) => e.data.length > 0).map((e) => JSON.parse(e.data));
+  /**
+   * JSON-RPC messages carried by SSE events (events with empty data, e.g. priming, skipped). Parsed
+   * on demand, each event once: waits call this after every chunk, and re-parsing the whole stream
+   * each time made a 50,000-event stream quadratic. Not to be modified by the caller.
+   */
+  messages(): readonly Loose[] {
+    for (; this.#eventsSeen < this.events.length; this.#eventsSeen++) {
+      const data = this.events[this.#eventsSeen]?.data ?? '';
+      if (data.length > 0) this.#parsed.push(JSON.parse(data));
+    }
+    return this.#parsed;
   }
 
   /** Waits until pred holds (checked after every chunk and at the end). */

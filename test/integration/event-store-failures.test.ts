@@ -52,7 +52,7 @@ class FaultyStore implements EventStore {
   }
 }
 
-function progressValues(messages: { method?: string; params?: { progress?: number } }[]): number[] {
+function progressValues(messages: readonly { method?: string; params?: { progress?: number } }[]): number[] {
   return messages.filter((m) => m.method === 'notifications/progress').map((m) => m.params?.progress ?? -1);
 }
 

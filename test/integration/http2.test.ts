@@ -22,7 +22,7 @@ const noCert = typeof made === 'string' ? `SKIPPED: ${made}` : false;
 if (typeof made === 'string') process.stderr.write(`\n*** SKIPPED HTTP/2 suite: ${made}\n\n`);
 after(() => cert?.remove());
 
-const progressOf = (msgs: Loose[]): number[] =>
+const progressOf = (msgs: readonly Loose[]): number[] =>
   msgs.filter((m) => m.method === 'notifications/progress').map((m) => m.params.progress);
 
 describe('HTTP/2 with HTTP/1.1 fallback', { skip: noCert }, () => {

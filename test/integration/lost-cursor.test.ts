@@ -59,7 +59,9 @@ describe('fresh GET after a lost resumed connection', () => {
   });
 });
 
-function progressOf(r: { messages(): { method?: string; params?: { progress?: number } }[] }): number[] {
+function progressOf(r: {
+  messages(): readonly { method?: string; params?: { progress?: number } }[];
+}): number[] {
   return r
     .messages()
     .filter((m) => m.method === 'notifications/progress')
