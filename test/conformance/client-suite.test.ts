@@ -1,13 +1,22 @@
-// Runs the official MCP conformance suites against `sluice conformance-client`, one scenario at a time: 0.1.16
-// (tools/conformance) and 0.2.0-alpha.12 (tools/conformance-next) for both revisions, 2025-11-25 and
-// 2026-07-28, each on its own Node 22. The suite's mock servers listen on an ephemeral port; all traffic is
+// Runs the official MCP conformance suites against `sluice conformance-client`: 0.1.16 (tools/conformance)
+// and 0.2.0-alpha.12 (tools/conformance-next) for both revisions, 2025-11-25 and 2026-07-28, each on its
+// own Node 22; a scenario at a time, except the revisions' batches (`batch` below), each of which is one
+// run of the suite. The suite's mock servers listen on an ephemeral port; all traffic is
 // loopback.
 import assert from 'node:assert/strict';
 import { spawn } from 'node:child_process';
-import { existsSync, mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs';
+import {
+  chmodSync,
+  existsSync,
+  mkdtempSync,
+  readdirSync,
+  readFileSync,
+  rmSync,
+  writeFileSync,
+} from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { describe, test } from 'node:test';
+import { after, describe, test } from 'node:test';
 import { fileURLToPath } from 'node:url';
 import { withDeadline } from '../helpers/deadline.js';
 
@@ -287,6 +296,176 @@ const authExtensions: Record<string, AuthScenario> = {
   },
 };
 
+/**
+ * The scenarios of one revision in one run of the suite (`--suite S --spec-version R`): one CLI start
+ * (about a CPU-second on its Node 22) instead of one per scenario. At 2026-07-28 that is `--suite all`
+ * (the `auth` suite holds only the auth scenarios shared with 2025-11-25), at 2025-11-25 `--suite auth`
+ * (its other scenarios, `sse-retry` with its timing checks among them, run one at a time below).
+ *
+ * The suite starts every scenario's client at once in that mode, and prints no exit code per scenario.
+ * So the client runs under a wrapper (`client-slot.sh`) that waits for one of three slots (taken in turn), as many as
+ * the single runs use at once (thirty-odd Node processes starting together on two loaded cores took
+ * more than the client's own 20 s watchdog), then runs it and records its exit code. Each scenario's
+ * test reads its checks.json and its exit codes, with the same assertions as a run of its own.
+ */
+interface Batch {
+  readonly out: string;
+  readonly output: string;
+  /** Exit codes of the client, by scenario (a scenario may start it more than once). */
+  readonly exits: ReadonlyMap<string, readonly number[]>;
+}
+
+const SLOTS = 3;
+const CLIENT_SLOT = `#!/bin/sh
+# client-slot.sh SLOT_DIR LOG COMMAND...: takes the next ticket, waits (blocked in flock, no polling) for
+# the slot the ticket names, one of ${SLOTS}, held by fd 9 until COMMAND exits; then appends
+# "scenario exit-code" to LOG.
+dir=$1; log=$2; shift 2
+exec 8>>"$dir/tickets"
+flock 8
+t=$(wc -l < "$dir/tickets")
+echo >> "$dir/tickets"
+flock -u 8
+exec 8>&-
+exec 9>"$dir/slot$((t % ${SLOTS}))"
+flock 9
+"$@"
+code=$?
+printf '%s %s\\n' "$MCP_CONFORMANCE_SCENARIO" "$code" >> "$log"
+exit $code
+`;
+
+let batchDir: string | undefined;
+const batches = new Map<string, Promise<Batch>>();
+after(() => {
+  if (batchDir !== undefined) rmSync(batchDir, { recursive: true, force: true });
+});
+
+const BATCH_SUITE: Record<string, string> = { '2026-07-28': 'all', '2025-11-25': 'auth' };
+
+function batch(suite: Suite, revision: string): Promise<Batch> {
+  let b = batches.get(revision);
+  if (b === undefined) {
+    b = runBatch(suite, revision, BATCH_SUITE[revision] ?? 'auth');
+    batches.set(revision, b);
+  }
+  return b;
+}
+
+async function runBatch(suite: Suite, revision: string, suiteName: string): Promise<Batch> {
+  // One slot directory for every batch, so two batches running together still start three clients at most.
+  batchDir ??= mkdtempSync(join(tmpdir(), 'sluice-conformance-batch-'));
+  const wrapper = join(batchDir, 'client-slot.sh');
+  if (!existsSync(wrapper)) {
+    writeFileSync(wrapper, CLIENT_SLOT);
+    chmodSync(wrapper, 0o755);
+  }
+  const out = join(batchDir, revision);
+  const exitsFile = join(batchDir, `exits-${revision}.txt`);
+  const child = spawn(
+    suite.node,
+    [
+      suite.cli,
+      'client',
+      '--command',
+      `${wrapper} ${batchDir} ${exitsFile} ${process.execPath} ${cli} conformance-client`,
+      '--suite',
+      suiteName,
+      '--spec-version',
+      revision,
+      // The suite's clock runs from the wrapper's start, slot wait included; a hung client is stopped
+      // by its own 20 s watchdog, and the whole run by the deadline below.
+      '--timeout',
+      '280000',
+      '-o',
+      out,
+    ],
+    { stdio: ['ignore', 'pipe', 'pipe'], env: { ...process.env, NO_COLOR: '1' }, detached: true },
+  );
+  let output = '';
+  child.stdout.on('data', (d: Buffer) => {
+    output += d.toString();
+  });
+  child.stderr.on('data', (d: Buffer) => {
+    output += d.toString();
+  });
+  const closed = new Promise<void>((resolve, reject) => {
+    child.on('error', reject);
+    child.on('close', () => resolve());
+  });
+  try {
+    await withDeadline(closed, 300_000, `conformance --suite ${suiteName} --spec-version ${revision}`);
+  } catch (error) {
+    if (child.pid !== undefined) {
+      try {
+        process.kill(-child.pid, 'SIGKILL');
+      } catch {
+        // Already gone.
+      }
+    }
+    throw new Error(`${error instanceof Error ? error.message : String(error)}\n${output}`);
+  }
+  const exits = new Map<string, number[]>();
+  const lines = existsSync(exitsFile) ? readFileSync(exitsFile, 'utf8').split('\n') : [];
+  for (const line of lines) {
+    const m = /^(\S+) (\d+)$/.exec(line);
+    if (m?.[1] === undefined) continue;
+    exits.set(m[1], [...(exits.get(m[1]) ?? []), Number(m[2])]);
+  }
+  return { out, output, exits };
+}
+
+/** One scenario's result in a batch: the same assertions as `passes`, on its checks and exit codes. */
+async function passesInBatch(
+  suite: Suite,
+  revision: string,
+  scenario: string,
+  ids: readonly string[],
+  refuses: boolean,
+): Promise<void> {
+  const b = await batch(suite, revision);
+  // `x` writes to `out/x-<time>/`, `auth/x` to `out/auth/x-<time>/`.
+  const slash = scenario.lastIndexOf('/');
+  const parent = join(b.out, scenario.slice(0, slash + 1));
+  const name = scenario.slice(slash + 1);
+  const dirs = existsSync(parent)
+    ? readdirSync(parent).filter((d) => new RegExp(`^${name}-\\d{4}-`).test(d))
+    : [];
+  assert.equal(dirs.length, 1, `one result directory for ${scenario}\n${b.output}`);
+  const at = join(parent, dirs[0] ?? '');
+  const checks = JSON.parse(readFileSync(join(at, 'checks.json'), 'utf8')) as Check[];
+  const client = ['stdout.txt', 'stderr.txt']
+    .filter((f) => existsSync(join(at, f)))
+    .map((f) => `--- client ${f} ---\n${readFileSync(join(at, f), 'utf8')}`)
+    .join('\n');
+  const scored = checks.filter((c) => c.status !== 'INFO');
+  for (const id of ids) {
+    const check = scored.find((c) => c.id === id);
+    assert.ok(check !== undefined, `check ${id} present\n${client}`);
+    assert.equal(check.status, 'SUCCESS', `${id}: ${check.errorMessage ?? ''}\n${client}`);
+  }
+  const bad = scored.filter((c) => c.status === 'FAILURE' || c.status === 'WARNING');
+  assert.deepEqual(bad, [], client);
+  const codes = b.exits.get(scenario) ?? [];
+  assert.ok(
+    codes.length > 0,
+    `the client ran for ${scenario} and exited (not killed at the timeout)\n${client}`,
+  );
+  // A scenario the client must refuse passes only when the client stopped with an error; any other
+  // completes with exit 0 every time the client was started.
+  if (refuses)
+    assert.ok(
+      codes.some((c) => c !== 0),
+      `${scenario}: the client refused (exit codes ${codes})\n${client}`,
+    );
+  else
+    assert.deepEqual(
+      codes.filter((c) => c !== 0),
+      [],
+      `${scenario}: exit codes ${codes}\n${client}`,
+    );
+}
+
 /** `conformance list --client`: each scenario with the revisions it belongs to. */
 async function listed(suite: Suite): Promise<{ name: string; revisions: string[] }[]> {
   const child = spawn(suite.node, [suite.cli, 'list', '--client'], { stdio: ['ignore', 'pipe', 'pipe'] });
@@ -345,12 +524,13 @@ describe('official conformance suite 0.2.0-alpha.12, client scenarios, 2026-07-2
   skip: next.available ? false : 'tools/conformance-next not installed',
 }, () => {
   for (const [scenario, ids] of Object.entries(modernChecks)) {
-    test(scenario, () => passes(next, scenario, ids, '2026-07-28'));
+    test(scenario, () => passesInBatch(next, '2026-07-28', scenario, ids, false));
   }
 });
 
-// Each scenario runs its own mock servers on ephemeral ports and writes to its own directory, so
-// three run at once: the 45 of them are mostly process start-up, one after another ~3.5 minutes.
+// The 2026-07-28 and 2025-11-25 auth scenarios run in one suite run per revision (batch above); the
+// two 2025-03-26 ones and the extensions, each alone, three at a time (each runs its own mock servers on
+// ephemeral ports and writes to its own directory).
 describe('official conformance suite 0.2.0-alpha.12, client auth scenarios', {
   skip: next.available ? false : 'tools/conformance-next not installed',
   concurrency: 3,
@@ -358,6 +538,12 @@ describe('official conformance suite 0.2.0-alpha.12, client auth scenarios', {
   for (const [revision, scenarios] of [
     ['2026-07-28', auth2026],
     ['2025-11-25', auth2025],
+  ] as const) {
+    for (const [scenario, { ids, refuses }] of Object.entries(scenarios)) {
+      test(`${scenario} (${revision})`, () => passesInBatch(next, revision, scenario, ids, refuses === true));
+    }
+  }
+  for (const [revision, scenarios] of [
     ['2025-03-26', auth20250326],
     [undefined, authExtensions],
   ] as const) {
