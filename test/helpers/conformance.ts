@@ -30,10 +30,15 @@ export function runCli(args: string[], ms: number, label: string): Promise<CliRu
   return cli.runCli('conformance', args, ms, label);
 }
 
-export async function listServerScenarios(): Promise<string[]> {
-  const run = await runCli(['list', '--server'], 30_000, 'conformance list --server');
-  assert.equal(run.code, 0, `conformance list failed:\n${run.output}`);
-  return [...run.output.matchAll(/^\s*- (\S+)/gm)].map((m) => m[1] ?? '');
+let listed: Promise<string[]> | undefined;
+
+/** The server suite's scenarios, asked of the CLI once per process (a start of its Node 22 each time). */
+export function listServerScenarios(): Promise<string[]> {
+  listed ??= runCli(['list', '--server'], 30_000, 'conformance list --server').then((run) => {
+    assert.equal(run.code, 0, `conformance list failed:\n${run.output}`);
+    return [...run.output.matchAll(/^\s*- (\S+)/gm)].map((m) => m[1] ?? '');
+  });
+  return listed;
 }
 
 const outDirs: string[] = [];
