@@ -54,19 +54,22 @@ interface Run {
 }
 
 function run(suite: Suite, scenario: string, out: string, specVersion?: string): Run {
+  return suiteRun(suite, [
+    '--command',
+    `${process.execPath} ${cli} conformance-client`,
+    '--scenario',
+    scenario,
+    ...(specVersion !== undefined ? ['--spec-version', specVersion] : []),
+    '-o',
+    out,
+  ]);
+}
+
+/** `conformance client ...args` on the suite's own Node 22. */
+function suiteRun(suite: Suite, args: string[]): Run {
   const child = spawn(
     suite.node,
-    [
-      suite.cli,
-      'client',
-      '--command',
-      `${process.execPath} ${cli} conformance-client`,
-      '--scenario',
-      scenario,
-      ...(specVersion !== undefined ? ['--spec-version', specVersion] : []),
-      '-o',
-      out,
-    ],
+    [suite.cli, 'client', ...args],
     // Its own process group: the suite starts the client through a shell and, on its timeout, kills
     // only that shell, so a hung run can only be cleaned up as a group.
     { stdio: ['ignore', 'pipe', 'pipe'], env: { ...process.env, NO_COLOR: '1' }, detached: true },
@@ -130,6 +133,18 @@ const preservation: Record<string, readonly string[]> = {
   ],
 };
 
+/** Every scored check passed, and each of `ids` was scored; `context` goes into the messages. */
+function assertChecks(checks: readonly Check[], ids: readonly string[], context: string): void {
+  const scored = checks.filter((c) => c.status !== 'INFO');
+  for (const id of ids) {
+    const check = scored.find((c) => c.id === id);
+    assert.ok(check !== undefined, `check ${id} present\n${context}`);
+    assert.equal(check.status, 'SUCCESS', `${id}: ${check.errorMessage ?? ''}\n${context}`);
+  }
+  const bad = scored.filter((c) => c.status === 'FAILURE' || c.status === 'WARNING');
+  assert.deepEqual(bad, [], context);
+}
+
 /** Runs one scenario and checks that every scored check passed, and that the named ones were scored. */
 async function passes(
   suite: Suite,
@@ -150,14 +165,7 @@ async function passes(
     }
     const { code, output } = result;
     const checks = readChecks(out);
-    const scored = checks.filter((c) => c.status !== 'INFO');
-    for (const id of ids) {
-      const check = scored.find((c) => c.id === id);
-      assert.ok(check !== undefined, `check ${id} present\n${output}`);
-      assert.equal(check.status, 'SUCCESS', `${id}: ${check.errorMessage ?? ''}\n${output}`);
-    }
-    const bad = scored.filter((c) => c.status === 'FAILURE' || c.status === 'WARNING');
-    assert.deepEqual(bad, [], output);
+    assertChecks(checks, ids, output);
     assert.equal(code, 0, output);
     // A scenario the client must refuse passes only when the client stopped (the suite allows its error).
     if (refuses) assert.match(output, /Client exited with code [1-9]/, output);
@@ -362,48 +370,30 @@ async function runBatch(suite: Suite, revision: string, suiteName: string): Prom
   }
   const out = join(batchDir, revision);
   const exitsFile = join(batchDir, `exits-${revision}.txt`);
-  const child = spawn(
-    suite.node,
-    [
-      suite.cli,
-      'client',
-      '--command',
-      `${wrapper} ${batchDir} ${exitsFile} ${process.execPath} ${cli} conformance-client`,
-      '--suite',
-      suiteName,
-      '--spec-version',
-      revision,
-      // The suite's clock runs from the wrapper's start, slot wait included; a hung client is stopped
-      // by its own 20 s watchdog, and the whole run by the deadline below.
-      '--timeout',
-      '280000',
-      '-o',
-      out,
-    ],
-    { stdio: ['ignore', 'pipe', 'pipe'], env: { ...process.env, NO_COLOR: '1' }, detached: true },
-  );
-  let output = '';
-  child.stdout.on('data', (d: Buffer) => {
-    output += d.toString();
-  });
-  child.stderr.on('data', (d: Buffer) => {
-    output += d.toString();
-  });
-  const closed = new Promise<void>((resolve, reject) => {
-    child.on('error', reject);
-    child.on('close', () => resolve());
-  });
+  const r = suiteRun(suite, [
+    '--command',
+    `${wrapper} ${batchDir} ${exitsFile} ${process.execPath} ${cli} conformance-client`,
+    '--suite',
+    suiteName,
+    '--spec-version',
+    revision,
+    // The suite's clock runs from the wrapper's start, slot wait included; a hung client is stopped
+    // by its own 20 s watchdog, and the whole run by the deadline below.
+    '--timeout',
+    '280000',
+    '-o',
+    out,
+  ]);
+  let output: string;
   try {
-    await withDeadline(closed, 300_000, `conformance --suite ${suiteName} --spec-version ${revision}`);
+    ({ output } = await withDeadline(
+      r.done,
+      300_000,
+      `conformance --suite ${suiteName} --spec-version ${revision}`,
+    ));
   } catch (error) {
-    if (child.pid !== undefined) {
-      try {
-        process.kill(-child.pid, 'SIGKILL');
-      } catch {
-        // Already gone.
-      }
-    }
-    throw new Error(`${error instanceof Error ? error.message : String(error)}\n${output}`);
+    r.kill();
+    throw new Error(`${error instanceof Error ? error.message : String(error)}\n${r.output()}`);
   }
   const exits = new Map<string, number[]>();
   const lines = existsSync(exitsFile) ? readFileSync(exitsFile, 'utf8').split('\n') : [];
@@ -438,14 +428,7 @@ async function passesInBatch(
     .filter((f) => existsSync(join(at, f)))
     .map((f) => `--- client ${f} ---\n${readFileSync(join(at, f), 'utf8')}`)
     .join('\n');
-  const scored = checks.filter((c) => c.status !== 'INFO');
-  for (const id of ids) {
-    const check = scored.find((c) => c.id === id);
-    assert.ok(check !== undefined, `check ${id} present\n${client}`);
-    assert.equal(check.status, 'SUCCESS', `${id}: ${check.errorMessage ?? ''}\n${client}`);
-  }
-  const bad = scored.filter((c) => c.status === 'FAILURE' || c.status === 'WARNING');
-  assert.deepEqual(bad, [], client);
+  assertChecks(checks, ids, client);
   const codes = b.exits.get(scenario) ?? [];
   assert.ok(
     codes.length > 0,
