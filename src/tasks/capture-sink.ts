@@ -31,6 +31,7 @@ export class CaptureSink implements ResponseSink {
   #status = 200;
   #closed = false;
   #outcome: Captured | undefined;
+  #relay: { token: unknown; to: (json: string) => void } | undefined;
   #resolve!: (c: Captured) => void;
   /** Settles once, when the run is over. */
   readonly done: Promise<Captured>;
@@ -107,6 +108,16 @@ export class CaptureSink implements ResponseSink {
 
   onDrain(): void {}
 
+  /**
+   * Passes each progress notification for `token` (its JSON text; not frames of partial output) to
+   * `to` as well, until called again with undefined: a held call's client sees its progress
+   * (held-stream.ts). Only the client's own token: a call without one runs with the task's token,
+   * which the client never sent.
+   */
+  relayProgress(token: unknown, to?: (json: string) => void): void {
+    this.#relay = to === undefined || token === undefined ? undefined : { token, to };
+  }
+
   onClose(listener: () => void): void {
     if (this.#closed) listener();
     else this.#closeListeners.push(listener);
@@ -135,6 +146,7 @@ export class CaptureSink implements ResponseSink {
     }
     if (m['method'] === 'notifications/progress' && isPlainObject(params)) {
       const p = params;
+      if (this.#relay !== undefined && p['progressToken'] === this.#relay.token) this.#relay.to(data);
       const text =
         typeof p['message'] === 'string'
           ? p['message']

@@ -190,6 +190,11 @@ export class TaskRun {
     return this.#sink.status;
   }
 
+  /** Progress for the client's `token` goes to `to` too, until called with undefined (held-stream.ts). */
+  relayProgress(token: unknown, to?: (json: string) => void): void {
+    this.#sink.relayProgress(token, to);
+  }
+
   /** Store nothing until `release` (call before `run`). */
   hold(): void {
     this.#gate = 'held';

@@ -8,14 +8,17 @@
  * this a polling client waits `pollIntervalMs` (1 s) for a call that took milliseconds.
  *
  * While held the call is a plain one: the client closing its request cancels it (2026-07-28
- * "Cancellation"), and nothing of it is kept. A task the store refuses when the time is up (the
+ * "Cancellation"), nothing of it is kept, and a client that asked for progress (a `progressToken`)
+ * gets it on an SSE answer whose last event is the call's answer (held-stream.ts). A task the store refuses when the time is up (the
  * client's `maxLivePerClient`, a full or unreachable store) goes on as a plain call, answered when
  * it ends, rather than being stopped half-way with a 429 or 503.
  */
 import type { TaskOffer } from '../core/era-2026/task-hook.js';
 import { JsonRpcCode } from '../jsonrpc/codes.js';
+import { isPlainObject } from '../jsonrpc/message.js';
 import { type Answer, okJson, rpcError } from './answers.js';
 import type { Captured } from './capture-sink.js';
+import { HeldStream } from './held-stream.js';
 import { createTaskResultJson, type TaskRecord } from './model.js';
 import type { ResolvedTaskOptions } from './options.js';
 import { settlementOf, type TaskRun } from './run.js';
@@ -39,6 +42,15 @@ export async function callThenTask(host: TaskAfterHost, o: TaskOffer, t: TaskRec
   const opts = host.options();
   const run = host.newRun(t);
   run.hold();
+  // While held, the client's progress reaches it as a plain call's would (held-stream.ts).
+  const stream = new HeldStream(o);
+  run.relayProgress(progressTokenOf(o), (json) => stream.progress(json));
+  /** The answer, as the opened stream's last event or in one body; the relay stops first. */
+  const answer = (a: Answer): void => {
+    run.relayProgress(undefined);
+    if (stream.open) stream.finish(a);
+    else host.send(o, a);
+  };
   const running = run.run(t, o.serve, undefined, o.req.params).catch((error: unknown) => {
     opts.logger?.error('tasks.settle_failed', { taskId: t.taskId, error: String(error) });
   });
@@ -51,6 +63,7 @@ export async function callThenTask(host: TaskAfterHost, o: TaskOffer, t: TaskRec
   clearTimeout(timer);
   if (first.kind === 'closed') {
     // The client gave up on a plain call: the tool's AbortSignal fires, and nothing was stored.
+    run.relayProgress(undefined);
     run.release(false);
     run.abort();
     return;
@@ -58,24 +71,34 @@ export async function callThenTask(host: TaskAfterHost, o: TaskOffer, t: TaskRec
   if (first.kind === 'answered' && !asksForInput(first.c)) {
     run.release(false);
     host.count('answeredDirectly');
-    host.send(o, plainAnswer(o, first.c, run.status, opts.maxResultBytes));
+    answer(plainAnswer(o, first.c, run.status, opts.maxResultBytes));
     return;
   }
   const refused = await host.store(o, t);
   if (refused === undefined) {
     // Durable now (SEP-2663: a tasks/get right after this answer resolves); the held outcome, if
     // the tool already asked for input, is settled into the store from here on.
+    run.relayProgress(undefined);
     run.release(true);
     host.track(t, run, running);
-    host.send(o, okJson(o, createTaskResultJson(t)));
+    answer(okJson(o, createTaskResultJson(t)));
     return;
   }
   opts.logger?.info('tasks.kept_plain', { status: refused.status });
   host.count('keptPlain');
   run.release(false);
   const last = await Promise.race([run.outcome.then((c): First => ({ kind: 'answered', c })), closed]);
-  if (last.kind === 'answered') host.send(o, plainAnswer(o, last.c, run.status, opts.maxResultBytes));
-  else run.abort();
+  if (last.kind === 'answered') answer(plainAnswer(o, last.c, run.status, opts.maxResultBytes));
+  else {
+    run.relayProgress(undefined);
+    run.abort();
+  }
+}
+
+/** The client's own progress token, if its call carried one (`params._meta.progressToken`). */
+function progressTokenOf(o: TaskOffer): unknown {
+  const meta = o.req.params?.['_meta'];
+  return isPlainObject(meta) ? meta['progressToken'] : undefined;
 }
 
 /** An MRTR round's `input_required`: a task's `inputRequests`, so the call becomes a task. */

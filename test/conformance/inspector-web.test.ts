@@ -3,8 +3,8 @@
  * headless Chromium (playwright-core) as a developer uses it: its server started with `--web --transport
  * http --server-url`, the page opened with the token URL it prints, the server switched on, the Tools
  * tab, a form filled in, "Execute Tool". Against `sluice serve`, in both eras (`--protocol-era legacy`
- * connects with a 2025-11-25 session, `modern` at 2026-07-28): the tool list, a `reindex` whose result
- * the page shows (and its progress, in the legacy era), answered directly (no task made of it); in the modern era a 3 s call that
+ * connects with a 2025-11-25 session, `modern` at 2026-07-28): the tool list, a `reindex` whose progress
+ * and result the page shows, answered directly (no task made of it); in the modern era a 3 s call that
  * outlasts `--task-after-ms` becomes a task the page polls to its result. The page may only reach
  * loopback: any other request is aborted (the UI asks for a web font).
  */
@@ -117,7 +117,7 @@ describe('the MCP Inspector web UI against sluice serve (Chromium)', { skip }, (
     const extra =
       era === 'legacy'
         ? "shows a reindex's progress and result"
-        : "shows a reindex's result, and polls a long call made a task to its result";
+        : "shows a reindex's progress and result, and polls a long call made a task to its result";
     test(`${era} era: connects, lists the tools, ${extra}`, async () => {
       const web = await startInspectorWeb(serve.url, era, home);
       const page = await browser.newPage({ viewport: { width: 1400, height: 1000 } });
@@ -146,10 +146,9 @@ describe('the MCP Inspector web UI against sluice serve (Chromium)', { skip }, (
         const runsBefore = taskRuns();
         await runTool(page, 'reindex', { corpus: 'web-ui', docs: '20', delayMs: '5' });
         await page.getByText('reindexed 20 docs', { exact: true }).waitFor({ timeout: WAIT_MS });
-        // The progress the server streamed, as the page shows it. Not in the modern era: the page declares
-        // the tasks extension there, and a call held for `taskAfterMs` reports its progress to the task it
-        // may become, not to the client's response (docs/tasks.md, "A quick call stays plain").
-        if (era === 'legacy') await page.getByText(/indexed 20\/20 of web-ui/).waitFor({ timeout: WAIT_MS });
+        // The progress the server streamed, as the page shows it. In the modern era the page declares the
+        // tasks extension, so the call is held for `taskAfterMs` first; its progress still reaches the page.
+        await page.getByText(/indexed 20\/20 of web-ui/).waitFor({ timeout: WAIT_MS });
         assert.equal(taskRuns(), runsBefore, 'a quick call stays a plain one');
 
         if (era === 'modern') {

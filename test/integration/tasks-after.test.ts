@@ -20,8 +20,8 @@ import {
   type TaskService,
   type TaskStore,
 } from '../../src/server/index.js';
-import { until } from '../helpers/http.js';
-import { modernHeaders, modernSend } from '../helpers/modern.js';
+import { type Loose, until } from '../helpers/http.js';
+import { modernHeaders, modernOpen, modernSend } from '../helpers/modern.js';
 import { callBody, newProbe, pollTask, TASK_TOOLS, taskBody, taskServer } from '../helpers/tasks.js';
 
 /** A MemoryTaskStore that counts what it is asked, and can fail its creations. */
@@ -75,6 +75,12 @@ async function startServed(tasks: TaskService): Promise<Served> {
   });
   served.push(s);
   return s;
+}
+
+/** `body` with the client's progress token in its `_meta`. */
+function withToken(body: Loose, token: string | number): Loose {
+  body.params._meta = { ...body.params._meta, progressToken: token };
+  return body;
 }
 
 /** The answer without what differs between two requests of the same call (their ids). */
@@ -132,6 +138,32 @@ describe('an optional tool that answers within taskAfterMs (10 s here)', () => {
     assert.match(done.result.content[0].text, /^answers a,b/);
   });
 
+  test('a call with a progressToken gets its progress on an SSE answer whose last event is the result; nothing is stored', async () => {
+    const before = rec.calls.get('create') ?? 0;
+    const body = withToken(callBody('progress', { gate: 'streamed' }), 'tok-streamed');
+    const r = await modernOpen(url, body);
+    assert.equal(r.status, 200);
+    assert.equal(r.headers['content-type'], 'text/event-stream');
+    const p = await r.waitMessage(
+      (m) => m.method === 'notifications/progress',
+      5_000,
+      'the progress, while held',
+    );
+    assert.deepEqual(p.params, {
+      progressToken: 'tok-streamed',
+      progress: 1,
+      total: 3,
+      message: 'step 1 of streamed',
+    });
+    probe.gates.get('streamed')?.();
+    await r.finished(5_000, 'the answer ends the stream');
+    const last = r.messages().at(-1);
+    assert.equal(last.id, body.id, 'under its own request id');
+    assert.equal(last.result.content[0].text, 'progressed streamed');
+    assert.equal(r.messages().length, 2, 'the progress, then the result');
+    assert.equal(rec.calls.get('create') ?? 0, before, 'no task was created');
+  });
+
   test('the client closing its request while it runs cancels the tool; nothing is stored', async () => {
     const before = rec.calls.get('create') ?? 0;
     const body = callBody('slow', { gate: 'walked-away' });
@@ -183,6 +215,24 @@ describe('an optional tool still running when taskAfterMs (100 ms here) is up', 
     assert.equal(done.result.content[0].text, 'progressed held-progress');
   });
 
+  test('a call with a progressToken gets its progress while held, then the CreateTaskResult as the last event', async () => {
+    const body = withToken(callBody('progress', { gate: 'streamed-task' }), 7);
+    const r = await modernOpen(url, body);
+    assert.equal(r.headers['content-type'], 'text/event-stream');
+    await r.finished(5_000, 'the CreateTaskResult ends the stream');
+    const [p, created, ...rest] = r.messages();
+    assert.deepEqual(rest, []);
+    assert.equal(p.method, 'notifications/progress');
+    assert.equal(p.params.progressToken, 7, "the client's token, a number as it sent it");
+    assert.equal(created.id, body.id);
+    assert.equal(created.result.resultType, 'task', JSON.stringify(created));
+    const t = await pollTask(url, created.result.taskId, (x) => x.statusMessage !== undefined);
+    assert.equal(t.statusMessage, 'step 1 of streamed-task');
+    probe.gates.get('streamed-task')?.();
+    const done = await pollTask(url, created.result.taskId, (x) => x.status === 'completed');
+    assert.equal(done.result.content[0].text, 'progressed streamed-task');
+  });
+
   test("over the client's task limit it goes on as a plain call and is answered when it ends", async () => {
     const first = (await modernSend(url, callBody('slow', { gate: 'holds-the-slot' }))).json().result;
     assert.equal(first.resultType, 'task');
@@ -214,10 +264,10 @@ describe('an optional tool still running when taskAfterMs (100 ms here) is up', 
 
   test('stats().tasks and /metrics count the tasks and the calls kept plain', () => {
     const t = s.handler.stats().tasks;
-    // long, held-progress and holds-the-slot; over-limit and store-down were kept plain.
-    assert.deepEqual(t, { created: 3, refusedLimit: 1, answeredDirectly: 0, keptPlain: 2, running: 0 });
+    // long, held-progress, streamed-task and holds-the-slot; over-limit and store-down were kept plain.
+    assert.deepEqual(t, { created: 4, refusedLimit: 1, answeredDirectly: 0, keptPlain: 2, running: 0 });
     const text = s.handler.metrics();
-    assert.match(text, /^sluice_tasks_created_total 3$/m);
+    assert.match(text, /^sluice_tasks_created_total 4$/m);
     assert.match(text, /^sluice_tasks_running 0$/m);
     assert.match(text, /^sluice_task_limit_refusals_total 1$/m);
     assert.match(text, /^sluice_task_calls_plain_total\{outcome="within-time"\} 0$/m);

@@ -24,6 +24,30 @@ describe('CaptureSink', () => {
     assert.equal(s.closed, true);
   });
 
+  test("relayProgress passes on the client's own progress notifications only, until turned off", () => {
+    const relayed: unknown[] = [];
+    const s = new CaptureSink(10_000, () => undefined);
+    const note = (token: unknown, progress: number, meta?: Record<string, unknown>) =>
+      frame({
+        jsonrpc: '2.0',
+        method: 'notifications/progress',
+        params: { progressToken: token, progress, ...(meta === undefined ? {} : { _meta: meta }) },
+      });
+    s.relayProgress(0, (json) => relayed.push(JSON.parse(json).params.progress));
+    s.head(200);
+    s.write(note(0, 1));
+    s.write(note('0', 2)); // another token (a string, not the number the client sent)
+    s.write(note('sluice-task:x', 3)); // the task's own token
+    s.write(note(0, 4, { 'io.sluice/partial': true })); // a frame of partial output
+    s.write(frame({ jsonrpc: '2.0', method: 'notifications/message', params: { level: 'info', data: 'x' } }));
+    s.write(note(0, 5));
+    s.relayProgress(undefined);
+    s.write(note(0, 6));
+    s.relayProgress(undefined, () => relayed.push('never'));
+    s.write(note(0, 7));
+    assert.deepEqual(relayed, [1, 5]);
+  });
+
   test('SSE: progress reported, then the answer; the run may exceed the bound, one event may not', async () => {
     const seen: string[] = [];
     const s = new CaptureSink(300, (m) => seen.push(m));
