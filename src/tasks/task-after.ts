@@ -9,9 +9,10 @@
  *
  * While held the call is a plain one: the client closing its request cancels it (2026-07-28
  * "Cancellation"), nothing of it is kept, and a client that asked for progress (a `progressToken`)
- * gets it on an SSE answer whose last event is the call's answer (held-stream.ts). A task the store refuses when the time is up (the
- * client's `maxLivePerClient`, a full or unreachable store) goes on as a plain call, answered when
- * it ends, rather than being stopped half-way with a 429 or 503.
+ * gets it on an SSE answer whose last event is the call's answer (held-stream.ts). A task the
+ * store refuses when the time is up (the client's `maxLivePerClient`, a full or unreachable store)
+ * goes on as a plain call, answered when it ends, rather than being stopped half-way with a 429 or
+ * 503.
  */
 import type { TaskOffer } from '../core/era-2026/task-hook.js';
 import { JsonRpcCode } from '../jsonrpc/codes.js';
