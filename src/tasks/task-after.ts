@@ -88,6 +88,8 @@ export async function callThenTask(host: TaskAfterHost, o: TaskOffer, t: TaskRec
   opts.logger?.info('tasks.kept_plain', { status: refused.status });
   host.count('keptPlain');
   run.release(false);
+  // It may run for long now, as a plain call: kept alive through proxies' idle timeouts.
+  stream.keepAlive();
   const last = await Promise.race([run.outcome.then((c): First => ({ kind: 'answered', c })), closed]);
   if (last.kind === 'answered') answer(plainAnswer(o, last.c, run.status, opts.maxResultBytes));
   else {

@@ -275,6 +275,40 @@ describe('an optional tool still running when taskAfterMs (100 ms here) is up', 
   });
 });
 
+describe('a call kept plain after its task was refused, on an endpoint with keepaliveMs (100 ms here)', () => {
+  const rec = recordingStore();
+  const tasks = createTasks({ tools: TASK_TOOLS, taskAfterMs: 50, pollIntervalMs: 50, store: rec.store });
+  let url: string;
+  before(async () => {
+    const s = await serve({
+      createServer: taskServer(probe),
+      port: 0,
+      host: '127.0.0.1',
+      keepaliveMs: 100,
+      tasks,
+    });
+    served.push(s);
+    url = s.url;
+  });
+
+  test('its answer becomes an SSE stream kept alive with comments while the tool is silent; the result is its last event', async () => {
+    rec.failCreate.on = true;
+    const body = callBody('slow', { gate: 'kept-alive' });
+    const r = await modernOpen(url, body);
+    assert.equal(r.status, 200);
+    assert.equal(r.headers['content-type'], 'text/event-stream');
+    await r.waitFor((x) => x.comments.length >= 2, 5_000, 'keepalive comments while the tool is silent');
+    assert.deepEqual([...new Set(r.comments)], ['keepalive']);
+    assert.equal(tasks.stats().keptPlain, 1, 'the task was refused, the call kept plain');
+    probe.gates.get('kept-alive')?.();
+    await r.finished(5_000, 'the result ends the stream');
+    const messages = r.messages();
+    assert.equal(messages.length, 1, JSON.stringify(messages));
+    assert.equal(messages[0].id, body.id);
+    assert.equal(messages[0].result.content[0].text, 'done kept-alive');
+  });
+});
+
 describe('taskAfterMs: the option', () => {
   test('250 ms by default; 0 makes a quick call a task at once; out of range is refused', async () => {
     assert.equal(createTasks().options.taskAfterMs, 250);

@@ -62,6 +62,7 @@ export async function handleModernPost(
       rawHeaders: input.rawHeaders,
       sink: input.sink,
       headers: input.headers,
+      keepaliveMs: era.core.options.keepaliveMs,
       serve: (r, sink, head = input.head) =>
         new ModernCall(era, { ...input, head, sink, guard: undefined }, r, meta, 'auto', undefined).run(),
     };

@@ -25,6 +25,11 @@ export interface TaskOffer {
   readonly sink: ResponseSink;
   readonly headers: Headers;
   /**
+   * The endpoint's `keepaliveMs`: how long an answer the hook streams may stay silent before it
+   * sends an SSE comment, as the era's own streams do (0: never).
+   */
+  readonly keepaliveMs: number;
+  /**
    * Serves `req` as a plain request of this era, answering into `sink` instead of the client's
    * response (in `auto` mode: JSON, or SSE once something related is sent). Closing `sink` cancels
    * the handler (its AbortSignal), as a client closing its response would. `head` replaces this
