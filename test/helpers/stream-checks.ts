@@ -44,7 +44,8 @@ export async function assertIncremental(s: McpSession, label: string): Promise<E
   const detail = `${label}: progress at [${times.map((t) => t.toFixed(0)).join(', ')}] ms, result at ${end?.toFixed(0)} ms`;
   assert.equal(times.length, 10, detail);
   assert.ok(end !== undefined && end >= 900, detail);
-  assert.ok((times[0] ?? Infinity) < 400, `first progress within ~300 ms; ${detail}`);
+  // Relative to the run, not to the clock: a loaded machine delays the whole call (CI saw the first
+  // event at 401 ms, the next nine 100 ms apart after it), a buffering proxy delays the events to the end.
   assert.ok((times[0] ?? Infinity) < end - 500, `first progress well before the result; ${detail}`);
   // Not one lump: the events are spread over the run, not bunched at the end.
   const spread = (times[times.length - 1] ?? 0) - (times[0] ?? 0);
