@@ -46,7 +46,10 @@ export async function callThenTask(host: TaskAfterHost, o: TaskOffer, t: TaskRec
   // While held, the client's progress reaches it as a plain call's would (held-stream.ts).
   const stream = new HeldStream(o);
   run.relayProgress(progressTokenOf(o), (json) => stream.progress(json));
-  /** The answer, as the opened stream's last event or in one body; the relay stops first. */
+  /**
+   * The answer, as the opened stream's last event or in one body. The relay stops here, where the
+   * tool may go on as a task; a closed client needs no stop (the stream writes nothing then).
+   */
   const answer = (a: Answer): void => {
     run.relayProgress(undefined);
     if (stream.open) stream.finish(a);
@@ -64,7 +67,6 @@ export async function callThenTask(host: TaskAfterHost, o: TaskOffer, t: TaskRec
   clearTimeout(timer);
   if (first.kind === 'closed') {
     // The client gave up on a plain call: the tool's AbortSignal fires, and nothing was stored.
-    run.relayProgress(undefined);
     run.release(false);
     run.abort();
     return;
@@ -79,7 +81,6 @@ export async function callThenTask(host: TaskAfterHost, o: TaskOffer, t: TaskRec
   if (refused === undefined) {
     // Durable now (SEP-2663: a tasks/get right after this answer resolves); the held outcome, if
     // the tool already asked for input, is settled into the store from here on.
-    run.relayProgress(undefined);
     run.release(true);
     host.track(t, run, running);
     answer(okJson(o, createTaskResultJson(t)));
@@ -92,10 +93,7 @@ export async function callThenTask(host: TaskAfterHost, o: TaskOffer, t: TaskRec
   stream.keepAlive();
   const last = await Promise.race([run.outcome.then((c): First => ({ kind: 'answered', c })), closed]);
   if (last.kind === 'answered') answer(plainAnswer(o, last.c, run.status, opts.maxResultBytes));
-  else {
-    run.relayProgress(undefined);
-    run.abort();
-  }
+  else run.abort();
 }
 
 /** The client's own progress token, if its call carried one (`params._meta.progressToken`). */

@@ -1,9 +1,10 @@
 /**
  * Runs a command to its end with a deadline (killed with SIGKILL past it) and gives back its exit
  * code, stdout and stderr; `onStderr` sees the stderr so far as it grows (a test that must act on
- * what the process prints while it runs, e.g. a login URL).
+ * what the process prints while it runs, e.g. a login URL); `onSpawn` gets the process (a test that
+ * signals it).
  */
-import { spawn } from 'node:child_process';
+import { type ChildProcess, spawn } from 'node:child_process';
 import { withDeadline } from './deadline.js';
 
 export interface ProcessRun {
@@ -15,13 +16,21 @@ export interface ProcessRun {
 export function runProcess(
   command: string,
   args: readonly string[],
-  o: { ms: number; label: string; cwd?: string; env?: NodeJS.ProcessEnv; onStderr?: (err: string) => void },
+  o: {
+    ms: number;
+    label: string;
+    cwd?: string;
+    env?: NodeJS.ProcessEnv;
+    onStderr?: (err: string) => void;
+    onSpawn?: (child: ChildProcess) => void;
+  },
 ): Promise<ProcessRun> {
   const child = spawn(command, args, {
     stdio: ['ignore', 'pipe', 'pipe'],
     ...(o.cwd === undefined ? {} : { cwd: o.cwd }),
     ...(o.env === undefined ? {} : { env: o.env }),
   });
+  o.onSpawn?.(child);
   let out = '';
   let err = '';
   child.stdout.on('data', (d: Buffer) => {

@@ -2,14 +2,13 @@
 // --version, one line per tool, short usage errors that name what was wrong, hints for a URL without its
 // scheme and for TLS mistakes, a clear word when a tool needs sampling or elicitation, and server logs on stderr.
 import assert from 'node:assert/strict';
-import { type ChildProcess, spawn } from 'node:child_process';
 import { readFileSync } from 'node:fs';
 import { after, before, describe, test } from 'node:test';
 import { fileURLToPath } from 'node:url';
 import { createDemoServer } from '../../src/demo/demo-server.js';
 import { type Served, serve } from '../../src/server/index.js';
 import { makeCert, type TestCert } from '../helpers/certs.js';
-import { withDeadline } from '../helpers/deadline.js';
+import { runProcess } from '../helpers/run-process.js';
 
 const cli = fileURLToPath(new URL('../../src/cli/main.js', import.meta.url));
 const pkg = JSON.parse(readFileSync(new URL('../../../package.json', import.meta.url), 'utf8')) as {
@@ -22,30 +21,14 @@ interface Run {
   stderr: string;
 }
 
-function sluice(args: string[], env: Record<string, string> = {}): Promise<Run> {
-  let spawned: ChildProcess | undefined;
-  const run = new Promise<Run>((resolve, reject) => {
-    const child = spawn(process.execPath, [cli, ...args], {
-      stdio: ['ignore', 'pipe', 'pipe'],
-      env: { ...process.env, ...env },
-    });
-    let stdout = '';
-    let stderr = '';
-    child.stdout.on('data', (d: Buffer) => {
-      stdout += d.toString();
-    });
-    child.stderr.on('data', (d: Buffer) => {
-      stderr += d.toString();
-    });
-    child.on('error', reject);
-    child.on('close', (code) => resolve({ code, stdout, stderr }));
-    spawned = child;
+/** The CLI run to its end (killed past the deadline, not left behind). */
+async function sluice(args: string[], env: Record<string, string> = {}): Promise<Run> {
+  const r = await runProcess(process.execPath, [cli, ...args], {
+    ms: 20_000,
+    label: `sluice ${args.join(' ')}`,
+    env: { ...process.env, ...env },
   });
-  // A process still running at the deadline is killed, not left behind.
-  return withDeadline(run, 20_000, `sluice ${args.join(' ')}`).catch((error: unknown) => {
-    spawned?.kill('SIGKILL');
-    throw error;
-  });
+  return { code: r.code, stdout: r.out, stderr: r.err };
 }
 
 const lines = (text: string) => text.trimEnd().split('\n');

@@ -2,14 +2,13 @@
 // authorization server and Sluice resource server of test/helpers/oauth-fixture.ts. The test is the browser: it
 // fetches the printed authorization URL with `redirect: 'manual'` and follows the redirect to the loopback listener.
 import assert from 'node:assert/strict';
-import { type ChildProcess, spawn } from 'node:child_process';
 import { mkdtempSync, readFileSync, rmSync, statSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, before, describe, test } from 'node:test';
 import { fileURLToPath } from 'node:url';
-import { withDeadline } from '../helpers/deadline.js';
 import { type ResourceServer, type ScriptedAs, startAs, startResource } from '../helpers/oauth-fixture.js';
+import { runProcess } from '../helpers/run-process.js';
 
 const cli = fileURLToPath(new URL('../../src/cli/main.js', import.meta.url));
 
@@ -19,29 +18,19 @@ interface Ran {
   readonly stderr: string;
 }
 
-function sluice(
+/** The CLI run to its end (killed past the deadline); `onStderr` sees its stderr as it grows. */
+async function sluice(
   args: string[],
   env: NodeJS.ProcessEnv,
-  onStderr?: (text: string, child: ChildProcess) => void,
+  onStderr?: (text: string) => void,
 ): Promise<Ran> {
-  const child = spawn(process.execPath, [cli, ...args], { env, stdio: ['ignore', 'pipe', 'pipe'] });
-  let stdout = '';
-  let stderr = '';
-  child.stdout.on('data', (d: Buffer) => {
-    stdout += d.toString();
+  const r = await runProcess(process.execPath, [cli, ...args], {
+    ms: 30_000,
+    label: `sluice ${args.join(' ')}`,
+    env,
+    ...(onStderr === undefined ? {} : { onStderr }),
   });
-  child.stderr.on('data', (d: Buffer) => {
-    stderr += d.toString();
-    onStderr?.(stderr, child);
-  });
-  const done = new Promise<Ran>((resolve, reject) => {
-    child.on('error', reject);
-    child.on('close', (code) => resolve({ code, stdout, stderr }));
-  });
-  return withDeadline(done, 30_000, `sluice ${args.join(' ')}`).catch((error: unknown) => {
-    child.kill('SIGKILL');
-    throw error;
-  });
+  return { code: r.code, stdout: r.out, stderr: r.err };
 }
 
 describe('sluice login', () => {

@@ -1,13 +1,13 @@
 // `sluice call` and `sluice tools`, spawned as real processes against real servers on 127.0.0.1.
 import assert from 'node:assert/strict';
-import { spawn } from 'node:child_process';
+import type { ChildProcess } from 'node:child_process';
 import { after, before, describe, test } from 'node:test';
 import { fileURLToPath } from 'node:url';
 import { createDemoServer } from '../../src/demo/demo-server.js';
 import { generateText } from '../../src/demo/generate.js';
 import { type Served, serve } from '../../src/server/index.js';
 import { freePort } from '../helpers/daemon.js';
-import { withDeadline } from '../helpers/deadline.js';
+import { runProcess } from '../helpers/run-process.js';
 import { type SdkServer, startSdkServer } from '../helpers/sdk-reference-server.js';
 
 const cli = fileURLToPath(new URL('../../src/cli/main.js', import.meta.url));
@@ -18,33 +18,10 @@ interface Run {
   stderr: string;
 }
 
-function sluice(args: string[], onSpawn?: (kill: (signal: NodeJS.Signals) => void) => void): Promise<Run> {
-  return new Promise((resolve, reject) => {
-    const child = spawn(process.execPath, [cli, ...args], { stdio: ['ignore', 'pipe', 'pipe'] });
-    let stdout = '';
-    let stderr = '';
-    child.stdout.on('data', (d: Buffer) => {
-      stdout += d.toString();
-    });
-    child.stderr.on('data', (d: Buffer) => {
-      stderr += d.toString();
-    });
-    child.on('error', reject);
-    child.on('close', (code) => resolve({ code, stdout, stderr }));
-    onSpawn?.((signal) => child.kill(signal));
-  });
-}
-
 /** Runs the CLI to its end within the deadline; a process still running then is killed, not left behind. */
-function runCli(args: string[], label: string, ms = 20_000): Promise<Run> {
-  let kill: ((signal: NodeJS.Signals) => void) | undefined;
-  const run = sluice(args, (k) => {
-    kill = k;
-  });
-  return withDeadline(run, ms, label).catch((error: unknown) => {
-    kill?.('SIGKILL');
-    throw error;
-  });
+async function runCli(args: string[], label: string, ms = 20_000): Promise<Run> {
+  const r = await runProcess(process.execPath, [cli, ...args], { ms, label });
+  return { code: r.code, stdout: r.out, stderr: r.err };
 }
 
 /** `--arg k=v` for each `k=v`. */
@@ -226,18 +203,23 @@ describe('sluice call: failures and Ctrl-C', () => {
   });
 
   test('Ctrl-C sends notifications/cancelled and exits 130', async () => {
-    let kill: ((signal: NodeJS.Signals) => void) | undefined;
-    const done = sluice(['call', server.url, 'sleep', ...withArgs('ms=10000')], (k) => {
-      kill = k;
+    let child: ChildProcess | undefined;
+    // 10 s for the call to reach the server, then 10 s for the interrupted process to exit.
+    const done = runProcess(process.execPath, [cli, 'call', server.url, 'sleep', ...withArgs('ms=10000')], {
+      ms: 20_000,
+      label: 'interrupted call',
+      onSpawn: (c) => {
+        child = c;
+      },
     });
     const started = Date.now();
     while (!server.log.some((r) => r.rpcMethod === 'tools/call')) {
       assert.ok(Date.now() - started < 10_000, 'tools/call reached the server');
       await new Promise((r) => setTimeout(r, 20));
     }
-    kill?.('SIGINT');
-    const run = await withDeadline(done, 10_000, 'interrupted call');
-    assert.equal(run.code, 130, run.stderr);
+    child?.kill('SIGINT');
+    const run = await done;
+    assert.equal(run.code, 130, run.err);
     assert.ok(server.log.some((r) => r.rpcMethod === 'notifications/cancelled'));
   });
 });

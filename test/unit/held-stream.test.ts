@@ -1,15 +1,29 @@
-// HeldStream (src/tasks/held-stream.ts): the SSE answer of a held task call. Opened at the first
-// progress, with the SSE headers and the endpoint's own; while the socket is full only the newest
-// progress is kept, written when it drains; the answer is the last event, after any pending progress;
-// nothing is written to a closed sink, and a call without progress never opens it.
+// HeldStream (src/tasks/held-stream.ts) on the era's offer stream (core/era-2026/offer-stream.ts): the
+// SSE answer of a held task call. Opened at the first progress (or by keepAlive), with the SSE headers
+// and the endpoint's own; while the socket is full only the newest progress is kept, written when it
+// drains; the answer is the last event, after any pending progress; nothing is written to a closed
+// sink, and a call without progress never opens it.
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
+import { openOfferStream } from '../../src/core/era-2026/offer-stream.js';
 import type { TaskOffer } from '../../src/core/era-2026/task-hook.js';
 import { HeldStream } from '../../src/tasks/held-stream.js';
-import { FakeSink } from '../helpers/fake-sink.js';
+import { FakeSink, nextTick, smallContext } from '../helpers/fake-sink.js';
 
-function offer(sink: FakeSink): TaskOffer {
-  return { sink, headers: { 'access-control-allow-origin': 'https://app.example' } } as unknown as TaskOffer;
+const HEADERS = { 'access-control-allow-origin': 'https://app.example' };
+function offer(sink: FakeSink, keepsAlive = true): { o: TaskOffer; opened: () => number } {
+  let opened = 0;
+  const ctx = smallContext();
+  const o = {
+    sink,
+    headers: HEADERS,
+    keepsAlive,
+    openStream: () => {
+      opened++;
+      return openOfferStream(sink, ctx, HEADERS);
+    },
+  } as unknown as TaskOffer;
+  return { o, opened: () => opened };
 }
 const progress = (n: number) =>
   JSON.stringify({
@@ -18,10 +32,13 @@ const progress = (n: number) =>
     params: { progressToken: 't', progress: n },
   });
 const result = { status: 200, body: { jsonrpc: '2.0', id: 1, result: { content: [] } } };
+const progressOf = (m: Record<string, unknown>) =>
+  (m['params'] as { progress?: number } | undefined)?.progress;
 
-test('opened at the first progress, with the SSE headers and the endpoint headers; the answer ends it', () => {
+test('opened at the first progress, with the SSE headers and the endpoint headers; the answer ends it', async () => {
   const sink = new FakeSink();
-  const s = new HeldStream(offer(sink));
+  const { o, opened } = offer(sink);
+  const s = new HeldStream(o);
   assert.equal(s.open, false);
   s.progress(progress(1));
   assert.equal(s.open, true);
@@ -31,47 +48,68 @@ test('opened at the first progress, with the SSE headers and the endpoint header
   assert.equal(sink.headers?.['access-control-allow-origin'], 'https://app.example');
   s.progress(progress(2));
   s.finish(result);
+  await nextTick();
   assert.deepEqual(
-    sink.messages().map((m) => (m['params'] as { progress?: number } | undefined)?.progress ?? m['id']),
+    sink.messages().map((m) => progressOf(m) ?? m['id']),
     [1, 2, 1],
   );
   assert.equal(sink.closed, true);
   s.progress(progress(3));
   s.finish(result);
   assert.equal(sink.messages().length, 3, 'nothing after the answer');
+  assert.equal(opened(), 1, 'one stream');
 });
 
-test('while the socket is full only the newest progress is kept: written at the drain, or before the answer', () => {
+test('while the socket is full only the newest progress is kept: written at the drain, or before the answer', async () => {
   const sink = new FakeSink();
-  const s = new HeldStream(offer(sink));
+  const { o } = offer(sink);
+  const s = new HeldStream(o);
   sink.blocked = true;
   s.progress(progress(1)); // written (the socket takes it and says it is full)
+  await nextTick();
   for (let n = 2; n <= 50; n++) s.progress(progress(n));
+  await nextTick();
   assert.equal(sink.messages().length, 1);
   sink.blocked = false;
   sink.drain();
+  await nextTick();
   assert.deepEqual(
-    sink.messages().map((m) => (m['params'] as { progress: number }).progress),
+    sink.messages().map((m) => progressOf(m)),
     [1, 50],
   );
   sink.blocked = true;
   s.progress(progress(51));
+  await nextTick();
   s.progress(progress(52));
   s.progress(progress(53));
   s.finish({ status: 500, body: '{"jsonrpc":"2.0","id":1,"error":{"code":-32603,"message":"x"}}' });
+  sink.blocked = false;
+  sink.drain();
+  await nextTick();
   const got = sink.messages();
   assert.deepEqual(
-    got.slice(0, -1).map((m) => (m['params'] as { progress: number }).progress),
+    got.slice(0, -1).map((m) => progressOf(m)),
     [1, 50, 51, 53],
   );
   assert.deepEqual(got.at(-1), { jsonrpc: '2.0', id: 1, error: { code: -32603, message: 'x' } });
 });
 
-test('a closed sink gets nothing', () => {
+test('keepAlive opens the stream when the endpoint keeps streams alive; a closed sink gets nothing', () => {
+  const a = new FakeSink();
+  const held = new HeldStream(offer(a).o);
+  held.keepAlive();
+  assert.equal(held.open, true);
+  assert.equal(a.headers?.['content-type'], 'text/event-stream');
+  const quiet = new HeldStream(offer(new FakeSink(), false).o);
+  quiet.keepAlive();
+  assert.equal(quiet.open, false, 'keepaliveMs 0: the answer stays one JSON body');
   const sink = new FakeSink();
   sink.peerClose();
-  const s = new HeldStream(offer(sink));
+  const { o, opened } = offer(sink);
+  const s = new HeldStream(o);
   s.progress(progress(1));
+  s.keepAlive();
   s.finish(result);
   assert.equal(sink.body, '');
+  assert.equal(opened(), 0);
 });

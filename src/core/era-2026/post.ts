@@ -12,6 +12,7 @@ import { Refusals, sendRefusal } from '../pipeline/refusal.js';
 import { type PostInput, policyFor } from '../pipeline/route.js';
 import { ModernCall } from './call.js';
 import type { ModernEra } from './era.js';
+import { openOfferStream } from './offer-stream.js';
 import type { TaskOffer } from './task-hook.js';
 
 export function sendModernRefusal(era: ModernEra, input: PostInput, r: ModernRefusal): void {
@@ -62,7 +63,8 @@ export async function handleModernPost(
       rawHeaders: input.rawHeaders,
       sink: input.sink,
       headers: input.headers,
-      keepaliveMs: era.core.options.keepaliveMs,
+      openStream: () => openOfferStream(input.sink, era.core.connections, input.headers),
+      keepsAlive: era.core.options.keepaliveMs > 0,
       serve: (r, sink, head = input.head) =>
         new ModernCall(era, { ...input, head, sink, guard: undefined }, r, meta, 'auto', undefined).run(),
     };

@@ -25,10 +25,13 @@ export interface TaskOffer {
   readonly sink: ResponseSink;
   readonly headers: Headers;
   /**
-   * The endpoint's `keepaliveMs`: how long an answer the hook streams may stay silent before it
-   * sends an SSE comment, as the era's own streams do (0: never).
+   * Opens this request's answer as an SSE stream of the era, as a plain call's answer becomes one
+   * (answer/connection.ts): its headers, the endpoint's shared keepalive timer, and a blocked
+   * socket's queue, where frames with a coalescing key keep only the newest. Call once, at most.
    */
-  readonly keepaliveMs: number;
+  openStream(): OfferStream;
+  /** Whether the endpoint keeps silent streams alive (`keepaliveMs` > 0): a long answer is worth a stream then. */
+  readonly keepsAlive: boolean;
   /**
    * Serves `req` as a plain request of this era, answering into `sink` instead of the client's
    * response (in `auto` mode: JSON, or SSE once something related is sent). Closing `sink` cancels
@@ -37,6 +40,14 @@ export interface TaskOffer {
    * the call that created it, not those of the `tasks/update` that resumed it).
    */
   serve(req: JsonRpcRequest, sink: ResponseSink, head?: RequestHead): Promise<void>;
+}
+
+/** A task hook's SSE answer (`TaskOffer.openStream`). */
+export interface OfferStream {
+  /** One JSON-RPC notification, coalesced with the newest of its `key` while the socket is blocked. */
+  notify(json: string, key: string): void;
+  /** The answer as the last event, then the end of the response. */
+  finish(json: string): void;
 }
 
 export interface TaskHook {
