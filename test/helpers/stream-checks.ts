@@ -4,6 +4,7 @@
  * margins are wide enough for a loaded CI machine but far below what buffering would produce.
  */
 import assert from 'node:assert/strict';
+import { monitorEventLoopDelay } from 'node:perf_hooks';
 import type { Exchange } from '../../src/doctor/http.js';
 import { type McpSession, responseOf } from '../../src/doctor/session.js';
 import { withDeadline } from './deadline.js';
@@ -33,14 +34,43 @@ export function resultTime(x: Exchange, id: number): number | undefined {
   return x.messages().find((m) => m.message['id'] === id)?.at;
 }
 
-/** reindex: 10 progress notifications 100 ms apart; asserts they arrived one by one. */
+/**
+ * reindex: 10 progress notifications 100 ms apart; asserts they arrived one by one. The arrival times
+ * are read by this process, which also runs the server: when its own event loop stalls (a loaded
+ * machine), events the proxy passed on at once are read together, which looks like a proxy holding
+ * them. So the loop's delay is measured during the call; a call during which it stalled for more
+ * than 80 ms (most of the 100 ms between events) measured the machine, not the proxy, and is made
+ * again, up to three times; every check holds on the call that counts, the last one regardless.
+ */
 export async function assertIncremental(s: McpSession, label: string): Promise<Exchange> {
-  const x = await callTool(s, 'reindex', { corpus: 'proxied', docs: 10, delayMs: 100 }, 7);
-  await withDeadline(x.done, 10_000, `${label}: reindex stream end`);
+  for (let attempt = 1; ; attempt++) {
+    const id = 7 + 100 * (attempt - 1);
+    const loop = monitorEventLoopDelay({ resolution: 10 });
+    loop.enable();
+    const x = await callTool(s, 'reindex', { corpus: 'proxied', docs: 10, delayMs: 100 }, id);
+    await withDeadline(x.done, 10_000, `${label}: reindex stream end`);
+    loop.disable();
+    const stalledMs = loop.max / 1e6;
+    if (stalledMs > 80 && attempt < 3) {
+      process.stderr.write(
+        `${label}: this process stalled ${stalledMs.toFixed(0)} ms during the call; again\n`,
+      );
+      continue;
+    }
+    assertIncrementalRun(
+      x,
+      id,
+      `${label}${attempt > 1 ? ` (attempt ${attempt}, stall ${stalledMs.toFixed(0)} ms)` : ''}`,
+    );
+    return x;
+  }
+}
+
+function assertIncrementalRun(x: Exchange, id: number, label: string): void {
   assert.equal(x.status, 200);
   assert.ok(x.isSse, `${label}: the answer is an event stream (got ${x.contentType})`);
   const times = progressTimes(x);
-  const end = resultTime(x, 7);
+  const end = resultTime(x, id);
   const detail = `${label}: progress at [${times.map((t) => t.toFixed(0)).join(', ')}] ms, result at ${end?.toFixed(0)} ms`;
   assert.equal(times.length, 10, detail);
   assert.ok(end !== undefined && end >= 900, detail);
@@ -53,7 +83,6 @@ export async function assertIncremental(s: McpSession, label: string): Promise<E
   // Nor in clumps: sent 100 ms apart, events arriving together were held on the way (a machine
   // stalled once may join a pair; a proxy holding writes joins most of them).
   assert.ok(clumped(times) <= 2, `events one by one, not in clumps; ${detail}`);
-  return x;
 }
 
 /** How many events arrived within 30 ms of the one before. */
