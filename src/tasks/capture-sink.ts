@@ -3,10 +3,13 @@
  * keeps the one JSON-RPC response (a JSON body, or the last event of an SSE answer), reports
  * progress notifications and frames of partial output as they pass, and bounds what it holds. Closing it (`abort`) is what a
  * client closing its response would be: the tool's AbortSignal fires (call.ts #onClose).
+ * While a call is held (task-after.ts) its notifications also go to a `HeldRelay`, the client's
+ * own response; while that one is full, `write` says so and the tool waits (backpressure).
  */
 import type { Headers, ResponseSink } from '../core/pipeline/sink.js';
 import { isPlainObject } from '../jsonrpc/message.js';
 import { PARTIAL_META_KEY } from '../jsonrpc/meta-keys.js';
+import { PARTIAL_RESULT_METHOD } from '../jsonrpc/partial.js';
 
 /** What the tool's run produced: its response message, or why there is none. */
 export type Captured =
@@ -20,6 +23,23 @@ export type Captured =
   | { kind: 'too-large' }
   | { kind: 'malformed'; status: number };
 
+/**
+ * Where a held call's notifications go as well (held-stream.ts): what a plain call of the
+ * 2026-07-28 era would have sent the client on its response. The era already dropped what the
+ * client did not ask for (log messages below its `_meta` logLevel, call.ts).
+ */
+export interface HeldRelay {
+  /** The client's own `progressToken`, if its call carried one; the run's progress may carry the task's. */
+  readonly token: unknown;
+  /** A progress notification for `token` (not partial output): only the newest need wait for room. */
+  progress(json: string): void;
+  /**
+   * Any other notification: a frame of partial output for the client, a log message. Each must
+   * arrive, so a full response slows the tool: the promise resolves once there is room.
+   */
+  event(json: string): Promise<void> | undefined;
+}
+
 export class CaptureSink implements ResponseSink {
   readonly #maxBytes: number;
   readonly #onProgress: (message: string) => void;
@@ -31,7 +51,10 @@ export class CaptureSink implements ResponseSink {
   #status = 200;
   #closed = false;
   #outcome: Captured | undefined;
-  #relay: { token: unknown; to: (json: string) => void } | undefined;
+  #relay: HeldRelay | undefined;
+  /** The relay's wait for room, while its response is full: `write` returns false meanwhile. */
+  #room: Promise<void> | undefined;
+  readonly #drainListeners: (() => void)[] = [];
   #resolve!: (c: Captured) => void;
   /** Settles once, when the run is over. */
   readonly done: Promise<Captured>;
@@ -89,7 +112,7 @@ export class CaptureSink implements ResponseSink {
     // One event (the answer, or a notification) is bounded, not the run: a long task may report
     // progress for hours, and each event is read and let go as it completes.
     if (this.#buffer.length > this.#maxBytes) this.#finish({ kind: 'too-large' });
-    return true;
+    return this.#closed || this.#room === undefined;
   }
 
   end(last?: string): void {
@@ -106,16 +129,23 @@ export class CaptureSink implements ResponseSink {
     this.#finish({ kind: 'aborted' });
   }
 
-  onDrain(): void {}
+  onDrain(listener: () => void): void {
+    this.#drainListeners.push(listener);
+  }
 
   /**
-   * Passes each progress notification for `token` (its JSON text; not frames of partial output) to
-   * `to` as well, until called again with undefined: a held call's client sees its progress
-   * (held-stream.ts). Only the client's own token: a call without one runs with the task's token,
-   * which the client never sent.
+   * Passes the run's notifications to `r` as well, until called again with undefined: a held call's
+   * client sees what a plain call's would (held-stream.ts). Progress and its frames of partial
+   * output only for the client's own token: a call without one runs with the task's token, which
+   * the client never sent. Turning it off lets a tool waiting for the relay's room go on.
    */
-  relayProgress(token: unknown, to?: (json: string) => void): void {
-    this.#relay = to === undefined || token === undefined ? undefined : { token, to };
+  relay(r: HeldRelay | undefined): void {
+    this.#relay = r;
+    if (r === undefined && this.#room !== undefined) {
+      this.#room = undefined;
+      // Not from inside the caller: the tool's writer flushes into this sink at the drain.
+      queueMicrotask(() => this.#drained());
+    }
   }
 
   onClose(listener: () => void): void {
@@ -137,26 +167,54 @@ export class CaptureSink implements ResponseSink {
       return;
     }
     const params = m['params'];
+    const method = m['method'];
+    if (typeof method !== 'string') return;
+    const own = (p: Record<string, unknown>) =>
+      this.#relay?.token !== undefined && p['progressToken'] === this.#relay.token;
     if (isPlainObject(params) && isPlainObject(params['_meta']) && PARTIAL_META_KEY in params['_meta']) {
       // A frame of partial output (jsonrpc/partial.ts): the delta in `message` (progress form) or
-      // in the text blocks of `content` (the draft SEP's form). Data, not status.
+      // in the text blocks of `content` (the draft SEP's form, under the client's own
+      // partialResultToken). Data, not status.
+      if (method === PARTIAL_RESULT_METHOD || own(params)) this.#relayEvent(data);
       const delta = partialText(params);
       if (delta !== '') this.#onPartial(delta);
       return;
     }
-    if (m['method'] === 'notifications/progress' && isPlainObject(params)) {
-      const p = params;
-      if (this.#relay !== undefined && p['progressToken'] === this.#relay.token) this.#relay.to(data);
-      const text =
-        typeof p['message'] === 'string'
-          ? p['message']
-          : typeof p['progress'] === 'number'
-            ? typeof p['total'] === 'number'
-              ? `${p['progress']}/${p['total']}`
-              : String(p['progress'])
-            : undefined;
-      if (text !== undefined) this.#onProgress(text.slice(0, 1024));
+    if (method !== 'notifications/progress') {
+      // A log message, or another notification related to the call: on a plain call's response too.
+      this.#relayEvent(data);
+      return;
     }
+    if (!isPlainObject(params)) return;
+    const p = params;
+    if (own(p)) this.#relay?.progress(data);
+    const text =
+      typeof p['message'] === 'string'
+        ? p['message']
+        : typeof p['progress'] === 'number'
+          ? typeof p['total'] === 'number'
+            ? `${p['progress']}/${p['total']}`
+            : String(p['progress'])
+          : undefined;
+    if (text !== undefined) this.#onProgress(text.slice(0, 1024));
+  }
+
+  #relayEvent(json: string): void {
+    const room = this.#relay?.event(json);
+    if (room === undefined) return;
+    this.#room = room;
+    const drained = () => {
+      // Only the newest wait: every wait of one response ends at the same drain.
+      if (this.#room !== room) return;
+      this.#room = undefined;
+      this.#drained();
+    };
+    room.then(drained, drained);
+  }
+
+  #drained(): void {
+    if (this.#closed) return;
+    for (const l of this.#drainListeners) l();
   }
 
   #finish(c: Captured): void {

@@ -1,30 +1,35 @@
 /**
- * The client's response while its call is held (task-after.ts): a call whose request carries a
- * `progressToken` gets the tool's progress as it comes, on the era's SSE answer (`openStream`)
- * opened at the first notification, as a plain call of the 2026-07-28 era would; the answer (the
- * result or error of a call that ended within `taskAfterMs`, or the CreateTaskResult of one that
- * became a task) is then the stream's last event. A call that reports no progress is answered in
- * one JSON body, as before. Frames of partial output are not sent here (dropping one would corrupt
- * the text a client rebuilds); a task keeps them.
+ * The client's response while its call is held (task-after.ts): what a plain call of the
+ * 2026-07-28 era would have sent reaches the client as it comes, on the era's SSE answer
+ * (`openStream`) opened at the first notification: the progress for the client's own
+ * `progressToken`, frames of partial output for it, log messages at the client's `_meta` logLevel.
+ * The answer (the result or error of a call that ended within `taskAfterMs`, or the
+ * CreateTaskResult of one that became a task) is then the stream's last event. A call whose tool
+ * sends nothing the client asked for is answered in one JSON body.
  *
  * The stream is the era's own connection: while the socket is full, progress coalesces to the
- * newest, and the endpoint's keepalive timer sends a comment when it has been silent for
- * `keepaliveMs`. A call kept plain after the store refused its task may run for long: `keepAlive`
- * opens the stream for that, so a proxy's idle timeout does not cut it.
+ * newest, while partial output and log messages queue and the tool waits for room (CaptureSink's
+ * write says so), as a plain call's would; the endpoint's keepalive timer sends a comment when it
+ * has been silent for `keepaliveMs`. A call kept plain after the store refused its task may run for
+ * long: `keepAlive` opens the stream for that, so a proxy's idle timeout does not cut it.
  */
 import type { OfferStream, TaskOffer } from '../core/era-2026/task-hook.js';
 import type { Answer } from './answers.js';
+import type { HeldRelay } from './capture-sink.js';
 
 /** One stream relays one token's progress: one coalescing key is enough. */
 const PROGRESS_KEY = 'held-progress';
 
-export class HeldStream {
+export class HeldStream implements HeldRelay {
   readonly #o: TaskOffer;
+  readonly token: unknown;
   #stream: OfferStream | undefined;
   #ended = false;
 
-  constructor(o: TaskOffer) {
+  /** `token`: the client's own progress token, if its call carried one. */
+  constructor(o: TaskOffer, token: unknown) {
     this.#o = o;
+    this.token = token;
   }
 
   /** Whether the SSE answer was opened. */
@@ -35,6 +40,11 @@ export class HeldStream {
   /** A progress notification's JSON text. */
   progress(json: string): void {
     this.#opened()?.notify(json, PROGRESS_KEY);
+  }
+
+  /** A notification that must arrive whole; the promise resolves once the tool may go on. */
+  event(json: string): Promise<void> | undefined {
+    return this.#opened()?.send(json);
   }
 
   /** Opens the stream now, so the endpoint's keepalive keeps a long answer alive (when it has one). */

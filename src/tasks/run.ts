@@ -9,7 +9,7 @@ import type { RelatedAsks } from '../core/era-2025/task-hook.js';
 import type { RequestHead, ResponseSink } from '../core/pipeline/sink.js';
 import { JsonRpcCode } from '../jsonrpc/codes.js';
 import { isPlainObject, type JsonRpcRequest } from '../jsonrpc/message.js';
-import { type Captured, CaptureSink } from './capture-sink.js';
+import { type Captured, CaptureSink, type HeldRelay } from './capture-sink.js';
 import type { LegacyInput } from './legacy-input.js';
 import { ownProgressToken, type TaskError, type TaskRecord } from './model.js';
 import type { ResolvedTaskOptions } from './options.js';
@@ -190,9 +190,9 @@ export class TaskRun {
     return this.#sink.status;
   }
 
-  /** Progress for the client's `token` goes to `to` too, until called with undefined (held-stream.ts). */
-  relayProgress(token: unknown, to?: (json: string) => void): void {
-    this.#sink.relayProgress(token, to);
+  /** The run's notifications go to `r` too, until called with undefined (held-stream.ts). */
+  relay(r: HeldRelay | undefined): void {
+    this.#sink.relay(r);
   }
 
   /** Store nothing until `release` (call before `run`). */

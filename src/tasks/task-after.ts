@@ -8,8 +8,9 @@
  * this a polling client waits `pollIntervalMs` (1 s) for a call that took milliseconds.
  *
  * While held the call is a plain one: the client closing its request cancels it (2026-07-28
- * "Cancellation"), nothing of it is kept, and a client that asked for progress (a `progressToken`)
- * gets it on an SSE answer whose last event is the call's answer (held-stream.ts). A task the
+ * "Cancellation"), nothing of it is kept, and what it sends the client (progress for its
+ * `progressToken`, partial output, log messages) goes on an SSE answer whose last event is the
+ * call's answer (held-stream.ts). A task the
  * store refuses when the time is up (the client's `maxLivePerClient`, a full or unreachable store)
  * goes on as a plain call, answered when it ends, rather than being stopped half-way with a 429 or
  * 503.
@@ -43,15 +44,15 @@ export async function callThenTask(host: TaskAfterHost, o: TaskOffer, t: TaskRec
   const opts = host.options();
   const run = host.newRun(t);
   run.hold();
-  // While held, the client's progress reaches it as a plain call's would (held-stream.ts).
-  const stream = new HeldStream(o);
-  run.relayProgress(progressTokenOf(o), (json) => stream.progress(json));
+  // While held, what the client asked for reaches it as a plain call's would (held-stream.ts).
+  const stream = new HeldStream(o, progressTokenOf(o));
+  run.relay(stream);
   /**
    * The answer, as the opened stream's last event or in one body. The relay stops here, where the
    * tool may go on as a task; a closed client needs no stop (the stream writes nothing then).
    */
   const answer = (a: Answer): void => {
-    run.relayProgress(undefined);
+    run.relay(undefined);
     if (stream.open) stream.finish(a);
     else host.send(o, a);
   };

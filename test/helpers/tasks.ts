@@ -1,7 +1,8 @@
 /**
  * A server with task tools for the tasks tests, and the requests a client of the tasks extension
  * sends: `slow` (waits for its gate or its `ms`, honours its AbortSignal), `progress` (reports
- * progress, then waits for its gate), `fails` (a tool error), `ask` (two elicitations at once as
+ * progress, then waits for its gate), `chatty` (a log message and two deltas of partial output,
+ * then waits for its gate), `fails` (a tool error), `ask` (two elicitations at once as
  * an MRTR round, then echoes the answers), `sampler` (asks for sampling, which the tests' client
  * never declares: the transport turns that into a -32021 protocol error), `greet` (never a task).
  */
@@ -9,7 +10,7 @@ import { appendFileSync } from 'node:fs';
 import { McpServer } from '@modelcontextprotocol/sdk/server/mcp.js';
 import { z } from 'zod';
 import { mrtrInput } from '../../src/modern/mrtr.js';
-import type { CreateServer } from '../../src/server/index.js';
+import { type CreateServer, partialResults } from '../../src/server/index.js';
 import type { Loose } from './http.js';
 import { modernBody, modernSend } from './modern.js';
 
@@ -18,6 +19,7 @@ export const EXT = 'io.modelcontextprotocol/tasks';
 export const TASK_TOOLS = {
   slow: 'optional',
   progress: 'optional',
+  chatty: 'optional',
   fails: 'optional',
   ask: 'optional',
   sampler: 'optional',
@@ -37,7 +39,7 @@ const text = (t: string) => ({ content: [{ type: 'text' as const, text: t }] });
 
 export function taskServer(probe: ToolProbe): CreateServer {
   return () => {
-    const server = new McpServer({ name: 'tasks-test', version: '1.0.0' }, { capabilities: { tools: {} } });
+    const server = new McpServer({ name: 'tasks-test', version: '1.0.0' }, { capabilities: { tools: {}, logging: {} } });
     const wait = (gate: string, ms: number, signal: AbortSignal) =>
       new Promise<void>((resolve, reject) => {
         probe.runs.set(gate, (probe.runs.get(gate) ?? 0) + 1);
@@ -78,6 +80,17 @@ export function taskServer(probe: ToolProbe): CreateServer {
       });
       await wait(gate, 0, extra.signal);
       return text(`progressed ${gate}`);
+    });
+    server.registerTool('chatty', { inputSchema: { gate: z.string() } }, async ({ gate }, extra) => {
+      await extra.sendNotification({
+        method: 'notifications/message',
+        params: { level: 'info', data: `starting ${gate}` },
+      });
+      const out = partialResults(extra);
+      await out.text('Hello, ');
+      await out.text(gate);
+      await wait(gate, 0, extra.signal);
+      return text(`Hello, ${gate}`);
     });
     server.registerTool(
       'sampler',

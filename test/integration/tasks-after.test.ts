@@ -83,6 +83,25 @@ function withToken(body: Loose, token: string | number): Loose {
   return body;
 }
 
+/** `body` asking for log messages at `level` and above (2026-07-28: the request's `_meta` logLevel). */
+function withLogLevel(body: Loose, level: string): Loose {
+  body.params._meta = { ...body.params._meta, 'io.modelcontextprotocol/logLevel': level };
+  return body;
+}
+
+/** What a `chatty` call sent on its SSE answer before the answer: log data, partial deltas. */
+function chatter(messages: readonly Loose[]): string[] {
+  return messages
+    .filter((m) => m.method !== undefined)
+    .map((m) =>
+      m.method === 'notifications/message'
+        ? `log ${m.params.data}`
+        : m.params?._meta?.['io.sluice/partial'] !== undefined
+          ? `delta ${m.params.message}`
+          : `other ${m.method}`,
+    );
+}
+
 /** The answer without what differs between two requests of the same call (their ids). */
 function sameAnswer(r: { status: number; json(): { result?: unknown; error?: unknown } }) {
   const j = r.json();
@@ -164,6 +183,38 @@ describe('an optional tool that answers within taskAfterMs (10 s here)', () => {
     assert.equal(rec.calls.get('create') ?? 0, before, 'no task was created');
   });
 
+  test('its log messages and partial output reach the client while held, as a plain call would send them; nothing is stored', async () => {
+    const before = rec.calls.get('create') ?? 0;
+    const body = withLogLevel(withToken(callBody('chatty', { gate: 'chatty-plain' }), 'tok-chatty'), 'info');
+    const r = await modernOpen(url, body);
+    assert.equal(r.status, 200);
+    assert.equal(r.headers['content-type'], 'text/event-stream');
+    await r.waitMessage((m) => m.params?.message === 'chatty-plain', 5_000, 'the second delta, while held');
+    probe.gates.get('chatty-plain')?.();
+    await r.finished(5_000, 'the answer ends the stream');
+    const all = r.messages();
+    assert.deepEqual(chatter(all), ['log starting chatty-plain', 'delta Hello, ', 'delta chatty-plain']);
+    const deltas = all.filter((m) => m.method === 'notifications/progress');
+    assert.ok(
+      deltas.every((m) => m.params.progressToken === 'tok-chatty'),
+      "partial output under the client's token",
+    );
+    assert.equal(all.at(-1).id, body.id);
+    assert.equal(all.at(-1).result.content[0].text, 'Hello, chatty-plain');
+    assert.equal(rec.calls.get('create') ?? 0, before, 'no task was created');
+  });
+
+  test('without a progressToken or a logLevel it is answered in one JSON body: nothing it sent was asked for', async () => {
+    const body = callBody('chatty', { gate: 'chatty-quiet' });
+    const pending = modernSend(url, body, {}, { timeoutMs: 10_000 });
+    await until(() => probe.gates.has('chatty-quiet'), 5_000, 'the tool waits on its gate');
+    probe.gates.get('chatty-quiet')?.();
+    const r = await pending;
+    assert.equal(r.status, 200);
+    assert.match(r.headers['content-type'] ?? '', /^application\/json/);
+    assert.equal(r.json().result.content[0].text, 'Hello, chatty-quiet');
+  });
+
   test('the client closing its request while it runs cancels the tool; nothing is stored', async () => {
     const before = rec.calls.get('create') ?? 0;
     const body = callBody('slow', { gate: 'walked-away' });
@@ -233,6 +284,24 @@ describe('an optional tool still running when taskAfterMs (100 ms here) is up', 
     assert.equal(done.result.content[0].text, 'progressed streamed-task');
   });
 
+  test('its log messages and partial output reach the client while held, then the CreateTaskResult; the task has the whole text', async () => {
+    const body = withLogLevel(
+      withToken(callBody('chatty', { gate: 'chatty-task' }), 'tok-chatty-task'),
+      'info',
+    );
+    const r = await modernOpen(url, body);
+    assert.equal(r.headers['content-type'], 'text/event-stream');
+    await r.finished(5_000, 'the CreateTaskResult ends the stream');
+    const all = r.messages();
+    assert.deepEqual(chatter(all), ['log starting chatty-task', 'delta Hello, ', 'delta chatty-task']);
+    const created = all.at(-1);
+    assert.equal(created.id, body.id);
+    assert.equal(created.result.resultType, 'task', JSON.stringify(created));
+    probe.gates.get('chatty-task')?.();
+    const done = await pollTask(url, created.result.taskId, (x) => x.status === 'completed');
+    assert.equal(done.result.content[0].text, 'Hello, chatty-task');
+  });
+
   test("over the client's task limit it goes on as a plain call and is answered when it ends", async () => {
     const first = (await modernSend(url, callBody('slow', { gate: 'holds-the-slot' }))).json().result;
     assert.equal(first.resultType, 'task');
@@ -264,10 +333,11 @@ describe('an optional tool still running when taskAfterMs (100 ms here) is up', 
 
   test('stats().tasks and /metrics count the tasks and the calls kept plain', () => {
     const t = s.handler.stats().tasks;
-    // long, held-progress, streamed-task and holds-the-slot; over-limit and store-down were kept plain.
-    assert.deepEqual(t, { created: 4, refusedLimit: 1, answeredDirectly: 0, keptPlain: 2, running: 0 });
+    // long, held-progress, streamed-task, chatty-task and holds-the-slot; over-limit and store-down
+    // were kept plain.
+    assert.deepEqual(t, { created: 5, refusedLimit: 1, answeredDirectly: 0, keptPlain: 2, running: 0 });
     const text = s.handler.metrics();
-    assert.match(text, /^sluice_tasks_created_total 4$/m);
+    assert.match(text, /^sluice_tasks_created_total 5$/m);
     assert.match(text, /^sluice_tasks_running 0$/m);
     assert.match(text, /^sluice_task_limit_refusals_total 1$/m);
     assert.match(text, /^sluice_task_calls_plain_total\{outcome="within-time"\} 0$/m);

@@ -38,7 +38,7 @@ const progressOf = (m: Record<string, unknown>) =>
 test('opened at the first progress, with the SSE headers and the endpoint headers; the answer ends it', async () => {
   const sink = new FakeSink();
   const { o, opened } = offer(sink);
-  const s = new HeldStream(o);
+  const s = new HeldStream(o, 't');
   assert.equal(s.open, false);
   s.progress(progress(1));
   assert.equal(s.open, true);
@@ -63,7 +63,7 @@ test('opened at the first progress, with the SSE headers and the endpoint header
 test('while the socket is full only the newest progress is kept: written at the drain, or before the answer', async () => {
   const sink = new FakeSink();
   const { o } = offer(sink);
-  const s = new HeldStream(o);
+  const s = new HeldStream(o, 't');
   sink.blocked = true;
   s.progress(progress(1)); // written (the socket takes it and says it is full)
   await nextTick();
@@ -96,20 +96,66 @@ test('while the socket is full only the newest progress is kept: written at the 
 
 test('keepAlive opens the stream when the endpoint keeps streams alive; a closed sink gets nothing', () => {
   const a = new FakeSink();
-  const held = new HeldStream(offer(a).o);
+  const held = new HeldStream(offer(a).o, 't');
   held.keepAlive();
   assert.equal(held.open, true);
   assert.equal(a.headers?.['content-type'], 'text/event-stream');
-  const quiet = new HeldStream(offer(new FakeSink(), false).o);
+  const quiet = new HeldStream(offer(new FakeSink(), false).o, 't');
   quiet.keepAlive();
   assert.equal(quiet.open, false, 'keepaliveMs 0: the answer stays one JSON body');
   const sink = new FakeSink();
   sink.peerClose();
   const { o, opened } = offer(sink);
-  const s = new HeldStream(o);
+  const s = new HeldStream(o, 't');
   s.progress(progress(1));
   s.keepAlive();
   s.finish(result);
   assert.equal(sink.body, '');
   assert.equal(opened(), 0);
+});
+
+test('partial output and log messages are never coalesced: while the socket is full they queue and the tool is told to wait', async () => {
+  const sink = new FakeSink();
+  const { o, opened } = offer(sink);
+  const s = new HeldStream(o, 't');
+  const log = (n: number) =>
+    JSON.stringify({
+      jsonrpc: '2.0',
+      method: 'notifications/message',
+      params: { level: 'info', data: `line ${n}` },
+    });
+  sink.blocked = true;
+  assert.equal(s.event(log(1)), undefined, 'the first goes at once');
+  assert.equal(s.open, true, 'opened by it');
+  await nextTick();
+  const waits = [2, 3, 4, 5, 6].map((n) => s.event(log(n)));
+  assert.ok(
+    waits.some((w) => w !== undefined),
+    'a full socket makes the tool wait',
+  );
+  s.progress(progress(1));
+  let released = false;
+  void Promise.all(waits).then(() => {
+    released = true;
+  });
+  await nextTick();
+  assert.equal(released, false, 'not while the socket is full');
+  assert.equal(sink.messages().length, 1);
+  sink.blocked = false;
+  sink.drain();
+  await nextTick();
+  assert.equal(released, true, 'the drain lets the tool go on');
+  s.finish(result);
+  await nextTick();
+  const got = sink.messages();
+  assert.deepEqual(
+    got
+      .filter((m) => m['method'] === 'notifications/message')
+      .map((m) => (m['params'] as { data: string }).data),
+    ['line 1', 'line 2', 'line 3', 'line 4', 'line 5', 'line 6'],
+    'every line, in order',
+  );
+  assert.equal(got.filter((m) => progressOf(m) === 1).length, 1);
+  assert.deepEqual(got.at(-1), result.body, 'the answer last');
+  assert.equal(opened(), 1);
 });

@@ -24,8 +24,9 @@ describe('CaptureSink', () => {
     assert.equal(s.closed, true);
   });
 
-  test("relayProgress passes on the client's own progress notifications only, until turned off", () => {
-    const relayed: unknown[] = [];
+  test("relay: the client's own progress, its partial output and log messages, until turned off", () => {
+    const progress: unknown[] = [];
+    const events: unknown[] = [];
     const s = new CaptureSink(10_000, () => undefined);
     const note = (token: unknown, progress: number, meta?: Record<string, unknown>) =>
       frame({
@@ -33,19 +34,87 @@ describe('CaptureSink', () => {
         method: 'notifications/progress',
         params: { progressToken: token, progress, ...(meta === undefined ? {} : { _meta: meta }) },
       });
-    s.relayProgress(0, (json) => relayed.push(JSON.parse(json).params.progress));
+    const relay = {
+      token: 0,
+      progress: (json: string) => progress.push(JSON.parse(json).params.progress),
+      event: (json: string) => {
+        const m = JSON.parse(json);
+        events.push(m.params.data ?? m.params.progress ?? m.params.seq);
+        return undefined;
+      },
+    };
+    s.relay(relay);
     s.head(200);
     s.write(note(0, 1));
     s.write(note('0', 2)); // another token (a string, not the number the client sent)
     s.write(note('sluice-task:x', 3)); // the task's own token
-    s.write(note(0, 4, { 'io.sluice/partial': true })); // a frame of partial output
+    s.write(note(0, 4, { 'io.sluice/partial': { seq: 0, n: 1 } })); // partial output for the client
+    s.write(note('sluice-task:x', 40, { 'io.sluice/partial': { seq: 1, n: 1 } })); // … for the task only
+    s.write(
+      frame({
+        jsonrpc: '2.0',
+        method: 'notifications/tools/partial_result',
+        params: {
+          partialResultToken: 'p',
+          seq: 7,
+          content: [],
+          _meta: { 'io.sluice/partial': { seq: 7, n: 1 } },
+        },
+      }),
+    );
     s.write(frame({ jsonrpc: '2.0', method: 'notifications/message', params: { level: 'info', data: 'x' } }));
     s.write(note(0, 5));
-    s.relayProgress(undefined);
+    s.relay(undefined);
     s.write(note(0, 6));
-    s.relayProgress(undefined, () => relayed.push('never'));
-    s.write(note(0, 7));
-    assert.deepEqual(relayed, [1, 5]);
+    s.write(frame({ jsonrpc: '2.0', method: 'notifications/message', params: { level: 'info', data: 'y' } }));
+    s.relay({ ...relay, token: undefined });
+    s.write(note(0, 7)); // no token of the client's: no progress
+    s.write(frame({ jsonrpc: '2.0', method: 'notifications/message', params: { level: 'info', data: 'z' } }));
+    assert.deepEqual(progress, [1, 5]);
+    assert.deepEqual(events, [4, 7, 'x', 'z']);
+  });
+
+  test("while the relay's response is full, write says so; its room (or turning it off) is the drain", async () => {
+    const s = new CaptureSink(10_000, () => undefined);
+    let drains = 0;
+    s.onDrain(() => drains++);
+    const rooms: (() => void)[] = [];
+    const relay = {
+      token: undefined,
+      progress: () => undefined,
+      event: () => new Promise<void>((resolve) => rooms.push(resolve)),
+    };
+    const log = frame({
+      jsonrpc: '2.0',
+      method: 'notifications/message',
+      params: { level: 'info', data: 'x' },
+    });
+    assert.equal(s.write(log), true, 'no relay: never full');
+    s.relay(relay);
+    assert.equal(s.write(log), false);
+    assert.equal(s.write(log), false, 'still waiting');
+    rooms[0]?.();
+    await Promise.resolve();
+    await Promise.resolve();
+    assert.equal(drains, 0, 'an older wait is not the drain');
+    rooms[1]?.();
+    await new Promise((r) => setImmediate(r));
+    assert.equal(drains, 1);
+    assert.equal(
+      s.write(
+        frame({
+          jsonrpc: '2.0',
+          method: 'notifications/progress',
+          params: { progressToken: 1, progress: 1 },
+        }),
+      ),
+      true,
+    );
+    assert.equal(s.write(log), false);
+    s.relay(undefined);
+    await new Promise((r) => setImmediate(r));
+    assert.equal(drains, 2, 'turning the relay off lets the tool go on');
+    assert.equal(s.write(log), true);
   });
 
   test('SSE: progress reported, then the answer; the run may exceed the bound, one event may not', async () => {

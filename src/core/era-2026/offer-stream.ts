@@ -20,6 +20,8 @@ export function openOfferStream(sink: ResponseSink, shared: ConnectionShared, he
       // nothing waits for room (the promise is only for an unkeyed frame over the high-water mark).
       c.send(encodeJsonFrame(undefined, json), key)?.catch(() => undefined);
     },
+    // A plain call's unkeyed frame: it waits for room rather than being dropped (it never rejects).
+    send: (json) => c.send(encodeJsonFrame(undefined, json)),
     finish: (json) => {
       // After what is queued; waits for room when the socket is blocked (it never rejects).
       c.finish(encodeJsonFrame(undefined, json))?.catch(() => undefined);

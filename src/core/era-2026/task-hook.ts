@@ -46,6 +46,11 @@ export interface TaskOffer {
 export interface OfferStream {
   /** One JSON-RPC notification, coalesced with the newest of its `key` while the socket is blocked. */
   notify(json: string, key: string): void;
+  /**
+   * One JSON-RPC notification that must arrive whole (partial output, a log message): queued while
+   * the socket is blocked; the promise, when there is one, resolves once the producer may go on.
+   */
+  send(json: string): Promise<void> | undefined;
   /** The answer as the last event, then the end of the response. */
   finish(json: string): void;
 }
