@@ -39,7 +39,10 @@ const text = (t: string) => ({ content: [{ type: 'text' as const, text: t }] });
 
 export function taskServer(probe: ToolProbe): CreateServer {
   return () => {
-    const server = new McpServer({ name: 'tasks-test', version: '1.0.0' }, { capabilities: { tools: {}, logging: {} } });
+    const server = new McpServer(
+      { name: 'tasks-test', version: '1.0.0' },
+      { capabilities: { tools: {}, logging: {} } },
+    );
     const wait = (gate: string, ms: number, signal: AbortSignal) =>
       new Promise<void>((resolve, reject) => {
         probe.runs.set(gate, (probe.runs.get(gate) ?? 0) + 1);
