@@ -9,10 +9,11 @@ import { McpServer } from '@modelcontextprotocol/sdk/server/mcp.js';
 import { createParser } from 'eventsource-parser';
 import { z } from 'zod';
 import { PARTIAL_META_KEY } from '../../src/jsonrpc/partial.js';
-import { partialResults, type Served, serve } from '../../src/server/index.js';
+import { createTasks, partialResults, type Served, serve } from '../../src/server/index.js';
 import { withDeadline } from '../helpers/deadline.js';
 import { dechunk, RawSession, rawPost, sleep, toolCall } from '../helpers/http.js';
 import { modernBody, modernHeaders } from '../helpers/modern.js';
+import { DECLARED } from '../helpers/tasks.js';
 
 const TOTAL = 4 * 1024 * 1024;
 const CHUNK = 1024;
@@ -43,7 +44,18 @@ function spewServer(): McpServer {
 }
 
 let srv: Served;
+/** The same server with the tasks extension: `spew` is `optional`, held for a minute before it would become a task. */
+let held: Served;
 before(async () => {
+  held = await serve({
+    createServer: () => spewServer() as never,
+    host: '127.0.0.1',
+    port: 0,
+    keepaliveMs: 0,
+    highWaterMark: HWM,
+    maxQueueBytes: 1024 * 1024,
+    tasks: createTasks({ tools: { spew: 'optional' }, taskAfterMs: 60_000 }),
+  });
   srv = await serve({
     createServer: () => spewServer() as never,
     host: '127.0.0.1',
@@ -54,7 +66,7 @@ before(async () => {
     maxQueueBytes: 1024 * 1024,
   });
 });
-after(() => srv.close());
+after(() => Promise.all([srv.close(), held.close()]));
 
 test('paused reader, 4 MB of text: the tool waits, memory stays bounded, nothing is lost', async () => {
   const s = new RawSession(srv.url);
@@ -138,11 +150,13 @@ test('paused reader, 4 MB of text: the tool waits, memory stays bounded, nothing
   );
 });
 
-// The same on a 2026-07-28 request (no session: deltas go out through extra.sendNotification). Its
-// frames must never be coalesced like ordinary progress: a blocked socket slows the tool instead.
-test('2026-07-28 request, paused reader: every delta arrives, none replaced, the tool waits', async () => {
+/**
+ * A 2026-07-28 `spew` of 4 MiB to a reader paused for 1.5 s: the tool is held back, then every delta
+ * arrives, contiguous (none replaced), byte for byte the result.
+ */
+async function pausedModernReader(target: Served, meta: Record<string, unknown>): Promise<void> {
   const chunks = TOTAL / CHUNK; // 4 MiB: beyond the queue and what loopback socket buffers hold
-  const sock = connect(srv.port, '127.0.0.1');
+  const sock = connect(target.port, '127.0.0.1');
   const received: Buffer[] = [];
   const head = new Promise<void>((resolve, reject) => {
     sock.on('data', (d: Buffer) => {
@@ -156,10 +170,12 @@ test('2026-07-28 request, paused reader: every delta arrives, none replaced, the
   const body = modernBody(
     'tools/call',
     { name: 'spew', arguments: { chunks } },
-    { progressToken: 'tok' },
+    { progressToken: 'tok', ...meta },
     'm1',
   );
-  sock.write(rawPost(srv.port, modernHeaders(body, { accept: 'text/event-stream' }), JSON.stringify(body)));
+  sock.write(
+    rawPost(target.port, modernHeaders(body, { accept: 'text/event-stream' }), JSON.stringify(body)),
+  );
   await withDeadline(head, 5_000, 'response head');
   sock.pause();
   await sleep(1_500);
@@ -194,4 +210,15 @@ test('2026-07-28 request, paused reader: every delta arrives, none replaced, the
   assert.equal(next, chunks, 'every delta accounted for');
   assert.equal(final.length, chunks * CHUNK);
   assert.equal(streamed, final, 'byte for byte');
-});
+}
+
+// The same on a 2026-07-28 request (no session: deltas go out through extra.sendNotification). Its
+// frames must never be coalesced like ordinary progress: a blocked socket slows the tool instead.
+test('2026-07-28 request, paused reader: every delta arrives, none replaced, the tool waits', () =>
+  pausedModernReader(srv, {}));
+
+// From a client that declared the tasks extension the call is held for taskAfterMs (tasks/task-after.ts):
+// the tool answers into the task's capture, which relays each delta to the client's response and tells
+// the tool's writer when that response is full, so the tool is slowed the same way and nothing is lost.
+test('2026-07-28, a call held before it would become a task, paused reader: the same', () =>
+  pausedModernReader(held, DECLARED));
