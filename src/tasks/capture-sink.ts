@@ -169,13 +169,11 @@ export class CaptureSink implements ResponseSink {
     const params = m['params'];
     const method = m['method'];
     if (typeof method !== 'string') return;
-    const own = (p: Record<string, unknown>) =>
-      this.#relay?.token !== undefined && p['progressToken'] === this.#relay.token;
     if (isPlainObject(params) && isPlainObject(params['_meta']) && PARTIAL_META_KEY in params['_meta']) {
       // A frame of partial output (jsonrpc/partial.ts): the delta in `message` (progress form) or
       // in the text blocks of `content` (the draft SEP's form, under the client's own
       // partialResultToken). Data, not status.
-      if (method === PARTIAL_RESULT_METHOD || own(params)) this.#relayEvent(data);
+      if (method === PARTIAL_RESULT_METHOD || this.#own(params)) this.#relayEvent(data);
       const delta = partialText(params);
       if (delta !== '') this.#onPartial(delta);
       return;
@@ -187,7 +185,7 @@ export class CaptureSink implements ResponseSink {
     }
     if (!isPlainObject(params)) return;
     const p = params;
-    if (own(p)) this.#relay?.progress(data);
+    if (this.#own(p)) this.#relay?.progress(data);
     const text =
       typeof p['message'] === 'string'
         ? p['message']
@@ -197,6 +195,11 @@ export class CaptureSink implements ResponseSink {
             : String(p['progress'])
           : undefined;
     if (text !== undefined) this.#onProgress(text.slice(0, 1024));
+  }
+
+  /** Whether `p` (a progress notification's params) carries the client's own token. */
+  #own(p: Record<string, unknown>): boolean {
+    return this.#relay?.token !== undefined && p['progressToken'] === this.#relay.token;
   }
 
   #relayEvent(json: string): void {
