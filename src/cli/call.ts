@@ -31,9 +31,10 @@ export const USAGE_CALL = `usage: sluice call URL TOOL [options]
   --header 'K: V'  an extra request header (repeatable)
   --token T        sent as Authorization: Bearer T
   --timeout MS     request timeout, reset by every progress event (default 60000)
-  --task           run the call as a task (tasks extension, 2026-07-28): the task id is printed at once
-                   (stderr; with --json a {"type":"task"} line), then the task's status messages while it is
-                   polled; 'sluice task get|cancel ID URL' works on it from another terminal. Polling
+  --task           run the call as a task (tasks extension, 2026-07-28): its progress while the server holds
+                   it, then the task id once it is one (stderr; with --json {"type":"progress"} and
+                   {"type":"task"} lines), then the task's status messages while it is polled;
+                   'sluice task get|cancel ID URL' works on it from another terminal. Polling
                    gives up (exit 3) after --timeout MS without reaching the server, or at the task's TTL
   --json           NDJSON on stdout: {"type":"progress",…} per progress event and {"type":"partial","text":…}
                    per delta of partial output, in order, then {"type":"result",…}

@@ -1,5 +1,6 @@
 // `sluice call --task URL TOOL …` runs a tool as a task of the tasks extension (docs/tasks.md): it prints the
-// task id at once, the task's status messages while it polls, then the result.
+// task id at once, the call's progress while the server holds it and the task's status messages while it
+// polls, then the result.
 // `sluice task get|cancel ID URL [--header 'K: V' …] [--token T]` reads or cancels a task, from any terminal
 // and through any instance of a cluster sharing the task store; the task's DetailedTask (get) or the ack
 // (cancel) goes to stdout as JSON.
@@ -46,19 +47,27 @@ export async function callAsTask(
   outageMs: number,
 ): Promise<CallToolResult> {
   let last: string | undefined;
+  /** One line per new message: `{"type":"status"|"progress",…}` with --json, else indented on stderr. */
+  const say = (m: string | undefined, line: Record<string, unknown>) => {
+    if (m === undefined || m === last) return;
+    last = m;
+    if (json) process.stdout.write(`${JSON.stringify(line)}\n`);
+    else process.stderr.write(`  ${m}\n`);
+  };
   const task = await callToolAsTask(
     connection.client,
     { name: tool, arguments: args, _meta: TASK_META },
     {
       signal,
       maxOutageMs: outageMs,
-      onStatus: (s) => {
-        const m = s.statusMessage;
-        if (m === undefined || m === last) return;
-        last = m;
-        if (json) process.stdout.write(`${JSON.stringify({ type: 'status', message: m })}\n`);
-        else process.stderr.write(`  ${m}\n`);
-      },
+      onStatus: (s) => say(s.statusMessage, { type: 'status', message: s.statusMessage }),
+      // While the server holds the call before it becomes a task (or answers it directly), its progress
+      // comes on the call's answer: the same lines as the task's status messages after it.
+      onProgress: (p) =>
+        say(p.message ?? (p.total === undefined ? `${p.progress}` : `${p.progress}/${p.total}`), {
+          type: 'progress',
+          ...p,
+        }),
     },
   );
   if (task.immediate) return task.result() as Promise<CallToolResult>;

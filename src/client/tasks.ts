@@ -16,7 +16,7 @@
  * (`tasks/update`), else {@link TaskInputRequiredError}.
  */
 import type { Client } from '@modelcontextprotocol/sdk/client/index.js';
-import type { ClientRequest, Result } from '@modelcontextprotocol/sdk/types.js';
+import type { ClientRequest, Progress, Result } from '@modelcontextprotocol/sdk/types.js';
 import { InvalidOptionError } from '../errors.js';
 import { isPlainObject as isObject } from '../jsonrpc/message.js';
 import { META_CLIENT_CAPABILITIES, TASKS_EXTENSION } from '../jsonrpc/meta-keys.js';
@@ -123,6 +123,13 @@ export interface CallToolAsTaskOptions {
   maxOutageMs?: number;
   /** Called with every status `result()` reads (progress display: `statusMessage`). */
   onStatus?: (state: TaskState) => void;
+  /**
+   * Progress on the call's own answer: the call carries a `progressToken`, and a server that holds
+   * it before making it a task (Sluice's `taskAfterMs`, docs/tasks.md) sends the tool's progress
+   * there, as for a plain call. Once the call is a task its progress comes as `statusMessage`
+   * (`onStatus`).
+   */
+  onProgress?: (progress: Progress) => void;
 }
 
 export interface TaskHandle {
@@ -194,7 +201,11 @@ export async function callToolAsTask(
   const created: unknown = await client.request(
     { method: 'tools/call', params: { ...params, _meta: meta } } as ClientRequest,
     ANY_RESULT as unknown as Parameters<Client['request']>[1],
-    options.signal === undefined ? undefined : { signal: options.signal },
+    {
+      ...(options.signal === undefined ? {} : { signal: options.signal }),
+      // The SDK adds the request's progressToken to its `_meta` and routes the notifications here.
+      ...(options.onProgress === undefined ? {} : { onprogress: options.onProgress }),
+    },
   );
   if (!isObject(created)) throw new MalformedMessageError('tools/call: the result is not an object');
   if (created['resultType'] !== 'task') return immediateHandle(created as Result);

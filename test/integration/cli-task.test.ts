@@ -1,5 +1,6 @@
 // `sluice call --task` and `sluice task get|cancel`, spawned as real processes against `sluice serve`: the task
-// id printed at once, the result at the end; a running task read and cancelled from "another terminal" (the
+// id printed at once, the result at the end; the progress of a call the server holds before it would become a
+// task; a running task read and cancelled from "another terminal" (the
 // running call then ends with exit 3, saying it was cancelled); a server gone mid-task makes the call give up
 // after --timeout (exit 3, how to read the task later) rather than poll on; an unknown id is exit 3; usage
 // errors exit 2. A CLI process still running at its deadline or at the end is killed, never left behind.
@@ -74,6 +75,36 @@ describe('sluice call --task, sluice task get|cancel', () => {
     assert.equal(r.code, 0, r.stderr);
     assert.match(r.stderr, /^task [A-Za-z0-9_-]{43}$/m);
     assert.equal(r.stdout.trim(), 'computed t1 after 1s');
+  });
+
+  test('call --task --json: the progress a server sends while it holds the call, then the result', async () => {
+    // `reindex` is an optional task tool: 5 documents, 20 ms each, end within the demo's 250 ms hold, so
+    // the server answers directly, its progress on the call's own answer (docs/tasks.md). On a machine
+    // slow enough to outlast the hold the call becomes a task after the first progress: the same lines.
+    const r = await sluice([
+      'call',
+      server.url,
+      'reindex',
+      '--arg',
+      'corpus=cli-held',
+      '--arg',
+      'docs=5',
+      '--arg',
+      'delayMs=20',
+      '--task',
+      '--json',
+    ]);
+    assert.equal(r.code, 0, r.stderr);
+    const lines = r.stdout
+      .trim()
+      .split('\n')
+      .map((l) => JSON.parse(l) as { type: string; message?: string; progress?: number; total?: number });
+    const progress = lines.filter((l) => l.type === 'progress');
+    assert.ok(progress.length > 0, `progress lines: ${r.stdout}`);
+    assert.match(progress[0]?.message ?? '', /^indexed \d\/5 of cli-held$/);
+    assert.equal(progress[0]?.total, 5);
+    assert.equal(lines.at(-1)?.type, 'result', r.stdout);
+    assert.match(r.stdout, /reindexed 5 docs/);
   });
 
   test('a running task: get and cancel from another terminal', async () => {

@@ -4,11 +4,13 @@
  * polling pace), input answered by the caller's handlers, cancel, typed errors (failed,
  * cancelled, expired at the TTL, unknown), a tool that is not a task (an immediate handle), and
  * polling that survives a cut connection (a TCP proxy refusing everything for a while) and gives up
- * with a typed error after `maxOutageMs` of it; every status read reaches `onStatus`.
+ * with a typed error after `maxOutageMs` of it; every status read reaches `onStatus`, and the progress
+ * of a call the server holds before it would become a task reaches `onProgress`.
  */
 import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
+import type { Progress } from '@modelcontextprotocol/sdk/types.js';
 import {
   callToolAsTask,
   callToolDurably,
@@ -40,6 +42,10 @@ describe('callToolAsTask', () => {
   let served: Served;
   let short: Served;
   let proxy: TcpProxy;
+  /** Holds an optional tool's call 10 s before it would become a task (task-after.ts). */
+  let holding: Served;
+  /** Holds it 150 ms: a tool waiting on its gate becomes a task. */
+  let brief: Served;
   const clients: Client[] = [];
 
   async function connect(url: string): Promise<Client> {
@@ -60,12 +66,22 @@ describe('callToolAsTask', () => {
       tasks: createTasks({ taskAfterMs: 0, tools: TASK_TOOLS, pollIntervalMs: 40, ttlMs: 1000 }),
     });
     proxy = await startTcpProxy(Number(new URL(served.url).port));
+    holding = await serve({
+      ...base,
+      tasks: createTasks({ taskAfterMs: 10_000, tools: TASK_TOOLS, pollIntervalMs: 40 }),
+    });
+    brief = await serve({
+      ...base,
+      tasks: createTasks({ taskAfterMs: 150, tools: TASK_TOOLS, pollIntervalMs: 40 }),
+    });
   });
   after(async () => {
     for (const c of clients) await c.close();
     await proxy.close();
     await served.close();
     await short.close();
+    await holding.close();
+    await brief.close();
   });
 
   test('a running task: status, then the result once it finished', async () => {
@@ -117,6 +133,32 @@ describe('callToolAsTask', () => {
     await assert.rejects(x.result(), TaskExpiredError);
     assert.ok(Date.now() - t0 < 3000, 'stops at the TTL');
     probe.gates.get('c-ttl')?.();
+  });
+
+  test('onProgress: the progress a server sends while it holds the call, answered directly or made a task', async () => {
+    const seen: Progress[] = [];
+    const direct = callToolAsTask(
+      await connect(holding.url),
+      { name: 'progress', arguments: { gate: 'cp-direct' }, _meta: META },
+      { onProgress: (p) => seen.push(p) },
+    );
+    await until(() => seen.length > 0, 5000, 'the progress, while held');
+    assert.deepEqual(seen, [{ progress: 1, total: 3, message: 'step 1 of cp-direct' }]);
+    probe.gates.get('cp-direct')?.();
+    const handle = await direct;
+    assert.equal(handle.immediate, true, 'answered within the hold');
+    assert.equal(textOf(await handle.result()), 'progressed cp-direct');
+
+    const later: Progress[] = [];
+    const task = await callToolAsTask(
+      await connect(brief.url),
+      { name: 'progress', arguments: { gate: 'cp-task' }, _meta: META },
+      { onProgress: (p) => later.push(p) },
+    );
+    assert.equal(task.immediate, false);
+    assert.deepEqual(later, [{ progress: 1, total: 3, message: 'step 1 of cp-task' }], 'before the task id');
+    probe.gates.get('cp-task')?.();
+    assert.equal(textOf(await task.result()), 'progressed cp-task');
   });
 
   test('a tool that is not a task: an immediate handle', async () => {
