@@ -252,8 +252,14 @@ export async function main(argv: string[]): Promise<number> {
       hint = ` (the server lists no tool '${tool}'; 'sluice tools ${url}' lists the ${listed.length} it has)`;
     let result: CallToolResult | undefined;
     let streamed = '';
+    /** A delta of partial output: on stdout as it arrives (a {"type":"partial"} line with --json). */
+    const partial = (text: string) => {
+      streamed += text;
+      if (json) process.stdout.write(`${JSON.stringify({ type: 'partial', text })}\n`);
+      else if (text.length > 0) process.stdout.write(text);
+    };
     if (values.task === true)
-      result = await callAsTask(connection, tool, args, json, abort.signal, Math.ceil(timeout));
+      result = await callAsTask(connection, tool, args, json, abort.signal, Math.ceil(timeout), partial);
     else
       for await (const part of callToolStream(
         connection.client,
@@ -262,9 +268,7 @@ export async function main(argv: string[]): Promise<number> {
       )) {
         if (part.type === 'progress') renderer.progress(part.progress);
         else if (part.type === 'partial') {
-          streamed += part.text;
-          if (json) process.stdout.write(`${JSON.stringify({ type: 'partial', text: part.text })}\n`);
-          else if (part.text.length > 0) process.stdout.write(part.text);
+          partial(part.text);
           if (!json && part.content !== undefined) process.stdout.write(renderContent(part.content));
         } else result = part.result;
       }

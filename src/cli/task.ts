@@ -1,14 +1,16 @@
 // `sluice call --task URL TOOL …` runs a tool as a task of the tasks extension (docs/tasks.md): it prints the
-// task id at once, the call's progress while the server holds it and the task's status messages while it
-// polls, then the result.
+// task id at once, the call's progress (and partial output) while the server holds it and the task's status
+// messages while it polls, then the result.
 // `sluice task get|cancel ID URL [--header 'K: V' …] [--token T]` reads or cancels a task, from any terminal
 // and through any instance of a cluster sharing the task store; the task's DetailedTask (get) or the ack
 // (cancel) goes to stdout as JSON.
 //
 // Exit codes: 0 ok · 1 the tool returned isError · 2 usage · 3 failed, cancelled, expired, unknown, or a
 // transport failure.
-import type { CallToolResult } from '@modelcontextprotocol/sdk/types.js';
+import type { CallToolResult, Progress } from '@modelcontextprotocol/sdk/types.js';
 import { callToolAsTask, TASKS_EXTENSION } from '../client/tasks.js';
+import { isPlainObject } from '../jsonrpc/message.js';
+import { PARTIAL_META_KEY } from '../jsonrpc/meta-keys.js';
 import { readCommandLine } from './command-line.js';
 import { type Connection, connectClient, parseHeaders, UsageError } from './connect.js';
 import { endpointUrl, failureHint } from './hints.js';
@@ -45,6 +47,7 @@ export async function callAsTask(
   json: boolean,
   signal: AbortSignal,
   outageMs: number,
+  onPartial: (text: string) => void,
 ): Promise<CallToolResult> {
   let last: string | undefined;
   /** One line per new message: `{"type":"status"|"progress",…}` with --json, else indented on stderr. */
@@ -63,17 +66,31 @@ export async function callAsTask(
       onStatus: (s) => say(s.statusMessage, { type: 'status', message: s.statusMessage }),
       // While the server holds the call before it becomes a task (or answers it directly), its progress
       // comes on the call's answer: the same lines as the task's status messages after it.
-      onProgress: (p) =>
-        say(p.message ?? (p.total === undefined ? `${p.progress}` : `${p.progress}/${p.total}`), {
-          type: 'progress',
-          ...p,
-        }),
+      // Partial output in the progress form (docs/partial-results.md) is a delta of the answer's text,
+      // rendered as a plain call's is, not a status line.
+      onProgress: (p) => {
+        const delta = partialDelta(p);
+        if (delta !== undefined) onPartial(delta);
+        else
+          say(p.message ?? (p.total === undefined ? `${p.progress}` : `${p.progress}/${p.total}`), {
+            type: 'progress',
+            ...p,
+          });
+      },
     },
   );
   if (task.immediate) return task.result() as Promise<CallToolResult>;
   if (json) process.stdout.write(`${JSON.stringify({ type: 'task', taskId: task.taskId })}\n`);
   else process.stderr.write(`task ${task.taskId}\n`);
   return task.result() as Promise<CallToolResult>;
+}
+
+/** The delta of a progress notification that carries partial output (its `_meta` marks it), else undefined. */
+function partialDelta(p: Progress): string | undefined {
+  const meta = (p as { _meta?: unknown })._meta;
+  return isPlainObject(meta) && PARTIAL_META_KEY in meta && typeof p.message === 'string'
+    ? p.message
+    : undefined;
 }
 
 /** This command's options that stand alone (`--header=…` carries its value; `--header V` is two words). */

@@ -107,6 +107,42 @@ describe('sluice call --task, sluice task get|cancel', () => {
     assert.match(r.stdout, /reindexed 5 docs/);
   });
 
+  test("call --task: partial output while the server holds the call goes to stdout as a plain call's, not as progress", async () => {
+    // `generate` is an optional task tool streaming one delta per word; 30 words at 1 ms end within the hold.
+    const args = [
+      'call',
+      server.url,
+      'generate',
+      '--arg',
+      'words=30',
+      '--arg',
+      'delayMs=1',
+      '--arg',
+      'seed=7',
+      '--task',
+    ];
+    const [text, json] = await Promise.all([sluice(args), sluice([...args, '--json'])]);
+    assert.equal(text.code, 0, text.stderr);
+    assert.equal(json.code, 0, json.stderr);
+    const lines = json.stdout
+      .trim()
+      .split('\n')
+      .map((l) => JSON.parse(l) as { type: string; text?: string; content?: { text?: string }[] });
+    const deltas = lines.filter((l) => l.type === 'partial');
+    assert.ok(deltas.length > 1, `partial lines: ${json.stdout}`);
+    assert.deepEqual(
+      lines.filter((l) => l.type === 'progress'),
+      [],
+      'no delta shown as progress',
+    );
+    const full = lines.at(-1)?.content?.[0]?.text ?? '';
+    assert.equal(lines.at(-1)?.type, 'result');
+    assert.equal(deltas.map((l) => l.text).join(''), full, 'the deltas are the result, in order');
+    // Text mode: the streamed text once (the result adds nothing to it), and no status lines on stderr.
+    assert.equal(text.stdout, full.endsWith('\n') ? full : `${full}\n`);
+    assert.doesNotMatch(text.stderr, /^ {2}/m);
+  });
+
   test('a running task: get and cancel from another terminal', async () => {
     let seen: Run | undefined;
     const running = sluice(
