@@ -9,8 +9,7 @@
 // transport failure.
 import type { CallToolResult, Progress } from '@modelcontextprotocol/sdk/types.js';
 import { callToolAsTask, TASKS_EXTENSION } from '../client/tasks.js';
-import { isPlainObject } from '../jsonrpc/message.js';
-import { PARTIAL_META_KEY } from '../jsonrpc/meta-keys.js';
+import { partialMarkerOf } from '../jsonrpc/partial.js';
 import { readCommandLine } from './command-line.js';
 import { type Connection, connectClient, parseHeaders, UsageError } from './connect.js';
 import { endpointUrl, failureHint } from './hints.js';
@@ -87,10 +86,7 @@ export async function callAsTask(
 
 /** The delta of a progress notification that carries partial output (its `_meta` marks it), else undefined. */
 function partialDelta(p: Progress): string | undefined {
-  const meta = (p as { _meta?: unknown })._meta;
-  return isPlainObject(meta) && PARTIAL_META_KEY in meta && typeof p.message === 'string'
-    ? p.message
-    : undefined;
+  return partialMarkerOf(p) !== undefined && typeof p.message === 'string' ? p.message : undefined;
 }
 
 /** This command's options that stand alone (`--header=…` carries its value; `--header V` is two words). */

@@ -45,7 +45,7 @@ export async function callThenTask(host: TaskAfterHost, o: TaskOffer, t: TaskRec
   const run = host.newRun(t);
   run.hold();
   // While held, what the client asked for reaches it as a plain call's would (held-stream.ts).
-  const stream = new HeldStream(o, progressTokenOf(o));
+  const stream = new HeldStream(o, clientProgressToken(o));
   run.relay(stream);
   /**
    * The answer, as the opened stream's last event or in one body. The relay stops here, where the
@@ -98,7 +98,7 @@ export async function callThenTask(host: TaskAfterHost, o: TaskOffer, t: TaskRec
 }
 
 /** The client's own progress token, if its call carried one (`params._meta.progressToken`). */
-function progressTokenOf(o: TaskOffer): unknown {
+function clientProgressToken(o: TaskOffer): unknown {
   const meta = o.req.params?.['_meta'];
   return isPlainObject(meta) ? meta['progressToken'] : undefined;
 }

@@ -9,11 +9,10 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
-import { callToolStream } from '../../src/client/index.js';
 import { createDemoServer } from '../../src/demo/demo-server.js';
 import { generateText, prng } from '../../src/demo/generate.js';
 import { type Served, serve } from '../../src/server/index.js';
-import { resumingTransport } from '../helpers/cut-demo.js';
+import { generateThrough, resumingTransport } from '../helpers/cut-demo.js';
 import { type CutProxy, startCutProxy } from '../helpers/cut-proxy.js';
 import { withDeadline } from '../helpers/deadline.js';
 import {
@@ -23,11 +22,6 @@ import {
   skipWithoutNginx,
   startNginx,
 } from '../helpers/nginx.js';
-
-function resultText(result: unknown): string {
-  const c = (result as { content?: { type: string; text: string }[] }).content?.[0];
-  return c?.type === 'text' ? c.text : '';
-}
 
 const seed = Number(process.env['SLUICE_TRIAL_SEED'] ?? Date.now() % 1_000_000);
 const rand = prng(seed);
@@ -82,33 +76,14 @@ for (const via of ['direct', 'nginx'] as const) {
         const declinedBefore = srv.handler.stats().replays.declined.evicted;
         let streamed = '';
         let final = '';
-        const args = { words, delayMs: 0, seed: callSeed };
         try {
-          if (kind === 'sluice') {
-            const run = async (): Promise<void> => {
-              for await (const part of callToolStream(
-                client,
-                { name: 'generate', arguments: args },
-                { timeout: 240_000 },
-              )) {
-                if (part.type === 'partial') streamed += part.text;
-                else if (part.type === 'result') final = resultText(part.result);
-              }
-            };
-            await withDeadline(run(), 240_000, label);
-          } else {
-            const result = await withDeadline(
-              client.callTool({ name: 'generate', arguments: args }, undefined, {
-                timeout: 240_000,
-                onprogress: (p) => {
-                  streamed += p.message ?? '';
-                },
-              }),
-              240_000,
-              label,
-            );
-            final = resultText(result);
-          }
+          ({ streamed, final } = await generateThrough(
+            kind,
+            client,
+            { words, delayMs: 0, seed: callSeed },
+            240_000,
+            label,
+          ));
         } finally {
           await client.close().catch(() => {});
         }

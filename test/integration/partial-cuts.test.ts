@@ -8,20 +8,14 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
-import { callToolStream } from '../../src/client/index.js';
 import { generateText, prng } from '../../src/demo/generate.js';
 import type { Served } from '../../src/server/index.js';
-import { resumingTransport, startCutDemo } from '../helpers/cut-demo.js';
+import { generateThrough, resumingTransport, startCutDemo } from '../helpers/cut-demo.js';
 import type { CutProxy } from '../helpers/cut-proxy.js';
 import { withDeadline } from '../helpers/deadline.js';
 
 const CUTS = 50;
 const WORDS = 2_500;
-
-function resultText(result: unknown): string {
-  const c = (result as { content?: { type: string; text: string }[] }).content?.[0];
-  return c?.type === 'text' ? c.text : '';
-}
 
 for (const kind of ['sluice', 'sdk'] as const) {
   describe(`partial output across ${CUTS} random cuts, ${kind} client`, () => {
@@ -55,34 +49,13 @@ for (const kind of ['sluice', 'sdk'] as const) {
               await proxy.arm(400 + Math.floor(rand() * 60_000), (line) => !line.startsWith('DELETE'));
             }
           })();
-          let streamed = '';
-          let final = '';
-          const args = { words: WORDS, delayMs: 0, seed: callSeed };
-          if (kind === 'sluice') {
-            const run = async (): Promise<void> => {
-              for await (const part of callToolStream(
-                client,
-                { name: 'generate', arguments: args },
-                { timeout: 60_000 },
-              )) {
-                if (part.type === 'partial') streamed += part.text;
-                else if (part.type === 'result') final = resultText(part.result);
-              }
-            };
-            await withDeadline(run(), 60_000, label);
-          } else {
-            const result = await withDeadline(
-              client.callTool({ name: 'generate', arguments: args }, undefined, {
-                timeout: 60_000,
-                onprogress: (p) => {
-                  streamed += p.message ?? '';
-                },
-              }),
-              60_000,
-              label,
-            );
-            final = resultText(result);
-          }
+          const { streamed, final } = await generateThrough(
+            kind,
+            client,
+            { words: WORDS, delayMs: 0, seed: callSeed },
+            60_000,
+            label,
+          );
           running = false;
           // A cut still armed when the call ended is dropped: carried over, it could cut the next
           // call's POST before its response head (a leftover count of a few bytes), which no client
