@@ -174,8 +174,8 @@ describe('the MCP Inspector web UI against sluice serve (Chromium)', { skip }, (
   for (const era of ['legacy', 'modern'] as const) {
     const extra =
       era === 'legacy'
-        ? "shows a reindex's progress and result"
-        : "shows a reindex's progress and result, and polls a long call made a task to its result";
+        ? "shows a reindex's progress and result and a tool's log messages"
+        : "shows a reindex's progress and result and a tool's log messages, and polls a long call made a task to its result";
     test(`${era} era: connects, lists the tools, ${extra}`, async () => {
       const web = await startInspectorWeb(serve.url, era, home);
       const { page, offLoopback } = await loopbackPage(await chromiumOnce());
@@ -196,6 +196,17 @@ describe('the MCP Inspector web UI against sluice serve (Chromium)', { skip }, (
         // tasks extension, so the call is held for `taskAfterMs` first; its progress still reaches the page.
         await page.getByText(/indexed 20\/20 of web-ui/).waitFor({ timeout: WAIT_MS });
         assert.equal(taskRuns(), runsBefore, 'a quick call stays a plain one');
+
+        // Log messages a tool sends while it runs (notifications/message on the call's stream), as the
+        // page shows them.
+        await runTool(page, 'test_tool_with_logging', {});
+        await page
+          .getByText('Tool with logging executed successfully', { exact: true })
+          .waitFor({ timeout: WAIT_MS });
+        await page
+          .getByText(/Tool processing data/)
+          .first()
+          .waitFor({ timeout: WAIT_MS });
 
         if (era === 'modern') {
           await runTool(page, 'slow_compute', { seconds: '3', label: 'via-web' });
