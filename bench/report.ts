@@ -54,6 +54,7 @@ function echoSection(r: BenchResults): string {
     .map((e) => {
       const sl = find('sluice', e)?.cpuPerReqUs;
       const sdk = find('sdk', e)?.cpuPerReqUs;
+      const bare = find('sdk-bare', e)?.cpuPerReqUs;
       const sluiceRaw = ratio(sl, e.cpuPerReqUs);
       const sdkSluice = ratio(sdk, sl);
       return [
@@ -63,8 +64,11 @@ function echoSection(r: BenchResults): string {
         auto(e.cpuPerReqUs),
         auto(sl),
         auto(sdk),
+        auto(bare),
         times(sluiceRaw),
         times(sdkSluice),
+        times(ratio(bare, e.cpuPerReqUs)),
+        times(ratio(sl, bare)),
         yesNo(
           bothMet(
             sluiceRaw,
@@ -93,10 +97,27 @@ function echoSection(r: BenchResults): string {
     'Server CPU µs per request (the figure that survives a noisy machine):',
     '',
     table(
-      ['mode', 'C', 'S', 'raw', 'sluice', 'sdk', 'sluice/raw (≤ 5x)', 'sdk/sluice (≥ 3.5x)', 'target met?'],
+      [
+        'mode',
+        'C',
+        'S',
+        'raw',
+        'sluice',
+        'sdk',
+        'sdk-bare',
+        'sluice/raw (≤ 5x)',
+        'sdk/sluice (≥ 3.5x)',
+        'sdk-bare/raw',
+        'sluice/sdk-bare',
+        'target met?',
+      ],
       cpuRows,
-      'lrrrrrrrl',
+      'lrrrrrrrrrrl',
     ),
+    '',
+    '`sdk-bare` is the SDK’s `McpServer` with the same tools behind the least transport that can host it',
+    '(bench/servers/sdk-bare.ts: no checks, no event ids, one `res.end`): what hosting the SDK costs by',
+    'itself. `sluice/sdk-bare` is Sluice against it.',
     '',
     'Throughput and latency (req/s is capped by the load generator when client cores ≈ 1):',
     '',

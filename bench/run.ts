@@ -13,8 +13,8 @@
 //                        and `sluice-jwt` (no authentication) servers to (a)
 //   --tracing            add `sluice+otel-api` (tracing: { api }, no provider) and `sluice+otel-sdk` (an SDK
 //                        provider with a no-op exporter) servers to (a), beside `sluice` (tracing off)
-//   --profile KIND       run that kind's server children (and, in (e), client workers) with --cpu-prof;
-//                        the top self-time functions go in the report
+//   --profile KIND       run that kind's server children (raw, sluice, sdk or sdk-bare; in (e), client
+//                        workers too) with --cpu-prof; the top self-time functions go in the report
 //   --out DIR            where results go (default bench/results)
 import { mkdirSync, rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
@@ -31,7 +31,7 @@ import { renderMarkdown } from './report.js';
 import { type BenchResults, summarizeClient, summarizeEcho, summarizeFlood } from './results.js';
 import { renderRuntimes, runRuntimes } from './runtimes.js';
 import { type Cli, KINDS, log, Runner, SECTIONS, started } from './sections.js';
-import { killAllServers } from './servers/launch.js';
+import { killAllServers, type ServerKind } from './servers/launch.js';
 import { renderTasks, runTasks, type TasksBench } from './tasks/section.js';
 
 function list<T extends string>(
@@ -70,7 +70,7 @@ function parseCli(argv: string[]): Cli {
       throw new Error('--reps must be an integer from 1 to 20');
     plan.reps = reps;
   }
-  const profile = list(values.profile, KINDS, '--profile')?.[0];
+  const profile = list<ServerKind>(values.profile, [...KINDS, 'sdk-bare'], '--profile')?.[0];
   return {
     plan,
     only: new Set(list(values.only, SECTIONS, '--only') ?? SECTIONS),

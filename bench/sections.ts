@@ -82,6 +82,9 @@ export class Runner {
       this.cli.servers.map((kind) => ({ kind }));
     // Hibernation after every answer (opt-in), its worst case: every request rebuilds the server.
     if (this.cli.servers.includes('sluice')) variants.push({ kind: 'sluice', hibernateMs: 0 });
+    // The SDK's McpServer behind the least transport that can host it (servers/sdk-bare.ts): what
+    // hosting the SDK costs by itself, beside raw's fixed bytes. Echo only: it sends no notification.
+    if (this.cli.servers.includes('sdk')) variants.push({ kind: 'sdk-bare' });
     if (this.cli.metrics && this.cli.servers.includes('sluice')) {
       variants.push({ kind: 'sluice', metrics: true }, { kind: 'sluice', metrics: false });
     }

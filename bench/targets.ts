@@ -37,6 +37,29 @@ function echoTargets(echo: EchoSummary[]): TargetCheck[] {
     const where = `echo ${e.mode} C=${e.c}`;
     const vsRaw = ratio(sluice, e.cpuPerReqUs);
     out.push(check(`${where}: server CPU/req, sluice ÷ raw`, '≤ 5x', vsRaw, (v) => v <= 5, times(vsRaw)));
+    if (e.mode === 'json' && e.c === 16) {
+      // Issue #25's row, beside what the SDK's McpServer on a bare transport pays (servers/sdk-bare.ts).
+      out.push(
+        check(
+          `${where}: server CPU/req, sluice ÷ raw (issue #25)`,
+          '≤ 2x',
+          vsRaw,
+          (v) => v <= 2,
+          times(vsRaw),
+        ),
+      );
+      const bare = cell('sdk-bare', e)?.cpuPerReqUs;
+      const bareRaw = ratio(bare, e.cpuPerReqUs);
+      out.push(
+        check(
+          `${where}: server CPU/req, sdk-bare ÷ raw (the same bound)`,
+          '≤ 2x',
+          bareRaw,
+          (v) => v <= 2,
+          times(bareRaw),
+        ),
+      );
+    }
     const vsSdk = ratio(cell('sdk', e)?.cpuPerReqUs, sluice);
     out.push(check(`${where}: server CPU/req, sdk ÷ sluice`, '≥ 3.5x', vsSdk, (v) => v >= 3.5, times(vsSdk)));
     const metricsOn = cell('sluice+metrics', e)?.cpuPerReqUs;

@@ -11,7 +11,16 @@ import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 
 const C = 16;
-const KINDS = ['raw', 'sluice', 'sluice-register', 'sluice-shared', 'sluice-v2', 'sdk2'] as const;
+const KINDS = [
+  'raw',
+  'bare',
+  'bare-shared',
+  'sluice',
+  'sluice-register',
+  'sluice-shared',
+  'sluice-v2',
+  'sdk2',
+] as const;
 const META = {
   'io.modelcontextprotocol/protocolVersion': '2026-07-28',
   'io.modelcontextprotocol/clientCapabilities': {},
@@ -216,6 +225,8 @@ export async function runModern(
   const seconds = quick ? 3 : 10;
   const cpu: ModernBench['cpuUs'] = {
     raw: [],
+    bare: [],
+    'bare-shared': [],
     sluice: [],
     'sluice-register': [],
     'sluice-shared': [],
@@ -240,6 +251,8 @@ export async function runModern(
     cpuUs: cpu,
     median: {
       raw: median(cpu.raw),
+      bare: median(cpu.bare),
+      'bare-shared': median(cpu['bare-shared']),
       sluice: median(cpu.sluice),
       'sluice-register': median(cpu['sluice-register']),
       'sluice-shared': median(cpu['sluice-shared']),
@@ -262,20 +275,24 @@ export function renderModern(r: ModernBench): string {
   const shared = r.median['sluice-shared'];
   const register = r.median['sluice-register'];
   const v2 = r.median['sluice-v2'];
+  const bare = r.median.bare;
+  const bareShared = r.median['bare-shared'];
   const ratio = (a: number, b: number): string => (b > 0 ? `${(a / b).toFixed(2)}x` : 'n/a');
   return [
     '## (h) The 2026-07-28 era: stateless requests and listen streams',
     '',
     `Server CPU per modern \`tools/call\` echo, JSON, C=${r.concurrency}, ${r.calls} calls per cell after ${r.warmup} warm-up calls, median of ${r.reps} (order rotated each repetition):`,
     '',
-    '| server | CPU per echo | vs SDK v2 (target ≤ 0.3x) | vs raw |',
-    '|---|---:|---:|---:|',
-    `| raw node:http (fixed answer) | ${raw.toFixed(0)} µs | ${ratio(raw, sdk2)} | 1.00x |`,
-    `| Sluice, a server per request | ${sluice.toFixed(0)} µs | ${ratio(sluice, sdk2)} | ${ratio(sluice, raw)} |`,
-    `| Sluice, a server per request, its tool registered with \`registerTool\` | ${register.toFixed(0)} µs | ${ratio(register, sdk2)} | ${ratio(register, raw)} |`,
-    `| Sluice, \`statelessSafe\` (a server per principal) | ${shared.toFixed(0)} µs | ${ratio(shared, sdk2)} | ${ratio(shared, raw)} |`,
-    `| Sluice hosting the same SDK v2 server per request | ${v2.toFixed(0)} µs | ${ratio(v2, sdk2)} | ${ratio(v2, raw)} |`,
-    `| SDK v2 createMcpHandler | ${sdk2.toFixed(0)} µs | 1.00x | ${ratio(sdk2, raw)} |`,
+    '| server | CPU per echo | vs SDK v2 (target ≤ 0.3x) | vs raw | vs the bare host |',
+    '|---|---:|---:|---:|---:|',
+    `| raw node:http (fixed answer) | ${raw.toFixed(0)} µs | ${ratio(raw, sdk2)} | 1.00x | |`,
+    `| bare host: the same v1 server per request on a bare transport, closed and released | ${bare.toFixed(0)} µs | ${ratio(bare, sdk2)} | ${ratio(bare, raw)} | |`,
+    `| bare host, one server for every request | ${bareShared.toFixed(0)} µs | ${ratio(bareShared, sdk2)} | ${ratio(bareShared, raw)} | |`,
+    `| Sluice, a server per request | ${sluice.toFixed(0)} µs | ${ratio(sluice, sdk2)} | ${ratio(sluice, raw)} | ${ratio(sluice, bare)} |`,
+    `| Sluice, a server per request, its tool registered with \`registerTool\` | ${register.toFixed(0)} µs | ${ratio(register, sdk2)} | ${ratio(register, raw)} | |`,
+    `| Sluice, \`statelessSafe\` (a server per principal) | ${shared.toFixed(0)} µs | ${ratio(shared, sdk2)} | ${ratio(shared, raw)} | ${ratio(shared, bareShared)} |`,
+    `| Sluice hosting the same SDK v2 server per request | ${v2.toFixed(0)} µs | ${ratio(v2, sdk2)} | ${ratio(v2, raw)} | |`,
+    `| SDK v2 createMcpHandler | ${sdk2.toFixed(0)} µs | 1.00x | ${ratio(sdk2, raw)} | |`,
     '',
     `Listen stream with a stalled reader, 10,000 changes/s for ${r.listen.seconds} s: heap ${mb(r.listen.heapBefore)} → ${mb(r.listen.heapAfter)} MB, RSS ${mb(r.listen.rssBefore)} → ${mb(r.listen.rssAfter)} MB.`,
     '',

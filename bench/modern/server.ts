@@ -5,12 +5,18 @@
 // server per principal) or
 // `sluice-v2` (Sluice hosting the same SDK v2 McpServer per request that `sdk2` builds) or
 // `sdk2` (the official SDK v2 createMcpHandler, web-standard face bridged to node:http). It reports
+// `bare` and `bare-shared`: the same v1 McpServer as `sluice` (per request, or one for every
+// request) on the least transport that can host it (bareListener below): what hosting the SDK in
+// this era costs with no transport work of Sluice's. It reports
 // its port, then answers `cpu`, `mem` and `exit` messages over IPC. `notify N` (Sluice) publishes
 // N tool-list changes through handler.notify, for the listen-stream workload.
 import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
 import { McpServer } from '@modelcontextprotocol/sdk/server/mcp.js';
+import type { Transport } from '@modelcontextprotocol/sdk/shared/transport.js';
+import type { JSONRPCMessage } from '@modelcontextprotocol/sdk/types.js';
 import { createMcpHandler as sdk2Handler, McpServer as V2McpServer } from '@modelcontextprotocol/server';
 import { z } from 'zod';
+import { releaseClosed } from '../../src/core/sdk/release.js';
 import {
   type CreateServer,
   createMcpHandler,
@@ -47,14 +53,15 @@ function rawListener(): Listener {
 /** The `sluice-register` tool's schema, built once (a raw shape would add zod's own per-request cost). */
 const ECHO_INPUT = z.object({ text: z.string() });
 
-function sluiceListener(shared: boolean, register = false): Listener {
+/** The v1 server `sluice` and `bare` build per request (`sluice-register`: its tool by registerTool). */
+function v1Build(register: boolean): () => McpServer {
   // As the README recommends for a server built per session or request: one validator, and the
   // tool's schemas built once (sharedTool), not per server.
   const validator = sharedJsonSchemaValidator();
   const echo = sharedTool('echo', { inputSchema: { text: z.string() } }, async ({ text }) => ({
     content: [{ type: 'text', text }],
   }));
-  const build = () => {
+  return () => {
     const s = new McpServer(
       { name: 'bench', version: '1' },
       { capabilities: { tools: { listChanged: true } }, jsonSchemaValidator: validator },
@@ -66,6 +73,83 @@ function sluiceListener(shared: boolean, register = false): Listener {
     else registerSharedTools(s, [echo]);
     return s;
   };
+}
+
+/**
+ * A bare transport: each answer goes to the response its request came on, written with one
+ * `res.end`, the era's `resultType` added (a 2026-07-28 client requires it). No validation of any
+ * kind. `answered` runs after each answer.
+ */
+class BareTransport implements Transport {
+  onmessage?: Transport['onmessage'];
+  onclose?: Transport['onclose'];
+  onerror?: Transport['onerror'];
+  readonly #waiting = new Map<string | number, ServerResponse>();
+  readonly #answered: () => void;
+
+  constructor(answered: () => void = () => {}) {
+    this.#answered = answered;
+  }
+
+  async start(): Promise<void> {}
+
+  async close(): Promise<void> {
+    this.onclose?.();
+  }
+
+  receive(message: JSONRPCMessage, res: ServerResponse): void {
+    const id = 'id' in message ? message.id : undefined;
+    if (id !== undefined) this.#waiting.set(id, res);
+    this.onmessage?.(message);
+  }
+
+  async send(message: JSONRPCMessage): Promise<void> {
+    const id = 'id' in message && !('method' in message) ? message.id : undefined;
+    const res = id === undefined ? undefined : this.#waiting.get(id);
+    if (id === undefined || res === undefined) return; // the echo sends no notification
+    this.#waiting.delete(id);
+    const answer =
+      'result' in message ? { ...message, result: { ...message.result, resultType: 'complete' } } : message;
+    const body = JSON.stringify(answer);
+    res.writeHead(200, { 'content-type': 'application/json', 'content-length': Buffer.byteLength(body) });
+    res.end(body);
+    this.#answered();
+  }
+}
+
+/**
+ * The least a transport can do to host an SDK v1 server in the 2026-07-28 era: read and parse the
+ * body, hand it to a server on a bare transport. Per request (`shared` false) the server is built,
+ * connected, and after its answer closed and released as Sluice releases one (src/core/sdk/release.ts,
+ * which spares the collector); `shared`: one server connected once serves every request.
+ */
+function bareListener(shared: boolean): Listener {
+  const build = v1Build(false);
+  let one: BareTransport | undefined;
+  if (shared) {
+    one = new BareTransport();
+    void build().connect(one);
+  }
+  return (req, res) => {
+    const chunks: Buffer[] = [];
+    req.on('data', (c: Buffer) => chunks.push(c));
+    req.on('end', () => {
+      const message = JSON.parse(Buffer.concat(chunks).toString('utf8')) as JSONRPCMessage;
+      if (one !== undefined) {
+        one.receive(message, res);
+        return;
+      }
+      const server = build();
+      const transport = new BareTransport(() => {
+        void server.close().then(() => releaseClosed(server));
+      });
+      void server.connect(transport).then(() => transport.receive(message, res));
+    });
+  };
+}
+
+function sluiceListener(shared: boolean, register = false): Listener {
+  const build = v1Build(register);
   // `sluice-shared`: the same server declared stateless-safe, so one serves every request.
   const h = createMcpHandler({ createServer: shared ? statelessSafe(build) : build });
   notify = (n) => {
@@ -122,7 +206,9 @@ const listener =
       ? sluiceListener(kind === 'sluice-shared', kind === 'sluice-register')
       : kind === 'sluice-v2'
         ? sluiceV2Listener()
-        : sdk2Listener();
+        : kind === 'bare' || kind === 'bare-shared'
+          ? bareListener(kind === 'bare-shared')
+          : sdk2Listener();
 const srv = createServer(listener).listen(0, '127.0.0.1', () => {
   const a = srv.address();
   process.send?.({ port: typeof a === 'object' && a !== null ? a.port : 0 });

@@ -10,7 +10,7 @@ import type { WireMode } from './child.js';
 import { isChildMessage, type MemorySnapshot, type ParentMessage } from './ipc.js';
 import { type BenchJwt, benchJwt, JWKS_ENV } from './jwt.js';
 
-export type ServerKind = 'raw' | 'sdk' | 'sluice';
+export type ServerKind = 'raw' | 'sdk' | 'sdk-bare' | 'sluice';
 
 export interface LaunchOptions {
   kind: ServerKind;
