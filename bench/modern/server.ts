@@ -12,7 +12,6 @@
 // N tool-list changes through handler.notify, for the listen-stream workload.
 import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
 import { McpServer } from '@modelcontextprotocol/sdk/server/mcp.js';
-import type { Transport } from '@modelcontextprotocol/sdk/shared/transport.js';
 import type { JSONRPCMessage } from '@modelcontextprotocol/sdk/types.js';
 import { createMcpHandler as sdk2Handler, McpServer as V2McpServer } from '@modelcontextprotocol/server';
 import { z } from 'zod';
@@ -25,6 +24,7 @@ import {
   sharedTool,
   statelessSafe,
 } from '../../src/server/index.js';
+import { BareTransport, type WriteAnswer } from '../servers/bare-transport.js';
 
 type Listener = (req: IncomingMessage, res: ServerResponse) => void;
 const kind = process.argv[2];
@@ -75,47 +75,14 @@ function v1Build(register: boolean): () => McpServer {
   };
 }
 
-/**
- * A bare transport: each answer goes to the response its request came on, written with one
- * `res.end`, the era's `resultType` added (a 2026-07-28 client requires it). No validation of any
- * kind. `answered` runs after each answer.
- */
-class BareTransport implements Transport {
-  onmessage?: Transport['onmessage'];
-  onclose?: Transport['onclose'];
-  onerror?: Transport['onerror'];
-  readonly #waiting = new Map<string | number, ServerResponse>();
-  readonly #answered: () => void;
-
-  constructor(answered: () => void = () => {}) {
-    this.#answered = answered;
-  }
-
-  async start(): Promise<void> {}
-
-  async close(): Promise<void> {
-    this.onclose?.();
-  }
-
-  receive(message: JSONRPCMessage, res: ServerResponse): void {
-    const id = 'id' in message ? message.id : undefined;
-    if (id !== undefined) this.#waiting.set(id, res);
-    this.onmessage?.(message);
-  }
-
-  async send(message: JSONRPCMessage): Promise<void> {
-    const id = 'id' in message && !('method' in message) ? message.id : undefined;
-    const res = id === undefined ? undefined : this.#waiting.get(id);
-    if (id === undefined || res === undefined) return; // the echo sends no notification
-    this.#waiting.delete(id);
-    const answer =
-      'result' in message ? { ...message, result: { ...message.result, resultType: 'complete' } } : message;
-    const body = JSON.stringify(answer);
-    res.writeHead(200, { 'content-type': 'application/json', 'content-length': Buffer.byteLength(body) });
-    res.end(body);
-    this.#answered();
-  }
-}
+/** Writes an answer with the era's `resultType` added (a 2026-07-28 client requires it), one `res.end`. */
+const writeModern: WriteAnswer = (res, message) => {
+  const answer =
+    'result' in message ? { ...message, result: { ...message.result, resultType: 'complete' } } : message;
+  const body = JSON.stringify(answer);
+  res.writeHead(200, { 'content-type': 'application/json', 'content-length': Buffer.byteLength(body) });
+  res.end(body);
+};
 
 /**
  * The least a transport can do to host an SDK v1 server in the 2026-07-28 era: read and parse the
@@ -127,8 +94,10 @@ function bareListener(shared: boolean): Listener {
   const build = v1Build(false);
   let one: BareTransport | undefined;
   if (shared) {
-    one = new BareTransport();
-    void build().connect(one);
+    one = new BareTransport(writeModern);
+    build()
+      .connect(one)
+      .catch((e: unknown) => process.stderr.write(`bare-shared: connect: ${String(e)}\n`));
   }
   return (req, res) => {
     const chunks: Buffer[] = [];
@@ -140,10 +109,20 @@ function bareListener(shared: boolean): Listener {
         return;
       }
       const server = build();
-      const transport = new BareTransport(() => {
-        void server.close().then(() => releaseClosed(server));
+      const failed = (e: unknown): void => {
+        process.stderr.write(`bare: ${String(e)}\n`);
+        res.destroy();
+      };
+      const transport = new BareTransport(writeModern, () => {
+        server
+          .close()
+          .then(() => releaseClosed(server))
+          .catch(failed);
       });
-      void server.connect(transport).then(() => transport.receive(message, res));
+      server
+        .connect(transport)
+        .then(() => transport.receive(message, res))
+        .catch(failed);
     });
   };
 }

@@ -8,8 +8,8 @@
 // "Section (a), where a session echo's CPU goes", reads the three side by side.
 import { randomUUID } from 'node:crypto';
 import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
-import type { Transport } from '@modelcontextprotocol/sdk/shared/transport.js';
 import type { JSONRPCMessage } from '@modelcontextprotocol/sdk/types.js';
+import { BareTransport, type WriteAnswer } from './bare-transport.js';
 import { listenLocal, readBody, runChild, type WireMode } from './child.js';
 import { createBenchServer } from './tools.js';
 
@@ -20,49 +20,18 @@ function fail(res: ServerResponse, status: number, message: string): void {
   res.writeHead(status, { 'content-type': 'application/json' }).end(body);
 }
 
-/** One session's transport: answers go to the response that carried the request with their id. */
-class BareTransport implements Transport {
-  onmessage?: Transport['onmessage'];
-  onclose?: Transport['onclose'];
-  onerror?: Transport['onerror'];
-  readonly sessionId = randomUUID();
-  readonly #mode: WireMode;
-  readonly #waiting = new Map<string | number, ServerResponse>();
-
-  constructor(mode: WireMode) {
-    this.#mode = mode;
-  }
-
-  async start(): Promise<void> {}
-
-  async close(): Promise<void> {
-    this.onclose?.();
-  }
-
-  /** Hands one parsed message to the SDK; a request's response will end `res`. */
-  receive(message: JSONRPCMessage, res: ServerResponse): void {
-    const id = 'id' in message ? message.id : undefined;
-    if (id !== undefined && 'method' in message) this.#waiting.set(id, res);
-    else res.writeHead(202).end();
-    this.onmessage?.(message);
-  }
-
-  async send(message: JSONRPCMessage): Promise<void> {
-    // Only answers reach a client here: the bench's echo sends no notification.
-    const id = 'id' in message ? message.id : undefined;
-    if (id === undefined || 'method' in message) return;
-    const res = this.#waiting.get(id);
-    if (res === undefined) return;
-    this.#waiting.delete(id);
+/** Writes an answer as `mode` asks: one JSON body, or one SSE frame, with a content-length. */
+function answerWriter(mode: WireMode, sessionId: string): WriteAnswer {
+  return (res, message) => {
     const json = JSON.stringify(message);
-    const body = this.#mode === 'json' ? json : `event: message\ndata: ${json}\n\n`;
+    const body = mode === 'json' ? json : `event: message\ndata: ${json}\n\n`;
     res.writeHead(200, {
-      'content-type': this.#mode === 'json' ? 'application/json' : 'text/event-stream',
+      'content-type': mode === 'json' ? 'application/json' : 'text/event-stream',
       'content-length': Buffer.byteLength(body),
-      'mcp-session-id': this.sessionId,
+      'mcp-session-id': sessionId,
     });
     res.end(body);
-  }
+  };
 }
 
 async function handle(
@@ -95,8 +64,9 @@ async function handle(
       fail(res, typeof sid === 'string' ? 404 : 400, 'No session');
       return;
     }
-    transport = new BareTransport(mode);
-    sessions.set(transport.sessionId, transport);
+    const id = randomUUID();
+    transport = new BareTransport(answerWriter(mode, id));
+    sessions.set(id, transport);
     await createBenchServer().connect(transport);
   }
   transport.receive(message, res);
