@@ -121,6 +121,24 @@ function echo(port: number, agent: Agent, id: number): Promise<void> {
   });
 }
 
+/** The section's server kinds, in their table's order. */
+export const MODERN_KINDS: readonly string[] = KINDS;
+
+/**
+ * Starts `kind`'s child, makes `n` echo calls one after another (each checked as the section checks
+ * them), and stops it: the test suite's check that every kind still answers (bench-children.test.ts).
+ */
+export async function echoSmoke(kind: string, n: number): Promise<void> {
+  const c = await start(kind);
+  const agent = new Agent({ keepAlive: true, maxSockets: 1 });
+  try {
+    for (let id = 1; id <= n; id++) await echo(c.port, agent, id);
+  } finally {
+    agent.destroy();
+    await stop(c);
+  }
+}
+
 async function echoCpu(kind: string, n: number, warmup: number): Promise<number> {
   const c = await start(kind);
   const agent = new Agent({ keepAlive: true, maxSockets: C });
