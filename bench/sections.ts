@@ -83,7 +83,8 @@ export class Runner {
     // Hibernation after every answer (opt-in), its worst case: every request rebuilds the server.
     if (this.cli.servers.includes('sluice')) variants.push({ kind: 'sluice', hibernateMs: 0 });
     // The SDK's McpServer behind the least transport that can host it (servers/sdk-bare.ts): what
-    // hosting the SDK costs by itself, beside raw's fixed bytes. Echo only: it sends no notification.
+    // hosting the SDK costs a transport that adds nothing, beside raw's fixed bytes. Echo only: it
+    // drops the SDK's notifications.
     if (this.cli.servers.includes('sdk')) variants.push({ kind: 'sdk-bare' });
     if (this.cli.metrics && this.cli.servers.includes('sluice')) {
       variants.push({ kind: 'sluice', metrics: true }, { kind: 'sluice', metrics: false });

@@ -2,13 +2,11 @@
 // `sluice` (createMcpHandler with a v1 McpServer per request, the README's shared validator),
 // `sluice-register` (the same, its tool registered with registerTool in the factory, as most servers
 // do; its schema built once), `sluice-shared` (the same as `sluice`, declared statelessSafe: one
-// server per principal) or
-// `sluice-v2` (Sluice hosting the same SDK v2 McpServer per request that `sdk2` builds) or
-// `sdk2` (the official SDK v2 createMcpHandler, web-standard face bridged to node:http). It reports
-// `bare` and `bare-shared`: the same v1 McpServer as `sluice` (per request, or one for every
-// request) on the least transport that can host it (bareListener below): what hosting the SDK in
-// this era costs with no transport work of Sluice's. It reports
-// its port, then answers `cpu`, `mem` and `exit` messages over IPC. `notify N` (Sluice) publishes
+// server per principal), `sluice-v2` (Sluice hosting the same SDK v2 McpServer per request that
+// `sdk2` builds), `sdk2` (the official SDK v2 createMcpHandler, web-standard face bridged to
+// node:http), or `bare` and `bare-shared` (the same v1 McpServer as `sluice`, per request or one for
+// every request, on the least transport that can host it: bareListener below). It reports its port,
+// then answers `cpu`, `mem` and `exit` messages over IPC. `notify N` (Sluice) publishes
 // N tool-list changes through handler.notify, for the listen-stream workload.
 import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
 import { McpServer } from '@modelcontextprotocol/sdk/server/mcp.js';
@@ -92,9 +90,8 @@ const writeModern: WriteAnswer = (res, message) => {
  */
 function bareListener(shared: boolean): Listener {
   const build = v1Build(false);
-  let one: BareTransport | undefined;
-  if (shared) {
-    one = new BareTransport(writeModern);
+  const one = shared ? new BareTransport(writeModern) : undefined;
+  if (one !== undefined) {
     build()
       .connect(one)
       .catch((e: unknown) => process.stderr.write(`bare-shared: connect: ${String(e)}\n`));

@@ -2,7 +2,7 @@
 // reports its URL, and answers the orchestrator's side-channel requests (CPU, memory, GC, exit)
 // over IPC. Each server entry point (raw.ts, sdk.ts, sluice.ts) is one call to runChild().
 
-import type { IncomingMessage, Server } from 'node:http';
+import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import { parseArgs } from 'node:util';
 import { getHeapSpaceStatistics } from 'node:v8';
 import { type ChildMessage, isParentMessage, type MemorySnapshot, type ParentMessage } from './ipc.js';
@@ -172,6 +172,34 @@ export function listenLocal(server: Server, path: string): Promise<RunningServer
       });
     });
   });
+}
+
+/** A JSON-RPC error answer with `status` (code -32000, id null). */
+export function failJsonRpc(res: ServerResponse, status: number, message: string): void {
+  const body = `{"jsonrpc":"2.0","error":{"code":-32000,"message":${JSON.stringify(message)}},"id":null}`;
+  res.writeHead(status, { 'content-type': 'application/json' }).end(body);
+}
+
+/**
+ * Listens on 127.0.0.1 with `handle` for requests to `path` (404 for any other): what a handler
+ * throws is logged under `label` and answered 500 if nothing was sent yet.
+ */
+export function listenHandling(
+  label: string,
+  path: string,
+  handle: (req: IncomingMessage, res: ServerResponse) => Promise<void>,
+): Promise<RunningServer> {
+  const server = createServer((req, res) => {
+    if (req.url !== path) {
+      failJsonRpc(res, 404, 'Not found');
+      return;
+    }
+    handle(req, res).catch((err: unknown) => {
+      process.stderr.write(`${label}: ${String(err)}\n`);
+      if (!res.headersSent) failJsonRpc(res, 500, 'Internal error');
+    });
+  });
+  return listenLocal(server, path);
 }
 
 /** Reads a request body as UTF-8 text. */

@@ -1,24 +1,19 @@
-// The official SDK's `McpServer` on a bare transport: the same bench tools (tools.ts) served
-// through the least a Streamable HTTP transport can do and still let the SDK answer — plain node:http, the body read and `JSON.parse`d, one McpServer per session connected to
-// a bare `Transport` whose `send` writes the answer with `JSON.stringify` and one `res.end`, keyed by
-// request id. No Origin, Host, Accept, Content-Type or protocol-version checks, no session expiry, no
-// event ids, no backpressure, no metrics, no keepalive: everything a real transport must add is left
-// out, so what this child costs over raw.ts is what hosting the SDK costs a transport that adds
-// nothing. docs/benchmarks.md,
-// "Section (a), where a session echo's CPU goes", reads the three side by side.
+// The official SDK's `McpServer` on a bare transport: the same bench tools (tools.ts) served through
+// the least a Streamable HTTP transport can do and still let the SDK answer. Plain node:http, the
+// body read and `JSON.parse`d, one McpServer per session connected through the SDK's own `connect`
+// to a `BareTransport` (bare-transport.ts), each answer written with `JSON.stringify` and one
+// `res.end`. No Origin, Host, Accept, Content-Type or protocol-version checks, no session expiry, no
+// event ids, no backpressure, no metrics, no keepalive: what this child costs over raw.ts is what
+// hosting the SDK through its `Transport` interface costs a transport that adds nothing.
+// docs/benchmarks.md, "The SDK on a bare transport", reads it beside raw, Sluice and the SDK's own.
 import { randomUUID } from 'node:crypto';
-import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
+import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { JSONRPCMessage } from '@modelcontextprotocol/sdk/types.js';
 import { BareTransport, type WriteAnswer } from './bare-transport.js';
-import { listenLocal, readBody, runChild, type WireMode } from './child.js';
+import { failJsonRpc as fail, listenHandling, readBody, runChild, type WireMode } from './child.js';
 import { createBenchServer } from './tools.js';
 
 const PATH = '/mcp';
-
-function fail(res: ServerResponse, status: number, message: string): void {
-  const body = `{"jsonrpc":"2.0","error":{"code":-32000,"message":${JSON.stringify(message)}},"id":null}`;
-  res.writeHead(status, { 'content-type': 'application/json' }).end(body);
-}
 
 /** Writes an answer as `mode` asks: one JSON body, or one SSE frame, with a content-length. */
 function answerWriter(mode: WireMode, sessionId: string): WriteAnswer {
@@ -74,15 +69,5 @@ async function handle(
 
 runChild(({ mode }) => {
   const sessions = new Map<string, BareTransport>();
-  const server = createServer((req, res) => {
-    if (req.url !== PATH) {
-      fail(res, 404, 'Not found');
-      return;
-    }
-    handle(req, res, mode, sessions).catch((err: unknown) => {
-      process.stderr.write(`sdk-bare server: ${String(err)}\n`);
-      if (!res.headersSent) fail(res, 500, 'Internal error');
-    });
-  });
-  return listenLocal(server, PATH);
+  return listenHandling('sdk-bare server', PATH, (req, res) => handle(req, res, mode, sessions));
 });

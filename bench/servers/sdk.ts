@@ -3,17 +3,12 @@
 // StreamableHTTPServerTransport per session (`sessionIdGenerator: randomUUID`), no event store.
 // `--mode json` turns on `enableJsonResponse`.
 import { randomUUID } from 'node:crypto';
-import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
+import type { IncomingMessage, ServerResponse } from 'node:http';
 import { StreamableHTTPServerTransport } from '@modelcontextprotocol/sdk/server/streamableHttp.js';
-import { listenLocal, readBody, runChild, type WireMode } from './child.js';
+import { failJsonRpc as fail, listenHandling, readBody, runChild, type WireMode } from './child.js';
 import { createBenchServer } from './tools.js';
 
 const PATH = '/mcp';
-
-function fail(res: ServerResponse, status: number, message: string): void {
-  const body = `{"jsonrpc":"2.0","error":{"code":-32000,"message":${JSON.stringify(message)}},"id":null}`;
-  res.writeHead(status, { 'content-type': 'application/json' }).end(body);
-}
 
 function isInitialize(body: unknown): boolean {
   // A property check, not the SDK's zod guard: the harness should not add cost of its own.
@@ -64,15 +59,5 @@ async function handle(
 
 runChild(({ mode }) => {
   const transports = new Map<string, StreamableHTTPServerTransport>();
-  const server = createServer((req, res) => {
-    if (req.url !== PATH) {
-      fail(res, 404, 'Not found');
-      return;
-    }
-    handle(req, res, mode, transports).catch((err: unknown) => {
-      process.stderr.write(`sdk server: ${String(err)}\n`);
-      if (!res.headersSent) fail(res, 500, 'Internal error');
-    });
-  });
-  return listenLocal(server, PATH);
+  return listenHandling('sdk server', PATH, (req, res) => handle(req, res, mode, transports));
 });

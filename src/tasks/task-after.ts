@@ -10,10 +10,9 @@
  * While held the call is a plain one: the client closing its request cancels it (2026-07-28
  * "Cancellation"), nothing of it is kept, and what it sends the client (progress for its
  * `progressToken`, partial output, log messages) goes on an SSE answer whose last event is the
- * call's answer (held-stream.ts). A task the
- * store refuses when the time is up (the client's `maxLivePerClient`, a full or unreachable store)
- * goes on as a plain call, answered when it ends, rather than being stopped half-way with a 429 or
- * 503.
+ * call's answer (held-stream.ts). A task the store refuses when the time is up (the client's
+ * `maxLivePerClient`, a full or unreachable store) goes on as a plain call, answered when it ends,
+ * rather than being stopped half-way with a 429 or 503.
  */
 import type { TaskOffer } from '../core/era-2026/task-hook.js';
 import { JsonRpcCode } from '../jsonrpc/codes.js';
