@@ -187,6 +187,19 @@ function unprovidedHint(connection: Connection | undefined, failure: unknown): s
   return ` (the tool asked the client for ${asked.join(' and ')}, which the sluice CLI does not provide)`;
 }
 
+/**
+ * What to say of a word after TOOL: arguments travel only as --arg or --args, and the word's shape
+ * says which one its writer meant (other MCP CLIs take `k=v` or a JSON object there).
+ */
+function strayArgument(word: string): string {
+  const whole = word.length <= 40;
+  const head = `unexpected '${whole ? word : `${word.slice(0, 40)}…`}' after TOOL`;
+  if (word.trimStart().startsWith('{'))
+    return `${head}: pass a JSON object of arguments as --args ${whole ? `'${word}'` : 'JSON'}`;
+  if (/^[^=\s]+=/.test(word)) return `${head}: pass each argument as --arg ${whole ? word : 'k=v'}`;
+  return `${head}: sluice call takes one tool; pass its arguments as --arg k=v or --args JSON`;
+}
+
 export async function main(argv: string[]): Promise<number> {
   const line = readCommandLine({ command: 'call', usageLine: USAGE_LINE, help: USAGE_CALL }, argv, {
     arg: { type: 'string', multiple: true },
@@ -200,9 +213,11 @@ export async function main(argv: string[]): Promise<number> {
   if (typeof line === 'number') return line;
   const { values, positionals } = line;
   const [url, tool] = positionals;
-  if (url === undefined || tool === undefined || positionals.length > 2) {
+  if (url === undefined || tool === undefined) {
     return usageFailure('call', 'expected URL and TOOL', USAGE_LINE);
   }
+  const extra = positionals[2];
+  if (extra !== undefined) return usageFailure('call', strayArgument(extra), USAGE_LINE);
   let args: Record<string, unknown>;
   const pairs: [string, string][] = [];
   let headers: Record<string, string>;

@@ -165,6 +165,21 @@ describe('sluice call / tools against sluice serve', () => {
 
   test('usage errors print the reason, one line of usage and a hint', async () => {
     assertUsage(await sluice(['call', served.url]), 'call', /expected URL and TOOL$/);
+    assertUsage(
+      await sluice(['call', served.url, 'echo', 'text=hi']),
+      'call',
+      /unexpected 'text=hi' after TOOL: pass each argument as --arg text=hi$/,
+    );
+    assertUsage(
+      await sluice(['call', served.url, 'echo', '{"text":"hi"}']),
+      'call',
+      /unexpected '\{"text":"hi"\}' after TOOL: pass a JSON object of arguments as --args '\{"text":"hi"\}'$/,
+    );
+    assertUsage(
+      await sluice(['call', served.url, 'echo', 'sleep']),
+      'call',
+      /unexpected 'sleep' after TOOL: sluice call takes one tool; pass its arguments as --arg k=v or --args JSON$/,
+    );
     assertUsage(await sluice(['call', served.url, 'echo', '--bogus']), 'call', /Unknown option '--bogus'/);
     assertUsage(await sluice(['tools']), 'tools', /expected a URL$/);
     assertUsage(await sluice(['tools', served.url, '--bogus']), 'tools', /Unknown option '--bogus'/);
