@@ -200,8 +200,12 @@ function strayArgument(word: string): string {
   return `${head}: sluice call takes one tool; pass its arguments as --arg k=v or --args JSON`;
 }
 
-export async function main(argv: string[]): Promise<number> {
-  const line = readCommandLine({ command: 'call', usageLine: USAGE_LINE, help: USAGE_CALL }, argv, {
+/** `sluice call`: its text and the options its parser accepts (CommandSpec). */
+export const CALL_COMMAND = {
+  command: 'call',
+  usageLine: USAGE_LINE,
+  help: USAGE_CALL,
+  options: {
     arg: { type: 'string', multiple: true },
     args: { type: 'string' },
     header: { type: 'string', multiple: true },
@@ -209,7 +213,11 @@ export async function main(argv: string[]): Promise<number> {
     timeout: { type: 'string' },
     json: { type: 'boolean' },
     task: { type: 'boolean' },
-  });
+  },
+} as const;
+
+export async function main(argv: string[]): Promise<number> {
+  const line = readCommandLine(CALL_COMMAND, argv);
   if (typeof line === 'number') return line;
   const { values, positionals } = line;
   const [url, tool] = positionals;

@@ -28,14 +28,22 @@ export interface CommandText {
 }
 
 /**
+ * One command as the user meets it: its text and the options its parser accepts. Each command
+ * module exports its own, so a test can hold the options against `--help` and the README.
+ */
+export interface CommandSpec<O extends OptionsConfig> extends CommandText {
+  readonly options: O;
+}
+
+/**
  * The parsed arguments, or the exit code when there is nothing left to do: 0 after `--help`,
  * 2 after a usage mistake (already reported on stderr).
  */
 export function readCommandLine<const O extends OptionsConfig>(
-  text: CommandText,
+  text: CommandSpec<O>,
   argv: string[],
-  options: O,
 ): CommandLine<O> | number {
+  const options = text.options;
   let parsed: Parsed<O>;
   try {
     parsed = parseArgs({ args: argv, allowPositionals: true, options: { ...options, ...HELP_OPTION } });

@@ -27,13 +27,21 @@ Checks: initialize, buffering, headers, compression, unknown-session (404), meth
 idle, delete. Exit code 0 when nothing failed, 1 otherwise.
 `;
 
-export async function main(argv: string[]): Promise<number> {
-  const line = readCommandLine({ command: 'doctor', usageLine: USAGE_LINE, help: HELP }, argv, {
+/** `sluice doctor`: its text and the options its parser accepts (CommandSpec). */
+export const DOCTOR_COMMAND = {
+  command: 'doctor',
+  usageLine: USAGE_LINE,
+  help: HELP,
+  options: {
     header: { type: 'string', multiple: true },
     'idle-seconds': { type: 'string' },
     quick: { type: 'boolean' },
     json: { type: 'boolean' },
-  });
+  },
+} as const;
+
+export async function main(argv: string[]): Promise<number> {
+  const line = readCommandLine(DOCTOR_COMMAND, argv);
   if (typeof line === 'number') return line;
   const { values, positionals } = line;
   const url = positionals[0];

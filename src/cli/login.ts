@@ -35,13 +35,29 @@ const LOGOUT_HELP = `usage: sluice logout URL
 
 Removes the credentials stored for URL by sluice login.`;
 
-const LOGIN = {
+/** `sluice login`: its text and the options its parser accepts (CommandSpec). */
+export const LOGIN_COMMAND = {
   command: 'login',
   usageLine:
     'usage: sluice login URL [--client-id ID] [--client-secret SECRET] [--port N] [--open] [--timeout-seconds N] [--insecure-oauth-urls]',
   help: LOGIN_HELP,
-};
-const LOGOUT = { command: 'logout', usageLine: 'usage: sluice logout URL', help: LOGOUT_HELP };
+  options: {
+    'client-id': { type: 'string' },
+    'client-secret': { type: 'string' },
+    port: { type: 'string' },
+    open: { type: 'boolean' },
+    'timeout-seconds': { type: 'string' },
+    'insecure-oauth-urls': { type: 'boolean' },
+  },
+} as const;
+
+/** `sluice logout`: no options. */
+export const LOGOUT_COMMAND = {
+  command: 'logout',
+  usageLine: 'usage: sluice logout URL',
+  help: LOGOUT_HELP,
+  options: {},
+} as const;
 
 /** Opens a URL in the user's browser; failures only mean the user opens the printed URL by hand. */
 function openBrowser(url: string): void {
@@ -91,27 +107,24 @@ async function loopback(
 }
 
 export async function main(argv: string[]): Promise<number> {
-  const line = readCommandLine(LOGIN, argv, {
-    'client-id': { type: 'string' },
-    'client-secret': { type: 'string' },
-    port: { type: 'string' },
-    open: { type: 'boolean' },
-    'timeout-seconds': { type: 'string' },
-    'insecure-oauth-urls': { type: 'boolean' },
-  });
+  const line = readCommandLine(LOGIN_COMMAND, argv);
   if (typeof line === 'number') return line;
   const { values, positionals } = line;
   const url = positionals[0];
   const port = Number(values.port ?? '0');
   const timeoutSeconds = Number(values['timeout-seconds'] ?? '300');
   if (positionals.length !== 1 || url === undefined || !URL.canParse(url)) {
-    return usageFailure('login', 'expected exactly one server URL', LOGIN.usageLine);
+    return usageFailure('login', 'expected exactly one server URL', LOGIN_COMMAND.usageLine);
   }
   if (!Number.isInteger(port) || port < 0 || port > 65535 || !(timeoutSeconds >= 1)) {
-    return usageFailure('login', '--port must be 0-65535 and --timeout-seconds >= 1', LOGIN.usageLine);
+    return usageFailure(
+      'login',
+      '--port must be 0-65535 and --timeout-seconds >= 1',
+      LOGIN_COMMAND.usageLine,
+    );
   }
   if (values['client-secret'] !== undefined && values['client-id'] === undefined) {
-    return usageFailure('login', '--client-secret needs --client-id', LOGIN.usageLine);
+    return usageFailure('login', '--client-secret needs --client-id', LOGIN_COMMAND.usageLine);
   }
   const listener = await loopback(port);
   const store = new CredentialStore();
@@ -167,11 +180,11 @@ export async function main(argv: string[]): Promise<number> {
 }
 
 export async function logout(argv: string[]): Promise<number> {
-  const line = readCommandLine(LOGOUT, argv, {});
+  const line = readCommandLine(LOGOUT_COMMAND, argv);
   if (typeof line === 'number') return line;
   const url = line.positionals[0];
   if (line.positionals.length !== 1 || url === undefined) {
-    return usageFailure('logout', 'expected exactly one server URL', LOGOUT.usageLine);
+    return usageFailure('logout', 'expected exactly one server URL', LOGOUT_COMMAND.usageLine);
   }
   const store = new CredentialStore();
   const removed = store.remove(url);

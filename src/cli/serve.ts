@@ -181,17 +181,12 @@ function oauthOption(
   return make;
 }
 
-export async function main(argv: string[]): Promise<number> {
-  try {
-    return await run(argv);
-  } catch (error) {
-    if (error instanceof UsageError || error instanceof InvalidOptionError) return usageFailure(error);
-    throw error;
-  }
-}
-
-async function run(argv: string[]): Promise<number> {
-  const line = readCommandLine({ command: 'serve', usageLine: USAGE_LINE, help: HELP }, argv, {
+/** `sluice serve`: its text and the options its parser accepts (CommandSpec). */
+export const SERVE_COMMAND = {
+  command: 'serve',
+  usageLine: USAGE_LINE,
+  help: HELP,
+  options: {
     host: { type: 'string' },
     port: { type: 'string' },
     path: { type: 'string' },
@@ -226,7 +221,20 @@ async function run(argv: string[]): Promise<number> {
     'session-prefix': { type: 'string' },
     'task-lease-ms': { type: 'string' },
     'task-after-ms': { type: 'string' },
-  });
+  },
+} as const;
+
+export async function main(argv: string[]): Promise<number> {
+  try {
+    return await run(argv);
+  } catch (error) {
+    if (error instanceof UsageError || error instanceof InvalidOptionError) return usageFailure(error);
+    throw error;
+  }
+}
+
+async function run(argv: string[]): Promise<number> {
+  const line = readCommandLine(SERVE_COMMAND, argv);
   if (typeof line === 'number') return line;
   const { values, positionals } = line;
   if (positionals.length > 0)

@@ -111,12 +111,20 @@ function idAfterVerb(argv: readonly string[]): { rest: string[]; id?: string } {
   return { rest: [...argv] };
 }
 
-export async function main(argv: string[]): Promise<number> {
-  const { rest, id } = idAfterVerb(argv);
-  const line = readCommandLine({ command: 'task', usageLine: USAGE_LINE, help: USAGE_TASK }, rest, {
+/** `sluice task`: its text and the options its parser accepts (CommandSpec). */
+export const TASK_COMMAND = {
+  command: 'task',
+  usageLine: USAGE_LINE,
+  help: USAGE_TASK,
+  options: {
     header: { type: 'string', multiple: true },
     token: { type: 'string' },
-  });
+  },
+} as const;
+
+export async function main(argv: string[]): Promise<number> {
+  const { rest, id } = idAfterVerb(argv);
+  const line = readCommandLine(TASK_COMMAND, rest);
   if (typeof line === 'number') return line;
   const { values } = line;
   const positionals =

@@ -48,13 +48,21 @@ export function renderTools(tools: readonly Tool[], schema: boolean): string {
   return out;
 }
 
-export async function main(argv: string[]): Promise<number> {
-  const line = readCommandLine({ command: 'tools', usageLine: USAGE_LINE, help: USAGE }, argv, {
+/** `sluice tools`: its text and the options its parser accepts (CommandSpec). */
+export const TOOLS_COMMAND = {
+  command: 'tools',
+  usageLine: USAGE_LINE,
+  help: USAGE,
+  options: {
     header: { type: 'string', multiple: true },
     token: { type: 'string' },
     json: { type: 'boolean' },
     schema: { type: 'boolean' },
-  });
+  },
+} as const;
+
+export async function main(argv: string[]): Promise<number> {
+  const line = readCommandLine(TOOLS_COMMAND, argv);
   if (typeof line === 'number') return line;
   const { values, positionals } = line;
   const url = positionals[0];

@@ -36,21 +36,21 @@ interface TopOptions {
   readonly json: boolean;
 }
 
-const TOP = {
+/** `sluice top`: its text and the options its parser accepts (CommandSpec). */
+export const TOP_COMMAND = {
   command: 'top',
   usageLine: 'usage: sluice top URL [URL...] [--interval SECONDS] [--once] [--count N] [--json]',
   help: HELP,
-};
-
-const TOP_OPTIONS = {
-  interval: { type: 'string' },
-  once: { type: 'boolean' },
-  count: { type: 'string' },
-  json: { type: 'boolean' },
+  options: {
+    interval: { type: 'string' },
+    once: { type: 'boolean' },
+    count: { type: 'string' },
+    json: { type: 'boolean' },
+  },
 } as const;
 
 /** What the parsed arguments ask for; a mistake is a UsageError. */
-function options(line: CommandLine<typeof TOP_OPTIONS>): TopOptions {
+function options(line: CommandLine<typeof TOP_COMMAND.options>): TopOptions {
   const { values, positionals } = line;
   if (positionals.length === 0)
     throw new UsageError('give the URL of a server (its MCP endpoint or /metrics)');
@@ -75,13 +75,13 @@ function options(line: CommandLine<typeof TOP_OPTIONS>): TopOptions {
 }
 
 export async function main(argv: string[]): Promise<number> {
-  const line = readCommandLine(TOP, argv, TOP_OPTIONS);
+  const line = readCommandLine(TOP_COMMAND, argv);
   if (typeof line === 'number') return line;
   let o: TopOptions;
   try {
     o = options(line);
   } catch (error) {
-    if (error instanceof UsageError) return usageFailure('top', error.message, TOP.usageLine);
+    if (error instanceof UsageError) return usageFailure('top', error.message, TOP_COMMAND.usageLine);
     throw error;
   }
   return run(o);
