@@ -9,6 +9,7 @@
 import type { Http2ServerResponse } from 'node:http2';
 import type { Headers } from '../core/pipeline/sink.js';
 import { NodeSinkBase } from './node-sink-base.js';
+import { wireChunk } from './wire-chunk.js';
 
 export class H2Sink extends NodeSinkBase<Http2ServerResponse> {
   get closed(): boolean {
@@ -22,13 +23,13 @@ export class H2Sink extends NodeSinkBase<Http2ServerResponse> {
 
   write(chunk: string): boolean {
     if (this.closed) return true;
-    return this.res.write(chunk);
+    return this.res.write(wireChunk(chunk));
   }
 
   end(last?: string): void {
     if (this.res.writableEnded || this.closed) return;
     if (last === undefined || last.length === 0) this.res.end();
-    else this.res.end(last);
+    else this.res.end(wireChunk(last));
   }
 
   destroy(): void {

@@ -5,21 +5,22 @@
  * the subclass's own fields with no call through this class.
  */
 import type { Headers, ResponseSink } from '../core/pipeline/sink.js';
+import { wireChunk } from './wire-chunk.js';
 
 /** The part of ServerResponse and Http2ServerResponse the shared methods use. */
 interface NodeResponse {
   readonly headersSent: boolean;
   writeHead(status: number, headers: Headers): unknown;
-  end(body: string): unknown;
+  end(body: string | Buffer): unknown;
   on(event: 'drain' | 'close', listener: () => void): unknown;
 }
 
 /**
- * `headers` and the body's `content-length`, in a new object filled key by key: on Node 20's V8,
+ * `headers` and the body's `content-length` (`length` bytes), in a new object filled key by key: on Node 20's V8,
  * `{ ...headers, 'content-length': n }` takes a slow path of 1-2 µs (a key added to a spread copy),
  * on every JSON answer (docs/benchmarks.md, section (a)). `__proto__` stays an own key, as with the spread.
  */
-function withLength(headers: Headers, body: string): Headers {
+function withLength(headers: Headers, length: number): Headers {
   const h: Headers = {};
   for (const k of Object.keys(headers)) {
     const v = headers[k] as string;
@@ -27,7 +28,7 @@ function withLength(headers: Headers, body: string): Headers {
       Object.defineProperty(h, k, { value: v, enumerable: true, writable: true, configurable: true });
     else h[k] = v;
   }
-  h['content-length'] = String(Buffer.byteLength(body));
+  h['content-length'] = String(length);
   return h;
 }
 
@@ -66,8 +67,11 @@ export abstract class NodeSinkBase<R extends NodeResponse> implements ResponseSi
     if (this.closed || this.res.headersSent) return;
     // An explicit length, 0 included: without it node:http's writeHead() commits to chunked encoding
     // even for an empty 202. 204 carries no body and no length (RFC 9110 §8.6).
-    this.res.writeHead(status, status === 204 ? headers : withLength(headers, body));
-    this.res.end(body);
+    // A long body goes as its bytes (wire-chunk.ts), whose length is then known without a count.
+    const chunk = wireChunk(body);
+    const length = typeof chunk === 'string' ? Buffer.byteLength(chunk) : chunk.length;
+    this.res.writeHead(status, status === 204 ? headers : withLength(headers, length));
+    this.res.end(chunk);
   }
 
   onDrain(listener: () => void): void {

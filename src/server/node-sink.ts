@@ -7,6 +7,7 @@ import type { ServerResponse } from 'node:http';
 import type { Headers } from '../core/pipeline/sink.js';
 import { flat } from '../flow/flat.js';
 import { NodeSinkBase } from './node-sink-base.js';
+import { wireChunk } from './wire-chunk.js';
 
 /**
  * node:http builds a response's header block by concatenation (status line, each header, Date,
@@ -35,7 +36,7 @@ export class NodeSink extends NodeSinkBase<ServerResponse> {
   write(chunk: string): boolean {
     if (this.closed) return true;
     const res = this.res;
-    const ok = res.write(chunk);
+    const ok = res.write(wireChunk(chunk));
     // ServerResponse corks the socket and uncorks it on process.nextTick; a producer that only
     // awaits resolved promises never lets nextTick run, so every event would wait for the end of
     // its loop (docs/benchmarks.md "Baseline": 13 s to the first event). Uncork now: the writer has batched.
@@ -48,7 +49,7 @@ export class NodeSink extends NodeSinkBase<ServerResponse> {
   end(last?: string): void {
     if (this.res.writableEnded) return;
     if (last === undefined || last.length === 0) this.res.end();
-    else this.res.end(last);
+    else this.res.end(wireChunk(last));
   }
 
   destroy(): void {
