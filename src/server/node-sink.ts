@@ -37,11 +37,17 @@ export class NodeSink extends NodeSinkBase<ServerResponse> {
     if (this.closed) return true;
     const res = this.res;
     const ok = res.write(wireChunk(chunk));
-    // ServerResponse corks the socket and uncorks it on process.nextTick; a producer that only
-    // awaits resolved promises never lets nextTick run, so every event would wait for the end of
-    // its loop (docs/benchmarks.md "Baseline": 13 s to the first event). Uncork now: the writer has batched.
+    // A response's first write in a tick corks it until process.nextTick; a producer that only awaits
+    // resolved promises never lets nextTick run, so every event would wait for the end of its loop
+    // (docs/benchmarks.md "Baseline": 13 s to the first event). Uncork now: the writer has batched.
+    // Node 20 and 22 cork the socket, and the response's uncork() uncorks it. Node 24 corks the
+    // response itself and keeps chunked writes in it (`writableCorked` counts those corks only); its
+    // uncork() sends them and uncorks the socket, and must not run without a cork to undo (its
+    // count would go below zero and hold every later write). A socket corked by someone else (Node 24
+    // then writes to it directly) is uncorked as before.
     const socket = res.socket;
-    if (socket !== null && socket.writableCorked > 0) socket.uncork();
+    if (res.writableCorked > 0) res.uncork();
+    else if (socket !== null && socket.writableCorked > 0) socket.uncork();
     // write() measured the buffer while corked; after the uncork the kernel may have taken it all.
     return ok || res.writableLength < res.writableHighWaterMark;
   }
