@@ -88,11 +88,28 @@ export class StreamSink implements ResponseSink {
     this.#finish();
   }
 
+  /**
+   * Stops the stream (the writer's overflow, a server-side close, an error after the head): nothing
+   * more is enqueued, and the body is closed, not errored. The runtime then delivers what is queued
+   * and ends the response, and the client resumes from the last id it got, as after any close by the
+   * server (2025-11-25 basic/transports, "Resumability and Redelivery"). Erroring the body would
+   * make the runtime abort the response and drop what it holds: the queue, which a burst fills
+   * before the runtime's first read (a tool that sends many messages at once), and what an adapter
+   * has read but not yet sent (a Node adapter's response buffer). Either can hold the stream's
+   * first event, the priming event whose id a resume needs; without it the client cannot resume.
+   * What stays queued is bounded by the high-water mark; a reader that never reads again keeps its
+   * connection until it leaves or the runtime's idle timeout, as before the overflow.
+   */
   destroy(): void {
     if (this.#closed) return;
     const c = this.#controller;
-    if (c !== undefined) c.error(new Error('sluice: stream destroyed'));
-    else if (!this.#started) {
+    if (c !== undefined) {
+      try {
+        c.close();
+      } catch {
+        // already closed, or cancelled by the runtime
+      }
+    } else if (!this.#started) {
       // Nothing was committed (the client went away mid-body): answer something the runtime can
       // discard; the connection is gone.
       this.#started = true;

@@ -39,8 +39,33 @@ if (missing.length > 0) {
 const skip = missing.length > 0 ? `missing ${missing.join(', ')}` : false;
 const WAIT_MS = 20_000;
 
-/** One Inspector web server for `url` in `era`; resolves with it and the token URL it printed. */
+/** The Inspector's words when one of the ports it was given was taken before it could listen. */
+const PORT_TAKEN = /PORT IS IN USE/;
+
+/**
+ * One Inspector web server for `url` in `era`; resolves with it and the token URL it printed. Its
+ * ports are asked free and then handed over, so another process can take one in between (seen once
+ * in a full run, beside some thirty other files opening sockets): then it starts again on fresh
+ * ports, at most three times.
+ */
 async function startInspectorWeb(
+  url: string,
+  era: 'legacy' | 'modern',
+  home: string,
+): Promise<{ d: Daemon; page: string; output(): string }> {
+  for (let attempt = 1; ; attempt++) {
+    try {
+      return await startInspectorWebOnce(url, era, home);
+    } catch (error) {
+      if (attempt >= 3 || !PORT_TAKEN.test(String(error))) throw error;
+      process.stderr.write(
+        `inspector-web: a port was taken before the Inspector listened; again (${attempt + 1}/3)\n`,
+      );
+    }
+  }
+}
+
+async function startInspectorWebOnce(
   url: string,
   era: 'legacy' | 'modern',
   home: string,

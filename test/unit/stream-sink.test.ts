@@ -83,3 +83,43 @@ test('destroy() before anything was sent still settles the response', async () =
   sink.destroy();
   assert.equal((await sink.response).status, 503);
 });
+
+/** Everything the body yields until it ends; rejects when the stream errors. */
+async function readAll(body: ReadableStream<Uint8Array> | null): Promise<string> {
+  const reader = body?.getReader();
+  assert.ok(reader);
+  const dec = new TextDecoder();
+  let got = '';
+  for (;;) {
+    const { done, value } = await reader.read();
+    if (done) return got;
+    got += dec.decode(value);
+  }
+}
+
+test('destroy() before the runtime read anything delivers the queue (the priming event) and ends the body', async () => {
+  const sink = new StreamSink(16);
+  sink.head(200, { 'content-type': 'text/event-stream' });
+  const res = await sink.response;
+  assert.equal(sink.write('id: a\ndata: \n\n'), true);
+  assert.equal(sink.write('id: b\ndata: x\n\n'), false, 'the queue filled before any read');
+  sink.destroy();
+  assert.equal(sink.closed, true);
+  assert.equal(sink.write('late'), true, 'nothing more is enqueued');
+  assert.equal(await readAll(res.body), 'id: a\ndata: \n\nid: b\ndata: x\n\n');
+});
+
+test('destroy() after the runtime read some of the body delivers the rest and ends it', async () => {
+  const sink = new StreamSink(16);
+  sink.head(200, { 'content-type': 'text/event-stream' });
+  const res = await sink.response;
+  const reader = res.body?.getReader();
+  assert.ok(reader);
+  sink.write('id: a\ndata: \n\n');
+  assert.equal(new TextDecoder().decode((await reader.read()).value), 'id: a\ndata: \n\n');
+  sink.write('id: b\ndata: x\n\n');
+  sink.write('id: c\ndata: y\n\n');
+  sink.destroy();
+  reader.releaseLock();
+  assert.equal(await readAll(res.body), 'id: b\ndata: x\n\nid: c\ndata: y\n\n');
+});
