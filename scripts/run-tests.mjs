@@ -155,8 +155,8 @@ const WAITING = [
   'integration/task-listed-policy',
   'integration/partial-cuts',
   'integration/hibernation',
-  // Not a waiting file: about 30 CPU-s in children of its own Node lines, half of its 40 s. Here
-  // because this runner ends a minute before the main one (measured 2026-12-06: 411 s against 482 s).
+  // Not a waiting file: about 16 CPU-s in children of its own Node lines, one at a time, over its
+  // 15 s. Here because this runner usually ends before the main one (2026-12-06: 411 s against 482 s).
   'conformance/node-lines',
 ].map((name) => join('dist', 'test', `${name}.test.js`));
 

@@ -40,18 +40,17 @@ export interface CommandSpec<O extends OptionsConfig> extends CommandText {
  * 2 after a usage mistake (already reported on stderr).
  */
 export function readCommandLine<const O extends OptionsConfig>(
-  text: CommandSpec<O>,
+  spec: CommandSpec<O>,
   argv: string[],
 ): CommandLine<O> | number {
-  const options = text.options;
   let parsed: Parsed<O>;
   try {
-    parsed = parseArgs({ args: argv, allowPositionals: true, options: { ...options, ...HELP_OPTION } });
+    parsed = parseArgs({ args: argv, allowPositionals: true, options: { ...spec.options, ...HELP_OPTION } });
   } catch (error) {
-    return usageFailure(text.command, oneLine(error), text.usageLine);
+    return usageFailure(spec.command, oneLine(error), spec.usageLine);
   }
   if ((parsed.values as { help?: boolean }).help === true) {
-    process.stdout.write(text.help.endsWith('\n') ? text.help : `${text.help}\n`);
+    process.stdout.write(spec.help.endsWith('\n') ? spec.help : `${spec.help}\n`);
     return 0;
   }
   return parsed;
