@@ -141,8 +141,12 @@ async function loopbackPage(
 
 /** Switches the server on and waits for "Connected", the era's protocol version and the server's name. */
 async function connect(page: Page, era: 'legacy' | 'modern', name: string): Promise<void> {
-  // The server's switch (its input is covered by the drawn track, so the click is forced).
-  await page.getByRole('switch').first().click({ force: true, timeout: WAIT_MS });
+  // The server's switch (its input is covered by the drawn track, so the click is forced). A forced
+  // click does not wait for the element to be laid out, and under load the page can still be
+  // rendering it ("Element is not visible", seen in a CI run): wait for its box first.
+  const toggle = page.getByRole('switch').first();
+  await toggle.waitFor({ state: 'visible', timeout: WAIT_MS });
+  await toggle.click({ force: true, timeout: WAIT_MS });
   await page.getByText('Connected', { exact: true }).waitFor({ timeout: WAIT_MS });
   const version = era === 'legacy' ? '2025-11-25' : '2026-07-28';
   await page.getByText(`MCP ${version}`, { exact: true }).waitFor({ timeout: WAIT_MS });
