@@ -52,6 +52,11 @@ export class Exchange {
   readonly #listeners = new Set<() => void>();
   #cancelled = false;
 
+  /** When the request was sent, on `performance.now()`: every other time here counts from it. */
+  get startedAt(): number {
+    return this.#t0;
+  }
+
   /** ms of the first body chunk, if any. */
   get firstByteAt(): number | undefined {
     return this.#firstByteAt;
