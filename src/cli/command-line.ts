@@ -18,20 +18,17 @@ type Parsed<O extends OptionsConfig> = ReturnType<
 /** A command's parsed arguments: its options' values (`help` among them) and its positionals. */
 export type CommandLine<O extends OptionsConfig> = Omit<Parsed<O>, 'tokens'>;
 
-export interface CommandText {
+/**
+ * One command as the user meets it: its text and the options its parser accepts. Each command
+ * module exports its own, so a test can hold the options against `--help` and the README.
+ */
+export interface CommandSpec<O extends OptionsConfig> {
   /** The command's name as typed after `sluice`. */
   readonly command: string;
   /** One line of usage, printed under a usage mistake. */
   readonly usageLine: string;
   /** The full text `--help` prints (a trailing newline is added when missing). */
   readonly help: string;
-}
-
-/**
- * One command as the user meets it: its text and the options its parser accepts. Each command
- * module exports its own, so a test can hold the options against `--help` and the README.
- */
-export interface CommandSpec<O extends OptionsConfig> extends CommandText {
   readonly options: O;
 }
 

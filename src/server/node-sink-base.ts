@@ -16,9 +16,10 @@ interface NodeResponse {
 }
 
 /**
- * `headers` and the body's `content-length` (`length` bytes), in a new object filled key by key: on Node 20's V8,
- * `{ ...headers, 'content-length': n }` takes a slow path of 1-2 µs (a key added to a spread copy),
- * on every JSON answer (docs/benchmarks.md, section (a)). `__proto__` stays an own key, as with the spread.
+ * `headers` and the body's `content-length` (`length` bytes), in a new object filled key by key: on
+ * Node 20's V8, `{ ...headers, 'content-length': n }` takes a slow path of 1-2 µs (a key added to a
+ * spread copy), on every JSON answer (docs/benchmarks.md, section (a)). `__proto__` stays an own
+ * key, as with the spread.
  */
 function withLength(headers: Headers, length: number): Headers {
   const h: Headers = {};

@@ -17,8 +17,8 @@ import { spawnSync } from 'node:child_process';
 import { existsSync } from 'node:fs';
 import { join } from 'node:path';
 import { after, describe, test } from 'node:test';
+import { assertChildPassed, runChildTests } from '../helpers/child-tests.js';
 import { assertActiveSuitePasses, conformanceCli, removeOutDirs } from '../helpers/conformance.js';
-import { runProcess } from '../helpers/run-process.js';
 import { repoRoot, type SpawnedServe, spawnListening } from '../helpers/spawn-serve.js';
 
 const root = repoRoot();
@@ -42,37 +42,21 @@ function unavailable(node: string, major: number): string | undefined {
   return undefined;
 }
 
-/** Runs test files under `node` (its own runner, TAP, `args` before the files) and asserts they all pass. */
+/** Runs test files under `node`, one at a time (`args` before the files), and asserts they all pass. */
 async function assertPasses(
   node: string,
   files: string[],
   what: string,
   o: { env?: NodeJS.ProcessEnv; args?: string[] } = {},
 ): Promise<void> {
-  // A test file runs with NODE_TEST_CONTEXT set, which would make the inner runner report to us in
-  // its binary protocol instead of TAP: cleared.
-  const childEnv: NodeJS.ProcessEnv = { ...process.env, ...o.env };
-  delete childEnv['NODE_TEST_CONTEXT'];
-  const run = await runProcess(
-    node,
-    ['--expose-gc', '--test', '--test-reporter=tap', '--test-concurrency=1', ...(o.args ?? []), ...files],
-    {
-      ms: 240_000,
-      label: what,
-      cwd: root,
-      env: childEnv,
-    },
-  );
-  const out = `${run.out}\n${run.err}`;
-  const failing = out
-    .split('\n')
-    .filter((l) => /^\s*not ok /.test(l))
-    .join('\n');
-  assert.equal(run.code, 0, `${what} failed:\n${failing}\n--- tail ---\n${out.slice(-6000)}`);
-  const pass = Number(/^# pass (\d+)$/m.exec(out)?.[1] ?? 0);
-  assert.equal(Number(/^# fail (\d+)$/m.exec(out)?.[1] ?? -1), 0, `${what}:\n${out.slice(-3000)}`);
-  // Exit 0 also happens when nothing ran.
-  assert.ok(pass >= files.length, `${what}: only ${pass} tests passed:\n${out.slice(-3000)}`);
+  const run = await runChildTests(node, files, {
+    label: what,
+    ms: 240_000,
+    cwd: root,
+    args: ['--test-concurrency=1', ...(o.args ?? [])],
+    ...(o.env === undefined ? {} : { env: o.env }),
+  });
+  assertChildPassed(run, what, files.length);
 }
 
 for (const line of LINES) {

@@ -81,14 +81,11 @@ class StallWatch {
   readonly #windows: { from: number; to: number }[] = [];
   readonly #timer: ReturnType<typeof setInterval>;
   #last = performance.now();
-  #longest = 0;
 
   constructor() {
     this.#timer = setInterval(() => {
       const now = performance.now();
-      const late = now - this.#last - 10;
-      if (late > this.#longest) this.#longest = late;
-      if (late > STALL_MS) this.#windows.push({ from: this.#last, to: now });
+      if (now - this.#last - 10 > STALL_MS) this.#windows.push({ from: this.#last, to: now });
       this.#last = now;
     }, 10);
   }
@@ -97,9 +94,9 @@ class StallWatch {
     clearInterval(this.#timer);
   }
 
-  /** The longest stall seen, in ms. */
+  /** The longest stall seen, in ms (0 when none passed STALL_MS). */
   get longest(): number {
-    return this.#longest;
+    return this.#windows.reduce((m, w) => Math.max(m, w.to - w.from - 10), 0);
   }
 
   /** The stalls as windows in the call's own time (ms since `t0`, the call's start on performance.now()). */
