@@ -8,6 +8,9 @@ import { pipeline, type Readable, type Transform } from 'node:stream';
 import { BodySilenceError, type HttpBody, type HttpResponse } from './http-client.js';
 import { decodersFor } from './http-node-decoders.js';
 
+/** One shared no-op, not a function literal per response assigned to a property (request-objects-gc.test.ts). */
+const NOTHING = (): void => {};
+
 /** Statuses whose response has no body (fetch's "null body status"; 101/103 never reach a request callback). */
 const NULL_BODY = new Set([204, 205, 304]);
 /** Queued chunks above which the socket is paused until the reader catches up. */
@@ -194,7 +197,7 @@ export class NodeResponse implements HttpResponse, HttpBody, AsyncIterator<Uint8
     const res = this.res;
     if (this.onDone !== undefined) {
       // Listening: the 'end' (or error) still comes, releases, and goes nowhere.
-      this.onDone = () => {};
+      this.onDone = NOTHING;
       if (res.complete && this.source === res) {
         res.resume();
         return;

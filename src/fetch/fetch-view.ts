@@ -35,8 +35,13 @@ class FetchView implements RequestView {
     this.loopback = loopback;
     this.#request = request;
     const h = request.headers;
-    this.header = (name) => h.get(name) ?? undefined;
-    this.readBody = (limit) => readBody(request, limit);
+    // Made before they are assigned: a function literal assigned to a property is born in V8's old
+    // generation and keeps the request alive until the next full collection (core/sdk/bridge-transport.ts,
+    // DETACHED, says more).
+    const header = (name: string): string | undefined => h.get(name) ?? undefined;
+    const body = (limit: number): Promise<BodyResult> => readBody(request, limit);
+    this.header = header;
+    this.readBody = body;
   }
 
   /** Parsed on first use only: the core never reads it (handlers' request info may). */

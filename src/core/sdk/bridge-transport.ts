@@ -32,6 +32,20 @@ export interface BridgeTarget {
   closedBySdk(from: BridgeTransport): void;
 }
 
+/**
+ * What a closed transport routes to: nothing. The SDK's `connect` stores its handlers on the
+ * transport as function literals assigned to properties (`transport.onmessage = (m) => …`), and V8
+ * allocates such a function in the old generation at once (its parser marks a function literal on the
+ * right of a property assignment for pretenuring). Dead, it still keeps its context alive through
+ * every scavenge until the next full collection, and that context holds this transport: whatever the
+ * transport still reaches (the request's whole graph, through its target) was promoted with it on every
+ * 2026-07-28 call on Node 22 and 24 (docs/benchmarks.md, "Function literals assigned to properties").
+ */
+const DETACHED: BridgeTarget = {
+  route: () => undefined,
+  closedBySdk: () => {},
+};
+
 /** Returned by every send that need not wait: one shared settled promise, no allocation per event. */
 const SENT: Promise<void> = Promise.resolve();
 
@@ -39,7 +53,8 @@ export class BridgeTransport implements Transport, OperationHost {
   onerror?: ((error: Error) => void) | undefined;
   onmessage?: (<T extends JSONRPCMessage>(message: T, extra?: MessageExtraInfo) => void) | undefined;
   sessionId?: string | undefined;
-  readonly #target: BridgeTarget;
+  /** Detached (DETACHED) once closed: see close(). */
+  #target: BridgeTarget;
   #closed = false;
   /** Requests being observed, by the id they have on this transport; made on first use. */
   #ops: Map<RequestId, Operation> | undefined;
@@ -102,6 +117,8 @@ export class BridgeTransport implements Transport, OperationHost {
     this.#ops = undefined;
     if (ops !== undefined) for (const op of ops.values()) op.cancelled(op.closeCause(), undefined);
     this.#target.closedBySdk(this);
+    // Nothing reaches the target from a closed transport any more (DETACHED says why).
+    this.#target = DETACHED;
     const onclose = this.#onclose;
     if (onclose === undefined) return;
     // Only when nothing but the Protocol's connect set onclose: then all that runs up to the

@@ -120,8 +120,12 @@ export class EventLog {
     const r = store.append(this.#ctx.sessionKey, this.#num, { seq, frame, partial, progress });
     if (r === undefined) return;
     // A synchronous store (the memory one) returns nothing: its streams never make the handler.
-    const owner = this.#owner;
-    this.#onLost ??= () => owner.appendFailed();
+    if (this.#onLost === undefined) {
+      // Made before it is assigned, so it is born young (core/sdk/bridge-transport.ts, DETACHED).
+      const owner = this.#owner;
+      const lost = (): void => owner.appendFailed();
+      this.#onLost = lost;
+    }
     r.then(undefined, this.#onLost);
   }
 }
