@@ -17,7 +17,12 @@
  * - the same with the tool registered by `registerTool` in createServer (what most servers do; its
  *   schema built once): the whole server was promoted, 9.1–10 KB per call; since
  *   Sluice empties a closed per-request server's handler tables (core/sdk/release.ts), about
- *   0.5 KB.
+ *   0.5 KB;
+ * - on Node 22 and 24 (test/conformance/node-lines.test.ts runs the last case on Node 24): the
+ *   SDK's connect() assigns its transport handlers as function literals, which V8 allocates in the
+ *   old generation, so each closed server kept its transport and the request behind it, 7.7 KB per
+ *   call on Node 24; with the transport letting go and the server's tables swapped for shared empty
+ *   ones (core/sdk/bridge-transport.ts, release.ts), 0.4–0.5 KB.
  */
 import assert from 'node:assert/strict';
 import { spawn } from 'node:child_process';
@@ -31,8 +36,14 @@ import { repoRoot } from '../helpers/spawn-serve.js';
 const WARMUP = 4_000;
 const MEASURED = 8_000;
 const CALLERS = 16;
-/** Bytes promoted per call, at most: about twice what is left without the fixes, half of what they cost. */
+/** Bytes promoted per SSE echo, at most: about twice what is left without the fixes, half of what they cost. */
 const MAX_PROMOTED_PER_CALL = 2_500;
+/**
+ * Bytes promoted per 2026-07-28 echo, at most: 0.15–0.55 KB on Node 20, 22 and 24 with the fixes,
+ * so about twice that. Without the shared empty tables of a released server (core/sdk/release.ts)
+ * Node 24 promoted 2.1 KB, without its bridge transport letting go of the request 7.7 KB.
+ */
+const MAX_PROMOTED_MODERN = 1_200;
 
 /** A shared-tools-node child with `--trace-gc-nvp`; it sums its scavenges' promoted bytes while a measurement runs. */
 class Traced {
@@ -152,7 +163,7 @@ for (const tools of ['shared', 'register-tool'] as const) {
     );
     process.stderr.write(`promotion: ${perCall.toFixed(0)} B promoted per 2026-07-28 echo (${tools})\n`);
     assert.ok(
-      perCall <= MAX_PROMOTED_PER_CALL,
+      perCall <= MAX_PROMOTED_MODERN,
       `${perCall.toFixed(0)} B promoted per 2026-07-28 echo (${tools})`,
     );
   });

@@ -1,6 +1,7 @@
-// A server Sluice built for one request (a 2026-07-28 request, a stateless-mode request) has its request and
-// notification handler tables emptied once it is closed: under V8's pretenuring they kept the whole dead server
-// alive through scavenges (core/sdk/release.ts; the promoted bytes are bounded in promotion.test.ts). Its tool
+// A server Sluice built for one request (a 2026-07-28 request, a stateless-mode request) has its tables (handlers,
+// responses, progress, timeouts: every Map and Set of the Protocol) swapped for shared empty ones once it is closed:
+// under V8's pretenuring, and on Node 22 and 24 through the SDK's own old closures, a dead server was kept alive
+// through scavenges with all it reached (core/sdk/release.ts; the promoted bytes are bounded in promotion.test.ts). Its tool
 // registrations are left as they were (emptying them changed nothing measured). A createServer that hands the
 // same server out again then gets a clear refusal, not a server without handlers. Servers of sessions are left
 // as they are: an application may keep a session's server past its end.
@@ -76,6 +77,28 @@ describe('a closed per-request server lets go of its tables', () => {
     assert.ok(record !== undefined);
     assert.equal(internals(one)._registeredTools['echo'], record, 'its registrations are left as they were');
     assert.ok(typeof record['handler'] === 'function', 'the record is untouched');
+    // Every table the Protocol holds is swapped for one shared empty table, so the closed server
+    // reaches nothing of its request any more; it ignores what is put in it.
+    const tables = internals(one).server as unknown as Record<string, unknown>;
+    const maps = Object.keys(tables).filter((k) => tables[k] instanceof Map);
+    assert.ok(
+      maps.includes('_responseHandlers') && maps.includes('_requestHandlerAbortControllers'),
+      maps.join(),
+    );
+    const other = echoServer();
+    const served2 = await serve({ port: 0, createServer: () => other });
+    open.push(served2);
+    const r2 = await modernSend(
+      served2.url,
+      modernBody('tools/call', { name: 'echo', arguments: { text: 'x' } }),
+    );
+    assert.equal(r2.status, 200, r2.text);
+    await released(other);
+    const theirs = internals(other).server as unknown as Record<string, unknown>;
+    for (const k of maps) assert.equal(tables[k], theirs[k], `${k}: one shared empty table`);
+    const shared = tables['_requestHandlers'] as Map<string, unknown>;
+    shared.set('late', () => undefined);
+    assert.equal(shared.size, 0, 'a shared table keeps nothing');
     const again = await withDeadline(
       modernSend(served.url, modernBody('tools/call', { name: 'echo', arguments: { text: 'again' } })),
       5_000,
