@@ -25,6 +25,7 @@ import {
 import { withDeadline } from '../helpers/deadline.js';
 import { catchEscapes, fuzzParameters } from '../helpers/fuzz.js';
 import { until } from '../helpers/http.js';
+import { cutAt } from '../helpers/pieces.js';
 import { type Scripted, type Seen, scripted } from '../helpers/scripted-server.js';
 
 /** Runs per adapter, and the time they may take in all (test/helpers/fuzz.ts: FUZZ_RUNS for more). */
@@ -295,14 +296,10 @@ function answer(res: ServerResponse, seen: Seen, a: AnswerDraw, held: Set<Server
   // timeout and the adapters' 300 s head wait, not by anything this test could wait for.
   res.flushHeaders();
   const bytes = Buffer.from(text);
-  const cuts = [...new Set(a.splits.map((f) => Math.floor(f * bytes.length)))].sort((x, y) => x - y);
-  const pieces: Buffer[] = [];
-  let at = 0;
-  for (const c of cuts) {
-    pieces.push(bytes.subarray(at, c));
-    at = c;
-  }
-  pieces.push(bytes.subarray(at));
+  const pieces = cutAt(
+    bytes,
+    a.splits.map((f) => Math.floor(f * bytes.length)),
+  );
   const next = (i: number): void => {
     if (res.destroyed) return;
     if (i < pieces.length) {

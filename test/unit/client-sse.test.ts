@@ -10,6 +10,7 @@ import { fetchResponse } from '../../src/client/http-fetch.js';
 import { nodeResponse } from '../../src/client/http-node.js';
 import type { ClientClock } from '../../src/client/options.js';
 import { readSse, type SseEnd } from '../../src/client/sse-reader.js';
+import { cutAt } from '../helpers/pieces.js';
 
 interface Collected {
   events: { data: string; event: string | undefined; id: string | undefined }[];
@@ -95,17 +96,12 @@ async function collect(
   return { events, retries, end };
 }
 
-/** Splits `bytes` at the given (sorted, deduplicated) offsets. */
+/** Splits `bytes` at the given offsets (each taken modulo its length + 1), without empty pieces. */
 function split(bytes: Uint8Array, cuts: readonly number[]): Uint8Array[] {
-  const points = [...new Set(cuts.map((c) => c % (bytes.length + 1)))].sort((a, b) => a - b);
-  const out: Uint8Array[] = [];
-  let prev = 0;
-  for (const p of points) {
-    out.push(bytes.slice(prev, p));
-    prev = p;
-  }
-  out.push(bytes.slice(prev));
-  return out.filter((c) => c.length > 0);
+  return cutAt(
+    bytes,
+    cuts.map((c) => c % (bytes.length + 1)),
+  ).filter((c) => c.length > 0);
 }
 
 const enc = new TextEncoder();

@@ -12,6 +12,7 @@ import {
   encodeRetry,
   type SseEvent,
 } from '../../src/sse/encode.js';
+import { cutAt } from '../helpers/pieces.js';
 
 interface Parsed {
   events: EventSourceMessage[];
@@ -37,15 +38,10 @@ function parseChunks(chunks: Uint8Array[]): Parsed {
 }
 
 function splitAt(bytes: Uint8Array, cuts: number[]): Uint8Array[] {
-  const points = [...new Set(cuts)].filter((c) => c > 0 && c < bytes.length).sort((a, b) => a - b);
-  const out: Uint8Array[] = [];
-  let from = 0;
-  for (const p of points) {
-    out.push(bytes.subarray(from, p));
-    from = p;
-  }
-  out.push(bytes.subarray(from));
-  return out;
+  return cutAt(
+    bytes,
+    cuts.filter((c) => c > 0 && c < bytes.length),
+  );
 }
 
 /** What a conforming parser must report for ev (line breaks in data normalised to LF). */

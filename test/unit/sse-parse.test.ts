@@ -6,6 +6,7 @@ import { test } from 'node:test';
 import { createParser } from 'eventsource-parser';
 import fc from 'fast-check';
 import { createSseParser, type SseMessage } from '../../src/sse/parse.js';
+import { cutAt } from '../helpers/pieces.js';
 
 function parseAll(pieces: string[], maxBufferSize?: number) {
   const got: {
@@ -82,15 +83,12 @@ test('agrees with eventsource-parser on any LF-terminated stream, in any pieces'
   fc.assert(
     fc.property(fc.array(block, { maxLength: 6 }), fc.array(fc.nat(), { maxLength: 5 }), (blocks, cuts) => {
       const text = blocks.join('');
-      const points = [...new Set(cuts.map((c) => c % (text.length + 1)))].sort((a, b) => a - b);
-      const pieces: string[] = [];
-      let prev = 0;
-      for (const p of points) {
-        pieces.push(text.slice(prev, p));
-        prev = p;
-      }
-      pieces.push(text.slice(prev));
-      const ours = parseAll(pieces);
+      const ours = parseAll(
+        cutAt(
+          text,
+          cuts.map((c) => c % (text.length + 1)),
+        ),
+      );
       const theirs: { data: string; event: string | undefined }[] = [];
       const retries: number[] = [];
       const ref = createParser({
@@ -124,15 +122,15 @@ test('any terminators (CR, LF, CRLF), cut anywhere: the same as the whole text i
     .map((blocks) => blocks.map(([ls, blank]) => ls.join('') + blank).join(''));
   fc.assert(
     fc.property(stream, fc.array(fc.nat(), { maxLength: 12 }), (text, cuts) => {
-      const points = [...new Set(cuts.map((c) => c % (text.length + 1)))].sort((a, b) => a - b);
-      const pieces: string[] = [];
-      let prev = 0;
-      for (const p of points) {
-        pieces.push(text.slice(prev, p));
-        prev = p;
-      }
-      pieces.push(text.slice(prev));
-      assert.deepEqual(parseAll(pieces), parseAll([text]));
+      assert.deepEqual(
+        parseAll(
+          cutAt(
+            text,
+            cuts.map((c) => c % (text.length + 1)),
+          ),
+        ),
+        parseAll([text]),
+      );
     }),
     { numRuns: 400 },
   );

@@ -14,6 +14,7 @@ import {
 } from '../../src/cli/top/exposition.js';
 import { createDemoServer } from '../../src/demo/demo-server.js';
 import { createMcpHandler } from '../../src/server/create-handler.js';
+import { cutAt } from '../helpers/pieces.js';
 
 interface Written {
   name: string;
@@ -99,17 +100,7 @@ const documentArb = fc
 
 /** Splits `text` at random points (including inside escapes, CRLF pairs and multi-byte runs). */
 const splitArb = (text: string) =>
-  fc.uniqueArray(fc.nat(Math.max(0, text.length)), { maxLength: 12 }).map((cuts) => {
-    const at = [...cuts].sort((a, b) => a - b);
-    const out: string[] = [];
-    let from = 0;
-    for (const c of at) {
-      out.push(text.slice(from, c));
-      from = c;
-    }
-    out.push(text.slice(from));
-    return out;
-  });
+  fc.uniqueArray(fc.nat(Math.max(0, text.length)), { maxLength: 12 }).map((cuts) => cutAt(text, cuts));
 
 function parseChunks(chunks: readonly string[]): Exposition {
   const p = new ExpositionParser();
