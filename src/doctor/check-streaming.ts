@@ -13,6 +13,7 @@ import { checkCompression } from './check-compression.js';
 import { BUFFERING_FIX, HOLD_FIX } from './fixes.js';
 import { type Exchange, errorText } from './http.js';
 import type { McpSession } from './session.js';
+import { readAfterStall, StallWatch, type StallWindow, spansStall } from './stall-watch.js';
 import { argumentsFor, callToEnd, type ToolInfo } from './tools.js';
 import type { Status, Verdict } from './types.js';
 
@@ -44,18 +45,31 @@ const BURST_GAP_MS = 500;
 
 /**
  * How the progress events of a stream spread out on arrival: how many came within CLUMP_GAP_MS of
- * the one before (though the tool produced them farther apart), and the longest gap.
+ * the one before (though the tool produced them farther apart), and the longest gap. Not counted
+ * against the path: events read together during or right after one of the doctor's own stalls
+ * (`stalls`, stall-watch.ts), and silences that hold such a stall; `ownStallMs` says how long the
+ * longest was.
  */
-function clumpsOf(x: Exchange): { events: number; clumped: number; longestGapMs: number } {
-  const times = x.progressTimes();
+export function clumpsOf(
+  times: readonly number[],
+  stalls: readonly StallWindow[] = [],
+): { events: number; clumped: number; longestGapMs: number; ownStallMs: number } {
   let clumped = 0;
   let longest = 0;
   for (let i = 1; i < times.length; i++) {
-    const gap = (times[i] ?? 0) - (times[i - 1] ?? 0);
-    if (gap < CLUMP_GAP_MS) clumped++;
-    longest = Math.max(longest, gap);
+    const before = times[i - 1] ?? 0;
+    const at = times[i] ?? 0;
+    const gap = at - before;
+    if (gap < CLUMP_GAP_MS && !readAfterStall(at, stalls)) clumped++;
+    if (!spansStall(before, at, stalls)) longest = Math.max(longest, gap);
   }
-  return { events: times.length, clumped, longestGapMs: Math.round(longest) };
+  const ownStallMs = stalls.reduce((m, w) => Math.max(m, w.to - w.from), 0);
+  return {
+    events: times.length,
+    clumped,
+    longestGapMs: Math.round(longest),
+    ownStallMs: Math.round(ownStallMs),
+  };
 }
 
 /** A probe that reached a buffering verdict; anything short of 'ok' carries `fix` (the buffering fix). */
@@ -107,7 +121,13 @@ function judgePacing(
 }
 
 /** `spacedMs`: the least spacing of the tool's progress events, when the probe knows it. */
-function judgePost(label: string, x: Exchange, id: number, spacedMs: number | undefined): Probe {
+function judgePost(
+  label: string,
+  x: Exchange,
+  id: number,
+  spacedMs: number | undefined,
+  stalls: readonly StallWindow[],
+): Probe {
   if (x.status !== 200) return { label, x, note: `${label} answered ${x.status}` };
   if (!x.isSse)
     return { label, x, note: `${label} came back as one JSON body (the server chose not to stream)` };
@@ -130,7 +150,7 @@ function judgePost(label: string, x: Exchange, id: number, spacedMs: number | un
   if (early.length > 0) {
     let all: Record<string, unknown> = details;
     if (spacedMs !== undefined) {
-      const c = clumpsOf(x);
+      const c = clumpsOf(x.progressTimes(), stalls);
       all = { ...details, ...c };
       const paced = judgePacing(label, x, spacedMs, c, all);
       if (paced !== undefined) return paced;
@@ -213,8 +233,17 @@ export async function checkStreaming(
     const args = argumentsFor(tool, p.ms, p.count);
     log(`streaming: calling ${p.name} ${JSON.stringify(args)}`);
     try {
-      const { x, id } = await callToEnd(s, p.name, args, 30_000);
-      const probe = judgePost(`tools/call ${p.name}`, x, id, p.spaced ? p.ms : undefined);
+      // The doctor's own stalls during the call: what they explain is not the path's doing.
+      const watch = new StallWatch();
+      let called: Awaited<ReturnType<typeof callToEnd>>;
+      try {
+        called = await callToEnd(s, p.name, args, 30_000);
+      } finally {
+        watch.stop();
+      }
+      const { x, id } = called;
+      const spaced = p.spaced ? p.ms : undefined;
+      const probe = judgePost(`tools/call ${p.name}`, x, id, spaced, watch.stalls(x.startedAt));
       if (x.isSse) lastSse = x;
       if (probe.verdict !== undefined) {
         chosen = probe;

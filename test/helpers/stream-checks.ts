@@ -6,6 +6,7 @@
 import assert from 'node:assert/strict';
 import type { Exchange } from '../../src/doctor/http.js';
 import { type McpSession, responseOf } from '../../src/doctor/session.js';
+import { readAfterStall, StallWatch } from '../../src/doctor/stall-watch.js';
 import { withDeadline } from './deadline.js';
 
 /** tools/call with a progress token; resolves at the response head. */
@@ -71,39 +72,8 @@ export async function assertIncremental(s: McpSession, label: string): Promise<E
   }
 }
 
-/** A late tick longer than this is a stall of this process (most of the 100 ms between events). */
+/** A stall longer than this measured the machine, not the proxy (most of the 100 ms between events). */
 const STALL_MS = 80;
-/** After a stall ends, what arrives within this many ms was read together because of it. */
-const AFTER_STALL_MS = 50;
-
-/** This process's event-loop stalls while a call runs: a 10 ms timer that notes how late each tick came. */
-class StallWatch {
-  readonly #windows: { from: number; to: number }[] = [];
-  readonly #timer: ReturnType<typeof setInterval>;
-  #last = performance.now();
-
-  constructor() {
-    this.#timer = setInterval(() => {
-      const now = performance.now();
-      if (now - this.#last - 10 > STALL_MS) this.#windows.push({ from: this.#last, to: now });
-      this.#last = now;
-    }, 10);
-  }
-
-  stop(): void {
-    clearInterval(this.#timer);
-  }
-
-  /** The longest stall seen, in ms (0 when none passed STALL_MS). */
-  get longest(): number {
-    return this.#windows.reduce((m, w) => Math.max(m, w.to - w.from - 10), 0);
-  }
-
-  /** The stalls as windows in the call's own time (ms since `t0`, the call's start on performance.now()). */
-  stalls(t0: number): { from: number; to: number }[] {
-    return this.#windows.map((w) => ({ from: w.from - t0, to: w.to - t0 }));
-  }
-}
 
 function assertIncrementalRun(
   x: Exchange,
@@ -141,11 +111,10 @@ export function clumped(
   times: readonly number[],
   stalls: readonly { from: number; to: number }[] = [],
 ): number {
-  const afterStall = (t: number): boolean => stalls.some((w) => t >= w.from && t <= w.to + AFTER_STALL_MS);
   let n = 0;
   for (let i = 1; i < times.length; i++) {
     const t = times[i] ?? 0;
-    if (t - (times[i - 1] ?? 0) < 30 && !afterStall(t)) n++;
+    if (t - (times[i - 1] ?? 0) < 30 && !readAfterStall(t, stalls)) n++;
   }
   return n;
 }

@@ -1,0 +1,55 @@
+// sluice doctor's pacing check (src/doctor/check-streaming.ts, stall-watch.ts): progress events the
+// doctor read together right after a stall of its own event loop, and a silence holding such a
+// stall, are not counted against the path; the same arrival times without a stall of its own to
+// explain them still are. A CI run failed the nginx doctor test with "12 of 40 together, silences
+// up to 531 ms" on a loaded machine.
+import assert from 'node:assert/strict';
+import { test } from 'node:test';
+import fc from 'fast-check';
+import { clumpsOf } from '../../src/doctor/check-streaming.js';
+import { AFTER_STALL_MS, readAfterStall, spansStall } from '../../src/doctor/stall-watch.js';
+
+/** 40 events produced 50 ms apart from t = 100; those produced during [from, to] are read at `to` + 1. */
+function readThrough(stall: { from: number; to: number }): number[] {
+  return Array.from({ length: 40 }, (_, i) => {
+    const produced = 100 + 50 * i;
+    return produced >= stall.from && produced <= stall.to ? stall.to + 1 + (i % 3) * 0.1 : produced;
+  });
+}
+
+test('events read together after a stall of the doctor itself are not a buffer on the path', () => {
+  const stall = { from: 1_000, to: 1_560 };
+  const times = readThrough(stall);
+  const blind = clumpsOf(times);
+  assert.ok(blind.clumped * 4 > blind.events, `without the stall: ${JSON.stringify(blind)}`);
+  assert.ok(blind.longestGapMs > 500);
+  const seen = clumpsOf(times, [stall]);
+  assert.equal(seen.clumped, 0);
+  assert.ok(seen.longestGapMs <= 60, JSON.stringify(seen));
+  assert.equal(seen.ownStallMs, 560);
+});
+
+test('the same burst with no stall of the doctor to explain it still counts', () => {
+  const times = readThrough({ from: 1_000, to: 1_560 });
+  const elsewhere = clumpsOf(times, [{ from: 200, to: 400 }]);
+  assert.ok(elsewhere.clumped * 4 > elsewhere.events);
+  assert.ok(elsewhere.longestGapMs > 500);
+  const endedBefore = clumpsOf(times, [{ from: 700, to: 1_560 - 2 * AFTER_STALL_MS }]);
+  assert.ok(endedBefore.clumped * 4 > endedBefore.events, 'a stall that ended well before excuses nothing');
+});
+
+test('a stall excuses exactly the arrivals during it or within AFTER_STALL_MS after, and the silences over it', () => {
+  fc.assert(
+    fc.property(
+      fc.nat(10_000),
+      fc.integer({ min: 1, max: 2_000 }),
+      fc.integer({ min: -500, max: 12_000 }),
+      (from, length, t) => {
+        const w = [{ from, to: from + length }];
+        assert.equal(readAfterStall(t, w), t >= from && t <= from + length + AFTER_STALL_MS);
+        assert.equal(spansStall(t, t + 100, w), from < t + 100 && from + length > t);
+      },
+    ),
+    { numRuns: 300 },
+  );
+});
