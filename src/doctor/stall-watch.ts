@@ -7,7 +7,7 @@
  */
 
 /** A tick this much later than due is a stall (enough to join two events produced 50 ms apart). */
-export const STALL_MS = 40;
+const STALL_MS = 40;
 /** After a stall ends, what arrives within this many ms was read together because of it. */
 export const AFTER_STALL_MS = 50;
 
@@ -38,13 +38,18 @@ export class StallWatch {
 
   /** The longest stall seen, in ms (0 when none passed STALL_MS). */
   get longest(): number {
-    return this.#windows.reduce((m, w) => Math.max(m, w.to - w.from - 10), 0);
+    return longestStall(this.#windows);
   }
 
   /** The stalls as windows in ms since `t0` (a time on `performance.now()`, e.g. an exchange's start). */
   stalls(t0: number): StallWindow[] {
     return this.#windows.map((w) => ({ from: w.from - t0, to: w.to - t0 }));
   }
+}
+
+/** How late the latest tick of `stalls` came, in ms (0 for none): the longest stall. */
+export function longestStall(stalls: readonly StallWindow[]): number {
+  return stalls.reduce((m, w) => Math.max(m, w.to - w.from - 10), 0);
 }
 
 /** Whether an arrival at `t` came during one of `stalls` or within AFTER_STALL_MS after it. */

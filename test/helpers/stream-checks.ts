@@ -6,7 +6,7 @@
 import assert from 'node:assert/strict';
 import type { Exchange } from '../../src/doctor/http.js';
 import { type McpSession, responseOf } from '../../src/doctor/session.js';
-import { readAfterStall, StallWatch } from '../../src/doctor/stall-watch.js';
+import { readAfterStall, StallWatch, type StallWindow } from '../../src/doctor/stall-watch.js';
 import { withDeadline } from './deadline.js';
 
 /** tools/call with a progress token; resolves at the response head. */
@@ -44,6 +44,9 @@ export function resultTime(x: Exchange, id: number): number | undefined {
  * after one of this process's own stalls are not counted as a clump (a CI run saw a 918 ms stall on
  * all three attempts): a proxy that holds events clumps them with no stall of ours to explain it.
  */
+/** A stall longer than this measured the machine, not the proxy (most of the 100 ms between events). */
+const RETRY_AFTER_STALL_MS = 80;
+
 export async function assertIncremental(s: McpSession, label: string): Promise<Exchange> {
   for (let attempt = 1; ; attempt++) {
     const id = 7 + 100 * (attempt - 1);
@@ -56,7 +59,7 @@ export async function assertIncremental(s: McpSession, label: string): Promise<E
       watch.stop();
     }
     const stalledMs = watch.longest;
-    if (stalledMs > STALL_MS && attempt < 3) {
+    if (stalledMs > RETRY_AFTER_STALL_MS && attempt < 3) {
       process.stderr.write(
         `${label}: this process stalled ${stalledMs.toFixed(0)} ms during the call; again\n`,
       );
@@ -72,15 +75,7 @@ export async function assertIncremental(s: McpSession, label: string): Promise<E
   }
 }
 
-/** A stall longer than this measured the machine, not the proxy (most of the 100 ms between events). */
-const STALL_MS = 80;
-
-function assertIncrementalRun(
-  x: Exchange,
-  id: number,
-  label: string,
-  stalls: readonly { from: number; to: number }[],
-): void {
+function assertIncrementalRun(x: Exchange, id: number, label: string, stalls: readonly StallWindow[]): void {
   assert.equal(x.status, 200);
   assert.ok(x.isSse, `${label}: the answer is an event stream (got ${x.contentType})`);
   const times = progressTimes(x);
@@ -107,10 +102,7 @@ function assertIncrementalRun(
  * How many events arrived within 30 ms of the one before, not counting those read together right
  * after one of `stalls` (windows of this process's own stalls, in the same time as `times`).
  */
-export function clumped(
-  times: readonly number[],
-  stalls: readonly { from: number; to: number }[] = [],
-): number {
+export function clumped(times: readonly number[], stalls: readonly StallWindow[] = []): number {
   let n = 0;
   for (let i = 1; i < times.length; i++) {
     const t = times[i] ?? 0;

@@ -77,12 +77,11 @@ export function closeQuietly(protocol: object, close: () => void): void {
     return;
   }
   const p = protocol as ProtocolState;
-  const own = Object.hasOwn(protocol, 'onclose');
   const user = p.onclose;
-  if (!own && user === undefined) {
+  if (typeof user !== 'function') {
     // No application handler to hand the limit back to first: the Protocol's teardown is all that
-    // runs. Leaving `onclose` untouched also spares the Protocol a delete, which would turn its
-    // properties into a dictionary (about 1.3 KB per close).
+    // runs, and `onclose` is left as it is (a wrapper deleted afterwards would have turned the
+    // Protocol's properties into a dictionary, about 1.3 KB per close).
     try {
       close();
     } finally {
@@ -90,13 +89,14 @@ export function closeQuietly(protocol: object, close: () => void): void {
     }
     return;
   }
+  // A function here is the Protocol's own property: canCloseQuietly (plainOnclose) refused any
+  // `onclose` up its prototype chain, so putting it back restores the property exactly.
   let restored = false;
   const restore = (): void => {
     if (restored) return;
     restored = true;
     Error.stackTraceLimit = limit;
-    if (own) p.onclose = user;
-    else delete (p as Partial<ProtocolState>).onclose;
+    p.onclose = user;
   };
   // The application's handler, called as the Protocol calls it (`this` the Protocol), after the
   // restore: it sees its own limit and its own property (and may replace it). Made before it is
@@ -104,7 +104,7 @@ export function closeQuietly(protocol: object, close: () => void): void {
   // its context (this close's) alive until the next full collection (bridge-transport.ts, DETACHED).
   const wrapped = function (this: unknown): unknown {
     restore();
-    return typeof user === 'function' ? Reflect.apply(user, this, []) : undefined;
+    return Reflect.apply(user, this, []);
   };
   p.onclose = wrapped;
   try {
