@@ -13,7 +13,7 @@ import { checkCompression } from './check-compression.js';
 import { BUFFERING_FIX, HOLD_FIX } from './fixes.js';
 import { type Exchange, errorText } from './http.js';
 import type { McpSession } from './session.js';
-import { longestStall, readAfterStall, StallWatch, type StallWindow, spansStall } from './stall-watch.js';
+import { longestStall, readAfterStall, StallWatch, type StallWindow, stalledWithin } from './stall-watch.js';
 import { argumentsFor, callToEnd, type ToolInfo } from './tools.js';
 import type { Status, Verdict } from './types.js';
 
@@ -47,8 +47,8 @@ const BURST_GAP_MS = 500;
  * How the progress events of a stream spread out on arrival: how many came within CLUMP_GAP_MS of
  * the one before (though the tool produced them farther apart), and the longest gap. Not counted
  * against the path: events read together during or right after one of the doctor's own stalls
- * (`stalls`, stall-watch.ts), and silences that hold such a stall; `ownStallMs` says how long the
- * longest was.
+ * (`stalls`, stall-watch.ts), and the part of a silence the doctor spent stalled; `ownStallMs` says
+ * how long the longest stall was.
  */
 export function clumpsOf(
   times: readonly number[],
@@ -61,7 +61,7 @@ export function clumpsOf(
     const at = times[i] ?? 0;
     const gap = at - before;
     if (gap < CLUMP_GAP_MS && !readAfterStall(at, stalls)) clumped++;
-    if (!spansStall(before, at, stalls)) longest = Math.max(longest, gap);
+    longest = Math.max(longest, gap - stalledWithin(before, at, stalls));
   }
   return {
     events: times.length,

@@ -57,7 +57,13 @@ export function readAfterStall(t: number, stalls: readonly StallWindow[]): boole
   return stalls.some((w) => t >= w.from && t <= w.to + AFTER_STALL_MS);
 }
 
-/** Whether the silence from `a` to `b` holds one of `stalls` (the doctor was not reading then). */
-export function spansStall(a: number, b: number, stalls: readonly StallWindow[]): boolean {
-  return stalls.some((w) => w.from < b && w.to > a);
+/**
+ * How much of the silence from `a` to `b` the doctor spent stalled (ms, the overlaps with `stalls`
+ * summed): the part of a silence that is its own doing, not the path's. Only that part: a stall of
+ * 120 ms inside a silence of 1.2 s leaves a silence of over a second to the path.
+ */
+export function stalledWithin(a: number, b: number, stalls: readonly StallWindow[]): number {
+  let ms = 0;
+  for (const w of stalls) ms += Math.max(0, Math.min(b, w.to) - Math.max(a, w.from));
+  return ms;
 }
