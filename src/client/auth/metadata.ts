@@ -86,6 +86,16 @@ function isObject(value: unknown): value is Record<string, unknown> {
   return value !== null && typeof value === 'object' && !Array.isArray(value);
 }
 
+/**
+ * A value of an untrusted document, for an error message: strings cut to 200 characters, anything else named by
+ * its type. Never `String(value)`: a parsed `{"toString": 1}` makes that throw a TypeError instead of the typed
+ * refusal, and a 256 KiB string would travel in every message.
+ */
+function shown(value: unknown): string {
+  if (typeof value === 'string') return JSON.stringify(value.slice(0, 200));
+  return value === null ? 'null' : Array.isArray(value) ? 'an array' : `a ${typeof value}`;
+}
+
 function stringArray(value: unknown): value is string[] {
   return Array.isArray(value) && value.every((v) => typeof v === 'string');
 }
@@ -149,7 +159,7 @@ export async function discoverResource(
     if (!resourceMatches(doc['resource'], serverUrl)) {
       throw new AuthorizationError(
         'resource-mismatch',
-        `the protected resource metadata at ${url} is for ${doc['resource']}, not ${serverUrl.href}; refusing to authorize`,
+        `the protected resource metadata at ${url} is for ${shown(doc['resource'])}, not ${serverUrl.href}; refusing to authorize`,
       );
     }
     const scopes = doc['scopes_supported'];
@@ -201,7 +211,7 @@ function checkedServerMetadata(
   if (doc['issuer'] !== issuer) {
     throw new AuthorizationError(
       'metadata-issuer-mismatch',
-      `the authorization server metadata at ${url} names issuer ${String(doc['issuer'])}, not ${issuer}`,
+      `the authorization server metadata at ${url} names issuer ${shown(doc['issuer'])}, not ${issuer}`,
     );
   }
   const authorizationEndpoint = doc['authorization_endpoint'];
