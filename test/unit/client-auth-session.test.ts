@@ -3,16 +3,134 @@
 // `challenged` (which 401/403 starts a flow, which one just goes again) and that hostile metadata fails typed.
 import assert from 'node:assert/strict';
 import { describe, test } from 'node:test';
+import type { OAuthClientProvider } from '@modelcontextprotocol/sdk/client/auth.js';
+import type { OAuthClientInformationMixed, OAuthTokens } from '@modelcontextprotocol/sdk/shared/auth.js';
 import { discoverServer } from '../../src/client/auth/metadata.js';
 import { OAuthHttp } from '../../src/client/auth/oauth-http.js';
+import { OAuthSession } from '../../src/client/auth/session.js';
 import { OAuthUrlPolicy } from '../../src/client/auth/url-policy.js';
-import { AuthorizationError } from '../../src/client/index.js';
+import { AuthorizationError, UnauthorizedError } from '../../src/client/index.js';
 
 const RS = 'https://rs.example/mcp';
 const AS = 'https://as.example';
 
 const json = (body: unknown, status = 200): Response =>
   new Response(JSON.stringify(body), { status, headers: { 'content-type': 'application/json' } });
+
+/** An authorization server and resource metadata in a table; `refresh` decides the refresh grant's answer. */
+class World {
+  readonly urls: string[] = [];
+  refreshOk = true;
+  issued = 0;
+  fetch = async (input: RequestInfo | URL, init?: RequestInit): Promise<Response> => {
+    const url = new URL(String(input));
+    this.urls.push(url.href);
+    if (url.href === 'https://rs.example/.well-known/oauth-protected-resource/mcp') {
+      return json({ resource: RS, authorization_servers: [AS], scopes_supported: ['read'] });
+    }
+    if (url.href === `${AS}/.well-known/oauth-authorization-server`) {
+      return json({
+        issuer: AS,
+        authorization_endpoint: `${AS}/authorize`,
+        token_endpoint: `${AS}/token`,
+        code_challenge_methods_supported: ['S256'],
+      });
+    }
+    if (url.href === `${AS}/token`) {
+      const form = new URLSearchParams(String(init?.body));
+      if (form.get('grant_type') === 'refresh_token' && !this.refreshOk) {
+        return json({ error: 'invalid_grant' }, 400);
+      }
+      this.issued++;
+      return json({
+        access_token: `at-${this.issued}`,
+        token_type: 'Bearer',
+        expires_in: 100,
+        refresh_token: `rt-${this.issued}`,
+      });
+    }
+    return new Response('', { status: 404 });
+  };
+}
+
+class Provider implements OAuthClientProvider {
+  stored: OAuthTokens | undefined;
+  redirects = 0;
+  #verifier = '';
+  readonly redirectUrl = 'http://127.0.0.1:1/callback';
+  readonly clientMetadata = { client_name: 't', redirect_uris: ['http://127.0.0.1:1/callback'] };
+  clientInformation(): OAuthClientInformationMixed {
+    return { client_id: 'pre-registered' };
+  }
+  tokens(): OAuthTokens | undefined {
+    return this.stored;
+  }
+  saveTokens(tokens: OAuthTokens): void {
+    this.stored = tokens;
+  }
+  saveCodeVerifier(v: string): void {
+    this.#verifier = v;
+  }
+  codeVerifier(): string {
+    return this.#verifier;
+  }
+  redirectToAuthorization(): void {
+    this.redirects++;
+  }
+}
+
+function session(world: World, provider: Provider, clock: { t: number }): OAuthSession {
+  return new OAuthSession({
+    provider,
+    serverUrl: new URL(RS),
+    fetch: world.fetch,
+    clock: {
+      now: () => clock.t,
+      setTimeout: (fn, ms) => setTimeout(fn, ms),
+      clearTimeout: (h) => clearTimeout(h as NodeJS.Timeout),
+    },
+    waitForAuthorizationResponse: undefined,
+    dpop: false,
+    insecureUrls: false,
+    silenceMs: 2_000,
+  });
+}
+
+const authorizationRequired = (error: unknown): boolean =>
+  error instanceof UnauthorizedError && error.reason === 'authorization-required';
+
+/** A session holding a token (at-1, refresh rt-1, 100 s) obtained through a refresh, as after a first flow. */
+async function withToken(): Promise<{
+  world: World;
+  provider: Provider;
+  s: OAuthSession;
+  clock: { t: number };
+}> {
+  const world = new World();
+  const provider = new Provider();
+  provider.stored = { access_token: 'at-0', token_type: 'Bearer', refresh_token: 'rt-0' };
+  const clock = { t: 1_000_000 };
+  const s = session(world, provider, clock);
+  await s.challenged('POST', 401, undefined, 'at-0');
+  assert.equal(provider.stored?.access_token, 'at-1');
+  return { world, provider, s, clock };
+}
+
+describe('OAuthSession.challenged', () => {
+  test('a 401 that waited on a refresh that failed runs the flow instead of going again with the dead token', async () => {
+    const { world, provider, s, clock } = await withToken();
+    clock.t += 99_000; // past the refresh point
+    world.refreshOk = false; // the refresh token was revoked meanwhile
+    const refreshing = s.accessToken(); // starts the refresh: the flow in progress
+    // A request sent with at-1 before the refresh started comes back 401 while it runs.
+    const challenged = s.challenged('POST', 401, undefined, 'at-1');
+    assert.equal(await refreshing, 'at-1', 'the failed refresh leaves the old token');
+    // RFC 6749 §6 / MCP §"Token Handling": at-1 is dead and no refresh can replace it; going again with it only
+    // earns a second 401 (rejected-after-authorization). The user has to authorize.
+    await assert.rejects(challenged, authorizationRequired);
+    assert.equal(provider.redirects, 1);
+  });
+});
 
 describe('authorization server metadata', () => {
   test('an issuer that is not a string fails typed (metadata-issuer-mismatch), never with a TypeError', async () => {

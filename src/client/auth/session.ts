@@ -120,10 +120,12 @@ export class OAuthSession {
     challenge: Challenge | undefined,
     sentToken: string | undefined,
   ): Promise<void> {
-    if (this.#running !== undefined) {
-      await this.#running;
-      return;
-    }
+    // Wait for the flow or refresh in progress (an authorization flow's failure is this request's too), then
+    // look at the token it left. A refresh that failed (revoked refresh token, `invalid_grant`) resolves and
+    // leaves the token this request was refused with: going again with it would only earn a second 401 and
+    // lose the request (`rejected-after-authorization`) without the user ever being asked, so this request
+    // then runs the flow itself (MCP basic/authorization §"Token Handling"; RFC 6749 §6).
+    while (this.#running !== undefined) await this.#running;
     const current = (await this.#o.provider.tokens())?.access_token;
     if (current !== undefined && current !== sentToken && status === 401) return;
     await this.#single(() => this.#authorize(method, status, challenge));
