@@ -130,6 +130,26 @@ describe('OAuthSession.challenged', () => {
     await assert.rejects(challenged, authorizationRequired);
     assert.equal(provider.redirects, 1);
   });
+
+  test('a 403 insufficient_scope whose token was already replaced goes again without a second flow', async () => {
+    const { world, provider, s } = await withToken();
+    const before = world.urls.length;
+    // Sent with at-0, answered after the first flow replaced it with at-1: the new token may carry the scope.
+    await s.challenged(
+      'POST',
+      403,
+      {
+        scheme: 'bearer',
+        error: 'insufficient_scope',
+        scope: 'write',
+        resourceMetadata: undefined,
+        offersDpop: false,
+      },
+      'at-0',
+    );
+    assert.equal(provider.redirects, 0, 'no second user prompt');
+    assert.equal(world.urls.length, before, 'no discovery, no token request');
+  });
 });
 
 describe('authorization server metadata', () => {

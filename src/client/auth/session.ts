@@ -127,7 +127,11 @@ export class OAuthSession {
     // then runs the flow itself (MCP basic/authorization §"Token Handling"; RFC 6749 §6).
     while (this.#running !== undefined) await this.#running;
     const current = (await this.#o.provider.tokens())?.access_token;
-    if (current !== undefined && current !== sentToken && status === 401) return;
+    // The token changed since this request went out (another request's flow or refresh): it goes again with the
+    // new one. A 403 `insufficient_scope` too: the new token may be another request's step-up and carry the
+    // scope; a second user prompt for the same step-up is what this avoids (§"Scope Challenge Handling"). If it
+    // does not carry it, the next 403 steps up, still within `maxStepUps`.
+    if (current !== undefined && current !== sentToken) return;
     await this.#single(() => this.#authorize(method, status, challenge));
   }
 
