@@ -3,12 +3,15 @@
 import assert from 'node:assert/strict';
 import { createHash, createPublicKey, verify } from 'node:crypto';
 import { describe, test } from 'node:test';
+import { answerChallenge } from '../../src/client/auth/answer.js';
 import { parseChallenge } from '../../src/client/auth/challenge.js';
 import { DpopProver } from '../../src/client/auth/dpop.js';
 import { resourceMatches, resourceMetadataUrls, serverMetadataUrls } from '../../src/client/auth/metadata.js';
 import { randomToken, s256 } from '../../src/client/auth/pkce.js';
 import { finalScope, initialScope, stepUpScope } from '../../src/client/auth/scopes.js';
 import { chooseAuthMethod } from '../../src/client/auth/token.js';
+import type { TransportContext } from '../../src/client/context.js';
+import type { HttpResponse } from '../../src/client/http-client.js';
 
 describe('WWW-Authenticate', () => {
   test('reads resource_metadata, scope and error of the Bearer challenge', () => {
@@ -30,6 +33,12 @@ describe('WWW-Authenticate', () => {
     assert.equal(c?.scope, 'a"b');
     assert.equal(c?.offersDpop, true, 'the DPoP challenge is seen although Bearer is picked');
     assert.equal(parseChallenge('DPoP error=use_dpop_nonce')?.error, 'use_dpop_nonce');
+    const both = parseChallenge(
+      'Bearer resource_metadata="https://rs.example/prm", DPoP error=invalid_token',
+      'dpop',
+    );
+    assert.equal(both?.error, 'invalid_token');
+    assert.equal(both?.resourceMetadata, 'https://rs.example/prm', 'named in the other challenge only');
   });
 
   test('absent, oversized or garbage headers give no challenge, never a throw', () => {
@@ -164,5 +173,66 @@ describe('DPoP proofs (RFC 9449 §4)', () => {
     assert.notEqual(second['jti'], payload['jti']);
     const elsewhere = decode((await prover.proof('POST', 'https://as.example/token')).split('.')[1]);
     assert.equal(elsewhere['nonce'], undefined, 'nonces are per origin');
+  });
+});
+
+describe('which challenge answers a request (RFC 9449 §7.1)', () => {
+  /** answerChallenge's view of a transport: records what it asks of its auth half. */
+  function fakeTransport(): { t: TransportContext; calls: string[] } {
+    const calls: string[] = [];
+    const auth = {
+      rememberNonce: (_url: URL, nonce: string | null) => {
+        calls.push(`nonce ${nonce}`);
+        return true;
+      },
+      challenged: async (
+        _m: string,
+        status: number,
+        challenge: { error?: string; scope?: string } | undefined,
+      ) => {
+        calls.push(`challenged ${status} ${challenge?.error} ${challenge?.scope}`);
+      },
+    };
+    const t = {
+      auth,
+      url: new URL('https://rs.example/mcp'),
+      options: { maxStepUps: 2, idleTimeoutMs: 1000 },
+    };
+    return { t: t as unknown as TransportContext, calls };
+  }
+  const answer = (status: number, headers: Record<string, string>): HttpResponse => ({
+    status,
+    header: (name) => headers[name] ?? null,
+    body: null,
+    text: async () => '',
+  });
+  const first = { afterAuth: false, stepUps: 0, afterNonce: false };
+
+  test('a DPoP-bound request reads the DPoP challenge even when a Bearer one comes first', async () => {
+    const { t, calls } = fakeTransport();
+    const nonce = answer(401, {
+      'www-authenticate': 'Bearer realm="mcp", DPoP algs="ES256", error="use_dpop_nonce"',
+      'dpop-nonce': 'n-1',
+    });
+    assert.deepEqual(await answerChallenge(t, 'POST', nonce, 'DPoP tok', first), {
+      ...first,
+      afterNonce: true,
+    });
+    assert.deepEqual(calls, ['nonce n-1'], 'the nonce is taken, no new flow');
+    const scope = answer(403, {
+      'www-authenticate': 'Bearer realm="mcp", DPoP algs="ES256", error="insufficient_scope", scope="write"',
+    });
+    assert.deepEqual(await answerChallenge(t, 'POST', scope, 'DPoP tok', first), { ...first, stepUps: 1 });
+    assert.deepEqual(calls.slice(1), ['challenged 403 insufficient_scope write']);
+  });
+
+  test('a Bearer request still reads the Bearer challenge', async () => {
+    const { t, calls } = fakeTransport();
+    const both = answer(403, {
+      'www-authenticate':
+        'DPoP algs="ES256", error="insufficient_scope", scope="x", Bearer error="insufficient_scope", scope="y"',
+    });
+    assert.deepEqual(await answerChallenge(t, 'POST', both, 'Bearer tok', first), { ...first, stepUps: 1 });
+    assert.deepEqual(calls, ['challenged 403 insufficient_scope y']);
   });
 });

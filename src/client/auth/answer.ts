@@ -40,7 +40,8 @@ export async function answerChallenge<A extends AuthAttempt>(
   const auth = t.auth;
   if (auth === undefined) return undefined;
   const header = response.header('www-authenticate');
-  const challenge = parseChallenge(header);
+  // The challenge of the scheme this request used (RFC 9449 §7.1): a DPoP-bound token's refusal is in `DPoP`.
+  const challenge = parseChallenge(header, authorization?.startsWith('DPoP ') === true ? 'dpop' : 'bearer');
   if (
     response.status === 401 &&
     challenge?.error === 'use_dpop_nonce' &&

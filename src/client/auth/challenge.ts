@@ -22,17 +22,30 @@ const MAX_HEADER_CHARS = 8192;
 const TOKEN_CHAR = /[!#$%&'*+.^_`|~0-9A-Za-z-]/;
 
 /**
- * The `Bearer` challenge in `header` (or `DPoP`, or else the first one), or undefined when there is none. A
- * malformed header yields what could be read before the fault.
+ * The challenge of the scheme the refused request used (`prefer`: `Bearer` unless it presented a DPoP-bound
+ * token), else the other of the two, else the first one; undefined when there is none. A resource server that
+ * takes both schemes sends both challenges, and the `error` (`use_dpop_nonce`, `invalid_token`,
+ * `insufficient_scope`) sits in the one of the scheme the request used (RFC 9449 §7.1 and §9; RFC 6750 §3), so
+ * reading the Bearer one for a DPoP request would miss a nonce or a step-up. A malformed header yields what
+ * could be read before the fault.
  */
-export function parseChallenge(header: string | null | undefined): Challenge | undefined {
+export function parseChallenge(
+  header: string | null | undefined,
+  prefer: 'bearer' | 'dpop' = 'bearer',
+): Challenge | undefined {
   if (header === null || header === undefined || header.length > MAX_HEADER_CHARS) return undefined;
   const all = parseChallenges(header);
-  const pick = all.find((c) => c.scheme === 'bearer') ?? all.find((c) => c.scheme === 'dpop') ?? all[0];
+  const other = prefer === 'bearer' ? 'dpop' : 'bearer';
+  const pick = all.find((c) => c.scheme === prefer) ?? all.find((c) => c.scheme === other) ?? all[0];
   if (pick === undefined) return undefined;
   return {
     scheme: pick.scheme,
-    resourceMetadata: pick.params.get('resource_metadata'),
+    // Where the metadata lives does not depend on the scheme: a server may name it in one challenge only.
+    resourceMetadata:
+      pick.params.get('resource_metadata') ??
+      all
+        .find((c) => (c.scheme === 'bearer' || c.scheme === 'dpop') && c.params.has('resource_metadata'))
+        ?.params.get('resource_metadata'),
     scope: pick.params.get('scope'),
     error: pick.params.get('error'),
     offersDpop: all.some((c) => c.scheme === 'dpop'),
