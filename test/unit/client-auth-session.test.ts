@@ -74,8 +74,10 @@ class Provider implements OAuthClientProvider {
   codeVerifier(): string {
     return this.#verifier;
   }
-  redirectToAuthorization(): void {
+  readonly sentTo: URL[] = [];
+  redirectToAuthorization(url: URL): void {
     this.redirects++;
+    this.sentTo.push(url);
   }
 }
 
@@ -149,6 +151,35 @@ describe('OAuthSession.challenged', () => {
     );
     assert.equal(provider.redirects, 0, 'no second user prompt');
     assert.equal(world.urls.length, before, 'no discovery, no token request');
+  });
+});
+
+describe('OAuthSession.finish', () => {
+  /** The redirect the user agent comes back with from the authorization request `url`. */
+  const back = (url: URL | undefined, code: string): URL => {
+    const q = url?.searchParams;
+    return new URL(`${q?.get('redirect_uri')}?code=${code}&state=${q?.get('state')}`);
+  };
+
+  test('two authorizations started without waitForAuthorizationResponse: each redirect finishes its own', async () => {
+    const world = new World();
+    const provider = new Provider();
+    const s = session(world, provider, { t: 0 });
+    // Two requests refused 401, one after the other's flow ended (authorization-required): two user prompts.
+    await assert.rejects(s.challenged('POST', 401, undefined, undefined), authorizationRequired);
+    await assert.rejects(s.challenged('POST', 401, undefined, undefined), authorizationRequired);
+    const [first, second] = provider.sentTo;
+    assert.notEqual(first?.searchParams.get('state'), second?.searchParams.get('state'));
+    // The user completes the first one they were shown (RFC 6749 §10.12: its own state, its own verifier).
+    await s.finish(back(first, 'c1'));
+    assert.equal(provider.stored?.access_token, 'at-1');
+    // A redirect whose state matches none of those pending is refused, and leaves them pending.
+    await assert.rejects(
+      s.finish(new URL('http://127.0.0.1:1/callback?code=c3&state=forged')),
+      (e: unknown) => e instanceof AuthorizationError && e.reason === 'state-mismatch',
+    );
+    await s.finish(back(second, 'c2'));
+    assert.equal(provider.stored?.access_token, 'at-2');
   });
 });
 

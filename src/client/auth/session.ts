@@ -6,7 +6,7 @@
  * stores tokens, client information and the PKCE verifier, and sends the user to the authorization URL.
  */
 import type { OAuthClientProvider } from '@modelcontextprotocol/sdk/client/auth.js';
-import type { OAuthClientInformationMixed, OAuthTokens } from '@modelcontextprotocol/sdk/shared/auth.js';
+import type { OAuthTokens } from '@modelcontextprotocol/sdk/shared/auth.js';
 import { AuthorizationError, UnauthorizedError } from '../errors.js';
 import { defaultOAuthFetch } from '../http-default.js';
 import type { ClientClock, FetchLike } from '../options.js';
@@ -15,6 +15,7 @@ import { ClientRegistry } from './clients.js';
 import { DpopProver, resourceTakesDpop } from './dpop.js';
 import { type Discovery, discover } from './metadata.js';
 import { OAuthHttp } from './oauth-http.js';
+import { authorizationCode, type Pending, PendingAuthorizations } from './pending.js';
 import { randomToken, s256 } from './pkce.js';
 import { finalScope, initialScope, stepUpScope } from './scopes.js';
 import { tokenRequest } from './token.js';
@@ -37,17 +38,6 @@ export interface OAuthSessionOptions {
   readonly silenceMs: number;
 }
 
-/** An authorization request sent and not yet answered. */
-interface Pending {
-  readonly discovery: Discovery;
-  readonly client: OAuthClientInformationMixed;
-  readonly verifier: string;
-  /** Undefined when rebuilt from the provider's stored state (the caller checked `state` then). */
-  readonly state: string | undefined;
-  readonly redirectUri: string;
-  readonly resource: string | undefined;
-}
-
 /** Refresh when less than this share of the token's lifetime is left (at most REFRESH_MARGIN_MS before expiry). */
 const REFRESH_SHARE = 0.1;
 const REFRESH_MARGIN_MS = 60_000;
@@ -58,7 +48,7 @@ export class OAuthSession {
   readonly #http: OAuthHttp;
   #discovery: Discovery | undefined;
   #requestedScope: string | undefined;
-  #pending: Pending | undefined;
+  readonly #pending = new PendingAuthorizations();
   /** The flow or refresh in progress; every caller that needs one joins it. */
   #running: Promise<void> | undefined;
   #refreshAt: number | undefined;
@@ -141,14 +131,10 @@ export class OAuthSession {
    * transport's `finishAuth(code)` takes it (the caller has checked `state`; `iss` cannot be checked).
    */
   async finish(response: URL | string): Promise<void> {
-    const pending = this.#pending ?? (await this.#restorePending());
-    let code: string;
-    if (typeof response === 'string') {
-      code = response;
-    } else {
-      code = this.#checkResponse(response, pending);
-    }
-    this.#pending = undefined;
+    const pending = this.#pending.find(response) ?? (await this.#restorePending());
+    const forget = (): void => this.#pending.delete(pending);
+    const code = typeof response === 'string' ? response : authorizationCode(response, pending, forget);
+    forget();
     const params = new URLSearchParams({
       grant_type: 'authorization_code',
       code,
@@ -253,7 +239,7 @@ export class OAuthSession {
     if (resource !== undefined) q.set('resource', resource);
     await provider.saveCodeVerifier(verifier);
     this.#requestedScope = scope;
-    this.#pending = { discovery, client, verifier, state, redirectUri, resource };
+    this.#pending.add({ discovery, client, verifier, state, redirectUri, resource });
     await provider.redirectToAuthorization(url);
     const wait = o.waitForAuthorizationResponse;
     if (wait === undefined) {
@@ -261,49 +247,6 @@ export class OAuthSession {
     }
     const answer = await wait();
     await this.finish(typeof answer === 'string' ? new URL(answer) : answer);
-  }
-
-  /** RFC 6749 §4.1.2, RFC 9207 §2.4: the redirect's `error`, `state` and `iss`, then its `code`. */
-  #checkResponse(response: URL, pending: Pending): string {
-    const q = response.searchParams;
-    const error = q.get('error');
-    if (error !== null) {
-      this.#pending = undefined;
-      const description = q.get('error_description');
-      throw new AuthorizationError(
-        'authorization-denied',
-        `the authorization server answered ${error.slice(0, 100)}${description !== null ? `: ${description.slice(0, 200)}` : ''}`,
-      );
-    }
-    if (pending.state !== undefined && q.get('state') !== pending.state) {
-      throw new AuthorizationError(
-        'state-mismatch',
-        'the authorization response does not carry the state that was sent',
-      );
-    }
-    const iss = q.get('iss');
-    const issuer = pending.discovery.server.issuer;
-    // Simple string comparison, no normalization (RFC 9207 §2.4); a present `iss` is compared even when the
-    // server never advertised it.
-    if (iss !== null && iss !== issuer) {
-      this.#pending = undefined;
-      throw new AuthorizationError(
-        'iss-mismatch',
-        `the authorization response names issuer ${iss.slice(0, 200)}, not ${issuer}`,
-      );
-    }
-    if (iss === null && pending.discovery.server.authorization_response_iss_parameter_supported === true) {
-      this.#pending = undefined;
-      throw new AuthorizationError(
-        'iss-missing',
-        `${issuer} advertises the iss parameter but the authorization response has none`,
-      );
-    }
-    const code = q.get('code');
-    if (code === null || code.length === 0) {
-      throw new AuthorizationError('authorization-denied', 'the authorization response carries no code');
-    }
-    return code;
   }
 
   /** `finishAuth` in a process that did not start the flow: rebuilt from what the provider stored. */
