@@ -8,6 +8,7 @@ import type { OAuthClientInformationMixed, OAuthTokens } from '@modelcontextprot
 import { discoverServer } from '../../src/client/auth/metadata.js';
 import { OAuthHttp } from '../../src/client/auth/oauth-http.js';
 import { OAuthSession } from '../../src/client/auth/session.js';
+import { registerClient } from '../../src/client/auth/token.js';
 import { OAuthUrlPolicy } from '../../src/client/auth/url-policy.js';
 import { AuthorizationError, UnauthorizedError } from '../../src/client/index.js';
 
@@ -198,5 +199,37 @@ describe('authorization server metadata', () => {
         return true;
       });
     }
+  });
+});
+
+describe('dynamic client registration (RFC 7591 §3.2.1)', () => {
+  test('a response whose client_secret (or client_id) is not a string is refused typed', async () => {
+    const answers: unknown[] = [
+      { client_id: 'c', client_secret: { toString: 1 } },
+      { client_id: 'c', client_secret: 42 },
+      { client_id: '' },
+      { client_id: 'c', redirect_uris: 'not a list', client_secret: ['s'] },
+    ];
+    for (const body of answers) {
+      const http = new OAuthHttp(async () => json(body, 201), new OAuthUrlPolicy(new URL(RS), false), 2_000);
+      await assert.rejects(
+        registerClient(http, `${AS}/register`, { redirect_uris: ['http://127.0.0.1:1/cb'] }, true),
+        (error: unknown) => error instanceof AuthorizationError && error.reason === 'registration-failed',
+        JSON.stringify(body),
+      );
+    }
+    // A public client's `"client_secret": null` (seen in the wild) is no secret, not a refusal.
+    const http = new OAuthHttp(
+      async () => json({ client_id: 'c', client_secret: null }, 201),
+      new OAuthUrlPolicy(new URL(RS), false),
+      2_000,
+    );
+    const info = await registerClient(
+      http,
+      `${AS}/register`,
+      { redirect_uris: ['http://127.0.0.1:1/cb'] },
+      true,
+    );
+    assert.deepEqual(info, { client_id: 'c' });
   });
 });

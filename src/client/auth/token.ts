@@ -194,12 +194,22 @@ export async function registerClient(
       `registration answered HTTP ${response.status} (${oauthError(answer)})`,
     );
   }
-  if (
-    answer === null ||
-    typeof answer !== 'object' ||
-    typeof (answer as { client_id?: unknown }).client_id !== 'string'
-  ) {
+  if (answer === null || typeof answer !== 'object' || Array.isArray(answer)) {
+    throw new AuthorizationError('registration-failed', 'the registration response is not a JSON object');
+  }
+  const info = { ...(answer as Record<string, unknown>) };
+  const id = info['client_id'];
+  if (typeof id !== 'string' || id.length === 0) {
     throw new AuthorizationError('registration-failed', 'the registration response has no client_id');
   }
-  return answer as OAuthClientInformationMixed;
+  // RFC 7591 §3.2.1: both are strings. The secret goes into a Basic header or a form field (String() on a parsed
+  // `{"toString": 1}` throws a TypeError there) and into the provider's storage: anything else is refused here.
+  if (info['client_secret'] === null) delete info['client_secret'];
+  if (info['client_secret'] !== undefined && typeof info['client_secret'] !== 'string') {
+    throw new AuthorizationError(
+      'registration-failed',
+      'the registration response has a client_secret that is not a string',
+    );
+  }
+  return info as unknown as OAuthClientInformationMixed;
 }
