@@ -86,7 +86,7 @@ function session(world: World, provider: Provider, clock: { t: number }): OAuthS
   return new OAuthSession({
     provider,
     serverUrl: new URL(RS),
-    fetch: world.fetch,
+    fetch: (input, init) => world.fetch(input, init),
     clock: {
       now: () => clock.t,
       setTimeout: (fn, ms) => setTimeout(fn, ms),
@@ -132,6 +132,33 @@ describe('OAuthSession.challenged', () => {
     // earns a second 401 (rejected-after-authorization). The user has to authorize.
     await assert.rejects(challenged, authorizationRequired);
     assert.equal(provider.redirects, 1);
+  });
+
+  test('a refresh token the server refused with invalid_grant is dropped, not tried again by the next flow', async () => {
+    const { world, provider, s, clock } = await withToken();
+    clock.t += 99_000;
+    world.refreshOk = false;
+    const tokenCalls = (): number => world.urls.filter((u) => u === `${AS}/token`).length;
+    const before = tokenCalls();
+    assert.equal(await s.accessToken(), 'at-1', 'the access token stays while it lasts');
+    assert.equal(tokenCalls(), before + 1);
+    // RFC 6749 §5.2: invalid_grant is final for that refresh token.
+    assert.equal(provider.stored?.refresh_token, undefined);
+    assert.equal(provider.stored?.access_token, 'at-1');
+    await assert.rejects(s.challenged('POST', 401, undefined, 'at-1'), authorizationRequired);
+    assert.equal(tokenCalls(), before + 1, 'the flow went to the user without another refresh');
+  });
+
+  test('a refresh that could not reach the server keeps the refresh token', async () => {
+    const { world, provider, s, clock } = await withToken();
+    clock.t += 99_000;
+    const real = world.fetch;
+    world.fetch = async (input, init) => {
+      if (String(input) === `${AS}/token`) throw new TypeError('fetch failed');
+      return real(input, init);
+    };
+    assert.equal(await s.accessToken(), 'at-1');
+    assert.equal(provider.stored?.refresh_token, 'rt-1');
   });
 
   test('a 403 insufficient_scope whose token was already replaced goes again without a second flow', async () => {

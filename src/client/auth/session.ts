@@ -317,7 +317,20 @@ export class OAuthSession {
     const params = new URLSearchParams({ grant_type: 'refresh_token', refresh_token: refreshToken });
     const resource = await this.#resourceParameter(discovery);
     if (resource !== undefined) params.set('resource', resource);
-    const fresh = await tokenRequest(this.#http, provider, discovery.server, client, params, this.#dpop);
+    let fresh: OAuthTokens;
+    try {
+      fresh = await tokenRequest(this.#http, provider, discovery.server, client, params, this.#dpop);
+    } catch (error) {
+      // RFC 6749 §5.2: `invalid_grant` is final for this refresh token (revoked, expired, already rotated). Drop
+      // it, keeping the access token while it lasts, so the next flow goes to the user instead of repeating a
+      // refresh that cannot work. Any other failure (unreachable, 5xx) may pass: the token is kept.
+      const cause = error instanceof AuthorizationError ? (error.cause as { error?: unknown }) : undefined;
+      if (cause?.error === 'invalid_grant') {
+        const { refresh_token: _dead, ...rest } = tokens as OAuthTokens;
+        await provider.saveTokens(rest as OAuthTokens);
+      }
+      throw error;
+    }
     // RFC 6749 §6: a response without a new refresh token leaves the old one valid.
     await this.#save(fresh.refresh_token === undefined ? { ...fresh, refresh_token: refreshToken } : fresh);
     return true;

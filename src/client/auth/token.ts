@@ -113,9 +113,13 @@ export async function tokenRequest(
   if (response === undefined)
     throw new AuthorizationError('token-request-failed', 'no token request was sent');
   if (!response.ok) {
+    // The refusal's status and OAuth `error` code ride in `cause`: a refresh refused with `invalid_grant` is final
+    // for that refresh token (RFC 6749 §5.2), a network failure or a 5xx is not (session.ts tells them apart).
+    const code = (body as { error?: unknown } | null | undefined)?.error;
     throw new AuthorizationError(
       'token-request-failed',
       `the token endpoint answered HTTP ${response.status} (${oauthError(body)}) to grant ${params.get('grant_type') ?? '?'}`,
+      { status: response.status, error: typeof code === 'string' ? code.slice(0, 100) : undefined },
     );
   }
   return checkedTokens(body, dpop !== undefined);
