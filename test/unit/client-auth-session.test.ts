@@ -211,6 +211,25 @@ describe('OAuthSession.finish', () => {
   });
 });
 
+describe('OAuthSession.finish, forged answers', () => {
+  test('an error redirect without the state that was sent is refused and does not end the authorization', async () => {
+    const world = new World();
+    const provider = new Provider();
+    const s = session(world, provider, { t: 0 });
+    await assert.rejects(s.challenged('POST', 401, undefined, undefined), authorizationRequired);
+    const sent = provider.sentTo[0];
+    // RFC 6749 §4.1.2.1: an error response carries the state too; one without it is a forgery (CSRF), and must
+    // not cancel the user's authorization in progress (§10.12).
+    await assert.rejects(
+      s.finish(new URL('http://127.0.0.1:1/callback?error=access_denied&state=forged')),
+      (e: unknown) => e instanceof AuthorizationError && e.reason === 'state-mismatch',
+    );
+    const q = sent?.searchParams;
+    await s.finish(new URL(`http://127.0.0.1:1/callback?code=c1&state=${q?.get('state')}`));
+    assert.equal(provider.stored?.access_token, 'at-1');
+  });
+});
+
 describe('authorization server metadata', () => {
   test('an issuer that is not a string fails typed (metadata-issuer-mismatch), never with a TypeError', async () => {
     for (const issuer of [{ toString: 1 }, { valueOf: null, toString: null }, ['x'], 'x'.repeat(100_000)]) {

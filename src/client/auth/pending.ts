@@ -47,11 +47,19 @@ export class PendingAuthorizations {
 }
 
 /**
- * The redirect's `code`, after its `error`, `state` and `iss` are checked. `forget` is called when the answer
+ * The redirect's `code`, after its `state`, `error` and `iss` are checked. `forget` is called when the answer
  * ends the request (an error, a mix-up); a wrong `state` or a missing code leaves it pending for the real answer.
  */
 export function authorizationCode(response: URL, pending: Pending, forget: () => void): string {
   const q = response.searchParams;
+  // The state first, an error response's too (RFC 6749 §4.1.2.1 returns it there as well): a forged redirect
+  // (CSRF, §10.12) is refused and leaves the authorization pending, rather than ending it with its `error`.
+  if (pending.state !== undefined && q.get('state') !== pending.state) {
+    throw new AuthorizationError(
+      'state-mismatch',
+      'the authorization response does not carry the state that was sent',
+    );
+  }
   const error = q.get('error');
   if (error !== null) {
     forget();
@@ -59,12 +67,6 @@ export function authorizationCode(response: URL, pending: Pending, forget: () =>
     throw new AuthorizationError(
       'authorization-denied',
       `the authorization server answered ${error.slice(0, 100)}${description !== null ? `: ${description.slice(0, 200)}` : ''}`,
-    );
-  }
-  if (pending.state !== undefined && q.get('state') !== pending.state) {
-    throw new AuthorizationError(
-      'state-mismatch',
-      'the authorization response does not carry the state that was sent',
     );
   }
   const iss = q.get('iss');
