@@ -167,9 +167,32 @@ export class JwtVerifier {
       cacheMaxAge: o.jwksCacheMaxAgeMs,
       cooldownDuration: o.jwksCooldownMs,
       timeoutDuration: o.timeoutMs,
-      [jose.customFetch]: o.fetch as typeof fetch,
+      [jose.customFetch]: backedOff(o) as typeof fetch,
     });
     this.#keySets.set(issuer, keys);
     return keys;
   }
+}
+
+/**
+ * `fetch` for one JWKS, not asked again for `retryAfterS` after it failed. jose remembers only
+ * successful fetches: with no fresh key set (at start, or once `jwksCacheMaxAgeMs` has passed) every
+ * token would fetch the set again while the endpoint is down, one request to the authorization
+ * server per request received. The discovery cache has the same window (discovery.ts).
+ */
+function backedOff(o: JwtVerifierOptions): FetchLike {
+  let failedAt: number | undefined;
+  return async (url, init) => {
+    if (failedAt !== undefined && o.now() - failedAt < o.retryAfterS * 1000) {
+      throw new Error(`${url} failed less than ${o.retryAfterS} s ago`);
+    }
+    try {
+      const res = await o.fetch(url, init);
+      failedAt = res.status === 200 ? undefined : o.now();
+      return res;
+    } catch (error) {
+      failedAt = o.now();
+      throw error;
+    }
+  };
 }

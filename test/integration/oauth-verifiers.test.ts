@@ -28,6 +28,11 @@ import { createProbe, testServerFactory } from '../helpers/test-server.js';
 
 const SCOPES = ['mcp:read'];
 
+/** Resolves once `ms` have passed since `since` (epoch ms). */
+function until(since: number, ms: number): Promise<void> {
+  return new Promise((resolve) => setTimeout(resolve, Math.max(0, since + ms - Date.now())));
+}
+
 /** The real fetch, with every URL it was asked for recorded. */
 function countingFetch(): { calls: string[]; fetch: (u: string, i?: RequestInit) => Promise<Response> } {
   const calls: string[] = [];
@@ -79,10 +84,10 @@ function initialize(url: string, token: string): Promise<Reply> {
   });
 }
 
-function assertUnavailable(r: Reply): void {
+function assertUnavailable(r: Reply, retryAfterS = 5): void {
   assert.equal(r.status, 503, r.text);
   assert.equal(errorOf(r).reason, 'authorization-server-unavailable');
-  assert.equal(r.headers['retry-after'], '5');
+  assert.equal(r.headers['retry-after'], String(retryAfterS));
   assert.equal(r.headers['www-authenticate'], undefined, 'an outage is not a challenge');
 }
 
@@ -103,7 +108,7 @@ function signed(
 }
 
 describe('JWT verification: outages and key rotation', () => {
-  test('a JWKS outage answers 503 + Retry-After, never 401, and recovers', async () => {
+  test('a JWKS outage answers 503 + Retry-After, never 401, and recovers once Retry-After has passed', async () => {
     const k1 = await signingKey('k1');
     let as = await authServer([k1]);
     const port = as.port;
@@ -114,13 +119,17 @@ describe('JWT verification: outages and key rotation', () => {
       authorizationServers: [as.issuer],
       jwksCacheMaxAgeMs: 0,
       jwtCacheEntries: 0,
+      retryAfterS: 1,
     }));
     const token = await as.token(served.url, 'mcp:read');
     assert.equal((await initialize(served.url, token)).status, 200);
     await as.stop();
-    assertUnavailable(await initialize(served.url, token));
+    assertUnavailable(await initialize(served.url, token), 1);
+    const failed = Date.now();
     assert.equal(served.handler.stats().sessions.active, 1);
     as = await authServer([k1], { port });
+    // A failed JWKS is not asked again within Retry-After (jwt-verifier.ts, backedOff).
+    await until(failed, 1000);
     assert.equal((await initialize(served.url, token)).status, 200);
   });
 
@@ -269,6 +278,7 @@ describe('revalidation of long-lived streams (revalidateMs)', () => {
           authorizationServers: [as.issuer],
           jwksCacheMaxAgeMs: 0,
           jwtCacheEntries: 0,
+          retryAfterS: 1,
         }),
     });
     closers.push(async () => {
@@ -282,10 +292,12 @@ describe('revalidation of long-lived streams (revalidateMs)', () => {
     await as.stop();
     // Revalidation runs every 100 ms and meets a 503 each time; a POST in the meantime proves the
     // outage is seen (503, not 401) while the stream stays.
-    assertUnavailable(await s.post(toolCall('echo', { text: 'during' })));
+    assertUnavailable(await s.post(toolCall('echo', { text: 'during' })), 1);
     await new Promise((resolve) => setTimeout(resolve, 1000));
     assert.equal(stream.ended, false, 'an outage is no verdict on the token');
     as = await authServer([k1], { port });
+    // The last failed JWKS fetch was at most Retry-After (1 s) ago; after that it is asked again.
+    await new Promise((resolve) => setTimeout(resolve, 1000));
     assert.equal((await s.post(toolCall('echo', { text: 'after' }))).status, 200);
     stream.destroy();
   });

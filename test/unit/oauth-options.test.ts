@@ -4,9 +4,11 @@
  */
 import assert from 'node:assert/strict';
 import { describe, test } from 'node:test';
+import { generateKeyPair, SignJWT } from 'jose';
 import { bearerChallenge, readBearer, tokenInQuery } from '../../src/auth/challenge.js';
 import { metadataUrls } from '../../src/auth/discovery.js';
 import { AuthServerUnavailableError, InvalidTokenError } from '../../src/auth/errors.js';
+import type { AuthRequest } from '../../src/auth/resource-server.js';
 import { createFetchHandler } from '../../src/fetch/index.js';
 import {
   createMcpHandler,
@@ -178,5 +180,50 @@ describe('Authorization header and challenges', () => {
     assert.ok(down instanceof AuthServerUnavailableError && !(down instanceof InvalidTokenError));
     assert.equal(invalid.code, 'SLUICE_INVALID_TOKEN');
     assert.equal(down.code, 'SLUICE_AUTH_SERVER_UNAVAILABLE');
+  });
+});
+
+describe('authenticate: outages (no network)', () => {
+  const RESOURCE = 'https://m.example/mcp';
+
+  function request(headers: Record<string, string>, method = 'POST'): AuthRequest {
+    return { method, url: '/mcp', header: (n) => headers[n] };
+  }
+
+  test('a failing JWKS endpoint is asked at most once per retryAfterS, however many tokens arrive', async () => {
+    let clock = Date.now();
+    const jwks: string[] = [];
+    const rs = oauthResourceServer({
+      resource: RESOURCE,
+      authorizationServers: [AS],
+      now: () => clock,
+      jwtCacheEntries: 0,
+      fetch: async (u) => {
+        if (u === `${AS}/.well-known/oauth-authorization-server`) {
+          return Response.json({ issuer: AS, jwks_uri: `${AS}/jwks` });
+        }
+        if (u === `${AS}/jwks`) {
+          jwks.push(u);
+          return new Response('down', { status: 500 });
+        }
+        return new Response('', { status: 404 });
+      },
+    });
+    const { privateKey } = await generateKeyPair('RS256');
+    const token = await new SignJWT({})
+      .setProtectedHeader({ alg: 'RS256', kid: 'k1', typ: 'at+jwt' })
+      .setIssuer(AS)
+      .setAudience(RESOURCE)
+      .setSubject('alice')
+      .setExpirationTime('10m')
+      .sign(privateKey);
+    for (let i = 0; i < 5; i++) {
+      const r = await rs.authenticate(request({ authorization: `Bearer ${token}` }));
+      assert.equal((r as { status?: number }).status, 503, `request ${i}`);
+    }
+    assert.equal(jwks.length, 1, 'one JWKS fetch per window');
+    clock += 5_001;
+    await rs.authenticate(request({ authorization: `Bearer ${token}` }));
+    assert.equal(jwks.length, 2, 'asked again once the window has passed');
   });
 });
