@@ -32,6 +32,15 @@ export function boundThumbprint(claims: Readonly<Record<string, unknown>>): stri
   return typeof jkt === 'string' ? jkt : undefined;
 }
 
+/**
+ * Whether the token names any confirmation (`cnf`, RFC 7800 §3.1), such as a certificate thumbprint
+ * (`x5t#S256`, RFC 8705 §3.1): a bound token, whatever its method.
+ */
+export function hasConfirmation(claims: Readonly<Record<string, unknown>>): boolean {
+  const cnf = claims['cnf'];
+  return typeof cnf === 'object' && cnf !== null && Object.keys(cnf).length > 0;
+}
+
 /** RFC 3986 §6.2.2/§6.2.3 normalization as URL parsing does it, without query and fragment. */
 function target(uri: string): string | undefined {
   try {

@@ -14,7 +14,7 @@
  */
 import { bearerChallenge, type Denial, readBearer, tokenInQuery } from './challenge.js';
 import { MetadataCache } from './discovery.js';
-import { boundThumbprint, DpopProofChecker } from './dpop-proof.js';
+import { boundThumbprint, DpopProofChecker, hasConfirmation } from './dpop-proof.js';
 import { AuthServerUnavailableError, InvalidTokenError } from './errors.js';
 import { IntrospectionVerifier } from './introspection.js';
 import { JwtVerifier } from './jwt-verifier.js';
@@ -210,6 +210,16 @@ export class OAuthResourceServer {
     // RFC 9449 §7: a bound token needs its proof; §7.2: it is not a bearer token. An unbound token
     // presented as DPoP has no key to check the proof against, so it is refused too.
     const jkt = boundThumbprint(token.claims);
+    if (jkt === undefined && hasConfirmation(token.claims)) {
+      // RFC 8705 §3 (and any other RFC 7800 `cnf` method): a token bound to a key this server
+      // cannot check the presenter holds must not be honoured as a bearer token.
+      return this.#deny(
+        401,
+        'token-binding',
+        'invalid_token',
+        'the token is bound to a confirmation method this server does not support',
+      );
+    }
     if (jkt !== undefined || cred.scheme === 'dpop') {
       const why =
         jkt === undefined

@@ -183,12 +183,40 @@ describe('Authorization header and challenges', () => {
   });
 });
 
-describe('authenticate: outages (no network)', () => {
+describe('authenticate: bindings and outages (no network)', () => {
   const RESOURCE = 'https://m.example/mcp';
 
   function request(headers: Record<string, string>, method = 'POST'): AuthRequest {
     return { method, url: '/mcp', header: (n) => headers[n] };
   }
+
+  /** A resource server whose verifier accepts any token and answers these claims. */
+  function withClaims(claims: Record<string, unknown>, now: () => number = Date.now) {
+    return oauthResourceServer({
+      resource: RESOURCE,
+      authorizationServers: [AS],
+      now,
+      verify: async () => ({
+        issuer: AS,
+        audience: [RESOURCE],
+        subject: 'alice',
+        scopes: [],
+        expiresAt: undefined,
+        claims,
+      }),
+    });
+  }
+
+  test('a token bound to a confirmation method this server cannot check is refused (RFC 8705 §3, RFC 7800 §3)', async () => {
+    const rs = withClaims({ cnf: { 'x5t#S256': 'bwcK0esc3ACC3DB2Y5_lESsXE8o9ltc05O89jdN-dg2' } });
+    const r = await rs.authenticate(request({ authorization: 'Bearer abc' }));
+    assert.equal((r as { status?: number }).status, 401);
+    assert.equal((r as { reason?: string }).reason, 'token-binding');
+    assert.match(
+      (r as { headers: Record<string, string> }).headers['www-authenticate'] ?? '',
+      /invalid_token/,
+    );
+  });
 
   test('a failing JWKS endpoint is asked at most once per retryAfterS, however many tokens arrive', async () => {
     let clock = Date.now();
