@@ -60,6 +60,8 @@ export class OAuthResourceServer {
   readonly #paths: readonly string[];
   readonly #challengeScopes: readonly string[];
   readonly #dpop: DpopProofChecker;
+  /** Requests whose DPoP proof was accepted (#checkProof); gone with the request. */
+  readonly #proven = new WeakMap<AuthRequest, string>();
   /** The resource as configured, byte for byte. */
   readonly resource: string;
   /** Where the metadata lives (path-inserted, RFC 9728 §3.1); sent as `resource_metadata`. */
@@ -226,7 +228,7 @@ export class OAuthResourceServer {
           ? 'the token is not DPoP-bound: present it as a Bearer token'
           : cred.scheme === 'bearer'
             ? 'the token is DPoP-bound: present it with the DPoP scheme and a proof'
-            : await this.#dpop.check(req.header('dpop'), req.method ?? '', cred.token, jkt);
+            : await this.#checkProof(req, cred.token, jkt);
       if (why !== undefined) return this.#deny(401, 'token-dpop', 'invalid_token', why);
     }
     // Checked here for every verifier, a custom one included (RFC 8707 §2; RFC 8414 §3.3).
@@ -265,6 +267,22 @@ export class OAuthResourceServer {
       token,
     };
   };
+
+  /**
+   * The proof of `req`, checked once per request. The core re-runs `authenticate` with the same
+   * request object while a long-lived stream it opened lasts (`revalidateMs`): that re-checks the
+   * token, but the proof's freshness and single use (RFC 9449 §4.3 steps 10-11, §11.1) concern
+   * the request's arrival, so checking it again would refuse every such stream as a replay.
+   * Another request presenting the same proof is still a replay.
+   */
+  async #checkProof(req: AuthRequest, token: string, jkt: string): Promise<string | undefined> {
+    const proof = req.header('dpop');
+    const proven = `${jkt} ${token} ${proof ?? ''}`;
+    if (this.#proven.get(req) === proven) return undefined;
+    const why = await this.#dpop.check(proof, req.method ?? '', token, jkt);
+    if (why === undefined) this.#proven.set(req, proven);
+    return why;
+  }
 
   /** 2025-11-25 basic/authorization §"Scope Challenge Handling": name every scope the call needs. */
   #authorizeTool(granted: ReadonlySet<string>, method: string, params: unknown): Denial | undefined {

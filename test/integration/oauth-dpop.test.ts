@@ -46,7 +46,7 @@ describe('DPoP-bound tokens at the resource server (oidc-provider)', () => {
   let bound: string;
 
   /** A client-credentials token for the server, bound to `k` when given (RFC 9449 §5). */
-  async function token(k?: Key): Promise<string> {
+  async function token(k?: Key, resource = served.url): Promise<string> {
     const endpoint = `${as.issuer}/token`;
     const res = await fetch(endpoint, {
       method: 'POST',
@@ -57,7 +57,7 @@ describe('DPoP-bound tokens at the resource server (oidc-provider)', () => {
       },
       body: new URLSearchParams({
         grant_type: 'client_credentials',
-        resource: served.url,
+        resource,
         scope: 'mcp:tools',
       }),
       signal: AbortSignal.timeout(5000),
@@ -159,5 +159,77 @@ describe('DPoP-bound tokens at the resource server (oidc-provider)', () => {
     assert.deepEqual(await call(`Bearer ${plain}`), { status: 200 });
     const p = await proof(key, { htm: 'POST', htu: served.url, ath: ath(plain) });
     assert.deepEqual(await call(`DPoP ${plain}`, p), { status: 401, reason: 'token-dpop' });
+  });
+
+  test('a DPoP stream re-authenticated every 100 ms (revalidateMs) stays open: its proof is not a replay of itself', async () => {
+    const guarded = await serve({
+      createServer: testServerFactory(createProbe()),
+      port: 0,
+      revalidateMs: 100,
+      oauth: (endpoint) => oauthResourceServer({ resource: endpoint, authorizationServers: [as.issuer] }),
+    });
+    const ac = new AbortController();
+    try {
+      const t = await token(key, guarded.url);
+      const base = {
+        authorization: `DPoP ${t}`,
+        'content-type': 'application/json',
+        accept: 'application/json, text/event-stream',
+        'mcp-protocol-version': '2025-11-25',
+      };
+      const post = async (body: unknown, sid?: string): Promise<Response> => {
+        const dpop = await proof(key, { htm: 'POST', htu: guarded.url, ath: ath(t) });
+        return fetch(guarded.url, {
+          method: 'POST',
+          headers: { ...base, dpop, ...(sid === undefined ? {} : { 'mcp-session-id': sid }) },
+          body: JSON.stringify(body),
+          signal: AbortSignal.timeout(5000),
+        });
+      };
+      const init = await post({
+        jsonrpc: '2.0',
+        id: 1,
+        method: 'initialize',
+        params: {
+          protocolVersion: '2025-11-25',
+          capabilities: {},
+          clientInfo: { name: 'dpop', version: '1' },
+        },
+      });
+      assert.equal(init.status, 200);
+      await init.text();
+      const sid = init.headers.get('mcp-session-id') ?? '';
+      const note = await post({ jsonrpc: '2.0', method: 'notifications/initialized' }, sid);
+      assert.equal(note.status, 202);
+      await note.text();
+      const stream = await fetch(guarded.url, {
+        headers: {
+          ...base,
+          accept: 'text/event-stream',
+          'mcp-session-id': sid,
+          dpop: await proof(key, { htm: 'GET', htu: guarded.url, ath: ath(t) }),
+        },
+        signal: ac.signal,
+      });
+      assert.equal(stream.status, 200);
+      let ended = false;
+      const reader = stream.body?.getReader();
+      const reading = (async () => {
+        try {
+          while (!(await reader?.read())?.done);
+        } catch {
+          // Aborted below.
+        }
+        ended = true;
+      })();
+      // Several revalidations happen meanwhile; each re-checked the same proof.
+      await new Promise((resolve) => setTimeout(resolve, 600));
+      assert.equal(ended, false, 'the stream was ended by a revalidation');
+      ac.abort();
+      await reading;
+    } finally {
+      ac.abort();
+      await guarded.close();
+    }
   });
 });

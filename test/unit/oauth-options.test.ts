@@ -3,8 +3,9 @@
  * the Authorization header reader and challenge writer it answers with.
  */
 import assert from 'node:assert/strict';
+import { createHash, randomUUID } from 'node:crypto';
 import { describe, test } from 'node:test';
-import { generateKeyPair, SignJWT } from 'jose';
+import { calculateJwkThumbprint, exportJWK, generateKeyPair, SignJWT } from 'jose';
 import { bearerChallenge, readBearer, tokenInQuery } from '../../src/auth/challenge.js';
 import { metadataUrls } from '../../src/auth/discovery.js';
 import { AuthServerUnavailableError, InvalidTokenError } from '../../src/auth/errors.js';
@@ -183,7 +184,7 @@ describe('Authorization header and challenges', () => {
   });
 });
 
-describe('authenticate: bindings and outages (no network)', () => {
+describe('authenticate: bindings, proofs and outages (no network)', () => {
   const RESOURCE = 'https://m.example/mcp';
 
   function request(headers: Record<string, string>, method = 'POST'): AuthRequest {
@@ -216,6 +217,28 @@ describe('authenticate: bindings and outages (no network)', () => {
       (r as { headers: Record<string, string> }).headers['www-authenticate'] ?? '',
       /invalid_token/,
     );
+  });
+
+  test('a DPoP request re-authenticated while it lasts (revalidateMs) keeps its proof; a replay of it is still refused (RFC 9449 §11.1)', async () => {
+    const { privateKey, publicKey } = await generateKeyPair('ES256');
+    const jwk = await exportJWK(publicKey);
+    let clock = Date.now();
+    const rs = withClaims({ cnf: { jkt: await calculateJwkThumbprint(jwk, 'sha256') } }, () => clock);
+    const ath = createHash('sha256').update('abc').digest('base64url');
+    const proof = await new SignJWT({ htm: 'GET', htu: RESOURCE, ath, jti: randomUUID() })
+      .setProtectedHeader({ alg: 'ES256', typ: 'dpop+jwt', jwk })
+      .setIssuedAt(Math.floor(clock / 1000))
+      .sign(privateKey);
+    const headers = { authorization: 'DPoP abc', dpop: proof };
+    const stream = request(headers, 'GET');
+    assert.equal(((await rs.authenticate(stream)) as { principal?: string }).principal, 'alice');
+    // The core re-runs authenticate with the same request while its stream lasts, long after the
+    // proof's freshness window: the proof was checked when the request arrived.
+    clock += 3_600_000;
+    assert.equal(((await rs.authenticate(stream)) as { principal?: string }).principal, 'alice');
+    // Another request carrying the same proof is a replay.
+    const replay = await rs.authenticate(request(headers, 'GET'));
+    assert.equal((replay as { reason?: string }).reason, 'token-dpop');
   });
 
   test('a failing JWKS endpoint is asked at most once per retryAfterS, however many tokens arrive', async () => {
