@@ -14,14 +14,26 @@ import { loadJose } from './jose-lazy.js';
 
 /** How far a proof's `iat` may be from now (RFC 9449 §11.1 leaves the window to the server). */
 export const DPOP_PROOF_WINDOW_S = 300;
-/** Proof ids remembered against replay; beyond it the oldest are forgotten (they are near expiry). */
-const MAX_REMEMBERED = 10_000;
+/**
+ * Proof ids remembered against replay. Never forgotten before they expire: when this many are live,
+ * new proofs are declined (503) until the oldest expire, rather than letting a replay through.
+ */
+export const DPOP_MAX_REMEMBERED = 100_000;
 
 export interface DpopOptions {
   /** The resource's URL: every MCP request targets it, so it is the `htu` (query and fragment ignored). */
   readonly resource: string;
   readonly algorithms: readonly string[];
   readonly now: () => number;
+  /** Live proof ids remembered at most. @defaultValue DPOP_MAX_REMEMBERED */
+  readonly maxRemembered?: number;
+}
+
+/** The replay cache is full of live proof ids: this proof cannot be checked for replay now. */
+export interface ProofsCrowded {
+  readonly crowded: true;
+  /** Seconds until the oldest remembered id expires. */
+  readonly retryAfterS: number;
 }
 
 /** The JWK thumbprint a token is bound to (`cnf.jkt`, RFC 9449 §6.1), if it is bound. */
@@ -65,11 +77,14 @@ export class DpopProofChecker {
    * jti → when it may be forgotten (ms). Insertion order is expiry order, give or take the window.
    * Read from its oldest end on every proof: a Map would walk its deleted slots each time (flow/bounded-map.ts).
    */
-  readonly #seen = new BoundedMap<string, number>(MAX_REMEMBERED);
+  readonly #seen: BoundedMap<string, number>;
+  readonly #max: number;
 
   constructor(o: DpopOptions) {
     this.#o = o;
     this.#htu = target(o.resource);
+    this.#max = o.maxRemembered ?? DPOP_MAX_REMEMBERED;
+    this.#seen = new BoundedMap<string, number>(this.#max);
   }
 
   /**
@@ -81,7 +96,7 @@ export class DpopProofChecker {
     method: string,
     token: string,
     jkt: string,
-  ): Promise<string | undefined> {
+  ): Promise<string | ProofsCrowded | undefined> {
     if (proof === undefined || proof === '') return 'a DPoP-bound token needs a DPoP proof';
     // §4.3 (1): exactly one proof; repeated headers arrive joined with ", ".
     if (proof.includes(',')) return 'more than one DPoP proof';
@@ -123,12 +138,20 @@ export class DpopProofChecker {
     if (typeof jti !== 'string' || jti === '' || jti.length > 256) return 'the DPoP proof needs a jti';
     this.#forgetExpired(now);
     if (this.#seen.has(jti)) return 'the DPoP proof was used before';
-    this.#seen.set(jti, now + 2 * DPOP_PROOF_WINDOW_S * 1000);
+    if (this.#seen.size >= this.#max) {
+      // §11.1: a proof must not be accepted twice within its window. Evicting a live id (what the
+      // map's bound would do) would let a client that sends #max proofs replay any earlier one.
+      const oldest = this.#seen.get(this.#seen.oldestKey() as string) ?? now;
+      return { crowded: true, retryAfterS: Math.max(1, Math.ceil((oldest - now) / 1000)) };
+    }
+    // Replayable while `iat` is within the window of now: until iat + window, then refused as stale.
+    this.#seen.set(jti, Math.max(now, iat * 1000) + DPOP_PROOF_WINDOW_S * 1000);
     return undefined;
   }
 
   #forgetExpired(now: number): void {
-    // The count is the map's own bound (MAX_REMEMBERED): the oldest jti leaves when a new one comes.
+    // Insertion order is expiry order give or take the window (iat varies by up to ±window): an
+    // expired id behind a live one waits for it, held at most twice the window.
     this.#seen.dropOldestWhile((until) => until <= now);
   }
 }

@@ -14,7 +14,7 @@
  */
 import { bearerChallenge, type Denial, readBearer, tokenInQuery } from './challenge.js';
 import { MetadataCache } from './discovery.js';
-import { boundThumbprint, DpopProofChecker, hasConfirmation } from './dpop-proof.js';
+import { boundThumbprint, DpopProofChecker, hasConfirmation, type ProofsCrowded } from './dpop-proof.js';
 import { AuthServerUnavailableError, InvalidTokenError } from './errors.js';
 import { IntrospectionVerifier } from './introspection.js';
 import { JwtVerifier } from './jwt-verifier.js';
@@ -229,6 +229,14 @@ export class OAuthResourceServer {
           : cred.scheme === 'bearer'
             ? 'the token is DPoP-bound: present it with the DPoP scheme and a proof'
             : await this.#checkProof(req, cred.token, jkt);
+      if (typeof why === 'object') {
+        return {
+          status: 503,
+          reason: 'dpop-replay-cache-full',
+          message: 'Service Unavailable: too many DPoP proofs to remember; try again',
+          headers: { 'retry-after': String(why.retryAfterS) },
+        };
+      }
       if (why !== undefined) return this.#deny(401, 'token-dpop', 'invalid_token', why);
     }
     // Checked here for every verifier, a custom one included (RFC 8707 §2; RFC 8414 §3.3).
@@ -275,7 +283,11 @@ export class OAuthResourceServer {
    * the request's arrival, so checking it again would refuse every such stream as a replay.
    * Another request presenting the same proof is still a replay.
    */
-  async #checkProof(req: AuthRequest, token: string, jkt: string): Promise<string | undefined> {
+  async #checkProof(
+    req: AuthRequest,
+    token: string,
+    jkt: string,
+  ): Promise<string | ProofsCrowded | undefined> {
     const proof = req.header('dpop');
     const proven = `${jkt} ${token} ${proof ?? ''}`;
     if (this.#proven.get(req) === proven) return undefined;

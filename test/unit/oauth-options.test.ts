@@ -8,6 +8,7 @@ import { describe, test } from 'node:test';
 import { calculateJwkThumbprint, exportJWK, generateKeyPair, SignJWT } from 'jose';
 import { bearerChallenge, readBearer, tokenInQuery } from '../../src/auth/challenge.js';
 import { metadataUrls } from '../../src/auth/discovery.js';
+import { DpopProofChecker } from '../../src/auth/dpop-proof.js';
 import { AuthServerUnavailableError, InvalidTokenError } from '../../src/auth/errors.js';
 import type { AuthRequest } from '../../src/auth/resource-server.js';
 import { createFetchHandler } from '../../src/fetch/index.js';
@@ -239,6 +240,38 @@ describe('authenticate: bindings, proofs and outages (no network)', () => {
     // Another request carrying the same proof is a replay.
     const replay = await rs.authenticate(request(headers, 'GET'));
     assert.equal((replay as { reason?: string }).reason, 'token-dpop');
+  });
+
+  test('the DPoP replay cache never forgets a live proof id: when full, new proofs wait, replays stay refused (RFC 9449 §11.1)', async () => {
+    const { privateKey, publicKey } = await generateKeyPair('ES256');
+    const jwk = await exportJWK(publicKey);
+    const jkt = await calculateJwkThumbprint(jwk, 'sha256');
+    let clock = Date.now();
+    const checker = new DpopProofChecker({
+      resource: RESOURCE,
+      algorithms: ['ES256'],
+      now: () => clock,
+      maxRemembered: 3,
+    });
+    const ath = createHash('sha256').update('abc').digest('base64url');
+    const proof = (): Promise<string> =>
+      new SignJWT({ htm: 'POST', htu: RESOURCE, ath, jti: randomUUID() })
+        .setProtectedHeader({ alg: 'ES256', typ: 'dpop+jwt', jwk })
+        .setIssuedAt(Math.floor(clock / 1000))
+        .sign(privateKey);
+    const first = await proof();
+    assert.equal(await checker.check(first, 'POST', 'abc', jkt), undefined);
+    for (let i = 0; i < 2; i++)
+      assert.equal(await checker.check(await proof(), 'POST', 'abc', jkt), undefined);
+    // Full of live ids: the next proof is declined for now, not admitted by forgetting `first`.
+    assert.deepEqual(await checker.check(await proof(), 'POST', 'abc', jkt), {
+      crowded: true,
+      retryAfterS: 300,
+    });
+    assert.equal(await checker.check(first, 'POST', 'abc', jkt), 'the DPoP proof was used before');
+    // Once the window has passed, the ids are forgotten and new proofs are taken again.
+    clock += 301_000;
+    assert.equal(await checker.check(await proof(), 'POST', 'abc', jkt), undefined);
   });
 
   test('a failing JWKS endpoint is asked at most once per retryAfterS, however many tokens arrive', async () => {
