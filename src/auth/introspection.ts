@@ -50,30 +50,39 @@ export class IntrospectionVerifier {
   readonly #o: IntrospectionOptions;
   /** Insertion order is age order: the oldest entry goes first (flow/bounded-map.ts says why not a Map). */
   readonly #cache: BoundedMap<string, Entry>;
+  /**
+   * Refusals apart, with their own bound: anyone can send tokens that are refused, and in the one
+   * map a stream of distinct bad tokens would push every accepted token out, so each of them would
+   * be asked for again on its next request (the cache defeated, the authorization server asked
+   * once per request received).
+   */
+  readonly #refused: BoundedMap<string, Entry>;
   readonly #authorization: string;
 
   constructor(options: IntrospectionOptions) {
     this.#o = options;
     this.#cache = new BoundedMap(options.maxCacheEntries);
+    this.#refused = new BoundedMap(options.maxCacheEntries);
     this.#authorization = basic(options.clientId, options.clientSecret);
   }
 
   /** Entries held now (for tests and metrics). */
   get cached(): number {
-    return this.#cache.size;
+    return this.#cache.size + this.#refused.size;
   }
 
   readonly verify = async (token: string): Promise<VerifiedToken> => {
     const o = this.#o;
     const key = await digest(token);
     const now = o.now();
-    const hit = this.#cache.get(key);
+    const hit = this.#cache.get(key) ?? this.#refused.get(key);
     if (hit !== undefined) {
       if (hit.until > now) {
         if (hit.result instanceof InvalidTokenError) throw hit.result;
         return hit.result;
       }
       this.#cache.delete(key);
+      this.#refused.delete(key);
     }
     const answer = await this.#ask(token);
     const result = this.#judge(answer, now);
@@ -90,7 +99,7 @@ export class IntrospectionVerifier {
 
   #remember(key: string, entry: Entry): void {
     if (this.#o.cacheTtlMs === 0) return;
-    this.#cache.set(key, entry);
+    (entry.result instanceof InvalidTokenError ? this.#refused : this.#cache).set(key, entry);
   }
 
   async #ask(token: string): Promise<Record<string, unknown>> {

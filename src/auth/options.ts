@@ -12,7 +12,7 @@ export interface IntrospectionClient {
   clientSecret: string;
   /** How long an answer is reused (never past the token's `exp`); 0 asks every time. @defaultValue 60000 */
   cacheTtlMs?: number;
-  /** Answers held at most; the oldest goes first. @defaultValue 10000 */
+  /** Answers held at most, accepted and refused tokens each; the oldest goes first. @defaultValue 10000 */
   maxCacheEntries?: number;
 }
 

@@ -274,6 +274,38 @@ describe('authenticate: bindings, proofs and outages (no network)', () => {
     assert.equal(await checker.check(await proof(), 'POST', 'abc', jkt), undefined);
   });
 
+  test('introspection: a stream of refused tokens does not push accepted ones out of the cache', async () => {
+    const asked: string[] = [];
+    const rs = oauthResourceServer({
+      resource: RESOURCE,
+      authorizationServers: [AS],
+      verify: 'introspection',
+      introspection: { clientId: 'rs', clientSecret: 's', maxCacheEntries: 2 },
+      fetch: async (u, init) => {
+        if (u === `${AS}/.well-known/oauth-authorization-server`) {
+          return Response.json({ issuer: AS, introspection_endpoint: `${AS}/introspect` });
+        }
+        const token = new URLSearchParams(String(init?.body)).get('token') ?? '';
+        asked.push(token);
+        return Response.json(
+          token === 'good'
+            ? { active: true, iss: AS, aud: RESOURCE, sub: 'alice', exp: Math.floor(Date.now() / 1000) + 600 }
+            : { active: false },
+        );
+      },
+    });
+    const as = (t: string) => rs.authenticate(request({ authorization: `Bearer ${t}` }));
+    assert.equal(((await as('good')) as { principal?: string }).principal, 'alice');
+    for (const bad of ['bad1', 'bad2', 'bad3'])
+      assert.equal(((await as(bad)) as { status?: number }).status, 401);
+    assert.equal(((await as('good')) as { principal?: string }).principal, 'alice');
+    assert.deepEqual(
+      asked,
+      ['good', 'bad1', 'bad2', 'bad3'],
+      'the accepted token was answered from the cache',
+    );
+  });
+
   test('a failing JWKS endpoint is asked at most once per retryAfterS, however many tokens arrive', async () => {
     let clock = Date.now();
     const jwks: string[] = [];
