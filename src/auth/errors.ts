@@ -10,6 +10,7 @@ import { SluiceError } from '../errors.js';
 export type InvalidTokenReason =
   | 'malformed'
   | 'algorithm'
+  | 'type'
   | 'signature'
   | 'unknown-key'
   | 'issuer'

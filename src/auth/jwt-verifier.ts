@@ -45,6 +45,14 @@ const TOKEN_ERRORS: Record<string, InvalidTokenReason> = {
   ERR_JWT_INVALID: 'malformed',
   ERR_JOSE_NOT_SUPPORTED: 'malformed',
 };
+/**
+ * `typ` values an access token may carry: RFC 9068 §2.1 `at+jwt` (with or without `application/`),
+ * and the generic `JWT` (or none) that Keycloak and Entra ID put on theirs. Any other declared type
+ * (`dpop+jwt`, `logout+jwt`, `secevent+jwt`, `token-introspection+jwt`, ...) is another kind of JWT,
+ * signed by the same keys perhaps, never to be taken for an access token (RFC 8725 §3.11, RFC 9068 §4).
+ */
+const ACCESS_TOKEN_TYPES = new Set(['at+jwt', 'application/at+jwt', 'jwt', 'application/jwt']);
+
 const CLAIM_ERRORS: Record<string, InvalidTokenReason> = {
   exp: 'expired',
   nbf: 'not-yet-valid',
@@ -88,15 +96,19 @@ export class JwtVerifier {
     const o = this.#o;
     const jose = await loadJose();
     let alg: unknown;
+    let typ: unknown;
     let iss: unknown;
     try {
-      alg = jose.decodeProtectedHeader(token).alg;
+      ({ alg, typ } = jose.decodeProtectedHeader(token));
       iss = jose.decodeJwt(token).iss;
     } catch (cause) {
       throw new InvalidTokenError('malformed', 'the token is not a JWT', { cause });
     }
     if (typeof alg !== 'string' || !o.algorithms.includes(alg)) {
       throw new InvalidTokenError('algorithm', `algorithm ${String(alg).slice(0, 16)} is not accepted`);
+    }
+    if (typ !== undefined && (typeof typ !== 'string' || !ACCESS_TOKEN_TYPES.has(typ.toLowerCase()))) {
+      throw new InvalidTokenError('type', `a JWT of type ${String(typ).slice(0, 32)} is not an access token`);
     }
     const metadata = typeof iss === 'string' ? o.issuers.get(iss) : undefined;
     if (typeof iss !== 'string' || metadata === undefined) {

@@ -306,6 +306,32 @@ describe('authenticate: bindings, proofs and outages (no network)', () => {
     );
   });
 
+  test('a JWT that declares another type is not an access token (RFC 8725 §3.11, RFC 9068 §4)', async () => {
+    const rs = oauthResourceServer({
+      resource: RESOURCE,
+      authorizationServers: [AS],
+      fetch: async () => new Response('', { status: 404 }),
+    });
+    const { privateKey } = await generateKeyPair('RS256');
+    const signed = (typ: string): Promise<string> =>
+      new SignJWT({})
+        .setProtectedHeader({ alg: 'RS256', kid: 'k1', typ })
+        .setIssuer(AS)
+        .setAudience(RESOURCE)
+        .setSubject('alice')
+        .setExpirationTime('10m')
+        .sign(privateKey);
+    for (const typ of ['dpop+jwt', 'logout+jwt', 'token-introspection+jwt']) {
+      const r = await rs.authenticate(request({ authorization: `Bearer ${await signed(typ)}` }));
+      assert.equal((r as { reason?: string }).reason, 'token-type', typ);
+    }
+    // Access token types go on to the key lookup (no authorization server here: 503).
+    for (const typ of ['at+jwt', 'application/at+jwt', 'JWT']) {
+      const r = await rs.authenticate(request({ authorization: `Bearer ${await signed(typ)}` }));
+      assert.equal((r as { status?: number }).status, 503, typ);
+    }
+  });
+
   test('a failing JWKS endpoint is asked at most once per retryAfterS, however many tokens arrive', async () => {
     let clock = Date.now();
     const jwks: string[] = [];
