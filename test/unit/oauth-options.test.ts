@@ -1,6 +1,8 @@
 /**
  * oauthResourceServer's option validation (once, with InvalidOptionError), its metadata paths, and
- * the Authorization header reader and challenge writer it answers with.
+ * the Authorization header reader and challenge writer it answers with; then `authenticate` without
+ * any network: token bindings and types, DPoP proofs on re-authentication and the replay cache's
+ * bound, and the caches that keep an authorization server's outage or a flood of bad tokens cheap.
  */
 import assert from 'node:assert/strict';
 import { createHash, randomUUID } from 'node:crypto';
