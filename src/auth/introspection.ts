@@ -58,6 +58,8 @@ export class IntrospectionVerifier {
    */
   readonly #refused: BoundedMap<string, Entry>;
   readonly #authorization: string;
+  /** Questions under way, by token digest; each leaves when answered (bounded by requests in flight). */
+  readonly #pending = new Map<string, Promise<VerifiedToken>>();
 
   constructor(options: IntrospectionOptions) {
     this.#o = options;
@@ -84,6 +86,17 @@ export class IntrospectionVerifier {
       this.#cache.delete(key);
       this.#refused.delete(key);
     }
+    // Requests that arrive together with one token (a client's first burst) share one question.
+    let pending = this.#pending.get(key);
+    if (pending === undefined) {
+      pending = this.#fresh(token, key, now).finally(() => this.#pending.delete(key));
+      this.#pending.set(key, pending);
+    }
+    return pending;
+  };
+
+  async #fresh(token: string, key: string, now: number): Promise<VerifiedToken> {
+    const o = this.#o;
     const answer = await this.#ask(token);
     const result = this.#judge(answer, now);
     const until = Math.min(
@@ -95,7 +108,7 @@ export class IntrospectionVerifier {
     this.#remember(key, { until, result });
     if (result instanceof InvalidTokenError) throw result;
     return result;
-  };
+  }
 
   #remember(key: string, entry: Entry): void {
     if (this.#o.cacheTtlMs === 0) return;

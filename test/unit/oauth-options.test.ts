@@ -334,6 +334,29 @@ describe('authenticate: bindings, proofs and outages (no network)', () => {
     }
   });
 
+  test('introspection: requests arriving together with one token ask the authorization server once', async () => {
+    let asked = 0;
+    const rs = oauthResourceServer({
+      resource: RESOURCE,
+      authorizationServers: [AS],
+      verify: 'introspection',
+      introspection: { clientId: 'rs', clientSecret: 's' },
+      fetch: async (u) => {
+        if (u === `${AS}/.well-known/oauth-authorization-server`) {
+          return Response.json({ issuer: AS, introspection_endpoint: `${AS}/introspect` });
+        }
+        asked++;
+        await new Promise((resolve) => setTimeout(resolve, 20));
+        return Response.json({ active: true, iss: AS, aud: RESOURCE, sub: 'alice' });
+      },
+    });
+    const all = await Promise.all(
+      Array.from({ length: 5 }, () => rs.authenticate(request({ authorization: 'Bearer burst' }))),
+    );
+    for (const r of all) assert.equal((r as { principal?: string }).principal, 'alice');
+    assert.equal(asked, 1);
+  });
+
   test('a failing JWKS endpoint is asked at most once per retryAfterS, however many tokens arrive', async () => {
     let clock = Date.now();
     const jwks: string[] = [];
