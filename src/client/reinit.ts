@@ -98,6 +98,10 @@ async function readAnswer(t: TransportContext, response: HttpResponse, id: strin
   if (type === 'text/event-stream' && response.body !== null) {
     let found: WireMessage | undefined;
     const reader = response.body;
+    // The read ends at the response: a server SHOULD close the stream after it but need not (MCP 2025-11-25
+    // basic/transports §"Sending Messages to the Server"), and one that keeps it open with keep-alives would
+    // otherwise hold the re-initialization, and every request waiting for it, forever.
+    const done = new Canceller();
     await readSse(
       reader,
       {
@@ -106,13 +110,16 @@ async function readAnswer(t: TransportContext, response: HttpResponse, id: strin
         onEvent: (data) => {
           try {
             const m = JSON.parse(data) as WireMessage;
-            if (m !== null && typeof m === 'object' && m.id === id) found = m;
+            if (m !== null && typeof m === 'object' && m.id === id) {
+              found = m;
+              done.abort();
+            }
           } catch {
             // A malformed event during the re-initialize handshake is skipped like any other.
           }
         },
       },
-      { maxEventBytes, idleTimeoutMs, clock },
+      { maxEventBytes, idleTimeoutMs, clock, signal: done },
     );
     if (found === undefined)
       throw new MalformedMessageError('re-initialize: the SSE stream ended without a response');

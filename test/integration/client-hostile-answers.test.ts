@@ -7,6 +7,9 @@
 //   (typed, where node's adapter used to throw a bare "aborted");
 // - an error answer whose body stalls still raises its HttpStatusError, within the idle timeout;
 // - a re-sent request answered with some other request's response fails instead of staying pending.
+// Found by the client robustness audit:
+// - a replacement initialize answered on an SSE stream the server keeps open (keep-alives after the
+//   response) completes the re-initialization at the response, not at an EOF that never comes.
 import assert from 'node:assert/strict';
 import type { ServerResponse } from 'node:http';
 import { describe, test } from 'node:test';
@@ -194,5 +197,69 @@ for (const [adapter, options] of Object.entries(ADAPTERS)) {
         await server.close();
       }
     });
+    test('a replacement initialize answered on an SSE stream kept open with keep-alives completes at its response', async () => {
+      // MCP 2025-11-25 basic/transports §"Sending Messages to the Server": the server SHOULD close the stream
+      // after the response, but nothing obliges it to; a client that reads the re-initialize's stream to its
+      // end waits forever here (keep-alives defeat the idle timeout), and every request with it.
+      const held: ServerResponse[] = [];
+      const timers: NodeJS.Timeout[] = [];
+      let initializes = 0;
+      const server = await scripted((_req, res, seen) => {
+        const m = seen.body?.['method'];
+        const sid = seen.headers['mcp-session-id'];
+        if (m === 'initialize') {
+          initializes++;
+          const answer = {
+            jsonrpc: '2.0',
+            id: seen.body?.['id'],
+            result: {
+              protocolVersion: '2025-11-25',
+              capabilities: {},
+              serverInfo: { name: 's', version: '1' },
+            },
+          };
+          res.writeHead(200, { ...SSE, 'mcp-session-id': `s${initializes}` });
+          res.write(frame(`i/${initializes}`, answer));
+          held.push(res);
+          timers.push(setInterval(() => res.write(': keep-alive\n\n'), IDLE_MS / 4));
+        } else if (m === 'notifications/initialized') {
+          res.writeHead(202).end();
+        } else if (sid === 's1') {
+          res.writeHead(404).end();
+        } else {
+          res
+            .writeHead(200, { 'content-type': 'application/json' })
+            .end(JSON.stringify({ jsonrpc: '2.0', id: seen.body?.['id'], result: { content: [] } }));
+        }
+      });
+      const { transport, messages } = await open(server.url, options);
+      try {
+        await withDeadline(
+          transport.send({
+            jsonrpc: '2.0',
+            id: 'init',
+            method: 'initialize',
+            params: {
+              protocolVersion: '2025-11-25',
+              capabilities: {},
+              clientInfo: { name: 'c', version: '1' },
+            },
+          } as JSONRPCMessage),
+          5_000,
+          'initialize',
+        );
+        await until(() => responsesFor(messages, 'init').length === 1, 5_000, 'the initialize answer');
+        await transport.send({ jsonrpc: '2.0', method: 'notifications/initialized' } as JSONRPCMessage);
+        await withDeadline(transport.send(call('c1')), 5_000, 'the call after the 404 and re-initialize');
+        assert.equal(responsesFor(messages, 'c1').length, 1);
+        assert.equal(transport.sessionId, 's2');
+      } finally {
+        for (const t of timers) clearInterval(t);
+        for (const r of held) r.destroy();
+        await transport.close();
+        await server.close();
+      }
+    });
+
   });
 }
