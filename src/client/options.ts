@@ -118,12 +118,13 @@ export interface StreamableHttpClientOptions {
   /**
    * First reconnection delay when the server gave no `retry:`. Later ones grow ×2 up to
    * {@link maxReconnectDelayMs}, each drawn uniformly from [delay/2, delay] ("equal jitter"); a server's
-   * `retry:` is the first delay and the floor of the later ones.
+   * `retry:` is the first delay and the floor of the later ones, at most {@link maxReconnectDelayMs}.
    * @defaultValue `1_000`
    */
   initialReconnectDelayMs?: number;
   /**
-   * Cap of the backoff delay.
+   * Cap of the backoff delay, and of a server's `retry:` (a hostile one could otherwise overflow the timer into
+   * an immediate reconnect, or park a stream for weeks).
    * @defaultValue `30_000`
    */
   maxReconnectDelayMs?: number;

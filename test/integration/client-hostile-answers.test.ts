@@ -9,7 +9,9 @@
 // - a re-sent request answered with some other request's response fails instead of staying pending.
 // Found by the client robustness audit:
 // - a replacement initialize answered on an SSE stream the server keeps open (keep-alives after the
-//   response) completes the re-initialization at the response, not at an EOF that never comes.
+//   response) completes the re-initialization at the response, not at an EOF that never comes;
+// - a server's `retry:` is bounded by maxReconnectDelayMs: a huge one neither overflows the timer into an
+//   immediate reconnect nor parks the stream for days.
 import assert from 'node:assert/strict';
 import type { ServerResponse } from 'node:http';
 import { describe, test } from 'node:test';
@@ -260,6 +262,47 @@ for (const [adapter, options] of Object.entries(ADAPTERS)) {
         await server.close();
       }
     });
+
+    for (const retry of ['99999999999999', '2000000000', '9'.repeat(400)]) {
+      test(`retry: ${retry.slice(0, 16)}${retry.length > 16 ? '…' : ''} waits maxReconnectDelayMs, not ~0 ms nor days`, async () => {
+        // WHATWG HTML §9.2.6 takes any run of ASCII digits as the reconnection time; a timer given more than
+        // 2^31-1 ms fires at once (a reconnect storm), and below that a hostile value parks the stream for
+        // weeks. The client's own cap bounds it (MCP 2025-11-25 basic/transports §"Resumability and Redelivery").
+        let closedAt = 0;
+        const server = await scripted((_req, res, seen) => {
+          res.writeHead(200, SSE);
+          if (seen.method === 'POST') {
+            res.write(`id: p1\nretry: ${retry}\ndata: \n\n`);
+            setTimeout(() => {
+              closedAt = Date.now();
+              res.end();
+            }, 20);
+          } else {
+            res.end(frame('p2', { jsonrpc: '2.0', id: 'c1', result: { content: [] } }));
+          }
+        });
+        const { transport, messages } = await open(server.url, {
+          ...options,
+          initialReconnectDelayMs: 2,
+          maxReconnectDelayMs: 300,
+        });
+        try {
+          await transport.send(call('c1'));
+          await until(
+            () => responsesFor(messages, 'c1').length === 1,
+            3_000,
+            'the response after the resume',
+          );
+          const get = server.seen.find((s) => s.method === 'GET');
+          const waited = (get?.at ?? 0) - closedAt;
+          assert.ok(waited >= 250, `resumed after ${waited} ms: the retry: overflowed the timer`);
+          assert.equal(server.seen.filter((s) => s.method === 'GET').length, 1);
+        } finally {
+          await transport.close();
+          await server.close();
+        }
+      });
+    }
 
   });
 }

@@ -223,7 +223,8 @@ for (const [adapter, http] of Object.entries(ADAPTERS)) {
           res.end(frame(resultFor(1), 'p2'));
         }
       });
-      const { transport, messages } = await open(srv.url);
+      // retry: is honoured up to maxReconnectDelayMs (the cap of every reconnection wait).
+      const { transport, messages } = await open(srv.url, { maxReconnectDelayMs: 1_000 });
       try {
         await transport.send(call(1));
         await until(() => responses(messages).length === 1, 'response after retry');

@@ -74,6 +74,9 @@ describe('client options', () => {
     const base = { initialReconnectDelayMs: 100, maxReconnectDelayMs: 1_000 };
     assert.equal(reconnectDelay({ ...base, random: () => 0.5 }, 0, 500), 500, 'the first delay is the retry');
     assert.equal(reconnectDelay({ ...base, random: () => 0.99 }, 0, 20), 20, 'even a short one');
+    // A hostile retry: is bounded by the cap (a timer past 2^31-1 ms would fire at once).
+    assert.equal(reconnectDelay({ ...base, random: () => 0.5 }, 0, 1e15), 1_000, 'a huge retry is capped');
+    assert.equal(reconnectDelay({ ...base, random: () => 0.5 }, 2, Infinity), 1_000, 'later ones too');
     assert.equal(
       reconnectDelay({ ...base, random: () => 0.5 }, 1, 500),
       500,
