@@ -14,9 +14,14 @@ export async function deleteSession(t: TransportContext): Promise<void> {
   const controller = new Canceller();
   const timer = clock.setTimeout(() => controller.abort(), closeTimeoutMs);
   try {
-    const headers = await t.headers('application/json, text/event-stream', true, undefined);
     let response: HttpResponse;
     try {
+      // Building the headers may await a token provider or an OAuth refresh: bounded by the same timer, or a
+      // stuck provider would hold close() forever.
+      const headers = await untilAborted(
+        t.headers('application/json, text/event-stream', true, undefined),
+        controller,
+      );
       response = await t.request('DELETE', headers, undefined, controller, true);
     } catch (error) {
       throw new NetworkError(
@@ -34,4 +39,26 @@ export async function deleteSession(t: TransportContext): Promise<void> {
   } finally {
     clock.clearTimeout(timer);
   }
+}
+
+/** `work`, or a rejection as soon as `signal` aborts (`work` is then left to settle unobserved). */
+function untilAborted<T>(work: Promise<T>, signal: Canceller): Promise<T> {
+  return new Promise<T>((resolve, reject) => {
+    const onAbort = (): void => reject(new Error('aborted'));
+    if (signal.aborted) {
+      onAbort();
+      return;
+    }
+    signal.onAbort(onAbort);
+    work.then(
+      (value) => {
+        signal.offAbort(onAbort);
+        resolve(value);
+      },
+      (error: unknown) => {
+        signal.offAbort(onAbort);
+        reject(error);
+      },
+    );
+  });
 }

@@ -146,7 +146,7 @@ export interface StreamableHttpClientOptions {
    */
   stableConnectionMs?: number;
   /**
-   * Bound of the `DELETE` sent by `close()`.
+   * Bound of the `DELETE` sent by `close()`, building its headers included.
    * @defaultValue `5_000`
    */
   closeTimeoutMs?: number;

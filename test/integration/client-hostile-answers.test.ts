@@ -11,7 +11,8 @@
 // - a replacement initialize answered on an SSE stream the server keeps open (keep-alives after the
 //   response) completes the re-initialization at the response, not at an EOF that never comes;
 // - a server's `retry:` is bounded by maxReconnectDelayMs: a huge one neither overflows the timer into an
-//   immediate reconnect nor parks the stream for days.
+//   immediate reconnect nor parks the stream for days;
+// - close() is bounded by closeTimeoutMs even when building the DELETE's headers hangs.
 import assert from 'node:assert/strict';
 import type { ServerResponse } from 'node:http';
 import { describe, test } from 'node:test';
@@ -304,5 +305,46 @@ for (const [adapter, options] of Object.entries(ADAPTERS)) {
       });
     }
 
+    test('close() is bounded by closeTimeoutMs even when the DELETE headers never come', async () => {
+      let hang = false;
+      const server = await scripted((_req, res, seen) => {
+        if (seen.body?.['method'] === 'initialize') {
+          res.writeHead(200, { 'content-type': 'application/json', 'mcp-session-id': 's1' }).end(
+            JSON.stringify({
+              jsonrpc: '2.0',
+              id: seen.body?.['id'],
+              result: {
+                protocolVersion: '2025-11-25',
+                capabilities: {},
+                serverInfo: { name: 's', version: '1' },
+              },
+            }),
+          );
+        } else res.writeHead(202).end();
+      });
+      // A token provider stuck on its own dependency (an unreachable vault, a refresh that never answers).
+      const token = (): Promise<string> => (hang ? new Promise<string>(() => {}) : Promise.resolve('t'));
+      const { transport } = await open(server.url, { ...options, token, closeTimeoutMs: 200 });
+      try {
+        await transport.send({
+          jsonrpc: '2.0',
+          id: 'init',
+          method: 'initialize',
+          params: {
+            protocolVersion: '2025-11-25',
+            capabilities: {},
+            clientInfo: { name: 'c', version: '1' },
+          },
+        } as JSONRPCMessage);
+        assert.equal(transport.sessionId, 's1');
+        hang = true;
+        const t0 = Date.now();
+        await withDeadline(transport.close(), 3_000, 'close()');
+        assert.ok(Date.now() - t0 < 2_000);
+      } finally {
+        await transport.close();
+        await server.close();
+      }
+    });
   });
 }
