@@ -287,7 +287,21 @@ export class TransportContext {
       if (sessionId !== undefined) h['mcp-session-id'] = sessionId;
       if (protocolVersion !== undefined) h['mcp-protocol-version'] = protocolVersion;
     }
-    if (lastEventId !== undefined) h['last-event-id'] = lastEventId;
+    if (lastEventId !== undefined) h['last-event-id'] = utf8ByteString(lastEventId);
     return h;
   }
+}
+
+/**
+ * An event id as a `Last-Event-ID` value: its UTF-8 bytes, one character each (WHATWG HTML §9.2.3 "reestablish the
+ * connection": the last event ID string "encoded as UTF-8"). A header value is bytes, and a character above U+00FF,
+ * which an SSE id may hold, is refused by `node:http` and by `Headers` alike.
+ */
+function utf8ByteString(id: string): string {
+  let ascii = true;
+  for (let i = 0; i < id.length && ascii; i++) ascii = id.charCodeAt(i) < 0x80;
+  if (ascii) return id;
+  let out = '';
+  for (const byte of new TextEncoder().encode(id)) out += String.fromCharCode(byte);
+  return out;
 }

@@ -12,7 +12,8 @@
 //   response) completes the re-initialization at the response, not at an EOF that never comes;
 // - a server's `retry:` is bounded by maxReconnectDelayMs: a huge one neither overflows the timer into an
 //   immediate reconnect nor parks the stream for days;
-// - close() is bounded by closeTimeoutMs even when building the DELETE's headers hangs.
+// - close() is bounded by closeTimeoutMs even when building the DELETE's headers hangs;
+// - an event id outside ASCII is sent back in Last-Event-ID as its UTF-8 bytes, as EventSource does.
 import assert from 'node:assert/strict';
 import type { ServerResponse } from 'node:http';
 import { describe, test } from 'node:test';
@@ -341,6 +342,29 @@ for (const [adapter, options] of Object.entries(ADAPTERS)) {
         const t0 = Date.now();
         await withDeadline(transport.close(), 3_000, 'close()');
         assert.ok(Date.now() - t0 < 2_000);
+      } finally {
+        await transport.close();
+        await server.close();
+      }
+    });
+    test('an event id outside ASCII resumes with Last-Event-ID as its UTF-8 bytes', async () => {
+      // WHATWG HTML §9.2.3 "reestablish the connection": the last event ID string is sent "encoded as UTF-8".
+      // Any character but LF, CR and NUL may stand in an id, and a header value is bytes: a character above
+      // U+00FF refused by both adapters' header checks made every resume fail before it was sent.
+      const id = 'café-😀';
+      const server = await scripted((_req, res, seen) => {
+        res.writeHead(200, SSE);
+        if (seen.method === 'POST') res.end(`id: ${id}\ndata: \n\n`);
+        else res.end(frame('next', { jsonrpc: '2.0', id: 'c1', result: { content: [] } }));
+      });
+      const { transport, messages } = await open(server.url, options);
+      try {
+        await transport.send(call('c1'));
+        await until(() => responsesFor(messages, 'c1').length === 1, 5_000, 'the response after the resume');
+        assert.ok(!('error' in (responsesFor(messages, 'c1')[0] as object)), 'answered, not failed');
+        const get = server.seen.find((s) => s.method === 'GET');
+        // node:http reads header bytes as latin1: one character per byte.
+        assert.equal(get?.headers['last-event-id'], Buffer.from(id, 'utf8').toString('latin1'));
       } finally {
         await transport.close();
         await server.close();
