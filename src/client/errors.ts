@@ -104,8 +104,10 @@ export class HttpStatusError extends SluiceClientError {
     status: number,
     body: string,
     code: SluiceClientErrorCode = 'SLUICE_CLIENT_HTTP_STATUS',
+    /** Why the transport could not use the answer, when the status alone does not say (a redirect not followed). */
+    note?: string,
   ) {
-    const detail = body.length > 0 ? `: ${body.slice(0, 200)}` : '';
+    const detail = note !== undefined ? ` (${note})` : body.length > 0 ? `: ${body.slice(0, 200)}` : '';
     super(code, `${method} answered HTTP ${status}${detail}`);
     this.status = status;
     this.method = method;

@@ -143,7 +143,8 @@ export type AddressGuardFor = (url: URL) => ((address: string) => boolean) | und
 
 export interface HttpClient {
   /**
-   * Sends one request and resolves once the response head has arrived (redirects followed as `fetch` does).
+   * Sends one request and resolves once the response head has arrived (redirects followed as redirect.ts allows;
+   * any other redirect answer is resolved as it is).
    * Aborting `cancel` rejects a pending request, and ends the body of a response already received.
    * `headers` has lower-case names and is owned by the callee.
    *

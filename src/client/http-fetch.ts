@@ -7,6 +7,7 @@ import {
   STALE_CODES,
   StaleConnectionError,
 } from './http-client.js';
+import { isRedirect, MAX_REDIRECTS, redirectTarget } from './redirect.js';
 import { readTextLimited } from './sse-reader.js';
 
 /**
@@ -51,25 +52,53 @@ export function createFetchHttp(fetchFn: FetchLike, freshFetch: FetchLike = fetc
   return {
     async request(method, url, headers, body, cancel, resendable): Promise<HttpResponse> {
       const signal = cancel.signal;
+      // Redirects are followed here, as redirect.ts allows, never by fetch: fetch would carry the session id and
+      // the caller's headers to another origin. In a browser a manual redirect is an opaque answer (status 0) that
+      // cannot be followed; the transport reports it as such.
       const init: RequestInit =
-        body === undefined ? { method, headers, signal } : { method, headers, body, signal };
+        body === undefined
+          ? { method, headers, signal, redirect: 'manual' }
+          : { method, headers, body, signal, redirect: 'manual' };
       // A request that must not go twice takes `freshFetch`: on Deno a fetch whose connections are never
       // reused (http-default.ts), since Deno's fetch re-sends a request whose reused connection was reset.
       const send = resendable ? fetchFn : freshFetch;
-      for (let resends = 0; ; resends++) {
-        try {
-          return new FetchResponse(await send(url, init));
-        } catch (error) {
-          if (signal.aborted || !connectionLost(error)) throw error;
-          if (!resendable) throw new StaleConnectionError(error);
-          if (resends >= MAX_STALE_RESENDS) throw error;
-        }
+      let target = url;
+      for (let redirects = 0; ; redirects++) {
+        const response = await fetchOnce(send, target, init, signal, resendable);
+        const next = isRedirect(response.status)
+          ? redirectTarget(response.status, method, target, response.headers.get('location'))
+          : undefined;
+        if (next === undefined) return new FetchResponse(response);
+        await response.body?.cancel().catch(() => {
+          // Nothing left to release.
+        });
+        if (redirects >= MAX_REDIRECTS) throw new TypeError('redirect count exceeded');
+        target = next;
       }
     },
     close() {
       // The connections belong to the fetch implementation's own pool.
     },
   };
+}
+
+/** One fetch, sent again after a lost connection when `resendable` (see `createFetchHttp`). */
+async function fetchOnce(
+  send: FetchLike,
+  url: URL,
+  init: RequestInit,
+  signal: AbortSignal,
+  resendable: boolean,
+): Promise<Response> {
+  for (let resends = 0; ; resends++) {
+    try {
+      return await send(url, init);
+    } catch (error) {
+      if (signal.aborted || !connectionLost(error)) throw error;
+      if (!resendable) throw new StaleConnectionError(error);
+      if (resends >= MAX_STALE_RESENDS) throw error;
+    }
+  }
 }
 
 /** A fetch `Response` as an `HttpResponse`. @internal exported for the unit tests */

@@ -1,8 +1,6 @@
 /**
- * One request of the Node adapter, as `fetch` would make it: redirects followed (at most 20; 301/302 turn a
- * POST into a GET, 303 turns anything but GET into a GET, 307/308 re-send as is; a cross-origin hop drops
- * `authorization`, `cookie` and `proxy-authorization`), and a request that met a stale keep-alive socket sent
- * again.
+ * One request of the Node adapter: redirects followed as `redirect.ts` allows (within the origin, the method kept,
+ * at most 20), and a request that met a stale keep-alive socket sent again.
  */
 import {
   type Agent as HttpAgent,
@@ -22,19 +20,7 @@ import {
 } from './http-client.js';
 import { NodeResponse, rawHeader } from './http-node-response.js';
 import type { SilenceWatch, Watched } from './http-node-silence.js';
-
-const MAX_REDIRECTS = 20;
-const REDIRECT = new Set([301, 302, 303, 307, 308]);
-/** Dropped on a cross-origin redirect (fetch "HTTP-redirect fetch", step 13, as undici implements it). */
-const CROSS_ORIGIN_DROP = ['authorization', 'cookie', 'proxy-authorization'];
-/** Dropped when a redirect turns the request into a bodyless GET ("request-body-header names"). */
-const BODY_HEADERS = [
-  'content-type',
-  'content-length',
-  'content-encoding',
-  'content-language',
-  'content-location',
-];
+import { isRedirect, MAX_REDIRECTS, redirectTarget } from './redirect.js';
 
 /** Where requests to one URL go; derived once per URL, not per request. */
 export interface Target {
@@ -144,37 +130,19 @@ export function send(
     req.on('response', (res: IncomingMessage) => {
       context.unwatch(head);
       const status = res.statusCode ?? 0;
-      if (REDIRECT.has(status)) {
-        const location = rawHeader(res.rawHeaders, 'location');
-        if (location !== null) {
-          detach();
-          res.resume();
-          if (redirects >= MAX_REDIRECTS) {
-            reject(new TypeError('redirect count exceeded'));
-            return;
-          }
-          let next: URL;
-          try {
-            next = new URL(location, url);
-          } catch (error) {
-            reject(new TypeError(`invalid redirect location ${location}`, { cause: error }));
-            return;
-          }
-          const h: Record<string, string> = { ...headers };
-          let m = method;
-          let b = body;
-          if (
-            ((status === 301 || status === 302) && method === 'POST') ||
-            (status === 303 && method !== 'GET')
-          ) {
-            m = 'GET';
-            b = undefined;
-            for (const name of BODY_HEADERS) delete h[name];
-          }
-          if (next.origin !== target.origin) for (const name of CROSS_ORIGIN_DROP) delete h[name];
-          resolve(send(context, m, next, h, b, signal, resendable || m === 'GET', redirects + 1));
+      const next = isRedirect(status)
+        ? redirectTarget(status, method, url, rawHeader(res.rawHeaders, 'location'))
+        : undefined;
+      if (next !== undefined) {
+        detach();
+        res.resume();
+        if (redirects >= MAX_REDIRECTS) {
+          reject(new TypeError('redirect count exceeded'));
           return;
         }
+        // Within the origin and the method kept (redirect.ts): the request goes again as it is.
+        resolve(send(context, method, next, headers, body, signal, resendable, redirects + 1));
+        return;
       }
       response = new NodeResponse(res, status, detach);
       resolve(response);

@@ -6,9 +6,8 @@
  * `makeTransferable`, AbortSignal plumbing) costs several hundred µs of CPU per call and most of the GC; this
  * path reads the response head from `rawHeaders` and the body as Buffers from 'data' events.
  *
- * It keeps the observable behaviour of `fetch` that the transport relies on: redirects are followed (at most
- * 20; 301/302 turn a POST into a GET, 303 turns anything but GET into a GET, 307/308 re-send as is; a
- * cross-origin hop drops `authorization`, `cookie` and `proxy-authorization`), `accept-encoding: gzip,
+ * It keeps the observable behaviour of `fetch` that the transport relies on, except that redirects are followed only
+ * within the origin and when they keep the method (redirect.ts, as the fetch adapter does too), `accept-encoding: gzip,
  * deflate` is sent unless set and gzip/deflate/br bodies are decoded, `user-agent: node` is sent unless set,
  * header lookups join repeated fields like `Headers.get`, 204/205/304 have a null body, and a body that ends
  * before it is complete is an error, not an EOF.

@@ -9,6 +9,7 @@ import {
   UnauthorizedError,
 } from './errors.js';
 import { BodySilenceError, type HttpResponse } from './http-client.js';
+import { isRedirect } from './redirect.js';
 
 /** `Accept` of every POST: the client MUST list both (spec "Sending Messages to the Server"). */
 export const POST_ACCEPT = 'application/json, text/event-stream';
@@ -26,7 +27,27 @@ export async function statusError(
   const challenge = response.header('www-authenticate') ?? undefined;
   if (response.status === 401) return new UnauthorizedError(method, body, challenge);
   if (response.status === 403) return new ForbiddenError(method, body, challenge);
-  return new HttpStatusError(method, response.status, body);
+  return new HttpStatusError(method, response.status, body, undefined, unfollowed(response));
+}
+
+/**
+ * Why a redirect answer reached the transport: the adapters follow only those redirect.ts allows. Names the target
+ * without its query, fragment or userinfo.
+ */
+function unfollowed(response: HttpResponse): string | undefined {
+  // fetch's `redirect: 'manual'` in a browser: an opaque answer whose target cannot be read.
+  if (response.status === 0) return 'an opaque redirect (this runtime hides its target): not followed';
+  if (!isRedirect(response.status)) return undefined;
+  const location = response.header('location');
+  if (location === null) return undefined;
+  let target: string;
+  try {
+    const to = new URL(location, 'http://unknown.invalid');
+    target = `${to.origin}${to.pathname}`;
+  } catch {
+    target = 'an invalid location';
+  }
+  return `redirect to ${target} not followed: only a redirect within the origin that keeps the method is`;
 }
 
 /**

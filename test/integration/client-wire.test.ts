@@ -5,6 +5,7 @@ import { describe, test } from 'node:test';
 import { gzipSync } from 'node:zlib';
 import type { JSONRPCMessage } from '@modelcontextprotocol/sdk/types.js';
 import {
+  HttpStatusError,
   IdleTimeoutError,
   idempotencyMeta,
   SessionExpiredError,
@@ -383,30 +384,45 @@ for (const [adapter, http] of Object.entries(ADAPTERS)) {
         await srv.close();
       }
     });
-    test('redirects are followed like fetch: 307 keeps POST and body, a cross-origin hop drops authorization', async () => {
+    test('redirects: within the origin 307 keeps POST, body and headers; one leaving the origin is not followed', async () => {
+      // Headers meant for this server only (the session id, a token, a caller's API key) would go along with a
+      // redirect to another origin: fetch drops only authorization and cookie. A cross-origin (or https → http)
+      // hop is refused, as the SDK's default redirectPolicy 'same-origin' does (RFC 9110 §15.4: following is the
+      // client's choice).
       const target = await scripted((_req, res, seen) => {
         res.writeHead(200, { 'content-type': 'application/json' });
         res.end(JSON.stringify(resultFor(seen.body?.['id'], 'moved')));
       });
-      const srv = await scripted((req, res) => {
-        const location = req.url === '/mcp' ? '/mcp/' : target.url;
-        res.writeHead(307, { location });
-        res.end();
+      const srv = await scripted((req, res, seen) => {
+        if (req.url === '/mcp') res.writeHead(307, { location: '/mcp/' }).end();
+        else if (seen.body?.['id'] === 1) {
+          res.writeHead(200, { 'content-type': 'application/json' });
+          res.end(JSON.stringify(resultFor(1, 'same origin')));
+        } else res.writeHead(307, { location: target.url }).end();
       });
-      const { transport, messages } = await open(srv.url, { token: 'secret' });
+      const { transport, messages } = await open(srv.url, {
+        token: 'secret',
+        sessionId: 'sess-1',
+        headers: { 'x-api-key': 'k' },
+      });
       try {
         await transport.send(call(1));
-        await until(() => responses(messages).length === 1, 'response after redirects');
-        assert.deepEqual(responses(messages)[0]?.['result'], resultFor(1, 'moved').result);
+        await until(() => responses(messages).length === 1, 'response after the same-origin redirect');
+        assert.deepEqual(responses(messages)[0]?.['result'], resultFor(1, 'same origin').result);
         assert.deepEqual(
           srv.seen.map((s) => `${s.method} ${s.url}`),
           ['POST /mcp', 'POST /mcp/'],
         );
         assert.equal(srv.seen[1]?.headers.authorization, 'Bearer secret', 'same origin: kept');
+        assert.equal(srv.seen[1]?.headers['mcp-session-id'], 'sess-1');
         assert.deepEqual(srv.seen[1]?.body, srv.seen[0]?.body);
-        assert.equal(target.seen[0]?.method, 'POST');
-        assert.deepEqual(target.seen[0]?.body?.['id'], 1);
-        assert.equal(target.seen[0]?.headers.authorization, undefined, 'cross-origin: dropped');
+        await assert.rejects(transport.send(call(2)), (e: unknown) => {
+          assert.ok(e instanceof HttpStatusError, String(e));
+          assert.equal(e.status, 307);
+          assert.match(e.message, /not followed/);
+          return true;
+        });
+        assert.equal(target.seen.length, 0, 'nothing reached the other origin');
       } finally {
         await transport.close();
         await srv.close();
