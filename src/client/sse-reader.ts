@@ -39,7 +39,7 @@ export interface SseReadOptions {
  * (`http-client.ts`): Buffers straight from the socket on the Node adapter, so no web stream is created there.
  *
  * - Bytes are decoded with one streaming `TextDecoder`, so a UTF-8 sequence split across chunks is
- *   reassembled; a leading BOM is stripped (WHATWG SSE "decode").
+ *   reassembled; one leading BOM is stripped, by the parser (WHATWG SSE "decode").
  * - Lines are split by `createSseParser` (src/sse/parse.ts), which handles CR, LF and a CRLF pair split across chunks,
  *   multi-line `data`, comments (ignored here: they only count as liveness), `retry` and `id`.
  * - Liveness: any chunk, keep-alive comments included, postpones the idle deadline. The deadline is one
@@ -80,7 +80,9 @@ export async function readSse(body: HttpBody, sink: SseSink, options: SseReadOpt
     },
     onError: () => stopWith('too-large'),
   });
-  const decoder = new TextDecoder('utf-8');
+  // The decoder keeps the BOM and the parser strips it: both stripping one ignored a second U+FEFF, which WHATWG
+  // HTML §9.2.6 makes part of the first line's field name (only "one leading" BOM is ignored).
+  const decoder = new TextDecoder('utf-8', { ignoreBOM: true });
   let lastByteAt = clock.now();
   let timer: unknown;
   const armIdle = (ms: number): void => {

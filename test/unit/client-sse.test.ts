@@ -132,6 +132,16 @@ for (const [name, make] of Object.entries(adapters)) {
       ]);
     });
 
+    test('only one leading BOM is stripped, even when it arrives split byte by byte', async () => {
+      // WHATWG HTML §9.2.6: "One leading U+FEFF BYTE ORDER MARK character must be ignored if any are present."
+      // A second one is the start of the first line's field name, so that line is an unknown field, ignored.
+      const bytes = enc.encode('\uFEFF\uFEFFdata: first\n\ndata: second\n\n');
+      for (const chunks of [[bytes], split(bytes, [1, 2, 3, 4, 5, 6])]) {
+        const { events } = await collect(streamOf(chunks));
+        assert.deepEqual(events, [{ data: 'second', event: undefined, id: undefined }]);
+      }
+    });
+
     test('fuzz: any chunking of any event sequence parses to the same events', async () => {
       const line = fc.string({ unit: 'grapheme', maxLength: 12 }).map((s) => s.replace(/[\r\n]/g, ''));
       const ev = fc.record({
