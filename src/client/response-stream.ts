@@ -70,6 +70,15 @@ export interface ResponseStream {
  */
 const SEEN_IDS = 256;
 
+/**
+ * The longest event id a stream keeps, in characters. An id may be as long as an event (`maxEventBytes`), and each new
+ * one was kept (the last {@link SEEN_IDS}: up to 256 × 16 MiB for one stream) and sent back in a `Last-Event-ID`
+ * header no server takes (nginx's default buffer for a header line is 8 KiB). A longer id resets the cursor, as an
+ * empty one does (WHATWG HTML §9.2.6): the stream cannot resume from it, which is what its end then says. Sluice's
+ * ids are at most 40 characters, the SDK's a UUID and a number.
+ */
+export const MAX_EVENT_ID_LENGTH = 4_096;
+
 /** The last {@link SEEN_IDS} ids of a stream: a ring (grown on demand) for eviction, a set for lookup. */
 export class SeenIds {
   readonly #set = new Set<string>();
@@ -120,7 +129,7 @@ export function newResponseStream(
     sink: {
       onId: (id) => {
         s.replayedId = undefined;
-        if (id.length === 0) {
+        if (id.length === 0 || id.length > MAX_EVENT_ID_LENGTH) {
           s.lastEventId = undefined;
           return;
         }
@@ -151,7 +160,13 @@ export function newResponseStream(
           );
           return;
         }
-        if (ownId !== undefined ? ownId.length > 0 : s.lastEventId === undefined) s.progressed = true;
+        // An over-long id is no cursor, so its event is no progress either: a server replaying it would loop.
+        if (
+          ownId !== undefined
+            ? ownId.length > 0 && ownId.length <= MAX_EVENT_ID_LENGTH
+            : s.lastEventId === undefined
+        )
+          s.progressed = true;
         if (Array.isArray(message)) {
           for (const item of message) t.receive(item as WireMessage, s);
         } else {

@@ -13,7 +13,8 @@
 // - a server's `retry:` is bounded by maxReconnectDelayMs: a huge one neither overflows the timer into an
 //   immediate reconnect nor parks the stream for days;
 // - close() is bounded by closeTimeoutMs even when building the DELETE's headers hangs;
-// - an event id outside ASCII is sent back in Last-Event-ID as its UTF-8 bytes, as EventSource does.
+// - an event id outside ASCII is sent back in Last-Event-ID as its UTF-8 bytes, as EventSource does;
+// - an event id over 4,096 characters is neither kept nor sent: the stream cannot resume from it.
 import assert from 'node:assert/strict';
 import type { ServerResponse } from 'node:http';
 import { describe, test } from 'node:test';
@@ -365,6 +366,27 @@ for (const [adapter, options] of Object.entries(ADAPTERS)) {
         const get = server.seen.find((s) => s.method === 'GET');
         // node:http reads header bytes as latin1: one character per byte.
         assert.equal(get?.headers['last-event-id'], Buffer.from(id, 'utf8').toString('latin1'));
+      } finally {
+        await transport.close();
+        await server.close();
+      }
+    });
+    test('an event id over 4,096 characters is not a cursor: no resume with it, the request fails as unresumable', async () => {
+      // An id may be as long as an event (maxEventBytes). Each new one was kept (the last 256, to recognise
+      // replays: up to 256 × maxEventBytes held for a stream) and sent back in a header no server takes.
+      const long = 'a'.repeat(5_000);
+      const server = await scripted((_req, res, seen) => {
+        res.writeHead(200, SSE);
+        if (seen.method === 'POST') res.end(`id: ${long}\ndata: \n\n`);
+        else res.end(frame('next', { jsonrpc: '2.0', id: 'c1', result: { content: [] } }));
+      });
+      const { transport, messages } = await open(server.url, options);
+      try {
+        await transport.send(call('c1'));
+        await until(() => responsesFor(messages, 'c1').length === 1, 5_000, 'the request settles');
+        const failed = responsesFor(messages, 'c1')[0] as { error?: { data?: { sluiceCode?: string } } };
+        assert.equal(failed.error?.data?.sluiceCode, 'SLUICE_CLIENT_RESUME_IMPOSSIBLE');
+        assert.equal(server.seen.filter((s) => s.method === 'GET').length, 0, 'no resume with the long id');
       } finally {
         await transport.close();
         await server.close();
