@@ -26,6 +26,7 @@ import {
 } from './http-client.js';
 import { receiveMessage } from './inbound.js';
 import { modernRevisionOf, standardHeaders } from './modern.js';
+import { checkSessionIdHeader } from './session.js';
 import type { RequestId, WireMessage } from './wire.js';
 
 /** Re-initializations a message waits for in a row before it goes out as it is (see sessionHeaders). */
@@ -159,7 +160,14 @@ export async function postMessage(
       throw await statusError('POST', response, t.options.idleTimeoutMs);
     }
     if (isInitialize) {
-      t.session.initialized(response.header('mcp-session-id'));
+      const sessionId = response.header('mcp-session-id');
+      try {
+        checkSessionIdHeader(sessionId);
+      } catch (error) {
+        await discard(response);
+        throw error;
+      }
+      t.session.initialized(sessionId);
     }
     if (response.status === 202 || kind !== 'request' || entry === undefined) {
       await discard(response);

@@ -4,6 +4,7 @@ import { MalformedMessageError, SessionExpiredError } from './errors.js';
 import { discard, POST_ACCEPT, readJsonBody, statusError } from './http.js';
 import { Canceller, type HttpResponse, isOk } from './http-client.js';
 import { parseRetryAfter, pause } from './post.js';
+import { checkSessionIdHeader } from './session.js';
 import { readSse } from './sse-reader.js';
 import type { WireMessage } from './wire.js';
 
@@ -46,6 +47,12 @@ async function handshake(t: TransportContext, onRefused: (response: HttpResponse
     throw await statusError('POST', response, t.options.idleTimeoutMs);
   }
   const sid = response.header('mcp-session-id');
+  try {
+    checkSessionIdHeader(sid);
+  } catch (error) {
+    await discard(response);
+    throw error;
+  }
   session.reinitialized(sid);
   const answer = await readAnswer(t, response, id);
   if (answer.error !== undefined || typeof answer.result !== 'object' || answer.result === null) {

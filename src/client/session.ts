@@ -4,6 +4,8 @@
  * re-initialization, and whether the server is known to have ended it. Read through getters;
  * changed only through the methods below, each named for the event that causes it.
  */
+import { MalformedMessageError } from './errors.js';
+
 /** Wait before the first new attempt after a failed re-initialization; doubles per failure in a row. */
 export const REINIT_BACKOFF_MS = 250;
 /** The longest wait between re-initialization attempts (a `Retry-After` up to `maxRetryAfterMs` may exceed it). */
@@ -126,4 +128,21 @@ export class ClientSession {
     });
     return this.#reinitializing;
   }
+}
+
+const VISIBLE_ASCII = /^[\x21-\x7E]+$/;
+
+/**
+ * Throws `MalformedMessageError` when an initialize answer's `Mcp-Session-Id` (null when absent) is not a session id:
+ * "The session ID MUST only contain visible ASCII characters (ranging from 0x21 to 0x7E)" (MCP 2025-11-25
+ * basic/transports §"Session Management"). Echoed as it is, a space or a second field (read joined as "a, b") names
+ * no session, and bytes above 0x7E reach the server changed (node:http writes a POST's header block with its string
+ * body, as UTF-8).
+ */
+export function checkSessionIdHeader(value: string | null): void {
+  if (value === null || value.length === 0 || VISIBLE_ASCII.test(value)) return;
+  throw new MalformedMessageError(
+    `the server's Mcp-Session-Id ${JSON.stringify(value.slice(0, 64))} is not visible ASCII (0x21-0x7E), or was sent twice; ` +
+      'MCP basic/transports §"Session Management" allows nothing else',
+  );
 }

@@ -1,0 +1,86 @@
+// The session id a server assigns must be visible ASCII (MCP 2025-11-25 basic/transports §"Session Management":
+// "The session ID MUST only contain visible ASCII characters (ranging from 0x21 to 0x7E)"). One that is not — a
+// space, two Mcp-Session-Id fields (read joined as "a, b"), bytes above 0x7E — fails the initialize with a typed
+// error instead of being echoed on every request: node:http writes a POST's header block with its string body, as
+// UTF-8, so bytes above 0x7E reached the server changed. Scripted node:http servers on 127.0.0.1:0, both adapters.
+import assert from 'node:assert/strict';
+import { describe, test } from 'node:test';
+import type { JSONRPCMessage } from '@modelcontextprotocol/sdk/types.js';
+import {
+  MalformedMessageError,
+  type StreamableHttpClientOptions,
+  StreamableHttpClientTransport,
+} from '../../src/client/index.js';
+import { withDeadline } from '../helpers/deadline.js';
+import { scripted } from '../helpers/scripted-server.js';
+
+const ADAPTERS: Record<string, StreamableHttpClientOptions> = {
+  node: {},
+  fetch: { fetch: (url, init) => globalThis.fetch(url, init) },
+};
+const INITIALIZE = {
+  jsonrpc: '2.0',
+  id: 'init',
+  method: 'initialize',
+  params: { protocolVersion: '2025-11-25', capabilities: {}, clientInfo: { name: 'c', version: '1' } },
+} as JSONRPCMessage;
+
+/** Each case: the raw `Mcp-Session-Id` fields the server sends (latin1 strings: one character per byte). */
+const CASES: Record<string, string[]> = {
+  'a space': ['a b'],
+  'two fields': ['a', 'b'],
+  'bytes above 0x7E': [Buffer.from('sé', 'utf8').toString('latin1')],
+};
+
+for (const [adapter, http] of Object.entries(ADAPTERS)) {
+  describe(`client: the server's Mcp-Session-Id (${adapter} adapter)`, () => {
+    for (const [name, fields] of [['visible ASCII', ['s-1.A~']] as const, ...Object.entries(CASES)]) {
+      const valid = name === 'visible ASCII';
+      test(`${valid ? 'adopted' : 'refused'}: ${name}`, async () => {
+        const server = await scripted((_req, res, seen) => {
+          if (seen.body?.['method'] !== 'initialize') {
+            res.writeHead(202).end();
+            return;
+          }
+          const head: string[] = ['content-type', 'application/json'];
+          for (const value of fields) head.push('mcp-session-id', value);
+          res.writeHead(200, head);
+          res.end(
+            JSON.stringify({
+              jsonrpc: '2.0',
+              id: seen.body?.['id'],
+              result: {
+                protocolVersion: '2025-11-25',
+                capabilities: {},
+                serverInfo: { name: 's', version: '1' },
+              },
+            }),
+          );
+        });
+        const transport = new StreamableHttpClientTransport(server.url, {
+          ...http,
+          openStandaloneStream: false,
+        });
+        transport.onmessage = () => {};
+        try {
+          await transport.start();
+          const sent = withDeadline(transport.send(INITIALIZE), 5_000, 'initialize');
+          if (valid) {
+            await sent;
+            assert.equal(transport.sessionId, fields[0]);
+            return;
+          }
+          await assert.rejects(sent, (e: unknown) => {
+            assert.ok(e instanceof MalformedMessageError, String(e));
+            assert.match(e.message, /Mcp-Session-Id/);
+            return true;
+          });
+          assert.equal(transport.sessionId, undefined);
+        } finally {
+          await transport.close();
+          await server.close();
+        }
+      });
+    }
+  });
+}
