@@ -71,7 +71,11 @@ export function send(
     // setHeader() and its bookkeeping per field; `Host` is then ours to add.
     const outgoing: string[] = ['host', target.host];
     for (const name in headers) outgoing.push(name, headers[name] as string);
-    if (body !== undefined) outgoing.push('content-length', String(Buffer.byteLength(body)));
+    // The body goes as bytes: with a string body node:http writes the header block in the same chunk and encoding
+    // (UTF-8), so a header value's character above 0x7F (one byte each, as fetch sends a ByteString) reached the
+    // server as two bytes on a POST and as one on a GET.
+    const payload = body === undefined ? undefined : Buffer.from(body, 'utf8');
+    if (payload !== undefined) outgoing.push('content-length', String(payload.length));
     const options: RequestOptions & { servername?: string } = {
       method,
       hostname: target.hostname,
@@ -151,8 +155,8 @@ export function send(
     const write = (): void => {
       if (req.destroyed) return;
       written = true;
-      if (body === undefined) req.end();
-      else req.end(body);
+      if (payload === undefined) req.end();
+      else req.end(payload);
     };
     if (resendable) {
       write();

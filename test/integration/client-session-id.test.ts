@@ -2,7 +2,9 @@
 // "The session ID MUST only contain visible ASCII characters (ranging from 0x21 to 0x7E)"). One that is not — a
 // space, two Mcp-Session-Id fields (read joined as "a, b"), bytes above 0x7E — fails the initialize with a typed
 // error instead of being echoed on every request: node:http writes a POST's header block with its string body, as
-// UTF-8, so bytes above 0x7E reached the server changed. Scripted node:http servers on 127.0.0.1:0, both adapters.
+// UTF-8, so bytes above 0x7E reached the server changed. Nor does any other header value with such a character (a
+// caller's own header): it goes out as one byte per character on every method, as fetch sends a ByteString.
+// Scripted node:http servers on 127.0.0.1:0, both adapters.
 import assert from 'node:assert/strict';
 import { describe, test } from 'node:test';
 import type { JSONRPCMessage } from '@modelcontextprotocol/sdk/types.js';
@@ -82,5 +84,37 @@ for (const [adapter, http] of Object.entries(ADAPTERS)) {
         }
       });
     }
+
+    test("a caller's header value with a character above 0x7F goes out as the same byte on a POST as on a GET", async () => {
+      const server = await scripted((_req, res, seen) => {
+        if (seen.method === 'GET') res.writeHead(405).end();
+        else res.writeHead(202).end();
+      });
+      const transport = new StreamableHttpClientTransport(server.url, {
+        ...http,
+        headers: { 'x-tenant': 'café' },
+        sessionId: 's1',
+      });
+      try {
+        await transport.start();
+        await withDeadline(
+          transport.send({ jsonrpc: '2.0', method: 'notifications/initialized' } as JSONRPCMessage),
+          5_000,
+          'the notification',
+        );
+        await withDeadline(
+          (async () => {
+            while (!server.seen.some((s) => s.method === 'GET')) await new Promise((r) => setTimeout(r, 5));
+          })(),
+          5_000,
+          'the GET',
+        );
+        // node:http reads header bytes as latin1: 'é' sent as the byte 0xE9 reads back as 'é'.
+        for (const seen of server.seen) assert.equal(seen.headers['x-tenant'], 'café', seen.method);
+      } finally {
+        await transport.close();
+        await server.close();
+      }
+    });
   });
 }
