@@ -5,6 +5,7 @@
  * accessors. Not exported from `sluice/client`.
  */
 import type { JSONRPCMessage } from '@modelcontextprotocol/sdk/types.js';
+import { AnswerSlots, MAX_CONCURRENT_ANSWERS } from './answer-slots.js';
 import { OAuthSession } from './auth/session.js';
 import { isTokenAuthProvider, TokenProviderAuth } from './auth/token-provider.js';
 import type { TransportAuth } from './auth/transport-auth.js';
@@ -102,6 +103,8 @@ export class TransportContext {
   readonly aliases = new Map<RequestId, RequestId>();
   /** HTTP requests in flight, aborted by `close()`. */
   readonly inflight = new Set<Canceller>();
+  /** Slots for the POSTs of answers and notifications (answer-slots.ts). */
+  readonly answerSlots = new AnswerSlots(MAX_CONCURRENT_ANSWERS);
   readonly session: ClientSession;
   /** `x-mcp-header` declarations learned from `tools/list` results (modern-era `Mcp-Param-*` headers). */
   readonly paramHeaders = new ParamHeaderCatalog();

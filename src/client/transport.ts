@@ -234,7 +234,11 @@ export class StreamableHttpClientTransport implements Transport {
       throw new MalformedMessageError('refusing to send a message that is not JSON-RPC');
     if (kind !== 'request') {
       if (wire.method === 'notifications/cancelled') this.#forgetCancelled(wire);
-      await postMessage(t, wire, kind, undefined);
+      // At most MAX_CONCURRENT_ANSWERS at once (answer-slots.ts); one that waited past close() is not sent.
+      await t.answerSlots.run(async () => {
+        if (t.closed) throw new TransportClosedError();
+        await postMessage(t, wire, kind, undefined);
+      });
       return;
     }
     const modern = modernRevisionOf(wire);
