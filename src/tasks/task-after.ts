@@ -77,6 +77,12 @@ export async function callThenTask(host: TaskAfterHost, o: TaskOffer, t: TaskRec
     answer(plainAnswer(o, first.c, run.status, opts.maxResultBytes));
     return;
   }
+  // The record was built when the call arrived; its lease starts now, when it is stored and renewed
+  // (taskAfterMs may exceed leaseMs: a lease counted from the call's arrival would have lapsed, and
+  // the new task read `failed` owner-lost at its first tasks/get, store.ts).
+  const now = opts.now();
+  t.leaseUntil = now + opts.leaseMs;
+  t.lastUpdatedAt = now;
   const refused = await host.store(o, t);
   if (refused === undefined) {
     // Durable now (SEP-2663: a tasks/get right after this answer resolves); the held outcome, if

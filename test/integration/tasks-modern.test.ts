@@ -253,4 +253,22 @@ describe('tasks extension: leases of runs longer than a lease', () => {
       await s.close();
     }
   });
+
+  test('a call held longer than a lease (taskAfterMs > leaseMs) is stored with a fresh lease: working, not owner-lost', async () => {
+    // The record is built when the call arrives, its lease counted from then; stored taskAfterMs
+    // later, that lease must start again (store.ts: only a lapsed lease reads as failed).
+    const p = newProbe();
+    const tasks = createTasks({ taskAfterMs: 450, tools: TASK_TOOLS, leaseMs: 300, pollIntervalMs: 50 });
+    const s = await serve({ createServer: taskServer(p), port: 0, host: '127.0.0.1', keepaliveMs: 0, tasks });
+    try {
+      const t = await createTask(s.url, 'slow', { gate: 'held-lease' }, alice);
+      assert.equal(t.status, 'working');
+      assert.equal((await getTask(s.url, t.taskId, alice)).result.status, 'working', 'right after creation');
+      p.gates.get('held-lease')?.();
+      const done = await pollTask(s.url, t.taskId, (x) => x.status !== 'working', 5000, alice);
+      assert.equal(done.status, 'completed', JSON.stringify(done));
+    } finally {
+      await s.close();
+    }
+  });
 });
