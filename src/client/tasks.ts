@@ -161,6 +161,14 @@ function positive(name: string, v: number | undefined, d: number): number {
   return n;
 }
 
+/**
+ * A server's suggested polling interval, if it is one: 0, a negative or a non-number is none (a
+ * pace of 0 would poll in a tight loop), and the caller's own pace applies.
+ */
+function paceOf(v: unknown): number | undefined {
+  return typeof v === 'number' && Number.isFinite(v) && v > 0 ? v : undefined;
+}
+
 function codeOf(error: unknown): number | undefined {
   const c = (error as { code?: unknown } | null)?.code;
   return typeof c === 'number' ? c : undefined;
@@ -213,7 +221,7 @@ export async function callToolAsTask(
   if (typeof taskId !== 'string') throw new MalformedMessageError('CreateTaskResult without a taskId');
   const ttl = typeof created['ttlMs'] === 'number' ? created['ttlMs'] : undefined;
   return new PolledTask(client, taskId, meta, options, {
-    pollMs: typeof created['pollIntervalMs'] === 'number' ? created['pollIntervalMs'] : poll,
+    pollMs: paceOf(created['pollIntervalMs']) ?? poll,
     deadline: sentAt + (ttl ?? maxWait),
   });
 }
@@ -252,6 +260,14 @@ class PolledTask implements TaskHandle {
   readonly #options: CallToolAsTaskOptions;
   #pollMs: number;
   readonly #deadline: number;
+  /**
+   * Each input request's response, by key, once its handler gave it, and the keys a `tasks/update`
+   * delivered: the ack is eventually consistent (SEP-2663 "tasks/update"), so `tasks/get` may show
+   * an answered key again; it is neither asked of the user again nor sent again ("Clients SHOULD
+   * track inputRequests keys to avoid responding to requests more than once").
+   */
+  readonly #responses = new Map<string, unknown>();
+  readonly #delivered = new Set<string>();
 
   constructor(
     client: Requester,
@@ -287,8 +303,7 @@ class PolledTask implements TaskHandle {
   async status(): Promise<TaskState> {
     const r = await this.#ask('tasks/get', {});
     if (typeof r['status'] !== 'string') throw new MalformedMessageError('tasks/get: no status');
-    if (typeof r['pollIntervalMs'] === 'number' && r['pollIntervalMs'] > 0)
-      this.#pollMs = r['pollIntervalMs'];
+    this.#pollMs = paceOf(r['pollIntervalMs']) ?? this.#pollMs;
     return r as unknown as TaskState;
   }
 
@@ -336,29 +351,35 @@ class PolledTask implements TaskHandle {
           throw new TaskFailedError(this.taskId, s.error ?? { code: -32603, message: 'no error given' });
         }
         if (s.status === 'cancelled') throw new TaskCancelledError(this.taskId);
-        if (s.status === 'input_required') {
-          await this.#answer(s);
-          continue;
-        }
+        // Answers sent: read the task again at once. Nothing new to answer (the update is not
+        // reflected yet): wait the polling interval, as for a working task.
+        if (s.status === 'input_required' && (await this.#answer(s))) continue;
       }
       await sleep(Math.min(this.#pollMs, Math.max(0, this.#deadline - Date.now())), this.#options.signal);
     }
   }
 
-  async #answer(s: TaskState): Promise<void> {
-    const asked = Object.entries(s.inputRequests ?? {});
+  /** Answers the input requests not answered yet; false when there were none. */
+  async #answer(s: TaskState): Promise<boolean> {
+    const asked = Object.entries(s.inputRequests ?? {}).filter(([key]) => !this.#delivered.has(key));
+    if (asked.length === 0) return false;
     const handlers = this.#options.inputHandlers ?? {};
-    for (const [, req] of asked) {
-      if (handlers[req.method as InputRequestMethod] === undefined) {
+    for (const [key, req] of asked) {
+      if (!this.#responses.has(key) && handlers[req.method as InputRequestMethod] === undefined) {
         throw new TaskInputRequiredError(this.taskId, s.inputRequests);
       }
     }
     const responses: Record<string, unknown> = {};
     const signal = this.#options.signal;
     for (const [key, req] of asked) {
-      const handler = handlers[req.method as InputRequestMethod] as InputHandler;
-      responses[key] = await handler(req.params ?? {}, signal === undefined ? {} : { signal });
+      if (!this.#responses.has(key)) {
+        const handler = handlers[req.method as InputRequestMethod] as InputHandler;
+        this.#responses.set(key, await handler(req.params ?? {}, signal === undefined ? {} : { signal }));
+      }
+      responses[key] = this.#responses.get(key);
     }
     await this.update(responses);
+    for (const key of Object.keys(responses)) this.#delivered.add(key);
+    return true;
   }
 }
