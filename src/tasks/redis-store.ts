@@ -246,8 +246,11 @@ export class RedisTaskStore implements TaskStore {
       [String(this.#now()), runner, s.status, ...pairs],
     );
     if (!Array.isArray(r) || typeof r[0] !== 'string') return false;
-    // Finished: it no longer counts against its client; waiting for input: until its TTL.
-    if (s.status === 'input_required') await this.#count(r[0], taskId, Number(r[1]));
+    // Finished: it no longer counts against its client; waiting for input: until its TTL, or while
+    // its runner keeps the lease, until the lease ends (renewals move it on): a runner that dies
+    // before renewing must not hold the client's slot for the whole TTL (store.ts).
+    if (s.status === 'input_required')
+      await this.#count(r[0], taskId, Math.min(s.leaseUntil ?? Number.POSITIVE_INFINITY, Number(r[1])));
     else await this.#link.send(['ZREM', keys.clientTasks(r[0]), taskId]);
     return true;
   }

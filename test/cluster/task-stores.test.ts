@@ -143,6 +143,18 @@ function contract(
       assert.equal(await store.create(record(clock), 2), 'created', 'the lost task no longer counts');
     });
 
+    test('at the limit, a task waiting for input whose runner kept the lease and died frees its slot, unread', async () => {
+      const clock = new Clock();
+      const { store } = await make(clock);
+      const a = record(clock);
+      await store.create(a, 1);
+      const input = { status: 'input_required', inputRequests: {}, requestState: undefined } as const;
+      await store.settle(a.taskId, 'runner-1', { ...input, leaseUntil: clock.t + 1000 });
+      assert.equal(await store.create(record(clock), 1), 'client-limit');
+      clock.t += 1001; // its lease lapsed before any renewal, never read
+      assert.equal(await store.create(record(clock), 1), 'created', 'the lost task no longer counts');
+    });
+
     test('at the limit with every task of the client lapsed: the slots free, and new tasks count again', async () => {
       const clock = new Clock();
       const { store } = await make(clock);
