@@ -199,6 +199,11 @@ export class LegacyTasks {
     if (!isPlainObject(task))
       return this.#send(o, err(o, JsonRpcCode.InvalidParams, 'Invalid params: task must be an object'));
     const asked = task['ttl'];
+    // TaskMetadata.ttl is a number (2025-11-25 schema): anything else is a malformed request,
+    // refused as the SDK's own validation would, before anything is stored. A number out of range
+    // is overridden below (§"Task Lifecycle": receivers MAY override the requested ttl).
+    if (asked !== undefined && typeof asked !== 'number')
+      return this.#send(o, err(o, JsonRpcCode.InvalidParams, 'Invalid params: task.ttl must be a number'));
     const o2 = this.#h.o;
     const ttlMs =
       typeof asked === 'number' && Number.isFinite(asked) && asked > 0

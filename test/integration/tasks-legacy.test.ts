@@ -246,6 +246,22 @@ describe('2025-11-25 tasks served by Sluice (SEP-1686)', () => {
     );
   });
 
+  test('a task param whose ttl is not a number is -32602, and nothing is stored or run', async () => {
+    const c = await client();
+    const any = { safeParse: (data: unknown) => ({ success: true as const, data }) } as never;
+    for (const ttl of ['soon', null, {}, true]) {
+      const gate = `ttl-${JSON.stringify(ttl)}`;
+      const call = { name: 'slow', arguments: { gate, ms: 1 }, task: { ttl } };
+      await assert.rejects(c.request({ method: 'tools/call', params: call } as never, any), (e: unknown) => {
+        assert.equal((e as { code?: unknown }).code, -32602, String(e));
+        return true;
+      });
+      assert.equal(probe.runs.get(gate), undefined, `${gate} never ran`);
+    }
+    const listed = (await c.request({ method: 'tasks/list', params: {} } as never, any)) as { tasks: unknown[] };
+    assert.deepEqual(listed.tasks, [], 'no task stored');
+  });
+
   test("cancel reaches the tool; a finished task is -32602; listing; another session's tasks invisible", async () => {
     const c = await client();
     const id = await startToolTask(c, 'slow', { gate: 'l4' });
