@@ -258,7 +258,9 @@ describe('2025-11-25 tasks served by Sluice (SEP-1686)', () => {
       });
       assert.equal(probe.runs.get(gate), undefined, `${gate} never ran`);
     }
-    const listed = (await c.request({ method: 'tasks/list', params: {} } as never, any)) as { tasks: unknown[] };
+    const listed = (await c.request({ method: 'tasks/list', params: {} } as never, any)) as {
+      tasks: unknown[];
+    };
     assert.deepEqual(listed.tasks, [], 'no task stored');
   });
 
