@@ -152,14 +152,89 @@ export class SluiceSdkTaskStore implements SdkTaskStoreInterface {
     return principal === undefined ? `sdk-s:${sessionId}` : `sdk-${principalKey(principal)}`;
   }
 
-  async createTask(
+  createTask(
     taskParams: CreateTaskOptions,
     requestId: RequestId,
     request: Request,
     sessionId?: string,
   ): Promise<Task> {
+    return this.#createTask(taskParams, requestId, request, this.#ownerOf(sessionId));
+  }
+
+  getTask(taskId: string, sessionId?: string): Promise<Task | null> {
+    return this.#getTask(taskId, this.#ownerOf(sessionId));
+  }
+
+  storeTaskResult(
+    taskId: string,
+    status: 'completed' | 'failed',
+    result: Result,
+    sessionId?: string,
+  ): Promise<void> {
+    return this.#storeTaskResult(taskId, status, result, this.#ownerOf(sessionId));
+  }
+
+  getTaskResult(taskId: string, sessionId?: string): Promise<Result> {
+    return this.#getTaskResult(taskId, this.#ownerOf(sessionId));
+  }
+
+  updateTaskStatus(
+    taskId: string,
+    status: Task['status'],
+    statusMessage?: string,
+    sessionId?: string,
+  ): Promise<void> {
+    return this.#updateTaskStatus(taskId, status, statusMessage, this.#ownerOf(sessionId));
+  }
+
+  /**
+   * Without a session (stateless mode) every caller shares one owner, so a listing would show
+   * anyone every caller's tasks: refused (2025-11-25 tasks §"Security Considerations": receivers
+   * that cannot identify requestors should not offer tasks/list). `forServer` binds one.
+   */
+  listTasks(cursor?: string, sessionId?: string): Promise<{ tasks: Task[]; nextCursor?: string }> {
+    if (sessionId === undefined) {
+      return Promise.reject(
+        new SdkTaskStoreError('unbound', 'tasks/list needs a session, or a store bound with forServer()'),
+      );
+    }
+    return this.#listTasks(cursor, this.#ownerOf(sessionId));
+  }
+
+  /**
+   * This store as the `taskStore` of one server `createServer` builds: its tasks belong to that
+   * server's principal (else its session), whatever session id the SDK passes. Needed in stateless
+   * mode, where the SDK passes none and the principal is known only to `createServer`:
+   * `createServer: (ctx) => new McpServer(info, { taskStore: store.forServer(ctx) })`
+   * (2025-11-25 tasks §"Security Considerations": bound to the authorization context).
+   */
+  forServer(ctx: { sessionId?: string | undefined; principal?: string | undefined }): SdkTaskStoreInterface {
+    const owner =
+      this.#byPrincipal && ctx.principal !== undefined
+        ? `sdk-${principalKey(ctx.principal)}`
+        : ctx.sessionId !== undefined
+          ? `sdk-s:${ctx.sessionId}`
+          : 'sdk';
+    return {
+      createTask: (p, id, req) => this.#createTask(p, id, req, owner),
+      getTask: (taskId) => this.#getTask(taskId, owner),
+      storeTaskResult: (taskId, status, result) => this.#storeTaskResult(taskId, status, result, owner),
+      getTaskResult: (taskId) => this.#getTaskResult(taskId, owner),
+      updateTaskStatus: (taskId, status, message) => this.#updateTaskStatus(taskId, status, message, owner),
+      listTasks: (cursor) =>
+        owner === 'sdk'
+          ? Promise.reject(new SdkTaskStoreError('unbound', 'tasks/list needs a principal or a session'))
+          : this.#listTasks(cursor, owner),
+    };
+  }
+
+  async #createTask(
+    taskParams: CreateTaskOptions,
+    requestId: RequestId,
+    request: Request,
+    owner: string,
+  ): Promise<Task> {
     const now = this.#now();
-    const owner = this.#ownerOf(sessionId);
     const askedTtl = typeof taskParams.ttl === 'number' && taskParams.ttl > 0 ? taskParams.ttl : undefined;
     const askedPoll = taskParams.pollInterval;
     const t = newWorkingTask({
@@ -188,23 +263,23 @@ export class SluiceSdkTaskStore implements SdkTaskStoreInterface {
     return sdkTask(t);
   }
 
-  async getTask(taskId: string, sessionId?: string): Promise<Task | null> {
-    const t = await this.#get(taskId, sessionId);
+  async #getTask(taskId: string, owner: string): Promise<Task | null> {
+    const t = await this.#get(taskId, owner);
     if (t === undefined) return null;
     if (isTerminal(t.status)) this.#unlease(taskId);
     return sdkTask(t);
   }
 
-  async storeTaskResult(
+  async #storeTaskResult(
     taskId: string,
     status: 'completed' | 'failed',
     result: Result,
-    sessionId?: string,
+    owner: string,
   ): Promise<void> {
     const json = JSON.stringify(result);
     if (json.length > this.#o.maxResultBytes) {
       const message = `Internal error: the task's result exceeds ${this.#o.maxResultBytes} bytes`;
-      await this.#settle(taskId, sessionId, {
+      await this.#settle(taskId, owner, {
         status: 'failed',
         error: { code: JsonRpcCode.InternalError, message },
       });
@@ -212,15 +287,15 @@ export class SluiceSdkTaskStore implements SdkTaskStoreInterface {
     }
     await this.#settle(
       taskId,
-      sessionId,
+      owner,
       status === 'completed'
         ? { status, result: json }
         : { status, error: { code: JsonRpcCode.InternalError, message: 'Task failed' }, result: json },
     );
   }
 
-  async getTaskResult(taskId: string, sessionId?: string): Promise<Result> {
-    const t = await this.#owned(taskId, sessionId);
+  async #getTaskResult(taskId: string, owner: string): Promise<Result> {
+    const t = await this.#owned(taskId, owner);
     if (t.result !== undefined) return JSON.parse(t.result) as Result;
     // Failed without a stored result (its instance died, or a status update said so): the
     // task's error, as the error of `tasks/result`.
@@ -230,27 +305,27 @@ export class SluiceSdkTaskStore implements SdkTaskStoreInterface {
     throw new SdkTaskStoreError('no-result', `task ${taskId} has no result stored`);
   }
 
-  async updateTaskStatus(
+  async #updateTaskStatus(
     taskId: string,
     status: Task['status'],
-    statusMessage?: string,
-    sessionId?: string,
+    statusMessage: string | undefined,
+    owner: string,
   ): Promise<void> {
     const msg = statusMessage === undefined ? {} : { message: statusMessage };
     if (status === 'cancelled') {
       if (!isTaskIdShape(taskId)) throw notFound(taskId);
-      const t = await this.#store.cancel(taskId, this.#ownerOf(sessionId), statusMessage);
+      const t = await this.#store.cancel(taskId, owner, statusMessage);
       if (t === undefined) throw notFound(taskId);
       this.#unlease(taskId);
       if (t.status !== 'cancelled') throw terminal(taskId, t.status, status);
       return;
     }
     if (status === 'input_required') {
-      const t = await this.#owned(taskId, sessionId);
+      const t = await this.#owned(taskId, owner);
       if (t.status === 'input_required') return;
       // The tool goes on running here while it waits: this instance keeps and renews the lease,
       // so the task fails (owner lost) if it dies meanwhile (store.ts, Settlement leaseUntil).
-      return this.#settle(taskId, sessionId, {
+      return this.#settle(taskId, owner, {
         status,
         inputRequests: {},
         requestState: undefined,
@@ -258,20 +333,23 @@ export class SluiceSdkTaskStore implements SdkTaskStoreInterface {
         ...msg,
       });
     }
-    if (status === 'completed') return this.#settle(taskId, sessionId, { status, ...msg });
+    if (status === 'completed') return this.#settle(taskId, owner, { status, ...msg });
     if (status === 'failed') {
       const error = { code: JsonRpcCode.InternalError, message: statusMessage ?? 'Task failed' };
-      return this.#settle(taskId, sessionId, { status, error, ...msg });
+      return this.#settle(taskId, owner, { status, error, ...msg });
     }
     // working: back from input_required (this instance leases it again), and/or a new message.
-    const t = await this.#working(taskId, sessionId);
+    const t = await this.#working(taskId, owner);
     if (statusMessage !== undefined) {
       await this.#store.progress(t.taskId, this.#runner, { message: statusMessage });
     }
   }
 
-  async listTasks(cursor?: string, sessionId?: string): Promise<{ tasks: Task[]; nextCursor?: string }> {
-    const page = await this.#store.list(this.#ownerOf(sessionId), cursor, this.#o.pageSize);
+  async #listTasks(
+    cursor: string | undefined,
+    owner: string,
+  ): Promise<{ tasks: Task[]; nextCursor?: string }> {
+    const page = await this.#store.list(owner, cursor, this.#o.pageSize);
     if (page === undefined) throw new SdkTaskStoreError('cursor', 'Invalid cursor');
     const tasks = page.tasks.map(sdkTask);
     return page.nextCursor === undefined ? { tasks } : { tasks, nextCursor: page.nextCursor };
@@ -283,23 +361,23 @@ export class SluiceSdkTaskStore implements SdkTaskStoreInterface {
     this.#stopTimer();
   }
 
-  async #get(taskId: string, sessionId: string | undefined): Promise<TaskRecord | undefined> {
+  async #get(taskId: string, owner: string): Promise<TaskRecord | undefined> {
     if (!isTaskIdShape(taskId)) return undefined;
-    return this.#store.get(taskId, this.#ownerOf(sessionId));
+    return this.#store.get(taskId, owner);
   }
 
-  async #owned(taskId: string, sessionId: string | undefined): Promise<TaskRecord> {
-    const t = await this.#get(taskId, sessionId);
+  async #owned(taskId: string, owner: string): Promise<TaskRecord> {
+    const t = await this.#get(taskId, owner);
     if (t === undefined) throw notFound(taskId);
     return t;
   }
 
   /** The task, `working` and leased here: a task waiting for input is taken back first. */
-  async #working(taskId: string, sessionId: string | undefined): Promise<TaskRecord> {
-    let t = await this.#owned(taskId, sessionId);
+  async #working(taskId: string, owner: string): Promise<TaskRecord> {
+    let t = await this.#owned(taskId, owner);
     if (t.status === 'input_required') {
       const until = this.#now() + this.#o.leaseMs;
-      const r = await this.#store.answer(taskId, this.#ownerOf(sessionId), {}, this.#runner, until);
+      const r = await this.#store.answer(taskId, owner, {}, this.#runner, until);
       if (r === undefined) throw notFound(taskId);
       t = r.task;
       if (r.resume) this.#lease(taskId);
@@ -308,8 +386,8 @@ export class SluiceSdkTaskStore implements SdkTaskStoreInterface {
     return t;
   }
 
-  async #settle(taskId: string, sessionId: string | undefined, s: Settlement): Promise<void> {
-    const t = await this.#working(taskId, sessionId);
+  async #settle(taskId: string, owner: string, s: Settlement): Promise<void> {
+    const t = await this.#working(taskId, owner);
     const settled = await this.#store.settle(taskId, this.#runner, s);
     if (!settled || s.status !== 'input_required') this.#unlease(taskId);
     if (!settled) {

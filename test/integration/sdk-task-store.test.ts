@@ -22,6 +22,77 @@ import { newSdkJobProbe, sdkTaskClient, sdkTaskServer, startJob, textOf } from '
 
 const TOKENS: Record<string, string> = { 'alice-token-0001': 'alice', 'bob-token-000001': 'bob' };
 
+function tokenAuth(req: { headers: Record<string, string | string[] | undefined> }) {
+  const h = req.headers['authorization'];
+  const p = typeof h === 'string' ? TOKENS[h.replace(/^Bearer /, '')] : undefined;
+  return p === undefined ? null : { principal: p };
+}
+
+describe('sdkTaskStore in stateless mode (no session: the SDK passes none)', () => {
+  const probe = newSdkJobProbe();
+  const clients: Client[] = [];
+  const closing: (() => unknown)[] = [];
+  after(async () => {
+    for (const c of clients) await c.close();
+    for (const close of closing) await close();
+  });
+
+  async function client(url: string, token?: string): Promise<Client> {
+    const c = await sdkTaskClient(url, token);
+    clients.push(c);
+    return c;
+  }
+
+  test("unbound: tasks/list is refused, since it would list every caller's tasks", async () => {
+    const store = sdkTaskStore(new MemoryTaskStore());
+    const s = await serve({
+      port: 0,
+      host: '127.0.0.1',
+      keepaliveMs: 0,
+      stateless: true,
+      authenticate: tokenAuth,
+      createServer: sdkTaskServer(store, probe),
+    });
+    closing.push(
+      () => s.close(),
+      () => store.close(),
+    );
+    const alice = await client(s.url, 'alice-token-0001');
+    await startJob(alice, { n: 21, gate: 'sl1', ms: 0 });
+    const bob = await client(s.url, 'bob-token-000001');
+    await assert.rejects(bob.experimental.tasks.listTasks(), /tasks\/list needs/);
+  });
+
+  test("bound per server (forServer): each principal's tasks, and only them, by id and by list", async () => {
+    const store = sdkTaskStore(new MemoryTaskStore());
+    const s = await serve({
+      port: 0,
+      host: '127.0.0.1',
+      keepaliveMs: 0,
+      stateless: true,
+      authenticate: tokenAuth,
+      createServer: (ctx) => sdkTaskServer(store.forServer(ctx), probe)(ctx),
+    });
+    closing.push(
+      () => s.close(),
+      () => store.close(),
+    );
+    const alice = await client(s.url, 'alice-token-0001');
+    const id = await startJob(alice, { n: 22, gate: 'sl2', ms: 0 });
+    assert.equal(textOf(await alice.experimental.tasks.getTaskResult(id, CallToolResultSchema)), 'done 22');
+    const again = await client(s.url, 'alice-token-0001');
+    assert.deepEqual(
+      (await again.experimental.tasks.listTasks()).tasks.map((t) => t.taskId),
+      [id],
+    );
+    const bob = await client(s.url, 'bob-token-000001');
+    await assert.rejects(bob.experimental.tasks.getTask(id), /not found/i);
+    await assert.rejects(bob.experimental.tasks.getTaskResult(id, CallToolResultSchema), /not found/i);
+    await assert.rejects(bob.experimental.tasks.cancelTask(id), /not found/i);
+    assert.deepEqual((await bob.experimental.tasks.listTasks()).tasks, []);
+  });
+});
+
 describe('sdkTaskStore: SDK v1 task support on the memory store', () => {
   const probe = newSdkJobProbe();
   const stores: SluiceSdkTaskStore[] = [];
