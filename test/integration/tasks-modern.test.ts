@@ -258,7 +258,7 @@ describe('tasks extension: leases of runs longer than a lease', () => {
     // The record is built when the call arrives, its lease counted from then; stored taskAfterMs
     // later, that lease must start again (store.ts: only a lapsed lease reads as failed).
     const p = newProbe();
-    const tasks = createTasks({ taskAfterMs: 450, tools: TASK_TOOLS, leaseMs: 300, pollIntervalMs: 50 });
+    const tasks = createTasks({ taskAfterMs: 1200, tools: TASK_TOOLS, leaseMs: 900, pollIntervalMs: 50 });
     const s = await serve({ createServer: taskServer(p), port: 0, host: '127.0.0.1', keepaliveMs: 0, tasks });
     try {
       const t = await createTask(s.url, 'slow', { gate: 'held-lease' }, alice);
