@@ -241,6 +241,9 @@ export function createTaskResultJson(t: TaskRecord): string {
 
 /** The `Task` fields both shapes share, as JSON members (SEP-2663: integer milliseconds, ISO-8601 times). */
 function taskFieldsJson(t: TaskRecord): string {
-  const message = t.statusMessage === undefined ? '' : `,"statusMessage":${JSON.stringify(t.statusMessage)}`;
+  // A failed task says why in statusMessage (SEP-2663 "Task Execution Errors": SHOULD include one
+  // with diagnostic information about the failure): its error's message, not the last progress.
+  const text = t.status === 'failed' && t.error !== undefined ? t.error.message : t.statusMessage;
+  const message = text === undefined ? '' : `,"statusMessage":${JSON.stringify(text)}`;
   return `"taskId":${JSON.stringify(t.taskId)},"status":${JSON.stringify(t.status)},"createdAt":"${iso(t.createdAt)}","lastUpdatedAt":"${iso(t.lastUpdatedAt)}","ttlMs":${JSON.stringify(t.ttlMs)},"pollIntervalMs":${JSON.stringify(t.pollIntervalMs)}${message}`;
 }

@@ -28,8 +28,13 @@ function taskFields(t: TaskRecord): Record<string, unknown> {
     lastUpdatedAt: new Date(t.lastUpdatedAt).toISOString(),
     ttlMs: t.ttlMs,
     pollIntervalMs: t.pollIntervalMs,
-    ...(t.statusMessage === undefined ? {} : { statusMessage: t.statusMessage }),
+    ...(statusMessageOf(t) === undefined ? {} : { statusMessage: statusMessageOf(t) }),
   };
+}
+
+/** A failed task's statusMessage is its error's message (SEP-2663 "Task Execution Errors"). */
+function statusMessageOf(t: TaskRecord): string | undefined {
+  return t.status === 'failed' && t.error !== undefined ? t.error.message : t.statusMessage;
 }
 
 /** The flat CreateTaskResult. */
@@ -101,6 +106,19 @@ test('task ids: 43 base64url characters, distinct, never starting with "-" (a co
 });
 
 describe('task model wire shapes', () => {
+  test("a failed task's statusMessage is its error's message, not the last progress", () => {
+    const t = newWorkingTask({
+      ...{ owner: 'anon', client: 'c', ttlMs: 60_000, pollIntervalMs: 100, call: '{}' },
+      ...{ runner: 'r', leaseMs: 1000, now: 1_000_000 },
+    });
+    t.statusMessage = 'step 2 of 3';
+    t.status = 'failed';
+    t.error = { code: -32603, message: 'Internal error: the disk is full' };
+    const got = JSON.parse(detailedTaskJson(t));
+    assert.equal(got.statusMessage, 'Internal error: the disk is full');
+    assert.deepEqual(got.error, t.error);
+  });
+
   test('detailedTaskJson is JSON.stringify(detailedTask) for any record', () => {
     fc.assert(
       fc.property(record, (t) => {
