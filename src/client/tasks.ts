@@ -261,13 +261,15 @@ class PolledTask implements TaskHandle {
   #pollMs: number;
   readonly #deadline: number;
   /**
-   * Each input request's response, by key, once its handler gave it, and the keys a `tasks/update`
-   * delivered: the ack is eventually consistent (SEP-2663 "tasks/update"), so `tasks/get` may show
-   * an answered key again; it is neither asked of the user again nor sent again ("Clients SHOULD
-   * track inputRequests keys to avoid responding to requests more than once").
+   * Each input request's response, by key, from its handler until a `tasks/update` delivered it
+   * (a failed update is sent again without asking again), and each delivered key with the
+   * `lastUpdatedAt` of the state it answered: the ack is eventually consistent (SEP-2663
+   * "tasks/update"), so `tasks/get` may show that state again; its keys are neither asked again
+   * nor sent again ("Clients SHOULD track inputRequests keys to avoid responding to requests more
+   * than once"). A later state asking under a used key (a server reusing keys) is answered.
    */
   readonly #responses = new Map<string, unknown>();
-  readonly #delivered = new Set<string>();
+  readonly #delivered = new Map<string, string | undefined>();
 
   constructor(
     client: Requester,
@@ -352,17 +354,31 @@ class PolledTask implements TaskHandle {
         }
         if (s.status === 'cancelled') throw new TaskCancelledError(this.taskId);
         // Answers sent: read the task again at once. Nothing new to answer (the update is not
-        // reflected yet): wait the polling interval, as for a working task.
-        if (s.status === 'input_required' && (await this.#answer(s))) continue;
+        // reflected yet): wait the polling interval, as for a working task. An update that did
+        // not reach the server is a failed poll: sent again at the next one.
+        if (s.status === 'input_required') {
+          const a = await this.#answer(s);
+          if (a === 'sent') continue;
+          if (a !== 'none') {
+            lastError = a.failed;
+            failingSince ??= Date.now();
+            if (outage !== undefined && Date.now() - failingSince >= outage) {
+              throw new TaskUnreachableError(this.taskId, outage, a.failed);
+            }
+          }
+        }
       }
       await sleep(Math.min(this.#pollMs, Math.max(0, this.#deadline - Date.now())), this.#options.signal);
     }
   }
 
-  /** Answers the input requests not answered yet; false when there were none. */
-  async #answer(s: TaskState): Promise<boolean> {
-    const asked = Object.entries(s.inputRequests ?? {}).filter(([key]) => !this.#delivered.has(key));
-    if (asked.length === 0) return false;
+  /** Answers the input requests not answered yet: 'none' when there were none. */
+  async #answer(s: TaskState): Promise<'sent' | 'none' | { failed: unknown }> {
+    const stamp = s.lastUpdatedAt;
+    const asked = Object.entries(s.inputRequests ?? {}).filter(
+      ([key]) => !this.#delivered.has(key) || this.#delivered.get(key) !== stamp,
+    );
+    if (asked.length === 0) return 'none';
     const handlers = this.#options.inputHandlers ?? {};
     for (const [key, req] of asked) {
       if (!this.#responses.has(key) && handlers[req.method as InputRequestMethod] === undefined) {
@@ -378,8 +394,16 @@ class PolledTask implements TaskHandle {
       }
       responses[key] = this.#responses.get(key);
     }
-    await this.update(responses);
-    for (const key of Object.keys(responses)) this.#delivered.add(key);
-    return true;
+    try {
+      await this.update(responses);
+    } catch (error) {
+      if (error instanceof TaskNotFoundError || signal?.aborted) throw error;
+      return { failed: error };
+    }
+    for (const key of Object.keys(responses)) {
+      this.#delivered.set(key, stamp);
+      this.#responses.delete(key);
+    }
+    return 'sent';
   }
 }

@@ -79,6 +79,62 @@ describe('callToolAsTask polling', () => {
     );
   });
 
+  test('a tasks/update that fails (connection lost) is sent again at the next poll, without asking again', async () => {
+    let updates = 0;
+    const { client, sent } = scripted((method, _params, n) => {
+      if (method === 'tools/call') return { ...task('working'), resultType: 'task' };
+      if (method === 'tasks/update') {
+        updates++;
+        if (n === 0) throw new Error('socket hang up');
+        return { resultType: 'complete' };
+      }
+      return updates < 2
+        ? task('input_required', { inputRequests: { name: ask } })
+        : task('completed', { result: { content: [] } });
+    });
+    let asked = 0;
+    const handle = await callToolAsTask(
+      client as never,
+      { name: 'x' },
+      {
+        inputHandlers: {
+          'elicitation/create': async () => {
+            asked++;
+            return { action: 'accept', content: { name: 'a' } };
+          },
+        },
+      },
+    );
+    assert.deepEqual(await handle.result(), { content: [] });
+    assert.equal(asked, 1);
+    assert.equal(sent.filter((s) => s.method === 'tasks/update').length, 2);
+  });
+
+  test('a later state asking under a used key (a new lastUpdatedAt) is answered again', async () => {
+    const { client } = scripted((method, _params, n) => {
+      if (method === 'tools/call') return { ...task('working'), resultType: 'task' };
+      if (method === 'tasks/update') return { resultType: 'complete' };
+      if (n === 0) return task('input_required', { inputRequests: { name: ask }, lastUpdatedAt: 'T1' });
+      if (n === 1) return task('input_required', { inputRequests: { name: ask }, lastUpdatedAt: 'T2' });
+      return task('completed', { result: { content: [] } });
+    });
+    let asked = 0;
+    const handle = await callToolAsTask(
+      client as never,
+      { name: 'x' },
+      {
+        inputHandlers: {
+          'elicitation/create': async () => {
+            asked++;
+            return { action: 'accept', content: { name: 'a' } };
+          },
+        },
+      },
+    );
+    await handle.result();
+    assert.equal(asked, 2);
+  });
+
   test('a pollIntervalMs of 0 (or negative) is not taken as a pace: polls keep the default pace', async () => {
     for (const bad of [0, -5]) {
       const { client, sent } = scripted((method) =>
