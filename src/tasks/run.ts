@@ -9,6 +9,7 @@ import type { RelatedAsks } from '../core/era-2025/task-hook.js';
 import type { RequestHead, ResponseSink } from '../core/pipeline/sink.js';
 import { JsonRpcCode } from '../jsonrpc/codes.js';
 import { isPlainObject, type JsonRpcRequest } from '../jsonrpc/message.js';
+import { randomToken } from '../security/random.js';
 import { type Captured, CaptureSink, type HeldRelay } from './capture-sink.js';
 import type { LegacyInput } from './legacy-input.js';
 import { ownProgressToken, type TaskError, type TaskRecord } from './model.js';
@@ -102,6 +103,24 @@ function runRequestId(taskId: string): string {
   return `sluice-task:${taskId}`;
 }
 
+/**
+ * The mark of a later round's input request keys: `~r` and 8 random base64url characters, one
+ * draw per round. SEP-2663 "tasks/update": a key MUST be unique over the task's lifetime, while an
+ * MRTR tool's keys are per round (it may ask `name` again); its first round's keys go out as they
+ * are, each later round's with the mark, which is taken off again before the tool reads its
+ * answers. A tool's own key ending so would lose the ending (reserved).
+ */
+const ROUND_MARK = /~r[A-Za-z0-9_-]{8}$/;
+
+/** A later round's input requests under keys no earlier round used. */
+export function markRound(s: Settlement): Settlement {
+  if (s.status !== 'input_required') return s;
+  const mark = `~r${randomToken(6)}`;
+  const inputRequests: Record<string, string> = {};
+  for (const [k, v] of Object.entries(s.inputRequests)) inputRequests[`${k}${mark}`] = v;
+  return { ...s, inputRequests };
+}
+
 /** A shallow copy of a call's params without the SEP-1686 `task` hint. */
 function withoutTask(call: Readonly<Record<string, unknown>>): Record<string, unknown> {
   // Both forms define own data properties (a `__proto__` key stays a key, as JSON.parse made it).
@@ -122,13 +141,18 @@ export function roundRequest(t: TaskRecord, call?: Readonly<Record<string, unkno
   const meta = isPlainObject(params['_meta']) ? params['_meta'] : {};
   if (meta['progressToken'] === undefined)
     params['_meta'] = { ...meta, progressToken: ownProgressToken(t.taskId) };
-  if (t.inputResponses !== undefined && Object.keys(t.inputResponses).length > 0) {
+  if (t.inputResponses !== undefined && hasAnswers(t)) {
     params['inputResponses'] = Object.fromEntries(
-      Object.entries(t.inputResponses).map(([k, v]) => [k, JSON.parse(v)]),
+      // Under the tool's own keys (markRound).
+      Object.entries(t.inputResponses).map(([k, v]) => [k.replace(ROUND_MARK, ''), JSON.parse(v)]),
     );
     if (t.requestState !== undefined) params['requestState'] = t.requestState;
   }
   return { jsonrpc: '2.0', id: runRequestId(t.taskId), method: 'tools/call', params };
+}
+
+function hasAnswers(t: TaskRecord): boolean {
+  return t.inputResponses !== undefined && Object.keys(t.inputResponses).length > 0;
 }
 
 export class TaskRun {
@@ -226,7 +250,9 @@ export class TaskRun {
     const captured = await this.#sink.done;
     // A task that read input_required is working (and leased here) again before its outcome.
     await this.#input?.finish();
-    const s = this.#map(settlementOf(captured, this.#o.maxResultBytes), this.#abortedHere);
+    let s = this.#map(settlementOf(captured, this.#o.maxResultBytes), this.#abortedHere);
+    // A round that ran with answers is a later one: its new questions get keys of their own.
+    if (s?.status === 'input_required' && hasAnswers(t)) s = markRound(s);
     if (s !== undefined && (await this.#stored)) await this.#settle(s);
   }
 

@@ -10,9 +10,18 @@
  */
 import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
+import { McpServer } from '@modelcontextprotocol/sdk/server/mcp.js';
 import { InvalidOptionError } from '../../src/errors.js';
-import { type AuthResult, createTasks, type Served, serve, TaskService } from '../../src/server/index.js';
-import { until } from '../helpers/http.js';
+import { mrtrInput } from '../../src/modern/mrtr.js';
+import {
+  type AuthResult,
+  type CreateServer,
+  createTasks,
+  type Served,
+  serve,
+  TaskService,
+} from '../../src/server/index.js';
+import { type Loose, until } from '../helpers/http.js';
 import { modernSend } from '../helpers/modern.js';
 import {
   callBody,
@@ -223,6 +232,55 @@ describe('tasks extension, 2026-07-28 era, in memory', () => {
       InvalidOptionError,
     );
     assert.ok(createTasks() instanceof TaskService);
+  });
+});
+
+describe("tasks extension: input request keys over a task's rounds", () => {
+  test('a tool asking again under the same key in a later round: a new key on the wire, its own for the tool', async () => {
+    // SEP-2663 "tasks/update": each inputRequests key MUST be unique over the task's lifetime; an
+    // MRTR tool's keys are per round, so a later round's are made unique here.
+    const ask = {
+      method: 'elicitation/create',
+      params: { message: 'name?', requestedSchema: { type: 'object' } },
+    };
+    const createServer = () => {
+      const server = new McpServer({ name: 'reask', version: '1.0.0' }, { capabilities: { tools: {} } });
+      server.registerTool('reask', {}, async (extra) => {
+        const input = mrtrInput(extra);
+        const name = (input.inputResponses?.['name'] as Loose | undefined)?.content?.name;
+        if (input.requestState === 'r2') return { content: [{ type: 'text', text: `names ${name}` }] };
+        const requestState = input.requestState === undefined ? 'r1' : 'r2';
+        return { resultType: 'input_required', inputRequests: { name: ask }, requestState } as never;
+      });
+      return server as unknown as ReturnType<CreateServer>;
+    };
+    const tasks = createTasks({ taskAfterMs: 0, tools: { reask: 'required' }, pollIntervalMs: 50 });
+    const s = await serve({ createServer, port: 0, host: '127.0.0.1', keepaliveMs: 0, tasks });
+    const update = (taskId: string, key: string, name: string) =>
+      modernSend(
+        s.url,
+        taskBody('tasks/update', {
+          taskId,
+          inputResponses: { [key]: { action: 'accept', content: { name } } },
+        }),
+        alice,
+      );
+    try {
+      const t = await createTask(s.url, 'reask', {}, alice);
+      const first = await pollTask(s.url, t.taskId, (x) => x.status === 'input_required', 5000, alice);
+      const key1 = Object.keys(first.inputRequests)[0] ?? '';
+      assert.equal(key1, 'name', "the first round's keys are the tool's own");
+      await update(t.taskId, key1, 'ann');
+      const again = (x: Loose) => x.status === 'input_required' && x.lastUpdatedAt !== first.lastUpdatedAt;
+      const second = await pollTask(s.url, t.taskId, again, 5000, alice);
+      const key2 = Object.keys(second.inputRequests)[0] ?? '';
+      assert.notEqual(key2, key1, 'a key is never used twice in one task');
+      await update(t.taskId, key2, 'ben');
+      const done = await pollTask(s.url, t.taskId, (x) => x.status === 'completed', 5000, alice);
+      assert.equal(done.result.content[0].text, 'names ben', 'the tool reads its answer under its own key');
+    } finally {
+      await s.close();
+    }
   });
 });
 
