@@ -174,6 +174,19 @@ function codeOf(error: unknown): number | undefined {
   return typeof c === 'number' ? c : undefined;
 }
 
+/** JSON-RPC refusals that sending the same request again cannot change. */
+const FINAL_CODES = new Set([-32600, -32601, -32020, -32021]);
+
+/**
+ * Whether a failed `tasks/update` is final: the server refused that request (a JSON-RPC error
+ * above, an HTTP 4xx other than 408, 425 or 429), rather than not being reached.
+ */
+function refused(error: unknown): boolean {
+  const c = codeOf(error);
+  if (c === undefined) return false;
+  return FINAL_CODES.has(c) || (c >= 400 && c < 500 && c !== 408 && c !== 425 && c !== 429);
+}
+
 function sleep(ms: number, signal: AbortSignal | undefined): Promise<void> {
   return new Promise((resolve, reject) => {
     if (signal?.aborted) return reject(signal.reason);
@@ -397,7 +410,7 @@ class PolledTask implements TaskHandle {
     try {
       await this.update(responses);
     } catch (error) {
-      if (error instanceof TaskNotFoundError || signal?.aborted) throw error;
+      if (error instanceof TaskNotFoundError || signal?.aborted || refused(error)) throw error;
       return { failed: error };
     }
     for (const key of Object.keys(responses)) {

@@ -110,6 +110,25 @@ describe('callToolAsTask polling', () => {
     assert.equal(sent.filter((s) => s.method === 'tasks/update').length, 2);
   });
 
+  test('a tasks/update the server refuses (-32601, 400) is final, not retried', async () => {
+    for (const code of [-32601, 400]) {
+      const { client, sent } = scripted((method) => {
+        if (method === 'tools/call') return { ...task('working'), resultType: 'task' };
+        if (method === 'tasks/update') throw Object.assign(new Error(`refused ${code}`), { code });
+        return task('input_required', { inputRequests: { name: ask } });
+      });
+      const handle = await callToolAsTask(
+        client as never,
+        { name: 'x' },
+        {
+          inputHandlers: { 'elicitation/create': async () => ({ action: 'decline' }) },
+        },
+      );
+      await assert.rejects(handle.result(), new RegExp(`refused ${code}`));
+      assert.equal(sent.filter((s) => s.method === 'tasks/update').length, 1);
+    }
+  });
+
   test('a later state asking under a used key (a new lastUpdatedAt) is answered again', async () => {
     const { client } = scripted((method, _params, n) => {
       if (method === 'tools/call') return { ...task('working'), resultType: 'task' };
