@@ -5,6 +5,7 @@
  * printing the command's full text on stdout (exit 0). One place, so no command drifts from it.
  */
 import { type ParseArgsConfig, parseArgs } from 'node:util';
+import { closest } from './near-miss.js';
 import { oneLine, usageFailure } from './usage-error.js';
 
 type OptionsConfig = NonNullable<ParseArgsConfig['options']>;
@@ -44,11 +45,26 @@ export function readCommandLine<const O extends OptionsConfig>(
   try {
     parsed = parseArgs({ args: argv, allowPositionals: true, options: { ...spec.options, ...HELP_OPTION } });
   } catch (error) {
-    return usageFailure(spec.command, oneLine(error), spec.usageLine);
+    return usageFailure(spec.command, parseMistake(error, Object.keys(spec.options)), spec.usageLine);
   }
   if ((parsed.values as { help?: boolean }).help === true) {
     process.stdout.write(spec.help.endsWith('\n') ? spec.help : `${spec.help}\n`);
     return 0;
   }
   return parsed;
+}
+
+/**
+ * A parseArgs mistake in one line. For an unknown option, node's own text goes on to explain how to
+ * pass a positional that starts with '-', which is never what a user who typed '--prot' meant: the
+ * option is named with the nearest one the command has ('did you mean --port?') instead.
+ */
+function parseMistake(error: unknown, names: readonly string[]): string {
+  const code = (error as { code?: unknown } | null)?.code;
+  const typed = /^Unknown option '([^']+)'/.exec(error instanceof Error ? error.message : '')?.[1];
+  if (code !== 'ERR_PARSE_ARGS_UNKNOWN_OPTION' || typed === undefined) return oneLine(error);
+  const near = typed.startsWith('--') ? closest(typed.slice(2), [...names, 'help']) : undefined;
+  return near === undefined
+    ? `Unknown option '${typed}'`
+    : `Unknown option '${typed}'; did you mean '--${near}'?`;
 }

@@ -72,6 +72,9 @@ export function failureHint(error: unknown, url: URL | undefined): string {
   if (NAME_MISMATCH.test(t))
     return ` (the certificate of ${at} is not issued for that name: use a name it lists)`;
   if (/econnrefused/.test(t)) return ` (nothing listens at ${at}: is the server running, on that port?)`;
+  if (/enotfound|eai_again/.test(t)) {
+    return ` (the host name ${url?.hostname ?? 'of the URL'} does not resolve: check the URL, or use an address such as 127.0.0.1)`;
+  }
   if (/socket hang up|econnreset/.test(t) && url?.protocol === 'http:') {
     const tls = new URL(url.href);
     tls.protocol = 'https:';
@@ -86,3 +89,46 @@ export const UNPROVIDED: Readonly<Record<string, string>> = {
   'elicitation/create': 'elicitation (input from the user)',
   'roots/list': 'roots',
 };
+
+/**
+ * `sluice serve` could not listen, said with what to do (node's own text names only the errno). The
+ * port is the one asked for, so `--port 3000` in use says 3000. Exit 1: not bad usage, the machine's state.
+ */
+export class ListenFailure extends Error {
+  /** The failure as said to the user, or `error` itself when there is nothing specific to say. */
+  static from(error: unknown, host: string, port: number): unknown {
+    const said = listenFailure(error, host, port);
+    return said === undefined ? error : new ListenFailure(said, { cause: error });
+  }
+}
+
+/** What to do about a failed `listen(port, host)`, or undefined for an error it does not know. */
+export function listenFailure(error: unknown, host: string, port: number): string | undefined {
+  const code = (error as { code?: unknown } | null)?.code;
+  if (code === 'EADDRINUSE') {
+    return (
+      `port ${port} on ${host} is already in use (another 'sluice serve', or another server): stop it, ` +
+      'or pass --port N (--port 0 picks a free port and prints it)'
+    );
+  }
+  if (code === 'EADDRNOTAVAIL') {
+    return `${host} is not an address of this machine: pass --host with one of its addresses (or 0.0.0.0 for all)`;
+  }
+  if (code === 'EACCES') {
+    return `no permission to listen on port ${port}: ports below 1024 need privileges; pass --port 1024 or higher`;
+  }
+  return undefined;
+}
+
+/**
+ * A package the command needs that is not installed, said with the install line, or undefined. The
+ * official SDK is a peer dependency: npm installs it on its own, but `--legacy-peer-deps`, some other
+ * package managers and a hand-made node_modules leave it out, and node's text then names only the
+ * file deep inside sluice that imported it.
+ */
+export function missingPackage(error: unknown): string | undefined {
+  if ((error as { code?: unknown } | null)?.code !== 'ERR_MODULE_NOT_FOUND') return undefined;
+  const name = /Cannot find package '([^']+)'/.exec(error instanceof Error ? error.message : '')?.[1];
+  if (name === undefined) return undefined;
+  return `the package '${name}' is not installed, and sluice needs it: npm install ${name} (in the project that installed sluice)`;
+}

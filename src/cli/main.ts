@@ -2,6 +2,8 @@
 // The `sluice` command: dispatches to one module per subcommand. No business logic lives here.
 import { readFileSync } from 'node:fs';
 import module from 'node:module';
+import { missingPackage } from './hints.js';
+import { closest } from './near-miss.js';
 
 /**
  * Node 22.1 and later keep the code V8 compiled for the modules a command loads (the SDK, zod, ajv,
@@ -56,35 +58,6 @@ function usage(reason: string, suggestion: string | undefined): number {
   return 2;
 }
 
-/** The command within two edits of what was typed (a typo such as 'serv' or 'dcotor'), if one is. */
-function closest(typed: string, names: string[]): string | undefined {
-  let best: { name: string; d: number } | undefined;
-  for (const name of names) {
-    const d = editDistance(typed.toLowerCase(), name);
-    if (d <= 2 && (best === undefined || d < best.d)) best = { name, d };
-  }
-  return best?.name;
-}
-
-/** Optimal string alignment distance (insertions, deletions, substitutions, adjacent swaps). */
-function editDistance(a: string, b: string): number {
-  if (Math.abs(a.length - b.length) > 2 || a.length > 64) return 3;
-  const d = Array.from({ length: a.length + 1 }, (_, i) => [i, ...new Array<number>(b.length).fill(0)]);
-  for (let j = 1; j <= b.length; j++) (d[0] as number[])[j] = j;
-  for (let i = 1; i <= a.length; i++) {
-    const row = d[i] as number[];
-    const up = d[i - 1] as number[];
-    for (let j = 1; j <= b.length; j++) {
-      const cost = a[i - 1] === b[j - 1] ? 0 : 1;
-      let v = Math.min((up[j] as number) + 1, (row[j - 1] as number) + 1, (up[j - 1] as number) + cost);
-      if (i > 1 && j > 1 && a[i - 1] === b[j - 2] && a[i - 2] === b[j - 1])
-        v = Math.min(v, ((d[i - 2] as number[])[j - 2] as number) + 1);
-      row[j] = v;
-    }
-  }
-  return (d[a.length] as number[])[b.length] as number;
-}
-
 async function run(argv: string[]): Promise<number> {
   const name = argv[0];
   if (name === '--help' || name === '-h' || name === 'help') {
@@ -110,7 +83,8 @@ run(process.argv.slice(2)).then(
     process.exitCode = code;
   },
   (error: unknown) => {
-    process.stderr.write(`sluice: ${error instanceof Error ? error.message : String(error)}\n`);
+    const said = missingPackage(error) ?? (error instanceof Error ? error.message : String(error));
+    process.stderr.write(`sluice: ${said}\n`);
     process.exitCode = 1;
   },
 );

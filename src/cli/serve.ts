@@ -23,6 +23,7 @@ import {
 } from '../server/index.js';
 import { loadOtelApi } from '../server/otel-load.js';
 import { readCommandLine } from './command-line.js';
+import { ListenFailure } from './hints.js';
 import { oneLine, usageFailure as reportUsage, UsageError } from './usage-error.js';
 
 const USAGE_LINE =
@@ -229,6 +230,10 @@ export async function main(argv: string[]): Promise<number> {
     return await run(argv);
   } catch (error) {
     if (error instanceof UsageError || error instanceof InvalidOptionError) return usageFailure(error);
+    if (error instanceof ListenFailure) {
+      process.stderr.write(`sluice serve: ${error.message}\n`);
+      return 1;
+    }
     throw error;
   }
 }
@@ -316,6 +321,8 @@ async function run(argv: string[]): Promise<number> {
   const api = values.otel ? await loadOtelApi() : undefined;
   if (values.otel && api === undefined)
     throw new UsageError('--otel needs the @opentelemetry/api package installed next to sluice');
+  const host = values.host ?? '127.0.0.1';
+  const port = int('port', values.port, 3000, 65535);
   const served = await serve({
     ...(api === undefined ? {} : { tracing: { api } }),
     ...(cluster === undefined ? {} : { cluster }),
@@ -332,8 +339,8 @@ async function run(argv: string[]): Promise<number> {
     ...(logger === undefined ? {} : { logger }),
     tasks,
     createServer: () => createDemoServer(),
-    host: values.host ?? '127.0.0.1',
-    port: int('port', values.port, 3000, 65535),
+    host,
+    port,
     path: values.path ?? '/mcp',
     mode,
     keepaliveMs: int('keepalive-ms', values['keepalive-ms'], 15_000),
@@ -343,6 +350,8 @@ async function run(argv: string[]): Promise<number> {
       ? {}
       : { hibernateAfterMs: int('hibernate-after-ms', values['hibernate-after-ms'], 0) }),
     ...(values['session-prefix'] === undefined ? {} : { sessionIdPrefix: values['session-prefix'] }),
+  }).catch((error: unknown) => {
+    throw ListenFailure.from(error, host, port);
   });
   // Joined by now (serve() resolves after the cluster has): cancels from other instances reach this one.
   await taskStore?.start();

@@ -1,0 +1,109 @@
+/**
+ * What the CLI says about a new user's usual mistakes, in-process (no child process): a port already
+ * in use, a host that is not this machine's, a mistyped option, a host name that does not resolve, a
+ * peer dependency left uninstalled. Each must say what to do, not only node's errno or a parser's text.
+ */
+import assert from 'node:assert/strict';
+import { createServer, type Server } from 'node:net';
+import { describe, test } from 'node:test';
+import { readCommandLine } from '../../src/cli/command-line.js';
+import { failureHint, listenFailure, missingPackage } from '../../src/cli/hints.js';
+import { SERVE_COMMAND, main as serveMain } from '../../src/cli/serve.js';
+import { withDeadline } from '../helpers/deadline.js';
+
+/** What `fn` wrote on stderr, and what it returned. */
+async function capturingStderr<T>(fn: () => Promise<T> | T): Promise<{ result: T; stderr: string }> {
+  const write = process.stderr.write;
+  let stderr = '';
+  process.stderr.write = ((chunk: string | Uint8Array) => {
+    stderr += String(chunk);
+    return true;
+  }) as typeof process.stderr.write;
+  try {
+    return { result: await fn(), stderr };
+  } finally {
+    process.stderr.write = write;
+  }
+}
+
+async function listening(): Promise<{ server: Server; port: number }> {
+  const server = createServer();
+  await new Promise<void>((resolve, reject) => {
+    server.once('error', reject);
+    server.listen(0, '127.0.0.1', resolve);
+  });
+  const address = server.address();
+  assert.ok(address !== null && typeof address === 'object');
+  return { server, port: address.port };
+}
+
+describe('sluice serve: a failure to listen says what to do', () => {
+  test('a port in use: exit 1, one line naming the port, --port and --port 0', async () => {
+    const { server, port } = await listening();
+    try {
+      const { result, stderr } = await capturingStderr(() =>
+        withDeadline(serveMain(['--port', String(port)]), 10_000, 'sluice serve on a port in use'),
+      );
+      assert.equal(result, 1);
+      assert.equal(
+        stderr,
+        `sluice serve: port ${port} on 127.0.0.1 is already in use (another 'sluice serve', or another server): ` +
+          'stop it, or pass --port N (--port 0 picks a free port and prints it)\n',
+      );
+    } finally {
+      await new Promise((resolve) => server.close(resolve));
+    }
+  });
+
+  test('a host that is not this machine, and a privileged port, are named with the fix', () => {
+    const notHere = listenFailure(Object.assign(new Error('x'), { code: 'EADDRNOTAVAIL' }), '10.9.9.9', 3000);
+    assert.match(notHere ?? '', /^10\.9\.9\.9 is not an address of this machine: pass --host/);
+    const denied = listenFailure(Object.assign(new Error('x'), { code: 'EACCES' }), '127.0.0.1', 80);
+    assert.match(denied ?? '', /port 80: ports below 1024 need privileges/);
+    assert.equal(listenFailure(new Error('other'), '127.0.0.1', 3000), undefined);
+  });
+});
+
+describe('a mistyped option names the nearest one', () => {
+  test("--prot: 'did you mean --port?', without node's advice about positionals", async () => {
+    const { result, stderr } = await capturingStderr(() =>
+      readCommandLine(SERVE_COMMAND, ['--prot', '3001']),
+    );
+    assert.equal(result, 2);
+    const [first, usage, hint] = stderr.split('\n');
+    assert.equal(first, "sluice serve: Unknown option '--prot'; did you mean '--port'?");
+    assert.match(usage ?? '', /^usage: sluice serve /);
+    assert.equal(hint, "run 'sluice serve --help' for the options");
+  });
+
+  test('an option far from every name is only named', async () => {
+    const { result, stderr } = await capturingStderr(() => readCommandLine(SERVE_COMMAND, ['--bogus']));
+    assert.equal(result, 2);
+    assert.equal(stderr.split('\n')[0], "sluice serve: Unknown option '--bogus'");
+  });
+});
+
+describe('client commands: hints', () => {
+  test('a host name that does not resolve says so', () => {
+    const error = new Error('fetch failed', {
+      cause: Object.assign(new Error('getaddrinfo ENOTFOUND nosuch.invalid'), { code: 'ENOTFOUND' }),
+    });
+    assert.match(
+      failureHint(error, new URL('http://nosuch.invalid/mcp')),
+      /the host name nosuch\.invalid does not resolve: check the URL/,
+    );
+  });
+
+  test('a missing package is named with its install line', async () => {
+    const error = await import('sluice-test-no-such-package' as string).then(
+      () => assert.fail('imported a package that does not exist'),
+      (e: unknown) => e,
+    );
+    assert.equal(
+      missingPackage(error),
+      "the package 'sluice-test-no-such-package' is not installed, and sluice needs it: " +
+        'npm install sluice-test-no-such-package (in the project that installed sluice)',
+    );
+    assert.equal(missingPackage(new Error('other')), undefined);
+  });
+});
