@@ -24,7 +24,8 @@ const HELP = `usage: sluice doctor URL [options]
   -h, --help           this text
 
 Checks: initialize, buffering, headers, compression, unknown-session (404), method-not-allowed (405),
-idle, delete. Exit code 0 when nothing failed, 1 otherwise.
+idle, forwarding (between cluster instances), delete. Each is ok, warn, fail or skip (not run, with the
+reason). Exit code 0 when nothing failed, 1 otherwise.
 `;
 
 /** `sluice doctor`: its text and the options its parser accepts (CommandSpec). */

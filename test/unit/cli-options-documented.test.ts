@@ -5,7 +5,7 @@
  * `serve` options that `--help` described).
  */
 import assert from 'node:assert/strict';
-import { readFileSync } from 'node:fs';
+import { readdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, test } from 'node:test';
 import { CALL_COMMAND } from '../../src/cli/call.js';
@@ -64,5 +64,28 @@ describe('every CLI option is described in --help and listed in the README', () 
       for (const o of listed)
         assert.ok(options.includes(o), `the README's 'sluice ${c.command}' lists --${o}, which is refused`);
     });
+  }
+});
+
+/**
+ * Every check `sluice doctor` reports is named in its `--help` and has a row in docs/deploy.md's
+ * table: the `forwarding` check had neither, so a user met a verdict no document explained. The
+ * ids are read from the checks' sources (`id: '…'`), where a new check must declare its own.
+ */
+test('every sluice doctor check is in its --help and in docs/deploy.md', () => {
+  const dir = join(repoRoot(), 'src', 'doctor');
+  const ids = new Set<string>();
+  for (const file of readdirSync(dir).filter((f) => f.startsWith('check-') && f.endsWith('.ts'))) {
+    for (const m of readFileSync(join(dir, file), 'utf8').matchAll(/\bid: '([a-z-]+)'/g)) ids.add(m[1] ?? '');
+  }
+  assert.ok(ids.size >= 8, `found the checks' ids: ${[...ids].join(', ')}`);
+  const deploy = readFileSync(join(repoRoot(), 'docs', 'deploy.md'), 'utf8');
+  for (const id of ids) {
+    assert.match(
+      DOCTOR_COMMAND.help,
+      new RegExp(`\\b${id}\\b`),
+      `sluice doctor --help does not name '${id}'`,
+    );
+    assert.ok(deploy.includes(`\n| \`${id}\` |`), `docs/deploy.md's table of checks has no row for '${id}'`);
   }
 });
