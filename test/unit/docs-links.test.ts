@@ -67,3 +67,23 @@ test('the check catches a missing document and a pointer outside the repository'
     'src/x.ts: ../shared/peers.md',
   ]);
 });
+
+test("the README's package paragraph names every dependency and peer the package declares", () => {
+  // A user reads that paragraph to know what an install brings in; it once named zod alone, while
+  // jose (OAuth) is installed too and @opentelemetry/api is an optional peer.
+  const pkg = JSON.parse(readFileSync(join(ROOT, 'package.json'), 'utf8')) as Record<
+    string,
+    Record<string, string> | undefined
+  >;
+  const readme = readFileSync(join(ROOT, 'README.md'), 'utf8');
+  const paragraph = /The published package holds[\s\S]*?\n\n/.exec(readme)?.[0] ?? '';
+  assert.ok(paragraph !== '', "README's 'The published package holds …' paragraph");
+  for (const field of ['dependencies', 'peerDependencies', 'optionalDependencies']) {
+    for (const name of Object.keys(pkg[field] ?? {})) {
+      assert.ok(
+        paragraph.includes(`\`${name}\``),
+        `README's package paragraph does not name ${field} ${name}`,
+      );
+    }
+  }
+});
