@@ -13,7 +13,7 @@ import { readCommandLine } from './command-line.js';
 import { type Connection, connectClient, parseHeaders, UsageError } from './connect.js';
 import { endpointUrl, failureHint } from './hints.js';
 import { callAsTask } from './task.js';
-import { coerceArgs, listAllTools } from './tool-args.js';
+import { coerceArgs, listAllTools, requireArgs } from './tool-args.js';
 import { oneLine, usageFailure } from './usage-error.js';
 
 /** The one line of usage a usage error prints. */
@@ -24,9 +24,9 @@ export const USAGE_CALL = `usage: sluice call URL TOOL [options]
 
   --arg k=v        a tool argument (repeatable). The value is coerced by the tool's inputSchema (from
                    tools/list): a string property gets the string as typed, number/integer/boolean are
-                   parsed, object/array are JSON; a value that does not fit, or a key the schema does
-                   not list, is a usage error. Without a schema type: numbers, true/false, null and
-                   JSON-looking values are parsed.
+                   parsed, object/array are JSON; a value that does not fit, a key the schema does
+                   not list, or a required parameter left out (of --arg and --args) is a usage error.
+                   Without a schema type: numbers, true/false, null and JSON-looking values are parsed.
   --args JSON      all arguments as one JSON object (--arg values are merged over it)
   --header 'K: V'  an extra request header (repeatable)
   --token T        sent as Authorization: Bearer T
@@ -271,6 +271,7 @@ export async function main(argv: string[]): Promise<number> {
     const listed = await listAllTools(connection.client).catch(() => undefined);
     const known = listed?.find((t) => t.name === tool);
     Object.assign(args, coerceArgs(pairs, known));
+    requireArgs(args, known);
     if (listed !== undefined && known === undefined)
       hint = ` (the server lists no tool '${tool}'; 'sluice tools ${url}' lists the ${listed.length} it has)`;
     let result: CallToolResult | undefined;

@@ -134,3 +134,22 @@ export function coerceArgs(
   }
   return out;
 }
+
+/**
+ * A usage error naming the tool's required parameters that `args` (from `--args` and `--arg`, merged)
+ * leaves out. Without it the call went out and came back as the server's validation text ("expected
+ * string, received undefined at text"), exit 1 as if the tool had failed; the CLI has the schema and
+ * can say which `--arg` to add before calling. A tool the server did not list is called as it is.
+ */
+export function requireArgs(args: Record<string, unknown>, tool: Tool | undefined): void {
+  if (tool === undefined) return;
+  const missing = parametersOf(tool).required.filter((n) => !Object.hasOwn(args, n));
+  if (missing.length === 0) return;
+  const add = missing.map((n) => `--arg ${n}=…`).join(' ');
+  const summary = parameterSummary(tool);
+  const which =
+    missing.length === 1
+      ? `parameter '${missing[0]}'`
+      : `parameters ${missing.map((n) => `'${n}'`).join(', ')}`;
+  throw new UsageError(`the tool '${tool.name}' needs the ${which}: add ${add}; its parameters: ${summary}`);
+}

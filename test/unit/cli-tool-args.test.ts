@@ -3,7 +3,7 @@
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
 import { UsageError } from '../../src/cli/connect.js';
-import { coerceArgs, coerceBySchema } from '../../src/cli/tool-args.js';
+import { coerceArgs, coerceBySchema, requireArgs } from '../../src/cli/tool-args.js';
 
 test('each schema type gets the value it names', () => {
   assert.equal(coerceBySchema('a', '5', { type: 'string' }), '5');
@@ -74,4 +74,32 @@ test('coerceArgs reads properties from the tool inputSchema; a key it does not l
   const open = { ...tool, inputSchema: { ...tool.inputSchema, additionalProperties: true } };
   assert.deepEqual(coerceArgs([['other', '7']], open), { other: 7 });
   assert.deepEqual(coerceArgs([['other', '7']], undefined), { other: 7 });
+});
+
+test('requireArgs: a required parameter left out is a usage error naming it and the --arg to add', () => {
+  const tool = {
+    name: 'echo',
+    inputSchema: {
+      type: 'object' as const,
+      properties: { text: { type: 'string' }, n: { type: 'integer' }, opt: { type: 'string' } },
+      required: ['text', 'n'],
+    },
+  };
+  assert.throws(
+    () => requireArgs({ n: 1 }, tool),
+    (e: unknown) =>
+      e instanceof UsageError &&
+      e.message ===
+        "the tool 'echo' needs the parameter 'text': add --arg text=…; its parameters: text n [opt]",
+  );
+  assert.throws(
+    () => requireArgs({}, tool),
+    (e: unknown) =>
+      e instanceof UsageError &&
+      e.message ===
+        "the tool 'echo' needs the parameters 'text', 'n': add --arg text=… --arg n=…; its parameters: text n [opt]",
+  );
+  // Given (from --args or --arg, null included), or a tool the server did not list: nothing to say.
+  requireArgs({ text: 'a', n: null }, tool);
+  requireArgs({}, undefined);
 });
