@@ -4,7 +4,7 @@ import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { ErrorCode, LoggingMessageNotificationSchema } from '@modelcontextprotocol/sdk/types.js';
 import { AuthorizationError, StreamableHttpClientTransport, UnauthorizedError } from '../client/index.js';
 import { storedAuth } from './credentials.js';
-import { endpointUrl, UNPROVIDED } from './hints.js';
+import { endpointUrl, UNPROVIDED, unauthorizedHint } from './hints.js';
 import { UsageError } from './usage-error.js';
 
 export { UsageError };
@@ -89,6 +89,10 @@ export async function connectClient(
   try {
     await client.connect(transport);
   } catch (error) {
+    if (error instanceof UnauthorizedError && auth === undefined) {
+      const sent = token !== undefined || headers['authorization'] !== undefined;
+      throw new Error(unauthorizedHint(url, error.wwwAuthenticate, sent), { cause: error });
+    }
     if (
       error instanceof UnauthorizedError ||
       (error instanceof AuthorizationError && error.reason === 'redirect-unavailable')

@@ -132,3 +132,27 @@ export function missingPackage(error: unknown): string | undefined {
   if (name === undefined) return undefined;
   return `the package '${name}' is not installed, and sluice needs it: npm install ${name} (in the project that installed sluice)`;
 }
+
+/**
+ * What to do about a 401 when the command used no stored login. Every 401 used to say "requires a
+ * login: run sluice login", also to a server with a static token (`sluice serve --auth-token`), where
+ * login fails for want of OAuth metadata, and to a user who had passed a wrong --token. An OAuth
+ * server says so in its challenge (`resource_metadata`, RFC 9728); a server that does not may still
+ * use OAuth the older way, so login is offered there as the second choice.
+ */
+export function unauthorizedHint(
+  url: string,
+  wwwAuthenticate: string | undefined,
+  sentCredentials: boolean,
+): string {
+  const oauth = /\bresource_metadata\s*=/i.test(wwwAuthenticate ?? '');
+  if (sentCredentials) {
+    const login = oauth ? `, or leave them out and run \`sluice login ${url}\`` : '';
+    return `${url} refused the credentials given (HTTP 401): check --token or the Authorization header${login}`;
+  }
+  if (oauth) return `${url} requires a login: run \`sluice login ${url}\``;
+  return (
+    `${url} requires authorization (HTTP 401): pass --token T (sent as 'Authorization: Bearer T') or ` +
+    `--header 'Authorization: …'; if it uses OAuth, run \`sluice login ${url}\``
+  );
+}

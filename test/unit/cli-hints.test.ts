@@ -1,14 +1,18 @@
 /**
  * What the CLI says about a new user's usual mistakes, in-process (no child process): a port already
  * in use, a host that is not this machine's, a mistyped option, a host name that does not resolve, a
- * peer dependency left uninstalled. Each must say what to do, not only node's errno or a parser's text.
+ * peer dependency left uninstalled, a 401 from a server with a static token. Each must say what to do,
+ * not only node's errno or a parser's text.
  */
 import assert from 'node:assert/strict';
 import { createServer, type Server } from 'node:net';
 import { describe, test } from 'node:test';
 import { readCommandLine } from '../../src/cli/command-line.js';
-import { failureHint, listenFailure, missingPackage } from '../../src/cli/hints.js';
+import { connectClient } from '../../src/cli/connect.js';
+import { failureHint, listenFailure, missingPackage, unauthorizedHint } from '../../src/cli/hints.js';
 import { SERVE_COMMAND, main as serveMain } from '../../src/cli/serve.js';
+import { createDemoServer } from '../../src/demo/demo-server.js';
+import { serve, staticBearer } from '../../src/server/index.js';
 import { withDeadline } from '../helpers/deadline.js';
 
 /** What `fn` wrote on stderr, and what it returned. */
@@ -105,5 +109,46 @@ describe('client commands: hints', () => {
         'npm install sluice-test-no-such-package (in the project that installed sluice)',
     );
     assert.equal(missingPackage(new Error('other')), undefined);
+  });
+});
+
+describe('a 401 says what to pass: a token, or a login only where one can work', () => {
+  test('a static-token server (sluice serve --auth-token): --token, not sluice login; a wrong token is named', async () => {
+    const served = await serve({
+      createServer: createDemoServer,
+      port: 0,
+      authenticate: staticBearer('token-right-1'),
+    });
+    try {
+      const connecting = (token: string | undefined) =>
+        withDeadline(connectClient(served.url, {}, token), 10_000, 'connect').then(
+          () => assert.fail('connected without the token'),
+          (e: unknown) => (e instanceof Error ? e.message : String(e)),
+        );
+      assert.equal(
+        await connecting(undefined),
+        `${served.url} requires authorization (HTTP 401): pass --token T (sent as 'Authorization: Bearer T') or ` +
+          `--header 'Authorization: …'; if it uses OAuth, run \`sluice login ${served.url}\``,
+      );
+      assert.equal(
+        await connecting('token-wrong-1'),
+        `${served.url} refused the credentials given (HTTP 401): check --token or the Authorization header`,
+      );
+    } finally {
+      await served.close({ graceMs: 100 });
+    }
+  });
+
+  test('an OAuth challenge (resource_metadata) points at sluice login', () => {
+    const challenge =
+      'Bearer resource_metadata="https://mcp.example.com/.well-known/oauth-protected-resource/mcp"';
+    assert.equal(
+      unauthorizedHint('https://mcp.example.com/mcp', challenge, false),
+      'https://mcp.example.com/mcp requires a login: run `sluice login https://mcp.example.com/mcp`',
+    );
+    assert.match(
+      unauthorizedHint('https://mcp.example.com/mcp', challenge, true),
+      /refused the credentials given \(HTTP 401\): check --token or the Authorization header, or leave them out and run `sluice login/,
+    );
   });
 });
