@@ -72,6 +72,10 @@ export function failureHint(error: unknown, url: URL | undefined): string {
   if (NAME_MISMATCH.test(t))
     return ` (the certificate of ${at} is not issued for that name: use a name it lists)`;
   if (/econnrefused/.test(t)) return ` (nothing listens at ${at}: is the server running, on that port?)`;
+  // The initialize POST found nothing at that path: the usual slip is the path (a bare host, or /).
+  if (/answered http 404\b/.test(t) && url !== undefined) {
+    return ` (no MCP endpoint at ${url.pathname} on ${url.host}: check the URL's path; 'sluice serve' serves /mcp)`;
+  }
   if (/enotfound|eai_again/.test(t)) {
     return ` (the host name ${url?.hostname ?? 'of the URL'} does not resolve: check the URL, or use an address such as 127.0.0.1)`;
   }

@@ -11,6 +11,7 @@ import { readCommandLine } from '../../src/cli/command-line.js';
 import { connectClient } from '../../src/cli/connect.js';
 import { failureHint, listenFailure, missingPackage, unauthorizedHint } from '../../src/cli/hints.js';
 import { SERVE_COMMAND, main as serveMain } from '../../src/cli/serve.js';
+import { HttpStatusError } from '../../src/client/index.js';
 import { createDemoServer } from '../../src/demo/demo-server.js';
 import { serve, staticBearer } from '../../src/server/index.js';
 import { withDeadline } from '../helpers/deadline.js';
@@ -95,6 +96,14 @@ describe('client commands: hints', () => {
     assert.match(
       failureHint(error, new URL('http://nosuch.invalid/mcp')),
       /the host name nosuch\.invalid does not resolve: check the URL/,
+    );
+  });
+
+  test('a 404 on connecting says to check the path', () => {
+    const error = new HttpStatusError('POST', 404, '<html>Not Found</html>');
+    assert.equal(
+      failureHint(error, new URL('http://127.0.0.1:3000/')),
+      " (no MCP endpoint at / on 127.0.0.1:3000: check the URL's path; 'sluice serve' serves /mcp)",
     );
   });
 
