@@ -3,7 +3,7 @@
  * spoken to a plain-HTTP port (or the reverse), a certificate the client does not trust, nothing listening. Each
  * is recognised from the error and its causes (Node's and OpenSSL's codes and messages) and named with its fix.
  */
-import { UsageError } from './usage-error.js';
+import { oneLine as oneLineOf, UsageError } from './usage-error.js';
 
 /**
  * The endpoint URL of a command line, or a usage error that says what was wrong. A URL typed without a scheme
@@ -95,13 +95,17 @@ export const UNPROVIDED: Readonly<Record<string, string>> = {
 };
 
 /**
- * `sluice serve` could not listen, said with what to do (node's own text names only the errno). The
- * port is the one asked for, so `--port 3000` in use says 3000. Exit 1: not bad usage, the machine's state.
+ * `sluice serve` could not listen, or with `--redis*` could not reach Redis, said with what to do (node's
+ * own text names only the errno; the cluster's only 'Redis is not connected'). The port is the one asked
+ * for, so `--port 3000` in use says 3000. Exit 1: not bad usage, the machine's state.
  */
 export class ListenFailure extends Error {
   /** The failure as said to the user, or `error` itself when there is nothing specific to say. */
-  static from(error: unknown, host: string, port: number): unknown {
-    const said = listenFailure(error, host, port);
+  static from(error: unknown, host: string, port: number, redis = false): unknown {
+    const said =
+      redis && (error as { code?: unknown } | null)?.code === 'redis-unavailable'
+        ? `could not reach Redis (${oneLineOf(error)}): is it running at the address --redis, --redis-sentinel, --redis-cluster or SLUICE_REDIS_URL gives?`
+        : listenFailure(error, host, port);
     return said === undefined ? error : new ListenFailure(said, { cause: error });
   }
 }

@@ -284,7 +284,7 @@ async function run(argv: string[]): Promise<number> {
   const tls =
     certFile === undefined || keyFile === undefined
       ? undefined
-      : { cert: readFileSync(certFile), key: readFileSync(keyFile) };
+      : { cert: pemFile('tls-cert', certFile), key: pemFile('tls-key', keyFile) };
   const redis = redisTopology(values.redis, values['redis-sentinel'], values['redis-cluster']);
   if (values.advertise !== undefined && redis === undefined)
     throw new UsageError(
@@ -351,7 +351,7 @@ async function run(argv: string[]): Promise<number> {
       : { hibernateAfterMs: int('hibernate-after-ms', values['hibernate-after-ms'], 0) }),
     ...(values['session-prefix'] === undefined ? {} : { sessionIdPrefix: values['session-prefix'] }),
   }).catch((error: unknown) => {
-    throw ListenFailure.from(error, host, port);
+    throw ListenFailure.from(error, host, port, redis !== undefined);
   });
   // Joined by now (serve() resolves after the cluster has): cancels from other instances reach this one.
   await taskStore?.start();
@@ -384,6 +384,15 @@ async function run(argv: string[]): Promise<number> {
     process.once('SIGINT', () => stop('SIGINT'));
     process.once('SIGTERM', () => stop('SIGTERM'));
   });
+}
+
+/** A PEM file named by a flag; one that cannot be read is bad usage naming the flag, not a bare ENOENT. */
+function pemFile(flag: string, file: string): Buffer {
+  try {
+    return readFileSync(file);
+  } catch (error) {
+    throw new UsageError(`--${flag}: cannot read ${file} (${oneLine(error)})`);
+  }
 }
 
 /**

@@ -9,7 +9,13 @@ import { createServer, type Server } from 'node:net';
 import { describe, test } from 'node:test';
 import { readCommandLine } from '../../src/cli/command-line.js';
 import { connectClient } from '../../src/cli/connect.js';
-import { failureHint, listenFailure, missingPackage, unauthorizedHint } from '../../src/cli/hints.js';
+import {
+  failureHint,
+  ListenFailure,
+  listenFailure,
+  missingPackage,
+  unauthorizedHint,
+} from '../../src/cli/hints.js';
 import { SERVE_COMMAND, main as serveMain } from '../../src/cli/serve.js';
 import { HttpStatusError } from '../../src/client/index.js';
 import { createDemoServer } from '../../src/demo/demo-server.js';
@@ -58,6 +64,29 @@ describe('sluice serve: a failure to listen says what to do', () => {
     } finally {
       await new Promise((resolve) => server.close(resolve));
     }
+  });
+
+  test('a --tls-cert that cannot be read is bad usage naming the flag', async () => {
+    const { result, stderr } = await capturingStderr(() =>
+      withDeadline(
+        serveMain(['--port', '0', '--tls-cert', '/nonexistent/c.pem', '--tls-key', '/nonexistent/k.pem']),
+        10_000,
+        'sluice serve with a missing certificate',
+      ),
+    );
+    assert.equal(result, 2);
+    assert.match(stderr, /^sluice serve: --tls-cert: cannot read \/nonexistent\/c\.pem \(ENOENT/);
+  });
+
+  test('Redis out of reach is said as such, with the flags that name it', () => {
+    const error = Object.assign(new Error('Redis is not connected'), { code: 'redis-unavailable' });
+    const failure = ListenFailure.from(error, '127.0.0.1', 0, true);
+    assert.ok(failure instanceof ListenFailure);
+    assert.match(
+      failure.message,
+      /^could not reach Redis \(Redis is not connected\): is it running at the address --redis/,
+    );
+    assert.equal(ListenFailure.from(error, '127.0.0.1', 0, false), error);
   });
 
   test('a host that is not this machine, and a privileged port, are named with the fix', () => {
