@@ -89,3 +89,28 @@ test('every sluice doctor check is in its --help and in docs/deploy.md', () => {
     assert.ok(deploy.includes(`\n| \`${id}\` |`), `docs/deploy.md's table of checks has no row for '${id}'`);
   }
 });
+
+/**
+ * docs/client.md's CLI section gives each client command's synopsis too (and docs/authorization.md
+ * login's): they lacked `call --task`, `tools --header/--token` and `login --timeout-seconds`.
+ */
+test("docs/client.md's and docs/authorization.md's synopses list every option the command accepts", () => {
+  const synopses = [
+    ...readFileSync(join(repoRoot(), 'docs', 'client.md'), 'utf8').matchAll(/^- `sluice ([a-z]+) ([^`]*)`/gm),
+    ...readFileSync(join(repoRoot(), 'docs', 'authorization.md'), 'utf8').matchAll(
+      /^sluice (login) (https:.*)$/gm,
+    ),
+  ];
+  const seen = new Set<string>();
+  for (const [, name, text] of synopses) {
+    const c = COMMANDS.find((x) => x.command === name);
+    if (c === undefined) continue;
+    seen.add(`${name}`);
+    const listed = new Set([...(text ?? '').matchAll(/--([a-z][a-z0-9-]*)/g)].map((m) => m[1] ?? ''));
+    for (const o of Object.keys(c.options))
+      assert.ok(listed.has(o), `the synopsis of 'sluice ${name}' lacks --${o}`);
+    for (const o of listed)
+      assert.ok(o in c.options, `the synopsis of 'sluice ${name}' lists --${o}, which is refused`);
+  }
+  assert.deepEqual([...seen].sort(), ['call', 'login', 'tools']);
+});
