@@ -5,6 +5,7 @@
  * are summed. The parsing and arithmetic live in top/ (pure, unit-tested); this file is the loop.
  */
 import { type CommandLine, readCommandLine } from './command-line.js';
+import { failureHint } from './hints.js';
 import { renderFrame } from './top/render.js';
 import { buildReport, type InstanceState } from './top/report.js';
 import { metricsUrl, ScrapeError, scrape } from './top/scrape.js';
@@ -103,9 +104,10 @@ async function run(o: TopOptions): Promise<number> {
   // real time between scrapes, so a short interval only stretches.
   const timeoutMs = Math.min(30_000, Math.max(5_000, 2 * o.intervalMs));
   const first = await scrapeAll(o.urls, timeoutMs);
-  const failed = first.filter((s): s is ScrapeError => s instanceof ScrapeError);
+  const failed = first.flatMap((s, i) => (s instanceof ScrapeError ? [{ error: s, url: o.urls[i] }] : []));
   if (failed.length > 0) {
-    for (const f of failed) process.stderr.write(`sluice top: ${f.message}\n`);
+    for (const f of failed)
+      process.stderr.write(`sluice top: ${f.error.message}${failureHint(f.error, f.url)}\n`);
     return 1;
   }
   const tty = process.stdout.isTTY === true && !o.json;

@@ -17,6 +17,7 @@ import {
   unauthorizedHint,
 } from '../../src/cli/hints.js';
 import { SERVE_COMMAND, main as serveMain } from '../../src/cli/serve.js';
+import { main as topMain } from '../../src/cli/top.js';
 import { HttpStatusError } from '../../src/client/index.js';
 import { createDemoServer } from '../../src/demo/demo-server.js';
 import { serve, staticBearer } from '../../src/server/index.js';
@@ -125,6 +126,24 @@ describe('client commands: hints', () => {
     assert.match(
       failureHint(error, new URL('http://nosuch.invalid/mcp')),
       /the host name nosuch\.invalid does not resolve: check the URL/,
+    );
+  });
+
+  test('sluice top: a server that is not running gets the same hint as call and tools', async () => {
+    const { server, port } = await listening();
+    await new Promise((resolve) => server.close(resolve));
+    const { result, stderr } = await capturingStderr(() =>
+      withDeadline(
+        topMain([`http://127.0.0.1:${port}/mcp`, '--once']),
+        10_000,
+        'sluice top of a closed port',
+      ),
+    );
+    assert.equal(result, 1);
+    assert.equal(
+      stderr,
+      `sluice top: http://127.0.0.1:${port}/metrics: ECONNREFUSED (nothing listens at 127.0.0.1:${port}: ` +
+        'is the server running, on that port?)\n',
     );
   });
 
