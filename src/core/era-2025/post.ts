@@ -167,16 +167,22 @@ async function admitted(
 /** Ids not in flight, replies awaited, the per-session limits: the requests by id, or the refusal. */
 function check(reg: Sessions, session: Session, items: Item[]): Map<RequestId, string> | Refusal {
   const requests = new Map<RequestId, string>();
-  const seen = new Set<RequestId>();
+  // The client's request ids and the ids of the server's requests it answers are two spaces (JSON-RPC
+  // 2.0 §4: an id is its requestor's), so a 2025-03-26 batch may answer server request 3 and send
+  // request 3 of its own. Replies get a set of their own, made only when a batch carries two.
+  let replied: Set<RequestId> | RequestId | undefined;
   for (const it of items) {
     if (it.kind === 'request') {
       const id = it.m.id;
-      if (session.inflight.has(id) || seen.has(id)) return Refusals.duplicateId(id);
-      seen.add(id);
+      if (session.inflight.has(id) || requests.has(id)) return Refusals.duplicateId(id);
       requests.set(id, it.m.method);
     } else if (it.kind === 'reply') {
-      if (!session.awaiting.has(it.id) || seen.has(it.id)) return Refusals.unexpectedReply(it.id);
-      seen.add(it.id);
+      const id = it.id;
+      const again = replied instanceof Set ? replied.has(id) : replied === id;
+      if (!session.awaiting.has(id) || again) return Refusals.unexpectedReply(id);
+      if (replied === undefined) replied = id;
+      else if (replied instanceof Set) replied.add(id);
+      else replied = new Set([replied, id]);
     }
   }
   if (requests.size === 0) return requests;
