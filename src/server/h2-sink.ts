@@ -12,6 +12,19 @@ import { NodeSinkBase } from './node-sink-base.js';
 import { wireChunk } from './wire-chunk.js';
 
 export class H2Sink extends NodeSinkBase<Http2ServerResponse> {
+  /**
+   * HTTP/2 has no Connection header (RFC 9113 §8.2.2: connection-specific fields are malformed), and
+   * node:http2 drops one with a process-wide UnsupportedWarning. Only the 413 refusal carries it (to
+   * close an HTTP/1.1 connection whose body is still arriving); here the stream is closed by its end.
+   */
+  override respond(status: number, headers: Headers, body: string): void {
+    if (headers['connection'] === undefined) super.respond(status, headers, body);
+    else {
+      const { connection: _, ...rest } = headers;
+      super.respond(status, rest, body);
+    }
+  }
+
   get closed(): boolean {
     return this.peerClosed || this.res.stream.destroyed;
   }

@@ -297,6 +297,37 @@ describe('HTTP/2 graceful close and plain HTTPS', { skip: noCert }, () => {
     }
   });
 
+  test('a body over maxBodyBytes over h2: 413 on its stream, no Connection header (no process warning), the connection goes on', async () => {
+    assert.ok(cert);
+    const srv = await startServer({
+      tls: { key: cert.key, cert: cert.cert },
+      http2: true,
+      keepaliveMs: 0,
+      maxBodyBytes: 1024,
+    });
+    const s = new H2Session(srv.url, cert.cert);
+    // node:http2 drops a Connection header (RFC 9113 §8.2.2) with a process-wide UnsupportedWarning.
+    const warnings: string[] = [];
+    const onWarning = (w: Error): void => {
+      warnings.push(`${w.name}: ${w.message}`);
+    };
+    process.on('warning', onWarning);
+    try {
+      const big = await s.post({ ...initializeBody(LATEST), pad: 'x'.repeat(4096) });
+      await withDeadline(big.done, 5_000, '413 body');
+      assert.equal(big.status, 413);
+      assert.equal(big.json().error.data.reason, 'body-too-large');
+      await new Promise((r) => setImmediate(r));
+      assert.deepEqual(warnings, []);
+      await s.init();
+      assert.ok(s.sid, 'the same h2 connection still serves');
+    } finally {
+      process.off('warning', onWarning);
+      s.close();
+      await srv.close();
+    }
+  });
+
   test('http2 without tls is refused when the server is created', async () => {
     await assert.rejects(startServer({ http2: true }), /http2 needs tls/);
   });
