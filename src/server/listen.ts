@@ -83,6 +83,15 @@ export function createTransportServer(o: TransportOptions, listener: Listener): 
   const server = createSecureServer({ key: o.tls.key, cert: o.tls.cert, allowHTTP1: true }, (req, res) =>
     listener(req as Http2ServerRequest, res as Http2ServerResponse),
   );
+  // createSecureServer takes no HTTP/1.1 timeout options: with allowHTTP1 it sets its own (60 s
+  // headers, 300 s request) as properties, read by the connection sweep it starts on 'listening'.
+  // Without this, an ALPN http/1.1 client could trickle its headers or body for five minutes.
+  Object.assign(server, {
+    headersTimeout: h1.headersTimeout,
+    requestTimeout: h1.requestTimeout,
+    connectionsCheckingInterval: h1.connectionsCheckingInterval,
+    keepAliveTimeout: h1.keepAliveTimeout,
+  });
   const sessions = new Set<Http2Session>();
   const sockets = new Set<Socket>();
   server.on('session', (session: Http2Session) => {

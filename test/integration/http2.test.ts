@@ -6,8 +6,10 @@
  * over h2, and close() sends GOAWAY and then drains. Plain HTTPS over HTTP/1.1 too.
  */
 import assert from 'node:assert/strict';
+import { once } from 'node:events';
 import { Agent as HttpsAgent, request as httpsRequest } from 'node:https';
 import { after, before, describe, test } from 'node:test';
+import { connect as tlsConnect } from 'node:tls';
 import { Agent, request as undiciRequest } from 'undici';
 import { makeCert, type TestCert } from '../helpers/certs.js';
 import { withDeadline } from '../helpers/deadline.js';
@@ -324,6 +326,41 @@ describe('HTTP/2 graceful close and plain HTTPS', { skip: noCert }, () => {
     } finally {
       process.off('warning', onWarning);
       s.close();
+      await srv.close();
+    }
+  });
+
+  test('http2: an HTTP/1.1 (ALPN fallback) client that stalls its body is cut after requestTimeoutMs', async () => {
+    assert.ok(cert);
+    const srv = await startServer({
+      tls: { key: cert.key, cert: cert.cert },
+      http2: true,
+      headersTimeoutMs: 300,
+      requestTimeoutMs: 600,
+    });
+    const sock = tlsConnect({
+      host: '127.0.0.1',
+      port: srv.port,
+      ca: cert.cert,
+      ALPNProtocols: ['http/1.1'],
+    });
+    try {
+      await withDeadline(once(sock, 'secureConnect'), 3_000, 'TLS');
+      assert.equal(sock.alpnProtocol, 'http/1.1');
+      let got = '';
+      sock.on('data', (d: Buffer) => {
+        got += d.toString('latin1');
+      });
+      // Headers complete, then 10 of the 100 bytes announced, then nothing (slow loris).
+      sock.write(
+        `POST ${new URL(srv.url).pathname} HTTP/1.1\r\nHost: 127.0.0.1\r\n` +
+          'Content-Type: application/json\r\nContent-Length: 100\r\n\r\n{"jsonrpc"',
+      );
+      // Node sweeps expired requests every quarter of headersTimeoutMs: well within 3 s.
+      await withDeadline(once(sock, 'close'), 3_000, 'the stalled body is cut');
+      assert.match(got, /^HTTP\/1\.1 408 /);
+    } finally {
+      sock.destroy();
       await srv.close();
     }
   });
