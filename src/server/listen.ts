@@ -80,9 +80,13 @@ export function createTransportServer(o: TransportOptions, listener: Listener): 
       closeAll: async () => server.closeAllConnections(),
     };
   }
-  const server = createSecureServer({ key: o.tls.key, cert: o.tls.cert, allowHTTP1: true }, (req, res) =>
-    listener(req as Http2ServerRequest, res as Http2ServerResponse),
-  );
+  const server = createSecureServer({ key: o.tls.key, cert: o.tls.cert, allowHTTP1: true }, (req, res) => {
+    const q = req as Http2ServerRequest;
+    // Only a request whose body is still to come (END_STREAM not on its HEADERS) needs a bound.
+    if (q.stream !== undefined && !q.stream.endAfterHeaders)
+      boundBody(q, res as Http2ServerResponse, o.requestTimeout);
+    listener(q, res as Http2ServerResponse);
+  });
   // createSecureServer takes no HTTP/1.1 timeout options: with allowHTTP1 it sets its own (60 s
   // headers, 300 s request) as properties, read by the connection sweep it starts on 'listening'.
   // Without this, an ALPN http/1.1 client could trickle its headers or body for five minutes.
@@ -124,4 +128,32 @@ export function createTransportServer(o: TransportOptions, listener: Listener): 
       for (const s of sockets) s.destroy();
     },
   };
+}
+
+/**
+ * requestTimeoutMs for an HTTP/2 request: node:http2 has no request timeout of its own, so a stream
+ * that announced a body and stalls (slow loris) would hold its buffered bytes for as long as the
+ * connection lives, and one connection may open many such streams. As node:http does for HTTP/1.1,
+ * an unfinished body at the deadline is answered 408 (RFC 9110 §15.5.9); the stream ends, the
+ * connection and its other streams go on. The answer itself, however long, is never timed.
+ * (Without END_STREAM on its HEADERS a GET is timed too, but its answer has started by then.)
+ */
+function boundBody(req: Http2ServerRequest, res: Http2ServerResponse, ms: number): void {
+  const timer = setTimeout(() => {
+    if (req.complete) return;
+    if (res.headersSent) {
+      // An answer under way (a GET's SSE stream whose client left its side open) is never cut; a
+      // finished one whose client still holds the stream open (a refusal sent before the body was
+      // read) is closed: RST_STREAM(NO_ERROR) after a complete response (RFC 9113 §8.1).
+      if (res.writableEnded) res.stream.close(0 /* NO_ERROR */);
+      return;
+    }
+    res.writeHead(408, { 'content-type': 'text/plain', 'content-length': '15' });
+    // Then RST_STREAM(NO_ERROR): the client stops sending the rest (RFC 9113 §8.1), and the body
+    // reader sees the stream close.
+    res.end('Request Timeout', () => res.stream.close(0 /* NO_ERROR */));
+  }, ms);
+  const clear = (): void => clearTimeout(timer);
+  req.once('end', clear);
+  res.once('close', clear);
 }

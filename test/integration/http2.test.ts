@@ -365,6 +365,66 @@ describe('HTTP/2 graceful close and plain HTTPS', { skip: noCert }, () => {
     }
   });
 
+  test('http2: an h2 stream that stalls its body is answered 408 after requestTimeoutMs; its connection goes on', async () => {
+    assert.ok(cert);
+    const srv = await startServer({
+      tls: { key: cert.key, cert: cert.cert },
+      http2: true,
+      keepaliveMs: 0,
+      headersTimeoutMs: 300,
+      requestTimeoutMs: 600,
+    });
+    const s = new H2Session(srv.url, cert.cert);
+    try {
+      const stream = s.client.request(
+        {
+          ':method': 'POST',
+          ':path': s.path,
+          'content-type': 'application/json',
+          accept: ACCEPT_BOTH,
+          'content-length': '100',
+        },
+        { endStream: false },
+      );
+      stream.on('error', () => {});
+      stream.resume();
+      // 10 of the 100 bytes announced, then nothing (slow loris).
+      stream.write('{"jsonrpc"');
+      const status = new Promise<number>((resolve) =>
+        stream.once('response', (h) => resolve(Number(h[':status']))),
+      );
+      assert.equal(await withDeadline(status, 3_000, 'the stalled stream is answered'), 408);
+      await withDeadline(once(stream, 'close'), 3_000, 'the stalled stream closes');
+      // A stream whose body arrived in time, and a long answer, are not cut; nor is a GET stream
+      // whose client left its side open (no END_STREAM on HEADERS, a body nobody reads).
+      await s.init();
+      const get = s.client.request(
+        {
+          ':method': 'GET',
+          ':path': s.path,
+          accept: 'text/event-stream',
+          'mcp-session-id': s.sid ?? '',
+          'mcp-protocol-version': LATEST,
+        },
+        { endStream: false },
+      );
+      get.on('error', () => {});
+      const getStatus = new Promise<number>((resolve) =>
+        get.once('response', (h) => resolve(Number(h[':status']))),
+      );
+      assert.equal(await withDeadline(getStatus, 3_000, 'GET head'), 200);
+      const call = await s.post(toolCall('slow', { ms: 1_000 }, 'long'));
+      await withDeadline(call.done, 5_000, 'a call longer than requestTimeoutMs');
+      assert.equal(call.status, 200);
+      assert.match(call.text, /slept 1000/);
+      assert.equal(get.closed, false, 'the GET stream outlived requestTimeoutMs');
+      get.close();
+    } finally {
+      s.close();
+      await srv.close();
+    }
+  });
+
   test('http2 without tls is refused when the server is created', async () => {
     await assert.rejects(startServer({ http2: true }), /http2 needs tls/);
   });
