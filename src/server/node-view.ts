@@ -12,13 +12,42 @@ import { frameworkBody } from './framework-body.js';
 import { readBody } from './read-body.js';
 
 /**
+ * Requests whose `Expect: 100-continue` serve() left to the handler (its 'checkContinue' listener):
+ * the `100 Continue` goes out only when the body is about to be read, so a request refused from its
+ * header section (401, 403, 406, 413 by Content-Length, 415) gets that status instead and its
+ * client uploads nothing (RFC 9110 §10.1.1). Elsewhere node:http has already sent the 100 itself.
+ */
+const owesContinue = new WeakSet<object>();
+
+/** Marks a request whose `100 Continue` is the handler's to send (serve()'s 'checkContinue'). */
+export function continueWhenRead(req: IncomingMessage | Http2ServerRequest): void {
+  owesContinue.add(req);
+}
+
+/** The `100 Continue` a request is owed, as the body reader's `beforeRead`; undefined if none. */
+function continuer(
+  req: IncomingMessage | Http2ServerRequest,
+  res: ServerResponse | Http2ServerResponse,
+): (() => void) | undefined {
+  if (!owesContinue.delete(req)) return undefined;
+  return () => {
+    if (!res.headersSent) res.writeContinue();
+  };
+}
+
+/**
  * `parsedBody`: what a framework in front already parsed (the handler's third argument, or
  * `req.body`; see framework-body.ts). A stream a body parser consumed with nothing handed over
  * fails loudly with BodyConsumedError instead of waiting forever for bytes already read.
  */
-function readNodeBody(req: IncomingMessage, parsedBody: unknown, limit: number): Promise<BodyResult> {
+function readNodeBody(
+  req: IncomingMessage,
+  res: ServerResponse,
+  parsedBody: unknown,
+  limit: number,
+): Promise<BodyResult> {
   const source = frameworkBody(req, parsedBody);
-  if (source.kind === 'stream') return readBody(req, limit);
+  if (source.kind === 'stream') return readBody(req, limit, continuer(req, res));
   if (source.kind === 'consumed') {
     return Promise.reject(
       new BodyConsumedError(
@@ -123,7 +152,7 @@ export function nodeView(req: IncomingMessage, res: ServerResponse, parsedBody?:
       const v = h[name];
       return Array.isArray(v) ? v.join(', ') : v;
     },
-    (limit) => readNodeBody(req, parsedBody, limit),
+    (limit) => readNodeBody(req, res, parsedBody, limit),
   );
 }
 
@@ -140,6 +169,6 @@ export function h2View(req: Http2ServerRequest, res: Http2ServerResponse): NodeR
       return Array.isArray(v) ? v.join(', ') : v;
     },
     // The compatibility request has IncomingMessage's reading surface (data/end/close, complete).
-    (limit) => readBody(req as unknown as IncomingMessage, limit),
+    (limit) => readBody(req as unknown as IncomingMessage, limit, continuer(req, res)),
   );
 }

@@ -10,11 +10,16 @@ import type { BodyResult } from '../core/pipeline/request-view.js';
 
 export type { BodyResult };
 
-export function readBody(req: IncomingMessage, limit: number): Promise<BodyResult> {
+/**
+ * `beforeRead`: called once the declared length passed, just before reading (serve() sends the
+ * `100 Continue` a client's `Expect` asked for there; see node-view.ts).
+ */
+export function readBody(req: IncomingMessage, limit: number, beforeRead?: () => void): Promise<BodyResult> {
   const declared = req.headers['content-length'];
   if (declared !== undefined && Number(declared) > limit) {
     return Promise.resolve({ ok: false, reason: 'too-large' });
   }
+  beforeRead?.();
   return new Promise((resolve) => {
     const chunks: Buffer[] = [];
     let total = 0;

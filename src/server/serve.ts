@@ -21,6 +21,7 @@ import {
 import { H2Sink } from './h2-sink.js';
 import { createTransportServer, type TlsOptions } from './listen.js';
 import { NodeSink } from './node-sink.js';
+import { continueWhenRead } from './node-view.js';
 
 export interface ServeOptions extends Omit<McpHandlerOptions, 'oauth'> {
   /**
@@ -115,12 +116,14 @@ export async function serve(options: ServeOptions): Promise<Served> {
   if (!(headersTimeout > 0 && requestTimeout >= headersTimeout)) {
     throw new InvalidOptionError('serve: need 0 < headersTimeoutMs <= requestTimeoutMs');
   }
+  const pathOf = (url: string): string => {
+    const q = url.indexOf('?');
+    return q < 0 ? url : url.slice(0, q);
+  };
   const transport = createTransportServer(
     { tls: options.tls, http2: options.http2, headersTimeout, requestTimeout },
     (req, res) => {
-      const url = req.url ?? '/';
-      const q = url.indexOf('?');
-      const p = q < 0 ? url : url.slice(0, q);
+      const p = pathOf(req.url ?? '/');
       if (p === path) return handler(req, res);
       if (oauth !== undefined && metadataServed(oauth, req, res)) return;
       const route = routes[p];
@@ -134,6 +137,15 @@ export async function serve(options: ServeOptions): Promise<Served> {
   );
   const server = transport.server as Server & { timeout?: number };
   server.timeout = 0;
+  // Expect: 100-continue (RFC 9110 §10.1.1): node:http would send 100 before the handler runs, so a
+  // request refused from its headers alone (413 by Content-Length, 401, 415…) would have its client
+  // upload the body first. The endpoint sends the 100 when it reads the body (node-view.ts); other
+  // routes get it at once, as before. Both the HTTP/1.1 servers and node:http2's emit this event.
+  server.on('checkContinue', (req: IncomingMessage, res: ServerResponse) => {
+    if (pathOf(req.url ?? '/') === path) continueWhenRead(req);
+    else res.writeContinue();
+    server.emit('request', req, res);
+  });
   await new Promise<void>((resolve, reject) => {
     server.once('error', reject);
     server.listen(port, host, () => {

@@ -1,6 +1,7 @@
 // POST rules on real sockets: media types, body limits, parse and shape errors, 202s, the per-response
 // JSON/SSE decision (auto, json, sse), batches by negotiated revision, and the MCP-Protocol-Version header.
 import assert from 'node:assert/strict';
+import { connect } from 'node:net';
 import { after, before, describe, test } from 'node:test';
 import {
   ACCEPT_BOTH,
@@ -9,11 +10,17 @@ import {
   notification,
   open,
   RawSession,
+  rawExchange,
+  rawStatus,
   rpc,
   send,
   toolCall,
+  until,
 } from '../helpers/http.js';
-import { type Running, startServer } from '../helpers/test-server.js';
+import { type Running, startServer, TEST_BINDING } from '../helpers/test-server.js';
+
+/** serve()'s own Expect handling; the fetch run's adapter is a node:http server of its own. */
+const NODE_ONLY = TEST_BINDING === 'fetch' ? 'serve() only (fetch run)' : false;
 
 const LIMIT = 64 * 1024;
 
@@ -108,6 +115,57 @@ describe('POST: media types, body, parsing', () => {
     await r.finished(5_000, '413 body');
     assertRefusal(r, 413, -32000, 'body-too-large');
     assertClean(srv, 1);
+  });
+
+  test('Expect: 100-continue with a Content-Length over the limit → 413 at once, never 100 Continue', {
+    skip: NODE_ONLY,
+  }, async () => {
+    // RFC 9110 §10.1.1: a status decidable from the header section is sent instead of 100, so the
+    // client does not upload a body the server will refuse (and may not see the 413 for the reset).
+    const raw = await rawExchange(
+      srv.port,
+      `POST ${new URL(srv.url).pathname} HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Type: application/json\r\n` +
+        `Accept: ${ACCEPT_BOTH}\r\nContent-Length: ${LIMIT + 1}\r\nExpect: 100-continue\r\n\r\n`,
+      1_000,
+    );
+    assert.equal(rawStatus(raw), 413, raw);
+    assert.doesNotMatch(raw, /100 Continue/);
+    // Refused before the body too: a media type the endpoint does not take.
+    const typed = await rawExchange(
+      srv.port,
+      `POST ${new URL(srv.url).pathname} HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Type: text/plain\r\n` +
+        'Content-Length: 10\r\nExpect: 100-continue\r\nConnection: close\r\n\r\n',
+      1_000,
+    );
+    assert.equal(rawStatus(typed), 415, typed);
+    assertClean(srv, 1);
+  });
+
+  test('Expect: 100-continue on an acceptable POST → 100 Continue, then the answer', {
+    skip: NODE_ONLY,
+  }, async () => {
+    const body = JSON.stringify(toolCall('echo', { text: 'continued' }, 'cont'));
+    const headers = Object.entries({ ...s.headers(), 'content-length': String(Buffer.byteLength(body)) })
+      .map(([k, v]) => `${k}: ${v}\r\n`)
+      .join('');
+    const sock = connect(srv.port, '127.0.0.1');
+    try {
+      let got = '';
+      sock.setEncoding('latin1');
+      sock.on('data', (d: string) => {
+        got += d;
+      });
+      sock.write(
+        `POST ${new URL(srv.url).pathname} HTTP/1.1\r\nHost: 127.0.0.1\r\n${headers}Expect: 100-continue\r\n\r\n`,
+      );
+      await until(() => got.length > 0, 2_000, 'the interim answer');
+      assert.match(got, /^HTTP\/1\.1 100 Continue\r\n\r\n$/);
+      sock.write(body);
+      await until(() => got.includes('continued'), 2_000, 'the answer');
+      assert.match(got, /HTTP\/1\.1 200 /);
+    } finally {
+      sock.destroy();
+    }
   });
 
   test('a body exactly at the limit is read (chunked), and answered', async () => {
