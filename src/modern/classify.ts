@@ -9,7 +9,7 @@
  * | JSON array                                             | legacy; a modern element: 400/-32600 |
  * | response (result/error)                                | legacy                         |
  * | not a JSON-RPC message                                 | legacy (refused there as today)|
- * | notification with the `_meta` field or a modern header | modern (202)                   |
+ * | notification with the `_meta` field or a modern header | modern (202); header only, with Mcp-Session-Id: the session's (route.ts) |
  * | `initialize` without the field, modern header          | 400/-32020                     |
  * | request with the `_meta` protocolVersion field         | modern                         |
  * | request without the field, modern header               | 400/-32602 naming the keys     |

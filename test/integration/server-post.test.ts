@@ -577,6 +577,23 @@ describe('POST: MCP-Protocol-Version', () => {
     });
   }
 
+  test("a session's notification with a 2026-07-28 header → 400, not a silent 202 (the cancel is not lost)", async () => {
+    // 2025-11-25 basic/transports §"Protocol Version Header": a request on the session with an
+    // unsupported MCP-Protocol-Version gets 400. A notification's POST is such a request too.
+    const call = await s.postOpen(toolCall('slow', { ms: 5_000 }, 'cancel-me'));
+    await until(() => (srv.probe.started.get('slow') ?? 0) >= 1, 3_000, 'slow started');
+    const cancel = notification('notifications/cancelled', { requestId: 'cancel-me' });
+    assertRefusal(
+      await s.post(cancel, { 'mcp-protocol-version': '2026-07-28' }),
+      400,
+      -32000,
+      'unsupported-protocol-version',
+    );
+    assert.equal((await s.post(cancel)).status, 202);
+    await call.finished(3_000, 'the cancelled call ends');
+    assert.deepEqual(srv.probe.aborted, ['slow:5000']);
+  });
+
   test('a supported version other than the negotiated one → 400', async () => {
     assertRefusal(
       await s.post(rpc('ping'), { 'mcp-protocol-version': '2025-06-18' }),
