@@ -405,6 +405,29 @@ describe('sessions: stateless', () => {
     assert.equal(r.status, 200);
   });
 
+  test('a batch: run without a version header or with 2025-03-26; 400 batch-not-allowed with a later one', async () => {
+    // 2025-06-18 removed JSON-RPC batches (basic/transports: the body MUST be a single message); a
+    // stateless request has no session, so its MCP-Protocol-Version header is its revision.
+    const batch = JSON.stringify([rpc('ping', undefined, 'b1'), toolCall('echo', { text: 'b' }, 'b2')]);
+    for (const version of [undefined, '2025-03-26']) {
+      const headers =
+        version === undefined ? JSON_HEADERS : { ...JSON_HEADERS, 'mcp-protocol-version': version };
+      const r = await send(srv.url, { method: 'POST', headers, body: batch });
+      assert.equal(r.status, 200, `${version}: ${r.text}`);
+      assert.equal(r.json().length, 2);
+    }
+    const started = srv.probe.started.get('echo') ?? 0;
+    for (const version of ['2025-06-18', '2025-11-25']) {
+      const r = await send(srv.url, {
+        method: 'POST',
+        headers: { ...JSON_HEADERS, 'mcp-protocol-version': version },
+        body: batch,
+      });
+      assertRefusal(r, 400, -32600, 'batch-not-allowed');
+    }
+    assert.equal(srv.probe.started.get('echo') ?? 0, started, 'nothing ran');
+  });
+
   test('GET and DELETE → 405 with Allow: POST', async () => {
     for (const method of ['GET', 'DELETE']) {
       const r = await send(srv.url, { method, headers: { accept: 'text/event-stream' } });

@@ -92,6 +92,9 @@ export async function handleSessionPost(
     const bad = checkVersionHeader(v, undefined);
     if (v !== undefined && bad !== undefined)
       return sendRefusal(sink, Refusals.badProtocolVersion(v, bad), headers);
+    // Without a session the header is the request's revision; batches ended with 2025-03-26.
+    if (batch && v !== undefined && !allowsBatch(v))
+      return sendRefusal(sink, Refusals.batchNotAllowed(v, 'MCP-Protocol-Version'), headers);
     return statelessPost(reg, input, items, batch);
   }
 

@@ -48,12 +48,13 @@ export const Refusals = {
   /** An `initialize` whose required params are missing or mistyped (jsonrpc/initialize-params.ts). */
   invalidInitialize: (detail: string) =>
     refusal(400, C.InvalidParams, 'invalid-initialize-params', `Invalid params: ${detail}`),
-  batchNotAllowed: (version: string) =>
+  /** `by`: what named the revision (the session's negotiation, or a stateless request's header). */
+  batchNotAllowed: (version: string, by = 'session negotiated') =>
     refusal(
       400,
       C.InvalidRequest,
       'batch-not-allowed',
-      `Invalid Request: JSON-RPC batches were removed after 2025-03-26 (session negotiated ${version})`,
+      `Invalid Request: JSON-RPC batches were removed after 2025-03-26 (${by} ${version})`,
     ),
   initializeInBatch: () =>
     refusal(
