@@ -3,6 +3,7 @@
  * handler is created: an impossible value throws InvalidOptionError naming the option.
  */
 import { InvalidOptionError } from '../errors.js';
+import { hostNameOf } from '../security/host.js';
 import type { TaskHook } from './era-2026/task-hook.js';
 import type { ClientLimitOptions } from './limits/client-limits.js';
 import type { TracingOptions } from './observe/operations.js';
@@ -95,4 +96,21 @@ export function tracingOf(t: TracingOptions | false | undefined): TracingOptions
   if (t.tracer !== undefined && typeof t.tracer?.startSpan !== 'function')
     throw new InvalidOptionError('tracing.tracer must be an OpenTelemetry Tracer (with startSpan)');
   return t;
+}
+
+/**
+ * allowedHosts, lower-cased. The Host check compares a Host's name without its port, an IPv6
+ * literal in brackets (security/host.ts; RFC 9110 §7.2), so an entry that is not such a name (a
+ * port, a scheme, a bare IPv6 address) could never match: it would refuse every request quietly.
+ */
+export function allowedHostsOf(hosts: readonly string[]): string[] {
+  return hosts.map((h) => {
+    const name = typeof h === 'string' ? h.trim().toLowerCase() : '';
+    if (name === '' || hostNameOf(name) !== name) {
+      throw new InvalidOptionError(
+        `allowedHosts: '${String(h)}' is not a host name without port or scheme (e.g. 'mcp.example.com', '[::1]')`,
+      );
+    }
+    return name;
+  });
 }

@@ -17,6 +17,7 @@ import type { ClientLimitOptions } from './limits/client-limits.js';
 import type { TracingOptions } from './observe/operations.js';
 import type { Probe } from './observe/probe.js';
 import {
+  allowedHostsOf,
   clientLimits,
   hibernateAfterMsOf,
   nonNegativeInt,
@@ -127,7 +128,10 @@ export interface ServerOptions {
   sessionIdPrefix?: string;
   /** Exact origins allowed (e.g. 'https://app.example.com'). @defaultValue same-origin with the Host header */
   allowedOrigins?: string[];
-  /** Host names allowed on a loopback bind. @defaultValue ['localhost', '127.0.0.1', '[::1]'] */
+  /**
+   * Host names allowed on a loopback bind: names only, no port or scheme, IPv6 in brackets (any
+   * other entry throws InvalidOptionError). @defaultValue ['localhost', '127.0.0.1', '[::1]']
+   */
   allowedHosts?: string[];
   /**
    * Authenticates every request before any session lookup; null means 401, an `AuthDenial` is sent
@@ -328,7 +332,7 @@ export function resolveOptions(o: ServerOptions): ResolvedOptions {
     enableDelete: !stateless && (o.enableDelete ?? DEFAULTS.enableDelete),
     sessionIdPrefix: sessionIdPrefixOf(o.sessionIdPrefix),
     allowedOrigins,
-    allowedHosts: (o.allowedHosts ?? DEFAULTS.allowedHosts).map((h) => h.toLowerCase()),
+    allowedHosts: allowedHostsOf(o.allowedHosts ?? DEFAULTS.allowedHosts),
     authenticate: o.authenticate,
     revalidateMs: nonNegativeInt('revalidateMs', o.revalidateMs ?? DEFAULTS.revalidateMs),
     resourceMetadataUrl: o.resourceMetadataUrl,

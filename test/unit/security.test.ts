@@ -1,6 +1,8 @@
 import assert from 'node:assert/strict';
 import { describe, test } from 'node:test';
 import fc from 'fast-check';
+import { resolveOptions } from '../../src/core/options.js';
+import { InvalidOptionError } from '../../src/errors.js';
 import { corsHeaders, preflightHeaders } from '../../src/security/cors.js';
 import { hostAllowed, hostNameOf, isLoopbackAddress } from '../../src/security/host.js';
 import { checkOrigin } from '../../src/security/origin.js';
@@ -139,6 +141,22 @@ describe('security/host', () => {
   test('custom allowedHosts replace the defaults', () => {
     assert.equal(hostAllowed('mcp.internal:80', { loopback: true }, ['mcp.internal']), true);
     assert.equal(hostAllowed('localhost:80', { loopback: true }, ['mcp.internal']), false);
+  });
+
+  test('allowedHosts entries the Host check could never match are refused when the options are resolved', () => {
+    // The check compares the Host's name without its port, IPv6 literals in brackets (RFC 9110 §7.2):
+    // an entry with a port, a scheme or a bare IPv6 address would silently refuse every request.
+    for (const bad of ['localhost:3000', 'http://mcp.internal', '::1', 'mcp.internal/', '', 'a b']) {
+      assert.throws(
+        () => resolveOptions({ allowedHosts: [bad] }),
+        (e: unknown) => e instanceof InvalidOptionError && /allowedHosts/.test(e.message),
+        bad,
+      );
+    }
+    assert.deepEqual(resolveOptions({ allowedHosts: [' MCP.Internal ', '[::1]'] }).allowedHosts, [
+      'mcp.internal',
+      '[::1]',
+    ]);
   });
 });
 
