@@ -136,6 +136,15 @@ export class Forwarder {
       });
       up.once('response', (answer) => {
         const status = answer.statusCode ?? 502;
+        if (status < 200) {
+          // Node's parser passes any three digits on, but `writeHead` throws below 100 (an uncaught
+          // exception in this listener: the relay's process died), and a 1xx is never a final answer
+          // (RFC 9110 §15.2). Not an answer from a Sluice owner: as if none came (503, then 404).
+          res.off('close', onClientGone);
+          up.destroy();
+          settle({ kind: 'unreachable', error: `invalid status ${status} from the owner`, refused: false });
+          return;
+        }
         const reason = answer.headers['x-sluice-refusal'] as string | undefined;
         if (f.intercept?.(status) === true) {
           answer.resume();

@@ -4,7 +4,14 @@
 // body). Sent again to the owner within the signature's window, the captured request is refused:
 // a replayed POST does not run the call again, a replayed GET does not open the session's GET stream.
 import assert from 'node:assert/strict';
-import { createServer, type IncomingHttpHeaders, request, type Server } from 'node:http';
+import {
+  createServer,
+  type IncomingHttpHeaders,
+  type IncomingMessage,
+  request,
+  type Server,
+  type ServerResponse,
+} from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { after, before, describe, test } from 'node:test';
 import { redisCluster } from '../../src/cluster/cluster.js';
@@ -24,14 +31,25 @@ interface Captured {
 
 const HOP_BY_HOP = new Set(['connection', 'keep-alive', 'transfer-encoding', 'content-length']);
 
+/**
+ * Answers a request in the owner's place when it returns true (what a broken owner, or another
+ * program at its address, would send); the request is passed on otherwise.
+ */
+type Impostor = (req: IncomingMessage, res: ServerResponse) => boolean;
+
 /** An HTTP proxy to 127.0.0.1:`target()` that records each request it passes on. */
-function recordingProxy(target: () => number, seen: Captured[]): Server {
+function recordingProxy(
+  target: () => number,
+  seen: Captured[],
+  impostor: () => Impostor | undefined,
+): Server {
   return createServer((req, res) => {
     const chunks: Buffer[] = [];
     req.on('data', (c: Buffer) => chunks.push(c));
     req.on('end', () => {
       const body = Buffer.concat(chunks).toString('utf8');
       seen.push({ method: req.method ?? 'GET', headers: { ...req.headers }, body });
+      if (impostor()?.(req, res) === true) return;
       const headers: Record<string, string | string[]> = {};
       for (const [k, v] of Object.entries(req.headers))
         if (v !== undefined && !HOP_BY_HOP.has(k)) headers[k] = v;
@@ -67,11 +85,16 @@ describe('cluster hop: a captured forwarded request is good once', {
   let relay: Running;
   let proxy: Server;
   const captured: Captured[] = [];
+  let impostor: Impostor | undefined;
 
   before(async () => {
     redis = await startRedis();
     let ownerPort = 0;
-    proxy = recordingProxy(() => ownerPort, captured);
+    proxy = recordingProxy(
+      () => ownerPort,
+      captured,
+      () => impostor,
+    );
     await new Promise<void>((resolve) => proxy.listen(0, '127.0.0.1', resolve));
     const proxyPort = (proxy.address() as AddressInfo).port;
     owner = await startServer({
@@ -147,5 +170,22 @@ describe('cluster hop: a captured forwarded request is good once', {
     const again = await via(s, relay.url).get();
     assert.equal(again.status, 200);
     again.destroy();
+  });
+
+  test("an answer at the owner's address that is not HTTP the relay can pass on: 503, the relay lives", async () => {
+    const s = new RawSession(owner.url);
+    await s.init();
+    for (const status of ['099', '000', '101']) {
+      impostor = (req) => {
+        // A final status Node parses but cannot write again (below 100), or a 1xx as final answer.
+        req.socket.end(`HTTP/1.1 ${status} Odd\r\ncontent-length: 0\r\n\r\n`);
+        return true;
+      };
+      const r = await via(s, relay.url).post(toolCall('echo', { text: status }, `odd-${status}`));
+      impostor = undefined;
+      assertRefusal(r, 503, C.ServerError, 'owner-unavailable');
+    }
+    const next = await via(s, relay.url).post(toolCall('echo', { text: 'after' }, 'after'));
+    assert.equal(next.status, 200, next.text);
   });
 });
