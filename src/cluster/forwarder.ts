@@ -80,7 +80,15 @@ export class Forwarder {
 
   /** Forwards and relays. Resolves when the owner's status is known (the body may still be streaming). */
   forward(f: ForwardRequest, req: IncomingMessage, res: ServerResponse): Promise<ForwardOutcome> {
-    const peer = this.#peer(f.target);
+    const peer = this.#peerOrUndefined(f.target);
+    // An address no member could have advertised (an entry cut short, or of another release):
+    // nothing can answer there, so the lease decides between 503 and 404, never a 500.
+    if (peer === undefined)
+      return Promise.resolve({
+        kind: 'unreachable',
+        error: `bad owner address '${f.target}'`,
+        refused: false,
+      });
     // One pass over the client's headers, no intermediate entry arrays (this runs per request).
     const headers: Record<string, string | string[]> = {};
     const from = f.headers;
@@ -180,7 +188,8 @@ export class Forwarder {
    * error and at the connect deadline (a moment's trouble of a live owner looks like that).
    */
   refusesConnections(target: string): Promise<boolean> {
-    const peer = this.#peer(target);
+    const peer = this.#peerOrUndefined(target);
+    if (peer === undefined) return Promise.resolve(false);
     return new Promise<boolean>((resolve) => {
       const s = connect({ host: peer.hostname, port: Number(peer.port) || 80 });
       const done = (refused: boolean): void => {
@@ -200,6 +209,15 @@ export class Forwarder {
     this.#peers.clear();
   }
 
+  /** The peer, or undefined when `target` is not an http:// URL with a valid port (checkAdvertise). */
+  #peerOrUndefined(target: string): Peer | undefined {
+    try {
+      return this.#peer(target);
+    } catch {
+      return undefined;
+    }
+  }
+
   /**
    * The parsed target and its keep-alive agent, once per owner address (a cluster has a handful):
    * the hop does not parse the same URL on every request.
@@ -208,6 +226,8 @@ export class Forwarder {
     let p = this.#peers.get(target);
     if (p === undefined) {
       const url = new URL(target);
+      // The hop is plain HTTP (members advertise http:// only): `request` throws on anything else.
+      if (url.protocol !== 'http:') throw new TypeError(`not an http:// URL: ${target}`);
       let agent = this.#agents.get(url.origin);
       if (agent === undefined) {
         agent = new Agent({

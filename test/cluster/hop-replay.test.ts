@@ -16,6 +16,8 @@ import type { AddressInfo } from 'node:net';
 import { after, before, describe, test } from 'node:test';
 import { redisCluster } from '../../src/cluster/cluster.js';
 import { FORWARD_HEADER } from '../../src/cluster/forward-auth.js';
+import { connectNodeRedis } from '../../src/cluster/node-redis.js';
+import type { RedisLink } from '../../src/cluster/redis-link.js';
 import { JsonRpcCode as C } from '../../src/jsonrpc/codes.js';
 import { assertRefusal, open, RawSession, sleep, toolCall, until } from '../helpers/http.js';
 import { findRedis, type Redis, startRedis } from '../helpers/redis.js';
@@ -86,6 +88,7 @@ describe('cluster hop: a captured forwarded request is good once', {
   let proxy: Server;
   const captured: Captured[] = [];
   let impostor: Impostor | undefined;
+  let link: RedisLink;
 
   before(async () => {
     redis = await startRedis();
@@ -107,8 +110,10 @@ describe('cluster hop: a captured forwarded request is good once', {
     });
     ownerPort = owner.port;
     relay = await startServer({ cluster: redisCluster({ url: redis.url, leaseMs: 1_000 }), keepaliveMs: 0 });
+    link = await connectNodeRedis({ url: redis.url });
   });
   after(async () => {
+    await link?.close();
     for (const n of [relay, owner]) await n?.close().catch(() => undefined);
     await new Promise<void>((resolve) => (proxy ? proxy.close(() => resolve()) : resolve()));
     await redis?.stop();
@@ -187,5 +192,42 @@ describe('cluster hop: a captured forwarded request is good once', {
     }
     const next = await via(s, relay.url).post(toolCall('echo', { text: 'after' }, 'after'));
     assert.equal(next.status, 200, next.text);
+  });
+
+  test('a directory entry whose owner address cannot be dialled: 404 (no lease), never a 500', async () => {
+    const s = new RawSession(owner.url);
+    await s.init();
+    for (const [i, address] of [
+      '',
+      'not a url',
+      'http://127.0.0.1:99999/mcp',
+      'https://127.0.0.1:1/mcp',
+      'ftp://x/',
+    ].entries()) {
+      // What an entry of another release, or one cut short, may hold: the owner named has no lease.
+      const sid = `odd-entry-${i}`;
+      await link.send([
+        'HSET',
+        `sl:{${sid}}`,
+        'o',
+        'gone-owner',
+        'a',
+        address,
+        'e',
+        '1',
+        'p',
+        '',
+        't',
+        'x',
+        'v',
+        '2025-11-25',
+      ]);
+      await link.send(['PEXPIRE', `sl:{${sid}}`, '60000']);
+      const ghost = new RawSession(relay.url);
+      ghost.sid = sid;
+      ghost.version = '2025-11-25';
+      const r = await ghost.post(toolCall('echo', { text: 'x' }, `odd-${i}`));
+      assertRefusal(r, 404, C.SessionNotFound, 'session-not-found');
+    }
   });
 });
