@@ -122,7 +122,15 @@ export class RedisCluster {
     this.#secretShared = secret === undefined || secret === '';
     if (!this.#secretShared && secret !== undefined) this.#secret = checkGivenSecret(secret);
     this.#o = o;
-    this.#forwarder = new Forwarder({ connectTimeoutMs: o.peerConnectTimeoutMs ?? 2_000 });
+    this.#forwarder = new Forwarder({
+      connectTimeoutMs: o.peerConnectTimeoutMs ?? 2_000,
+      // A hop still without a status after a third of the lease reads its owner's lease, and ends
+      // once it has lapsed: a frozen owner sends no RST (docs/scale-out.md, "Failure semantics").
+      headWatch: {
+        everyMs: Math.max(100, Math.floor(this.leaseMs / 3)),
+        lapsed: async (owner) => (await this.#lease?.remainingMs(owner)) === 0,
+      },
+    });
     this.#cache = new DirectoryCache(10_000, o.directoryCacheMs ?? 30_000);
     // Live views (getters): the link, directory, lease, replica and key come when the cluster joins.
     const self = this;

@@ -69,6 +69,7 @@ export async function forwardToOwner(c: ForwardContext, r: RouteInput, sid: stri
       body: r.body,
       extra: { ...hop.headers, [FORWARD_HEADER]: signature },
       intercept: (status) => status === 421,
+      owner: entry.owner,
     },
     r.req,
     r.res,

@@ -59,6 +59,28 @@ export interface ForwardRequest {
    * the answer from the client (the caller answers instead, e.g. after a 421).
    */
   intercept?: (status: number) => boolean;
+  /** The owner's incarnation, whose lease the head watch reads while no status has come. */
+  owner?: string;
+}
+
+/**
+ * While a hop waits for the owner's status, how it learns that the owner is gone for good. A frozen
+ * owner (SIGSTOP) or a host that lost power sends no RST: the request written on a pooled socket
+ * would wait as long as TCP does (minutes). Its lease lapses instead (docs/scale-out.md, "Failure
+ * semantics": the lease tells dead from slow), and the hop then ends as if the connection had broken.
+ */
+export interface HeadWatch {
+  /** How long a hop waits before its owner's lease is read, and then how often. */
+  everyMs: number;
+  /** True once the owner's lease has lapsed; false while it holds or when Redis cannot say. */
+  lapsed(owner: string): Promise<boolean>;
+}
+
+/** A hop that has no status from its owner yet. */
+interface Waiting {
+  owner: string;
+  since: number;
+  cut: () => void;
 }
 
 interface Peer {
@@ -73,9 +95,15 @@ export class Forwarder {
   readonly #agents = new Map<string, Agent>();
   readonly #peers = new Map<string, Peer>();
   readonly #connectTimeoutMs: number;
+  readonly #watch: HeadWatch | undefined;
+  /** Hops waiting for a status (a Set add and delete per hop; one timer for all, only while any wait). */
+  readonly #waiting = new Set<Waiting>();
+  #watchTimer: ReturnType<typeof setInterval> | undefined;
+  #watching = false;
 
-  constructor(o: { connectTimeoutMs?: number } = {}) {
+  constructor(o: { connectTimeoutMs?: number; headWatch?: HeadWatch } = {}) {
     this.#connectTimeoutMs = o.connectTimeoutMs ?? 2_000;
+    this.#watch = o.headWatch;
   }
 
   /** Forwards and relays. Resolves when the owner's status is known (the body may still be streaming). */
@@ -101,9 +129,11 @@ export class Forwarder {
       headers['content-length'] = String(Buffer.byteLength(f.body));
     return new Promise<ForwardOutcome>((resolve) => {
       let settled = false;
+      let waiting: Waiting | undefined;
       const settle = (o: ForwardOutcome): void => {
         if (settled) return;
         settled = true;
+        if (waiting !== undefined) this.#waiting.delete(waiting);
         resolve(o);
       };
       const up = request({
@@ -115,6 +145,16 @@ export class Forwarder {
         headers,
         agent: peer.agent,
       });
+      if (this.#watch !== undefined && f.owner !== undefined) {
+        waiting = {
+          owner: f.owner,
+          since: Date.now(),
+          cut: () => up.destroy(new Error('owner lease lapsed')),
+        };
+        this.#waiting.add(waiting);
+        this.#watchTimer ??= setInterval(() => void this.#checkHeads(), this.#watch.everyMs);
+        this.#watchTimer.unref?.();
+      }
       /** The owner's answer is being relayed onto `res` (not kept back by `intercept`). */
       let relaying = false;
       const onClientGone = (): void => {
@@ -203,7 +243,32 @@ export class Forwarder {
     });
   }
 
+  /** Ends the hops of owners whose lease lapsed while they waited for a status (HeadWatch). */
+  async #checkHeads(): Promise<void> {
+    const watch = this.#watch;
+    if (watch === undefined || this.#watching) return;
+    if (this.#waiting.size === 0) {
+      clearInterval(this.#watchTimer);
+      this.#watchTimer = undefined;
+      return;
+    }
+    this.#watching = true;
+    try {
+      const due = Date.now() - watch.everyMs;
+      const owners = new Set<string>();
+      for (const w of this.#waiting) if (w.since <= due) owners.add(w.owner);
+      for (const owner of owners) {
+        if (!(await watch.lapsed(owner).catch(() => false))) continue;
+        for (const w of [...this.#waiting]) if (w.owner === owner && w.since <= due) w.cut();
+      }
+    } finally {
+      this.#watching = false;
+    }
+  }
+
   close(): void {
+    clearInterval(this.#watchTimer);
+    this.#watchTimer = undefined;
     for (const a of this.#agents.values()) a.destroy();
     this.#agents.clear();
     this.#peers.clear();

@@ -89,6 +89,7 @@ describe('cluster hop: a captured forwarded request is good once', {
   const captured: Captured[] = [];
   let impostor: Impostor | undefined;
   let link: RedisLink;
+  let proxyUrl = '';
 
   before(async () => {
     redis = await startRedis();
@@ -100,6 +101,7 @@ describe('cluster hop: a captured forwarded request is good once', {
     );
     await new Promise<void>((resolve) => proxy.listen(0, '127.0.0.1', resolve));
     const proxyPort = (proxy.address() as AddressInfo).port;
+    proxyUrl = `http://127.0.0.1:${proxyPort}/mcp`;
     owner = await startServer({
       cluster: redisCluster({
         url: redis.url,
@@ -228,6 +230,31 @@ describe('cluster hop: a captured forwarded request is good once', {
       ghost.version = '2025-11-25';
       const r = await ghost.post(toolCall('echo', { text: 'x' }, `odd-${i}`));
       assertRefusal(r, 404, C.SessionNotFound, 'session-not-found');
+    }
+  });
+
+  test('a hop whose owner froze before answering ends when its lease lapses (404), not when TCP gives up', async () => {
+    // A frozen owner (SIGSTOP, a host gone without a RST) holds the request and never answers.
+    const sid = 'frozen-owner-session';
+    const held: IncomingMessage[] = [];
+    impostor = (req) => {
+      if (req.headers['mcp-session-id'] !== sid) return false;
+      held.push(req);
+      return true;
+    };
+    await link.send(['SET', 'sl:inst:frozen-owner', proxyUrl, 'PX', '1200']);
+    await link.send(['HSET', `sl:{${sid}}`, 'o', 'frozen-owner', 'a', proxyUrl, 'e', '1', 'p', '', 't', 'x']);
+    await link.send(['PEXPIRE', `sl:{${sid}}`, '60000']);
+    const ghost = new RawSession(relay.url);
+    ghost.sid = sid;
+    ghost.version = '2025-11-25';
+    try {
+      const r = await ghost.post(toolCall('echo', { text: 'x' }, 'frozen'));
+      assert.equal(held.length, 1, 'the request reached the frozen owner');
+      assertRefusal(r, 404, C.SessionNotFound, 'session-not-found');
+    } finally {
+      impostor = undefined;
+      for (const req of held) req.socket.destroy();
     }
   });
 });
