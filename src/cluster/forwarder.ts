@@ -108,6 +108,10 @@ export class Forwarder {
 
   /** Forwards and relays. Resolves when the owner's status is known (the body may still be streaming). */
   forward(f: ForwardRequest, req: IncomingMessage, res: ServerResponse): Promise<ForwardOutcome> {
+    // The client left while the owner was looked up: its 'close' has fired already and would never
+    // reach the listener below, so a hop opened now would stream the owner's answer into nothing
+    // (an SSE stream held open at the owner until it overflows).
+    if (res.destroyed) return Promise.resolve({ kind: 'client-gone' });
     const peer = this.#peerOrUndefined(f.target);
     // An address no member could have advertised (an entry cut short, or of another release):
     // nothing can answer there, so the lease decides between 503 and 404, never a 500.

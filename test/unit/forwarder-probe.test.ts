@@ -2,7 +2,7 @@
 // socket (a reset, as after kill -9 of the owner), a fresh connect tells a dead address from a live
 // one, so the 503's Retry-After can name the end of the owner's lease (cluster.ts).
 import assert from 'node:assert/strict';
-import { createServer, type Server } from 'node:http';
+import { createServer, request, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { test } from 'node:test';
 import { Forwarder } from '../../src/cluster/forwarder.js';
@@ -24,5 +24,48 @@ test('refusesConnections: false while something listens, true once the port is c
   } finally {
     f.close();
     server.closeAllConnections();
+  }
+});
+
+test('forward: a client gone before the hop starts opens no hop (the owner would stream into nothing)', async () => {
+  let ownerRequests = 0;
+  const owner = createServer((_req, res) => {
+    ownerRequests++;
+    res.writeHead(200, { 'content-type': 'text/event-stream' });
+    res.write(': open\n\n');
+  });
+  await new Promise<void>((resolve) => owner.listen(0, '127.0.0.1', resolve));
+  const f = new Forwarder({ connectTimeoutMs: 2_000 });
+  const target = `http://127.0.0.1:${(owner.address() as AddressInfo).port}/mcp`;
+  // The relay's client leaves while the relay still looks the owner up (a Redis round trip).
+  let outcome: Promise<unknown> | undefined;
+  const front: Server = createServer();
+  const gone = new Promise<void>((ready) => {
+    front.once('request', (req, res) => {
+      res.once('close', () => {
+        outcome = f.forward({ target, method: 'GET', headers: {}, body: '', extra: {} }, req, res);
+        ready();
+      });
+    });
+  });
+  await new Promise<void>((resolve) => front.listen(0, '127.0.0.1', resolve));
+  const client = request({ port: (front.address() as AddressInfo).port, method: 'GET' });
+  client.on('error', () => undefined);
+  client.end();
+  try {
+    await withDeadline(new Promise((r) => front.once('connection', r)), 5_000, 'the client connected');
+    await new Promise((r) => setTimeout(r, 50));
+    client.destroy();
+    await withDeadline(gone, 5_000, 'the relay saw its client go');
+    assert.deepEqual(await withDeadline(outcome ?? Promise.reject(), 5_000, 'the outcome'), {
+      kind: 'client-gone',
+    });
+    await new Promise((r) => setTimeout(r, 100));
+    assert.equal(ownerRequests, 0, 'nothing was sent to the owner');
+  } finally {
+    f.close();
+    owner.closeAllConnections();
+    owner.close();
+    front.close();
   }
 });
