@@ -11,7 +11,7 @@
  * fires (answered entries leave, late ones are rejected) and is armed again for the new head; a
  * busy link costs a list entry per command and a timer callback per allowance, not a timer each.
  */
-import { RedisUnavailableError } from './redis-link.js';
+import { type RedisLink, RedisUnavailableError } from './redis-link.js';
 
 interface Entry {
   readonly at: number;
@@ -87,4 +87,23 @@ export class CommandDeadlines {
     if (e === undefined) this.#tail = undefined;
     else this.#arm(e.at - now);
   }
+}
+
+/**
+ * A link of the user's own (`redisCluster({ link })`) held to the deadline the built-in adapters
+ * keep (docs/scale-out.md, "Redis stalls": 503 after at most the deadline, never a hang). The seam's
+ * own example wraps node-redis, whose per-command timeout stops counting once a command is written,
+ * so without this a request behind a stalled Redis waited as long as the TCP connection lived.
+ */
+export function withDeadlines(inner: RedisLink, ms: number): RedisLink {
+  const deadlines = new CommandDeadlines(ms);
+  const link: RedisLink = {
+    send: (args) => deadlines.bound(inner.send(args)),
+    close: () => inner.close(),
+  };
+  // Only when the inner link can subscribe: the change bus checks for the method.
+  const sub = inner.subscribe;
+  if (sub !== undefined)
+    link.subscribe = (channel, sharded, onMessage) => sub.call(inner, channel, sharded, onMessage);
+  return link;
 }

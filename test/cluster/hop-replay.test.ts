@@ -257,4 +257,30 @@ describe('cluster hop: a captured forwarded request is good once', {
       for (const req of held) req.socket.destroy();
     }
   });
+
+  test("a member on a link of the user's own: a stalled Redis answers 503 within the deadline, no hang", async () => {
+    const inner = await connectNodeRedis({ url: redis.url });
+    let stalled = false;
+    // What the seam's example (node-redis with its own `timeout`) does when Redis stops answering:
+    // the command was written, and its promise never settles.
+    const own: RedisLink = {
+      send: (args) => (stalled ? new Promise(() => undefined) : inner.send(args)),
+      close: () => inner.close(),
+    };
+    const member = await startServer({
+      cluster: redisCluster({ link: own, leaseMs: 1_000 }),
+      keepaliveMs: 0,
+    });
+    try {
+      const ghost = new RawSession(member.url);
+      ghost.sid = 'behind-a-stalled-redis';
+      ghost.version = '2025-11-25';
+      stalled = true;
+      const r = await ghost.post(toolCall('echo', { text: 'x' }, 'stalled'));
+      assertRefusal(r, 503, C.ServerError, 'cluster-unavailable');
+    } finally {
+      stalled = false;
+      await member.close();
+    }
+  });
 });
