@@ -16,6 +16,14 @@ export interface AcceptContext {
   readonly counters: ClusterCounters;
 }
 
+/**
+ * Names the refusal in a header: the relaying member reads only the head before relaying, and must
+ * tell this 403 (its signature refused: keys or clocks differ) from a 403 meant for the client (an
+ * authorization denial), forward-path.ts.
+ */
+export const REFUSAL_HEADER = 'x-sluice-refusal';
+const HOP_REFUSED = { [REFUSAL_HEADER]: 'forward-forbidden' };
+
 /** 'local': serve the forwarded request here; 'handled': it was refused. */
 export function acceptForwarded(c: AcceptContext, r: RouteInput, header: string): 'local' | 'handled' {
   const sink = r.sink;
@@ -33,7 +41,7 @@ export function acceptForwarded(c: AcceptContext, r: RouteInput, header: string)
   });
   if (!v.ok) {
     c.counters.add('forwardRefused');
-    sendRefusal(sink, Refusals.forwardForbidden(), r.headers);
+    sendRefusal(sink, Refusals.forwardForbidden(), { ...r.headers, ...HOP_REFUSED });
     return 'handled';
   }
   if (v.to !== c.incarnation) {
@@ -46,7 +54,7 @@ export function acceptForwarded(c: AcceptContext, r: RouteInput, header: string)
   const seen = c.replays.admit(v.from, v.ts, v.nonce);
   if (seen === 'replayed') {
     c.counters.add('forwardRefused');
-    sendRefusal(sink, Refusals.forwardForbidden(), r.headers);
+    sendRefusal(sink, Refusals.forwardForbidden(), { ...r.headers, ...HOP_REFUSED });
     return 'handled';
   }
   if (seen === 'crowded') {

@@ -68,7 +68,7 @@ export async function forwardToOwner(c: ForwardContext, r: RouteInput, sid: stri
       headers: r.view.headers,
       body: r.body,
       extra: { ...hop.headers, [FORWARD_HEADER]: signature },
-      intercept: (status) => status === 421,
+      intercept: (status, reason) => status === 421 || refusedHop(status, reason),
       owner: entry.owner,
     },
     r.req,
@@ -78,6 +78,15 @@ export async function forwardToOwner(c: ForwardContext, r: RouteInput, sid: stri
     outcome.kind === 'answered' ? outcome.status : undefined,
     outcome.kind === 'unreachable' ? outcome.error : undefined,
   );
+  if (outcome.kind === 'answered' && refusedHop(outcome.status, outcome.reason)) {
+    // The owner refused the hop itself: the members' keys differ (a new member keyed an emptied
+    // Redis before the others re-offered theirs, docs/scale-out.md "The hop") or their clocks are
+    // more than the window apart. Not the client's doing: a 403 would read as its credentials
+    // refused. 503: the keys agree again within a third of a lease.
+    c.counters.add('forwardFailed');
+    sendRefusal(sink, Refusals.ownerUnavailable(), r.headers);
+    return 'handled';
+  }
   if (outcome.kind === 'answered' && outcome.status !== 421) {
     c.forwardLatency.observe((performance.now() - t0) / 1000);
     if (outcome.status === 404) c.cache.delete(sid);
@@ -162,4 +171,9 @@ function ownerUnavailableFor(gone: boolean, leftMs: number | undefined): Refusal
   const r = Refusals.ownerUnavailable();
   if (!gone || leftMs === undefined || !Number.isFinite(leftMs)) return r;
   return { ...r, headers: { ...r.headers, 'retry-after': String(Math.max(1, Math.ceil(leftMs / 1000))) } };
+}
+
+/** The owner's answer refuses the hop's signature (accept-forwarded.ts), not the client's request. */
+function refusedHop(status: number, reason: string | undefined): boolean {
+  return status === 403 && reason === 'forward-forbidden';
 }

@@ -14,6 +14,7 @@ import {
   type ServerResponse,
 } from 'node:http';
 import { connect } from 'node:net';
+import { REFUSAL_HEADER } from './accept-forwarded.js';
 
 /** Hop-by-hop headers (RFC 9110 §7.6.1) and what the hop recomputes. */
 const DROP_REQUEST = new Set([
@@ -58,7 +59,7 @@ export interface ForwardRequest {
    * Consulted when the owner's status is known, before anything is relayed: returning true keeps
    * the answer from the client (the caller answers instead, e.g. after a 421).
    */
-  intercept?: (status: number) => boolean;
+  intercept?: (status: number, reason: string | undefined) => boolean;
   /** The owner's incarnation, whose lease the head watch reads while no status has come. */
   owner?: string;
 }
@@ -197,8 +198,8 @@ export class Forwarder {
           settle({ kind: 'unreachable', error: `invalid status ${status} from the owner`, refused: false });
           return;
         }
-        const reason = answer.headers['x-sluice-refusal'] as string | undefined;
-        if (f.intercept?.(status) === true) {
+        const reason = answer.headers[REFUSAL_HEADER] as string | undefined;
+        if (f.intercept?.(status, reason) === true) {
           answer.resume();
           res.off('close', onClientGone);
           settle({ kind: 'answered', status, reason });

@@ -283,4 +283,22 @@ describe('cluster hop: a captured forwarded request is good once', {
       await member.close();
     }
   });
+
+  test('a member whose hop key differs gets its hops refused: its client sees 503, not a 403 of its own', async () => {
+    // A member that keyed an emptied Redis before the others re-offered theirs (docs/scale-out.md,
+    // "The hop"), here a member given another key.
+    const odd = await startServer({
+      cluster: redisCluster({ url: redis.url, leaseMs: 1_000, secret: 'another-key-of-the-cluster-32-by' }),
+      keepaliveMs: 0,
+    });
+    try {
+      const s = new RawSession(owner.url);
+      await s.init();
+      const r = await via(s, odd.url).post(toolCall('echo', { text: 'x' }, 'odd-key'));
+      assertRefusal(r, 503, C.ServerError, 'owner-unavailable');
+      assert.equal(r.headers['retry-after'], '1');
+    } finally {
+      await odd.close();
+    }
+  });
 });
