@@ -60,15 +60,18 @@ export interface ForwardRequest {
    * the answer from the client (the caller answers instead, e.g. after a 421).
    */
   intercept?: (status: number, reason: string | undefined) => boolean;
-  /** The owner's incarnation, whose lease the head watch reads while no status has come. */
+  /** The owner's incarnation, whose lease the watch reads while the hop is not finished. */
   owner?: string;
 }
 
 /**
- * While a hop waits for the owner's status, how it learns that the owner is gone for good. A frozen
- * owner (SIGSTOP) or a host that lost power sends no RST: the request written on a pooled socket
- * would wait as long as TCP does (minutes). Its lease lapses instead (docs/scale-out.md, "Failure
- * semantics": the lease tells dead from slow), and the hop then ends as if the connection had broken.
+ * While a hop is not finished (no status yet, or its answer still streaming), how it learns that
+ * the owner is gone for good. A frozen owner (SIGSTOP) or a host that lost power sends no RST: a
+ * request written on a pooled socket would wait, and a relayed stream stay open, as long as TCP
+ * does (minutes, or for ever). Its lease lapses instead (docs/scale-out.md, "Failure semantics": the
+ * lease tells dead from slow), and the hop then ends as if the connection had broken: no status
+ * yet, the caller answers by the lease; mid-answer, the client's stream is cut and it resumes (from
+ * the copy, with owner-lost for what the stream had not answered).
  */
 export interface HeadWatch {
   /** How long a hop waits before its owner's lease is read, and then how often. */
@@ -77,7 +80,7 @@ export interface HeadWatch {
   lapsed(owner: string): Promise<boolean>;
 }
 
-/** A hop that has no status from its owner yet. */
+/** A hop not finished yet. */
 interface Waiting {
   owner: string;
   since: number;
@@ -97,7 +100,7 @@ export class Forwarder {
   readonly #peers = new Map<string, Peer>();
   readonly #connectTimeoutMs: number;
   readonly #watch: HeadWatch | undefined;
-  /** Hops waiting for a status (a Set add and delete per hop; one timer for all, only while any wait). */
+  /** Hops not finished (a Set add and delete per hop; one timer for all, only while there are any). */
   readonly #waiting = new Set<Waiting>();
   #watchTimer: ReturnType<typeof setInterval> | undefined;
   #watching = false;
@@ -135,10 +138,13 @@ export class Forwarder {
     return new Promise<ForwardOutcome>((resolve) => {
       let settled = false;
       let waiting: Waiting | undefined;
+      const done = (): void => {
+        if (waiting !== undefined) this.#waiting.delete(waiting);
+      };
       const settle = (o: ForwardOutcome): void => {
         if (settled) return;
         settled = true;
-        if (waiting !== undefined) this.#waiting.delete(waiting);
+        if (o.kind !== 'answered') done();
         resolve(o);
       };
       const up = request({
@@ -157,7 +163,8 @@ export class Forwarder {
           cut: () => up.destroy(new Error('owner lease lapsed')),
         };
         this.#waiting.add(waiting);
-        this.#watchTimer ??= setInterval(() => void this.#checkHeads(), this.#watch.everyMs);
+        up.once('close', done);
+        this.#watchTimer ??= setInterval(() => void this.#checkLeases(), this.#watch.everyMs);
         this.#watchTimer.unref?.();
       }
       /** The owner's answer is being relayed onto `res` (not kept back by `intercept`). */
@@ -216,6 +223,7 @@ export class Forwarder {
         relaying = true;
         res.writeHead(status, out);
         if ((answer.headers['content-type'] ?? '').startsWith('text/event-stream')) res.flushHeaders();
+        answer.once('close', done);
         answer.on('aborted', () => res.destroy());
         answer.on('error', () => res.destroy());
         answer.pipe(res);
@@ -248,8 +256,8 @@ export class Forwarder {
     });
   }
 
-  /** Ends the hops of owners whose lease lapsed while they waited for a status (HeadWatch). */
-  async #checkHeads(): Promise<void> {
+  /** Ends the hops of owners whose lease lapsed before the hop finished (HeadWatch). */
+  async #checkLeases(): Promise<void> {
     const watch = this.#watch;
     if (watch === undefined || this.#watching) return;
     if (this.#waiting.size === 0) {

@@ -301,4 +301,48 @@ describe('cluster hop: a captured forwarded request is good once', {
       await odd.close();
     }
   });
+
+  test('a relayed stream whose owner froze mid-answer is cut once the lease lapses (the client resumes)', async () => {
+    const sid = 'frozen-mid-stream';
+    const held: IncomingMessage[] = [];
+    impostor = (req) => {
+      if (req.headers['mcp-session-id'] !== sid) return false;
+      held.push(req);
+      // The head and a first event, then nothing: the owner froze while answering.
+      req.socket.write(
+        'HTTP/1.1 200 OK\r\ncontent-type: text/event-stream\r\ntransfer-encoding: chunked\r\n\r\n' +
+          '10\r\nid: x\ndata: {}\n\n\r\n',
+      );
+      return true;
+    };
+    await link.send(['SET', 'sl:inst:frozen-owner-2', proxyUrl, 'PX', '1200']);
+    await link.send([
+      'HSET',
+      `sl:{${sid}}`,
+      'o',
+      'frozen-owner-2',
+      'a',
+      proxyUrl,
+      'e',
+      '1',
+      'p',
+      '',
+      't',
+      'x',
+    ]);
+    await link.send(['PEXPIRE', `sl:{${sid}}`, '60000']);
+    const ghost = new RawSession(relay.url);
+    ghost.sid = sid;
+    ghost.version = '2025-11-25';
+    try {
+      const r = await ghost.postOpen(toolCall('echo', { text: 'x' }, 'frozen-mid'));
+      assert.equal(r.status, 200);
+      await r.waitFor((x) => x.events.length === 1, 2_000, 'the first event, relayed');
+      await r.finished(5_000, 'the relayed stream is cut');
+      assert.equal(r.res.complete, false, 'cut, not ended: the client resumes');
+    } finally {
+      impostor = undefined;
+      for (const req of held) req.socket.destroy();
+    }
+  });
 });
