@@ -83,6 +83,7 @@ export interface HeadWatch {
 /** A hop not finished yet. */
 interface Waiting {
   owner: string;
+  target: string;
   since: number;
   cut: () => void;
 }
@@ -159,6 +160,7 @@ export class Forwarder {
       if (this.#watch !== undefined && f.owner !== undefined) {
         waiting = {
           owner: f.owner,
+          target: f.target,
           since: Date.now(),
           cut: () => up.destroy(new Error('owner lease lapsed')),
         };
@@ -268,15 +270,45 @@ export class Forwarder {
     this.#watching = true;
     try {
       const due = Date.now() - watch.everyMs;
-      const owners = new Set<string>();
-      for (const w of this.#waiting) if (w.since <= due) owners.add(w.owner);
-      for (const owner of owners) {
+      const owners = new Map<string, string>();
+      for (const w of this.#waiting) if (w.since <= due) owners.set(w.owner, w.target);
+      for (const [owner, target] of owners) {
         if (!(await watch.lapsed(owner).catch(() => false))) continue;
+        // A lapsed lease with a live owner (its own link to Redis is down; it keeps serving,
+        // docs/scale-out.md "Choices made") answers a request: its hops are left alone.
+        if (await this.#answers(target)) continue;
         for (const w of [...this.#waiting]) if (w.owner === owner && w.since <= due) w.cut();
       }
     } finally {
       this.#watching = false;
     }
+  }
+
+  /**
+   * Whether the process at `target` answers an OPTIONS (any status) on a fresh connection within the
+   * connect deadline: a frozen process accepts connections (the kernel does) but answers nothing.
+   */
+  #answers(target: string): Promise<boolean> {
+    const peer = this.#peerOrUndefined(target);
+    if (peer === undefined) return Promise.resolve(false);
+    return new Promise<boolean>((resolve) => {
+      const probe = request({
+        hostname: peer.hostname,
+        port: peer.port,
+        path: peer.path,
+        method: 'OPTIONS',
+        agent: false,
+      });
+      const done = (alive: boolean): void => {
+        clearTimeout(t);
+        probe.destroy();
+        resolve(alive);
+      };
+      const t = setTimeout(() => done(false), this.#connectTimeoutMs);
+      probe.once('response', () => done(true));
+      probe.on('error', () => done(false));
+      probe.end();
+    });
   }
 
   close(): void {

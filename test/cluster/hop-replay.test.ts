@@ -238,7 +238,8 @@ describe('cluster hop: a captured forwarded request is good once', {
     const sid = 'frozen-owner-session';
     const held: IncomingMessage[] = [];
     impostor = (req) => {
-      if (req.headers['mcp-session-id'] !== sid) return false;
+      // Frozen: nothing is answered, the relay's liveness probe (OPTIONS) included.
+      if (req.method !== 'OPTIONS' && req.headers['mcp-session-id'] !== sid) return false;
       held.push(req);
       return true;
     };
@@ -250,7 +251,11 @@ describe('cluster hop: a captured forwarded request is good once', {
     ghost.version = '2025-11-25';
     try {
       const r = await ghost.post(toolCall('echo', { text: 'x' }, 'frozen'));
-      assert.equal(held.length, 1, 'the request reached the frozen owner');
+      assert.equal(held.filter((q) => q.method === 'POST').length, 1, 'the request reached the frozen owner');
+      assert.ok(
+        held.some((q) => q.method === 'OPTIONS'),
+        'the relay probed the owner before giving up on it',
+      );
       assertRefusal(r, 404, C.SessionNotFound, 'session-not-found');
     } finally {
       impostor = undefined;
@@ -306,9 +311,10 @@ describe('cluster hop: a captured forwarded request is good once', {
     const sid = 'frozen-mid-stream';
     const held: IncomingMessage[] = [];
     impostor = (req) => {
-      if (req.headers['mcp-session-id'] !== sid) return false;
+      if (req.method !== 'OPTIONS' && req.headers['mcp-session-id'] !== sid) return false;
       held.push(req);
       // The head and a first event, then nothing: the owner froze while answering.
+      if (req.method === 'OPTIONS') return true;
       req.socket.write(
         'HTTP/1.1 200 OK\r\ncontent-type: text/event-stream\r\ntransfer-encoding: chunked\r\n\r\n' +
           '10\r\nid: x\ndata: {}\n\n\r\n',
@@ -340,6 +346,50 @@ describe('cluster hop: a captured forwarded request is good once', {
       await r.waitFor((x) => x.events.length === 1, 2_000, 'the first event, relayed');
       await r.finished(5_000, 'the relayed stream is cut');
       assert.equal(r.res.complete, false, 'cut, not ended: the client resumes');
+    } finally {
+      impostor = undefined;
+      for (const req of held) req.socket.destroy();
+    }
+  });
+
+  test('a relayed stream whose owner lost its lease but still answers is left alone', async () => {
+    // The owner's own link to Redis is down (its lease lapses) while it serves on: its streams stay.
+    const sid = 'alive-without-lease';
+    const held: IncomingMessage[] = [];
+    impostor = (req) => {
+      if (req.headers['mcp-session-id'] !== sid) return false; // the probe reaches the live owner
+      held.push(req);
+      req.socket.write(
+        'HTTP/1.1 200 OK\r\ncontent-type: text/event-stream\r\ntransfer-encoding: chunked\r\n\r\n' +
+          '10\r\nid: x\ndata: {}\n\n\r\n',
+      );
+      return true;
+    };
+    await link.send([
+      'HSET',
+      `sl:{${sid}}`,
+      'o',
+      'lease-lost-owner',
+      'a',
+      proxyUrl,
+      'e',
+      '1',
+      'p',
+      '',
+      't',
+      'x',
+    ]);
+    await link.send(['PEXPIRE', `sl:{${sid}}`, '60000']);
+    const ghost = new RawSession(relay.url);
+    ghost.sid = sid;
+    ghost.version = '2025-11-25';
+    try {
+      const r = await ghost.postOpen(toolCall('echo', { text: 'x' }, 'alive-no-lease'));
+      assert.equal(r.status, 200);
+      await r.waitFor((x) => x.events.length === 1, 2_000, 'the first event, relayed');
+      await sleep(1_200); // several lease checks (every third of the relay's 1 s lease)
+      assert.equal(r.ended, false, 'the stream is still open');
+      r.destroy();
     } finally {
       impostor = undefined;
       for (const req of held) req.socket.destroy();
