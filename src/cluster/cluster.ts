@@ -127,9 +127,10 @@ export class RedisCluster {
     this.#o = o;
     this.#forwarder = new Forwarder({
       connectTimeoutMs: o.peerConnectTimeoutMs ?? 2_000,
-      // A hop still without a status after a third of the lease reads its owner's lease, and ends
-      // once it has lapsed: a frozen owner sends no RST (docs/scale-out.md, "Failure semantics").
-      headWatch: {
+      // A hop not finished after a third of the lease reads its owner's lease, and ends once it has
+      // lapsed (and the owner answers no probe): a frozen owner sends no RST (docs/scale-out.md,
+      // "Failure semantics").
+      leaseWatch: {
         everyMs: Math.max(100, Math.floor(this.leaseMs / 3)),
         lapsed: async (owner) => (await this.#lease?.remainingMs(owner)) === 0,
       },

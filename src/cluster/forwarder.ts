@@ -73,7 +73,7 @@ export interface ForwardRequest {
  * yet, the caller answers by the lease; mid-answer, the client's stream is cut and it resumes (from
  * the copy, with owner-lost for what the stream had not answered).
  */
-export interface HeadWatch {
+export interface LeaseWatch {
   /** How long a hop waits before its owner's lease is read, and then how often. */
   everyMs: number;
   /** True once the owner's lease has lapsed; false while it holds or when Redis cannot say. */
@@ -100,15 +100,15 @@ export class Forwarder {
   readonly #agents = new Map<string, Agent>();
   readonly #peers = new Map<string, Peer>();
   readonly #connectTimeoutMs: number;
-  readonly #watch: HeadWatch | undefined;
+  readonly #watch: LeaseWatch | undefined;
   /** Hops not finished (a Set add and delete per hop; one timer for all, only while there are any). */
   readonly #waiting = new Set<Waiting>();
   #watchTimer: ReturnType<typeof setInterval> | undefined;
   #watching = false;
 
-  constructor(o: { connectTimeoutMs?: number; headWatch?: HeadWatch } = {}) {
+  constructor(o: { connectTimeoutMs?: number; leaseWatch?: LeaseWatch } = {}) {
     this.#connectTimeoutMs = o.connectTimeoutMs ?? 2_000;
-    this.#watch = o.headWatch;
+    this.#watch = o.leaseWatch;
   }
 
   /** Forwards and relays. Resolves when the owner's status is known (the body may still be streaming). */
@@ -258,7 +258,7 @@ export class Forwarder {
     });
   }
 
-  /** Ends the hops of owners whose lease lapsed before the hop finished (HeadWatch). */
+  /** Ends the hops of owners whose lease lapsed before the hop finished (LeaseWatch). */
   async #checkLeases(): Promise<void> {
     const watch = this.#watch;
     if (watch === undefined || this.#watching) return;
