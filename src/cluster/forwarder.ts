@@ -319,6 +319,21 @@ export class Forwarder {
     this.#peers.clear();
   }
 
+  /** Keep-alive agents held, one per owner address (for tests and stats). */
+  get agents(): number {
+    return this.#agents.size;
+  }
+
+  /** Forgets every parsed address, and the agents with no request in flight or queued. */
+  #forgetIdle(): void {
+    this.#peers.clear();
+    for (const [origin, a] of this.#agents) {
+      if (Object.keys(a.sockets).length > 0 || Object.keys(a.requests).length > 0) continue;
+      a.destroy(); // its idle keep-alive sockets
+      this.#agents.delete(origin);
+    }
+  }
+
   /** The peer, or undefined when `target` is not an http:// URL with a valid port (checkAdvertise). */
   #peerOrUndefined(target: string): Peer | undefined {
     try {
@@ -338,6 +353,9 @@ export class Forwarder {
       const url = new URL(target);
       // The hop is plain HTTP (members advertise http:// only): `request` throws on anything else.
       if (url.protocol !== 'http:') throw new TypeError(`not an http:// URL: ${target}`);
+      // Bounded: directory entries name few distinct addresses at a time, but every restart of a
+      // member may bring a new one (a pod IP): the agents of addresses with nothing in flight go too.
+      if (this.#peers.size >= 1_024) this.#forgetIdle();
       let agent = this.#agents.get(url.origin);
       if (agent === undefined) {
         agent = new Agent({
@@ -356,8 +374,6 @@ export class Forwarder {
         path: url.pathname + url.search,
         agent,
       };
-      // Bounded: directory entries name few distinct addresses, but never let a bad one grow this.
-      if (this.#peers.size >= 1_024) this.#peers.clear();
       this.#peers.set(target, p);
     }
     return p;

@@ -69,3 +69,17 @@ test('forward: a client gone before the hop starts opens no hop (the owner would
     front.close();
   }
 });
+
+test('the keep-alive agents stay bounded however many owner addresses come and go', async () => {
+  const f = new Forwarder({ connectTimeoutMs: 2_000 });
+  try {
+    // Members restarted on new addresses (pod IPs): 1,100 loopback addresses, nothing listening.
+    for (let i = 0; i < 1_100; i++) {
+      const url = `http://127.1.${i >> 8}.${i & 255}:9/mcp`;
+      await withDeadline(f.refusesConnections(url), 5_000, `probe of ${url}`);
+    }
+    assert.ok(f.agents <= 1_024, `${f.agents} agents held`);
+  } finally {
+    f.close();
+  }
+});
