@@ -3,6 +3,8 @@
 // request on its way from the relay to the owner is captured exactly as sent (headers, signature,
 // body). Sent again to the owner within the signature's window, the captured request is refused:
 // a replayed POST does not run the call again, a replayed GET does not open the session's GET stream.
+// The same proxy also stands in for a broken or frozen owner (an impostor answers in its place), to
+// check that the relay always gives its client a definite answer or a resumable cut.
 import assert from 'node:assert/strict';
 import {
   createServer,
