@@ -15,7 +15,7 @@ import { InvalidOptionError } from '../errors.js';
 import { boundedWait } from '../flow/bounded-wait.js';
 import { acceptForwarded } from './accept-forwarded.js';
 import { type BusStats, RedisChangeBus } from './change-bus.js';
-import { withDeadlines } from './command-deadlines.js';
+import { DEFAULT_COMMAND_DEADLINE_MS, withDeadlines } from './command-deadlines.js';
 import { Directory } from './directory.js';
 import { DirectoryCache } from './directory-cache.js';
 import { FORWARD_HEADER } from './forward-auth.js';
@@ -73,8 +73,6 @@ export interface ClusterStats {
   bus: BusStats;
 }
 
-/** A custom link's commands: the built-in adapters' default deadline (node-redis.ts). */
-const COMMAND_DEADLINE_MS = 1_000;
 const FORWARD_BOUNDS_S = [0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1];
 
 export class RedisCluster {
@@ -267,7 +265,7 @@ export class RedisCluster {
       const own = this.#o.link;
       const raw =
         own !== undefined
-          ? withDeadlines(own, COMMAND_DEADLINE_MS)
+          ? withDeadlines(own, DEFAULT_COMMAND_DEADLINE_MS)
           : await connectTopology(this.#topology ?? { kind: 'single', url: '' }, {
               onError: (e) => log?.warn('cluster.redis_error', { error: e.message }),
               // The promoted replica may miss the last writes (asynchronous replication): write ours again.

@@ -13,6 +13,12 @@
  */
 import { type RedisLink, RedisUnavailableError } from './redis-link.js';
 
+/**
+ * How long a Redis command may take before it fails (503 for the request behind it): the built-in
+ * adapters' default (`commandTimeoutMs`) and the bound put on a link of the user's own.
+ */
+export const DEFAULT_COMMAND_DEADLINE_MS = 1_000;
+
 interface Entry {
   readonly at: number;
   readonly reject: (error: Error) => void;

@@ -19,7 +19,7 @@
  *   (SSUBSCRIBE) keeps the change bus on the shard owning its channel.
  */
 
-import { CommandDeadlines } from './command-deadlines.js';
+import { CommandDeadlines, DEFAULT_COMMAND_DEADLINE_MS } from './command-deadlines.js';
 import {
   clientDefaults,
   connectNodeRedis,
@@ -124,7 +124,7 @@ function asError(e: unknown): Error {
 /** A link to the master a set of sentinels names. Rejects when none of them answers in time. */
 export async function connectNodeRedisSentinel(o: SentinelLinkOptions): Promise<RedisLink> {
   const mod = await loadNodeRedis<{ createSentinel: (options: Record<string, unknown>) => SentinelClient }>();
-  const timeout = o.commandTimeoutMs ?? 1000;
+  const timeout = o.commandTimeoutMs ?? DEFAULT_COMMAND_DEADLINE_MS;
   const deadlines = new CommandDeadlines(timeout);
   // A (re)subscription may wait for a failover's reconnection: a longer allowance of its own.
   const subscribing = new CommandDeadlines(Math.max(timeout, 5_000));
@@ -188,7 +188,7 @@ export async function connectNodeRedisSentinel(o: SentinelLinkOptions): Promise<
 /** A link to a Redis Cluster discovered from seed nodes. Rejects when none of them answers in time. */
 export async function connectNodeRedisCluster(o: ClusterLinkOptions): Promise<RedisLink> {
   const mod = await loadNodeRedis<{ createCluster: (options: Record<string, unknown>) => ClusterClient }>();
-  const timeout = o.commandTimeoutMs ?? 1000;
+  const timeout = o.commandTimeoutMs ?? DEFAULT_COMMAND_DEADLINE_MS;
   const deadlines = new CommandDeadlines(timeout);
   // A (re)subscription may wait for a failover's reconnection: a longer allowance of its own.
   const subscribing = new CommandDeadlines(Math.max(timeout, 5_000));

@@ -10,7 +10,7 @@
  */
 
 import { boundedWait } from '../flow/bounded-wait.js';
-import { CommandDeadlines } from './command-deadlines.js';
+import { CommandDeadlines, DEFAULT_COMMAND_DEADLINE_MS } from './command-deadlines.js';
 import {
   isReplyError,
   type RedisLink,
@@ -112,7 +112,7 @@ export async function sendVia(p: () => Promise<unknown>, deadlines: CommandDeadl
  */
 export async function connectNodeRedis(o: NodeRedisOptions): Promise<RedisLink> {
   const mod = await loadNodeRedis<{ createClient: (options: Record<string, unknown>) => MinimalClient }>();
-  const timeout = o.commandTimeoutMs ?? 1000;
+  const timeout = o.commandTimeoutMs ?? DEFAULT_COMMAND_DEADLINE_MS;
   const client = mod.createClient({ url: o.url, ...clientDefaults(o.connectTimeoutMs) });
   const deadlines = new CommandDeadlines(timeout);
   // An 'error' listener is mandatory: without it a dropped connection would crash the process.

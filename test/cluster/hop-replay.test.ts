@@ -116,6 +116,38 @@ describe('cluster hop: a captured forwarded request is good once', {
     relay = await startServer({ cluster: redisCluster({ url: redis.url, leaseMs: 1_000 }), keepaliveMs: 0 });
     link = await connectNodeRedis({ url: redis.url });
   });
+
+  /**
+   * A session the directory says `ownerId` owns at `address` (written straight into Redis, standing
+   * in for a broken or frozen owner), and a client of it that talks to the relay.
+   */
+  async function ghostSession(
+    sid: string,
+    ownerId: string,
+    address: string,
+    more: string[] = [],
+  ): Promise<RawSession> {
+    await link.send([
+      'HSET',
+      `sl:{${sid}}`,
+      'o',
+      ownerId,
+      'a',
+      address,
+      'e',
+      '1',
+      'p',
+      '',
+      't',
+      'x',
+      ...more,
+    ]);
+    await link.send(['PEXPIRE', `sl:{${sid}}`, '60000']);
+    const ghost = new RawSession(relay.url);
+    ghost.sid = sid;
+    ghost.version = '2025-11-25';
+    return ghost;
+  }
   after(async () => {
     await link?.close();
     for (const n of [relay, owner]) await n?.close().catch(() => undefined);
@@ -210,26 +242,7 @@ describe('cluster hop: a captured forwarded request is good once', {
     ].entries()) {
       // What an entry of another release, or one cut short, may hold: the owner named has no lease.
       const sid = `odd-entry-${i}`;
-      await link.send([
-        'HSET',
-        `sl:{${sid}}`,
-        'o',
-        'gone-owner',
-        'a',
-        address,
-        'e',
-        '1',
-        'p',
-        '',
-        't',
-        'x',
-        'v',
-        '2025-11-25',
-      ]);
-      await link.send(['PEXPIRE', `sl:{${sid}}`, '60000']);
-      const ghost = new RawSession(relay.url);
-      ghost.sid = sid;
-      ghost.version = '2025-11-25';
+      const ghost = await ghostSession(sid, 'gone-owner', address, ['v', '2025-11-25']);
       const r = await ghost.post(toolCall('echo', { text: 'x' }, `odd-${i}`));
       assertRefusal(r, 404, C.SessionNotFound, 'session-not-found');
     }
@@ -246,11 +259,7 @@ describe('cluster hop: a captured forwarded request is good once', {
       return true;
     };
     await link.send(['SET', 'sl:inst:frozen-owner', proxyUrl, 'PX', '1200']);
-    await link.send(['HSET', `sl:{${sid}}`, 'o', 'frozen-owner', 'a', proxyUrl, 'e', '1', 'p', '', 't', 'x']);
-    await link.send(['PEXPIRE', `sl:{${sid}}`, '60000']);
-    const ghost = new RawSession(relay.url);
-    ghost.sid = sid;
-    ghost.version = '2025-11-25';
+    const ghost = await ghostSession(sid, 'frozen-owner', proxyUrl);
     try {
       const r = await ghost.post(toolCall('echo', { text: 'x' }, 'frozen'));
       assert.equal(held.filter((q) => q.method === 'POST').length, 1, 'the request reached the frozen owner');
@@ -324,24 +333,7 @@ describe('cluster hop: a captured forwarded request is good once', {
       return true;
     };
     await link.send(['SET', 'sl:inst:frozen-owner-2', proxyUrl, 'PX', '1200']);
-    await link.send([
-      'HSET',
-      `sl:{${sid}}`,
-      'o',
-      'frozen-owner-2',
-      'a',
-      proxyUrl,
-      'e',
-      '1',
-      'p',
-      '',
-      't',
-      'x',
-    ]);
-    await link.send(['PEXPIRE', `sl:{${sid}}`, '60000']);
-    const ghost = new RawSession(relay.url);
-    ghost.sid = sid;
-    ghost.version = '2025-11-25';
+    const ghost = await ghostSession(sid, 'frozen-owner-2', proxyUrl);
     try {
       const r = await ghost.postOpen(toolCall('echo', { text: 'x' }, 'frozen-mid'));
       assert.equal(r.status, 200);
@@ -367,24 +359,7 @@ describe('cluster hop: a captured forwarded request is good once', {
       );
       return true;
     };
-    await link.send([
-      'HSET',
-      `sl:{${sid}}`,
-      'o',
-      'lease-lost-owner',
-      'a',
-      proxyUrl,
-      'e',
-      '1',
-      'p',
-      '',
-      't',
-      'x',
-    ]);
-    await link.send(['PEXPIRE', `sl:{${sid}}`, '60000']);
-    const ghost = new RawSession(relay.url);
-    ghost.sid = sid;
-    ghost.version = '2025-11-25';
+    const ghost = await ghostSession(sid, 'lease-lost-owner', proxyUrl);
     try {
       const r = await ghost.postOpen(toolCall('echo', { text: 'x' }, 'alive-no-lease'));
       assert.equal(r.status, 200);

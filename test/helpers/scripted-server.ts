@@ -58,3 +58,16 @@ export async function scripted(handler: Handler): Promise<Scripted> {
     },
   };
 }
+
+/** A 2025-11-25 `initialize` response to the request `seen` recorded (its id echoed). */
+export function initializeAnswer(seen: Seen): {
+  jsonrpc: '2.0';
+  id: unknown;
+  result: Record<string, unknown>;
+} {
+  return {
+    jsonrpc: '2.0',
+    id: seen.body?.['id'],
+    result: { protocolVersion: '2025-11-25', capabilities: {}, serverInfo: { name: 's', version: '1' } },
+  };
+}

@@ -30,7 +30,7 @@ import {
 } from '../../src/client/index.js';
 import { withDeadline } from '../helpers/deadline.js';
 import { until } from '../helpers/http.js';
-import { scripted } from '../helpers/scripted-server.js';
+import { initializeAnswer, scripted } from '../helpers/scripted-server.js';
 
 const ADAPTERS: Record<string, StreamableHttpClientOptions> = {
   node: {},
@@ -214,15 +214,7 @@ for (const [adapter, options] of Object.entries(ADAPTERS)) {
         const sid = seen.headers['mcp-session-id'];
         if (m === 'initialize') {
           initializes++;
-          const answer = {
-            jsonrpc: '2.0',
-            id: seen.body?.['id'],
-            result: {
-              protocolVersion: '2025-11-25',
-              capabilities: {},
-              serverInfo: { name: 's', version: '1' },
-            },
-          };
+          const answer = initializeAnswer(seen);
           res.writeHead(200, { ...SSE, 'mcp-session-id': `s${initializes}` });
           res.write(frame(`i/${initializes}`, answer));
           held.push(res);
@@ -311,17 +303,9 @@ for (const [adapter, options] of Object.entries(ADAPTERS)) {
       let hang = false;
       const server = await scripted((_req, res, seen) => {
         if (seen.body?.['method'] === 'initialize') {
-          res.writeHead(200, { 'content-type': 'application/json', 'mcp-session-id': 's1' }).end(
-            JSON.stringify({
-              jsonrpc: '2.0',
-              id: seen.body?.['id'],
-              result: {
-                protocolVersion: '2025-11-25',
-                capabilities: {},
-                serverInfo: { name: 's', version: '1' },
-              },
-            }),
-          );
+          res
+            .writeHead(200, { 'content-type': 'application/json', 'mcp-session-id': 's1' })
+            .end(JSON.stringify(initializeAnswer(seen)));
         } else res.writeHead(202).end();
       });
       // A token provider stuck on its own dependency (an unreachable vault, a refresh that never answers).

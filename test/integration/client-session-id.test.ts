@@ -14,7 +14,7 @@ import {
   StreamableHttpClientTransport,
 } from '../../src/client/index.js';
 import { withDeadline } from '../helpers/deadline.js';
-import { scripted } from '../helpers/scripted-server.js';
+import { initializeAnswer, scripted } from '../helpers/scripted-server.js';
 
 const ADAPTERS: Record<string, StreamableHttpClientOptions> = {
   node: {},
@@ -47,17 +47,7 @@ for (const [adapter, http] of Object.entries(ADAPTERS)) {
           const head: string[] = ['content-type', 'application/json'];
           for (const value of fields) head.push('mcp-session-id', value);
           res.writeHead(200, head);
-          res.end(
-            JSON.stringify({
-              jsonrpc: '2.0',
-              id: seen.body?.['id'],
-              result: {
-                protocolVersion: '2025-11-25',
-                capabilities: {},
-                serverInfo: { name: 's', version: '1' },
-              },
-            }),
-          );
+          res.end(JSON.stringify(initializeAnswer(seen)));
         });
         const transport = new StreamableHttpClientTransport(server.url, {
           ...http,
