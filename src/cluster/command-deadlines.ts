@@ -11,7 +11,7 @@
  * fires (answered entries leave, late ones are rejected) and is armed again for the new head; a
  * busy link costs a list entry per command and a timer callback per allowance, not a timer each.
  */
-import { type RedisLink, RedisUnavailableError } from './redis-link.js';
+import { type RedisLink, type RedisReply, RedisUnavailableError } from './redis-link.js';
 
 /**
  * How long a Redis command may take before it fails (503 for the request behind it): the built-in
@@ -103,13 +103,14 @@ export class CommandDeadlines {
  */
 export function withDeadlines(inner: RedisLink, ms: number): RedisLink {
   const deadlines = new CommandDeadlines(ms);
-  const link: RedisLink = {
-    send: (args) => deadlines.bound(inner.send(args)),
-    close: () => inner.close(),
-  };
+  const send = (args: readonly string[]): Promise<RedisReply> => deadlines.bound(inner.send(args));
+  const close = (): Promise<void> => inner.close();
   // Only when the inner link can subscribe: the change bus checks for the method.
   const sub = inner.subscribe;
-  if (sub !== undefined)
-    link.subscribe = (channel, sharded, onMessage) => sub.call(inner, channel, sharded, onMessage);
-  return link;
+  if (sub === undefined) return { send, close };
+  return {
+    send,
+    close,
+    subscribe: (channel, sharded, onMessage) => sub.call(inner, channel, sharded, onMessage),
+  };
 }
