@@ -8,17 +8,14 @@ import assert from 'node:assert/strict';
 import { describe, test } from 'node:test';
 import type { JSONRPCMessage } from '@modelcontextprotocol/sdk/types.js';
 import { MAX_CONCURRENT_ANSWERS } from '../../src/client/answer-slots.js';
-import { type StreamableHttpClientOptions, StreamableHttpClientTransport } from '../../src/client/index.js';
+import { StreamableHttpClientTransport } from '../../src/client/index.js';
+import { CLIENT_ADAPTERS } from '../helpers/client-adapters.js';
 import { until } from '../helpers/http.js';
 import { scripted } from '../helpers/scripted-server.js';
 
-const ADAPTERS: Record<string, StreamableHttpClientOptions> = {
-  node: {},
-  fetch: { fetch: (url, init) => globalThis.fetch(url, init) },
-};
 const PINGS = 120;
 
-for (const [adapter, http] of Object.entries(ADAPTERS)) {
+for (const [adapter, http] of Object.entries(CLIENT_ADAPTERS)) {
   describe(`client: a flood of server requests (${adapter} adapter)`, () => {
     test(`answers go out at most ${MAX_CONCURRENT_ANSWERS} at a time, every one of them`, async () => {
       let open = 0;

@@ -8,21 +8,17 @@ import { createServer, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { describe, test } from 'node:test';
 import type { JSONRPCMessage } from '@modelcontextprotocol/sdk/types.js';
-import { type StreamableHttpClientOptions, StreamableHttpClientTransport } from '../../src/client/index.js';
+import { StreamableHttpClientTransport } from '../../src/client/index.js';
+import { CLIENT_ADAPTERS } from '../helpers/client-adapters.js';
 import { withDeadline } from '../helpers/deadline.js';
 import { until as poll } from '../helpers/http.js';
-
-const ADAPTERS: Record<string, StreamableHttpClientOptions> = {
-  node: {},
-  fetch: { fetch: (url, init) => globalThis.fetch(url, init) },
-};
 
 /** Polls every 5 ms: the next step of these races should follow the awaited state at once. */
 function until(predicate: () => boolean, label: string, ms = 5_000): Promise<void> {
   return poll(predicate, ms, label, 5);
 }
 
-for (const [adapter, http] of Object.entries(ADAPTERS)) {
+for (const [adapter, http] of Object.entries(CLIENT_ADAPTERS)) {
   describe(`client cancellation racing the response (${adapter} adapter)`, () => {
     test('a request cancelled before its POST is answered: its stream is not adopted, nor resumed', async () => {
       const seen: { method: string; lastEventId: string | undefined; rpc: unknown }[] = [];

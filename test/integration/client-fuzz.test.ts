@@ -22,6 +22,7 @@ import {
   type StreamableHttpClientOptions,
   StreamableHttpClientTransport,
 } from '../../src/client/index.js';
+import { CLIENT_ADAPTERS } from '../helpers/client-adapters.js';
 import { withDeadline } from '../helpers/deadline.js';
 import { catchEscapes, fuzzParameters } from '../helpers/fuzz.js';
 import { until } from '../helpers/http.js';
@@ -318,10 +319,6 @@ function answer(res: ServerResponse, seen: Seen, a: AnswerDraw, held: Set<Server
 }
 
 /** One option set per HTTP adapter: short timeouts so that every path the draws open ends quickly. */
-const ADAPTERS: Record<string, StreamableHttpClientOptions> = {
-  node: {},
-  fetch: { fetch: (url, init) => globalThis.fetch(url, init) },
-};
 const SHORT: StreamableHttpClientOptions = {
   initialReconnectDelayMs: 2,
   maxReconnectDelayMs: 10,
@@ -334,7 +331,7 @@ const SHORT: StreamableHttpClientOptions = {
   maxEventBytes: MAX_EVENT_BYTES,
 };
 
-for (const [adapter, adapterOptions] of Object.entries(ADAPTERS)) {
+for (const [adapter, adapterOptions] of Object.entries(CLIENT_ADAPTERS)) {
   describe(`client transport against drawn hostile answers (${adapter} adapter)`, () => {
     let server: Scripted;
     let plan: Plan = { requests: [], answers: [], standalone: false };

@@ -28,14 +28,11 @@ import {
   type StreamableHttpClientOptions,
   StreamableHttpClientTransport,
 } from '../../src/client/index.js';
+import { CLIENT_ADAPTERS } from '../helpers/client-adapters.js';
 import { withDeadline } from '../helpers/deadline.js';
 import { until } from '../helpers/http.js';
 import { initializeAnswer, scripted } from '../helpers/scripted-server.js';
 
-const ADAPTERS: Record<string, StreamableHttpClientOptions> = {
-  node: {},
-  fetch: { fetch: (url, init) => globalThis.fetch(url, init) },
-};
 const IDLE_MS = 200;
 const SSE = { 'content-type': 'text/event-stream' };
 const frame = (id: string, message: unknown): string => `id: ${id}\ndata: ${JSON.stringify(message)}\n\n`;
@@ -62,7 +59,7 @@ async function open(url: string, options: StreamableHttpClientOptions) {
 const responsesFor = (messages: JSONRPCMessage[], id: string) =>
   messages.filter((m) => 'id' in m && m.id === id && !('method' in m));
 
-for (const [adapter, options] of Object.entries(ADAPTERS)) {
+for (const [adapter, options] of Object.entries(CLIENT_ADAPTERS)) {
   describe(`client transport, hostile answers (${adapter} adapter)`, () => {
     test('a response sent twice settles its request once; the second is reported to onerror', async () => {
       const server = await scripted((_req, res) => {

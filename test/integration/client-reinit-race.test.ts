@@ -9,11 +9,8 @@ import assert from 'node:assert/strict';
 import type { IncomingMessage } from 'node:http';
 import { describe, test } from 'node:test';
 import type { JSONRPCMessage } from '@modelcontextprotocol/sdk/types.js';
-import {
-  idempotencyMeta,
-  type StreamableHttpClientOptions,
-  StreamableHttpClientTransport,
-} from '../../src/client/index.js';
+import { idempotencyMeta, StreamableHttpClientTransport } from '../../src/client/index.js';
+import { CLIENT_ADAPTERS } from '../helpers/client-adapters.js';
 import { withDeadline } from '../helpers/deadline.js';
 import { until as poll } from '../helpers/http.js';
 import { scripted } from '../helpers/scripted-server.js';
@@ -42,12 +39,7 @@ function until(predicate: () => boolean, label: string, ms = 5_000): Promise<voi
 /** How long the server holds the replacement initialize when no re-send arrives meanwhile. */
 const HOLD_MS = 400;
 
-const ADAPTERS: Record<string, StreamableHttpClientOptions> = {
-  node: {},
-  fetch: { fetch: (url, init) => globalThis.fetch(url, init) },
-};
-
-for (const [adapter, http] of Object.entries(ADAPTERS)) {
+for (const [adapter, http] of Object.entries(CLIENT_ADAPTERS)) {
   describe(`client re-initialization race (${adapter} adapter)`, () => {
     test('a request re-sent during another request’s re-initialization waits and carries the new session id', async () => {
       let streamA: IncomingMessage | undefined;

@@ -8,11 +8,8 @@
 import assert from 'node:assert/strict';
 import { describe, test } from 'node:test';
 import type { JSONRPCMessage } from '@modelcontextprotocol/sdk/types.js';
-import {
-  SessionExpiredError,
-  type StreamableHttpClientOptions,
-  StreamableHttpClientTransport,
-} from '../../src/client/index.js';
+import { SessionExpiredError, StreamableHttpClientTransport } from '../../src/client/index.js';
+import { CLIENT_ADAPTERS } from '../helpers/client-adapters.js';
 import { withDeadline } from '../helpers/deadline.js';
 import { scripted } from '../helpers/scripted-server.js';
 
@@ -21,12 +18,7 @@ const VERSION = '2025-11-25';
 const call = (id: number): JSONRPCMessage =>
   ({ jsonrpc: '2.0', id, method: 'tools/call', params: { name: 'x', arguments: {} } }) as JSONRPCMessage;
 
-const ADAPTERS: Record<string, StreamableHttpClientOptions> = {
-  node: {},
-  fetch: { fetch: (url, init) => globalThis.fetch(url, init) },
-};
-
-for (const [adapter, http] of Object.entries(ADAPTERS)) {
+for (const [adapter, http] of Object.entries(CLIENT_ADAPTERS)) {
   describe(`client re-initialization refused (${adapter} adapter)`, () => {
     test('after a 503 on the re-initialize, the next request re-initializes (with backoff) and never goes out session-less', async () => {
       let initializes = 0;

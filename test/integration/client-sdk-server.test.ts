@@ -4,15 +4,11 @@ import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { type StreamableHttpClientOptions, StreamableHttpClientTransport } from '../../src/client/index.js';
+import { CLIENT_ADAPTERS } from '../helpers/client-adapters.js';
 import { withDeadline } from '../helpers/deadline.js';
 import { type SdkServer, startSdkServer } from '../helpers/sdk-reference-server.js';
 
 /** Options that select each HTTP adapter. */
-const ADAPTERS: Record<string, StreamableHttpClientOptions> = {
-  node: {},
-  fetch: { fetch: (url, init) => globalThis.fetch(url, init) },
-};
-
 async function connect(
   url: string,
   fast: boolean,
@@ -29,7 +25,7 @@ async function connect(
   return { client, transport, errors };
 }
 
-for (const [adapter, http] of Object.entries(ADAPTERS)) {
+for (const [adapter, http] of Object.entries(CLIENT_ADAPTERS)) {
   for (const mode of ['sse', 'json'] as const) {
     for (const fast of [false, true]) {
       describe(`SDK reference server, ${mode} responses, ${fast ? 'fast dispatch' : 'onmessage dispatch'}, ${adapter} adapter`, () => {

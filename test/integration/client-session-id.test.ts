@@ -8,18 +8,11 @@
 import assert from 'node:assert/strict';
 import { describe, test } from 'node:test';
 import type { JSONRPCMessage } from '@modelcontextprotocol/sdk/types.js';
-import {
-  MalformedMessageError,
-  type StreamableHttpClientOptions,
-  StreamableHttpClientTransport,
-} from '../../src/client/index.js';
+import { MalformedMessageError, StreamableHttpClientTransport } from '../../src/client/index.js';
+import { CLIENT_ADAPTERS } from '../helpers/client-adapters.js';
 import { withDeadline } from '../helpers/deadline.js';
 import { initializeAnswer, scripted } from '../helpers/scripted-server.js';
 
-const ADAPTERS: Record<string, StreamableHttpClientOptions> = {
-  node: {},
-  fetch: { fetch: (url, init) => globalThis.fetch(url, init) },
-};
 const INITIALIZE = {
   jsonrpc: '2.0',
   id: 'init',
@@ -34,7 +27,7 @@ const CASES: Record<string, string[]> = {
   'bytes above 0x7E': [Buffer.from('sé', 'utf8').toString('latin1')],
 };
 
-for (const [adapter, http] of Object.entries(ADAPTERS)) {
+for (const [adapter, http] of Object.entries(CLIENT_ADAPTERS)) {
   describe(`client: the server's Mcp-Session-Id (${adapter} adapter)`, () => {
     for (const [name, fields] of [['visible ASCII', ['s-1.A~']] as const, ...Object.entries(CASES)]) {
       const valid = name === 'visible ASCII';

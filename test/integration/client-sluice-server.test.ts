@@ -2,18 +2,14 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
-import { type StreamableHttpClientOptions, StreamableHttpClientTransport } from '../../src/client/index.js';
+import { StreamableHttpClientTransport } from '../../src/client/index.js';
 import { createDemoServer } from '../../src/demo/demo-server.js';
 import { type Served, serve } from '../../src/server/index.js';
+import { CLIENT_ADAPTERS } from '../helpers/client-adapters.js';
 import { withDeadline } from '../helpers/deadline.js';
 
 /** Options that select each HTTP adapter. */
-const ADAPTERS: Record<string, StreamableHttpClientOptions> = {
-  node: {},
-  fetch: { fetch: (url, init) => globalThis.fetch(url, init) },
-};
-
-for (const [adapter, http] of Object.entries(ADAPTERS)) {
+for (const [adapter, http] of Object.entries(CLIENT_ADAPTERS)) {
   for (const fast of [false, true]) {
     describe(`sluice serve, ${fast ? 'fast dispatch' : 'onmessage dispatch'}, ${adapter} adapter`, () => {
       let served: Served;

@@ -14,6 +14,7 @@ import {
   type StreamableHttpClientOptions,
   StreamableHttpClientTransport,
 } from '../../src/client/index.js';
+import { CLIENT_ADAPTERS } from '../helpers/client-adapters.js';
 import { withDeadline } from '../helpers/deadline.js';
 import { until } from '../helpers/http.js';
 import { requestCutProxy } from '../helpers/request-cut-proxy.js';
@@ -61,12 +62,7 @@ async function throughProxy(
   return { srv, proxy, client };
 }
 
-const ADAPTERS: Record<string, StreamableHttpClientOptions> = {
-  node: {},
-  fetch: { fetch: (url, init) => globalThis.fetch(url, init) },
-};
-
-for (const [adapter, options] of Object.entries(ADAPTERS))
+for (const [adapter, options] of Object.entries(CLIENT_ADAPTERS))
   describe(`no duplicate execution through a proxy that dies after forwarding (${adapter} adapter)`, () => {
     test('a non-idempotent tools/call cut on a reused socket runs once and fails with the typed not-idempotent error', async () => {
       const { srv, proxy, client } = await throughProxy(options);

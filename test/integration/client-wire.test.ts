@@ -14,6 +14,7 @@ import {
   UnauthorizedError,
   UnexpectedContentTypeError,
 } from '../../src/client/index.js';
+import { CLIENT_ADAPTERS } from '../helpers/client-adapters.js';
 import { until as poll } from '../helpers/http.js';
 import { scripted } from '../helpers/scripted-server.js';
 
@@ -39,11 +40,6 @@ const call = (id: number, meta?: Record<string, string>): JSONRPCMessage =>
   }) as JSONRPCMessage;
 
 /** Options that select each HTTP adapter. */
-const ADAPTERS: Record<string, StreamableHttpClientOptions> = {
-  node: {},
-  fetch: { fetch: (url, init) => globalThis.fetch(url, init) },
-};
-
 async function openTransport(url: string, options: StreamableHttpClientOptions) {
   const transport = new StreamableHttpClientTransport(new URL(url), {
     initialReconnectDelayMs: 5,
@@ -69,7 +65,7 @@ const responses = (messages: Record<string, unknown>[]) =>
 const sluiceCode = (m: Record<string, unknown> | undefined) =>
   (m?.['error'] as { data?: { sluiceCode?: string } } | undefined)?.data?.sluiceCode;
 
-for (const [adapter, http] of Object.entries(ADAPTERS)) {
+for (const [adapter, http] of Object.entries(CLIENT_ADAPTERS)) {
   describe(`client transport on the wire (${adapter} adapter)`, () => {
     const open = (url: string, options: StreamableHttpClientOptions = {}) =>
       openTransport(url, { ...http, ...options });

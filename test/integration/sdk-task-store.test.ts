@@ -43,20 +43,29 @@ describe('sdkTaskStore in stateless mode (no session: the SDK passes none)', () 
     return c;
   }
 
-  test("unbound: tasks/list is refused, since it would list every caller's tasks", async () => {
-    const store = sdkTaskStore(new MemoryTaskStore());
+  /** A stateless, authenticated server of `createServer`, closed (with `store`) after the block. */
+  async function statelessServe(
+    store: { close(): void },
+    createServer: Parameters<typeof serve>[0]['createServer'],
+  ): Promise<{ url: string }> {
     const s = await serve({
       port: 0,
       host: '127.0.0.1',
       keepaliveMs: 0,
       stateless: true,
       authenticate: tokenAuth,
-      createServer: sdkTaskServer(store, probe),
+      createServer,
     });
     closing.push(
       () => s.close(),
       () => store.close(),
     );
+    return s;
+  }
+
+  test("unbound: tasks/list is refused, since it would list every caller's tasks", async () => {
+    const store = sdkTaskStore(new MemoryTaskStore());
+    const s = await statelessServe(store, sdkTaskServer(store, probe));
     const alice = await client(s.url, 'alice-token-0001');
     await startJob(alice, { n: 21, gate: 'sl1', ms: 0 });
     const bob = await client(s.url, 'bob-token-000001');
@@ -65,18 +74,7 @@ describe('sdkTaskStore in stateless mode (no session: the SDK passes none)', () 
 
   test("bound per server (forServer): each principal's tasks, and only them, by id and by list", async () => {
     const store = sdkTaskStore(new MemoryTaskStore());
-    const s = await serve({
-      port: 0,
-      host: '127.0.0.1',
-      keepaliveMs: 0,
-      stateless: true,
-      authenticate: tokenAuth,
-      createServer: (ctx) => sdkTaskServer(store.forServer(ctx), probe)(ctx),
-    });
-    closing.push(
-      () => s.close(),
-      () => store.close(),
-    );
+    const s = await statelessServe(store, (ctx) => sdkTaskServer(store.forServer(ctx), probe)(ctx));
     const alice = await client(s.url, 'alice-token-0001');
     const id = await startJob(alice, { n: 22, gate: 'sl2', ms: 0 });
     assert.equal(textOf(await alice.experimental.tasks.getTaskResult(id, CallToolResultSchema)), 'done 22');

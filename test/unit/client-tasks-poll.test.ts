@@ -47,6 +47,22 @@ const ask = {
   params: { message: 'Name?', requestedSchema: { type: 'object' } },
 };
 
+/** A user who accepts every elicitation with the same answer, counting how often they were asked. */
+function answeringUser() {
+  const user = {
+    asked: 0,
+    options: {
+      inputHandlers: {
+        'elicitation/create': async () => {
+          user.asked++;
+          return { action: 'accept' as const, content: { name: 'a' } };
+        },
+      },
+    },
+  };
+  return user;
+}
+
 describe('callToolAsTask polling', () => {
   test('an input request is answered once, though tasks/get shows it again until the update lands', async () => {
     const { client, sent } = scripted((method, _params, n) => {
@@ -56,22 +72,11 @@ describe('callToolAsTask polling', () => {
       if (n < 3) return task('input_required', { inputRequests: { name: ask } });
       return task('completed', { result: { content: [{ type: 'text', text: 'done' }] } });
     });
-    let asked = 0;
-    const handle = await callToolAsTask(
-      client as never,
-      { name: 'x' },
-      {
-        inputHandlers: {
-          'elicitation/create': async () => {
-            asked++;
-            return { action: 'accept', content: { name: 'a' } };
-          },
-        },
-      },
-    );
+    const user = answeringUser();
+    const handle = await callToolAsTask(client as never, { name: 'x' }, user.options);
     const result = await handle.result();
     assert.deepEqual(result, { content: [{ type: 'text', text: 'done' }] });
-    assert.equal(asked, 1, 'the user is asked once per input request key');
+    assert.equal(user.asked, 1, 'the user is asked once per input request key');
     assert.deepEqual(
       sent.filter((s) => s.method === 'tasks/update').map((s) => s.params['inputResponses']),
       [{ name: { action: 'accept', content: { name: 'a' } } }],
@@ -92,21 +97,10 @@ describe('callToolAsTask polling', () => {
         ? task('input_required', { inputRequests: { name: ask } })
         : task('completed', { result: { content: [] } });
     });
-    let asked = 0;
-    const handle = await callToolAsTask(
-      client as never,
-      { name: 'x' },
-      {
-        inputHandlers: {
-          'elicitation/create': async () => {
-            asked++;
-            return { action: 'accept', content: { name: 'a' } };
-          },
-        },
-      },
-    );
+    const user = answeringUser();
+    const handle = await callToolAsTask(client as never, { name: 'x' }, user.options);
     assert.deepEqual(await handle.result(), { content: [] });
-    assert.equal(asked, 1);
+    assert.equal(user.asked, 1);
     assert.equal(sent.filter((s) => s.method === 'tasks/update').length, 2);
   });
 
@@ -137,21 +131,10 @@ describe('callToolAsTask polling', () => {
       if (n === 1) return task('input_required', { inputRequests: { name: ask }, lastUpdatedAt: 'T2' });
       return task('completed', { result: { content: [] } });
     });
-    let asked = 0;
-    const handle = await callToolAsTask(
-      client as never,
-      { name: 'x' },
-      {
-        inputHandlers: {
-          'elicitation/create': async () => {
-            asked++;
-            return { action: 'accept', content: { name: 'a' } };
-          },
-        },
-      },
-    );
+    const user = answeringUser();
+    const handle = await callToolAsTask(client as never, { name: 'x' }, user.options);
     await handle.result();
-    assert.equal(asked, 2);
+    assert.equal(user.asked, 2);
   });
 
   test('a pollIntervalMs of 0 (or negative) is not taken as a pace: polls keep the default pace', async () => {
