@@ -10,6 +10,7 @@ import {
 } from './errors.js';
 import { BodySilenceError, type HttpResponse } from './http-client.js';
 import { isRedirect } from './redirect.js';
+import { checkSessionIdHeader } from './session.js';
 
 /** `Accept` of every POST: the client MUST list both (spec "Sending Messages to the Server"). */
 export const POST_ACCEPT = 'application/json, text/event-stream';
@@ -88,6 +89,21 @@ export async function readJsonBody(
 /** Releases a response body we do not need (a body that has fully arrived keeps its keep-alive socket). */
 export async function discard(response: HttpResponse): Promise<void> {
   await response.body?.cancel();
+}
+
+/**
+ * The `Mcp-Session-Id` of an initialize answer (null when absent), checked (session.ts
+ * `checkSessionIdHeader`); a malformed one fails with the answer's body released.
+ */
+export async function answeredSessionId(response: HttpResponse): Promise<string | null> {
+  const sessionId = response.header('mcp-session-id');
+  try {
+    checkSessionIdHeader(sessionId);
+  } catch (error) {
+    await discard(response);
+    throw error;
+  }
+  return sessionId;
 }
 
 /** Any thrown value as a typed client error (typed ones pass through). */

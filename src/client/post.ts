@@ -16,7 +16,7 @@ import {
   TransportClosedError,
   UnexpectedContentTypeError,
 } from './errors.js';
-import { describe, discard, POST_ACCEPT, readJsonBody, statusError } from './http.js';
+import { answeredSessionId, describe, discard, POST_ACCEPT, readJsonBody, statusError } from './http.js';
 import {
   Canceller,
   type HttpResponse,
@@ -26,7 +26,6 @@ import {
 } from './http-client.js';
 import { receiveMessage } from './inbound.js';
 import { modernRevisionOf, standardHeaders } from './modern.js';
-import { checkSessionIdHeader } from './session.js';
 import type { RequestId, WireMessage } from './wire.js';
 
 /** Re-initializations a message waits for in a row before it goes out as it is (see sessionHeaders). */
@@ -160,14 +159,7 @@ export async function postMessage(
       throw await statusError('POST', response, t.options.idleTimeoutMs);
     }
     if (isInitialize) {
-      const sessionId = response.header('mcp-session-id');
-      try {
-        checkSessionIdHeader(sessionId);
-      } catch (error) {
-        await discard(response);
-        throw error;
-      }
-      t.session.initialized(sessionId);
+      t.session.initialized(await answeredSessionId(response));
     }
     if (response.status === 202 || kind !== 'request' || entry === undefined) {
       await discard(response);

@@ -1,10 +1,9 @@
 import { mediaType } from '../http/media-type.js';
 import type { TransportContext } from './context.js';
 import { MalformedMessageError, SessionExpiredError } from './errors.js';
-import { discard, POST_ACCEPT, readJsonBody, statusError } from './http.js';
+import { answeredSessionId, discard, POST_ACCEPT, readJsonBody, statusError } from './http.js';
 import { Canceller, type HttpResponse, isOk } from './http-client.js';
 import { parseRetryAfter, pause } from './post.js';
-import { checkSessionIdHeader } from './session.js';
 import { readSse } from './sse-reader.js';
 import type { WireMessage } from './wire.js';
 
@@ -46,14 +45,7 @@ async function handshake(t: TransportContext, onRefused: (response: HttpResponse
     onRefused(response);
     throw await statusError('POST', response, t.options.idleTimeoutMs);
   }
-  const sid = response.header('mcp-session-id');
-  try {
-    checkSessionIdHeader(sid);
-  } catch (error) {
-    await discard(response);
-    throw error;
-  }
-  session.reinitialized(sid);
+  session.reinitialized(await answeredSessionId(response));
   const answer = await readAnswer(t, response, id);
   if (answer.error !== undefined || typeof answer.result !== 'object' || answer.result === null) {
     throw new SessionExpiredError(
