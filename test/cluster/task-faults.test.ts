@@ -16,6 +16,7 @@ import { fileURLToPath } from 'node:url';
 import { OWNER_LOST } from '../../src/server/index.js';
 import { withDeadline } from '../helpers/deadline.js';
 import { until } from '../helpers/http.js';
+import { reapWithMe } from '../helpers/reaper.js';
 import { type Redis, skipWithoutRedis, startRedis } from '../helpers/redis.js';
 import { createTask, pollTask } from '../helpers/tasks.js';
 
@@ -43,6 +44,7 @@ describe('tasks under faults', () => {
       stdio: ['ignore', 'pipe', 'pipe'],
       env: { ...process.env, SLUICE_TASK_NODE: '1', SLUICE_TASK_RUNLOG: runlog },
     });
+    reapWithMe(child);
     children.push(child);
     let out = '';
     child.stdout?.on('data', (d: Buffer) => {

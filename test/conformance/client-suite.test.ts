@@ -19,6 +19,7 @@ import { join } from 'node:path';
 import { after, describe, test } from 'node:test';
 import { fileURLToPath } from 'node:url';
 import { withDeadline } from '../helpers/deadline.js';
+import { reapWithMe } from '../helpers/reaper.js';
 
 const root = fileURLToPath(new URL('../../../', import.meta.url));
 const cli = join(root, 'dist/src/cli/main.js');
@@ -74,6 +75,7 @@ function suiteRun(suite: Suite, args: string[]): Run {
     // only that shell, so a hung run can only be cleaned up as a group.
     { stdio: ['ignore', 'pipe', 'pipe'], env: { ...process.env, NO_COLOR: '1' }, detached: true },
   );
+  reapWithMe(child, 'SIGTERM', true);
   let output = '';
   child.stdout.on('data', (d: Buffer) => {
     output += d.toString();

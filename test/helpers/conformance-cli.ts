@@ -7,6 +7,7 @@ import { spawn } from 'node:child_process';
 import { existsSync, readdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { withDeadline } from './deadline.js';
+import { reapWithMe } from './reaper.js';
 import { repoRoot } from './spawn-serve.js';
 
 export interface Check {
@@ -41,6 +42,7 @@ export function conformanceCli(tool: string): { node: string; entry: string } {
 export function runCli(tool: string, args: string[], ms: number, label: string): Promise<CliRun> {
   const { node, entry } = conformanceCli(tool);
   const child = spawn(node, [entry, ...args], { stdio: ['ignore', 'pipe', 'pipe'] });
+  reapWithMe(child);
   let output = '';
   const collect = (chunk: Buffer): void => {
     output = (output + chunk.toString('utf8')).slice(-256 * 1024);

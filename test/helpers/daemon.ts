@@ -10,6 +10,7 @@ import { connect, createServer } from 'node:net';
 import { delimiter, join } from 'node:path';
 import { setTimeout as delay } from 'node:timers/promises';
 import { withDeadline } from './deadline.js';
+import { reapWithMe } from './reaper.js';
 
 /** The part of node:test's TestContext this module needs. */
 export interface Skippable {
@@ -98,6 +99,7 @@ export function spawnDaemon(
     ...(env === undefined ? {} : { env: { ...process.env, ...env } }),
   });
   live.set(child, exitSignal);
+  reapWithMe(child, exitSignal);
   if (!exitHook) {
     exitHook = true;
     process.once('exit', () => {

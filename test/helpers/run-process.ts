@@ -6,6 +6,7 @@
  */
 import { type ChildProcess, spawn } from 'node:child_process';
 import { withDeadline } from './deadline.js';
+import { reapWithMe } from './reaper.js';
 
 export interface ProcessRun {
   code: number | null;
@@ -30,6 +31,7 @@ export function runProcess(
     ...(o.cwd === undefined ? {} : { cwd: o.cwd }),
     ...(o.env === undefined ? {} : { env: o.env }),
   });
+  reapWithMe(child);
   o.onSpawn?.(child);
   let out = '';
   let err = '';

@@ -8,6 +8,7 @@ import { existsSync, readFileSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { withDeadline } from './deadline.js';
+import { reapWithMe } from './reaper.js';
 
 export interface SpawnedServe {
   /** The endpoint URL the server announced, e.g. http://127.0.0.1:41077/mcp. */
@@ -95,6 +96,7 @@ export async function spawnListening(
     detached: group,
     env: { ...process.env, ...options.env },
   });
+  reapWithMe(child, 'SIGTERM', group);
   const signal = (sig: NodeJS.Signals): void => {
     if (group && child.pid !== undefined) {
       try {

@@ -12,6 +12,7 @@ import { OAUTH_DEFAULTS } from '../../src/server/index.js';
 import { signingKey, TestAuthServer } from '../helpers/auth-server.js';
 import { withDeadline } from '../helpers/deadline.js';
 import { RawSession, send, toolCall } from '../helpers/http.js';
+import { reapWithMe } from '../helpers/reaper.js';
 import { repoRoot, type SpawnedServe, spawnServe } from '../helpers/spawn-serve.js';
 
 describe('sluice serve --oauth-*', () => {
@@ -82,6 +83,7 @@ describe('sluice serve --oauth-*', () => {
           const c = spawn(process.execPath, [cli, 'serve', '--port', '0', ...args], {
             stdio: ['ignore', 'ignore', 'pipe'],
           });
+          reapWithMe(c);
           let err = '';
           c.stderr.on('data', (d: Buffer) => (err += d));
           c.on('exit', (code) => resolve({ code, err }));

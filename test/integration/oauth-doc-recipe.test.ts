@@ -13,6 +13,7 @@ import { join } from 'node:path';
 import { after, before, describe, test } from 'node:test';
 import { withDeadline } from '../helpers/deadline.js';
 import { HeadlessBrowser } from '../helpers/headless-browser.js';
+import { reapWithMe } from '../helpers/reaper.js';
 import { repoRoot, type SpawnedServe, spawnListening } from '../helpers/spawn-serve.js';
 
 const SECTION = '\n## End to end on one machine\n';
@@ -71,6 +72,7 @@ async function startAs(script: string): Promise<{ issuer: string; stop(): Promis
     env: { ...process.env, PORT: '0' },
     stdio: ['ignore', 'pipe', 'pipe'],
   });
+  reapWithMe(child);
   let out = '';
   let err = '';
   child.stderr.on('data', (d: Buffer) => {

@@ -18,6 +18,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, describe, test } from 'node:test';
 import { withDeadline } from '../helpers/deadline.js';
+import { reapWithMe } from '../helpers/reaper.js';
 import { repoRoot } from '../helpers/spawn-serve.js';
 
 const root = repoRoot();
@@ -204,6 +205,7 @@ describe('the packed tarball, installed into a fresh project', () => {
       stdio: ['ignore', 'pipe', 'pipe'],
       detached: true,
     });
+    reapWithMe(serveChild, 'SIGTERM', true);
     children.push(serveChild);
     let serveOut = '';
     let serveErr = '';

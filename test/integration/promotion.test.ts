@@ -31,6 +31,7 @@ import { join } from 'node:path';
 import { test } from 'node:test';
 import { withDeadline } from '../helpers/deadline.js';
 import { ACCEPT_BOTH, type Reply, send } from '../helpers/http.js';
+import { reapWithMe } from '../helpers/reaper.js';
 import { repoRoot } from '../helpers/spawn-serve.js';
 
 const WARMUP = 4_000;
@@ -60,6 +61,7 @@ class Traced {
       cwd: repoRoot(),
       env: { ...process.env, SLUICE_SHARED_TOOLS_NODE: '1' },
     });
+    reapWithMe(this.#child);
     let rest = '';
     const listening = new Promise<URL>((resolve) => {
       this.#child.stdout.setEncoding('utf8');

@@ -48,6 +48,7 @@ import { createDemoServer } from '../../src/demo/demo-server.js';
 import { type Served, serve } from '../../src/server/index.js';
 import { makeCert, type TestCert } from '../helpers/certs.js';
 import { withDeadline } from '../helpers/deadline.js';
+import { reapWithMe } from '../helpers/reaper.js';
 import { findRedis, type Redis, startRedis } from '../helpers/redis.js';
 import { repoRoot } from '../helpers/spawn-serve.js';
 
@@ -186,6 +187,7 @@ function start(
 ): { running: Running; ready: Promise<void> } {
   // Its own process group, so a runtime's helpers (miniflare's workerd) can be killed with it.
   const child = spawn(l.command, l.args, { cwd, stdio: ['ignore', 'pipe', 'pipe'], detached: true });
+  reapWithMe(child, 'SIGTERM', true);
   let out = '';
   let err = '';
   const exit = new Promise<number | null>((resolve) => {
