@@ -56,6 +56,7 @@ const WELL_KNOWN = '/.well-known/oauth-protected-resource';
 export class OAuthResourceServer {
   readonly #o: ResolvedOAuthOptions;
   readonly #verify: TokenVerifier;
+  readonly #graceMs: number;
   readonly #metadataJson: string;
   readonly #paths: readonly string[];
   readonly #challengeScopes: readonly string[];
@@ -96,6 +97,8 @@ export class OAuthResourceServer {
       now: o.now,
     };
     const issuers = new Map(o.authorizationServers.map((iss) => [iss, new MetadataCache(iss, discovery)]));
+    // The built-in verifiers accept a token until `exp` + the tolerance: its streams last as long.
+    this.#graceMs = typeof o.verify === 'function' ? 0 : o.clockToleranceS * 1000;
     if (typeof o.verify === 'function') this.#verify = o.verify;
     else if (o.verify === 'introspection' && o.introspection !== undefined) {
       const issuer = o.authorizationServers[0] ?? '';
@@ -266,7 +269,10 @@ export class OAuthResourceServer {
       (o.authorizationServers.length > 1 ? `${token.issuer} ${token.subject}` : token.subject);
     return {
       principal,
-      expiresAt: token.expiresAt,
+      // A stream ends when this server would refuse its token (RFC 7519 §4.1.4 allows the leeway):
+      // ending it at `exp` ended one opened inside the leeway at once, and the client came back with
+      // the same token, still accepted, over and over until the leeway ran out.
+      expiresAt: token.expiresAt === undefined ? undefined : token.expiresAt + this.#graceMs,
       scopes: token.scopes,
       authorize:
         o.toolScopes.size === 0
