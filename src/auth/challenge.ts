@@ -1,7 +1,7 @@
 /**
  * The answers a resource server gives when it refuses a request, and reading the one credential it
  * accepts. RFC 6750 §3 (the Bearer challenge and its error codes), RFC 9728 §5.1
- * (`resource_metadata` in the challenge), MCP 2025-11-25 basic/authorization §"Protected Resource
+ * (`resource_metadata` in the challenge), RFC 9449 §7.1 (the `DPoP` challenge), MCP 2025-11-25 basic/authorization §"Protected Resource
  * Metadata Discovery Requirements" and §"Scope Challenge Handling" (`scope` on 401 and 403).
  */
 
@@ -31,6 +31,26 @@ export function bearerChallenge(p: ChallengeParams): string {
   if (p.error !== undefined) parts.push(`error=${quoted(p.error)}`);
   if (p.description !== undefined) parts.push(`error_description=${quoted(p.description.slice(0, 200))}`);
   return `Bearer ${parts.join(', ')}`;
+}
+
+/**
+ * RFC 9449 §7.1: a refusal of a DPoP presentation (a bound token presented as Bearer, §7.2; an
+ * unbound one presented as DPoP; a missing or bad proof) is told in a `DPoP` challenge, with the
+ * algorithms proofs may use. It follows the Bearer challenge without an error, which keeps
+ * `resource_metadata` where clients that read only the first challenge find it (the SDK's do).
+ */
+export function dpopChallenge(
+  p: Omit<ChallengeParams, 'error'> & {
+    error: 'invalid_token' | 'invalid_dpop_proof';
+    algorithms: readonly string[];
+  },
+): string {
+  const dpop = [
+    `error=${quoted(p.error)}`,
+    ...(p.description === undefined ? [] : [`error_description=${quoted(p.description.slice(0, 200))}`]),
+    `algs=${quoted(p.algorithms.join(' '))}`,
+  ];
+  return `${bearerChallenge({ resourceMetadata: p.resourceMetadata, scopes: p.scopes })}, DPoP ${dpop.join(', ')}`;
 }
 
 /** RFC 6750 §2.1: `Bearer` (or RFC 9449 §7.1 `DPoP`) then one token68 (RFC 9110 §11.2), nothing after it. */

@@ -12,7 +12,7 @@
  *   `/.well-known/oauth-protected-resource` + the resource's path and at the root.
  * Runtime-neutral: fetch and WebCrypto only.
  */
-import { bearerChallenge, type Denial, readBearer, tokenInQuery } from './challenge.js';
+import { bearerChallenge, type Denial, dpopChallenge, readBearer, tokenInQuery } from './challenge.js';
 import { MetadataCache } from './discovery.js';
 import { boundThumbprint, DpopProofChecker, hasConfirmation, type ProofsCrowded } from './dpop-proof.js';
 import { AuthServerUnavailableError, InvalidTokenError } from './errors.js';
@@ -225,13 +225,16 @@ export class OAuthResourceServer {
         'the token is bound to a confirmation method this server does not support',
       );
     }
-    if (jkt !== undefined || cred.scheme === 'dpop') {
-      const why =
-        jkt === undefined
-          ? 'the token is not DPoP-bound: present it as a Bearer token'
-          : cred.scheme === 'bearer'
-            ? 'the token is DPoP-bound: present it with the DPoP scheme and a proof'
-            : await this.#checkProof(req, cred.token, jkt);
+    if (jkt === undefined && cred.scheme === 'dpop')
+      return this.#denyDpop('invalid_token', 'the token is not DPoP-bound: present it as a Bearer token');
+    if (jkt !== undefined && cred.scheme === 'bearer') {
+      return this.#denyDpop(
+        'invalid_token',
+        'the token is DPoP-bound: present it with the DPoP scheme and a proof',
+      );
+    }
+    if (jkt !== undefined) {
+      const why = await this.#checkProof(req, cred.token, jkt);
       if (typeof why === 'object') {
         return {
           status: 503,
@@ -240,7 +243,7 @@ export class OAuthResourceServer {
           headers: { 'retry-after': String(why.retryAfterS) },
         };
       }
-      if (why !== undefined) return this.#deny(401, 'token-dpop', 'invalid_token', why);
+      if (why !== undefined) return this.#denyDpop('invalid_dpop_proof', why);
     }
     // Checked here for every verifier, a custom one included (RFC 8707 §2; RFC 8414 §3.3).
     if (!token.audience.includes(o.resource)) {
@@ -316,6 +319,23 @@ export class OAuthResourceServer {
       `tool '${String(name).slice(0, 64)}' needs scope ${needs.join(' ')}`,
       all,
     );
+  }
+
+  /** A DPoP presentation refused: 401 `token-dpop`, told in a DPoP challenge (RFC 9449 §7.1). */
+  #denyDpop(error: 'invalid_token' | 'invalid_dpop_proof', description: string): Denial {
+    const challenge = dpopChallenge({
+      resourceMetadata: this.metadataUrl,
+      scopes: this.#challengeScopes,
+      error,
+      description,
+      algorithms: this.#o.algorithms,
+    });
+    return {
+      status: 401,
+      reason: 'token-dpop',
+      message: `Unauthorized: ${description}`,
+      headers: { 'www-authenticate': challenge },
+    };
   }
 
   #deny(

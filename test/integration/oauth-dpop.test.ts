@@ -7,6 +7,7 @@ import assert from 'node:assert/strict';
 import { createHash, randomUUID } from 'node:crypto';
 import { after, before, describe, test } from 'node:test';
 import { exportJWK, generateKeyPair, type JWK, SignJWT } from 'jose';
+import { parseChallenge } from '../../src/client/auth/challenge.js';
 import { oauthResourceServer, type Served, serve } from '../../src/server/index.js';
 import { signingKey, TEST_CLIENT, TestAuthServer } from '../helpers/auth-server.js';
 import { createProbe, testServerFactory } from '../helpers/test-server.js';
@@ -69,6 +70,14 @@ describe('DPoP-bound tokens at the resource server (oidc-provider)', () => {
   }
 
   async function call(authorization: string, dpop?: string): Promise<{ status: number; reason?: string }> {
+    const { status, reason } = await answer(authorization, dpop);
+    return reason === undefined ? { status } : { status, reason };
+  }
+
+  async function answer(
+    authorization: string,
+    dpop?: string,
+  ): Promise<{ status: number; reason?: string | undefined; challenge: string | null }> {
     const res = await fetch(served.url, {
       method: 'POST',
       headers: {
@@ -91,8 +100,37 @@ describe('DPoP-bound tokens at the resource server (oidc-provider)', () => {
       signal: AbortSignal.timeout(5000),
     });
     const body = (await res.json()) as { error?: { data?: { reason?: string } } };
-    const reason = body.error?.data?.reason;
-    return reason === undefined ? { status: res.status } : { status: res.status, reason };
+    return {
+      status: res.status,
+      reason: body.error?.data?.reason,
+      challenge: res.headers.get('www-authenticate'),
+    };
+  }
+
+  /**
+   * RFC 9449 §7.1: the refusal is a DPoP challenge with its error and the accepted algorithms, after a
+   * Bearer challenge that keeps `resource_metadata` first (where the SDK's clients read it).
+   */
+  function assertDpopChallenge(challenge: string | null, error: string, what: string): void {
+    assert.ok(challenge?.startsWith('Bearer resource_metadata="'), `${what}: ${challenge}`);
+    const parsed = parseChallenge(challenge, 'dpop');
+    assert.equal(parsed?.scheme, 'dpop', what);
+    assert.equal(parsed?.error, error, what);
+    assert.equal(
+      parsed?.resourceMetadata,
+      new URL('/.well-known/oauth-protected-resource/mcp', served.url).href,
+      what,
+    );
+    assert.match(
+      challenge ?? '',
+      /, DPoP error="[a-z_]+", error_description="[^"]+", algs="[A-Za-z0-9 ]*ES256[A-Za-z0-9 ]*"$/,
+      what,
+    );
+    assert.equal(
+      parseChallenge(challenge, 'bearer')?.error,
+      undefined,
+      `${what}: the Bearer challenge carries no error`,
+    );
   }
 
   before(async () => {
@@ -150,7 +188,9 @@ describe('DPoP-bound tokens at the resource server (oidc-provider)', () => {
       ['not a JWT', `DPoP ${bound}`, 'nonsense'],
     ];
     for (const [what, authorization, dpop] of cases) {
-      assert.deepEqual(await call(authorization, dpop), { status: 401, reason: 'token-dpop' }, what);
+      const a = await answer(authorization, dpop);
+      assert.deepEqual({ status: a.status, reason: a.reason }, { status: 401, reason: 'token-dpop' }, what);
+      assertDpopChallenge(a.challenge, what.includes('§7.2') ? 'invalid_token' : 'invalid_dpop_proof', what);
     }
   });
 
@@ -158,7 +198,9 @@ describe('DPoP-bound tokens at the resource server (oidc-provider)', () => {
     const plain = await token();
     assert.deepEqual(await call(`Bearer ${plain}`), { status: 200 });
     const p = await proof(key, { htm: 'POST', htu: served.url, ath: ath(plain) });
-    assert.deepEqual(await call(`DPoP ${plain}`, p), { status: 401, reason: 'token-dpop' });
+    const a = await answer(`DPoP ${plain}`, p);
+    assert.deepEqual({ status: a.status, reason: a.reason }, { status: 401, reason: 'token-dpop' });
+    assertDpopChallenge(a.challenge, 'invalid_token', 'an unbound token as DPoP');
   });
 
   test('a DPoP stream re-authenticated every 100 ms (revalidateMs) stays open: its proof is not a replay of itself', async () => {
