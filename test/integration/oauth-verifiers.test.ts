@@ -217,7 +217,11 @@ describe('JWT verification: outages and key rotation', () => {
   test("the token's exp, plus the clock tolerance, ends the GET stream it opened (expiresAt)", async () => {
     const k1 = await signingKey('k1');
     const as = await authServer([k1]);
-    const served = await mcp((url) => ({ resource: url, authorizationServers: [as.issuer], clockToleranceS: 1 }));
+    const served = await mcp((url) => ({
+      resource: url,
+      authorizationServers: [as.issuer],
+      clockToleranceS: 1,
+    }));
     const exp = Math.floor(Date.now() / 1000) + 2;
     const token = await signed(k1, 'k1', as.issuer, served.url, exp);
     const s = new RawSession(served.url, { authorization: `Bearer ${token}` });
@@ -226,7 +230,10 @@ describe('JWT verification: outages and key rotation', () => {
     assert.equal(stream.status, 200);
     await stream.finished(15_000, 'the GET stream ends when the token expires');
     const ended = Date.now();
-    assert.ok(ended >= exp * 1000 + 1000 - 50, `ended ${exp * 1000 + 1000 - ended} ms before exp + tolerance`);
+    assert.ok(
+      ended >= exp * 1000 + 1000 - 50,
+      `ended ${exp * 1000 + 1000 - ended} ms before exp + tolerance`,
+    );
   });
 
   test('a token past its exp but inside the clock tolerance opens a stream that lasts until the tolerance ends', async () => {
@@ -234,7 +241,11 @@ describe('JWT verification: outages and key rotation', () => {
     // at exp, at once, sent the client into a reconnect loop with the token this server still accepts.
     const k1 = await signingKey('k1');
     const as = await authServer([k1]);
-    const served = await mcp((url) => ({ resource: url, authorizationServers: [as.issuer], clockToleranceS: 3 }));
+    const served = await mcp((url) => ({
+      resource: url,
+      authorizationServers: [as.issuer],
+      clockToleranceS: 3,
+    }));
     const exp = Math.floor(Date.now() / 1000) - 1;
     const token = await signed(k1, 'k1', as.issuer, served.url, exp);
     const s = new RawSession(served.url, { authorization: `Bearer ${token}` });
