@@ -15,12 +15,14 @@ import { type CloseReport, createPipeline } from '../core/endpoint.js';
 import { renderPrometheus, renderProtocols } from '../core/observe/prometheus.js';
 import type { EndpointStats } from '../core/observe/stats.js';
 import type { ServerOptions } from '../core/options.js';
+import { Refusals, sendRefusal } from '../core/pipeline/refusal.js';
 import type { CreateServer } from '../core/sdk/server-like.js';
 import { InvalidOptionError } from '../errors.js';
 import { diagnosticsProbe } from './diagnostics.js';
 import { H2Sink } from './h2-sink.js';
 import { NodeSink } from './node-sink.js';
 import { h2View, nodeObjectsOf, nodeView } from './node-view.js';
+import { hostLines, targetPathname } from './request-line.js';
 
 export interface McpHandlerOptions extends ServerOptions {
   /** Returns a fresh SDK McpServer (or Server) for each session. */
@@ -122,6 +124,10 @@ export function createMcpHandler(options: McpHandlerOptions): McpHandler {
     }
     protocols['http/1.1']++;
     const sink = new NodeSink(res);
+    if (hostLines((req as IncomingMessage).rawHeaders) > 1) {
+      sendRefusal(sink, Refusals.duplicateHost());
+      return;
+    }
     pipeline.handle(nodeView(req as IncomingMessage, res, parsedBody), sink).catch((error: unknown) => {
       pipeline.fail(error, sink, res.headersSent);
     });
@@ -148,9 +154,7 @@ export function metadataServed(
   req: IncomingMessage | Http2ServerRequest,
   res: ServerResponse | Http2ServerResponse,
 ): boolean {
-  const url = req.url ?? '/';
-  const q = url.indexOf('?');
-  const answer = oauth.metadataAnswer(req.method ?? 'GET', q < 0 ? url : url.slice(0, q));
+  const answer = oauth.metadataAnswer(req.method ?? 'GET', targetPathname(req.url ?? '/'));
   if (answer === undefined) return false;
   const sink = res instanceof Http2ServerResponse ? new H2Sink(res) : new NodeSink(res);
   sink.respond(answer.status, answer.headers, answer.body);

@@ -10,6 +10,7 @@ import { BodyConsumedError } from '../errors.js';
 import { isLoopbackAddress } from '../security/host.js';
 import { frameworkBody } from './framework-body.js';
 import { readBody } from './read-body.js';
+import { targetAuthority } from './request-line.js';
 
 /**
  * Requests whose `Expect: 100-continue` serve() left to the handler (its 'checkContinue' listener):
@@ -146,12 +147,19 @@ class NodeView implements NodeRequestView {
 
 export function nodeView(req: IncomingMessage, res: ServerResponse, parsedBody?: unknown): NodeRequestView {
   const h = req.headers;
+  // RFC 9112 §3.2.2: with an absolute-form target, its authority is the request's Host.
+  const authority = targetAuthority(req.url ?? '/');
   return new NodeView(
     new NodeObjects(req, res),
-    (name) => {
-      const v = h[name];
-      return Array.isArray(v) ? v.join(', ') : v;
-    },
+    authority === undefined
+      ? (name) => {
+          const v = h[name];
+          return Array.isArray(v) ? v.join(', ') : v;
+        }
+      : (name) => {
+          const v = name === 'host' ? authority : h[name];
+          return Array.isArray(v) ? v.join(', ') : v;
+        },
     (limit) => readNodeBody(req, res, parsedBody, limit),
   );
 }

@@ -22,6 +22,7 @@ import { H2Sink } from './h2-sink.js';
 import { createTransportServer, type TlsOptions } from './listen.js';
 import { NodeSink } from './node-sink.js';
 import { continueWhenRead } from './node-view.js';
+import { targetPathname } from './request-line.js';
 
 export interface ServeOptions extends Omit<McpHandlerOptions, 'oauth'> {
   /**
@@ -116,14 +117,10 @@ export async function serve(options: ServeOptions): Promise<Served> {
   if (!(headersTimeout > 0 && requestTimeout >= headersTimeout)) {
     throw new InvalidOptionError('serve: need 0 < headersTimeoutMs <= requestTimeoutMs');
   }
-  const pathOf = (url: string): string => {
-    const q = url.indexOf('?');
-    return q < 0 ? url : url.slice(0, q);
-  };
   const transport = createTransportServer(
     { tls: options.tls, http2: options.http2, headersTimeout, requestTimeout },
     (req, res) => {
-      const p = pathOf(req.url ?? '/');
+      const p = targetPathname(req.url ?? '/');
       if (p === path) return handler(req, res);
       if (oauth !== undefined && metadataServed(oauth, req, res)) return;
       const route = routes[p];
@@ -142,7 +139,7 @@ export async function serve(options: ServeOptions): Promise<Served> {
   // upload the body first. The endpoint sends the 100 when it reads the body (node-view.ts); other
   // routes get it at once, as before. Both the HTTP/1.1 servers and node:http2's emit this event.
   server.on('checkContinue', (req: IncomingMessage, res: ServerResponse) => {
-    if (pathOf(req.url ?? '/') === path) continueWhenRead(req);
+    if (targetPathname(req.url ?? '/') === path) continueWhenRead(req);
     else res.writeContinue();
     server.emit('request', req, res);
   });

@@ -243,6 +243,9 @@ export const Refusals = {
         host === undefined ? '' : ` (Host ${quoted(host)})`
       }; list it in the server option allowedOrigins (sluice serve --allow-origin ORIGIN); without a list only same-origin pages are served, so behind a reverse proxy forward the client's Host (nginx: proxy_set_header Host $http_host;)`,
     ),
+  /** RFC 9112 §3.2: more than one Host field line is a 400, whatever the names. */
+  duplicateHost: () =>
+    refusal(400, C.InvalidRequest, 'duplicate-host', 'Bad Request: more than one Host header field line'),
   forbiddenHost: (host: string | undefined) =>
     refusal(
       403,
