@@ -17,6 +17,8 @@
  *   sl:task:{T}     HASH  a task of the tasks extension (src/tasks/redis-store.ts), its own hash tag
  *   sl:tasks:{C}    ZSET  the unfinished tasks of one client (C: a hash of the client's key)
  *   sl:towner:{O}   ZSET  the tasks of one owner (O: a hash of the owner's key), scored by expiry, for tasks/list
+ *   sl:tdone:{C}    ZSET  the finished tasks of one client, scored by expiry (its FinishedBounds, tasks/store.ts)
+ *   sl:tbytes:{C}   HASH  their bytes, by task id, and their sum in field `#`
  *   sl:task-cancel  CHANNEL ids of cancelled tasks, so the instance running one aborts it
  */
 export const PREFIX = 'sl:';
@@ -33,6 +35,8 @@ export const keys = {
   task: (taskId: string): string => `${PREFIX}task:{${taskId}}`,
   clientTasks: (clientHash: string): string => `${PREFIX}tasks:{${clientHash}}`,
   ownerTasks: (ownerHash: string): string => `${PREFIX}towner:{${ownerHash}}`,
+  clientDone: (clientHash: string): string => `${PREFIX}tdone:{${clientHash}}`,
+  clientDoneBytes: (clientHash: string): string => `${PREFIX}tbytes:{${clientHash}}`,
   taskCancel: `${PREFIX}task-cancel`,
 } as const;
 

@@ -2,7 +2,8 @@
  * The default task store: one process's memory, bounded by count, by bytes and by each task's TTL.
  * A finished task (the one finished longest ago) is evicted first when room is needed; a store
  * full of live tasks refuses a new one (`store-full`) rather than dropping a task someone still
- * polls. Tasks die with the process:
+ * polls. Each client's finished tasks are bounded too (FinishedBounds, store.ts), so one client
+ * cannot push the others' results out. Tasks die with the process:
  * for tasks that outlive it, or that any instance of a cluster answers, use the Redis store.
  */
 import { InvalidOptionError } from '../errors.js';
@@ -11,6 +12,8 @@ import { copyRecord, isTerminal, OWNER_LOST, type TaskRecord } from './model.js'
 import {
   type AnswerOutcome,
   type CreateOutcome,
+  type FinishedBounds,
+  finishedBounds,
   recordBytes,
   type Settlement,
   type TaskPage,
@@ -18,7 +21,7 @@ import {
   type TaskStore,
 } from './store.js';
 
-export interface MemoryTaskStoreOptions {
+export interface MemoryTaskStoreOptions extends FinishedBounds {
   /** Tasks kept at once, finished ones included. @defaultValue 10000 */
   maxTasks?: number;
   /** Bytes of calls, results, errors and inputs kept at once. @defaultValue 64 MiB */
@@ -50,6 +53,9 @@ export class MemoryTaskStore implements TaskStore {
   readonly #unfinished = new Map<string, Set<string>>();
   /** Each owner's tasks in creation order, for `list`. */
   readonly #byOwner = new Map<string, Set<string>>();
+  /** Each client's finished tasks, the one finished longest ago first, with their bytes (FinishedBounds). */
+  readonly #finishedBy = new Map<string, { ids: BoundedMap<string, number>; bytes: number }>();
+  readonly #bounds: Required<FinishedBounds>;
   /** A full TTL sweep runs at most once a second (reads drop expired tasks on their own). */
   #nextSweep = 0;
   readonly #maxTasks: number;
@@ -61,6 +67,7 @@ export class MemoryTaskStore implements TaskStore {
     this.#maxTasks = positiveInt('maxTasks', options.maxTasks ?? MEMORY_STORE_DEFAULTS.maxTasks);
     this.#maxBytes = positiveInt('maxBytes', options.maxBytes ?? MEMORY_STORE_DEFAULTS.maxBytes);
     this.#now = options.now ?? Date.now;
+    this.#bounds = finishedBounds('MemoryTaskStore', options);
   }
 
   /** Tasks and bytes held (stats, tests). */
@@ -86,8 +93,10 @@ export class MemoryTaskStore implements TaskStore {
     const owned = this.#byOwner.get(t.owner);
     if (owned === undefined) this.#byOwner.set(t.owner, new Set([t.taskId]));
     else owned.add(t.taskId);
-    if (isTerminal(t.status)) this.#finishOrder.set(t.taskId, true);
-    else {
+    if (isTerminal(t.status)) {
+      this.#finishOrder.set(t.taskId, true);
+      this.#retain(t, bytes);
+    } else {
       const live = this.#unfinished.get(t.client);
       if (live === undefined) this.#unfinished.set(t.client, new Set([t.taskId]));
       else live.add(t.taskId);
@@ -271,6 +280,27 @@ export class MemoryTaskStore implements TaskStore {
     if (isTerminal(t.status)) {
       this.#finished(t);
       this.#finishOrder.set(t.taskId, true);
+      this.#retain(t, bytes);
+    }
+  }
+
+  /** Counts a finished task against its client's bounds; beyond them, that client's oldest go. */
+  #retain(t: TaskRecord, bytes: number): void {
+    let mine = this.#finishedBy.get(t.client);
+    if (mine === undefined) {
+      mine = { ids: new BoundedMap<string, number>(Number.POSITIVE_INFINITY), bytes: 0 };
+      this.#finishedBy.set(t.client, mine);
+    }
+    mine.bytes += bytes - (mine.ids.get(t.taskId) ?? 0);
+    mine.ids.set(t.taskId, bytes);
+    const { maxFinishedPerClient, maxFinishedBytesPerClient } = this.#bounds;
+    while (
+      mine.ids.size > 1 &&
+      (mine.ids.size > maxFinishedPerClient || mine.bytes > maxFinishedBytesPerClient)
+    ) {
+      const oldest = mine.ids.oldestKey();
+      if (oldest === undefined) break;
+      this.#drop(oldest);
     }
   }
 
@@ -287,6 +317,13 @@ export class MemoryTaskStore implements TaskStore {
     this.#tasks.delete(taskId);
     this.#finishOrder.delete(taskId);
     this.#bytes -= e.bytes;
+    const mine = this.#finishedBy.get(e.t.client);
+    const kept = mine?.ids.get(taskId);
+    if (mine !== undefined && kept !== undefined) {
+      mine.ids.delete(taskId);
+      mine.bytes -= kept;
+      if (mine.ids.size === 0) this.#finishedBy.delete(e.t.client);
+    }
     this.#finished(e.t);
     const owned = this.#byOwner.get(e.t.owner);
     owned?.delete(taskId);

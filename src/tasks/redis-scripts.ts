@@ -92,6 +92,8 @@ if redis.call('EXISTS', k) == 0 then return 0 end
 if lapse() ~= 'working' or redis.call('HGET', k, 'lo') ~= ARGV[2] then return 0 end
 clearInputs()
 redis.call('HDEL', k, 'lo', 'lu', 'rs', 'pt', 'ptx')
+-- A finished task has no later round: its call text (read only for the next round) is let go.
+if ARGV[3] == 'completed' or ARGV[3] == 'failed' then redis.call('HSET', k, 'call', '') end
 redis.call('HSET', k, 's', ARGV[3], 'u', ARGV[1], unpack(ARGV, 4))
 local ends = tonumber(redis.call('HGET', k, 'ca')) + tonumber(redis.call('HGET', k, 'ttl'))
 return {redis.call('HGET', k, 'c'), tostring(ends)}
@@ -154,4 +156,41 @@ if ARGV[2] ~= '' then
   start = r + 1
 end
 return redis.call('ZRANGE', k, start, start + tonumber(ARGV[3]))
+`);
+
+/**
+ * On a client's finished tasks (KEYS: its tdone ZSET and tbytes HASH, one hash tag): drops those
+ * whose TTL passed, adds one (a task already counted is left as it is), then while the client is
+ * over either bound (FinishedBounds, store.ts) takes the one that expires first, never the last
+ * one left. ARGV: now, taskId, expiresAt, bytes, maxCount, maxBytes. The ids taken, whose HASHes
+ * the caller deletes (another slot).
+ */
+export const RETAIN = new Script(`
+local done, sizes = KEYS[1], KEYS[2]
+local function forget(id)
+  local b = tonumber(redis.call('HGET', sizes, id) or '0')
+  redis.call('HDEL', sizes, id)
+  return redis.call('HINCRBY', sizes, '#', -b)
+end
+for _, id in ipairs(redis.call('ZRANGEBYSCORE', done, '-inf', ARGV[1])) do forget(id) end
+redis.call('ZREMRANGEBYSCORE', done, '-inf', ARGV[1])
+if redis.call('ZSCORE', done, ARGV[2]) then return {} end
+redis.call('ZADD', done, ARGV[3], ARGV[2])
+redis.call('HSET', sizes, ARGV[2], ARGV[4])
+local total = redis.call('HINCRBY', sizes, '#', ARGV[4])
+local maxCount, maxBytes = tonumber(ARGV[5]), tonumber(ARGV[6])
+local taken = {}
+while redis.call('ZCARD', done) > 1 and (redis.call('ZCARD', done) > maxCount or total > maxBytes) do
+  local id = redis.call('ZPOPMIN', done)[1]
+  total = forget(id)
+  taken[#taken + 1] = id
+end
+-- Both keys live as long as the last task they count.
+local last = redis.call('ZRANGE', done, -1, -1, 'WITHSCORES')
+local ttl = math.ceil(tonumber(last[2]) - tonumber(ARGV[1]))
+if ttl > 0 then
+  redis.call('PEXPIRE', done, ttl)
+  redis.call('PEXPIRE', sizes, ttl)
+end
+return taken
 `);

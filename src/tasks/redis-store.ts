@@ -16,11 +16,33 @@ import { keys } from '../cluster/keys.js';
 import type { RedisLink, RedisReply } from '../cluster/redis-link.js';
 import { InvalidOptionError } from '../errors.js';
 import { memoByHeader } from '../http/header-memo.js';
-import { isTaskIdShape, type TaskError, type TaskRecord, type TaskStatus } from './model.js';
-import { ANSWER, CANCEL, CREATE, GET, OWN, PAGE, PROGRESS, RENEW, RESERVE, SETTLE } from './redis-scripts.js';
-import type { AnswerOutcome, CreateOutcome, Settlement, TaskPage, TaskProgress, TaskStore } from './store.js';
+import { isTaskIdShape, OWNER_LOST, type TaskError, type TaskRecord, type TaskStatus } from './model.js';
+import {
+  ANSWER,
+  CANCEL,
+  CREATE,
+  GET,
+  OWN,
+  PAGE,
+  PROGRESS,
+  RENEW,
+  RESERVE,
+  RETAIN,
+  SETTLE,
+} from './redis-scripts.js';
+import {
+  type AnswerOutcome,
+  type CreateOutcome,
+  type FinishedBounds,
+  finishedBounds,
+  recordBytes,
+  type Settlement,
+  type TaskPage,
+  type TaskProgress,
+  type TaskStore,
+} from './store.js';
 
-export interface RedisTaskStoreOptions {
+export interface RedisTaskStoreOptions extends FinishedBounds {
   /** Clock, for tests. @defaultValue Date.now */
   now?: () => number;
   /** Called when subscribing to the cancel channel fails (cancels then reach runners at their next renewal). */
@@ -124,6 +146,7 @@ export class RedisTaskStore implements TaskStore {
   readonly #listeners = new Set<(taskId: string) => void>();
   readonly #onError: ((error: unknown) => void) | undefined;
   readonly #closeLink: boolean;
+  readonly #bounds: Required<FinishedBounds>;
   #subscribed: Promise<void> | undefined;
 
   constructor(link: RedisLink, options: RedisTaskStoreOptions = {}) {
@@ -132,6 +155,7 @@ export class RedisTaskStore implements TaskStore {
     this.#now = options.now ?? Date.now;
     this.#onError = options.onError;
     this.#closeLink = options.closeLink ?? false;
+    this.#bounds = finishedBounds('RedisTaskStore', options);
   }
 
   /**
@@ -198,7 +222,12 @@ export class RedisTaskStore implements TaskStore {
   async get(taskId: string, owner: string): Promise<TaskRecord | undefined> {
     const r = await GET.run(this.#link, [keys.task(taskId)], [String(this.#now()), owner]);
     const t = r === null ? undefined : recordOf(taskId, r);
-    if (t !== undefined && t.status === 'failed') await this.#uncount(t);
+    if (t !== undefined && t.status === 'failed') {
+      await this.#uncount(t);
+      // Failed by a lapsed lease (the runner died) rather than settled: counted here, once.
+      if (t.error?.code === OWNER_LOST.code && t.error.message === OWNER_LOST.message)
+        await this.#retain(t.client, taskId, t.createdAt + t.ttlMs, recordBytes(t));
+    }
     return t;
   }
 
@@ -251,7 +280,12 @@ export class RedisTaskStore implements TaskStore {
     // before renewing must not hold the client's slot for the whole TTL (store.ts).
     if (s.status === 'input_required')
       await this.#count(r[0], taskId, Math.min(s.leaseUntil ?? Number.POSITIVE_INFINITY, Number(r[1])));
-    else await this.#link.send(['ZREM', keys.clientTasks(r[0]), taskId]);
+    else {
+      await this.#link.send(['ZREM', keys.clientTasks(r[0]), taskId]);
+      let bytes = 256;
+      for (let i = 1; i < pairs.length; i += 2) bytes += (pairs[i] as string).length;
+      await this.#retain(r[0], taskId, Number(r[1]), bytes);
+    }
     return true;
   }
 
@@ -264,7 +298,10 @@ export class RedisTaskStore implements TaskStore {
       // The local runner first (no round trip), then every other instance.
       for (const l of this.#listeners) l(taskId);
       await this.#link.send(['PUBLISH', keys.taskCancel, taskId]);
-      if (t !== undefined) await this.#uncount(t);
+      if (t !== undefined) {
+        await this.#uncount(t);
+        await this.#retain(t.client, taskId, t.createdAt + t.ttlMs, recordBytes(t));
+      }
     }
     return t;
   }
@@ -305,6 +342,29 @@ export class RedisTaskStore implements TaskStore {
     }
     const last = page.at(-1);
     return ids.length > limit && last !== undefined ? { tasks, nextCursor: last } : { tasks };
+  }
+
+  /**
+   * Counts a finished task against its client's bounds (FinishedBounds, store.ts) and deletes the
+   * tasks that fall beyond them: that client's own, the first to expire first. A delete that fails
+   * leaves a task until its TTL, as before there were bounds.
+   */
+  async #retain(client: string, taskId: string, expiresAt: number, bytes: number): Promise<void> {
+    const b = this.#bounds;
+    const taken = await RETAIN.run(
+      this.#link,
+      [keys.clientDone(client), keys.clientDoneBytes(client)],
+      [
+        String(this.#now()),
+        taskId,
+        String(expiresAt),
+        String(bytes),
+        String(b.maxFinishedPerClient),
+        String(b.maxFinishedBytesPerClient),
+      ],
+    );
+    if (!Array.isArray(taken)) return;
+    await Promise.all(taken.filter(isTaskIdShape).map((id) => this.#link.send(['DEL', keys.task(id)])));
   }
 
   /** A finished task no longer counts against its client's live-task limit. */

@@ -8,6 +8,7 @@
  *   `input_required`, when the runner kept its lease there: Settlement `leaseUntil`);
  * - reads are scoped by owner: another principal's task is undefined, like an unknown one.
  */
+import { InvalidOptionError } from '../errors.js';
 import type { TaskError, TaskRecord } from './model.js';
 
 export type CreateOutcome = 'created' | 'client-limit' | 'store-full';
@@ -102,6 +103,40 @@ export interface TaskStore {
 }
 
 /** Bytes a record holds beyond its fixed fields (what the stores bound). */
+/**
+ * How much of one client's finished work a store keeps. Live tasks are bounded per client
+ * (`maxLivePerClient`) but finished ones were kept until their TTL, so one client that ran short
+ * tasks in a loop could fill the store (or the Redis) with results for an hour (SEP-2663 §"Security
+ * Considerations": servers should bound the resources one requestor's tasks take). Beyond either
+ * bound, that client's own oldest finished tasks are dropped; other clients' are never touched, and
+ * an unfinished task is never dropped. The newest finished task is always kept.
+ */
+export interface FinishedBounds {
+  /** Finished tasks kept per client (principal, else address). @defaultValue 1000 */
+  maxFinishedPerClient?: number;
+  /** Bytes of finished tasks (results, errors, messages) kept per client. @defaultValue 16 MiB */
+  maxFinishedBytesPerClient?: number;
+}
+
+export const FINISHED_DEFAULTS = {
+  maxFinishedPerClient: 1000,
+  maxFinishedBytesPerClient: 16 * 1024 * 1024,
+} as const;
+
+/** The bounds, validated (InvalidOptionError names the store and the option). */
+export function finishedBounds(store: string, o: FinishedBounds): Required<FinishedBounds> {
+  const count = o.maxFinishedPerClient ?? FINISHED_DEFAULTS.maxFinishedPerClient;
+  const bytes = o.maxFinishedBytesPerClient ?? FINISHED_DEFAULTS.maxFinishedBytesPerClient;
+  for (const [name, v] of [
+    ['maxFinishedPerClient', count],
+    ['maxFinishedBytesPerClient', bytes],
+  ] as const) {
+    if (!Number.isSafeInteger(v) || v <= 0)
+      throw new InvalidOptionError(`${store}: ${name} must be a positive integer`);
+  }
+  return { maxFinishedPerClient: count, maxFinishedBytesPerClient: bytes };
+}
+
 export function recordBytes(t: TaskRecord): number {
   let n =
     t.call.length +

@@ -13,7 +13,7 @@ import type { RedisLink } from '../../src/cluster/redis-link.js';
 import { MemoryTaskStore } from '../../src/tasks/memory-store.js';
 import { newTaskId, OWNER_LOST, type TaskRecord } from '../../src/tasks/model.js';
 import { RedisTaskStore } from '../../src/tasks/redis-store.js';
-import type { TaskStore } from '../../src/tasks/store.js';
+import type { FinishedBounds, TaskStore } from '../../src/tasks/store.js';
 import { until } from '../helpers/http.js';
 import { findRedis, type Redis, skipWithoutRedis, startRedis } from '../helpers/redis.js';
 
@@ -48,7 +48,7 @@ function record(clock: Clock, over: Partial<TaskRecord> = {}): TaskRecord {
 
 function contract(
   name: string,
-  make: (clock: Clock) => Promise<{ store: TaskStore; peer?: TaskStore }>,
+  make: (clock: Clock, bounds?: FinishedBounds) => Promise<{ store: TaskStore; peer?: TaskStore }>,
 ): void {
   describe(`TaskStore contract: ${name}`, () => {
     test('create, owner-scoped get, per-client limit', async () => {
@@ -274,10 +274,66 @@ function contract(
       assert.equal(done?.status, 'completed');
       assert.equal(done?.result, undefined);
     });
+
+    test("a client's finished tasks beyond its bounds: its own oldest go; another client's, and live ones, stay", async () => {
+      const clock = new Clock();
+      const { store, peer } = await make(clock, { maxFinishedPerClient: 3, maxFinishedBytesPerClient: 4096 });
+      const reader = peer ?? store;
+      const kept = async (t: TaskRecord): Promise<boolean> =>
+        (await reader.get(t.taskId, t.owner)) !== undefined;
+      const finish = async (over: Partial<TaskRecord>, result: string): Promise<TaskRecord> => {
+        clock.t += 10;
+        const t = record(clock, over);
+        assert.equal(await store.create(t, 50), 'created');
+        assert.equal(await store.settle(t.taskId, 'runner-1', { status: 'completed', result }), true);
+        return t;
+      };
+      const theirs = await finish({ client: `${client}-other`, owner: 'p:bob' }, '{"theirs":1}');
+      const live = record(clock);
+      assert.equal(await store.create(live, 50), 'created');
+      const mine: TaskRecord[] = [];
+      for (let i = 0; i < 5; i++) mine.push(await finish({}, `{"i":${i}}`));
+      assert.deepEqual(
+        await Promise.all(mine.map(kept)),
+        [false, false, true, true, true],
+        'three kept, the oldest gone',
+      );
+      // A task failed by its runner's lapsed lease counts once it reads as failed.
+      clock.t += 10;
+      const lapsed = record(clock, { leaseUntil: clock.t + 5 });
+      assert.equal(await store.create(lapsed, 50), 'created');
+      clock.t += 100;
+      assert.deepEqual((await reader.get(lapsed.taskId, 'p:alice'))?.error, OWNER_LOST);
+      assert.deepEqual(await Promise.all(mine.map(kept)), [false, false, false, true, true]);
+      // A cancelled one counts too.
+      clock.t += 10;
+      const cancelled = record(clock);
+      assert.equal(await store.create(cancelled, 50), 'created');
+      assert.equal((await store.cancel(cancelled.taskId, 'p:alice'))?.status, 'cancelled');
+      assert.deepEqual(await Promise.all(mine.map(kept)), [false, false, false, false, true]);
+      // Over the byte bound alone: everything older goes, the newest stays even when larger than the bound.
+      const big = await finish({}, JSON.stringify({ text: 'x'.repeat(5000) }));
+      assert.deepEqual(await Promise.all([...mine, lapsed, cancelled].map(kept)), [
+        false,
+        false,
+        false,
+        false,
+        false,
+        false,
+        false,
+      ]);
+      assert.ok(await kept(big), 'the newest finished task is kept');
+      assert.ok(await kept(theirs), "another client's finished task is untouched");
+      assert.equal(
+        (await reader.get(live.taskId, 'p:alice'))?.status,
+        'working',
+        'a live task is never dropped',
+      );
+    });
   });
 }
 
-contract('memory', async (clock) => ({ store: new MemoryTaskStore({ now: clock.now }) }));
+contract('memory', async (clock, bounds) => ({ store: new MemoryTaskStore({ now: clock.now, ...bounds }) }));
 
 describe('TaskStore on Redis', () => {
   let redis: Redis | undefined;
@@ -295,12 +351,12 @@ describe('TaskStore on Redis', () => {
   });
   if (findRedis() === undefined) return;
 
-  contract('redis', async (clock) => {
+  contract('redis', async (clock, bounds) => {
     if (redis === undefined) throw new Error('redis did not start');
     const make = async () => {
       const link = await connectNodeRedis({ url: redis?.url ?? '', commandTimeoutMs: 2000 });
       links.push(link);
-      const s = new RedisTaskStore(link, { now: clock.now });
+      const s = new RedisTaskStore(link, { now: clock.now, ...bounds });
       await s.start();
       return s;
     };
@@ -340,6 +396,48 @@ describe('TaskStore on Redis', () => {
     while ((await store.get(a.taskId, 'p:alice')) !== undefined) {
       assert.ok(Date.now() < deadline, 'evicted within 5 s of its 1 s TTL');
       await new Promise((r) => setTimeout(r, 50));
+    }
+  });
+});
+
+describe('RedisTaskStore: the keys that bound finished tasks', () => {
+  let redis: Redis | undefined;
+  let link: RedisLink | undefined;
+  before(async () => {
+    if (findRedis() !== undefined) redis = await startRedis();
+  });
+  after(async () => {
+    await link?.close();
+    await redis?.stop();
+  });
+
+  test('share the client hash tag, expire with the last task they count, and the call text of a finished task is let go', async (t) => {
+    if (skipWithoutRedis(t) || redis === undefined) return;
+    link = await connectNodeRedis({ url: redis.url, commandTimeoutMs: 2000 });
+    const store = new RedisTaskStore(link);
+    const clock = new Clock();
+    clock.t = Date.now();
+    const a = record(clock, { ttlMs: 5000 });
+    await store.create(a, 5);
+    await store.settle(a.taskId, 'runner-1', { status: 'completed', result: '{"ok":true}' });
+    for (const key of [`sl:tdone:{${client}}`, `sl:tbytes:{${client}}`]) {
+      const ttl = (await link.send(['PTTL', key])) as number;
+      assert.ok(ttl > 0 && ttl <= 5000, `${key} expires with its task (PTTL ${ttl})`);
+    }
+    assert.equal(await link.send(['HGET', `sl:task:{${a.taskId}}`, 'call']), '');
+    assert.equal((await store.get(a.taskId, 'p:alice'))?.result, '{"ok":true}');
+  });
+
+  test('the bounds are validated once', () => {
+    for (const bad of [0, -1, 1.5, Number.NaN]) {
+      assert.throws(
+        () => new MemoryTaskStore({ maxFinishedPerClient: bad }),
+        /maxFinishedPerClient must be a positive integer/,
+      );
+      assert.throws(
+        () => new MemoryTaskStore({ maxFinishedBytesPerClient: bad }),
+        /maxFinishedBytesPerClient/,
+      );
     }
   });
 });
