@@ -24,11 +24,13 @@ export interface StreamingResult {
 }
 
 /** What one probe concluded; `undefined` verdict means inconclusive (try the next probe). */
-interface Probe {
+export interface Probe {
   label: string;
   x?: Exchange;
   verdict?: Verdict;
   note: string;
+  /** The verdict came from how the events spread out in time (judgePacing), not from their order. */
+  paced?: true;
 }
 
 const ms = (n: number | undefined): string => (n === undefined ? '?' : `${Math.round(n)} ms`);
@@ -101,22 +103,56 @@ function judgePacing(
   if (c.events < 8 || c.clumped * 4 <= c.events) return undefined;
   // Silences far longer than the spacing: a buffer released as it fills (nginx's proxy buffers).
   if (c.longestGapMs > BURST_GAP_MS) {
-    return judged(
-      label,
-      x,
-      'fail',
-      `${label}: events produced ${spacedMs} ms apart arrived in bursts (${c.clumped} of ${c.events} together, silences up to ${c.longestGapMs} ms) — something on the path buffers event streams`,
-      all,
+    return pacedProbe(
+      judged(
+        label,
+        x,
+        'fail',
+        `${label}: events produced ${spacedMs} ms apart arrived in bursts (${c.clumped} of ${c.events} together, silences up to ${c.longestGapMs} ms) — something on the path buffers event streams`,
+        all,
+      ),
     );
   }
-  return judged(
-    label,
-    x,
-    'warn',
-    `${label}: events produced ${spacedMs} ms apart arrived in clumps (${c.clumped} of ${c.events} within ${CLUMP_GAP_MS} ms of the one before, gaps up to ${c.longestGapMs} ms) — something on the path holds small writes a while`,
-    all,
-    HOLD_FIX,
+  return pacedProbe(
+    judged(
+      label,
+      x,
+      'warn',
+      `${label}: events produced ${spacedMs} ms apart arrived in clumps (${c.clumped} of ${c.events} within ${CLUMP_GAP_MS} ms of the one before, gaps up to ${c.longestGapMs} ms) — something on the path holds small writes a while`,
+      all,
+      HOLD_FIX,
+    ),
   );
+}
+
+function pacedProbe(p: Probe): Probe {
+  p.paced = true;
+  return p;
+}
+
+/**
+ * A pacing verdict short of 'ok' is checked by a second run before it is reported. A proxy that holds
+ * or buffers event streams does it to every stream (HAProxy's held writes, nginx's buffers); a path
+ * stalled for a moment (a proxy process starved of CPU on a loaded machine, a GC pause of the
+ * server's) clumps one run and not the next. So: the second run 'ok' → 'ok', saying the first run
+ * clumped; otherwise the first run's verdict stands, with the second's reason beside it.
+ */
+export async function confirmPacing(first: Probe, again: () => Promise<Probe>): Promise<Probe> {
+  const v = first.verdict;
+  if (first.paced !== true || v === undefined || v.status === 'ok') return first;
+  const second = await again().catch((e: unknown): Probe => ({ label: first.label, note: errorText(e) }));
+  const w = second.verdict;
+  if (w?.status === 'ok') {
+    const verdict: Verdict = {
+      id: 'buffering',
+      status: 'ok',
+      reason: `${w.reason}; a first run clumped (${v.reason.replace(/ — .*$/, '')}) and did not repeat: a moment's stall, not the path's doing`,
+      details: { ...w.details, firstRun: v.details ?? null },
+    };
+    return { ...second, verdict };
+  }
+  const verdict: Verdict = { ...v, details: { ...v.details, secondRun: w?.reason ?? second.note } };
+  return { ...first, verdict };
 }
 
 /** `spacedMs`: the least spacing of the tool's progress events, when the probe knows it. */
@@ -232,12 +268,18 @@ export async function checkStreaming(
     const args = argumentsFor(tool, p.ms, p.count);
     log(`streaming: calling ${p.name} ${JSON.stringify(args)}`);
     try {
-      // The doctor's own stalls during the call: what they explain is not the path's doing.
-      const watch = new StallWatch();
-      const { x, id } = await callToEnd(s, p.name, args, 30_000).finally(() => watch.stop());
       const spaced = p.spaced ? p.ms : undefined;
-      const probe = judgePost(`tools/call ${p.name}`, x, id, spaced, watch.stalls(x.startedAt));
-      if (x.isSse) lastSse = x;
+      const call = async (): Promise<Probe> => {
+        // The doctor's own stalls during the call: what they explain is not the path's doing.
+        const watch = new StallWatch();
+        const { x, id } = await callToEnd(s, p.name, args, 30_000).finally(() => watch.stop());
+        if (x.isSse) lastSse = x;
+        return judgePost(`tools/call ${p.name}`, x, id, spaced, watch.stalls(x.startedAt));
+      };
+      const probe = await confirmPacing(await call(), () => {
+        log(`streaming: the events came in clumps; calling ${p.name} once more to see if it repeats`);
+        return call();
+      });
       if (probe.verdict !== undefined) {
         chosen = probe;
         break;

@@ -191,6 +191,8 @@ describe('HAProxy in front of sluice (docs/deploy.md "HAProxy")', () => {
       assert.equal(buffering?.status, expected, text);
       if (expected === 'warn') {
         assert.match(buffering?.reason ?? '', /arrived in clumps/);
+        // Held writes are the path's habit: the confirming second run clumps too.
+        assert.match(String(buffering?.details?.['secondRun']), /arrived in clumps/, text);
         assert.match(text, /fix \(HAProxy\): `option http-no-delay`/);
       }
     }

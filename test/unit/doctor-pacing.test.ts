@@ -6,7 +6,7 @@
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
 import fc from 'fast-check';
-import { clumpsOf } from '../../src/doctor/check-streaming.js';
+import { clumpsOf, confirmPacing, type Probe } from '../../src/doctor/check-streaming.js';
 import { AFTER_STALL_MS, readAfterStall, stalledWithin } from '../../src/doctor/stall-watch.js';
 
 /** 40 events produced 50 ms apart from t = 100; those produced during [from, to] are read at `to` + 1. */
@@ -68,4 +68,55 @@ test('a stall excuses exactly the arrivals during it or within AFTER_STALL_MS af
     ),
     { numRuns: 300 },
   );
+});
+
+/** A probe with a buffering verdict, as judgePost makes them. */
+function probe(status: 'ok' | 'warn' | 'fail', paced: boolean, reason = `${status} — why`): Probe {
+  return {
+    label: 'tools/call reindex',
+    note: '',
+    verdict: { id: 'buffering', status, reason, details: { status } },
+    ...(paced ? { paced: true as const } : {}),
+  };
+}
+
+test('a pacing warning or failure is reported only when a second run repeats it', async () => {
+  for (const first of ['warn', 'fail'] as const) {
+    let runs = 0;
+    const cleared = await confirmPacing(probe(first, true, `clumps (12 of 40) — held`), async () => {
+      runs++;
+      return probe('ok', false, 'delivered as produced');
+    });
+    assert.equal(runs, 1);
+    assert.equal(cleared.verdict?.status, 'ok');
+    assert.match(
+      cleared.verdict?.reason ?? '',
+      /^delivered as produced; a first run clumped \(clumps \(12 of 40\)\) and did not repeat/,
+    );
+    assert.deepEqual(cleared.verdict?.details?.['firstRun'], { status: first });
+
+    const repeated = await confirmPacing(probe(first, true), async () => probe('warn', true, 'again'));
+    assert.equal(repeated.verdict?.status, first, 'the first verdict stands when the second is not ok');
+    assert.equal(repeated.verdict?.details?.['secondRun'], 'again');
+  }
+});
+
+test('a second run that fails to run leaves the first verdict, saying why', async () => {
+  const kept = await confirmPacing(probe('fail', true), async () => {
+    throw new Error('socket hang up');
+  });
+  assert.equal(kept.verdict?.status, 'fail');
+  assert.match(String(kept.verdict?.details?.['secondRun']), /socket hang up/);
+});
+
+test('an ok, or a verdict not drawn from pacing (one lump at the end), is not run again', async () => {
+  for (const first of [probe('ok', true), probe('fail', false), probe('warn', false)]) {
+    let runs = 0;
+    const same = await confirmPacing(first, async () => {
+      runs++;
+      return probe('ok', false);
+    });
+    assert.equal(runs, 0);
+    assert.equal(same, first);
+  }
 });
