@@ -19,6 +19,7 @@ import { AuthServerUnavailableError, InvalidTokenError } from './errors.js';
 import { IntrospectionVerifier } from './introspection.js';
 import { JwtVerifier } from './jwt-verifier.js';
 import {
+  OAUTH_DEFAULTS,
   type OAuthResourceServerOptions,
   type ResolvedOAuthOptions,
   resolveOAuthOptions,
@@ -38,6 +39,8 @@ export interface AuthRequest {
 export interface OAuthAuthResult {
   principal: string;
   expiresAt: number | undefined;
+  /** With `verify: 'introspection'`: its streams are re-checked this often (its cache TTL). */
+  revalidateMs: number | undefined;
   scopes: readonly string[];
   authorize: ((method: string, params: unknown) => Denial | undefined) | undefined;
   /** The verified token, for your own checks. */
@@ -57,6 +60,7 @@ export class OAuthResourceServer {
   readonly #o: ResolvedOAuthOptions;
   readonly #verify: TokenVerifier;
   readonly #graceMs: number;
+  readonly #recheckMs: number | undefined;
   readonly #metadataJson: string;
   readonly #paths: readonly string[];
   readonly #challengeScopes: readonly string[];
@@ -99,6 +103,15 @@ export class OAuthResourceServer {
     const issuers = new Map(o.authorizationServers.map((iss) => [iss, new MetadataCache(iss, discovery)]));
     // The built-in verifiers accept a token until `exp` + the tolerance: its streams last as long.
     this.#graceMs = typeof o.verify === 'function' ? 0 : o.clockToleranceS * 1000;
+    // RFC 7662 §4: an introspected token may be revoked before it expires (and may have no exp at
+    // all), so its streams are re-checked as often as its answer is cached: a revoked token's stream
+    // ends within about that long instead of at exp, or never.
+    this.#recheckMs =
+      o.verify === 'introspection' && o.introspection !== undefined
+        ? o.introspection.cacheTtlMs > 0
+          ? o.introspection.cacheTtlMs
+          : OAUTH_DEFAULTS.introspectionCacheTtlMs
+        : undefined;
     if (typeof o.verify === 'function') this.#verify = o.verify;
     else if (o.verify === 'introspection' && o.introspection !== undefined) {
       const issuer = o.authorizationServers[0] ?? '';
@@ -276,6 +289,7 @@ export class OAuthResourceServer {
       // ending it at `exp` ended one opened inside the leeway at once, and the client came back with
       // the same token, still accepted, over and over until the leeway ran out.
       expiresAt: token.expiresAt === undefined ? undefined : token.expiresAt + this.#graceMs,
+      revalidateMs: this.#recheckMs,
       scopes: token.scopes,
       authorize:
         o.toolScopes.size === 0

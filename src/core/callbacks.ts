@@ -13,6 +13,13 @@ export interface AuthResult {
   principal: string;
   /** Epoch ms when the credential expires; long-lived streams end then. */
   expiresAt?: number | undefined;
+  /**
+   * How often a long-lived stream this credential opened re-runs `authenticate` (closing on a
+   * refusal): for credentials whose validity can change before they expire, e.g. an introspected
+   * token that may be revoked. The server option `revalidateMs` applies when absent; with both,
+   * the shorter. Not a positive number: ignored.
+   */
+  revalidateMs?: number | undefined;
   /** The scopes the credential grants; handlers see them as `extra.authInfo.scopes`. */
   scopes?: readonly string[] | undefined;
   /**

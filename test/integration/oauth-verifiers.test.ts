@@ -292,6 +292,43 @@ describe('revalidation of long-lived streams (revalidateMs)', () => {
     assert.equal(errorOf(r).reason, 'token-inactive');
   });
 
+  test('introspected tokens: a revoked one ends its stream within the cache TTL, with no revalidateMs set', async () => {
+    // RFC 7662 §4: an introspected token can be revoked before it expires; its streams are re-checked
+    // as often as its answer is cached (here 300 ms), not only at exp (an hour away) or never.
+    const as = await authServer([await signingKey('k1')], { opaque: true });
+    const served = await serve({
+      createServer: testServerFactory(createProbe()),
+      port: 0,
+      oauth: (url) =>
+        oauthResourceServer({
+          resource: url,
+          authorizationServers: [as.issuer],
+          verify: 'introspection',
+          introspection: {
+            clientId: RS_CLIENT.client_id,
+            clientSecret: RS_CLIENT.client_secret,
+            cacheTtlMs: 300,
+          },
+        }),
+    });
+    closers.push(async () => {
+      await served.close();
+    });
+    const token = await as.token(served.url, 'mcp:read');
+    const s = new RawSession(served.url, { authorization: `Bearer ${token}` });
+    await s.init();
+    const stream = await s.get();
+    assert.equal(stream.status, 200);
+    // Still active: re-checked, and kept.
+    await new Promise((resolve) => setTimeout(resolve, 1000));
+    assert.equal(stream.ended, false, 'an active token keeps its stream through re-checks');
+    await as.revoke(token);
+    await stream.finished(10_000, 'the GET stream ends once a re-check finds the token revoked');
+    const r = await s.post(toolCall('echo', { text: 'after' }));
+    assert.equal(r.status, 401);
+    assert.equal(errorOf(r).reason, 'token-inactive');
+  });
+
   test('an authorization server outage during revalidation leaves the stream open', async () => {
     const k1 = await signingKey('k1');
     let as = await authServer([k1]);

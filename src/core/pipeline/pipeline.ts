@@ -144,7 +144,7 @@ export function createChecks(
       const principal = r.principal;
       guard = {
         expiresAt: r.expiresAt,
-        revalidateMs: o.revalidateMs,
+        revalidateMs: revalidateEvery(o.revalidateMs, r.revalidateMs),
         revalidate: async () => {
           const again = await authenticate(view);
           // The verifier could not reach its authorization server: that says nothing about this
@@ -225,4 +225,10 @@ export function createChecks(
   }
 
   return { handle, fail };
+}
+
+/** The shorter of the server's and the credential's re-check intervals; 0 (never) when neither is set. */
+function revalidateEvery(server: number, credential: number | undefined): number {
+  if (typeof credential !== 'number' || !(credential > 0) || !Number.isFinite(credential)) return server;
+  return server > 0 ? Math.min(server, credential) : credential;
 }
