@@ -3,6 +3,7 @@
  * server's retry hint, its connection) and the SSE sink that turns its events into JSON-RPC
  * messages for the transport. `StreamRunner` (streams.ts) decides what happens to it.
  */
+import type { AuthAttempt } from './auth/answer.js';
 import type { TransportContext } from './context.js';
 import { MalformedMessageError } from './errors.js';
 import { describe } from './http.js';
@@ -54,8 +55,11 @@ export interface ResponseStream {
   progressed: boolean;
   /** A GET on this stream got 200 at least once. */
   everConnected: boolean;
-  /** The last GET was answered 401/403 and the OAuth client re-authorized; reset when a GET succeeds. */
-  authRetried: boolean;
+  /**
+   * Where this stream's GETs stand with authorization since the last one that succeeded: a DPoP nonce
+   * taken, an authorization run, step-ups (answerChallenge bounds each). Undefined when none was needed.
+   */
+  authAttempt: AuthAttempt | undefined;
   timer: unknown;
   finished: boolean;
   readonly onresumptiontoken: ((token: string) => void) | undefined;
@@ -122,7 +126,7 @@ export function newResponseStream(
     connectedAt: 0,
     progressed: false,
     everConnected: false,
-    authRetried: false,
+    authAttempt: undefined,
     timer: undefined,
     finished: false,
     onresumptiontoken,

@@ -1,5 +1,5 @@
 import { mediaType } from '../http/media-type.js';
-import { answerChallenge } from './auth/answer.js';
+import { type AuthAttempt, answerChallenge } from './auth/answer.js';
 import { reconnectDelay } from './backoff.js';
 import type { PendingRequest, TransportContext } from './context.js';
 import {
@@ -17,6 +17,9 @@ import { Canceller, type HttpBody, type HttpResponse, isOk } from './http-client
 import { newResponseStream, type ResponseStream } from './response-stream.js';
 import { readSse, type SseEnd } from './sse-reader.js';
 import type { RequestId } from './wire.js';
+
+/** The counters of a GET that has met no challenge yet. */
+const FRESH_ATTEMPT: AuthAttempt = { afterAuth: false, stepUps: 0, afterNonce: false };
 
 /**
  * Runs the SSE streams of one transport: reading, idle detection (in `readSse`), resumption with backoff,
@@ -310,13 +313,13 @@ export class StreamRunner {
       response.body !== null
     ) {
       s.everConnected = true;
-      s.authRetried = false;
+      s.authAttempt = undefined;
       await this.run(s, response.body);
       return;
     }
     t.inflight.delete(controller);
     s.connection = undefined;
-    if ((response.status === 401 || response.status === 403) && t.auth !== undefined && !s.authRetried) {
+    if ((response.status === 401 || response.status === 403) && t.auth !== undefined) {
       this.reauthorize(s, response, authorization);
       return;
     }
@@ -325,20 +328,21 @@ export class StreamRunner {
 
   /**
    * A GET (a resume, or the standalone stream) answered 401/403: the token expired or lost scope while the stream
-   * was away. Authorize once, then connect again with the same `Last-Event-ID`, so the stream continues where it
-   * stopped: nothing lost, nothing twice (the server replays after the cursor).
+   * was away, or the resource server wants a DPoP nonce. Answer it as a POST would (a nonce once, an
+   * authorization once, step-ups up to maxStepUps: answerChallenge keeps the count across the attempts, and
+   * refuses past it), then connect again with the same `Last-Event-ID`, so the stream continues where it
+   * stopped: nothing lost, nothing twice (the server replays after the cursor). A nonce no longer uses up the
+   * stream's one authorization.
    */
   private reauthorize(s: ResponseStream, response: HttpResponse, authorization: string | undefined): void {
     const t = this.t;
-    s.authRetried = true;
-    answerChallenge(t, 'GET', response, authorization, {
-      afterAuth: false,
-      stepUps: 0,
-      afterNonce: false,
-    }).then(
+    answerChallenge(t, 'GET', response, authorization, s.authAttempt ?? FRESH_ATTEMPT).then(
       (next) => {
         if (next === undefined) this.refused(s, response);
-        else void this.connect(s);
+        else {
+          s.authAttempt = next;
+          void this.connect(s);
+        }
       },
       (error: unknown) => {
         if (!t.closed && !s.finished) this.fail(s, () => toClientError(error), false);
