@@ -40,8 +40,8 @@ export interface OAuthResourceServerOptions {
   /** `scopes_supported` in the metadata. @defaultValue `scopes` and every scope of `toolScopes` */
   scopesSupported?: readonly string[];
   /**
-   * Allowed clock difference for `exp` and `nbf`, in seconds, in the built-in verifiers; a long-lived
-   * stream ends this long after its token's `exp`, when the token is no longer accepted. @defaultValue 30
+   * Allowed clock difference for `exp` and `nbf`, in seconds, in the built-in verifiers. A stream ends
+   * at its token's `exp`, or, for a token accepted already past `exp`, this long after it. @defaultValue 30
    */
   clockToleranceS?: number;
   /** A longer `Authorization` token is refused unread. @defaultValue 8192 */

@@ -101,7 +101,7 @@ export class OAuthResourceServer {
       now: o.now,
     };
     const issuers = new Map(o.authorizationServers.map((iss) => [iss, new MetadataCache(iss, discovery)]));
-    // The built-in verifiers accept a token until `exp` + the tolerance: its streams last as long.
+    // The built-in verifiers accept a token until `exp` + the tolerance (#streamEnd).
     this.#graceMs = typeof o.verify === 'function' ? 0 : o.clockToleranceS * 1000;
     // RFC 7662 §4: an introspected token may be revoked before it expires (and may have no exp at
     // all), so its streams are re-checked as often as its answer is cached: a revoked token's stream
@@ -285,10 +285,7 @@ export class OAuthResourceServer {
       (o.authorizationServers.length > 1 ? `${token.issuer} ${token.subject}` : token.subject);
     return {
       principal,
-      // A stream ends when this server would refuse its token (RFC 7519 §4.1.4 allows the leeway):
-      // ending it at `exp` ended one opened inside the leeway at once, and the client came back with
-      // the same token, still accepted, over and over until the leeway ran out.
-      expiresAt: token.expiresAt === undefined ? undefined : token.expiresAt + this.#graceMs,
+      expiresAt: this.#streamEnd(token.expiresAt),
       revalidateMs: this.#recheckMs,
       scopes: token.scopes,
       authorize:
@@ -333,6 +330,17 @@ export class OAuthResourceServer {
       `tool '${String(name).slice(0, 64)}' needs scope ${needs.join(' ')}`,
       all,
     );
+  }
+
+  /**
+   * When a stream opened with a token expiring at `exp` ends: at `exp`; but a token accepted past its
+   * `exp`, inside the clock leeway (RFC 7519 §4.1.4), keeps its stream until the leeway ends, when
+   * this server stops accepting it. Ending that one at `exp` ended it at once, and a client whose
+   * clock runs behind came back with the same token, still accepted, over and over.
+   */
+  #streamEnd(exp: number | undefined): number | undefined {
+    if (exp === undefined) return undefined;
+    return exp > this.#o.now() ? exp : exp + this.#graceMs;
   }
 
   /** A DPoP presentation refused: 401 `token-dpop`, told in a DPoP challenge (RFC 9449 §7.1). */
