@@ -106,8 +106,8 @@ export interface TaskStore {
 /**
  * How much of one client's finished work a store keeps. Live tasks are bounded per client
  * (`maxLivePerClient`) but finished ones were kept until their TTL, so one client that ran short
- * tasks in a loop could fill the store (or the Redis) with results for an hour (SEP-2663 §"Security
- * Considerations": servers should bound the resources one requestor's tasks take). Beyond either
+ * tasks in a loop could fill the store (or the Redis) with results for an hour (2025-11-25
+ * basic/utilities/tasks §"Resource Management": limits per requestor, no indefinite retention). Beyond either
  * bound, that client's own oldest finished tasks are dropped; other clients' are never touched, and
  * an unfinished task is never dropped. The newest finished task is always kept.
  */
