@@ -8,7 +8,7 @@ import { type ParseArgsConfig, parseArgs } from 'node:util';
 import { closest } from './near-miss.js';
 import { oneLine, usageFailure } from './usage-error.js';
 
-type OptionsConfig = NonNullable<ParseArgsConfig['options']>;
+export type OptionsConfig = NonNullable<ParseArgsConfig['options']>;
 
 const HELP_OPTION = { help: { type: 'boolean', short: 'h' } } as const;
 

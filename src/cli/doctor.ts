@@ -10,36 +10,8 @@ import { readCommandLine } from './command-line.js';
 import { connectClient, parseHeaders } from './connect.js';
 import { storedAuth } from './credentials.js';
 import { endpointUrl } from './hints.js';
+import { DOCTOR_COMMAND } from './spec/doctor.js';
 import { oneLine, usageFailure } from './usage-error.js';
-
-const USAGE_LINE = "usage: sluice doctor URL [--header 'K: V' ...] [--idle-seconds N] [--quick] [--json]";
-
-const HELP = `usage: sluice doctor URL [options]
-
-  --header 'K: V'      send this header on every request (repeatable; e.g. Authorization)
-  --idle-seconds N     hold a quiet stream open this long to find idle timeouts (default ${DEFAULT_IDLE_SECONDS})
-  --quick              skip the idle check: a few seconds instead of over a minute, but idle timeouts on the
-                       path (ALB 60 s, Cloudflare ~100 s, nginx 60 s) go unnoticed
-  --json               print machine-readable results
-  -h, --help           this text
-
-Checks: initialize, buffering, headers, compression, unknown-session (404), method-not-allowed (405),
-idle, forwarding (between cluster instances), delete. Each is ok, warn, fail or skip (not run, with the
-reason). Exit code 0 when nothing failed, 1 otherwise.
-`;
-
-/** `sluice doctor`: its text and the options its parser accepts (CommandSpec). */
-export const DOCTOR_COMMAND = {
-  command: 'doctor',
-  usageLine: USAGE_LINE,
-  help: HELP,
-  options: {
-    header: { type: 'string', multiple: true },
-    'idle-seconds': { type: 'string' },
-    quick: { type: 'boolean' },
-    json: { type: 'boolean' },
-  },
-} as const;
 
 export async function main(argv: string[]): Promise<number> {
   const line = readCommandLine(DOCTOR_COMMAND, argv);
@@ -47,22 +19,22 @@ export async function main(argv: string[]): Promise<number> {
   const { values, positionals } = line;
   const url = positionals[0];
   if (url === undefined || positionals.length > 1) {
-    return usageFailure('doctor', 'expected exactly one URL', USAGE_LINE);
+    return usageFailure('doctor', 'expected exactly one URL', DOCTOR_COMMAND.usageLine);
   }
   try {
     endpointUrl(url);
   } catch (e) {
-    return usageFailure('doctor', oneLine(e), USAGE_LINE);
+    return usageFailure('doctor', oneLine(e), DOCTOR_COMMAND.usageLine);
   }
   const idle = Number(values['idle-seconds'] ?? DEFAULT_IDLE_SECONDS);
   if (!Number.isFinite(idle) || idle < 1) {
-    return usageFailure('doctor', '--idle-seconds must be a number >= 1', USAGE_LINE);
+    return usageFailure('doctor', '--idle-seconds must be a number >= 1', DOCTOR_COMMAND.usageLine);
   }
   let headers: Record<string, string>;
   try {
     headers = parseHeaders(values.header ?? []);
   } catch (e) {
-    return usageFailure('doctor', oneLine(e), USAGE_LINE);
+    return usageFailure('doctor', oneLine(e), DOCTOR_COMMAND.usageLine);
   }
   if (headers['authorization'] === undefined) {
     // Credentials from `sluice login`, refreshed first when the stored token no longer works.

@@ -2,6 +2,7 @@
 // The `sluice` command: dispatches to one module per subcommand. No business logic lives here.
 import { readFileSync } from 'node:fs';
 import module from 'node:module';
+import { type CommandSpec, type OptionsConfig, readCommandLine } from './command-line.js';
 import { missingPackage } from './hints.js';
 import { closest } from './near-miss.js';
 
@@ -26,6 +27,22 @@ const commands: Record<string, () => Promise<Command>> = {
   top: async () => (await import('./top.js')).main,
   login: async () => (await import('./login.js')).main,
   logout: async () => (await import('./login.js')).logout,
+};
+
+/**
+ * Each command's text and options (src/cli/spec/), which load in a few milliseconds: `--help` and a
+ * mistyped option are answered from them before the command is loaded (the same parse, so the same
+ * answer; `sluice serve --help` took half a CPU-second loading the SDK, zod and the demo server).
+ * `task` reads a subcommand first and parses on its own.
+ */
+const specs: Record<string, () => Promise<CommandSpec<OptionsConfig>>> = {
+  serve: async () => (await import('./spec/serve.js')).SERVE_COMMAND,
+  call: async () => (await import('./spec/call.js')).CALL_COMMAND,
+  tools: async () => (await import('./spec/tools.js')).TOOLS_COMMAND,
+  doctor: async () => (await import('./spec/doctor.js')).DOCTOR_COMMAND,
+  top: async () => (await import('./spec/top.js')).TOP_COMMAND,
+  login: async () => (await import('./spec/login.js')).LOGIN_COMMAND,
+  logout: async () => (await import('./spec/login.js')).LOGOUT_COMMAND,
 };
 
 const USAGE_LINE = 'usage: sluice <serve|call|task|tools|doctor|top|login|logout> [options]';
@@ -73,6 +90,11 @@ async function run(argv: string[]): Promise<number> {
   if (load === undefined) {
     if (name.startsWith('-')) return usage(`unknown option '${name}'`, undefined);
     return usage(`unknown command '${name}'`, closest(name, Object.keys(commands)));
+  }
+  const spec = Object.hasOwn(specs, name) ? specs[name] : undefined;
+  if (spec !== undefined) {
+    const early = readCommandLine(await spec(), argv.slice(1));
+    if (typeof early === 'number') return early;
   }
   const command = await load();
   return command(argv.slice(1));

@@ -4,20 +4,9 @@ import type { Tool } from '@modelcontextprotocol/sdk/types.js';
 import { readCommandLine } from './command-line.js';
 import { type Connection, connectClient, parseHeaders, UsageError } from './connect.js';
 import { endpointUrl, failureHint } from './hints.js';
+import { TOOLS_COMMAND } from './spec/tools.js';
 import { listAllTools, parameterSummary } from './tool-args.js';
 import { oneLine, usageFailure } from './usage-error.js';
-
-const USAGE_LINE = "usage: sluice tools URL [--schema] [--header 'K: V' ...] [--token T] [--json]";
-
-const USAGE = `usage: sluice tools URL [options]
-
-  --schema         print each tool's full input schema under its line
-  --header 'K: V'  an extra request header (repeatable)
-  --token T        sent as Authorization: Bearer T
-  --json           the tools (all pages) as one JSON array, schemas included
-
-One line per tool: its name, its parameters (required ones first, optional ones in [brackets]) and the
-first line of its description. 'sluice call URL TOOL --arg k=v ...' calls one.`;
 
 /** The widest name-and-parameters column before descriptions stop being aligned. */
 const MAX_COLUMN = 48;
@@ -48,26 +37,17 @@ export function renderTools(tools: readonly Tool[], schema: boolean): string {
   return out;
 }
 
-/** `sluice tools`: its text and the options its parser accepts (CommandSpec). */
-export const TOOLS_COMMAND = {
-  command: 'tools',
-  usageLine: USAGE_LINE,
-  help: USAGE,
-  options: {
-    header: { type: 'string', multiple: true },
-    token: { type: 'string' },
-    json: { type: 'boolean' },
-    schema: { type: 'boolean' },
-  },
-} as const;
-
 export async function main(argv: string[]): Promise<number> {
   const line = readCommandLine(TOOLS_COMMAND, argv);
   if (typeof line === 'number') return line;
   const { values, positionals } = line;
   const url = positionals[0];
   if (url === undefined || positionals.length > 1) {
-    return usageFailure('tools', url === undefined ? 'expected a URL' : 'expected one URL', USAGE_LINE);
+    return usageFailure(
+      'tools',
+      url === undefined ? 'expected a URL' : 'expected one URL',
+      TOOLS_COMMAND.usageLine,
+    );
   }
   let endpoint: URL;
   let headers: Record<string, string>;
@@ -75,7 +55,7 @@ export async function main(argv: string[]): Promise<number> {
     endpoint = endpointUrl(url);
     headers = parseHeaders(values.header ?? []);
   } catch (error) {
-    return usageFailure('tools', oneLine(error), USAGE_LINE);
+    return usageFailure('tools', oneLine(error), TOOLS_COMMAND.usageLine);
   }
   let connection: Connection | undefined;
   try {
@@ -86,7 +66,7 @@ export async function main(argv: string[]): Promise<number> {
     );
     return 0;
   } catch (error) {
-    if (error instanceof UsageError) return usageFailure('tools', oneLine(error), USAGE_LINE);
+    if (error instanceof UsageError) return usageFailure('tools', oneLine(error), TOOLS_COMMAND.usageLine);
     process.stderr.write(`sluice tools: ${oneLine(error)}${failureHint(error, endpoint)}\n`);
     return 3;
   } finally {

@@ -6,25 +6,12 @@
  */
 import { type CommandLine, readCommandLine } from './command-line.js';
 import { failureHint } from './hints.js';
+import { TOP_COMMAND } from './spec/top.js';
 import { renderFrame } from './top/render.js';
 import { buildReport, type InstanceState } from './top/report.js';
 import { metricsUrl, ScrapeError, scrape } from './top/scrape.js';
 import type { Snapshot } from './top/series.js';
 import { UsageError, usageFailure } from './usage-error.js';
-
-const HELP = `usage: sluice top [options] URL [URL...]
-
-  URL                  the MCP endpoint as 'sluice serve' prints it (http://127.0.0.1:3000/mcp), or
-                       its metrics URL (…/metrics); the server must run with --metrics. Several
-                       URLs: the instances of one cluster, shown summed
-  --interval SECONDS   time between scrapes (default 2; 0.1 to 3600)
-  --once               one report (after one interval) and exit
-  --count N            exit after N reports
-  --json               one JSON line per interval even on a terminal (the default off a terminal)
-
-On a terminal the screen is redrawn in place (q or Ctrl-C quits); otherwise each interval writes one
-JSON object on its own line. Exit status: 0 done, 1 a URL could not be scraped at start, 2 bad usage.
-`;
 
 const ENTER_ALT = '\x1b[?1049h\x1b[?25l';
 const LEAVE_ALT = '\x1b[?25h\x1b[?1049l';
@@ -36,19 +23,6 @@ interface TopOptions {
   readonly count: number;
   readonly json: boolean;
 }
-
-/** `sluice top`: its text and the options its parser accepts (CommandSpec). */
-export const TOP_COMMAND = {
-  command: 'top',
-  usageLine: 'usage: sluice top URL [URL...] [--interval SECONDS] [--once] [--count N] [--json]',
-  help: HELP,
-  options: {
-    interval: { type: 'string' },
-    once: { type: 'boolean' },
-    count: { type: 'string' },
-    json: { type: 'boolean' },
-  },
-} as const;
 
 /** What the parsed arguments ask for; a mistake is a UsageError. */
 function options(line: CommandLine<typeof TOP_COMMAND.options>): TopOptions {

@@ -9,9 +9,9 @@ import { checkDelete, checkMethodNotAllowed, checkUnknownSession } from './check
 import { checkStreaming } from './check-streaming.js';
 import { McpSession } from './session.js';
 import { listTools } from './tools.js';
-import type { DoctorOptions, DoctorReport, Verdict } from './types.js';
+import { DEFAULT_IDLE_SECONDS, type DoctorOptions, type DoctorReport, type Verdict } from './types.js';
 
-export const DEFAULT_IDLE_SECONDS = 65;
+export { DEFAULT_IDLE_SECONDS };
 
 export const QUICK_IDLE_SKIP =
   'skipped (--quick): no quiet stream was held, so idle timeouts on the path (ALB 60 s, Cloudflare ~100 s, nginx proxy_read_timeout 60 s) are not known';

@@ -43,3 +43,6 @@ export interface DoctorReport {
   ok: boolean;
   verdicts: Verdict[];
 }
+
+/** How long the idle check holds a quiet stream open by default (longer than the common 60 s proxy timeouts). */
+export const DEFAULT_IDLE_SECONDS = 65;

@@ -16,7 +16,8 @@ import {
   missingPackage,
   unauthorizedHint,
 } from '../../src/cli/hints.js';
-import { SERVE_COMMAND, main as serveMain } from '../../src/cli/serve.js';
+import { main as serveMain } from '../../src/cli/serve.js';
+import { SERVE_COMMAND } from '../../src/cli/spec/serve.js';
 import { main as topMain } from '../../src/cli/top.js';
 import { HttpStatusError } from '../../src/client/index.js';
 import { createDemoServer } from '../../src/demo/demo-server.js';

@@ -8,13 +8,13 @@ import assert from 'node:assert/strict';
 import { readdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, test } from 'node:test';
-import { CALL_COMMAND } from '../../src/cli/call.js';
-import { DOCTOR_COMMAND } from '../../src/cli/doctor.js';
-import { LOGIN_COMMAND, LOGOUT_COMMAND } from '../../src/cli/login.js';
-import { SERVE_COMMAND } from '../../src/cli/serve.js';
+import { CALL_COMMAND } from '../../src/cli/spec/call.js';
+import { DOCTOR_COMMAND } from '../../src/cli/spec/doctor.js';
+import { LOGIN_COMMAND, LOGOUT_COMMAND } from '../../src/cli/spec/login.js';
+import { SERVE_COMMAND } from '../../src/cli/spec/serve.js';
+import { TOOLS_COMMAND } from '../../src/cli/spec/tools.js';
+import { TOP_COMMAND } from '../../src/cli/spec/top.js';
 import { TASK_COMMAND } from '../../src/cli/task.js';
-import { TOOLS_COMMAND } from '../../src/cli/tools.js';
-import { TOP_COMMAND } from '../../src/cli/top.js';
 import { repoRoot } from '../helpers/spawn-serve.js';
 
 const COMMANDS = [
