@@ -253,74 +253,66 @@ describe('JWT verification: outages and key rotation', () => {
 });
 
 describe('revalidation of long-lived streams (revalidateMs)', () => {
-  test('a revoked token ends the GET stream it opened; its next POST gets 401', async () => {
-    const as = await authServer([await signingKey('k1')], { opaque: true });
+  /** An endpoint that introspects its tokens at `as` (opaque ones), closed after the file. */
+  async function introspecting(
+    as: TestAuthServer,
+    cacheTtlMs: number,
+    revalidateMs?: number,
+  ): Promise<Served> {
     const served = await serve({
       createServer: testServerFactory(createProbe()),
       port: 0,
-      revalidateMs: 200,
+      ...(revalidateMs === undefined ? {} : { revalidateMs }),
       oauth: (url) =>
         oauthResourceServer({
           resource: url,
           authorizationServers: [as.issuer],
           verify: 'introspection',
-          introspection: {
-            clientId: RS_CLIENT.client_id,
-            clientSecret: RS_CLIENT.client_secret,
-            cacheTtlMs: 0,
-          },
+          introspection: { clientId: RS_CLIENT.client_id, clientSecret: RS_CLIENT.client_secret, cacheTtlMs },
         }),
     });
     closers.push(async () => {
       await served.close();
     });
+    return served;
+  }
+
+  /**
+   * Opens a GET stream with a fresh token, runs `meanwhile`, revokes the token: the stream must end,
+   * and the session's next POST gets 401 token-inactive.
+   */
+  async function revokedEndsStream(
+    as: TestAuthServer,
+    served: Served,
+    meanwhile: (stream: Reply) => Promise<void> = async () => undefined,
+  ): Promise<void> {
     const token = await as.token(served.url, 'mcp:read');
     const s = new RawSession(served.url, { authorization: `Bearer ${token}` });
     await s.init();
     const stream = await s.get();
     assert.equal(stream.status, 200);
+    await meanwhile(stream);
     await as.revoke(token);
-    await stream.finished(10_000, 'the GET stream ends once revalidation finds the token revoked');
+    await stream.finished(10_000, 'the GET stream ends once a re-check finds the token revoked');
     const r = await s.post(toolCall('echo', { text: 'after' }));
     assert.equal(r.status, 401);
     assert.equal(errorOf(r).reason, 'token-inactive');
+  }
+
+  test('a revoked token ends the GET stream it opened; its next POST gets 401', async () => {
+    const as = await authServer([await signingKey('k1')], { opaque: true });
+    await revokedEndsStream(as, await introspecting(as, 0, 200));
   });
 
   test('introspected tokens: a revoked one ends its stream within the cache TTL, with no revalidateMs set', async () => {
     // RFC 7662 §4: an introspected token can be revoked before it expires; its streams are re-checked
     // as often as its answer is cached (here 300 ms), not only at exp (an hour away) or never.
     const as = await authServer([await signingKey('k1')], { opaque: true });
-    const served = await serve({
-      createServer: testServerFactory(createProbe()),
-      port: 0,
-      oauth: (url) =>
-        oauthResourceServer({
-          resource: url,
-          authorizationServers: [as.issuer],
-          verify: 'introspection',
-          introspection: {
-            clientId: RS_CLIENT.client_id,
-            clientSecret: RS_CLIENT.client_secret,
-            cacheTtlMs: 300,
-          },
-        }),
+    await revokedEndsStream(as, await introspecting(as, 300), async (stream) => {
+      // Still active: re-checked, and kept.
+      await new Promise((resolve) => setTimeout(resolve, 1000));
+      assert.equal(stream.ended, false, 'an active token keeps its stream through re-checks');
     });
-    closers.push(async () => {
-      await served.close();
-    });
-    const token = await as.token(served.url, 'mcp:read');
-    const s = new RawSession(served.url, { authorization: `Bearer ${token}` });
-    await s.init();
-    const stream = await s.get();
-    assert.equal(stream.status, 200);
-    // Still active: re-checked, and kept.
-    await new Promise((resolve) => setTimeout(resolve, 1000));
-    assert.equal(stream.ended, false, 'an active token keeps its stream through re-checks');
-    await as.revoke(token);
-    await stream.finished(10_000, 'the GET stream ends once a re-check finds the token revoked');
-    const r = await s.post(toolCall('echo', { text: 'after' }));
-    assert.equal(r.status, 401);
-    assert.equal(errorOf(r).reason, 'token-inactive');
   });
 
   test('an authorization server outage during revalidation leaves the stream open', async () => {
