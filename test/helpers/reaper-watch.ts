@@ -7,6 +7,7 @@
  * child registered just before the parent was killed is not lost in an unsent message.
  */
 import { readFileSync, rmSync } from 'node:fs';
+import { startTime } from './reaper.js';
 
 const GRACE_MS = 3_000;
 const registry = process.argv[2] ?? '';
@@ -14,9 +15,11 @@ const registry = process.argv[2] ?? '';
 interface Watched {
   signal: NodeJS.Signals;
   group: boolean;
+  /** When it started (reaper.ts startTime), '-' when unknown. */
+  started: string;
 }
 
-/** Lines `watch PID SIGNAL GROUP` and `gone PID`, in order: what was watched and is not gone. */
+/** Lines `watch PID SIGNAL STARTED [group]` and `gone PID`, in order: what was watched and is not gone. */
 function registered(): Map<number, Watched> {
   const live = new Map<number, Watched>();
   let text = '';
@@ -26,15 +29,21 @@ function registered(): Map<number, Watched> {
     return live;
   }
   for (const line of text.split('\n')) {
-    const [kind, pid, signal, group] = line.split(' ');
-    if (kind === 'watch' && pid !== undefined)
-      live.set(Number(pid), { signal: (signal ?? 'SIGTERM') as NodeJS.Signals, group: group === 'group' });
-    else if (kind === 'gone' && pid !== undefined) live.delete(Number(pid));
+    const [kind, pid, signal, started, group] = line.split(' ');
+    if (kind === 'watch' && pid !== undefined) {
+      live.set(Number(pid), {
+        signal: (signal ?? 'SIGTERM') as NodeJS.Signals,
+        group: group === 'group',
+        started: started ?? '-',
+      });
+    } else if (kind === 'gone' && pid !== undefined) live.delete(Number(pid));
   }
   return live;
 }
 
 function signalled(pid: number, w: Watched, signal: NodeJS.Signals): void {
+  // Another process that took the pid since: not ours to stop.
+  if (w.started !== '-' && startTime(pid) !== w.started) return;
   try {
     process.kill(w.group ? -pid : pid, signal);
   } catch {

@@ -7,7 +7,7 @@
  * channel drops, however the file ended.
  */
 import { type ChildProcess, spawn } from 'node:child_process';
-import { appendFileSync } from 'node:fs';
+import { appendFileSync, readFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -31,6 +31,21 @@ function start(): string {
 }
 
 /**
+ * When process `pid` started (field 22 of /proc/PID/stat, in clock ticks since boot), so the watchdog
+ * never signals another process that got the pid later (pids wrap at 32768 here, and a full test
+ * run starts thousands); '-' where there is no /proc.
+ */
+export function startTime(pid: number): string {
+  try {
+    const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
+    // After the command name, which is in parentheses and may hold spaces: field 3 onwards.
+    return stat.slice(stat.lastIndexOf(')') + 2).split(' ')[19] ?? '-';
+  } catch {
+    return '-';
+  }
+}
+
+/**
  * Stops `child` with `signal` (its whole process group with `group`: the child must then have been
  * spawned `detached`) if this process dies while `child` still runs.
  */
@@ -39,6 +54,6 @@ export function reapWithMe(child: ChildProcess, signal: NodeJS.Signals = 'SIGTER
   if (pid === undefined) return;
   registry ??= start();
   const file = registry;
-  appendFileSync(file, `watch ${pid} ${signal}${group ? ' group' : ''}\n`);
+  appendFileSync(file, `watch ${pid} ${signal} ${startTime(pid)}${group ? ' group' : ''}\n`);
   child.once('exit', () => appendFileSync(file, `gone ${pid}\n`));
 }

@@ -6,12 +6,17 @@
 import assert from 'node:assert/strict';
 import { spawn } from 'node:child_process';
 import { once } from 'node:events';
+import { writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { test } from 'node:test';
 import { setTimeout as delay } from 'node:timers/promises';
 import { fileURLToPath } from 'node:url';
 import { withDeadline } from '../helpers/deadline.js';
+import { startTime } from '../helpers/reaper.js';
 
 const REAPER = fileURLToPath(new URL('../helpers/reaper.js', import.meta.url));
+const WATCH = fileURLToPath(new URL('../helpers/reaper-watch.js', import.meta.url));
 
 function alive(pid: number): boolean {
   try {
@@ -124,4 +129,30 @@ test('a file that ends normally is not held open by the watchdog', async () => {
   // 'close' waits for the file's pipes too: a watchdog holding them would hold this.
   const [exit] = (await withDeadline(once(f, 'close'), 10_000, 'the file ending with its child')) as [number];
   assert.equal(exit, 0);
+});
+
+test('a pid taken by another process since it was registered is not signalled', async () => {
+  const spawnIdle = () => spawn(process.execPath, ['-e', IDLE], { stdio: 'ignore' });
+  const ours = spawnIdle();
+  const bystander = spawnIdle();
+  try {
+    assert.ok(ours.pid !== undefined && bystander.pid !== undefined);
+    const registry = join(tmpdir(), `sluice-reaper-test-${process.pid}.txt`);
+    // The bystander's pid, registered with a start time it does not have: as if its pid were reused.
+    writeFileSync(
+      registry,
+      `watch ${ours.pid} SIGTERM ${startTime(ours.pid)}\nwatch ${bystander.pid} SIGTERM 1\n`,
+    );
+    const watchdog = spawn(process.execPath, [WATCH, registry], {
+      stdio: ['ignore', 'ignore', 'inherit', 'ipc'],
+    });
+    await withDeadline(once(watchdog, 'spawn'), 5_000, 'the watchdog starting');
+    watchdog.disconnect();
+    assert.ok(await gone(ours.pid, 5_000), 'the registered process is stopped');
+    await withDeadline(once(watchdog, 'exit'), 10_000, 'the watchdog ending');
+    assert.ok(alive(bystander.pid), 'the process that has the pid now is left alone');
+  } finally {
+    ours.kill('SIGKILL');
+    bystander.kill('SIGKILL');
+  }
 });
