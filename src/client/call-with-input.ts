@@ -28,7 +28,16 @@
 
 import type { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import type { RequestOptions } from '@modelcontextprotocol/sdk/shared/protocol.js';
-import type { ClientRequest, Result } from '@modelcontextprotocol/sdk/types.js';
+import type {
+  ClientRequest,
+  CreateMessageRequest,
+  CreateMessageResult,
+  ElicitRequest,
+  ElicitResult,
+  ListRootsRequest,
+  ListRootsResult,
+  Result,
+} from '@modelcontextprotocol/sdk/types.js';
 import { InvalidOptionError } from '../errors.js';
 import { isPlainObject as isObject } from '../jsonrpc/message.js';
 import { META_CLIENT_CAPABILITIES } from '../jsonrpc/meta-keys.js';
@@ -44,20 +53,43 @@ export const INPUT_REQUEST_CAPABILITIES = {
 
 export type InputRequestMethod = keyof typeof INPUT_REQUEST_CAPABILITIES;
 
+/**
+ * What each input method's handler is given and gives back: the `params` and the result of the client request
+ * of that method (the SDK's types, so one function can also serve `client.setRequestHandler`). The params are
+ * the server's: checked for what the types promise (an elicitation's `message` and its `requestedSchema` or
+ * `url`; a sampling request's `messages` and `maxTokens`) before any handler runs; the rest is as sent.
+ */
+export interface InputRequestTypes {
+  'elicitation/create': { params: ElicitRequest['params']; result: ElicitResult };
+  'sampling/createMessage': { params: CreateMessageRequest['params']; result: CreateMessageResult };
+  'roots/list': { params: NonNullable<ListRootsRequest['params']>; result: ListRootsResult };
+}
+
 /** Answers one embedded input request: its `params` in, the result the matching client request would return out. */
-export type InputHandler = (
-  params: Record<string, unknown>,
+export type InputHandler<M extends InputRequestMethod = InputRequestMethod> = (
+  params: InputRequestTypes[M]['params'],
   context: { signal?: AbortSignal },
-) => Promise<unknown>;
+) => Promise<InputRequestTypes[M]['result']>;
 
 /** A handler per input method the client supports (its declared capabilities). */
-export type InputHandlers = Partial<Record<InputRequestMethod, InputHandler>>;
+export type InputHandlers = { [M in InputRequestMethod]?: InputHandler<M> };
+
+/** A schema with zod's `safeParse` (the SDK's result schemas: `CallToolResultSchema`, …). */
+export interface ResultSchema<R> {
+  safeParse(data: unknown): { success: true; data: R } | { success: false; error: unknown };
+}
 
 export interface CallWithInputOptions {
   /** Retries allowed after the first request. Default {@link DEFAULT_MAX_INPUT_ROUNDS}; a positive integer. */
   maxRounds?: number;
   /** Passed to every leg's `client.request()` (timeout, signal, onprogress…); the signal also reaches handlers. */
   requestOptions?: RequestOptions;
+}
+
+/** With `resultSchema`: the complete result is checked by it, and typed by it. */
+export interface CallWithInputTypedOptions<R> extends CallWithInputOptions {
+  /** E.g. the SDK's `CallToolResultSchema`; a complete result it refuses is a MalformedMessageError. */
+  resultSchema: ResultSchema<R>;
 }
 
 export const DEFAULT_MAX_INPUT_ROUNDS = 8;
@@ -116,6 +148,21 @@ function withCapabilities(params: Record<string, unknown>, handlers: InputHandle
   return { ...params, _meta: { ...meta, [META_CLIENT_CAPABILITIES]: capabilities } };
 }
 
+/** Why `params` are not what the types promise for `inputMethod`; undefined when they are (or the method is not ours). */
+export function paramsFault(inputMethod: string, params: Record<string, unknown>): string | undefined {
+  if (inputMethod === 'elicitation/create') {
+    if (typeof params['message'] !== 'string') return 'an elicitation without a message';
+    const form = isObject(params['requestedSchema']);
+    const url = typeof params['url'] === 'string' && typeof params['elicitationId'] === 'string';
+    return form || url ? undefined : 'an elicitation with neither requestedSchema nor url and elicitationId';
+  }
+  if (inputMethod === 'sampling/createMessage') {
+    if (!Array.isArray(params['messages'])) return 'a sampling request without messages';
+    return typeof params['maxTokens'] === 'number' ? undefined : 'a sampling request without maxTokens';
+  }
+  return undefined;
+}
+
 /** The embedded requests of an `input_required` result, checked: untrusted input from the server. */
 function inputRequestsOf(
   method: string,
@@ -146,15 +193,29 @@ function inputRequestsOf(
 
 /**
  * Sends `request` and runs the multi round-trip loop until the server's result is complete; resolves with that
- * result. Rejects with {@link InputRoundsExceededError}, {@link InputUnsupportedError}, `MalformedMessageError`
- * (an `input_required` result that is not one), a handler's own error, or the Client's error for a leg.
+ * result (checked and typed by `options.resultSchema` when given). Rejects with {@link InputRoundsExceededError},
+ * {@link InputUnsupportedError}, `MalformedMessageError` (an `input_required` result that is not one, an input
+ * request whose params are not what its method needs, a result the schema refuses), a handler's own error, or the
+ * Client's error for a leg.
  */
-export async function callWithInput(
+export function callWithInput<R>(
+  client: Pick<Client, 'request'>,
+  request: { method: string; params?: Record<string, unknown> },
+  handlers: InputHandlers,
+  options: CallWithInputTypedOptions<R>,
+): Promise<R>;
+export function callWithInput(
   client: Pick<Client, 'request'>,
   request: { method: string; params?: Record<string, unknown> },
   handlers: InputHandlers,
   options?: CallWithInputOptions,
-): Promise<Result> {
+): Promise<Result>;
+export async function callWithInput(
+  client: Pick<Client, 'request'>,
+  request: { method: string; params?: Record<string, unknown> },
+  handlers: InputHandlers,
+  options?: CallWithInputOptions & { resultSchema?: ResultSchema<unknown> },
+): Promise<unknown> {
   const maxRounds = validMaxRounds(options);
   const base = withCapabilities(request.params ?? {}, handlers);
   const signal = options?.requestOptions?.signal;
@@ -165,7 +226,8 @@ export async function callWithInput(
       ANY_RESULT as unknown as Parameters<Client['request']>[1],
       options?.requestOptions,
     );
-    if (!isObject(result) || result['resultType'] !== 'input_required') return result as Result;
+    if (!isObject(result) || result['resultType'] !== 'input_required')
+      return complete(request.method, result, options?.resultSchema);
     if (round >= maxRounds) throw new InputRoundsExceededError(request.method, maxRounds);
     const asked = inputRequestsOf(request.method, result);
     // Every method is checked before any handler runs: a request the client cannot serve fails the call whole.
@@ -173,10 +235,19 @@ export async function callWithInput(
       if (handlers[inputMethod as InputRequestMethod] === undefined)
         throw new InputUnsupportedError(key, inputMethod);
     }
+    for (const [key, inputMethod, inputParams] of asked) {
+      const fault = paramsFault(inputMethod, inputParams);
+      if (fault !== undefined)
+        throw new MalformedMessageError(`${request.method}: input request "${key}" is ${fault}`);
+    }
     // One at a time, in the server's order: elicitations usually reach a person.
     const responses: Record<string, unknown> = {};
     for (const [key, inputMethod, inputParams] of asked) {
-      const handler = handlers[inputMethod as InputRequestMethod] as InputHandler;
+      // Checked above: params with what this method's type promises (paramsFault).
+      const handler = handlers[inputMethod as InputRequestMethod] as (
+        params: Record<string, unknown>,
+        context: { signal?: AbortSignal },
+      ) => Promise<unknown>;
       responses[key] = await handler(inputParams, signal !== undefined ? { signal } : {});
     }
     // The retry is the original request plus this round's answers; nothing from an earlier round is carried.
@@ -184,4 +255,14 @@ export async function callWithInput(
     if (asked.length > 0) params['inputResponses'] = responses;
     if (result['requestState'] !== undefined) params['requestState'] = result['requestState'];
   }
+}
+
+/** The complete result, through `schema` when given. */
+function complete(method: string, result: unknown, schema: ResultSchema<unknown> | undefined): unknown {
+  if (schema === undefined) return result;
+  const checked = schema.safeParse(result);
+  if (checked.success) return checked.data;
+  throw new MalformedMessageError(
+    `${method}: the result is not what resultSchema describes: ${String(checked.error).slice(0, 500)}`,
+  );
 }

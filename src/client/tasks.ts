@@ -20,7 +20,7 @@ import type { ClientRequest, Progress, Result } from '@modelcontextprotocol/sdk/
 import { InvalidOptionError } from '../errors.js';
 import { isPlainObject as isObject } from '../jsonrpc/message.js';
 import { META_CLIENT_CAPABILITIES, TASKS_EXTENSION } from '../jsonrpc/meta-keys.js';
-import type { InputHandler, InputHandlers, InputRequestMethod } from './call-with-input.js';
+import { type InputHandlers, type InputRequestMethod, paramsFault } from './call-with-input.js';
 import { MalformedMessageError, SluiceClientError } from './errors.js';
 
 export { TASKS_EXTENSION };
@@ -397,12 +397,19 @@ class PolledTask implements TaskHandle {
       if (!this.#responses.has(key) && handlers[req.method as InputRequestMethod] === undefined) {
         throw new TaskInputRequiredError(this.taskId, s.inputRequests);
       }
+      const fault = paramsFault(req.method, req.params ?? {});
+      if (fault !== undefined)
+        throw new MalformedMessageError(`task ${this.taskId}: input request "${key}" is ${fault}`);
     }
     const responses: Record<string, unknown> = {};
     const signal = this.#options.signal;
     for (const [key, req] of asked) {
       if (!this.#responses.has(key)) {
-        const handler = handlers[req.method as InputRequestMethod] as InputHandler;
+        // Checked above: params with what this method's type promises (paramsFault).
+        const handler = handlers[req.method as InputRequestMethod] as (
+          params: Record<string, unknown>,
+          context: { signal?: AbortSignal },
+        ) => Promise<unknown>;
         this.#responses.set(key, await handler(req.params ?? {}, signal === undefined ? {} : { signal }));
       }
       responses[key] = this.#responses.get(key);

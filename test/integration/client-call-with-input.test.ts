@@ -23,8 +23,8 @@ import { type SpawnedServe, spawnServe } from '../helpers/spawn-serve.js';
 function handlers(asked: string[]): Required<InputHandlers> {
   return {
     'elicitation/create': async (params) => {
-      asked.push(`elicit:${String(params['message'])}`);
-      const schema = params['requestedSchema'] as
+      asked.push(`elicit:${params.message}`);
+      const schema = ('requestedSchema' in params ? params.requestedSchema : undefined) as
         | { properties?: Record<string, { type?: string }> }
         | undefined;
       const [prop, spec] = Object.entries(schema?.properties ?? {})[0] ?? ['x', {}];
@@ -63,18 +63,11 @@ describe('callWithInput against sluice serve (demo MRTR fixtures), both eras', (
       { capabilities: { elicitation: {}, sampling: {}, roots: {} } },
     );
     // The legacy era: the server's shim sends real requests; the same functions answer them.
-    client.setRequestHandler(
-      ElicitRequestSchema,
-      async (r) => h['elicitation/create'](r.params, {}) as never,
+    client.setRequestHandler(ElicitRequestSchema, async (r) => h['elicitation/create'](r.params, {}));
+    client.setRequestHandler(CreateMessageRequestSchema, async (r) =>
+      h['sampling/createMessage'](r.params, {}),
     );
-    client.setRequestHandler(
-      CreateMessageRequestSchema,
-      async (r) => h['sampling/createMessage'](r.params, {}) as never,
-    );
-    client.setRequestHandler(
-      ListRootsRequestSchema,
-      async (r) => h['roots/list'](r.params ?? {}, {}) as never,
-    );
+    client.setRequestHandler(ListRootsRequestSchema, async (r) => h['roots/list'](r.params ?? {}, {}));
     await withDeadline(
       client.connect(new StreamableHttpClientTransport(new URL(served.url))),
       15_000,

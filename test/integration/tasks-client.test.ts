@@ -104,7 +104,7 @@ describe('callToolAsTask', () => {
       { name: 'ask', _meta: META },
       {
         inputHandlers: {
-          'elicitation/create': async () => ({ action: 'accept', content: { name: names.shift() } }),
+          'elicitation/create': async () => ({ action: 'accept', content: { name: names.shift() ?? '' } }),
         },
       },
     );

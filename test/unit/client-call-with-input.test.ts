@@ -11,6 +11,7 @@ import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { after, before, beforeEach, describe, test } from 'node:test';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
+import { CallToolResultSchema } from '@modelcontextprotocol/sdk/types.js';
 import {
   callWithInput,
   InputRoundsExceededError,
@@ -199,6 +200,78 @@ describe('callWithInput against a scripted server', () => {
         },
       );
     }
+  });
+
+  test('input requests whose params are not what their method needs: MalformedMessageError, no handler run', async () => {
+    const asked: string[] = [];
+    const handlers = {
+      'elicitation/create': async () => {
+        asked.push('elicit');
+        return { action: 'decline' as const };
+      },
+      'sampling/createMessage': async () => {
+        asked.push('sample');
+        return { role: 'assistant' as const, content: { type: 'text' as const, text: 'x' }, model: 'm' };
+      },
+    };
+    for (const [bad, why] of [
+      [
+        { method: 'elicitation/create', params: { requestedSchema: { type: 'object' } } },
+        /without a message/,
+      ],
+      [{ method: 'elicitation/create', params: { message: 'Name?' } }, /neither requestedSchema nor url/],
+      [{ method: 'elicitation/create', params: { message: 'Go', url: 'https://x.example' } }, /neither/],
+      [{ method: 'sampling/createMessage', params: { maxTokens: 5 } }, /without messages/],
+      [{ method: 'sampling/createMessage', params: { messages: [] } }, /without maxTokens/],
+    ] as const) {
+      calls = [];
+      // A well-formed request beside it: nothing is answered when one of them is malformed.
+      script = () => ({ resultType: 'input_required', inputRequests: { ok: elicit, bad } });
+      await assert.rejects(callWithInput(client, call(), handlers), (e) => {
+        assert.ok(e instanceof MalformedMessageError, String(e));
+        assert.match(e.message, why);
+        return true;
+      });
+      assert.equal(calls.length, 1, 'nothing retried');
+    }
+    assert.deepEqual(asked, []);
+    // A URL-mode elicitation (url and elicitationId) is one.
+    calls = [];
+    script = (n) =>
+      n === 0
+        ? {
+            resultType: 'input_required',
+            inputRequests: {
+              go: {
+                method: 'elicitation/create',
+                params: { mode: 'url', message: 'Go', url: 'https://x.example', elicitationId: 'e1' },
+              },
+            },
+          }
+        : done('went');
+    assert.deepEqual((await callWithInput(client, call(), handlers))['content'], [
+      { type: 'text', text: 'went' },
+    ]);
+    assert.deepEqual(asked, ['elicit']);
+  });
+
+  test('resultSchema: the complete result is checked and typed by it; one it refuses is a MalformedMessageError', async () => {
+    script = (n) =>
+      n === 0 ? { resultType: 'input_required', inputRequests: { where: roots } } : done('typed');
+    const rootsHandler = { 'roots/list': async () => ({ roots: [] }) };
+    const typed = await callWithInput(client, call(), rootsHandler, { resultSchema: CallToolResultSchema });
+    // Typed as the SDK's CallToolResult: `content` is read without a cast.
+    assert.equal(typed.content[0]?.type, 'text');
+    calls = [];
+    script = () => ({ resultType: 'complete', content: 'not a list' });
+    await assert.rejects(
+      callWithInput(client, call(), rootsHandler, { resultSchema: CallToolResultSchema }),
+      (e) => {
+        assert.ok(e instanceof MalformedMessageError, String(e));
+        assert.match(e.message, /not what resultSchema describes/);
+        return true;
+      },
+    );
   });
 
   test('a handler error fails the call and nothing is retried', async () => {

@@ -123,6 +123,20 @@ describe('callToolAsTask polling', () => {
     }
   });
 
+  test('an input request whose params are not what its method needs fails the handle; no handler runs, nothing is sent', async () => {
+    const { client, sent } = scripted((method) => {
+      if (method === 'tools/call') return { ...task('working'), resultType: 'task' };
+      return task('input_required', {
+        inputRequests: { name: { method: 'elicitation/create', params: {} } },
+      });
+    });
+    const user = answeringUser();
+    const handle = await callToolAsTask(client as never, { name: 'x' }, user.options);
+    await assert.rejects(handle.result(), /input request "name" is an elicitation without a message/);
+    assert.equal(user.asked, 0);
+    assert.equal(sent.filter((s) => s.method === 'tasks/update').length, 0);
+  });
+
   test('a later state asking under a used key (a new lastUpdatedAt) is answered again', async () => {
     const { client } = scripted((method, _params, n) => {
       if (method === 'tools/call') return { ...task('working'), resultType: 'task' };
