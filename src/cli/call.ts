@@ -8,7 +8,7 @@
 // Exit codes: 0 ok · 1 the tool returned isError · 2 usage · 3 transport or protocol failure · 130 interrupted.
 import type { CallToolResult, Progress } from '@modelcontextprotocol/sdk/types.js';
 import { callToolStream } from '../client/call-tool-stream.js';
-import { TaskUnreachableError } from '../client/tasks.js';
+import { TaskUnreachableError } from '../client/task-state.js';
 import { readCommandLine } from './command-line.js';
 import { type Connection, connectClient, parseHeaders, UsageError } from './connect.js';
 import { endpointUrl, failureHint } from './hints.js';

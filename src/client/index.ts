@@ -64,19 +64,16 @@ export {
   type TokenOption,
 } from './options.js';
 export {
-  type CallToolAsTaskOptions,
-  callToolAsTask,
-  callToolDurably,
   TaskCancelledError,
   TaskExpiredError,
   TaskFailedError,
-  type TaskHandle,
   TaskInputRequiredError,
   TaskNotFoundError,
   type TaskState,
   type TaskStatusName,
   TaskUnreachableError,
-} from './tasks.js';
+} from './task-state.js';
+export { type CallToolAsTaskOptions, callToolAsTask, callToolDurably, type TaskHandle } from './tasks.js';
 export type { ClientTracingOptions } from './tracing.js';
 export {
   type SessionResetEvent,

@@ -22,7 +22,6 @@ import { isPlainObject as isObject } from '../jsonrpc/message.js';
 import { META_CLIENT_CAPABILITIES, TASKS_EXTENSION } from '../jsonrpc/meta-keys.js';
 import { type InputHandlers, type InputRequestMethod, paramsFault } from './call-with-input.js';
 import { MalformedMessageError } from './errors.js';
-
 import {
   TaskCancelledError,
   TaskExpiredError,
@@ -30,21 +29,10 @@ import {
   TaskInputRequiredError,
   TaskNotFoundError,
   type TaskState,
-  type TaskStatusName,
   TaskUnreachableError,
 } from './task-state.js';
 
-export {
-  TASKS_EXTENSION,
-  TaskCancelledError,
-  TaskExpiredError,
-  TaskFailedError,
-  TaskInputRequiredError,
-  TaskNotFoundError,
-  type TaskState,
-  type TaskStatusName,
-  TaskUnreachableError,
-};
+export { TASKS_EXTENSION };
 
 export interface CallToolAsTaskOptions {
   /** Answers the task's input requests (`tasks/update`); without one, `result()` rejects on input_required. */

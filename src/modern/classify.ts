@@ -51,12 +51,13 @@ export function hasModernMeta(v: unknown): boolean {
 /**
  * Classifies a parsed POST body; `versionHeader` is the raw MCP-Protocol-Version value. `single`:
  * the body's own JSON-RPC classification when the caller has it already (not for a batch), so a
- * legacy message is not classified twice.
+ * legacy message is not classified twice. `sessionId`: the request's Mcp-Session-Id, if any.
  */
 export function classifyEra(
   body: unknown,
   versionHeader: string | undefined,
   single?: Classified,
+  sessionId?: string,
 ): EraVerdict {
   if (Array.isArray(body)) {
     for (const el of body)
@@ -69,7 +70,10 @@ export function classifyEra(
     return c.kind === 'notification' ? { era: 'modern-notification' } : { era: 'modern', request: c.message };
   }
   if (!isModernVersionHeader(versionHeader)) return LEGACY;
-  if (c.kind === 'notification') return { era: 'modern-notification' };
+  // A notification that only its header makes modern, sent on a session, is the session's: its
+  // lookup refuses the header (2025-11-25 basic/transports §"Protocol Version Header": 400), where
+  // the 2026-07-28 era would accept it with a 202 and drop it (a lost notifications/cancelled).
+  if (c.kind === 'notification') return sessionId === undefined ? { era: 'modern-notification' } : LEGACY;
   const req = c.message;
   if (req.method === 'initialize') {
     return {

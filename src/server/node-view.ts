@@ -151,15 +151,10 @@ export function nodeView(req: IncomingMessage, res: ServerResponse, parsedBody?:
   const authority = targetAuthority(req.url ?? '/');
   return new NodeView(
     new NodeObjects(req, res),
-    authority === undefined
-      ? (name) => {
-          const v = h[name];
-          return Array.isArray(v) ? v.join(', ') : v;
-        }
-      : (name) => {
-          const v = name === 'host' ? authority : h[name];
-          return Array.isArray(v) ? v.join(', ') : v;
-        },
+    (name) => {
+      const v = authority !== undefined && name === 'host' ? authority : h[name];
+      return Array.isArray(v) ? v.join(', ') : v;
+    },
     (limit) => readNodeBody(req, res, parsedBody, limit),
   );
 }

@@ -56,6 +56,14 @@ async function open(url: string, options: StreamableHttpClientOptions) {
   return { transport, messages, errors };
 }
 
+/** A server whose POST stream carries one event with id `id` and ends; a GET that resumes gets c1's answer. */
+const cutAfterId = (id: string) =>
+  scripted((_req, res, seen) => {
+    res.writeHead(200, SSE);
+    if (seen.method === 'POST') res.end(`id: ${id}\ndata: \n\n`);
+    else res.end(frame('next', { jsonrpc: '2.0', id: 'c1', result: { content: [] } }));
+  });
+
 const responsesFor = (messages: JSONRPCMessage[], id: string) =>
   messages.filter((m) => 'id' in m && m.id === id && !('method' in m));
 
@@ -334,11 +342,7 @@ for (const [adapter, options] of Object.entries(CLIENT_ADAPTERS)) {
       // Any character but LF, CR and NUL may stand in an id, and a header value is bytes: a character above
       // U+00FF refused by both adapters' header checks made every resume fail before it was sent.
       const id = 'café-😀';
-      const server = await scripted((_req, res, seen) => {
-        res.writeHead(200, SSE);
-        if (seen.method === 'POST') res.end(`id: ${id}\ndata: \n\n`);
-        else res.end(frame('next', { jsonrpc: '2.0', id: 'c1', result: { content: [] } }));
-      });
+      const server = await cutAfterId(id);
       const { transport, messages } = await open(server.url, options);
       try {
         await transport.send(call('c1'));
@@ -356,11 +360,7 @@ for (const [adapter, options] of Object.entries(CLIENT_ADAPTERS)) {
       // An id may be as long as an event (maxEventBytes). Each new one was kept (the last 256, to recognise
       // replays: up to 256 × maxEventBytes held for a stream) and sent back in a header no server takes.
       const long = 'a'.repeat(5_000);
-      const server = await scripted((_req, res, seen) => {
-        res.writeHead(200, SSE);
-        if (seen.method === 'POST') res.end(`id: ${long}\ndata: \n\n`);
-        else res.end(frame('next', { jsonrpc: '2.0', id: 'c1', result: { content: [] } }));
-      });
+      const server = await cutAfterId(long);
       const { transport, messages } = await open(server.url, options);
       try {
         await transport.send(call('c1'));

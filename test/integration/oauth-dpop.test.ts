@@ -10,6 +10,7 @@ import { exportJWK, generateKeyPair, type JWK, SignJWT } from 'jose';
 import { parseChallenge } from '../../src/client/auth/challenge.js';
 import { oauthResourceServer, type Served, serve } from '../../src/server/index.js';
 import { signingKey, TEST_CLIENT, TestAuthServer } from '../helpers/auth-server.js';
+import { initializeBody } from '../helpers/http.js';
 import { createProbe, testServerFactory } from '../helpers/test-server.js';
 
 interface Key {
@@ -87,16 +88,7 @@ describe('DPoP-bound tokens at the resource server (oidc-provider)', () => {
         accept: 'application/json, text/event-stream',
         'mcp-protocol-version': '2025-11-25',
       },
-      body: JSON.stringify({
-        jsonrpc: '2.0',
-        id: 1,
-        method: 'initialize',
-        params: {
-          protocolVersion: '2025-11-25',
-          capabilities: {},
-          clientInfo: { name: 'dpop', version: '1' },
-        },
-      }),
+      body: JSON.stringify(initializeBody('2025-11-25', {}, 1)),
       signal: AbortSignal.timeout(5000),
     });
     const body = (await res.json()) as { error?: { data?: { reason?: string } } };
@@ -228,16 +220,7 @@ describe('DPoP-bound tokens at the resource server (oidc-provider)', () => {
           signal: AbortSignal.timeout(5000),
         });
       };
-      const init = await post({
-        jsonrpc: '2.0',
-        id: 1,
-        method: 'initialize',
-        params: {
-          protocolVersion: '2025-11-25',
-          capabilities: {},
-          clientInfo: { name: 'dpop', version: '1' },
-        },
-      });
+      const init = await post(initializeBody('2025-11-25', {}, 1));
       assert.equal(init.status, 200);
       await init.text();
       const sid = init.headers.get('mcp-session-id') ?? '';

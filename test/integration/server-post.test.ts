@@ -496,18 +496,24 @@ describe('POST: batches', () => {
     assert.equal(srv.probe.started.get('echo') ?? 0, started);
   });
 
-  test("2025-03-26 session: a reply and a request sharing an id are both taken (each side's ids are its own)", async () => {
-    // JSON-RPC 2.0 §4: the id is the requestor's; the server's request ids and the client's are
-    // separate spaces, so a batch may answer server request N and send client request N together.
+  /** A 2025-03-26 session whose `ask` tool (id `callId`) waits on a sampling question; the reply to it, naming `model`. */
+  async function samplingAsked(callId: string, model: string) {
     const s = new RawSession(srv.url);
     await s.init('2025-03-26', { sampling: {} });
-    const ask = await s.postOpen(toolCall('ask', { kind: 'sampling' }, 'ask-1'));
+    const ask = await s.postOpen(toolCall('ask', { kind: 'sampling' }, callId));
     const question = await ask.waitMessage((m) => m.method === 'sampling/createMessage', 3_000, 'question');
     const reply = {
       jsonrpc: '2.0',
       id: question.id,
-      result: { role: 'assistant', content: { type: 'text', text: 'hi' }, model: 'same-id-model' },
+      result: { role: 'assistant', content: { type: 'text', text: 'hi' }, model },
     };
+    return { s, ask, question, reply };
+  }
+
+  test("2025-03-26 session: a reply and a request sharing an id are both taken (each side's ids are its own)", async () => {
+    // JSON-RPC 2.0 §4: the id is the requestor's; the server's request ids and the client's are
+    // separate spaces, so a batch may answer server request N and send client request N together.
+    const { s, ask, question, reply } = await samplingAsked('ask-1', 'same-id-model');
     const r = await s.post([reply, rpc('ping', undefined, question.id)]);
     assert.equal(r.status, 200, r.text);
     assert.deepEqual(
@@ -519,15 +525,7 @@ describe('POST: batches', () => {
   });
 
   test('2025-03-26 session: the same reply twice in one batch → 400 unexpected-reply', async () => {
-    const s = new RawSession(srv.url);
-    await s.init('2025-03-26', { sampling: {} });
-    const ask = await s.postOpen(toolCall('ask', { kind: 'sampling' }, 'ask-2'));
-    const question = await ask.waitMessage((m) => m.method === 'sampling/createMessage', 3_000, 'question');
-    const reply = {
-      jsonrpc: '2.0',
-      id: question.id,
-      result: { role: 'assistant', content: { type: 'text', text: 'hi' }, model: 'm' },
-    };
+    const { s, ask, reply } = await samplingAsked('ask-2', 'm');
     assertRefusal(await s.post([reply, reply]), 400, -32600, 'unexpected-reply');
     assert.equal((await s.post(reply)).status, 202);
     await ask.finished(3_000, 'ask answered');

@@ -68,5 +68,10 @@ describe('modern/classify: era per request (one test per row)', () => {
     assert.deepEqual(classifyEra(n({ _meta: META }), undefined), { era: 'modern-notification' });
     assert.deepEqual(classifyEra(n(), '2026-07-28'), { era: 'modern-notification' });
     assert.deepEqual(classifyEra(n(), '2025-11-25'), { era: 'legacy' });
+    // On a session, a header alone does not make it modern: the session refuses the header (400).
+    assert.deepEqual(classifyEra(n(), '2026-07-28', undefined, 'sid-1'), { era: 'legacy' });
+    assert.deepEqual(classifyEra(n({ _meta: META }), '2026-07-28', undefined, 'sid-1'), {
+      era: 'modern-notification',
+    });
   });
 });

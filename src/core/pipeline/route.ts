@@ -7,7 +7,7 @@
  */
 import type { Acceptance } from '../../http/media-type.js';
 import { type Classified, classify } from '../../jsonrpc/message.js';
-import { classifyEra, type EraVerdict, hasModernMeta } from '../../modern/classify.js';
+import { classifyEra, type EraVerdict } from '../../modern/classify.js';
 import { scopeFor } from '../observe/operations.js';
 import type { AuthResult, ResponseMode } from '../options.js';
 import type { StreamGuard } from '../stream/stream-guard.js';
@@ -104,16 +104,8 @@ export async function routePost(input: PostInput, eras: EraHandlers): Promise<vo
   const single = Array.isArray(parsed) ? undefined : classify(parsed);
   // A shared server sees a 2026-07-28 request under a wire id: its span names the client's id.
   if (single?.kind === 'request') scopeFor(input.rawHeaders)?.single(single.message);
-  const era = classifyEra(parsed, input.head.header('mcp-protocol-version'), single);
+  const head = input.head;
+  const era = classifyEra(parsed, head.header('mcp-protocol-version'), single, head.header('mcp-session-id'));
   if (era.era === 'legacy') return eras.session(input, parsed, single);
-  // A notification that only its header makes modern, sent on a session, is the session's: its
-  // lookup refuses the header (2025-11-25 basic/transports §"Protocol Version Header": 400), where
-  // the 2026-07-28 era would accept it with a 202 and drop it (a lost notifications/cancelled).
-  if (
-    era.era === 'modern-notification' &&
-    input.head.header('mcp-session-id') !== undefined &&
-    !hasModernMeta(parsed)
-  )
-    return eras.session(input, parsed, single);
   return eras.modern(input, era);
 }
