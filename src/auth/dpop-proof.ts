@@ -10,7 +10,9 @@
  */
 import type { JWK, ProtectedHeaderParameters } from 'jose';
 import { BoundedMap } from '../flow/bounded-map.js';
+import type { Denial } from './challenge.js';
 import { loadJose } from './jose-lazy.js';
+import type { ProofReplayStore, ProofRequest } from './proof-replays.js';
 
 /** How far a proof's `iat` may be from now (RFC 9449 §11.1 leaves the window to the server). */
 export const DPOP_PROOF_WINDOW_S = 300;
@@ -27,6 +29,13 @@ export interface DpopOptions {
   readonly now: () => number;
   /** Live proof ids remembered at most. @defaultValue DPOP_MAX_REMEMBERED */
   readonly maxRemembered?: number;
+  /** Where every instance spends proof ids, beside this process's own memory (proof-replays.ts). */
+  readonly replays?: ProofReplayStore | undefined;
+}
+
+/** The shared store did not answer: whether this proof was spent elsewhere is unknown. */
+export interface ProofStoreDown {
+  readonly storeDown: true;
 }
 
 /** The replay cache is full of live proof ids: this proof cannot be checked for replay now. */
@@ -34,6 +43,26 @@ export interface ProofsCrowded {
   readonly crowded: true;
   /** Seconds until the oldest remembered id expires. */
   readonly retryAfterS: number;
+}
+
+/**
+ * The 503 for a proof that could not be checked for replay: RFC 9449 §11.1, a proof is not accepted
+ * unchecked. `retryAfterS` when the shared store did not answer.
+ */
+export function uncheckedProof(why: ProofsCrowded | ProofStoreDown, retryAfterS: number): Denial {
+  return 'storeDown' in why
+    ? {
+        status: 503,
+        reason: 'dpop-replay-unavailable',
+        message: 'Service Unavailable: DPoP proofs cannot be checked for replay now; try again',
+        headers: { 'retry-after': String(retryAfterS) },
+      }
+    : {
+        status: 503,
+        reason: 'dpop-replay-cache-full',
+        message: 'Service Unavailable: too many DPoP proofs to remember; try again',
+        headers: { 'retry-after': String(why.retryAfterS) },
+      };
 }
 
 /** The JWK thumbprint a token is bound to (`cnf.jkt`, RFC 9449 §6.1), if it is bound. */
@@ -70,6 +99,8 @@ async function sha256(text: string): Promise<string> {
   return btoa(binary).replace(/\+/g, '-').replace(/\//g, '_').replace(/=+$/, '');
 }
 
+const NO_REQUEST: ProofRequest = { header: () => undefined };
+
 export class DpopProofChecker {
   readonly #o: DpopOptions;
   readonly #htu: string | undefined;
@@ -90,13 +121,15 @@ export class DpopProofChecker {
   /**
    * Checks `proof` (the `DPoP` header value) for a request of `method` presenting `token`, bound to
    * `jkt`. Returns why it is refused, or undefined when it is good (its `jti` is then spent).
+   * `req` is handed to the shared store, when there is one.
    */
   async check(
     proof: string | undefined,
     method: string,
     token: string,
     jkt: string,
-  ): Promise<string | ProofsCrowded | undefined> {
+    req?: ProofRequest,
+  ): Promise<string | ProofsCrowded | ProofStoreDown | undefined> {
     if (proof === undefined || proof === '') return 'a DPoP-bound token needs a DPoP proof';
     // §4.3 (1): exactly one proof; repeated headers arrive joined with ", ".
     if (proof.includes(',')) return 'more than one DPoP proof';
@@ -138,14 +171,31 @@ export class DpopProofChecker {
     if (typeof jti !== 'string' || jti === '' || jti.length > 256) return 'the DPoP proof needs a jti';
     this.#forgetExpired(now);
     if (this.#seen.has(jti)) return 'the DPoP proof was used before';
-    if (this.#seen.size >= this.#max) {
+    const shared = this.#o.replays;
+    // With a shared store, this memory only saves round trips: when full, the store alone decides.
+    const room = this.#seen.size < this.#max;
+    if (!room && shared === undefined) {
       // §11.1: a proof must not be accepted twice within its window. Evicting a live id (what the
       // map's bound would do) would let a client that sends #max proofs replay any earlier one.
       const oldest = this.#seen.get(this.#seen.oldestKey() as string) ?? now;
       return { crowded: true, retryAfterS: Math.max(1, Math.ceil((oldest - now) / 1000)) };
     }
     // Replayable while `iat` is within the window of now: until iat + window, then refused as stale.
-    this.#seen.set(jti, Math.max(now, iat * 1000) + DPOP_PROOF_WINDOW_S * 1000);
+    const until = Math.max(now, iat * 1000) + DPOP_PROOF_WINDOW_S * 1000;
+    if (shared !== undefined) {
+      // Checked here first (a replay to this instance is refused without a round trip, and even
+      // while the store is down), then spent where every instance looks.
+      let fresh: boolean;
+      try {
+        fresh = await shared.spend(jkt, jti, until - now, req ?? NO_REQUEST);
+      } catch {
+        return { storeDown: true };
+      }
+      // Two requests of this process with one proof may both have waited on the store.
+      if (!fresh || this.#seen.has(jti)) return 'the DPoP proof was used before';
+      if (this.#seen.size >= this.#max) return undefined;
+    }
+    this.#seen.set(jti, until);
     return undefined;
   }
 

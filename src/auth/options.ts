@@ -4,6 +4,7 @@
  */
 import { InvalidOptionError } from '../errors.js';
 import type { FetchLike } from './discovery.js';
+import type { ProofReplayStore } from './proof-replays.js';
 import type { TokenVerifier } from './verified-token.js';
 
 export interface IntrospectionClient {
@@ -70,6 +71,12 @@ export interface OAuthResourceServerOptions {
   resourceDocumentation?: string;
   /** The fetch used to reach the authorization server. @defaultValue globalThis.fetch */
   fetch?: FetchLike;
+  /**
+   * Where DPoP proof ids are spent so that no two instances accept one proof (RFC 9449 §11.1;
+   * proof-replays.ts). A handler given `cluster` as well uses the cluster's Redis when this is not
+   * set. @defaultValue undefined (each process remembers the proofs it accepted)
+   */
+  proofReplays?: ProofReplayStore;
   /** Clock, for tests. @defaultValue Date.now */
   now?: () => number;
 }
@@ -166,6 +173,7 @@ export interface ResolvedOAuthOptions {
   resourceName: string | undefined;
   resourceDocumentation: string | undefined;
   fetch: FetchLike;
+  proofReplays: ProofReplayStore | undefined;
   now: () => number;
 }
 
@@ -226,6 +234,8 @@ export function resolveOAuthOptions(o: OAuthResourceServerOptions): ResolvedOAut
   const fetchFn = o.fetch ?? (globalThis.fetch as FetchLike | undefined);
   if (typeof fetchFn !== 'function') fail('no fetch: pass { fetch }');
   if (o.principal !== undefined && typeof o.principal !== 'function') fail('principal must be a function');
+  if (o.proofReplays !== undefined && typeof o.proofReplays?.spend !== 'function')
+    fail('proofReplays must have a spend(jkt, jti, ttlMs, req) method');
   return {
     resource: o.resource,
     resourceUrl,
@@ -249,6 +259,7 @@ export function resolveOAuthOptions(o: OAuthResourceServerOptions): ResolvedOAut
     resourceName: o.resourceName,
     resourceDocumentation: o.resourceDocumentation,
     fetch: fetchFn,
+    proofReplays: o.proofReplays,
     now: o.now ?? Date.now,
   };
 }

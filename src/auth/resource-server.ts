@@ -14,16 +14,25 @@
  */
 import { bearerChallenge, type Denial, dpopChallenge, readBearer, tokenInQuery } from './challenge.js';
 import { MetadataCache } from './discovery.js';
-import { boundThumbprint, DpopProofChecker, hasConfirmation, type ProofsCrowded } from './dpop-proof.js';
+import {
+  boundThumbprint,
+  DpopProofChecker,
+  hasConfirmation,
+  type ProofStoreDown,
+  type ProofsCrowded,
+  uncheckedProof,
+} from './dpop-proof.js';
 import { AuthServerUnavailableError, InvalidTokenError } from './errors.js';
 import { IntrospectionVerifier } from './introspection.js';
 import { JwtVerifier } from './jwt-verifier.js';
+import { type MetadataAnswer, metadataAnswer } from './metadata-answer.js';
 import {
   OAUTH_DEFAULTS,
   type OAuthResourceServerOptions,
   type ResolvedOAuthOptions,
   resolveOAuthOptions,
 } from './options.js';
+import type { ProofReplayStore } from './proof-replays.js';
 import type { TokenVerifier, VerifiedToken } from './verified-token.js';
 
 /** The parts of a request the resource server reads (the core's RequestView has them). */
@@ -47,16 +56,11 @@ export interface OAuthAuthResult {
   token: VerifiedToken;
 }
 
-/** What a binding answers for a metadata path. */
-export interface MetadataAnswer {
-  status: number;
-  headers: Record<string, string>;
-  body: string;
-}
-
 const WELL_KNOWN = '/.well-known/oauth-protected-resource';
 
 export class OAuthResourceServer {
+  /** As given, for withProofReplays. */
+  readonly #given: OAuthResourceServerOptions;
   readonly #o: ResolvedOAuthOptions;
   readonly #verify: TokenVerifier;
   readonly #graceMs: number;
@@ -74,13 +78,19 @@ export class OAuthResourceServer {
 
   constructor(options: OAuthResourceServerOptions) {
     const o = resolveOAuthOptions(options);
+    this.#given = options;
     this.#o = o;
     this.resource = o.resource;
     const path = o.resourceUrl.pathname === '/' ? '' : o.resourceUrl.pathname;
     this.metadataUrl = `${o.resourceUrl.origin}${WELL_KNOWN}${path}`;
     this.#paths = path === '' ? [WELL_KNOWN] : [`${WELL_KNOWN}${path}`, WELL_KNOWN];
     this.#challengeScopes = o.scopes;
-    this.#dpop = new DpopProofChecker({ resource: o.resource, algorithms: o.algorithms, now: o.now });
+    this.#dpop = new DpopProofChecker({
+      resource: o.resource,
+      algorithms: o.algorithms,
+      now: o.now,
+      replays: o.proofReplays,
+    });
     const metadata: Record<string, unknown> = {
       resource: o.resource,
       authorization_servers: o.authorizationServers,
@@ -143,6 +153,16 @@ export class OAuthResourceServer {
     }
   }
 
+  /** Whether DPoP proof ids are spent in a store shared with other instances (`proofReplays`). */
+  get sharesProofs(): boolean {
+    return this.#o.proofReplays !== undefined;
+  }
+
+  /** A new resource server like this one, spending DPoP proof ids in `store` (this one is unchanged). */
+  withProofReplays(store: ProofReplayStore): OAuthResourceServer {
+    return new OAuthResourceServer({ ...this.#given, proofReplays: store });
+  }
+
   /** The protected resource metadata document (RFC 9728 §2). */
   metadata(): Record<string, unknown> {
     return JSON.parse(this.#metadataJson) as Record<string, unknown>;
@@ -158,27 +178,7 @@ export class OAuthResourceServer {
    * Public and cacheable, readable from any origin (browser-based clients discover it too).
    */
   metadataAnswer(method: string, path: string): MetadataAnswer | undefined {
-    if (!this.#paths.includes(path)) return undefined;
-    const cors = { 'access-control-allow-origin': '*' };
-    if (method === 'OPTIONS') {
-      return {
-        status: 204,
-        headers: { ...cors, 'access-control-allow-methods': 'GET', allow: 'GET, HEAD, OPTIONS' },
-        body: '',
-      };
-    }
-    if (method !== 'GET' && method !== 'HEAD') {
-      return {
-        status: 405,
-        headers: { ...cors, allow: 'GET, HEAD, OPTIONS', 'content-type': 'application/json' },
-        body: '{"error":"method_not_allowed"}',
-      };
-    }
-    return {
-      status: 200,
-      headers: { ...cors, 'content-type': 'application/json', 'cache-control': 'public, max-age=300' },
-      body: method === 'HEAD' ? '' : this.#metadataJson,
-    };
+    return this.#paths.includes(path) ? metadataAnswer(method, this.#metadataJson) : undefined;
   }
 
   /** For the `authenticate` option of createMcpHandler, serve and createFetchHandler. */
@@ -248,14 +248,7 @@ export class OAuthResourceServer {
     }
     if (jkt !== undefined) {
       const why = await this.#checkProof(req, cred.token, jkt);
-      if (typeof why === 'object') {
-        return {
-          status: 503,
-          reason: 'dpop-replay-cache-full',
-          message: 'Service Unavailable: too many DPoP proofs to remember; try again',
-          headers: { 'retry-after': String(why.retryAfterS) },
-        };
-      }
+      if (typeof why === 'object') return uncheckedProof(why, o.retryAfterS);
       if (why !== undefined) return this.#denyDpop('invalid_dpop_proof', why);
     }
     // Checked here for every verifier, a custom one included (RFC 8707 §2; RFC 8414 §3.3).
@@ -307,11 +300,11 @@ export class OAuthResourceServer {
     req: AuthRequest,
     token: string,
     jkt: string,
-  ): Promise<string | ProofsCrowded | undefined> {
+  ): Promise<string | ProofsCrowded | ProofStoreDown | undefined> {
     const proof = req.header('dpop');
     const proven = `${jkt} ${token} ${proof ?? ''}`;
     if (this.#proven.get(req) === proven) return undefined;
-    const why = await this.#dpop.check(proof, req.method ?? '', token, jkt);
+    const why = await this.#dpop.check(proof, req.method ?? '', token, jkt, req);
     if (why === undefined) this.#proven.set(req, proven);
     return why;
   }

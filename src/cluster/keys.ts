@@ -20,6 +20,7 @@
  *   sl:tdone:{C}    ZSET  the finished tasks of one client, scored by expiry (its FinishedBounds, tasks/store.ts)
  *   sl:tbytes:{C}   HASH  their bytes, by task id, and their sum in field `#`
  *   sl:task-cancel  CHANNEL ids of cancelled tasks, so the instance running one aborts it
+ *   sl:dpop:<h>     STRING a DPoP proof id spent (h: a hash of key and jti), PX = its freshness window
  */
 export const PREFIX = 'sl:';
 
@@ -38,6 +39,7 @@ export const keys = {
   clientDone: (clientHash: string): string => `${PREFIX}tdone:{${clientHash}}`,
   clientDoneBytes: (clientHash: string): string => `${PREFIX}tbytes:{${clientHash}}`,
   taskCancel: `${PREFIX}task-cancel`,
+  dpopProof: (hash: string): string => `${PREFIX}dpop:${hash}`,
 } as const;
 
 /**

@@ -6,9 +6,11 @@
  */
 
 export { AuthServerUnavailableError, InvalidTokenError, type InvalidTokenReason } from '../auth/errors.js';
+export type { MetadataAnswer } from '../auth/metadata-answer.js';
 export type { IntrospectionClient, OAuthResourceServerOptions } from '../auth/options.js';
 export { OAUTH_DEFAULTS } from '../auth/options.js';
-export type { AuthRequest, MetadataAnswer, OAuthAuthResult } from '../auth/resource-server.js';
+export type { ProofReplayStore, ProofRequest } from '../auth/proof-replays.js';
+export type { AuthRequest, OAuthAuthResult } from '../auth/resource-server.js';
 export { OAuthResourceServer, oauthResourceServer } from '../auth/resource-server.js';
 export type { TokenVerifier, VerifiedToken } from '../auth/verified-token.js';
 export type { CloseReport } from '../core/endpoint.js';

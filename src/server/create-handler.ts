@@ -10,6 +10,7 @@ import { type Http2ServerRequest, Http2ServerResponse } from 'node:http2';
 import type { OAuthResourceServer } from '../auth/resource-server.js';
 import type { ClusterStats, RedisCluster } from '../cluster/cluster.js';
 import { renderClusterMetrics } from '../cluster/metrics.js';
+import { clusterResourceServer } from '../cluster/proof-replays.js';
 import { type Notifier, notifierFor } from '../core/change-bus.js';
 import { type CloseReport, createPipeline } from '../core/endpoint.js';
 import { renderPrometheus, renderProtocols } from '../core/observe/prometheus.js';
@@ -69,7 +70,8 @@ export function createMcpHandler(options: McpHandlerOptions): McpHandler {
     throw new InvalidOptionError('createMcpHandler needs { createServer: (ctx) => new McpServer(...) }');
   }
   const cluster = options.cluster;
-  const oauth = options.oauth;
+  // Instances of a cluster spend DPoP proofs where all of them look (cluster/proof-replays.ts).
+  const oauth = options.oauth === undefined ? undefined : clusterResourceServer(options.oauth, cluster);
   if (oauth !== undefined && options.authenticate !== undefined) {
     throw new InvalidOptionError(
       'createMcpHandler: pass oauth or authenticate, not both (oauth authenticates)',

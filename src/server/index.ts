@@ -4,13 +4,16 @@
  */
 
 export { AuthServerUnavailableError, InvalidTokenError, type InvalidTokenReason } from '../auth/errors.js';
+export type { MetadataAnswer } from '../auth/metadata-answer.js';
 export type { IntrospectionClient, OAuthResourceServerOptions } from '../auth/options.js';
 export { OAUTH_DEFAULTS } from '../auth/options.js';
-export type { AuthRequest, MetadataAnswer, OAuthAuthResult } from '../auth/resource-server.js';
+export type { ProofReplayStore, ProofRequest } from '../auth/proof-replays.js';
+export type { AuthRequest, OAuthAuthResult } from '../auth/resource-server.js';
 export { OAuthResourceServer, oauthResourceServer } from '../auth/resource-server.js';
 export type { TokenVerifier, VerifiedToken } from '../auth/verified-token.js';
 export type { ClusterStats, RedisClusterOptions } from '../cluster/cluster.js';
 export { RedisCluster, redisCluster } from '../cluster/cluster.js';
+export { proofReplaysOf } from '../cluster/proof-replays.js';
 export type { RedisLink, RedisReply } from '../cluster/redis-link.js';
 export { RedisReplyError } from '../cluster/redis-link.js';
 export { sharedLinkOf } from '../cluster/shared-link.js';

@@ -8,6 +8,7 @@
 import { type IncomingMessage, ServerResponse } from 'node:http';
 import type { AddressInfo, Server } from 'node:net';
 import type { OAuthResourceServer } from '../auth/resource-server.js';
+import { clusterResourceServer } from '../cluster/proof-replays.js';
 import type { CloseReport } from '../core/endpoint.js';
 import { Refusals, sendRefusal } from '../core/pipeline/refusal.js';
 import { InvalidOptionError } from '../errors.js';
@@ -91,7 +92,11 @@ export async function serve(options: ServeOptions): Promise<Served> {
   }
   const makeOAuth = typeof options.oauth === 'function' ? options.oauth : undefined;
   // With a factory the resource server exists once the port is known; no request is read before.
-  let oauth = typeof options.oauth === 'function' ? undefined : options.oauth;
+  // A cluster's members spend DPoP proofs where all of them look (cluster/proof-replays.ts).
+  let oauth =
+    typeof options.oauth === 'function' || options.oauth === undefined
+      ? undefined
+      : clusterResourceServer(options.oauth, options.cluster);
   const { oauth: _given, ...handlerOptions } = options;
   const handler = createMcpHandler(
     options.oauth === undefined
@@ -155,7 +160,7 @@ export async function serve(options: ServeOptions): Promise<Served> {
   const url = `${transport.scheme}://${urlHost}:${addr.port}${path}`;
   if (makeOAuth !== undefined) {
     try {
-      oauth = makeOAuth(url);
+      oauth = clusterResourceServer(makeOAuth(url), options.cluster);
     } catch (error) {
       await handler.close();
       await new Promise<void>((resolve) => server.close(() => resolve()));

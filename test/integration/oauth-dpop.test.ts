@@ -4,71 +4,22 @@
  * is not a bearer token, an unbound token is not a DPoP one, and every bad proof is a 401 (`token-dpop`).
  */
 import assert from 'node:assert/strict';
-import { createHash, randomUUID } from 'node:crypto';
 import { after, before, describe, test } from 'node:test';
-import { exportJWK, generateKeyPair, type JWK, SignJWT } from 'jose';
 import { parseChallenge } from '../../src/client/auth/challenge.js';
 import { oauthResourceServer, type Served, serve } from '../../src/server/index.js';
-import { signingKey, TEST_CLIENT, TestAuthServer } from '../helpers/auth-server.js';
+import { signingKey, TestAuthServer } from '../helpers/auth-server.js';
+import { ath, clientToken, type DpopKey, dpopKey, dpopProof } from '../helpers/dpop.js';
 import { initializeBody } from '../helpers/http.js';
 import { createProbe, testServerFactory } from '../helpers/test-server.js';
-
-interface Key {
-  privateKey: CryptoKey;
-  jwk: JWK;
-}
-
-async function dpopKey(): Promise<Key> {
-  const { privateKey, publicKey } = await generateKeyPair('ES256');
-  return { privateKey, jwk: await exportJWK(publicKey) };
-}
-
-interface ProofClaims {
-  htm: string;
-  htu: string;
-  ath?: string;
-  iat?: number;
-  jti?: string;
-}
-
-function proof(key: Key, c: ProofClaims, typ = 'dpop+jwt'): Promise<string> {
-  const { iat, jti, ...rest } = c;
-  return new SignJWT({ ...rest, jti: jti ?? randomUUID() })
-    .setProtectedHeader({ alg: 'ES256', typ, jwk: key.jwk })
-    .setIssuedAt(iat ?? Math.floor(Date.now() / 1000))
-    .sign(key.privateKey);
-}
-
-const ath = (token: string): string => createHash('sha256').update(token).digest('base64url');
 
 describe('DPoP-bound tokens at the resource server (oidc-provider)', () => {
   let as: TestAuthServer;
   let served: Served;
-  let key: Key;
+  let key: DpopKey;
   let bound: string;
 
   /** A client-credentials token for the server, bound to `k` when given (RFC 9449 §5). */
-  async function token(k?: Key, resource = served.url): Promise<string> {
-    const endpoint = `${as.issuer}/token`;
-    const res = await fetch(endpoint, {
-      method: 'POST',
-      headers: {
-        authorization: `Basic ${btoa(`${TEST_CLIENT.client_id}:${TEST_CLIENT.client_secret}`)}`,
-        'content-type': 'application/x-www-form-urlencoded',
-        ...(k === undefined ? {} : { dpop: await proof(k, { htm: 'POST', htu: endpoint }) }),
-      },
-      body: new URLSearchParams({
-        grant_type: 'client_credentials',
-        resource,
-        scope: 'mcp:tools',
-      }),
-      signal: AbortSignal.timeout(5000),
-    });
-    const body = (await res.json()) as { access_token?: string; token_type?: string };
-    assert.equal(res.status, 200, JSON.stringify(body));
-    assert.equal(body.token_type, k === undefined ? 'Bearer' : 'DPoP');
-    return body.access_token ?? '';
-  }
+  const token = (k?: DpopKey, resource = served.url): Promise<string> => clientToken(as, resource, k);
 
   async function call(authorization: string, dpop?: string): Promise<{ status: number; reason?: string }> {
     const { status, reason } = await answer(authorization, dpop);
@@ -151,10 +102,10 @@ describe('DPoP-bound tokens at the resource server (oidc-provider)', () => {
   });
 
   test('a bound token with a proof for this request and token is accepted', async () => {
-    const p = await proof(key, { htm: 'POST', htu: served.url, ath: ath(bound) });
+    const p = await dpopProof(key, { htm: 'POST', htu: served.url, ath: ath(bound) });
     assert.deepEqual(await call(`DPoP ${bound}`, p), { status: 200 });
     // The query is not part of htu (RFC 9449 §4.2).
-    const q = await proof(key, { htm: 'POST', htu: `${served.url}?x=1`, ath: ath(bound) });
+    const q = await dpopProof(key, { htm: 'POST', htu: `${served.url}?x=1`, ath: ath(bound) });
     assert.deepEqual(await call(`DPoP ${bound}`, q), { status: 200 });
   });
 
@@ -162,20 +113,20 @@ describe('DPoP-bound tokens at the resource server (oidc-provider)', () => {
     const other = await dpopKey();
     const now = Math.floor(Date.now() / 1000);
     const good = { htm: 'POST', htu: served.url, ath: ath(bound) };
-    const replayed = await proof(key, good);
+    const replayed = await dpopProof(key, good);
     assert.equal((await call(`DPoP ${bound}`, replayed)).status, 200);
     const cases: [string, string, string | undefined][] = [
-      ['a bound token as a bearer token (§7.2)', `Bearer ${bound}`, await proof(key, good)],
+      ['a bound token as a bearer token (§7.2)', `Bearer ${bound}`, await dpopProof(key, good)],
       ['no proof', `DPoP ${bound}`, undefined],
-      ['a proof signed by another key', `DPoP ${bound}`, await proof(other, good)],
-      ['another method', `DPoP ${bound}`, await proof(key, { ...good, htm: 'GET' })],
-      ['another URL', `DPoP ${bound}`, await proof(key, { ...good, htu: `${served.url}/x` })],
-      ['another token', `DPoP ${bound}`, await proof(key, { ...good, ath: ath('x') })],
-      ['no ath', `DPoP ${bound}`, await proof(key, { htm: 'POST', htu: served.url })],
-      ['stale', `DPoP ${bound}`, await proof(key, { ...good, iat: now - 3600 })],
-      ['from the future', `DPoP ${bound}`, await proof(key, { ...good, iat: now + 3600 })],
-      ['wrong typ', `DPoP ${bound}`, await proof(key, good, 'JWT')],
-      ['two proofs', `DPoP ${bound}`, `${await proof(key, good)}, ${await proof(key, good)}`],
+      ['a proof signed by another key', `DPoP ${bound}`, await dpopProof(other, good)],
+      ['another method', `DPoP ${bound}`, await dpopProof(key, { ...good, htm: 'GET' })],
+      ['another URL', `DPoP ${bound}`, await dpopProof(key, { ...good, htu: `${served.url}/x` })],
+      ['another token', `DPoP ${bound}`, await dpopProof(key, { ...good, ath: ath('x') })],
+      ['no ath', `DPoP ${bound}`, await dpopProof(key, { htm: 'POST', htu: served.url })],
+      ['stale', `DPoP ${bound}`, await dpopProof(key, { ...good, iat: now - 3600 })],
+      ['from the future', `DPoP ${bound}`, await dpopProof(key, { ...good, iat: now + 3600 })],
+      ['wrong typ', `DPoP ${bound}`, await dpopProof(key, good, 'JWT')],
+      ['two proofs', `DPoP ${bound}`, `${await dpopProof(key, good)}, ${await dpopProof(key, good)}`],
       ['replayed jti', `DPoP ${bound}`, replayed],
       ['not a JWT', `DPoP ${bound}`, 'nonsense'],
     ];
@@ -189,7 +140,7 @@ describe('DPoP-bound tokens at the resource server (oidc-provider)', () => {
   test('an unbound token is a bearer token: accepted as Bearer, refused as DPoP', async () => {
     const plain = await token();
     assert.deepEqual(await call(`Bearer ${plain}`), { status: 200 });
-    const p = await proof(key, { htm: 'POST', htu: served.url, ath: ath(plain) });
+    const p = await dpopProof(key, { htm: 'POST', htu: served.url, ath: ath(plain) });
     const a = await answer(`DPoP ${plain}`, p);
     assert.deepEqual({ status: a.status, reason: a.reason }, { status: 401, reason: 'token-dpop' });
     assertDpopChallenge(a.challenge, 'invalid_token', 'an unbound token as DPoP');
@@ -212,7 +163,7 @@ describe('DPoP-bound tokens at the resource server (oidc-provider)', () => {
         'mcp-protocol-version': '2025-11-25',
       };
       const post = async (body: unknown, sid?: string): Promise<Response> => {
-        const dpop = await proof(key, { htm: 'POST', htu: guarded.url, ath: ath(t) });
+        const dpop = await dpopProof(key, { htm: 'POST', htu: guarded.url, ath: ath(t) });
         return fetch(guarded.url, {
           method: 'POST',
           headers: { ...base, dpop, ...(sid === undefined ? {} : { 'mcp-session-id': sid }) },
@@ -232,7 +183,7 @@ describe('DPoP-bound tokens at the resource server (oidc-provider)', () => {
           ...base,
           accept: 'text/event-stream',
           'mcp-session-id': sid,
-          dpop: await proof(key, { htm: 'GET', htu: guarded.url, ath: ath(t) }),
+          dpop: await dpopProof(key, { htm: 'GET', htu: guarded.url, ath: ath(t) }),
         },
         signal: ac.signal,
       });

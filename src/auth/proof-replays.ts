@@ -1,0 +1,23 @@
+/**
+ * Where DPoP proof ids are spent (RFC 9449 §11.1: a proof is accepted once within its window). Each
+ * resource server remembers the ids it accepted in its own process; with several instances behind
+ * one balancer that alone lets a captured proof be played again at another instance. A
+ * `ProofReplayStore` is the place every instance spends them: `sluice serve --redis` and a handler
+ * given both `oauth` and `cluster` use the cluster's Redis (cluster/proof-replays.ts) without being
+ * asked; another deployment can pass its own as `proofReplays`.
+ */
+/** The part of a request a store may read. */
+export interface ProofRequest {
+  header(name: string): string | undefined;
+}
+
+export interface ProofReplayStore {
+  /**
+   * Spends proof `jti` of key `jkt` for `ttlMs` (until its `iat` leaves the freshness window).
+   * Resolves true when it was not spent before (accept the proof), false when it was (a replay).
+   * Rejects when it cannot tell: the request is then refused with 503, never let through unchecked.
+   * `req` is the request presenting the proof, for stores that know of requests already checked
+   * elsewhere (a cluster's forwarded requests, checked by the instance that relayed them).
+   */
+  spend(jkt: string, jti: string, ttlMs: number, req: ProofRequest): Promise<boolean>;
+}

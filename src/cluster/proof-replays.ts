@@ -1,0 +1,46 @@
+/**
+ * DPoP proof ids spent on the cluster's Redis, so a proof accepted by one instance is refused by every
+ * other (RFC 9449 §11.1; auth/proof-replays.ts). One `SET NX PX` per DPoP-bound request on its own
+ * key, expiring when the proof leaves the freshness window: no script, one slot per key in a Redis
+ * Cluster. A handler given both `oauth` and `cluster` uses it without being asked.
+ *
+ * A request a peer forwarded here was checked by that peer, which spent its proof before relaying
+ * it; the owner's resource server checks it again (its token, its proof for this request) but does
+ * not spend it a second time. That is safe because the routing stage verifies the hop's signature
+ * before anything is served, and refuses a request whose `x-sluice-forward` does not verify (403):
+ * a client that adds the header to replay a proof gets nothing.
+ */
+import { createHash } from 'node:crypto';
+import type { ProofReplayStore } from '../auth/proof-replays.js';
+import type { OAuthResourceServer } from '../auth/resource-server.js';
+import type { RedisCluster } from './cluster.js';
+import { FORWARD_HEADER } from './forward-auth.js';
+import { keys } from './keys.js';
+import { RedisUnavailableError } from './redis-link.js';
+
+export function proofReplaysOf(cluster: RedisCluster): ProofReplayStore {
+  return {
+    async spend(jkt, jti, ttlMs, req): Promise<boolean> {
+      if (req.header(FORWARD_HEADER) !== undefined) return true;
+      const link = cluster.link;
+      if (link === undefined) throw new RedisUnavailableError('the cluster has not joined Redis yet');
+      // Hashed: a jti is up to 256 characters of the client's choosing, and a key names its key too.
+      const id = createHash('sha256').update(`${jkt}\n${jti}`).digest('base64url');
+      const px = String(Math.max(1, Math.ceil(ttlMs)));
+      return (await link.send(['SET', keys.dpopProof(id), '1', 'NX', 'PX', px])) === 'OK';
+    },
+  };
+}
+
+/**
+ * `oauth` as a member of `cluster` serves it: spending its DPoP proofs on the cluster's Redis, unless
+ * it was given a store of its own. What `createMcpHandler` and `serve` do with `oauth` and `cluster`.
+ */
+export function clusterResourceServer(
+  oauth: OAuthResourceServer,
+  cluster: RedisCluster | undefined,
+): OAuthResourceServer {
+  return cluster === undefined || oauth.sharesProofs
+    ? oauth
+    : oauth.withProofReplays(proofReplaysOf(cluster));
+}
