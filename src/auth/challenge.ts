@@ -41,7 +41,7 @@ export function bearerChallenge(p: ChallengeParams): string {
  */
 export function dpopChallenge(
   p: Omit<ChallengeParams, 'error'> & {
-    error: 'invalid_token' | 'invalid_dpop_proof';
+    error: 'invalid_token' | 'invalid_dpop_proof' | 'use_dpop_nonce';
     algorithms: readonly string[];
   },
 ): string {

@@ -11,6 +11,7 @@
 import type { JWK, ProtectedHeaderParameters } from 'jose';
 import { BoundedMap } from '../flow/bounded-map.js';
 import type { Denial } from './challenge.js';
+import type { DpopNonces } from './dpop-nonce.js';
 import { loadJose } from './jose-lazy.js';
 import type { ProofReplayStore, ProofRequest } from './proof-replays.js';
 
@@ -31,6 +32,13 @@ export interface DpopOptions {
   readonly maxRemembered?: number;
   /** Where every instance spends proof ids, beside this process's own memory (proof-replays.ts). */
   readonly replays?: ProofReplayStore | undefined;
+  /** With server-provided nonces (§9): a proof must carry a good one. */
+  readonly nonces?: DpopNonces | undefined;
+}
+
+/** §9: the proof has no nonce of ours, or an old one: the client is to send it again with the current one. */
+export interface NonceNeeded {
+  readonly useNonce: true;
 }
 
 /** The shared store did not answer: whether this proof was spent elsewhere is unknown. */
@@ -129,7 +137,7 @@ export class DpopProofChecker {
     token: string,
     jkt: string,
     req?: ProofRequest,
-  ): Promise<string | ProofsCrowded | ProofStoreDown | undefined> {
+  ): Promise<string | ProofsCrowded | ProofStoreDown | NonceNeeded | undefined> {
     if (proof === undefined || proof === '') return 'a DPoP-bound token needs a DPoP proof';
     // §4.3 (1): exactly one proof; repeated headers arrive joined with ", ".
     if (proof.includes(',')) return 'more than one DPoP proof';
@@ -169,6 +177,10 @@ export class DpopProofChecker {
     }
     const jti = payload['jti'];
     if (typeof jti !== 'string' || jti === '' || jti.length > 256) return 'the DPoP proof needs a jti';
+    // §4.3 (10), §9: checked before the proof is spent, so the client's next proof, with the
+    // nonce, is not taken for a replay of this one.
+    if (this.#o.nonces !== undefined && (await this.#o.nonces.check(payload['nonce'])) === 'refused')
+      return { useNonce: true };
     this.#forgetExpired(now);
     if (this.#seen.has(jti)) return 'the DPoP proof was used before';
     const shared = this.#o.replays;

@@ -77,6 +77,15 @@ export interface OAuthResourceServerOptions {
    * set. @defaultValue undefined (each process remembers the proofs it accepted)
    */
   proofReplays?: ProofReplayStore;
+  /**
+   * Ask for server-provided nonces in DPoP proofs (RFC 9449 §9; auth/dpop-nonce.ts): a proof without
+   * a current one is refused with `use_dpop_nonce` and the nonce to use, and every accepted DPoP
+   * answer carries the current nonce in `DPoP-Nonce`. `key` (at least 16 bytes) makes them; every
+   * instance behind one balancer needs the same: a cluster member derives it from the cluster
+   * secret, a lone process draws one at random. A nonce is good for `windowS` to twice that.
+   * @defaultValue undefined (no nonces); windowS 60
+   */
+  dpopNonce?: { key?: string; windowS?: number };
   /** Clock, for tests. @defaultValue Date.now */
   now?: () => number;
 }
@@ -84,6 +93,7 @@ export interface OAuthResourceServerOptions {
 export const OAUTH_DEFAULTS = {
   verify: 'jwt',
   clockToleranceS: 30,
+  dpopNonceWindowS: 60,
   maxTokenBytes: 8192,
   algorithms: [
     'RS256',
@@ -174,6 +184,7 @@ export interface ResolvedOAuthOptions {
   resourceDocumentation: string | undefined;
   fetch: FetchLike;
   proofReplays: ProofReplayStore | undefined;
+  dpopNonce: { key: string | undefined; windowS: number } | undefined;
   now: () => number;
 }
 
@@ -236,6 +247,15 @@ export function resolveOAuthOptions(o: OAuthResourceServerOptions): ResolvedOAut
   if (o.principal !== undefined && typeof o.principal !== 'function') fail('principal must be a function');
   if (o.proofReplays !== undefined && typeof o.proofReplays?.spend !== 'function')
     fail('proofReplays must have a spend(jkt, jti, ttlMs, req) method');
+  const nonce = o.dpopNonce;
+  if (nonce !== undefined && (typeof nonce !== 'object' || nonce === null))
+    fail('dpopNonce must be an object: { key?, windowS? }');
+  const nonceKey = nonce?.key;
+  if (
+    nonceKey !== undefined &&
+    (typeof nonceKey !== 'string' || new TextEncoder().encode(nonceKey).length < 16)
+  )
+    fail('dpopNonce.key must be a string of at least 16 bytes');
   return {
     resource: o.resource,
     resourceUrl,
@@ -260,6 +280,13 @@ export function resolveOAuthOptions(o: OAuthResourceServerOptions): ResolvedOAut
     resourceDocumentation: o.resourceDocumentation,
     fetch: fetchFn,
     proofReplays: o.proofReplays,
+    dpopNonce:
+      nonce === undefined
+        ? undefined
+        : {
+            key: nonceKey,
+            windowS: int('dpopNonce.windowS', nonce.windowS, OAUTH_DEFAULTS.dpopNonceWindowS, 10, 3600),
+          },
     now: o.now ?? Date.now,
   };
 }

@@ -20,4 +20,9 @@ export interface ProofReplayStore {
    * elsewhere (a cluster's forwarded requests, checked by the instance that relayed them).
    */
   spend(jkt: string, jti: string, ttlMs: number, req: ProofRequest): Promise<boolean>;
+  /**
+   * The key every instance makes and checks DPoP nonces with (`dpopNonce`, dpop-nonce.ts) when the
+   * option gives none; undefined while it is not known yet. A cluster's is derived from its secret.
+   */
+  nonceKey?(): string | undefined;
 }

@@ -12,16 +12,10 @@
  *   `/.well-known/oauth-protected-resource` + the resource's path and at the root.
  * Runtime-neutral: fetch and WebCrypto only.
  */
-import { bearerChallenge, type Denial, dpopChallenge, readBearer, tokenInQuery } from './challenge.js';
+import { bearerChallenge, type Denial, readBearer, tokenInQuery } from './challenge.js';
 import { MetadataCache } from './discovery.js';
-import {
-  boundThumbprint,
-  DpopProofChecker,
-  hasConfirmation,
-  type ProofStoreDown,
-  type ProofsCrowded,
-  uncheckedProof,
-} from './dpop-proof.js';
+import { DpopGate } from './dpop-gate.js';
+import { boundThumbprint, hasConfirmation } from './dpop-proof.js';
 import { AuthServerUnavailableError, InvalidTokenError } from './errors.js';
 import { IntrospectionVerifier } from './introspection.js';
 import { JwtVerifier } from './jwt-verifier.js';
@@ -54,6 +48,8 @@ export interface OAuthAuthResult {
   authorize: ((method: string, params: unknown) => Denial | undefined) | undefined;
   /** The verified token, for your own checks. */
   token: VerifiedToken;
+  /** Headers for the accepted answer: the next DPoP nonce (`DPoP-Nonce`, with `dpopNonce`). */
+  headers: Readonly<Record<string, string>> | undefined;
 }
 
 const WELL_KNOWN = '/.well-known/oauth-protected-resource';
@@ -68,9 +64,7 @@ export class OAuthResourceServer {
   readonly #metadataJson: string;
   readonly #paths: readonly string[];
   readonly #challengeScopes: readonly string[];
-  readonly #dpop: DpopProofChecker;
-  /** Requests whose DPoP proof was accepted (#checkProof); gone with the request. */
-  readonly #proven = new WeakMap<AuthRequest, string>();
+  readonly #gate: DpopGate;
   /** The resource as configured, byte for byte. */
   readonly resource: string;
   /** Where the metadata lives (path-inserted, RFC 9728 §3.1); sent as `resource_metadata`. */
@@ -85,12 +79,7 @@ export class OAuthResourceServer {
     this.metadataUrl = `${o.resourceUrl.origin}${WELL_KNOWN}${path}`;
     this.#paths = path === '' ? [WELL_KNOWN] : [`${WELL_KNOWN}${path}`, WELL_KNOWN];
     this.#challengeScopes = o.scopes;
-    this.#dpop = new DpopProofChecker({
-      resource: o.resource,
-      algorithms: o.algorithms,
-      now: o.now,
-      replays: o.proofReplays,
-    });
+    this.#gate = new DpopGate(o, this.metadataUrl);
     const metadata: Record<string, unknown> = {
       resource: o.resource,
       authorization_servers: o.authorizationServers,
@@ -225,10 +214,7 @@ export class OAuthResourceServer {
       throw error;
     }
     const o = this.#o;
-    // RFC 9449 §7: a bound token needs its proof; §7.2: it is not a bearer token. An unbound token
-    // presented as DPoP has no key to check the proof against, so it is refused too.
-    const jkt = boundThumbprint(token.claims);
-    if (jkt === undefined && hasConfirmation(token.claims)) {
+    if (boundThumbprint(token.claims) === undefined && hasConfirmation(token.claims)) {
       // RFC 8705 §3 (and any other RFC 7800 `cnf` method): a token bound to a key this server
       // cannot check the presenter holds must not be honoured as a bearer token.
       return this.#deny(
@@ -238,19 +224,8 @@ export class OAuthResourceServer {
         'the token is bound to a confirmation method this server does not support',
       );
     }
-    if (jkt === undefined && cred.scheme === 'dpop')
-      return this.#denyDpop('invalid_token', 'the token is not DPoP-bound: present it as a Bearer token');
-    if (jkt !== undefined && cred.scheme === 'bearer') {
-      return this.#denyDpop(
-        'invalid_token',
-        'the token is DPoP-bound: present it with the DPoP scheme and a proof',
-      );
-    }
-    if (jkt !== undefined) {
-      const why = await this.#checkProof(req, cred.token, jkt);
-      if (typeof why === 'object') return uncheckedProof(why, o.retryAfterS);
-      if (why !== undefined) return this.#denyDpop('invalid_dpop_proof', why);
-    }
+    const passed = await this.#gate.check(req, cred.scheme, cred.token, token.claims);
+    if ('status' in passed) return passed;
     // Checked here for every verifier, a custom one included (RFC 8707 §2; RFC 8414 §3.3).
     if (!token.audience.includes(o.resource)) {
       return this.#deny(401, 'token-audience', 'invalid_token', 'the token was not issued for this resource');
@@ -286,28 +261,9 @@ export class OAuthResourceServer {
           ? undefined
           : (method, params) => this.#authorizeTool(granted, method, params),
       token,
+      headers: passed.headers,
     };
   };
-
-  /**
-   * The proof of `req`, checked once per request. The core re-runs `authenticate` with the same
-   * request object while a long-lived stream it opened lasts (`revalidateMs`): that re-checks the
-   * token, but the proof's freshness and single use (RFC 9449 §4.3 steps 10-11, §11.1) concern
-   * the request's arrival, so checking it again would refuse every such stream as a replay.
-   * Another request presenting the same proof is still a replay.
-   */
-  async #checkProof(
-    req: AuthRequest,
-    token: string,
-    jkt: string,
-  ): Promise<string | ProofsCrowded | ProofStoreDown | undefined> {
-    const proof = req.header('dpop');
-    const proven = `${jkt} ${token} ${proof ?? ''}`;
-    if (this.#proven.get(req) === proven) return undefined;
-    const why = await this.#dpop.check(proof, req.method ?? '', token, jkt, req);
-    if (why === undefined) this.#proven.set(req, proven);
-    return why;
-  }
 
   /** 2025-11-25 basic/authorization §"Scope Challenge Handling": name every scope the call needs. */
   #authorizeTool(granted: ReadonlySet<string>, method: string, params: unknown): Denial | undefined {
@@ -334,23 +290,6 @@ export class OAuthResourceServer {
   #streamEnd(exp: number | undefined): number | undefined {
     if (exp === undefined) return undefined;
     return exp > this.#o.now() ? exp : exp + this.#graceMs;
-  }
-
-  /** A DPoP presentation refused: 401 `token-dpop`, told in a DPoP challenge (RFC 9449 §7.1). */
-  #denyDpop(error: 'invalid_token' | 'invalid_dpop_proof', description: string): Denial {
-    const challenge = dpopChallenge({
-      resourceMetadata: this.metadataUrl,
-      scopes: this.#challengeScopes,
-      error,
-      description,
-      algorithms: this.#o.algorithms,
-    });
-    return {
-      status: 401,
-      reason: 'token-dpop',
-      message: `Unauthorized: ${description}`,
-      headers: { 'www-authenticate': challenge },
-    };
   }
 
   #deny(

@@ -127,6 +127,9 @@ export async function postMessage(
   }
   if (entry !== undefined) entry.connection = undefined;
   let handedOff = false;
+  // RFC 9449 §9 (as §8.2): a resource server may hand out its next DPoP nonce on any answer; taken
+  // here, the next proof carries it and the server's `use_dpop_nonce` refusal is not met again.
+  if (isOk(response)) t.auth?.rememberNonce(t.url, response.header('dpop-nonce'));
   try {
     if (!isOk(response)) {
       if (modern !== undefined && entry !== undefined && isModernRejection(response.status)) {

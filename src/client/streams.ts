@@ -314,6 +314,7 @@ export class StreamRunner {
     ) {
       s.everConnected = true;
       s.authAttempt = undefined;
+      t.auth?.rememberNonce(t.url, response.header('dpop-nonce'));
       await this.run(s, response.body);
       return;
     }

@@ -8,13 +8,15 @@
  * fast path (a request for a session this instance holds, or with no session id) is synchronous and
  * touches no Redis.
  */
+import { createHmac } from 'node:crypto';
 import type { ClusterHooks } from '../core/cluster-hooks.js';
 import { Histogram } from '../core/observe/histogram.js';
 import { HopTracer } from '../core/observe/hop-trace.js';
 import { InvalidOptionError } from '../errors.js';
 import { boundedWait } from '../flow/bounded-wait.js';
 import { acceptForwarded } from './accept-forwarded.js';
-import { type BusStats, RedisChangeBus } from './change-bus.js';
+import { RedisChangeBus } from './change-bus.js';
+import { type ClusterStats, checkAdvertise, type RedisClusterOptions } from './cluster-options.js';
 import { DEFAULT_COMMAND_DEADLINE_MS, withDeadlines } from './command-deadlines.js';
 import { Directory } from './directory.js';
 import { DirectoryCache } from './directory-cache.js';
@@ -29,49 +31,10 @@ import { ReplayGuard } from './replay-guard.js';
 import { EventReplica, emptyReplicaStats } from './replica.js';
 import { type ClusterEndpoint, newCounters, type RouteInput } from './route-input.js';
 import { checkGivenSecret, provisionSecret } from './secret.js';
-import { type RedisTopology, type TopologyOptions, topologyOf } from './topology.js';
+import { type RedisTopology, topologyOf } from './topology.js';
 
+export type { ClusterStats, RedisClusterOptions } from './cluster-options.js';
 export type { ClusterEndpoint, RouteInput } from './route-input.js';
-
-/**
- * Exactly one of `url` (one Redis), `sentinel` (a Sentinel-watched master), `cluster` (a Redis
- * Cluster) or `link` (your own client), see topology.ts.
- */
-export interface RedisClusterOptions extends TopologyOptions {
-  /** Your own Redis client behind the RedisLink seam (instead of `url`, `sentinel` or `cluster`). */
-  link?: RedisLink;
-  /** The URL of this instance's MCP endpoint as its peers reach it. @defaultValue the bound address (serve()) */
-  advertise?: string;
-  /** HMAC key of the hop between instances. @defaultValue $SLUICE_CLUSTER_SECRET, else one shared through Redis */
-  secret?: string;
-  /** Owner liveness lease. @defaultValue 10000 */
-  leaseMs?: number;
-  /** How long a non-owner trusts a directory entry it looked up. @defaultValue 30000 */
-  directoryCacheMs?: number;
-  /** Deadline to connect to a peer. @defaultValue 2000 */
-  peerConnectTimeoutMs?: number;
-}
-
-export interface ClusterStats {
-  incarnation: string;
-  ready: boolean;
-  lease: { state: string; reRegistrations: number };
-  forwarded: {
-    out: number;
-    in: number;
-    failed: number;
-    refused: number;
-    /** Refused because the signature had been used already (counted in `refused` too). */
-    replayed: number;
-    /** Answered 503: too old to tell from a replay once the replay guard had overflowed. */
-    crowded: number;
-    ownerLost: number;
-  };
-  directory: { hits: number; misses: number; errors: number; cached: number };
-  redis: { commands: number; errors: number; healthy: boolean };
-  replica: EventReplica['stats'];
-  bus: BusStats;
-}
 
 const FORWARD_BOUNDS_S = [0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1];
 
@@ -86,6 +49,8 @@ export class RedisCluster {
   #secret: string | undefined;
   /** The key comes from Redis (none was given): decided once, in the constructor. */
   readonly #secretShared: boolean;
+  /** derivedKey's answers, each for the secret it was drawn from. */
+  readonly #derived = new Map<string, { secret: string; key: string }>();
   #address: string | undefined;
   #ep: ClusterEndpoint | undefined;
   #starting: Promise<void> | undefined;
@@ -223,6 +188,20 @@ export class RedisCluster {
    */
   get link(): RedisLink | undefined {
     return this.#link;
+  }
+
+  /**
+   * A key for `purpose` drawn from the cluster secret (HMAC-SHA256), the same on every member, such
+   * as the DPoP nonce key (proof-replays.ts); undefined until the secret is known (joined).
+   */
+  derivedKey(purpose: string): string | undefined {
+    const secret = this.#secret;
+    if (secret === undefined) return undefined;
+    const known = this.#derived.get(purpose);
+    if (known?.secret === secret) return known.key;
+    const key = createHmac('sha256', secret).update(`sluice derived key\n${purpose}`).digest('base64url');
+    this.#derived.set(purpose, { secret, key });
+    return key;
   }
 
   /** Binds the cluster to the endpoint it serves; returns the hooks the core calls. */
@@ -391,18 +370,6 @@ export class RedisCluster {
     this.#replica?.sweep();
     void this.bus.retry();
     await this.#owned.housekeep();
-  }
-}
-
-function checkAdvertise(url: string): void {
-  let u: URL;
-  try {
-    u = new URL(url);
-  } catch {
-    throw new InvalidOptionError(`redisCluster: advertise must be an absolute http:// URL, got '${url}'`);
-  }
-  if (u.protocol !== 'http:') {
-    throw new InvalidOptionError(`redisCluster: advertise must be an http:// URL (peer hop), got '${url}'`);
   }
 }
 

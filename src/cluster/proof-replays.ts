@@ -29,6 +29,8 @@ export function proofReplaysOf(cluster: RedisCluster): ProofReplayStore {
       const px = String(Math.max(1, Math.ceil(ttlMs)));
       return (await link.send(['SET', keys.dpopProof(id), '1', 'NX', 'PX', px])) === 'OK';
     },
+    // Every member makes and checks the same DPoP nonces (auth/dpop-nonce.ts).
+    nonceKey: () => cluster.derivedKey('dpop-nonce'),
   };
 }
 

@@ -27,6 +27,11 @@ export interface AuthResult {
    * dispatched (e.g. a per-tool scope map); a denial refuses the whole POST and changes nothing.
    */
   authorize?: ((method: string, params: unknown) => AuthDenial | undefined) | undefined;
+  /**
+   * Headers every answer to this request carries (lower-case names), e.g. the next DPoP nonce
+   * (`dpop-nonce`, RFC 9449 §9). Not for the ones Sluice sets itself (content type, session id…).
+   */
+  headers?: Readonly<Record<string, string>> | undefined;
 }
 
 /**

@@ -6,9 +6,12 @@
  * so the preflight reflects the `mcp-param-*` names the browser asks for, and nothing else.
  */
 
+// DPoP (RFC 9449 §4.1) beside Authorization: a browser client with a DPoP-bound token sends its
+// proof in it, and reads the server's next nonce from DPoP-Nonce (§9).
 const ALLOW_HEADERS =
-  'Content-Type, Accept, Authorization, Mcp-Session-Id, MCP-Protocol-Version, Last-Event-ID, Mcp-Method, Mcp-Name';
-const EXPOSE_HEADERS = 'Mcp-Session-Id, MCP-Protocol-Version, WWW-Authenticate, Mcp-Method, Mcp-Name';
+  'Content-Type, Accept, Authorization, DPoP, Mcp-Session-Id, MCP-Protocol-Version, Last-Event-ID, Mcp-Method, Mcp-Name';
+const EXPOSE_HEADERS =
+  'Mcp-Session-Id, MCP-Protocol-Version, WWW-Authenticate, DPoP-Nonce, Mcp-Method, Mcp-Name';
 /** An RFC 9110 token starting with mcp-param- (case-insensitive), as a preflight may request it. */
 const PARAM_HEADER = /^mcp-param-[!#$%&'*+.^_`|~0-9a-z-]+$/i;
 /** A preflight reflects at most this many Mcp-Param-* names. */

@@ -1,9 +1,10 @@
 // RFC 9449 §11.1 across instances: a DPoP proof is accepted once, by the whole cluster, not once per
 // instance. Two in-process members on a real redis-server, both resource servers for one resource
-// (what a balancer in front of them makes them), with DPoP-bound tokens from oidc-provider. A proof
-// one member accepted is refused by the other; a request forwarded to its session's owner is checked
-// by both but spent once; a made-up hop header does not get a spent proof through; with Redis gone,
-// a proof that cannot be checked is refused (503), while an unbound token is still served.
+// (what a balancer in front of them makes them), with DPoP-bound tokens from oidc-provider and server
+// nonces (§9). Both members make the same nonces (a key drawn from the cluster secret); a proof one
+// member accepted is refused by the other; a request forwarded to its session's owner is checked by
+// both but spent once; a made-up hop header does not get a spent proof through; with Redis gone, a
+// proof that cannot be checked is refused (503), while an unbound token is still served.
 import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
 import { redisCluster } from '../../src/cluster/cluster.js';
@@ -41,7 +42,9 @@ describe('DPoP proofs are spent once across a cluster (RFC 9449 §11.1)', {
   before(async () => {
     redis = await startRedis();
     as = await TestAuthServer.start({ keys: [await signingKey('dpop-cluster')], scopes: ['mcp:tools'] });
-    const rs = (url: string) => oauthResourceServer({ resource: url, authorizationServers: [as.issuer] });
+    // With server nonces (RFC 9449 §9): the members make them with one key drawn from the cluster secret.
+    const rs = (url: string) =>
+      oauthResourceServer({ resource: url, authorizationServers: [as.issuer], dpopNonce: {} });
     a = await startServer({
       cluster: redisCluster({ url: redis.url, leaseMs: 1_000 }),
       keepaliveMs: 0,
@@ -64,7 +67,15 @@ describe('DPoP proofs are spent once across a cluster (RFC 9449 §11.1)', {
     await redis?.stop();
   });
 
-  const freshProof = (): Promise<string> => dpopProof(key, { htm: 'POST', htu: resource, ath: ath(bound) });
+  /** The last nonce a member handed out. */
+  let nonce: string | undefined;
+  const freshProof = (): Promise<string> =>
+    dpopProof(key, {
+      htm: 'POST',
+      htu: resource,
+      ath: ath(bound),
+      ...(nonce === undefined ? {} : { nonce }),
+    });
 
   async function post(
     to: Running,
@@ -85,6 +96,7 @@ describe('DPoP proofs are spent once across a cluster (RFC 9449 §11.1)', {
       signal: AbortSignal.timeout(10_000),
     });
     const text = await res.text();
+    nonce = res.headers.get('dpop-nonce') ?? nonce;
     let reason: string | undefined;
     try {
       reason = (JSON.parse(text) as { error?: { data?: { reason?: string } } }).error?.data?.reason;
@@ -110,6 +122,18 @@ describe('DPoP proofs are spent once across a cluster (RFC 9449 §11.1)', {
   }
 
   const sessions = (r: Running): number => r.stats().sessions.active;
+
+  test('a nonce one member handed out is good at the other', async () => {
+    nonce = undefined;
+    const asked = await post(a, initializeBody('2025-11-25', {}, 1), { dpop: await freshProof() });
+    assert.equal(asked.status, 401, JSON.stringify(asked));
+    assert.equal(asked.reason, 'dpop-nonce');
+    assert.ok(nonce !== undefined);
+    const fromA = nonce;
+    const atB = await post(b, initializeBody('2025-11-25', {}, 1), { dpop: await freshProof() });
+    assert.equal(atB.status, 200, JSON.stringify(atB));
+    assert.equal(nonce, fromA, 'the same nonce from both members');
+  });
 
   test('a proof one member accepted is refused by the other', async () => {
     const p = await freshProof();

@@ -23,6 +23,8 @@ export interface ProofClaims {
   ath?: string;
   iat?: number;
   jti?: string;
+  /** The server's nonce (RFC 9449 §8, §9). */
+  nonce?: string;
 }
 
 /** A proof signed by `key` (a fresh `jti` unless given; `iat` now unless given). */

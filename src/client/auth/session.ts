@@ -94,7 +94,10 @@ export class OAuthSession {
     return this.#dpop.proof(method, url, authorization.slice(5));
   }
 
-  /** A resource server's `use_dpop_nonce` (RFC 9449 §9): true when there is a new nonce to retry with. */
+  /**
+   * A resource server's nonce (RFC 9449 §9), from its `use_dpop_nonce` refusal or any answer's
+   * `DPoP-Nonce`: true when it is new (there is something to retry with).
+   */
   rememberNonce(url: URL, nonce: string | null): boolean {
     return this.#dpop?.rememberNonce(url, nonce) ?? false;
   }

@@ -141,6 +141,7 @@ export function createChecks(
         );
       }
       auth = r;
+      if (r.headers !== undefined) Object.assign(headers, r.headers);
       const principal = r.principal;
       guard = {
         expiresAt: r.expiresAt,

@@ -1,0 +1,91 @@
+/**
+ * Nonces the resource server hands out for DPoP proofs (RFC 9449 §9): with `dpopNonce` set, a proof
+ * must carry one it was given lately, so a proof cannot be made ahead of time by whoever held the key
+ * for a moment, and its freshness no longer rests on the client's clock alone (§11.1).
+ *
+ * Stateless: a nonce is its time window and an HMAC of the window and the resource under a key, so
+ * any instance holding the key accepts any instance's nonce and nothing is stored. A nonce is good in
+ * its window and the next (between `windowS` and twice that); one from the window before gets the
+ * current one back in `DPoP-Nonce` on the accepted answer (§9, as §8.2 for the authorization server),
+ * so a client that reads it never sees the `use_dpop_nonce` refusal again. Web Crypto only: the
+ * resource server also runs in the fetch binding's runtimes.
+ */
+
+/** `DPoP-Nonce` (§8.1): a nonce is 1*NQCHAR; ours are base36 digits, a dot and base64url. */
+const SHAPE = /^([0-9a-z]{1,12})\.([A-Za-z0-9_-]{22})$/;
+
+export type NonceVerdict = 'current' | 'previous' | 'refused';
+
+function b64url(bytes: Uint8Array): string {
+  let binary = '';
+  for (const b of bytes) binary += String.fromCharCode(b);
+  return btoa(binary).replace(/\+/g, '-').replace(/\//g, '_').replace(/=+$/, '');
+}
+
+/** Equal strings of one length, compared in time independent of where they differ. */
+function sameText(a: string, b: string): boolean {
+  if (a.length !== b.length) return false;
+  let diff = 0;
+  for (let i = 0; i < a.length; i++) diff |= a.charCodeAt(i) ^ b.charCodeAt(i);
+  return diff === 0;
+}
+
+export interface DpopNonceOptions {
+  readonly resource: string;
+  readonly windowS: number;
+  /** The HMAC key; undefined while it is not known yet (a cluster that has not joined). */
+  readonly key: () => string | undefined;
+  readonly now: () => number;
+}
+
+export class DpopNonces {
+  readonly #o: DpopNonceOptions;
+  /** The imported key, for the key text it was imported from. */
+  #imported: { text: string; key: Promise<CryptoKey> } | undefined;
+  /** The current window's nonce, made once per window. */
+  #made: { window: number; text: string; nonce: Promise<string> } | undefined;
+
+  constructor(o: DpopNonceOptions) {
+    this.#o = o;
+  }
+
+  #window(): number {
+    return Math.floor(this.#o.now() / 1000 / this.#o.windowS);
+  }
+
+  async #mac(keyText: string, window: number): Promise<string> {
+    if (this.#imported?.text !== keyText) {
+      const raw = new TextEncoder().encode(keyText);
+      const key = crypto.subtle.importKey('raw', raw, { name: 'HMAC', hash: 'SHA-256' }, false, ['sign']);
+      this.#imported = { text: keyText, key };
+    }
+    const data = new TextEncoder().encode(`sluice-dpop-nonce\n${this.#o.resource}\n${window}`);
+    const mac = new Uint8Array(await crypto.subtle.sign('HMAC', await this.#imported.key, data));
+    return b64url(mac.subarray(0, 16));
+  }
+
+  /** The nonce to hand out now; undefined while there is no key. */
+  current(): Promise<string | undefined> {
+    const keyText = this.#o.key();
+    if (keyText === undefined) return Promise.resolve(undefined);
+    const window = this.#window();
+    if (this.#made?.window !== window || this.#made.text !== keyText) {
+      const nonce = this.#mac(keyText, window).then((mac) => `${window.toString(36)}.${mac}`);
+      this.#made = { window, text: keyText, nonce };
+    }
+    return this.#made.nonce;
+  }
+
+  /** Whether a proof's `nonce` claim is one of ours, of this window or the one before. */
+  async check(nonce: unknown): Promise<NonceVerdict> {
+    const keyText = this.#o.key();
+    if (keyText === undefined || typeof nonce !== 'string') return 'refused';
+    const m = SHAPE.exec(nonce);
+    if (m === null) return 'refused';
+    const window = Number.parseInt(m[1] as string, 36);
+    const now = this.#window();
+    if (window !== now && window !== now - 1) return 'refused';
+    if (!sameText(await this.#mac(keyText, window), m[2] as string)) return 'refused';
+    return window === now ? 'current' : 'previous';
+  }
+}
