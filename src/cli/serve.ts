@@ -105,15 +105,21 @@ function oauthOption(
   issuer: string | undefined,
   resource: string | undefined,
   scopeList: string | undefined,
+  dpopNonce: boolean,
 ): ((endpointUrl: string) => OAuthResourceServer) | undefined {
   if (issuer === undefined) {
-    if (resource !== undefined || scopeList !== undefined)
-      throw new UsageError('--oauth-resource and --oauth-scopes need --oauth-issuer');
+    if (resource !== undefined || scopeList !== undefined || dpopNonce)
+      throw new UsageError('--oauth-resource, --oauth-scopes and --oauth-dpop-nonce need --oauth-issuer');
     return undefined;
   }
   const scopes = (scopeList ?? '').split(' ').filter((s) => s !== '');
   const make = (url: string): OAuthResourceServer =>
-    oauthResourceServer({ resource: resource ?? url, authorizationServers: [issuer], scopes });
+    oauthResourceServer({
+      resource: resource ?? url,
+      authorizationServers: [issuer],
+      scopes,
+      ...(dpopNonce ? { dpopNonce: {} } : {}),
+    });
   make(resource ?? 'http://127.0.0.1/mcp');
   return make;
 }
@@ -164,7 +170,12 @@ async function run(argv: string[]): Promise<number> {
               maxConcurrentRequests: int('max-concurrent-requests', values['max-concurrent-requests'], 0),
             }),
       };
-  const oauth = oauthOption(values['oauth-issuer'], values['oauth-resource'], values['oauth-scopes']);
+  const oauth = oauthOption(
+    values['oauth-issuer'],
+    values['oauth-resource'],
+    values['oauth-scopes'],
+    values['oauth-dpop-nonce'] ?? false,
+  );
   if (oauth !== undefined && token !== undefined && token !== '')
     throw new UsageError('--oauth-issuer and --auth-token (or SLUICE_AUTH_TOKEN) exclude each other');
   const origins = (values['allow-origin'] ?? []).map(originOf);

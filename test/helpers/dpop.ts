@@ -39,8 +39,13 @@ export function dpopProof(key: DpopKey, c: ProofClaims, typ = 'dpop+jwt'): Promi
 /** The proof's `ath` for `token` (§4.2). */
 export const ath = (token: string): string => createHash('sha256').update(token).digest('base64url');
 
-/** A client-credentials token of TEST_CLIENT for `resource`, bound to `key` when given. */
-export async function clientToken(as: TestAuthServer, resource: string, key?: DpopKey): Promise<string> {
+/** A client-credentials token of TEST_CLIENT for `resource` and `scope`, bound to `key` when given. */
+export async function clientToken(
+  as: TestAuthServer,
+  resource: string,
+  key?: DpopKey,
+  scope = 'mcp:tools',
+): Promise<string> {
   const endpoint = `${as.issuer}/token`;
   const res = await fetch(endpoint, {
     method: 'POST',
@@ -49,7 +54,7 @@ export async function clientToken(as: TestAuthServer, resource: string, key?: Dp
       'content-type': 'application/x-www-form-urlencoded',
       ...(key === undefined ? {} : { dpop: await dpopProof(key, { htm: 'POST', htu: endpoint }) }),
     },
-    body: new URLSearchParams({ grant_type: 'client_credentials', resource, scope: 'mcp:tools' }),
+    body: new URLSearchParams({ grant_type: 'client_credentials', resource, scope }),
     signal: AbortSignal.timeout(5000),
   });
   const body = (await res.json()) as { access_token?: string; token_type?: string };

@@ -1,8 +1,9 @@
 /**
- * `sluice serve --oauth-issuer URL [--oauth-resource URL] [--oauth-scopes "a b"]` as a process,
- * against a real authorization server (oidc-provider): the metadata at both well-known URLs with
- * the resource defaulting to the endpoint URL as printed, tokens for it accepted, tokens without the
- * required scope refused 403, and bad flag combinations refused with exit 2.
+ * `sluice serve --oauth-issuer URL [--oauth-resource URL] [--oauth-scopes "a b"] [--oauth-dpop-nonce]`
+ * as a process, against a real authorization server (oidc-provider): the metadata at both well-known
+ * URLs with the resource defaulting to the endpoint URL as printed, tokens for it accepted, tokens
+ * without the required scope refused 403, a DPoP proof without the server's nonce refused with the
+ * nonce to use, and bad flag combinations refused with exit 2.
  */
 import assert from 'node:assert/strict';
 import { spawn } from 'node:child_process';
@@ -11,7 +12,8 @@ import { after, before, describe, test } from 'node:test';
 import { OAUTH_DEFAULTS } from '../../src/server/index.js';
 import { signingKey, TestAuthServer } from '../helpers/auth-server.js';
 import { withDeadline } from '../helpers/deadline.js';
-import { RawSession, send, toolCall } from '../helpers/http.js';
+import { ath, clientToken, dpopKey, dpopProof } from '../helpers/dpop.js';
+import { initializeBody, RawSession, send, toolCall } from '../helpers/http.js';
 import { reapWithMe } from '../helpers/reaper.js';
 import { repoRoot, type SpawnedServe, spawnServe } from '../helpers/spawn-serve.js';
 
@@ -21,7 +23,7 @@ describe('sluice serve --oauth-*', () => {
 
   before(async () => {
     as = await TestAuthServer.start({ keys: [await signingKey('k1')], scopes: ['mcp:read', 'mcp:write'] });
-    srv = await spawnServe(['--oauth-issuer', as.issuer, '--oauth-scopes', 'mcp:read']);
+    srv = await spawnServe(['--oauth-issuer', as.issuer, '--oauth-scopes', 'mcp:read', '--oauth-dpop-nonce']);
   });
   after(async () => {
     await srv?.close();
@@ -63,6 +65,31 @@ describe('sluice serve --oauth-*', () => {
     await assert.rejects(foreign.init(), /401/);
   });
 
+  test('--oauth-dpop-nonce: a proof without the nonce gets it (RFC 9449 §9); with it, served', async () => {
+    const key = await dpopKey();
+    const token = await clientToken(as, srv.url, key, 'mcp:read');
+    const claims = { htm: 'POST', htu: srv.url, ath: ath(token) };
+    const post = async (dpop: string) =>
+      send(srv.url, {
+        method: 'POST',
+        headers: {
+          authorization: `DPoP ${token}`,
+          dpop,
+          'content-type': 'application/json',
+          accept: 'application/json, text/event-stream',
+        },
+        body: JSON.stringify(initializeBody('2025-11-25', {}, 1)),
+      });
+    const asked = await post(await dpopProof(key, claims));
+    assert.equal(asked.status, 401, asked.text);
+    assert.equal(asked.json().error?.data?.reason, 'dpop-nonce');
+    const nonce = asked.headers['dpop-nonce'];
+    assert.ok(typeof nonce === 'string' && nonce.length > 0);
+    const ok = await post(await dpopProof(key, { ...claims, nonce }));
+    assert.equal(ok.status, 200, ok.text);
+    assert.equal(ok.headers['dpop-nonce'], nonce);
+  });
+
   test('--oauth-resource names the audience; bad combinations exit 2', async () => {
     const resource = 'https://mcp.example.com/mcp';
     const other = await spawnServe(['--oauth-issuer', as.issuer, '--oauth-resource', resource]);
@@ -92,7 +119,11 @@ describe('sluice serve --oauth-*', () => {
         `sluice serve ${args.join(' ')}`,
       );
     for (const [args, reason] of [
-      [['--oauth-scopes', 'a'], /--oauth-resource and --oauth-scopes need --oauth-issuer/],
+      [
+        ['--oauth-scopes', 'a'],
+        /--oauth-resource, --oauth-scopes and --oauth-dpop-nonce need --oauth-issuer/,
+      ],
+      [['--oauth-dpop-nonce'], /need --oauth-issuer/],
       [['--oauth-issuer', 'http://as.example.com'], /must be https \(http only on a loopback host\)/],
       [['--oauth-issuer', as.issuer, '--auth-token', 'demo-token-123'], /exclude each other/],
       [['--oauth-issuer', as.issuer, '--oauth-scopes', 'a"b'], /is not a scope token/],

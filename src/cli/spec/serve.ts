@@ -25,6 +25,8 @@ const HELP = `usage: sluice serve [options]
                        protected resource metadata at /.well-known/oauth-protected-resource<path> and at the root
   --oauth-resource URL with --oauth-issuer: the audience tokens must name (default: the endpoint URL as printed)
   --oauth-scopes "a b" with --oauth-issuer: scopes every request needs (advertised; without them 403)
+  --oauth-dpop-nonce   with --oauth-issuer: DPoP proofs must carry a nonce this server handed out
+                       (RFC 9449 §9); with --redis the instances share the nonce key
   --max-sessions N     sessions held at once; more get 503 + Retry-After (default 10000)
   --max-sessions-per-client N
                        sessions one client holds (the principal with --auth-token, else the remote
@@ -88,6 +90,7 @@ export const SERVE_COMMAND = {
     'oauth-issuer': { type: 'string' },
     'oauth-resource': { type: 'string' },
     'oauth-scopes': { type: 'string' },
+    'oauth-dpop-nonce': { type: 'boolean' },
     'max-sessions': { type: 'string' },
     'max-sessions-per-client': { type: 'string' },
     'initialize-rate': { type: 'string' },
