@@ -144,7 +144,11 @@ describe('security: allowedOrigins', () => {
 
 describe('security: authenticate and principals', () => {
   let srv: Running;
-  const users: Record<string, string> = { 'token-alice': 'alice', 'token-bob': 'bob' };
+  const users: Record<string, string> = {
+    'token-alice': 'alice',
+    'token-bob': 'bob',
+    'token-carol': 'carol',
+  };
   before(async () => {
     srv = await startServer({
       keepaliveMs: 0,
@@ -152,7 +156,20 @@ describe('security: authenticate and principals', () => {
       authenticate: (req: RequestView) => {
         const h = req.headers.authorization;
         const p = typeof h === 'string' ? users[h.replace(/^Bearer /, '')] : undefined;
-        return p === undefined ? null : { principal: p };
+        if (p === undefined) return null;
+        // Carol's credential sends headers of its own, some of which it may not set.
+        return p !== 'carol'
+          ? { principal: p }
+          : {
+              principal: p,
+              headers: {
+                'X-Credential-Note': 'renew soon',
+                'content-type': 'text/plain',
+                'mcp-session-id': 'forged',
+                'x-smuggled': 'a\r\nset-cookie: x=1',
+                'bad name': 'v',
+              },
+            };
       },
     });
   });
@@ -192,5 +209,24 @@ describe('security: authenticate and principals', () => {
     anon.sid = alice.sid;
     assertRefusal(await anon.post(rpc('ping')), 401, -32000, 'unauthorized');
     assert.equal((await alice.delete()).status, 204);
+  });
+
+  test("a credential's own headers reach every answer; Sluice's own and malformed ones are dropped", async () => {
+    const carol = new RawSession(srv.url, { authorization: 'Bearer token-carol' });
+    const init = await carol.init();
+    assert.equal(init.headers['x-credential-note'], 'renew soon');
+    assert.match(String(init.headers['content-type']), /^(application\/json|text\/event-stream)/);
+    assert.notEqual(carol.sid, 'forged');
+    assert.equal(init.headers['x-smuggled'], undefined);
+    assert.equal(init.headers['set-cookie'], undefined);
+    const call = await carol.post(rpc('ping'));
+    assert.equal(call.status, 200, call.text);
+    assert.equal(call.headers['x-credential-note'], 'renew soon');
+    const g = await carol.get();
+    assert.equal(g.status, 200);
+    assert.equal(g.headers['x-credential-note'], 'renew soon');
+    assert.equal(g.headers['content-type'], 'text/event-stream');
+    g.destroy();
+    assert.equal((await carol.delete()).status, 204);
   });
 });

@@ -141,7 +141,7 @@ export function createChecks(
         );
       }
       auth = r;
-      if (r.headers !== undefined) Object.assign(headers, r.headers);
+      if (r.headers !== undefined) addAuthHeaders(headers, r.headers);
       const principal = r.principal;
       guard = {
         expiresAt: r.expiresAt,
@@ -232,4 +232,38 @@ export function createChecks(
 function revalidateEvery(server: number, credential: number | undefined): number {
   if (typeof credential !== 'number' || !(credential > 0) || !Number.isFinite(credential)) return server;
   return server > 0 ? Math.min(server, credential) : credential;
+}
+
+/**
+ * Names `AuthResult.headers` may not set: the answer's framing, its CORS, and the protocol's own
+ * headers, which Sluice writes itself (a credential check has no say in them).
+ */
+const OWN_HEADERS = new Set([
+  'content-type',
+  'content-length',
+  'transfer-encoding',
+  'connection',
+  'keep-alive',
+  'upgrade',
+  'trailer',
+  'cache-control',
+  'x-accel-buffering',
+  'vary',
+  'mcp-session-id',
+  'mcp-protocol-version',
+  'access-control-allow-origin',
+  'access-control-expose-headers',
+]);
+
+/** RFC 9110 §5.1 field names and §5.5 field values (no CR, LF or NUL: no header can be smuggled in). */
+const FIELD_NAME = /^[!#$%&'*+.^_`|~0-9a-z-]+$/;
+const FIELD_VALUE = /^[\t\x20-\x7e\x80-\xff]*$/;
+
+/** Copies the credential's headers that are well-formed and not Sluice's own; the rest are dropped. */
+function addAuthHeaders(to: Headers, from: Readonly<Record<string, string>>): void {
+  for (const [name, value] of Object.entries(from)) {
+    const n = name.toLowerCase();
+    if (typeof value === 'string' && FIELD_NAME.test(n) && FIELD_VALUE.test(value) && !OWN_HEADERS.has(n))
+      to[n] = value;
+  }
 }
