@@ -14,6 +14,7 @@ import { signingKey, TestAuthServer } from '../helpers/auth-server.js';
 import { ath, clientToken, type DpopKey, dpopKey, dpopProof } from '../helpers/dpop.js';
 import { initializeBody, toolCall } from '../helpers/http.js';
 import { findRedis, type Redis, startRedis } from '../helpers/redis.js';
+import { clusterOn, type RedisTarget, startTarget, topologySkip } from '../helpers/redis-topology.js';
 import { type Running, startServer } from '../helpers/test-server.js';
 
 const have = findRedis() !== undefined;
@@ -209,5 +210,67 @@ describe('DPoP proofs are spent once across a cluster (RFC 9449 §11.1)', {
       `Bearer ${unbound}`,
     );
     assert.equal(plain.status, 200, JSON.stringify(plain));
+  });
+});
+
+describe('the same on a three-master Redis Cluster: proof keys spread over slots', {
+  skip: topologySkip('cluster'),
+}, () => {
+  let target: RedisTarget;
+  let as: TestAuthServer;
+  const members: Running[] = [];
+  let resource = '';
+
+  before(async () => {
+    target = await startTarget('cluster');
+    as = await TestAuthServer.start({ keys: [await signingKey('dpop-rc')], scopes: ['mcp:tools'] });
+    const rs = (url: string) =>
+      oauthResourceServer({ resource: url, authorizationServers: [as.issuer], dpopNonce: {} });
+    for (let i = 0; i < 2; i++) {
+      members.push(
+        await startServer({
+          cluster: clusterOn(target, { leaseMs: 1_000 }),
+          keepaliveMs: 0,
+          oauth: (url) => {
+            if (resource === '') resource = url;
+            return rs(resource);
+          },
+        }),
+      );
+    }
+  });
+  after(async () => {
+    for (const m of members.reverse()) await m.close().catch(() => undefined);
+    await as?.stop();
+    await target?.stop();
+  });
+
+  test('twenty proofs, each taken by one member and refused by the other', async () => {
+    const [a, b] = members as [Running, Running];
+    const key = await dpopKey();
+    const bound = await clientToken(as, resource, key);
+    const post = (to: Running, dpop: string) =>
+      fetch(to.url, {
+        method: 'POST',
+        headers: {
+          authorization: `DPoP ${bound}`,
+          dpop,
+          'content-type': 'application/json',
+          accept: 'application/json, text/event-stream',
+        },
+        body: JSON.stringify(initializeBody('2025-11-25', {}, 1)),
+        signal: AbortSignal.timeout(10_000),
+      });
+    const first = await post(a, await dpopProof(key, { htm: 'POST', htu: resource, ath: ath(bound) }));
+    assert.equal(first.status, 401);
+    const nonce = first.headers.get('dpop-nonce') ?? '';
+    for (let i = 0; i < 20; i++) {
+      const [one, other] = i % 2 === 0 ? [a, b] : [b, a];
+      const p = await dpopProof(key, { htm: 'POST', htu: resource, ath: ath(bound), nonce });
+      assert.equal((await post(one, p)).status, 200, `proof ${i} at its first member`);
+      const again = await post(other, p);
+      assert.equal(again.status, 401, `proof ${i} at the other member`);
+      assert.match(again.headers.get('www-authenticate') ?? '', /used before/);
+    }
   });
 });
