@@ -15,7 +15,6 @@
  * HTTP span; else the header's context. Invalid values are ignored (trace/trace-context.ts).
  */
 import { BoundedMap } from '../../flow/bounded-map.js';
-import { PrivateSlot } from '../../flow/private-slot.js';
 import type { RequestId } from '../../jsonrpc/message.js';
 import { META_PROTOCOL_VERSION } from '../../modern/constants.js';
 import { SPAN_KIND_SERVER, tracerActive, withCarried } from '../../trace/otel-bridge.js';
@@ -30,6 +29,13 @@ import type {
 import { carriedByHeaders, carriedByMeta } from '../../trace/trace-context.js';
 import { type CancelCause, Operation, type OperationSink } from './operation.js';
 import type { Probe, StreamEvent } from './probe.js';
+import {
+  type OperationHost,
+  RequestScope,
+  type ScopeOwner,
+  type ScopeView,
+  scopes,
+} from './request-scope.js';
 import type { SemconvMetrics } from './semconv-metrics.js';
 
 /** The `tracing` option: the application's `@opentelemetry/api` module, and optionally its tracer. */
@@ -38,78 +44,6 @@ export interface TracingOptions {
   api: OtelApiLike;
   /** Default: `api.trace.getTracer('sluice')`, i.e. the globally registered provider's. */
   tracer?: TracerLike;
-}
-
-/** What the scope reads of the request (the pipeline's RequestView). */
-export interface ScopeView {
-  readonly headers: object;
-  header(name: string): string | undefined;
-}
-
-export interface SingleRequest {
-  readonly id: RequestId;
-  readonly method: string;
-  readonly params?: Record<string, unknown> | undefined;
-}
-
-/** What the pipeline records about one POST, for the requests its body carries. */
-export class RequestScope {
-  readonly ops: Operations;
-  /** The OpenTelemetry context active when the binding handed the request over (the HTTP span's). */
-  readonly ambient: OtelContext | undefined;
-  readonly #view: ScopeView;
-  readonly #sink: { readonly closed: boolean };
-  #single: SingleRequest | undefined;
-
-  constructor(
-    ops: Operations,
-    view: ScopeView,
-    sink: { readonly closed: boolean },
-    ambient: OtelContext | undefined,
-  ) {
-    this.ops = ops;
-    this.#view = view;
-    this.#sink = sink;
-    this.ambient = ambient;
-  }
-
-  header(name: string): string | undefined {
-    return this.#view.header(name);
-  }
-
-  /** Whether the client's HTTP response is closed. */
-  sinkClosed(): boolean {
-    return this.#sink.closed;
-  }
-
-  /** The body's request when it is a single one (pipeline/route.ts). */
-  get request(): SingleRequest | undefined {
-    return this.#single;
-  }
-
-  single(request: SingleRequest): void {
-    this.#single = request;
-  }
-}
-
-/** On the request's header object itself (flow/private-slot.ts says why not a WeakMap). */
-const scopes = new PrivateSlot<RequestScope>('sluice.requestScope');
-
-/** The scope of the POST a request came in, from the `extra` the SDK is given. */
-export function scopeOf(extra: unknown): RequestScope | undefined {
-  const h = (extra as { requestInfo?: { headers?: unknown } } | undefined)?.requestInfo?.headers;
-  return typeof h === 'object' && h !== null ? scopes.get(h) : undefined;
-}
-
-/** The scope recorded for a POST's header object (pipeline/route.ts notes the single request's id). */
-export function scopeFor(headers: object): RequestScope | undefined {
-  return scopes.get(headers);
-}
-
-/** What a request's operation is tracked on: its SDK transport (sdk/bridge-transport.ts). */
-export interface OperationHost {
-  readonly sessionId?: string | undefined;
-  track(id: RequestId, op: Operation): void;
 }
 
 /**
@@ -143,7 +77,7 @@ function parseHost(host: string | undefined): { address: string; port: number | 
   return { address, port: m[2] === undefined ? undefined : Number(m[2]) };
 }
 
-export class Operations implements OperationSink {
+export class Operations implements OperationSink, ScopeOwner {
   readonly #api: OtelApiLike | undefined;
   readonly #tracer: TracerLike | undefined;
   readonly #active: () => boolean;

@@ -8,7 +8,7 @@
 import type { Acceptance } from '../../http/media-type.js';
 import { type Classified, classify } from '../../jsonrpc/message.js';
 import { classifyEra, type EraVerdict } from '../../modern/classify.js';
-import { scopeFor } from '../observe/operations.js';
+import { scopeFor } from '../observe/request-scope.js';
 import type { AuthResult, ResponseMode } from '../options.js';
 import type { StreamGuard } from '../stream/stream-guard.js';
 import { Refusals, sendRefusal } from './refusal.js';

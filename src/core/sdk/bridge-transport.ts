@@ -10,7 +10,7 @@ import type { JSONRPCMessage, MessageExtraInfo } from '@modelcontextprotocol/sdk
 import type { JsonRpcMessage, RequestId } from '../../jsonrpc/message.js';
 import type { ProgressEvent } from '../../jsonrpc/progress-json.js';
 import type { CancelCause, Operation } from '../observe/operation.js';
-import type { OperationHost } from '../observe/operations.js';
+import type { OperationHost } from '../observe/request-scope.js';
 import { closeQuietly } from './quiet-close.js';
 
 export interface BridgeTarget {

@@ -9,7 +9,7 @@
 import type { MessageExtraInfo } from '@modelcontextprotocol/sdk/types.js';
 import type { JsonRpcNotification, JsonRpcRequest, JsonRpcResponse } from '../../jsonrpc/message.js';
 import type { CancelCause } from '../observe/operation.js';
-import { scopeOf } from '../observe/operations.js';
+import { scopeOf } from '../observe/request-scope.js';
 import type { BridgeTransport } from './bridge-transport.js';
 import { installFastNotify } from './fast-notify.js';
 
