@@ -11,22 +11,21 @@ import { redisCluster } from '../../src/cluster/cluster.js';
 import { FORWARD_HEADER } from '../../src/cluster/forward-auth.js';
 import { oauthResourceServer } from '../../src/server/index.js';
 import { signingKey, TestAuthServer } from '../helpers/auth-server.js';
-import { ath, clientToken, type DpopKey, dpopKey, dpopProof } from '../helpers/dpop.js';
+import {
+  type AuthAnswer,
+  ath,
+  authPost,
+  clientToken,
+  type DpopKey,
+  dpopKey,
+  dpopProof,
+} from '../helpers/dpop.js';
 import { initializeBody, toolCall } from '../helpers/http.js';
 import { findRedis, type Redis, startRedis } from '../helpers/redis.js';
 import { clusterOn, type RedisTarget, startTarget, topologySkip } from '../helpers/redis-topology.js';
 import { type Running, startServer } from '../helpers/test-server.js';
 
 const have = findRedis() !== undefined;
-
-interface Answer {
-  status: number;
-  reason: string | undefined;
-  route: string | null;
-  sid: string | null;
-  retryAfter: string | null;
-  challenge: string | null;
-}
 
 describe('DPoP proofs are spent once across a cluster (RFC 9449 §11.1)', {
   skip: have ? false : 'SKIPPED: redis-server not installed — .ci/run installs it',
@@ -83,43 +82,18 @@ describe('DPoP proofs are spent once across a cluster (RFC 9449 §11.1)', {
     body: unknown,
     headers: Record<string, string>,
     authorization = `DPoP ${bound}`,
-  ): Promise<Answer> {
-    const res = await fetch(to.url, {
-      method: 'POST',
-      headers: {
-        authorization,
-        'content-type': 'application/json',
-        accept: 'application/json, text/event-stream',
-        'mcp-protocol-version': '2025-11-25',
-        ...headers,
-      },
-      body: JSON.stringify(body),
-      signal: AbortSignal.timeout(10_000),
-    });
-    const text = await res.text();
-    nonce = res.headers.get('dpop-nonce') ?? nonce;
-    let reason: string | undefined;
-    try {
-      reason = (JSON.parse(text) as { error?: { data?: { reason?: string } } }).error?.data?.reason;
-    } catch {
-      reason = undefined; // an SSE answer
-    }
-    return {
-      status: res.status,
-      reason,
-      route: res.headers.get('sluice-route'),
-      sid: res.headers.get('mcp-session-id'),
-      retryAfter: res.headers.get('retry-after'),
-      challenge: res.headers.get('www-authenticate'),
-    };
+  ): Promise<AuthAnswer> {
+    const r = await authPost(to.url, { authorization, ...headers }, body);
+    nonce = r.nonce ?? nonce;
+    return r;
   }
 
   /** A session `owner` owns, opened with a proof of its own. */
   async function sessionAt(owner: Running): Promise<string> {
     const r = await post(owner, initializeBody('2025-11-25', {}, 1), { dpop: await freshProof() });
     assert.equal(r.status, 200, JSON.stringify(r));
-    assert.ok(r.sid !== null);
-    return r.sid;
+    assert.ok(r.session !== null);
+    return r.session;
   }
 
   const sessions = (r: Running): number => r.stats().sessions.active;
@@ -249,28 +223,17 @@ describe('the same on a three-master Redis Cluster: proof keys spread over slots
     const [a, b] = members as [Running, Running];
     const key = await dpopKey();
     const bound = await clientToken(as, resource, key);
-    const post = (to: Running, dpop: string) =>
-      fetch(to.url, {
-        method: 'POST',
-        headers: {
-          authorization: `DPoP ${bound}`,
-          dpop,
-          'content-type': 'application/json',
-          accept: 'application/json, text/event-stream',
-        },
-        body: JSON.stringify(initializeBody('2025-11-25', {}, 1)),
-        signal: AbortSignal.timeout(10_000),
-      });
+    const post = (to: Running, dpop: string) => authPost(to.url, { authorization: `DPoP ${bound}`, dpop });
     const first = await post(a, await dpopProof(key, { htm: 'POST', htu: resource, ath: ath(bound) }));
     assert.equal(first.status, 401);
-    const nonce = first.headers.get('dpop-nonce') ?? '';
+    const nonce = first.nonce ?? '';
     for (let i = 0; i < 20; i++) {
       const [one, other] = i % 2 === 0 ? [a, b] : [b, a];
       const p = await dpopProof(key, { htm: 'POST', htu: resource, ath: ath(bound), nonce });
       assert.equal((await post(one, p)).status, 200, `proof ${i} at its first member`);
       const again = await post(other, p);
       assert.equal(again.status, 401, `proof ${i} at the other member`);
-      assert.match(again.headers.get('www-authenticate') ?? '', /used before/);
+      assert.match(again.challenge ?? '', /used before/);
     }
   });
 });

@@ -6,6 +6,7 @@ import assert from 'node:assert/strict';
 import { createHash, randomUUID } from 'node:crypto';
 import { exportJWK, generateKeyPair, type JWK, SignJWT } from 'jose';
 import { TEST_CLIENT, type TestAuthServer } from './auth-server.js';
+import { initializeBody } from './http.js';
 
 export interface DpopKey {
   privateKey: CryptoKey;
@@ -61,4 +62,52 @@ export async function clientToken(
   assert.equal(res.status, 200, JSON.stringify(body));
   assert.equal(body.token_type, key === undefined ? 'Bearer' : 'DPoP');
   return body.access_token ?? '';
+}
+
+/** What a test reads of an answer to a request with a credential. */
+export interface AuthAnswer {
+  status: number;
+  /** `error.data.reason` of a JSON refusal. */
+  reason: string | undefined;
+  nonce: string | null;
+  challenge: string | null;
+  session: string | null;
+  retryAfter: string | null;
+  route: string | null;
+}
+
+/**
+ * POSTs `body` (an `initialize` unless given) to `url` with `headers` (the credential, a proof, a
+ * session id…) over the usual MCP headers; resolves with the answer read to its end.
+ */
+export async function authPost(
+  url: string,
+  headers: Record<string, string>,
+  body: unknown = initializeBody('2025-11-25', {}, 1),
+): Promise<AuthAnswer> {
+  const res = await fetch(url, {
+    method: 'POST',
+    headers: {
+      'content-type': 'application/json',
+      accept: 'application/json, text/event-stream',
+      'mcp-protocol-version': '2025-11-25',
+      ...headers,
+    },
+    body: JSON.stringify(body),
+    signal: AbortSignal.timeout(10_000),
+  });
+  const text = await res.text();
+  let reason: string | undefined;
+  if (res.headers.get('content-type')?.startsWith('application/json') === true) {
+    reason = (JSON.parse(text) as { error?: { data?: { reason?: string } } }).error?.data?.reason;
+  }
+  return {
+    status: res.status,
+    reason,
+    nonce: res.headers.get('dpop-nonce'),
+    challenge: res.headers.get('www-authenticate'),
+    session: res.headers.get('mcp-session-id'),
+    retryAfter: res.headers.get('retry-after'),
+    route: res.headers.get('sluice-route'),
+  };
 }

@@ -12,8 +12,8 @@ import { after, before, describe, test } from 'node:test';
 import { OAUTH_DEFAULTS } from '../../src/server/index.js';
 import { signingKey, TestAuthServer } from '../helpers/auth-server.js';
 import { withDeadline } from '../helpers/deadline.js';
-import { ath, clientToken, dpopKey, dpopProof } from '../helpers/dpop.js';
-import { initializeBody, RawSession, send, toolCall } from '../helpers/http.js';
+import { ath, authPost, clientToken, dpopKey, dpopProof } from '../helpers/dpop.js';
+import { RawSession, send, toolCall } from '../helpers/http.js';
 import { reapWithMe } from '../helpers/reaper.js';
 import { repoRoot, type SpawnedServe, spawnServe } from '../helpers/spawn-serve.js';
 
@@ -69,25 +69,15 @@ describe('sluice serve --oauth-*', () => {
     const key = await dpopKey();
     const token = await clientToken(as, srv.url, key, 'mcp:read');
     const claims = { htm: 'POST', htu: srv.url, ath: ath(token) };
-    const post = async (dpop: string) =>
-      send(srv.url, {
-        method: 'POST',
-        headers: {
-          authorization: `DPoP ${token}`,
-          dpop,
-          'content-type': 'application/json',
-          accept: 'application/json, text/event-stream',
-        },
-        body: JSON.stringify(initializeBody('2025-11-25', {}, 1)),
-      });
+    const post = (dpop: string) => authPost(srv.url, { authorization: `DPoP ${token}`, dpop });
     const asked = await post(await dpopProof(key, claims));
-    assert.equal(asked.status, 401, asked.text);
-    assert.equal(asked.json().error?.data?.reason, 'dpop-nonce');
-    const nonce = asked.headers['dpop-nonce'];
-    assert.ok(typeof nonce === 'string' && nonce.length > 0);
+    assert.equal(asked.status, 401, JSON.stringify(asked));
+    assert.equal(asked.reason, 'dpop-nonce');
+    const nonce = asked.nonce;
+    assert.ok(nonce !== null && nonce.length > 0);
     const ok = await post(await dpopProof(key, { ...claims, nonce }));
-    assert.equal(ok.status, 200, ok.text);
-    assert.equal(ok.headers['dpop-nonce'], nonce);
+    assert.equal(ok.status, 200, JSON.stringify(ok));
+    assert.equal(ok.nonce, nonce);
   });
 
   test('--oauth-resource names the audience; bad combinations exit 2', async () => {

@@ -21,19 +21,19 @@ import {
 } from '../../src/server/index.js';
 import { signingKey, TestAuthServer } from '../helpers/auth-server.js';
 import { withDeadline } from '../helpers/deadline.js';
-import { ath, clientToken, type DpopKey, dpopKey, dpopProof } from '../helpers/dpop.js';
+import {
+  type AuthAnswer,
+  ath,
+  authPost,
+  clientToken,
+  type DpopKey,
+  dpopKey,
+  dpopProof,
+} from '../helpers/dpop.js';
 import { BrowserProvider } from '../helpers/headless-browser.js';
-import { initializeBody } from '../helpers/http.js';
 import { createProbe, testServerFactory } from '../helpers/test-server.js';
 
 const WINDOW_S = 30;
-
-interface Answer {
-  status: number;
-  reason: string | undefined;
-  nonce: string | null;
-  challenge: string | null;
-}
 
 describe('server-provided DPoP nonces (RFC 9449 §9)', () => {
   let as: TestAuthServer;
@@ -90,34 +90,9 @@ describe('server-provided DPoP nonces (RFC 9449 §9)', () => {
     await as?.stop();
   });
 
-  async function post(nonce?: string, proof?: string): Promise<Answer> {
-    const dpop =
-      proof ??
-      (await dpopProof(key, {
-        htm: 'POST',
-        htu: url,
-        ath: ath(bound),
-        ...(nonce === undefined ? {} : { nonce }),
-      }));
-    const res = await fetch(url, {
-      method: 'POST',
-      headers: {
-        authorization: `DPoP ${bound}`,
-        dpop,
-        'content-type': 'application/json',
-        accept: 'application/json, text/event-stream',
-        'mcp-protocol-version': '2025-11-25',
-      },
-      body: JSON.stringify(initializeBody('2025-11-25', {}, 1)),
-      signal: AbortSignal.timeout(5000),
-    });
-    const body = (await res.json()) as { error?: { data?: { reason?: string } } };
-    return {
-      status: res.status,
-      reason: body.error?.data?.reason,
-      nonce: res.headers.get('dpop-nonce'),
-      challenge: res.headers.get('www-authenticate'),
-    };
+  async function post(nonce?: string, proof?: string): Promise<AuthAnswer> {
+    const claims = { htm: 'POST', htu: url, ath: ath(bound), ...(nonce === undefined ? {} : { nonce }) };
+    return authPost(url, { authorization: `DPoP ${bound}`, dpop: proof ?? (await dpopProof(key, claims)) });
   }
 
   test('no nonce: 401 use_dpop_nonce with the nonce; with it: 200, and the answer carries the nonce', async () => {

@@ -8,7 +8,15 @@ import { after, before, describe, test } from 'node:test';
 import { parseChallenge } from '../../src/client/auth/challenge.js';
 import { oauthResourceServer, type Served, serve } from '../../src/server/index.js';
 import { signingKey, TestAuthServer } from '../helpers/auth-server.js';
-import { ath, clientToken, type DpopKey, dpopKey, dpopProof } from '../helpers/dpop.js';
+import {
+  type AuthAnswer,
+  ath,
+  authPost,
+  clientToken,
+  type DpopKey,
+  dpopKey,
+  dpopProof,
+} from '../helpers/dpop.js';
 import { initializeBody } from '../helpers/http.js';
 import { createProbe, testServerFactory } from '../helpers/test-server.js';
 
@@ -26,29 +34,8 @@ describe('DPoP-bound tokens at the resource server (oidc-provider)', () => {
     return reason === undefined ? { status } : { status, reason };
   }
 
-  async function answer(
-    authorization: string,
-    dpop?: string,
-  ): Promise<{ status: number; reason?: string | undefined; challenge: string | null }> {
-    const res = await fetch(served.url, {
-      method: 'POST',
-      headers: {
-        authorization,
-        ...(dpop === undefined ? {} : { dpop }),
-        'content-type': 'application/json',
-        accept: 'application/json, text/event-stream',
-        'mcp-protocol-version': '2025-11-25',
-      },
-      body: JSON.stringify(initializeBody('2025-11-25', {}, 1)),
-      signal: AbortSignal.timeout(5000),
-    });
-    const body = (await res.json()) as { error?: { data?: { reason?: string } } };
-    return {
-      status: res.status,
-      reason: body.error?.data?.reason,
-      challenge: res.headers.get('www-authenticate'),
-    };
-  }
+  const answer = (authorization: string, dpop?: string): Promise<AuthAnswer> =>
+    authPost(served.url, { authorization, ...(dpop === undefined ? {} : { dpop }) });
 
   /**
    * RFC 9449 §7.1: the refusal is a DPoP challenge with its error and the accepted algorithms, after a
