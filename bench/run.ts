@@ -5,7 +5,8 @@
 //   --only a,…,i sections to run (default all); (f) is partial output (bench/partial.ts),
 //                        (g) runtimes and HTTP/2 (bench/runtimes.ts), (h) the 2026-07-28 era
 //                        (bench/modern/section.ts; `npm run bench:modern` runs it alone)
-//                        (i) scale-out on Redis (bench/cluster/section.ts), (j) tasks (bench/tasks/section.ts)
+//                        (i) scale-out on Redis (bench/cluster/section.ts), (j) tasks (bench/tasks/section.ts),
+//                        (k) DPoP at the resource server (bench/auth/dpop.ts)
 //   --servers raw,sluice,sdk   servers (and, for (e), clients) to include (default all)
 //   --reps N             repetitions for (a), (b), (e)
 //   --metrics            add `sluice+metrics` and `sluice-metrics` servers (serve({ metrics: true|false })) to (a)
@@ -20,6 +21,7 @@ import { mkdirSync, rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { parseArgs } from 'node:util';
+import { type DpopBench, renderDpop, runDpop } from './auth/dpop.js';
 import { type AffineRun, renderAffine, runAffine } from './cluster/affine.js';
 import { type ClusterRun, renderCluster, runCluster } from './cluster/section.js';
 import { FULL, type Plan, QUICK } from './config.js';
@@ -155,6 +157,9 @@ async function main(): Promise<void> {
     }
   }
 
+  let dpop: DpopBench | undefined;
+  if (cli.only.has('k')) dpop = await runDpop(cli.plan.name === 'quick', Math.max(3, cli.plan.reps), log);
+
   finishMeta(results.meta);
   results.elapsedMs = performance.now() - started;
   results.summary = {
@@ -170,11 +175,13 @@ async function main(): Promise<void> {
     (results.modern === undefined ? '' : `\n${renderModern(results.modern)}`) +
     (cluster === undefined ? '' : `\n${renderCluster(cluster)}`) +
     (affine === undefined ? '' : `\n${renderAffine(affine)}`) +
-    (tasks === undefined ? '' : `\n${renderTasks(tasks)}`);
+    (tasks === undefined ? '' : `\n${renderTasks(tasks)}`) +
+    (dpop === undefined ? '' : `\n${renderDpop(dpop)}`);
   if (partial.length > 0) (results as BenchResults & { partial?: PartialRun[] }).partial = partial;
   if (cluster !== undefined) (results as BenchResults & { cluster?: ClusterRun }).cluster = cluster;
   if (affine !== undefined) (results as BenchResults & { affine?: AffineRun }).affine = affine;
   if (tasks !== undefined) (results as BenchResults & { tasks?: TasksBench }).tasks = tasks;
+  if (dpop !== undefined) (results as BenchResults & { dpop?: DpopBench }).dpop = dpop;
   mkdirSync(cli.outDir, { recursive: true });
   writeFileSync(join(cli.outDir, 'latest.json'), `${JSON.stringify(results, null, 2)}\n`);
   writeFileSync(join(cli.outDir, 'latest.md'), markdown);

@@ -19,7 +19,7 @@ import {
   serverLabel,
 } from './servers/launch.js';
 
-export const SECTIONS = ['a', 'b', 'c', 'd', 'e', 'f', 'g', 'h', 'i', 'j'] as const;
+export const SECTIONS = ['a', 'b', 'c', 'd', 'e', 'f', 'g', 'h', 'i', 'j', 'k'] as const;
 export type Section = (typeof SECTIONS)[number];
 export const KINDS: readonly ServerKind[] = ['raw', 'sluice', 'sdk'];
 /** (c)'s `hibernateAfterMs` for the `sluice+hibernate` row: well inside the 1 s settle of each reading. */

@@ -13,6 +13,7 @@ import { BoundedMap } from '../flow/bounded-map.js';
 import type { Denial } from './challenge.js';
 import type { DpopNonces } from './dpop-nonce.js';
 import { loadJose } from './jose-lazy.js';
+import { ProofKeys } from './proof-keys.js';
 import type { ProofReplayStore, ProofRequest } from './proof-replays.js';
 
 /** How far a proof's `iat` may be from now (RFC 9449 §11.1 leaves the window to the server). */
@@ -100,13 +101,6 @@ function target(uri: string): string | undefined {
   }
 }
 
-async function sha256(text: string): Promise<string> {
-  const digest = new Uint8Array(await crypto.subtle.digest('SHA-256', new TextEncoder().encode(text)));
-  let binary = '';
-  for (const b of digest) binary += String.fromCharCode(b);
-  return btoa(binary).replace(/\+/g, '-').replace(/\//g, '_').replace(/=+$/, '');
-}
-
 const NO_REQUEST: ProofRequest = { header: () => undefined };
 
 export class DpopProofChecker {
@@ -118,6 +112,7 @@ export class DpopProofChecker {
    */
   readonly #seen: BoundedMap<string, number>;
   readonly #max: number;
+  readonly #keys = new ProofKeys();
 
   constructor(o: DpopOptions) {
     this.#o = o;
@@ -153,23 +148,23 @@ export class DpopProofChecker {
       return 'the DPoP proof algorithm is not accepted';
     }
     const jwk = header.jwk as JWK | undefined;
-    if (jwk === undefined || 'd' in jwk) return 'the DPoP proof must carry a public jwk';
+    if (jwk === undefined || typeof jwk !== 'object' || 'd' in jwk)
+      return 'the DPoP proof must carry a public jwk';
     let payload: Record<string, unknown>;
+    let thumbprint: string;
     try {
-      ({ payload } = await jose.jwtVerify(proof, jose.EmbeddedJWK, {
-        typ: 'dpop+jwt',
-        algorithms: [...this.#o.algorithms],
-      }));
+      const k = await this.#keys.keyFor(jwk, header.alg);
+      thumbprint = k.thumbprint;
+      ({ payload } = await jose.jwtVerify(proof, k.key, { typ: 'dpop+jwt', algorithms: [header.alg] }));
     } catch {
       return 'the DPoP proof signature does not verify';
     }
-    if ((await jose.calculateJwkThumbprint(jwk, 'sha256')) !== jkt)
-      return 'the DPoP proof key is not the token’s key';
+    if (thumbprint !== jkt) return 'the DPoP proof key is not the token’s key';
     if (payload['htm'] !== method) return 'the DPoP proof is for another method';
     if (typeof payload['htu'] !== 'string' || target(payload['htu']) !== this.#htu) {
       return 'the DPoP proof is for another URL';
     }
-    if (payload['ath'] !== (await sha256(token))) return 'the DPoP proof is for another token';
+    if (payload['ath'] !== (await this.#keys.tokenHash(token))) return 'the DPoP proof is for another token';
     const now = this.#o.now();
     const iat = payload['iat'];
     if (typeof iat !== 'number' || Math.abs(now / 1000 - iat) > DPOP_PROOF_WINDOW_S) {

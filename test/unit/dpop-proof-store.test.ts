@@ -126,3 +126,46 @@ describe('DPoP proofs with a shared store', () => {
     assert.equal(shared.metadataUrl, rs.metadataUrl);
   });
 });
+
+describe('DPoP proof keys, remembered (auth/proof-keys.ts)', () => {
+  test('a remembered key does not let a proof signed by another key through', async () => {
+    const one = await setup({ spend: () => Promise.resolve(true) });
+    assert.equal(await one.check(await one.proof()), undefined, 'the key is remembered now');
+    // The header names the remembered key, the signature is another key's.
+    const { privateKey } = await generateKeyPair('ES256');
+    const header = JSON.parse(Buffer.from((await one.proof()).split('.')[0] ?? '', 'base64url').toString());
+    const forged = await new SignJWT({
+      htm: 'POST',
+      htu: RESOURCE,
+      ath: createHash('sha256').update('abc').digest('base64url'),
+      jti: randomUUID(),
+    })
+      .setProtectedHeader(header)
+      .setIssuedAt()
+      .sign(privateKey);
+    assert.equal(await one.check(forged), 'the DPoP proof signature does not verify');
+    // A secret (oct) key in the header is never a proof key, whatever the algorithm says.
+    const [, body, sig] = forged.split('.');
+    const oct = Buffer.from(
+      JSON.stringify({ ...header, jwk: { kty: 'oct', k: 'c2VjcmV0LXNlY3JldC1zZWNyZXQ' } }),
+    ).toString('base64url');
+    assert.equal(await one.check(`${oct}.${body}.${sig}`), 'the DPoP proof signature does not verify');
+    // The right key again: still taken.
+    assert.equal(await one.check(await one.proof()), undefined);
+  });
+
+  test('one key in JWKs that differ only in kid or use: one thumbprint, both verify', async () => {
+    const { privateKey, publicKey } = await generateKeyPair('ES256');
+    const jwk = await exportJWK(publicKey);
+    const jkt = await calculateJwkThumbprint(jwk, 'sha256');
+    const checker = new DpopProofChecker({ resource: RESOURCE, algorithms: ['ES256'], now: Date.now });
+    const ath = createHash('sha256').update('abc').digest('base64url');
+    for (const extra of [{}, { kid: 'a' }, { kid: 'b', use: 'sig' }]) {
+      const p = await new SignJWT({ htm: 'POST', htu: RESOURCE, ath, jti: randomUUID() })
+        .setProtectedHeader({ alg: 'ES256', typ: 'dpop+jwt', jwk: { ...jwk, ...extra } })
+        .setIssuedAt()
+        .sign(privateKey);
+      assert.equal(await checker.check(p, 'POST', 'abc', jkt), undefined, JSON.stringify(extra));
+    }
+  });
+});

@@ -1,0 +1,77 @@
+/**
+ * What a DPoP proof's key costs, paid once per key instead of once per request. Every proof carries
+ * its public key (RFC 9449 §4.2 `jwk`), and a client signs every request with the same one, but
+ * verifying through jose's `EmbeddedJWK` imports that key again for each proof, and the thumbprint
+ * (RFC 7638) and the token's hash (`ath`) were recomputed through Web Crypto each time. Measured
+ * (Node 20, ES256, bench/auth/dpop-proofs.ts): about 600 µs of CPU per proof, most of it the import
+ * and the two digests, against about 180 µs with the key, its thumbprint and the token's hash
+ * remembered. Keys and hashes are remembered least recently used first out, a bounded number of each.
+ *
+ * A key is remembered by its key material and the algorithm it is used with (the members RFC 7638
+ * hashes, plus `alg`): two JWKs that differ only in other members (`kid`, `use`) are one key.
+ */
+import type { JWK } from 'jose';
+import { BoundedMap } from '../flow/bounded-map.js';
+import { loadJose } from './jose-lazy.js';
+
+/** Keys, and token hashes, remembered at most. */
+export const PROOF_CACHE_ENTRIES = 1000;
+
+export interface ProofKey {
+  /** RFC 7638 thumbprint, SHA-256, base64url: what a bound token's `cnf.jkt` names. */
+  readonly thumbprint: string;
+  /** The key imported for this algorithm. */
+  readonly key: CryptoKey | Uint8Array;
+}
+
+function b64url(bytes: Uint8Array): string {
+  let binary = '';
+  for (const b of bytes) binary += String.fromCharCode(b);
+  return btoa(binary).replace(/\+/g, '-').replace(/\//g, '_').replace(/=+$/, '');
+}
+
+async function sha256(text: string): Promise<string> {
+  return b64url(new Uint8Array(await crypto.subtle.digest('SHA-256', new TextEncoder().encode(text))));
+}
+
+export class ProofKeys {
+  readonly #keys: BoundedMap<string, Promise<ProofKey>>;
+  readonly #hashes: BoundedMap<string, string>;
+
+  constructor(entries = PROOF_CACHE_ENTRIES) {
+    this.#keys = new BoundedMap(entries);
+    this.#hashes = new BoundedMap(entries);
+  }
+
+  /**
+   * `jwk` imported for `alg`, with its thumbprint. Rejects when it is not a usable public key (the
+   * caller refuses the proof then); a rejected import is not remembered.
+   */
+  keyFor(jwk: JWK, alg: string): Promise<ProofKey> {
+    const id = JSON.stringify([alg, jwk.kty, jwk.crv, jwk.x, jwk.y, jwk.e, jwk.n]);
+    const known = this.#keys.touch(id);
+    if (known !== undefined) return known;
+    const made = (async (): Promise<ProofKey> => {
+      const jose = await loadJose();
+      const key = await jose.importJWK(jwk, alg);
+      // As jose's EmbeddedJWK: only an asymmetric public key. A secret one (`oct`) would let anyone
+      // who reads the proof sign with it.
+      if (key instanceof Uint8Array || key.type !== 'public') throw new TypeError('not a public key');
+      return { key, thumbprint: await jose.calculateJwkThumbprint(jwk, 'sha256') };
+    })();
+    this.#keys.set(id, made);
+    made.catch(() => {
+      if (this.#keys.get(id) === made) this.#keys.delete(id);
+    });
+    return made;
+  }
+
+  /** base64url(SHA-256(token)): a proof's `ath` for it (RFC 9449 §4.2). */
+  async tokenHash(token: string): Promise<string> {
+    const known = this.#hashes.touch(token);
+    if (known !== undefined) return known;
+    const h = await sha256(token);
+    this.#hashes.set(token, h);
+    return h;
+  }
+}
