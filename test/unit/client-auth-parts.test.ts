@@ -173,6 +173,11 @@ describe('DPoP proofs (RFC 9449 §4)', () => {
     assert.notEqual(second['jti'], payload['jti']);
     const elsewhere = decode((await prover.proof('POST', 'https://as.example/token')).split('.')[1]);
     assert.equal(elsewhere['nonce'], undefined, 'nonces are per origin');
+    // The token's hash is remembered for the next proof, and follows a new token (a refresh).
+    for (const t of ['token-123', 'token-456', 'token-456', 'token-123']) {
+      const next = decode((await prover.proof('POST', 'https://rs.example/mcp', t)).split('.')[1]);
+      assert.equal(next['ath'], createHash('sha256').update(t).digest('base64url'), t);
+    }
   });
 });
 
