@@ -4,6 +4,7 @@ import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
 import type { RequestView } from '../../src/server/index.js';
 import { ACCEPT_BOTH, assertRefusal, initializeBody, RawSession, rpc, send } from '../helpers/http.js';
+import { modernBody, modernSend } from '../helpers/modern.js';
 import { type Running, startServer } from '../helpers/test-server.js';
 
 const JSON_HEADERS = { 'content-type': 'application/json', accept: ACCEPT_BOTH };
@@ -228,5 +229,13 @@ describe('security: authenticate and principals', () => {
     assert.equal(g.headers['content-type'], 'text/event-stream');
     g.destroy();
     assert.equal((await carol.delete()).status, 204);
+    // A 2026-07-28 request (no session), answered as JSON and as a stream alike.
+    for (const mode of ['application/json', 'text/event-stream']) {
+      const body = modernBody('tools/call', { name: 'echo', arguments: { text: 'm' } });
+      const m = await modernSend(srv.url, body, { authorization: 'Bearer token-carol', accept: mode });
+      assert.equal(m.status, 200, m.text);
+      assert.equal(m.headers['x-credential-note'], 'renew soon', mode);
+      assert.ok(String(m.headers['content-type']).startsWith(mode), mode);
+    }
   });
 });
