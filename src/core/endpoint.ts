@@ -134,6 +134,7 @@ export class Endpoint {
       orphanAborts: c.orphanAborts,
       undeliverable: c.undeliverable,
       refusals: counters.refusals.read(),
+      authRefusals: counters.authRefusals.read(),
       authStreamEnds: c.authStreamEnds,
       modern: this.#modern.stats(),
       tasks: this.#ctx.options.tasks?.stats?.() ?? null,

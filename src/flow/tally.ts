@@ -27,3 +27,29 @@ export class Tally<K extends string> {
     return { ...this.#n };
   }
 }
+
+/**
+ * Running counts by names that arrive at run time (a credential check's refusal reasons), at most
+ * `maxNames` of them: later new names count under `other`, so a check that makes up reasons cannot
+ * grow the map or a metric's label set without bound.
+ */
+export class OpenTally {
+  readonly #n = new Map<string, number>();
+  readonly #max: number;
+
+  constructor(maxNames: number) {
+    this.#max = maxNames;
+  }
+
+  add(name: string): void {
+    const n = this.#n.get(name);
+    if (n !== undefined) this.#n.set(name, n + 1);
+    else if (this.#n.size < this.#max) this.#n.set(name, 1);
+    else this.#n.set('other', (this.#n.get('other') ?? 0) + 1);
+  }
+
+  /** A copy of every count, by name. */
+  read(): Record<string, number> {
+    return Object.fromEntries(this.#n);
+  }
+}

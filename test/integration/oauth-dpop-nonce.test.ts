@@ -177,4 +177,17 @@ describe('server-provided DPoP nonces (RFC 9449 §9)', () => {
     const asked = answers.filter((a) => a.endsWith('use_dpop_nonce'));
     assert.equal(asked.length, 1, answers.join(', '));
   });
+
+  test('the refusals are counted by reason, in stats and in the metrics', () => {
+    const by = handler.stats().authRefusals;
+    // Every nonce refusal of this file's tests, and the client's first one, by their reason.
+    assert.ok((by['dpop-nonce'] ?? 0) >= 10, JSON.stringify(by));
+    assert.ok((by['unauthorized'] ?? 0) >= 1, JSON.stringify(by));
+    const total = Object.values(by).reduce((a, b) => a + b, 0);
+    assert.equal(total, handler.stats().refusals.auth);
+    assert.match(
+      handler.metrics(),
+      new RegExp(`^sluice_auth_refusals_total\\{reason="dpop-nonce"\\} ${by['dpop-nonce']}$`, 'm'),
+    );
+  });
 });

@@ -8,7 +8,7 @@
 import assert from 'node:assert/strict';
 import { describe, test } from 'node:test';
 import fc from 'fast-check';
-import { Tally } from '../../src/flow/tally.js';
+import { OpenTally, Tally } from '../../src/flow/tally.js';
 import { sourceTree } from '../helpers/source-tree.js';
 
 /**
@@ -123,5 +123,16 @@ describe('Tally', () => {
       ),
       { numRuns: 200 },
     );
+  });
+});
+
+describe('OpenTally', () => {
+  test('counts names as they come, at most maxNames of them, the rest as other', () => {
+    const t = new OpenTally(3);
+    for (const n of ['a', 'b', 'a', 'c', 'd', 'e', 'a', 'd']) t.add(n);
+    assert.deepEqual(t.read(), { a: 3, b: 1, c: 1, other: 3 });
+    const copy = t.read();
+    copy['a'] = 100;
+    assert.equal(t.read()['a'], 3, 'the copy does not write back');
   });
 });

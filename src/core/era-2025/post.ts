@@ -68,7 +68,7 @@ export async function handleSessionPost(
       // A request the credential does not cover (e.g. 403 insufficient_scope for a tool).
       const denial = authorize(it.m.method, it.m.params);
       if (denial !== undefined) {
-        reg.core.counters.refusals.add('auth');
+        reg.core.counters.authRefused(denial.reason);
         return sendRefusal(sink, Refusals.denied(denial), headers, batch ? null : it.m.id);
       }
     }

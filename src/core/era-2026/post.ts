@@ -45,7 +45,7 @@ export async function handleModernPost(
   const denial = input.auth?.authorize?.(req.method, req.params);
   if (denial !== undefined) {
     // The credential does not cover this request (e.g. 403 insufficient_scope for a tool).
-    era.core.counters.refusals.add('auth');
+    era.core.counters.authRefused(denial.reason);
     return sendRefusal(input.sink, Refusals.denied(denial), input.headers, req.id);
   }
   if (era.core.closing) return sendRefusal(input.sink, Refusals.shuttingDown(1), input.headers, req.id);

@@ -2,7 +2,7 @@
  * The handler's running counts, advanced on the hot path through `add` and read by
  * `handler.stats()` and the Prometheus exposition. No metrics library in the core.
  */
-import { Tally } from '../../flow/tally.js';
+import { OpenTally, Tally } from '../../flow/tally.js';
 import { Metrics } from './metrics.js';
 
 /**
@@ -20,6 +20,9 @@ const DECLINES: readonly ReplayDecline[] = ['malformed', 'foreign', 'unknown', '
 /** What a request was refused for before it reached a session: its Origin, its Host, its credential. */
 export type RefusalReason = 'origin' | 'host' | 'auth';
 const REFUSALS: readonly RefusalReason[] = ['origin', 'host', 'auth'];
+
+/** Distinct auth refusal reasons counted apart; more count as `other` (a metric's label set stays small). */
+const AUTH_REASONS_MAX = 32;
 
 /** The event-store operations whose failures are counted (application-supplied stores only). */
 export type StoreOperation = 'append' | 'replay' | 'endStream' | 'dropSession';
@@ -65,11 +68,22 @@ export class Counters extends Tally<CountName> {
   readonly sessionsEnded = new Tally(END_REASONS);
   readonly replaysDeclined = new Tally(DECLINES);
   readonly refusals = new Tally(REFUSALS);
+  /**
+   * Auth refusals by their stable reason (`token-expired`, `token-dpop`, `dpop-nonce`, …, or what an
+   * application's `authenticate` named): at most 32 reasons, then `other`.
+   */
+  readonly authRefusals = new OpenTally(AUTH_REASONS_MAX);
   /** Event-store calls that rejected or threw, by operation. */
   readonly storeErrors = new Tally(STORE_OPERATIONS);
 
   constructor(metrics = true) {
     super(COUNTS);
     this.metrics = metrics ? new Metrics() : undefined;
+  }
+
+  /** A request `authenticate` or `authorize` refused: in `refusals.auth`, and by its reason. */
+  authRefused(reason: string): void {
+    this.refusals.add('auth');
+    this.authRefusals.add(String(reason).slice(0, 64));
   }
 }

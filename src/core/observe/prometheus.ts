@@ -175,6 +175,13 @@ export function renderPrometheus(s: EndpointStats, m: Metrics | undefined): stri
   );
   w.family('sluice_refusals_total', 'counter', 'Requests refused by a guard, by reason.');
   for (const [reason, n] of Object.entries(s.refusals)) w.sample('sluice_refusals_total', n, { reason });
+  w.family(
+    'sluice_auth_refusals_total',
+    'counter',
+    'Requests refused by authenticate, by its stable reason (32 reasons at most, then other).',
+  );
+  for (const [reason, n] of Object.entries(s.authRefusals))
+    w.sample('sluice_auth_refusals_total', n, { reason });
   w.one(
     'sluice_auth_stream_ends_total',
     'counter',

@@ -38,6 +38,8 @@ export interface EndpointStats {
   orphanAborts: number;
   undeliverable: number;
   refusals: { origin: number; host: number; auth: number };
+  /** `refusals.auth` by the refusal's reason (`unauthorized` when `authenticate` returned null); 32 reasons at most, then `other`. */
+  authRefusals: Record<string, number>;
   authStreamEnds: number;
   /** 2026-07-28 (stateless, per-request `_meta`) requests: served, in flight, refused, cancelled by a close. */
   modern: ModernStats;

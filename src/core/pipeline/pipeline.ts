@@ -133,7 +133,7 @@ export function createChecks(
     if (authenticate !== undefined) {
       const r = await authenticate(view);
       if (r === null || isAuthDenial(r) || typeof r?.principal !== 'string') {
-        counters.refusals.add('auth');
+        counters.authRefused(isAuthDenial(r) ? r.reason : 'unauthorized');
         return sendRefusal(
           sink,
           isAuthDenial(r) ? Refusals.denied(r) : Refusals.unauthorized(challenge),
