@@ -19,6 +19,9 @@
  *   sl:towner:{O}   ZSET  the tasks of one owner (O: a hash of the owner's key), scored by expiry, for tasks/list
  *   sl:tdone:{C}    ZSET  the finished tasks of one client, scored by expiry (its FinishedBounds, tasks/store.ts)
  *   sl:tbytes:{C}   HASH  their bytes, by task id, and their sum in field `#`
+ *   sl:tfinished:{all} ZSET every client's finished tasks (`<task id>:<C>`), scored by expiry: the
+ *                         store's bounds over all clients (RedisTaskStoreOptions.maxFinished)
+ *   sl:tfbytes:{all} HASH their bytes, by member, and their sum in field `#`
  *   sl:task-cancel  CHANNEL ids of cancelled tasks, so the instance running one aborts it
  *   sl:dpop:<h>     STRING a DPoP proof id spent (h: a hash of key and jti), PX = its freshness window
  */
@@ -38,6 +41,8 @@ export const keys = {
   ownerTasks: (ownerHash: string): string => `${PREFIX}towner:{${ownerHash}}`,
   clientDone: (clientHash: string): string => `${PREFIX}tdone:{${clientHash}}`,
   clientDoneBytes: (clientHash: string): string => `${PREFIX}tbytes:{${clientHash}}`,
+  allDone: `${PREFIX}tfinished:{all}`,
+  allDoneBytes: `${PREFIX}tfbytes:{all}`,
   taskCancel: `${PREFIX}task-cancel`,
   dpopProof: (hash: string): string => `${PREFIX}dpop:${hash}`,
 } as const;

@@ -194,3 +194,19 @@ if ttl > 0 then
 end
 return taken
 `);
+
+/**
+ * Forgets members of a RETAIN pair of keys (KEYS[1] the ZSET, KEYS[2] the sizes): tasks dropped by the
+ * other bound (a client's, or all clients'), so neither counts a task that is gone.
+ */
+export const FORGET = new Script(`
+local done, sizes = KEYS[1], KEYS[2]
+for _, m in ipairs(ARGV) do
+  if redis.call('ZREM', done, m) == 1 then
+    local b = tonumber(redis.call('HGET', sizes, m) or '0')
+    redis.call('HDEL', sizes, m)
+    redis.call('HINCRBY', sizes, '#', -b)
+  end
+end
+return 1
+`);

@@ -17,24 +17,12 @@ import type { RedisLink, RedisReply } from '../cluster/redis-link.js';
 import { InvalidOptionError } from '../errors.js';
 import { memoByHeader } from '../http/header-memo.js';
 import { isTaskIdShape, OWNER_LOST, type TaskError, type TaskRecord, type TaskStatus } from './model.js';
-import {
-  ANSWER,
-  CANCEL,
-  CREATE,
-  GET,
-  OWN,
-  PAGE,
-  PROGRESS,
-  RENEW,
-  RESERVE,
-  RETAIN,
-  SETTLE,
-} from './redis-scripts.js';
+import { type AllFinishedBounds, FinishedRetention } from './redis-retain.js';
+import { ANSWER, CANCEL, CREATE, GET, OWN, PAGE, PROGRESS, RENEW, RESERVE, SETTLE } from './redis-scripts.js';
 import {
   type AnswerOutcome,
   type CreateOutcome,
   type FinishedBounds,
-  finishedBounds,
   recordBytes,
   type Settlement,
   type TaskPage,
@@ -42,7 +30,7 @@ import {
   type TaskStore,
 } from './store.js';
 
-export interface RedisTaskStoreOptions extends FinishedBounds {
+export interface RedisTaskStoreOptions extends FinishedBounds, AllFinishedBounds {
   /** Clock, for tests. @defaultValue Date.now */
   now?: () => number;
   /** Called when subscribing to the cancel channel fails (cancels then reach runners at their next renewal). */
@@ -146,7 +134,8 @@ export class RedisTaskStore implements TaskStore {
   readonly #listeners = new Set<(taskId: string) => void>();
   readonly #onError: ((error: unknown) => void) | undefined;
   readonly #closeLink: boolean;
-  readonly #bounds: Required<FinishedBounds>;
+  /** Finished tasks within their client's bounds and the store's (redis-retain.ts). */
+  readonly #retention: FinishedRetention;
   #subscribed: Promise<void> | undefined;
 
   constructor(link: RedisLink, options: RedisTaskStoreOptions = {}) {
@@ -155,7 +144,7 @@ export class RedisTaskStore implements TaskStore {
     this.#now = options.now ?? Date.now;
     this.#onError = options.onError;
     this.#closeLink = options.closeLink ?? false;
-    this.#bounds = finishedBounds('RedisTaskStore', options);
+    this.#retention = new FinishedRetention(link, this.#now, options);
   }
 
   /**
@@ -344,27 +333,8 @@ export class RedisTaskStore implements TaskStore {
     return ids.length > limit && last !== undefined ? { tasks, nextCursor: last } : { tasks };
   }
 
-  /**
-   * Counts a finished task against its client's bounds (FinishedBounds, store.ts) and deletes the
-   * tasks that fall beyond them: that client's own, the first to expire first. A delete that fails
-   * leaves a task until its TTL, as before there were bounds.
-   */
-  async #retain(client: string, taskId: string, expiresAt: number, bytes: number): Promise<void> {
-    const b = this.#bounds;
-    const taken = await RETAIN.run(
-      this.#link,
-      [keys.clientDone(client), keys.clientDoneBytes(client)],
-      [
-        String(this.#now()),
-        taskId,
-        String(expiresAt),
-        String(bytes),
-        String(b.maxFinishedPerClient),
-        String(b.maxFinishedBytesPerClient),
-      ],
-    );
-    if (!Array.isArray(taken)) return;
-    await Promise.all(taken.filter(isTaskIdShape).map((id) => this.#link.send(['DEL', keys.task(id)])));
+  #retain(client: string, taskId: string, expiresAt: number, bytes: number): Promise<void> {
+    return this.#retention.retain(client, taskId, expiresAt, bytes);
   }
 
   /** A finished task no longer counts against its client's live-task limit. */

@@ -428,7 +428,65 @@ describe('RedisTaskStore: the keys that bound finished tasks', () => {
     assert.equal((await store.get(a.taskId, 'p:alice'))?.result, '{"ok":true}');
   });
 
+  test("the bounds over all clients: anyone's first to expire go, and no pair counts a task that is gone", async (t) => {
+    if (skipWithoutRedis(t) || redis === undefined) return;
+    link ??= await connectNodeRedis({ url: redis.url, commandTimeoutMs: 2000 });
+    const l = link;
+    await l.send(['FLUSHALL']);
+    const clock = new Clock();
+    clock.t = Date.now();
+    const clients = ['c-one', 'c-two', 'c-three'];
+    const make = (o: ConstructorParameters<typeof RedisTaskStore>[1]) =>
+      new RedisTaskStore(l, { now: clock.now, ...o });
+    const finish = async (store: RedisTaskStore, c: string, result = '{"ok":1}'): Promise<TaskRecord> => {
+      clock.t += 10;
+      const r = record(clock, { client: c, owner: `p:${c}` });
+      assert.equal(await store.create(r, 50), 'created');
+      assert.equal(await store.settle(r.taskId, 'runner-1', { status: 'completed', result }), true);
+      return r;
+    };
+    const kept = async (r: TaskRecord) => (await l.send(['EXISTS', `sl:task:{${r.taskId}}`])) === 1;
+    /** Each pair's members and byte sum agree with the tasks that are still there. */
+    const consistent = async (what: string) => {
+      const all = (await l.send(['ZRANGE', 'sl:tfinished:{all}', '0', '-1'])) as string[];
+      for (const m of all)
+        assert.equal(await l.send(['EXISTS', `sl:task:{${m.split(':')[0]}}`]), 1, `${what}: ${m}`);
+      const sizes = (await l.send(['HGETALL', 'sl:tfbytes:{all}'])) as string[];
+      let sum = 0;
+      for (let i = 0; i < sizes.length; i += 2) if (sizes[i] !== '#') sum += Number(sizes[i + 1]);
+      assert.equal(Number((await l.send(['HGET', 'sl:tfbytes:{all}', '#'])) ?? 0), sum, `${what}: the sum`);
+      assert.equal(sizes.length / 2 - 1, all.length, `${what}: one size per member`);
+      for (const c of clients) {
+        for (const id of (await l.send(['ZRANGE', `sl:tdone:{${c}}`, '0', '-1'])) as string[])
+          assert.equal(await l.send(['EXISTS', `sl:task:{${id}}`]), 1, `${what}: ${c} counts ${id}`);
+      }
+      return all.length;
+    };
+    // Six tasks of three clients, four kept over all: the two first to expire go, whoever's they are.
+    const store = make({ maxFinished: 4 });
+    const six: TaskRecord[] = [];
+    for (let i = 0; i < 6; i++) six.push(await finish(store, clients[i % 3] as string));
+    assert.deepEqual(await Promise.all(six.map(kept)), [false, false, true, true, true, true]);
+    assert.equal(await consistent('count bound'), 4);
+    assert.equal(await l.send(['ZCARD', 'sl:tdone:{c-one}']), 1, "c-one's pair forgot its dropped task");
+    // A client's own bound drops its oldest from the pair over all clients too.
+    const own = make({ maxFinished: 4, maxFinishedPerClient: 1 });
+    const next = await finish(own, 'c-two');
+    assert.equal(await kept(six[4] as TaskRecord), false, "c-two's older task went by its own bound");
+    assert.ok(await kept(next));
+    await consistent('client bound');
+    // Over the byte bound: everything that expires before the big one goes, whoever's it is.
+    const big = await finish(
+      make({ maxFinishedBytes: 4096 }),
+      'c-three',
+      JSON.stringify({ t: 'x'.repeat(5000) }),
+    );
+    assert.ok(await kept(big), 'the newest is kept');
+    assert.equal(await consistent('byte bound'), 1);
+  });
+
   test('the bounds are validated once', () => {
+    const fakeLink: RedisLink = { send: () => Promise.resolve(null), close: () => Promise.resolve() };
     for (const bad of [0, -1, 1.5, Number.NaN]) {
       assert.throws(
         () => new MemoryTaskStore({ maxFinishedPerClient: bad }),
@@ -437,6 +495,14 @@ describe('RedisTaskStore: the keys that bound finished tasks', () => {
       assert.throws(
         () => new MemoryTaskStore({ maxFinishedBytesPerClient: bad }),
         /maxFinishedBytesPerClient/,
+      );
+      assert.throws(
+        () => new RedisTaskStore(fakeLink, { maxFinished: bad }),
+        /maxFinished must be a positive integer/,
+      );
+      assert.throws(
+        () => new RedisTaskStore(fakeLink, { maxFinishedBytes: bad }),
+        /maxFinishedBytes must be/,
       );
     }
   });
