@@ -133,6 +133,8 @@ export class DpopProofChecker {
     jkt: string,
     req?: ProofRequest,
   ): Promise<string | ProofsCrowded | ProofStoreDown | NonceNeeded | undefined> {
+    // Checked and spent by the peer that relayed this request (proof-replays.ts).
+    if (req !== undefined && this.#o.replays?.checkedUpstream?.(req) === true) return undefined;
     if (proof === undefined || proof === '') return 'a DPoP-bound token needs a DPoP proof';
     // §4.3 (1): exactly one proof; repeated headers arrive joined with ", ".
     if (proof.includes(',')) return 'more than one DPoP proof';

@@ -16,10 +16,14 @@ export interface ProofReplayStore {
    * Spends proof `jti` of key `jkt` for `ttlMs` (until its `iat` leaves the freshness window).
    * Resolves true when it was not spent before (accept the proof), false when it was (a replay).
    * Rejects when it cannot tell: the request is then refused with 503, never let through unchecked.
-   * `req` is the request presenting the proof, for stores that know of requests already checked
-   * elsewhere (a cluster's forwarded requests, checked by the instance that relayed them).
    */
   spend(jkt: string, jti: string, ttlMs: number, req: ProofRequest): Promise<boolean>;
+  /**
+   * Whether `req`'s proof was checked, and spent, by a trusted peer before it reached this instance
+   * (a cluster's forwarded request): then it is not checked again. Only for a store that makes sure
+   * such a request is refused, before anything is served, when that claim is false.
+   */
+  checkedUpstream?(req: ProofRequest): boolean;
   /**
    * The key every instance makes and checks DPoP nonces with (`dpopNonce`, dpop-nonce.ts) when the
    * option gives none; undefined while it is not known yet. A cluster's is derived from its secret.

@@ -9,6 +9,7 @@ import type { IncomingMessage, ServerResponse } from 'node:http';
 import { type Http2ServerRequest, Http2ServerResponse } from 'node:http2';
 import type { OAuthResourceServer } from '../auth/resource-server.js';
 import type { ClusterStats, RedisCluster } from '../cluster/cluster.js';
+import { FORWARD_HEADER } from '../cluster/forward-auth.js';
 import { renderClusterMetrics } from '../cluster/metrics.js';
 import { clusterResourceServer } from '../cluster/proof-replays.js';
 import { type Notifier, notifierFor } from '../core/change-bus.js';
@@ -95,7 +96,13 @@ export function createMcpHandler(options: McpHandlerOptions): McpHandler {
           route: (r) => {
             // This binding builds every view (node-view.ts), so each carries its node objects.
             const node = nodeObjectsOf(r.view);
-            if (node === undefined) return 'local';
+            // Never without them; were it so, a request claiming to be forwarded is not served
+            // unverified (its proof was not checked here: cluster/proof-replays.ts).
+            if (node === undefined) {
+              if (r.view.header(FORWARD_HEADER) === undefined) return 'local';
+              sendRefusal(r.sink, Refusals.forwardForbidden(), r.headers);
+              return 'handled';
+            }
             return cluster.route({ ...r, req: node.req as IncomingMessage, res: node.res as ServerResponse });
           },
         },

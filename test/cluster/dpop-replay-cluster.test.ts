@@ -3,7 +3,7 @@
 // (what a balancer in front of them makes them), with DPoP-bound tokens from oidc-provider and server
 // nonces (§9). Both members make the same nonces (a key drawn from the cluster secret); a proof one
 // member accepted is refused by the other; a request forwarded to its session's owner is checked by
-// both but spent once; a made-up hop header does not get a spent proof through; with Redis gone, a
+// the relaying member only; a made-up hop header does not get a spent proof through; with Redis gone, a
 // proof that cannot be checked is refused (503), while an unbound token is still served.
 import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
@@ -130,7 +130,7 @@ describe('DPoP proofs are spent once across a cluster (RFC 9449 §11.1)', {
     );
   });
 
-  test("a forwarded request's proof is checked by both members and spent once", async () => {
+  test("a forwarded request's proof is checked and spent once, by the relaying member", async () => {
     const sid = await sessionAt(a);
     const q = await freshProof();
     const via = await post(b, toolCall('echo', { text: 'hop' }, 'h1'), { dpop: q, 'mcp-session-id': sid });

@@ -169,3 +169,29 @@ describe('DPoP proof keys, remembered (auth/proof-keys.ts)', () => {
     }
   });
 });
+
+describe('a proof a trusted peer checked (a forwarded request)', () => {
+  test('is not checked again, nor spent; any other request is', async () => {
+    const spent: string[] = [];
+    const store: ProofReplayStore = {
+      spend: (_jkt, jti) => {
+        spent.push(jti);
+        return Promise.resolve(true);
+      },
+      checkedUpstream: (req) => req.header('x-relayed') === 'yes',
+    };
+    const one = await setup(store);
+    const relayed = { header: (n: string) => (n === 'x-relayed' ? 'yes' : undefined) };
+    const direct = { header: () => undefined };
+    // Anything, even no proof at all, on the relayed request: the peer checked it.
+    assert.equal(await one.checker.check(undefined, 'POST', 'abc', one.jkt, relayed), undefined);
+    assert.deepEqual(spent, []);
+    // The same without the claim: checked as ever.
+    assert.equal(
+      await one.checker.check(undefined, 'POST', 'abc', one.jkt, direct),
+      'a DPoP-bound token needs a DPoP proof',
+    );
+    assert.equal(await one.checker.check(await one.proof('id-9'), 'POST', 'abc', one.jkt, direct), undefined);
+    assert.deepEqual(spent, ['id-9']);
+  });
+});
