@@ -4,10 +4,15 @@
  * client could send that was not made by this key for this resource is refused.
  */
 import assert from 'node:assert/strict';
+import { createHash, randomUUID } from 'node:crypto';
 import { describe, test } from 'node:test';
 import fc from 'fast-check';
+import { calculateJwkThumbprint, exportJWK, generateKeyPair, SignJWT } from 'jose';
 import { DpopNonces } from '../../src/auth/dpop-nonce.js';
+import { createFetchHandler } from '../../src/fetch/index.js';
 import { oauthResourceServer } from '../../src/server/index.js';
+import { initializeBody } from '../helpers/http.js';
+import { createProbe, testServerFactory } from '../helpers/test-server.js';
 
 const RESOURCE = 'https://mcp.example.com/mcp';
 
@@ -92,5 +97,72 @@ describe('DPoP nonces', () => {
       /dpopNonce must be an object/,
     );
     assert.doesNotThrow(() => oauthResourceServer({ ...base, dpopNonce: {} }));
+  });
+});
+
+describe('DPoP nonces through the fetch binding (Bun, Deno, workerd)', () => {
+  test('the refusal and the accepted answer carry DPoP-Nonce; the nonce is taken', async () => {
+    const { privateKey, publicKey } = await generateKeyPair('ES256');
+    const jwk = await exportJWK(publicKey);
+    const jkt = await calculateJwkThumbprint(jwk, 'sha256');
+    const AS = 'https://as.example.com';
+    const oauth = oauthResourceServer({
+      resource: RESOURCE,
+      authorizationServers: [AS],
+      dpopNonce: {},
+      // A bound token this test vouches for: the DPoP step is what is under test.
+      verify: async () => ({
+        issuer: AS,
+        audience: [RESOURCE],
+        subject: 'alice',
+        scopes: [],
+        expiresAt: Date.now() + 60_000,
+        claims: { cnf: { jkt } },
+      }),
+    });
+    const handler = createFetchHandler({
+      createServer: testServerFactory(createProbe()),
+      oauth,
+      loopbackOnly: false,
+    });
+    const post = async (nonce?: string) => {
+      const proof = await new SignJWT({
+        htm: 'POST',
+        htu: RESOURCE,
+        ath: createHash('sha256').update('tok').digest('base64url'),
+        jti: randomUUID(),
+        ...(nonce === undefined ? {} : { nonce }),
+      })
+        .setProtectedHeader({ alg: 'ES256', typ: 'dpop+jwt', jwk })
+        .setIssuedAt()
+        .sign(privateKey);
+      return handler(
+        new Request(RESOURCE, {
+          method: 'POST',
+          headers: {
+            authorization: 'DPoP tok',
+            dpop: proof,
+            'content-type': 'application/json',
+            accept: 'application/json, text/event-stream',
+            'mcp-protocol-version': '2025-11-25',
+          },
+          body: JSON.stringify(initializeBody('2025-11-25', {}, 1)),
+        }),
+      );
+    };
+    try {
+      const asked = await post();
+      assert.equal(asked.status, 401, await asked.clone().text());
+      assert.match(asked.headers.get('www-authenticate') ?? '', /DPoP error="use_dpop_nonce"/);
+      const nonce = asked.headers.get('dpop-nonce');
+      assert.ok(nonce !== null);
+      await asked.text();
+      const ok = await post(nonce);
+      assert.equal(ok.status, 200, await ok.clone().text());
+      assert.equal(ok.headers.get('dpop-nonce'), nonce);
+      await ok.text();
+    } finally {
+      await handler.close();
+    }
   });
 });
