@@ -155,7 +155,7 @@ export class DpopProofChecker {
     let payload: Record<string, unknown>;
     let thumbprint: string;
     try {
-      const k = await this.#keys.keyFor(jwk, header.alg);
+      const k = await this.#keys.keyFor(jwk, header.alg, jkt);
       thumbprint = k.thumbprint;
       ({ payload } = await jose.jwtVerify(proof, k.key, { typ: 'dpop+jwt', algorithms: [header.alg] }));
     } catch {

@@ -45,9 +45,10 @@ export class ProofKeys {
 
   /**
    * `jwk` imported for `alg`, with its thumbprint. Rejects when it is not a usable public key (the
-   * caller refuses the proof then); a rejected import is not remembered.
+   * caller refuses the proof then). Only a key whose thumbprint is `expected` (the token's `cnf.jkt`)
+   * is remembered: a client holding one good token cannot fill the cache with keys of its making.
    */
-  keyFor(jwk: JWK, alg: string): Promise<ProofKey> {
+  keyFor(jwk: JWK, alg: string, expected: string): Promise<ProofKey> {
     const id = JSON.stringify([alg, jwk.kty, jwk.crv, jwk.x, jwk.y, jwk.e, jwk.n]);
     const known = this.#keys.touch(id);
     if (known !== undefined) return known;
@@ -60,10 +61,18 @@ export class ProofKeys {
       return { key, thumbprint: await jose.calculateJwkThumbprint(jwk, 'sha256') };
     })();
     this.#keys.set(id, made);
-    made.catch(() => {
+    const forget = (): void => {
       if (this.#keys.get(id) === made) this.#keys.delete(id);
-    });
+    };
+    made.then((k) => {
+      if (k.thumbprint !== expected) forget();
+    }, forget);
     return made;
+  }
+
+  /** Keys remembered now (imports under way included). */
+  get remembered(): number {
+    return this.#keys.size;
   }
 
   /** base64url(SHA-256(token)): a proof's `ath` for it (RFC 9449 §4.2). */

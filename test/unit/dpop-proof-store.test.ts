@@ -8,6 +8,7 @@ import { createHash, randomUUID } from 'node:crypto';
 import { describe, test } from 'node:test';
 import { calculateJwkThumbprint, exportJWK, generateKeyPair, SignJWT } from 'jose';
 import { DpopProofChecker } from '../../src/auth/dpop-proof.js';
+import { ProofKeys } from '../../src/auth/proof-keys.js';
 import type { ProofReplayStore } from '../../src/auth/proof-replays.js';
 import { oauthResourceServer } from '../../src/server/index.js';
 
@@ -193,5 +194,28 @@ describe('a proof a trusted peer checked (a forwarded request)', () => {
     );
     assert.equal(await one.checker.check(await one.proof('id-9'), 'POST', 'abc', one.jkt, direct), undefined);
     assert.deepEqual(spent, ['id-9']);
+  });
+});
+
+describe('ProofKeys', () => {
+  test("remembers only a key that is some token's, and not one that failed to import", async () => {
+    const keys = new ProofKeys(10);
+    const { publicKey } = await generateKeyPair('ES256');
+    const jwk = await exportJWK(publicKey);
+    const jkt = await calculateJwkThumbprint(jwk, 'sha256');
+    // Not the token's key: imported for this proof, then let go.
+    assert.equal((await keys.keyFor(jwk, 'ES256', 'another-thumbprint')).thumbprint, jkt);
+    await new Promise((r) => setImmediate(r));
+    assert.equal(keys.remembered, 0);
+    // The token's key: remembered once, however often it signs.
+    const a = await keys.keyFor(jwk, 'ES256', jkt);
+    const b = await keys.keyFor({ ...jwk, kid: 'x' }, 'ES256', jkt);
+    assert.equal(a, b, 'one key, one import');
+    assert.equal(keys.remembered, 1);
+    // Not a public key, or not one for this algorithm: refused, and not remembered.
+    await assert.rejects(keys.keyFor({ kty: 'oct', k: 'c2VjcmV0' }, 'ES256', jkt));
+    await assert.rejects(keys.keyFor(jwk, 'RS256', jkt));
+    await new Promise((r) => setImmediate(r));
+    assert.equal(keys.remembered, 1);
   });
 });
