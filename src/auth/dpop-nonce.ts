@@ -5,9 +5,11 @@
  *
  * Stateless: a nonce is its time window and an HMAC of the window and the resource under a key, so
  * any instance holding the key accepts any instance's nonce and nothing is stored. A nonce is good in
- * its window and the next (between `windowS` and twice that); one from the window before gets the
- * current one back in `DPoP-Nonce` on the accepted answer (§9, as §8.2 for the authorization server),
- * so a client that reads it never sees the `use_dpop_nonce` refusal again. Web Crypto only: the
+ * its window and the next (between `windowS` and twice that), and one window early on an instance
+ * whose clock is behind the one that made it (instances' clocks differ; only the key makes a nonce,
+ * so this lets no one make one). Every accepted answer carries the current nonce in `DPoP-Nonce`
+ * (§9, as §8.2 for the authorization server), so a client that reads it never sees the
+ * `use_dpop_nonce` refusal again. Web Crypto only: the
  * resource server also runs in the fetch binding's runtimes.
  */
 
@@ -68,14 +70,15 @@ export class DpopNonces {
     return b64url(mac.subarray(0, 16));
   }
 
-  /** The nonce of `window` under `keyText`, made once while that window is current or the one before. */
+  /** The nonce of `window` under `keyText`, made once while that window is now's or beside it. */
   #nonceOf(keyText: string, window: number): Promise<string> {
     const made = this.#made.get(window);
     if (made !== undefined && made.text === keyText) return made.nonce;
     const nonce = this.#mac(keyText, window).then((mac) => `${window.toString(36)}.${mac}`);
     this.#made.set(window, { text: keyText, nonce });
-    // Only the window now and the one before are ever asked for again.
-    for (const w of this.#made.keys()) if (w < window - 1) this.#made.delete(w);
+    // Only the window before now, now's and the next are ever asked for again: at most three kept.
+    const now = this.#window();
+    for (const w of this.#made.keys()) if (w < now - 1 || w > now + 1) this.#made.delete(w);
     return nonce;
   }
 
@@ -85,7 +88,7 @@ export class DpopNonces {
     return keyText === undefined ? Promise.resolve(undefined) : this.#nonceOf(keyText, this.#window());
   }
 
-  /** Whether a proof's `nonce` claim is one of ours, of this window or the one before. */
+  /** Whether a proof's `nonce` claim is one of ours: of this window, the one before, or the next. */
   async check(nonce: unknown): Promise<NonceVerdict> {
     const keyText = this.#o.key();
     if (keyText === undefined || typeof nonce !== 'string') return 'refused';
@@ -93,8 +96,8 @@ export class DpopNonces {
     if (m === null) return 'refused';
     const window = Number.parseInt(m[1] as string, 36);
     const now = this.#window();
-    if (window !== now && window !== now - 1) return 'refused';
+    if (window < now - 1 || window > now + 1) return 'refused';
     if (!sameText(await this.#nonceOf(keyText, window), nonce)) return 'refused';
-    return window === now ? 'current' : 'previous';
+    return window === now - 1 ? 'previous' : 'current';
   }
 }
