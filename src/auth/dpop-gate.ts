@@ -5,6 +5,8 @@
  * after an error-free `Bearer` one, which keeps `resource_metadata` first for clients that read only
  * the first challenge.
  */
+
+import { randomToken } from '../security/random.js';
 import { type Denial, dpopChallenge } from './challenge.js';
 import { DpopNonces } from './dpop-nonce.js';
 import { boundThumbprint, DpopProofChecker, uncheckedProof } from './dpop-proof.js';
@@ -22,14 +24,6 @@ export interface Passed {
 
 const NOTHING: Passed = { headers: undefined };
 
-/** A key for a lone process: nonces it makes are checked only by itself. */
-function randomKey(): string {
-  const bytes = crypto.getRandomValues(new Uint8Array(32));
-  let s = '';
-  for (const b of bytes) s += b.toString(16).padStart(2, '0');
-  return s;
-}
-
 export class DpopGate {
   readonly #o: ResolvedOAuthOptions;
   readonly #metadataUrl: string;
@@ -43,13 +37,14 @@ export class DpopGate {
     this.#metadataUrl = metadataUrl;
     const n = o.dpopNonce;
     if (n !== undefined) {
-      const given = n.key;
-      const shared = o.proofReplays?.nonceKey?.bind(o.proofReplays);
-      const own = given ?? (shared === undefined ? randomKey() : undefined);
+      // The given key; else the one every member of a cluster shares; else this process's own (its
+      // nonces are good only here).
+      const store = o.proofReplays;
+      const fixed = n.key ?? (store?.nonceKey === undefined ? randomToken(32) : undefined);
       this.#nonces = new DpopNonces({
         resource: o.resource,
         windowS: n.windowS,
-        key: own !== undefined ? () => own : (shared as () => string | undefined),
+        key: fixed !== undefined ? () => fixed : () => store?.nonceKey?.(),
         now: o.now,
       });
     }

@@ -13,16 +13,12 @@
  * resource server also runs in the fetch binding's runtimes.
  */
 
+import { base64url } from '../security/random.js';
+
 /** `DPoP-Nonce` (§8.1): a nonce is 1*NQCHAR; ours are base36 digits, a dot and base64url. */
 const SHAPE = /^([0-9a-z]{1,12})\.([A-Za-z0-9_-]{22})$/;
 
 export type NonceVerdict = 'current' | 'previous' | 'refused';
-
-function b64url(bytes: Uint8Array): string {
-  let binary = '';
-  for (const b of bytes) binary += String.fromCharCode(b);
-  return btoa(binary).replace(/\+/g, '-').replace(/\//g, '_').replace(/=+$/, '');
-}
 
 /** Equal strings of one length, compared in time independent of where they differ. */
 function sameText(a: string, b: string): boolean {
@@ -67,7 +63,7 @@ export class DpopNonces {
     }
     const data = new TextEncoder().encode(`sluice-dpop-nonce\n${this.#o.resource}\n${window}`);
     const mac = new Uint8Array(await crypto.subtle.sign('HMAC', await this.#imported.key, data));
-    return b64url(mac.subarray(0, 16));
+    return base64url(mac, 0, 16);
   }
 
   /** The nonce of `window` under `keyText`, made once while that window is now's or beside it. */

@@ -101,8 +101,6 @@ function target(uri: string): string | undefined {
   }
 }
 
-const NO_REQUEST: ProofRequest = { header: () => undefined };
-
 export class DpopProofChecker {
   readonly #o: DpopOptions;
   readonly #htu: string | undefined;
@@ -196,7 +194,7 @@ export class DpopProofChecker {
       // while the store is down), then spent where every instance looks.
       let fresh: boolean;
       try {
-        fresh = await shared.spend(jkt, jti, until - now, req ?? NO_REQUEST);
+        fresh = await shared.spend(jkt, jti, until - now);
       } catch {
         return { storeDown: true };
       }

@@ -12,6 +12,7 @@
  */
 import type { JWK } from 'jose';
 import { BoundedMap } from '../flow/bounded-map.js';
+import { base64url } from '../security/random.js';
 import { loadJose } from './jose-lazy.js';
 
 /** Keys, and token hashes, remembered at most. */
@@ -24,14 +25,8 @@ export interface ProofKey {
   readonly key: CryptoKey | Uint8Array;
 }
 
-function b64url(bytes: Uint8Array): string {
-  let binary = '';
-  for (const b of bytes) binary += String.fromCharCode(b);
-  return btoa(binary).replace(/\+/g, '-').replace(/\//g, '_').replace(/=+$/, '');
-}
-
 async function sha256(text: string): Promise<string> {
-  return b64url(new Uint8Array(await crypto.subtle.digest('SHA-256', new TextEncoder().encode(text))));
+  return base64url(new Uint8Array(await crypto.subtle.digest('SHA-256', new TextEncoder().encode(text))));
 }
 
 export class ProofKeys {

@@ -17,7 +17,7 @@ export interface ProofReplayStore {
    * Resolves true when it was not spent before (accept the proof), false when it was (a replay).
    * Rejects when it cannot tell: the request is then refused with 503, never let through unchecked.
    */
-  spend(jkt: string, jti: string, ttlMs: number, req: ProofRequest): Promise<boolean>;
+  spend(jkt: string, jti: string, ttlMs: number): Promise<boolean>;
   /**
    * Whether `req`'s proof was checked, and spent, by a trusted peer before it reached this instance
    * (a cluster's forwarded request): then it is not checked again. Only for a store that makes sure

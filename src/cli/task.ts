@@ -7,12 +7,14 @@
 //
 // Exit codes: 0 ok · 1 the tool returned isError · 2 usage · 3 failed, cancelled, expired, unknown, or a
 // transport failure.
+
 import type { CallToolResult, Progress } from '@modelcontextprotocol/sdk/types.js';
 import { callToolAsTask, TASKS_EXTENSION } from '../client/tasks.js';
 import { partialMarkerOf } from '../jsonrpc/partial.js';
 import { readCommandLine } from './command-line.js';
 import { type Connection, connectClient, parseHeaders, UsageError } from './connect.js';
 import { endpointUrl, failureHint } from './hints.js';
+import { CONNECT_OPTIONS } from './spec/connect-options.js';
 import { oneLine, usageFailure } from './usage-error.js';
 
 const USAGE_LINE = "usage: sluice task <get|cancel> ID URL [--header 'K: V' ...] [--token T]";
@@ -117,8 +119,7 @@ export const TASK_COMMAND = {
   usageLine: USAGE_LINE,
   help: USAGE_TASK,
   options: {
-    header: { type: 'string', multiple: true },
-    token: { type: 'string' },
+    ...CONNECT_OPTIONS,
   },
 } as const;
 

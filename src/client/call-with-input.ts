@@ -230,12 +230,11 @@ export async function callWithInput(
       return complete(request.method, result, options?.resultSchema);
     if (round >= maxRounds) throw new InputRoundsExceededError(request.method, maxRounds);
     const asked = inputRequestsOf(request.method, result);
-    // Every method is checked before any handler runs: a request the client cannot serve fails the call whole.
-    for (const [key, inputMethod] of asked) {
+    // Every request is checked before any handler runs: one the client cannot serve, or whose params are
+    // not what its method needs, fails the call whole.
+    for (const [key, inputMethod, inputParams] of asked) {
       if (handlers[inputMethod as InputRequestMethod] === undefined)
         throw new InputUnsupportedError(key, inputMethod);
-    }
-    for (const [key, inputMethod, inputParams] of asked) {
       const fault = paramsFault(inputMethod, inputParams);
       if (fault !== undefined)
         throw new MalformedMessageError(`${request.method}: input request "${key}" is ${fault}`);

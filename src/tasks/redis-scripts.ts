@@ -6,7 +6,7 @@
  *
  * HASH fields: o owner, c client, s status, ca createdAt, u lastUpdatedAt, ttl, pi pollIntervalMs,
  * m statusMessage, pt/ptx partial text so far/whether cut (while working), r result, e error, rs requestState, call, ph the call's Mcp-Param-* headers,
- * lo/lu lease owner/until, and one field
+ * lo/lu lease owner/until, lost (1: failed by a lapsed lease and not yet counted as finished, 2: counted), and one field
  * per pending input request (`i:<key>`) and per answer received (`a:<key>`): a partial
  * `tasks/update` is HDEL + HSET, no JSON is decoded in Lua (cjson would turn `[]` into `{}`).
  */
@@ -24,7 +24,8 @@ local function lapse()
   -- the client); a working task without one has lapsed.
   if s == 'working' or lu then
     if tonumber(lu or '0') < now then
-      redis.call('HSET', k, 's', 'failed', 'e', ${JSON.stringify(JSON.stringify(OWNER_LOST))}, 'u', ARGV[1])
+      -- lost = 1: failed here, not yet counted as finished (GET counts it, once: lost = 2).
+      redis.call('HSET', k, 's', 'failed', 'e', ${JSON.stringify(JSON.stringify(OWNER_LOST))}, 'u', ARGV[1], 'lost', '1')
       redis.call('HDEL', k, 'lo', 'lu')
       return 'failed'
     end
@@ -59,11 +60,19 @@ if redis.call('PTTL', k) < tonumber(ARGV[5]) then redis.call('PEXPIRE', k, ARGV[
 return 1
 `);
 
-/** ARGV: now, owner. The HGETALL, or nil when unknown or another owner's. */
+/**
+ * ARGV: now, owner. {1 when this read is the first since a lapsed lease failed the task (the store
+ * then counts it as finished, once), the HGETALL}; nil when unknown or another owner's.
+ */
 export const GET = new Script(`${PRELUDE}
 if redis.call('EXISTS', k) == 0 or not mine(ARGV[2]) then return nil end
 lapse()
-return redis.call('HGETALL', k)
+local first = 0
+if redis.call('HGET', k, 'lost') == '1' then
+  redis.call('HSET', k, 'lost', '2')
+  first = 1
+end
+return {first, redis.call('HGETALL', k)}
 `);
 
 /** ARGV: now, runner, leaseUntil. The task's client (renewed), or 0. */

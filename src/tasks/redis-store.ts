@@ -16,7 +16,7 @@ import { keys } from '../cluster/keys.js';
 import type { RedisLink, RedisReply } from '../cluster/redis-link.js';
 import { InvalidOptionError } from '../errors.js';
 import { memoByHeader } from '../http/header-memo.js';
-import { isTaskIdShape, OWNER_LOST, type TaskError, type TaskRecord, type TaskStatus } from './model.js';
+import { isTaskIdShape, type TaskError, type TaskRecord, type TaskStatus } from './model.js';
 import { type AllFinishedBounds, FinishedRetention } from './redis-retain.js';
 import { ANSWER, CANCEL, CREATE, GET, OWN, PAGE, PROGRESS, RENEW, RESERVE, SETTLE } from './redis-scripts.js';
 import {
@@ -210,12 +210,13 @@ export class RedisTaskStore implements TaskStore {
 
   async get(taskId: string, owner: string): Promise<TaskRecord | undefined> {
     const r = await GET.run(this.#link, [keys.task(taskId)], [String(this.#now()), owner]);
-    const t = r === null ? undefined : recordOf(taskId, r);
-    if (t !== undefined && t.status === 'failed') {
+    if (!Array.isArray(r)) return undefined;
+    const t = recordOf(taskId, r[1] ?? null);
+    // Failed by a lapsed lease (the runner died) rather than settled, and first read since: it stops
+    // counting as live and counts as finished here, once (a settle or cancel did both itself).
+    if (t !== undefined && r[0] === 1) {
       await this.#uncount(t);
-      // Failed by a lapsed lease (the runner died) rather than settled: counted here, once.
-      if (t.error?.code === OWNER_LOST.code && t.error.message === OWNER_LOST.message)
-        await this.#retain(t.client, taskId, t.createdAt + t.ttlMs, recordBytes(t));
+      await this.#retention.retain(t.client, taskId, t.createdAt + t.ttlMs, recordBytes(t));
     }
     return t;
   }
@@ -273,7 +274,7 @@ export class RedisTaskStore implements TaskStore {
       await this.#link.send(['ZREM', keys.clientTasks(r[0]), taskId]);
       let bytes = 256;
       for (let i = 1; i < pairs.length; i += 2) bytes += (pairs[i] as string).length;
-      await this.#retain(r[0], taskId, Number(r[1]), bytes);
+      await this.#retention.retain(r[0], taskId, Number(r[1]), bytes);
     }
     return true;
   }
@@ -289,7 +290,7 @@ export class RedisTaskStore implements TaskStore {
       await this.#link.send(['PUBLISH', keys.taskCancel, taskId]);
       if (t !== undefined) {
         await this.#uncount(t);
-        await this.#retain(t.client, taskId, t.createdAt + t.ttlMs, recordBytes(t));
+        await this.#retention.retain(t.client, taskId, t.createdAt + t.ttlMs, recordBytes(t));
       }
     }
     return t;
@@ -331,10 +332,6 @@ export class RedisTaskStore implements TaskStore {
     }
     const last = page.at(-1);
     return ids.length > limit && last !== undefined ? { tasks, nextCursor: last } : { tasks };
-  }
-
-  #retain(client: string, taskId: string, expiresAt: number, bytes: number): Promise<void> {
-    return this.#retention.retain(client, taskId, expiresAt, bytes);
   }
 
   /** A finished task no longer counts against its client's live-task limit. */

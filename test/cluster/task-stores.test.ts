@@ -485,6 +485,33 @@ describe('RedisTaskStore: the keys that bound finished tasks', () => {
     assert.equal(await consistent('byte bound'), 1);
   });
 
+  test('a task failed by a lapsed lease is counted on its first read only: later reads are one round trip', async (t) => {
+    if (skipWithoutRedis(t) || redis === undefined) return;
+    link ??= await connectNodeRedis({ url: redis.url, commandTimeoutMs: 2000 });
+    const l = link;
+    let sent = 0;
+    const counting: RedisLink = {
+      send: (args) => {
+        sent++;
+        return l.send(args);
+      },
+      close: () => Promise.resolve(),
+    };
+    const clock = new Clock();
+    clock.t = Date.now();
+    const store = new RedisTaskStore(counting, { now: clock.now });
+    const lapsed = record(clock, { leaseUntil: clock.t + 5 });
+    assert.equal(await store.create(lapsed, 50), 'created');
+    clock.t += 100;
+    assert.deepEqual((await store.get(lapsed.taskId, 'p:alice'))?.error, OWNER_LOST);
+    assert.equal((await l.send(['ZSCORE', `sl:tdone:{${client}}`, lapsed.taskId])) !== null, true, 'counted');
+    for (let i = 0; i < 3; i++) {
+      sent = 0;
+      assert.equal((await store.get(lapsed.taskId, 'p:alice'))?.status, 'failed');
+      assert.equal(sent, 1, 'one script call, nothing counted again');
+    }
+  });
+
   test('the bounds are validated once', () => {
     const fakeLink: RedisLink = { send: () => Promise.resolve(null), close: () => Promise.resolve() };
     for (const bad of [0, -1, 1.5, Number.NaN]) {

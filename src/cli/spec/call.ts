@@ -5,6 +5,8 @@
  */
 
 /** The one line of usage a usage error prints. */
+import { CONNECT_OPTIONS } from './connect-options.js';
+
 const USAGE_LINE =
   "usage: sluice call URL TOOL [--arg k=v ...] [--args JSON] [--header 'K: V' ...] [--token T] [--timeout MS] [--task] [--json]";
 
@@ -45,8 +47,7 @@ export const CALL_COMMAND = {
   options: {
     arg: { type: 'string', multiple: true },
     args: { type: 'string' },
-    header: { type: 'string', multiple: true },
-    token: { type: 'string' },
+    ...CONNECT_OPTIONS,
     timeout: { type: 'string' },
     json: { type: 'boolean' },
     task: { type: 'boolean' },

@@ -3,7 +3,9 @@
  * the command itself: main.ts answers `--help` and a mistyped option from here, before it loads the
  * command (which for `serve` means the SDK, zod and the demo server: half a CPU-second).
  */
+
 import { DEFAULT_IDLE_SECONDS } from '../../doctor/types.js';
+import { HEADER_OPTION } from './connect-options.js';
 
 const USAGE_LINE = "usage: sluice doctor URL [--header 'K: V' ...] [--idle-seconds N] [--quick] [--json]";
 
@@ -27,7 +29,7 @@ export const DOCTOR_COMMAND = {
   usageLine: USAGE_LINE,
   help: HELP,
   options: {
-    header: { type: 'string', multiple: true },
+    ...HEADER_OPTION,
     'idle-seconds': { type: 'string' },
     quick: { type: 'boolean' },
     json: { type: 'boolean' },

@@ -4,6 +4,8 @@
  * command (which for `serve` means the SDK, zod and the demo server: half a CPU-second).
  */
 
+import { CONNECT_OPTIONS } from './connect-options.js';
+
 const USAGE_LINE = "usage: sluice tools URL [--schema] [--header 'K: V' ...] [--token T] [--json]";
 
 const USAGE = `usage: sluice tools URL [options]
@@ -22,8 +24,7 @@ export const TOOLS_COMMAND = {
   usageLine: USAGE_LINE,
   help: USAGE,
   options: {
-    header: { type: 'string', multiple: true },
-    token: { type: 'string' },
+    ...CONNECT_OPTIONS,
     json: { type: 'boolean' },
     schema: { type: 'boolean' },
   },
