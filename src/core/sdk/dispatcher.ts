@@ -12,6 +12,7 @@ import type { CancelCause } from '../observe/operation.js';
 import { scopeOf } from '../observe/request-scope.js';
 import type { BridgeTransport } from './bridge-transport.js';
 import { installFastNotify } from './fast-notify.js';
+import { FastRequests } from './fast-request.js';
 
 export interface Dispatcher {
   request(m: JsonRpcRequest, extra: MessageExtraInfo): void;
@@ -45,21 +46,29 @@ function internalsOf(server: unknown): ProtocolInternals | undefined {
   return undefined;
 }
 
-/** Calls the Protocol's per-kind handlers. A class, not closures: one small object per session. */
+/**
+ * Calls the Protocol's per-kind handlers, and runs requests itself where fast-request.ts can. A
+ * class, not closures: one small object per session.
+ */
 class FastDispatcher implements Dispatcher {
   readonly #p: ProtocolInternals;
   readonly #t: BridgeTransport;
-  constructor(p: ProtocolInternals, t: BridgeTransport) {
+  readonly #requests: FastRequests | undefined;
+  constructor(p: ProtocolInternals, t: BridgeTransport, requests: FastRequests | undefined) {
     this.#p = p;
     this.#t = t;
+    this.#requests = requests;
   }
   get fast(): boolean {
     return true;
   }
   request(m: JsonRpcRequest, extra: MessageExtraInfo): void {
     const scope = scopeOf(extra);
-    if (scope === undefined) this.#p._onrequest(m, extra);
-    else scope.ops.dispatch(scope, m, this.#t, () => this.#p._onrequest(m, extra));
+    if (scope === undefined) this.#request(m, extra);
+    else scope.ops.dispatch(scope, m, this.#t, () => this.#request(m, extra));
+  }
+  #request(m: JsonRpcRequest, extra: MessageExtraInfo): void {
+    if (this.#requests?.run(m, extra) !== true) this.#p._onrequest(m, extra);
   }
   notification(m: JsonRpcNotification, cause?: CancelCause): void {
     observeCancel(this.#t, m, cause);
@@ -95,15 +104,16 @@ class MessageDispatcher implements Dispatcher {
 
 /**
  * The dispatcher for a server just connected to `transport`. With the fast dispatch, an SDK v1
- * server's handlers also get the direct `extra.sendNotification` (fast-notify.ts), and the
+ * server's handlers also get the direct `extra.sendNotification` (fast-notify.ts), a known SDK
+ * version's requests outside tasks skip its generic request layers (fast-request.ts), and the
  * server's close skips the stack trace of an error nobody can observe (quiet-close.ts).
  */
 export function createDispatcher(server: unknown, transport: BridgeTransport, fast: boolean): Dispatcher {
   const p = fast ? internalsOf(server) : undefined;
   if (p === undefined) return new MessageDispatcher(transport);
-  installFastNotify(server, transport);
+  const requests = installFastNotify(server, transport) ? FastRequests.of(server, transport) : undefined;
   transport.closesQuietly(p);
-  return new FastDispatcher(p, transport);
+  return new FastDispatcher(p, transport, requests);
 }
 
 /** A cancellation ends the request's observed operation (no response will come). */

@@ -34,7 +34,7 @@ import type { BridgeTransport } from './bridge-transport.js';
 
 type Handler = (request: unknown, extra: unknown) => unknown;
 
-interface V1Protocol {
+export interface V1Protocol {
   _requestHandlers: Map<string, Handler>;
   _transport?: unknown;
   assertNotificationCapability(method: string): void;
@@ -48,7 +48,7 @@ interface RequestExtra {
   sendNotification?: unknown;
 }
 
-type Notify = (notification: { method: string; params?: unknown }) => Promise<void>;
+export type Notify = (notification: { method: string; params?: unknown }) => Promise<void>;
 
 /** Returned when nothing is awaited: one shared settled promise, as the transport's send does. */
 const SENT: Promise<void> = Promise.resolve();
@@ -65,7 +65,7 @@ function ownerOf(o: object, key: string): object | undefined {
   return undefined;
 }
 
-function v1ProtocolOf(server: unknown, transport: BridgeTransport): V1Protocol | undefined {
+export function v1ProtocolOf(server: unknown, transport: BridgeTransport): V1Protocol | undefined {
   // McpServer wraps the low-level Server (which extends Protocol) as `.server`.
   const inner = ((server as { server?: unknown }).server ?? server) as Record<string, unknown> | null;
   if (typeof inner !== 'object' || inner === null) return undefined;
@@ -102,8 +102,17 @@ export function installFastNotify(server: unknown, transport: BridgeTransport): 
   return true;
 }
 
-/** The handlers FastHandlers made (one per method a server was asked for, never per request). */
-const WRAPPED = new WeakSet<Handler>();
+/**
+ * The handlers FastHandlers made (one per method a server was asked for, never per request), each
+ * to the handler it wraps.
+ */
+const ORIGINAL = new WeakMap<Handler, Handler>();
+
+/** The handler the server registered for `method`, unwrapped (undefined: none). */
+export function handlerOf(p: V1Protocol, method: string): Handler | undefined {
+  const h = p._requestHandlers.get(method);
+  return h === undefined ? undefined : (ORIGINAL.get(h) ?? h);
+}
 
 /**
  * The server's request handler table; each handler is wrapped so that its `extra` gets the fast
@@ -132,12 +141,12 @@ class FastHandlers extends Map<string, Handler> {
 
   override get(method: string): Handler | undefined {
     const handler = super.get(method);
-    if (handler === undefined || WRAPPED.has(handler)) return handler;
+    if (handler === undefined || ORIGINAL.has(handler)) return handler;
     const wrapped: Handler = (request, extra) => {
       fasten(this.#p, this.#t, extra as RequestExtra);
       return handler(request, extra);
     };
-    WRAPPED.add(wrapped);
+    ORIGINAL.set(wrapped, handler);
     super.set(method, wrapped);
     return wrapped;
   }
@@ -174,13 +183,27 @@ function fasten(p: V1Protocol, t: BridgeTransport, extra: RequestExtra): void {
     (typeof id !== 'string' && typeof id !== 'number')
   )
     return;
+  extra.sendNotification = notifier(p, t, id, signal, original as Notify);
+}
+
+/**
+ * The fast `sendNotification` of request `id` (see the module note): `request.aborted` says whether
+ * it was cancelled; `original` is the SDK's function, for a server no longer connected to `t`.
+ */
+export function notifier(
+  p: V1Protocol,
+  t: BridgeTransport,
+  id: string | number,
+  request: { readonly aborted: boolean },
+  original: Notify,
+): Notify {
   // One options object per request: the transport only reads it.
   const options = Object.freeze({ relatedRequestId: id });
   // Made on the request's first progress: most requests send none.
   let pj: ProgressJson | undefined;
-  const fast: Notify = (notification) => {
-    if (signal.aborted) return SENT;
-    if (p._transport !== t) return (original as Notify)(notification);
+  return (notification) => {
+    if (request.aborted) return SENT;
+    if (p._transport !== t) return original(notification);
     try {
       p.assertNotificationCapability(notification.method);
       if (notification.method === 'notifications/progress' && plain(notification)) {
@@ -198,5 +221,4 @@ function fasten(p: V1Protocol, t: BridgeTransport, extra: RequestExtra): void {
       return Promise.reject(err);
     }
   };
-  extra.sendNotification = fast;
 }
