@@ -23,12 +23,22 @@ export class PrivateSlot<T> {
     this.#key = Symbol(description);
   }
 
+  /** One descriptor for every `set` (defineProperty reads it before it returns): no object per call. */
+  readonly #descriptor: PropertyDescriptor = {
+    value: undefined,
+    writable: true,
+    enumerable: false,
+    configurable: true,
+  };
+
   set(o: object, value: T): void {
-    if (
-      Object.isExtensible(o) &&
-      Reflect.defineProperty(o, this.#key, { value, writable: true, enumerable: false, configurable: true })
-    )
-      return;
+    if (Object.isExtensible(o)) {
+      const d = this.#descriptor;
+      d.value = value;
+      const took = Reflect.defineProperty(o, this.#key, d);
+      d.value = undefined;
+      if (took) return;
+    }
     this.#fellBack = true;
     this.#fallback.set(o, value);
   }

@@ -211,4 +211,20 @@ describe('per-request objects die young', () => {
     slot.set(refusing, 'p');
     assert.equal(slot.get(refusing), 'p');
   });
+
+  test('PrivateSlot: its one descriptor does not keep the last value alive', {
+    skip: gc === undefined ? 'needs --expose-gc (npm test passes it)' : false,
+  }, async () => {
+    const slot = new PrivateSlot<object>('test');
+    let value: object | undefined = { big: 'x'.repeat(1000) };
+    const ref = new WeakRef(value);
+    let holder: object | undefined = {};
+    slot.set(holder, value);
+    assert.equal(slot.get(holder), value);
+    value = undefined;
+    holder = undefined;
+    await new Promise((r) => setImmediate(r));
+    gc?.();
+    assert.equal(ref.deref(), undefined, 'the last value set went with its object');
+  });
 });

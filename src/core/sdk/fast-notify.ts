@@ -197,8 +197,9 @@ export function notifier(
   request: { readonly aborted: boolean },
   original: Notify,
 ): Notify {
-  // One options object per request: the transport only reads it.
-  const options = Object.freeze({ relatedRequestId: id });
+  // One options object per request, made at its first message other than progress (most requests
+  // send none): the transport only reads it.
+  let options: Readonly<{ relatedRequestId: string | number }> | undefined;
   // Made on the request's first progress: most requests send none.
   let pj: ProgressJson | undefined;
   return (notification) => {
@@ -216,6 +217,7 @@ export function notifier(
             : t.sendProgress(serialized(notification), coalesceKeyOf(notification as never), id);
         if (sent !== false) return sent;
       }
+      options ??= Object.freeze({ relatedRequestId: id });
       return t.send({ ...notification, jsonrpc: '2.0' } as never, options);
     } catch (err) {
       return Promise.reject(err);
