@@ -2,18 +2,20 @@
  * An SDK v1 Protocol's `_onrequest`, without its generic layers, for requests outside tasks.
  *
  * Per request, the SDK's `_onrequest` (shared/protocol.js) makes an AbortController and reads its
- * signal (Node then builds an AbortSignal: ~3 µs, `createAbortSignal` in the profiles), builds
- * `extra` with two async closures, and runs two promise steps before the handler and three after.
- * Hosting the SDK that way cost about as much CPU per echo as the rest of Sluice's server together
- * (docs/benchmarks.md, section (a), "Where an echo's CPU goes"). For a request that is not part of a
- * task, this runs the same steps in the same order, with three differences that nothing can observe:
+ * signal to put it in `extra`, and Node then builds an AbortSignal: of a session echo's 80–87 µs of
+ * server CPU, about 15 went to that signal, most of it in the collector, though few handlers ever
+ * read it (docs/benchmarks.md, "The SDK's request path, run by Sluice"). For a request that is not
+ * part of a task, this runs the same steps in the same order, with differences a handler would have
+ * to go looking for:
  * - the AbortController is made when the handler first reads `extra.signal` (most never do); until
  *   then the Protocol's table of requests in flight holds an `InFlight`, which its cancel and close
  *   paths call as they would the controller (`abort(reason)`), and which aborts the controller with
  *   the same reason once one is made;
  * - `extra.sendNotification` goes straight to the request's stream (fast-notify.ts), as the fast
  *   dispatch already did for every request;
- * - the handler starts one microtask sooner (the SDK's first step only checks task parameters).
+ * - the handler starts one microtask sooner (the SDK's first step only checks task parameters);
+ * - `extra` has the same own enumerable fields, but is a `RequestExtra` (its constructor's name, and
+ *   `signal` listed last).
  * Everything else is the SDK's: `sendRequest` is refused with ConnectionClosed once the request is
  * cancelled, else `Protocol.request` with `relatedRequestId`; the response is `{ result, jsonrpc, id }`
  * or the SDK's error response, sent through the transport the Protocol had when the request came,
