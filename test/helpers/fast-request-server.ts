@@ -3,6 +3,7 @@
  * whose tools and prompts report what their `extra` was and did, served by Sluice with the fast
  * dispatch or without it (`fastDispatch: false`: the SDK's own `_onrequest`).
  */
+import { InMemoryTaskStore } from '@modelcontextprotocol/sdk/experimental';
 import { McpServer } from '@modelcontextprotocol/sdk/server/mcp.js';
 import { ElicitResultSchema, EmptyResultSchema, McpError } from '@modelcontextprotocol/sdk/types.js';
 import { z } from 'zod';
@@ -38,15 +39,80 @@ function reasonOf(signal: AbortSignal): string {
   return r instanceof Error ? `${r.name}: ${r.message}` : String(r);
 }
 
-function build(seen: Seen): McpServer {
+/** `taskStore`: one store for every session of the server (as an `sdkTaskStore` would be). */
+function build(seen: Seen, taskStore: InMemoryTaskStore | undefined): McpServer {
+  const tasks = { list: {}, cancel: {}, requests: { tools: { call: {} } } };
   const server = new McpServer(
     { name: 'fast-request-test', version: '1' },
-    { capabilities: { logging: {} } },
+    taskStore === undefined
+      ? { capabilities: { logging: {} } }
+      : { taskStore, capabilities: { logging: {}, tasks } },
   );
   seen.servers.push(server);
   const path = (extra: object): void => {
     seen.paths.push(extra.constructor.name);
   };
+  if (taskStore !== undefined)
+    // taskSupport 'optional' and called without a task: the SDK creates the task, polls it through
+    // the request's `extra.taskStore` and answers with its result.
+    server.experimental.tasks.registerToolTask(
+      'auto-task',
+      { inputSchema: { n: z.number() }, execution: { taskSupport: 'optional' } },
+      {
+        createTask: async ({ n }, extra) => {
+          path(extra);
+          const task = await extra.taskStore.createTask({ ttl: 60_000, pollInterval: 10 });
+          setTimeout(() => {
+            void extra.taskStore.storeTaskResult(task.taskId, 'completed', text({ n, done: true }));
+          }, 20);
+          return { task };
+        },
+        getTask: async (_args, extra) => extra.taskStore.getTask(extra.taskId),
+        getTaskResult: async (_args, extra) =>
+          (await extra.taskStore.getTaskResult(extra.taskId)) as ReturnType<typeof text>,
+      },
+    );
+  if (taskStore !== undefined)
+    // The same, and the task's work sends a request on the task's behalf (`relatedTask`): the SDK
+    // marks the task input_required first; the result reports the status the work then read.
+    server.experimental.tasks.registerToolTask(
+      'auto-ask',
+      { inputSchema: {}, execution: { taskSupport: 'optional' } },
+      {
+        createTask: async (_args, extra) => {
+          const task = await extra.taskStore.createTask({ ttl: 60_000, pollInterval: 10 });
+          const work = async (): Promise<void> => {
+            // Without a task message queue the SDK's request() refuses a related task's message
+            // (it would be queued for tasks/result) after the status was set: both are reported.
+            let outcome: string;
+            try {
+              await extra.sendRequest(
+                {
+                  method: 'elicitation/create',
+                  params: {
+                    mode: 'form',
+                    message: 'Name?',
+                    requestedSchema: { type: 'object', properties: { name: { type: 'string' } } },
+                  },
+                },
+                ElicitResultSchema,
+                { relatedTask: { taskId: task.taskId } } as never,
+              );
+              outcome = 'sent';
+            } catch (err) {
+              outcome = (err as Error).message;
+            }
+            const status = (await extra.taskStore.getTask(task.taskId)).status;
+            await extra.taskStore.storeTaskResult(task.taskId, 'completed', text({ outcome, status }));
+          };
+          void work();
+          return { task };
+        },
+        getTask: async (_args, extra) => extra.taskStore.getTask(extra.taskId),
+        getTaskResult: async (_args, extra) =>
+          (await extra.taskStore.getTaskResult(extra.taskId)) as ReturnType<typeof text>,
+      },
+    );
   server.registerTool('fields', { inputSchema: { n: z.number() } }, async ({ n }, raw) => {
     const extra = raw as unknown as Extra;
     path(extra);
@@ -136,9 +202,12 @@ function build(seen: Seen): McpServer {
 export interface Running {
   srv: Served;
   seen: Seen;
+  /** Closes the server and clears its task store's timers. */
+  close(): Promise<void>;
 }
 
-export async function start(options: Partial<ServeOptions>): Promise<Running> {
+export async function start(options: Partial<ServeOptions>, withTasks = false): Promise<Running> {
+  const taskStore = withTasks ? new InMemoryTaskStore() : undefined;
   const seen: Seen = { paths: [], reports: new Map(), waiting: new Set(), gates: new Map(), servers: [] };
   const srv = await serve({
     host: '127.0.0.1',
@@ -146,9 +215,16 @@ export async function start(options: Partial<ServeOptions>): Promise<Running> {
     mode: 'sse',
     keepaliveMs: 0,
     ...options,
-    createServer: () => build(seen) as never,
+    createServer: () => build(seen, taskStore) as never,
   });
-  return { srv, seen };
+  return {
+    srv,
+    seen,
+    close: async () => {
+      await srv.close();
+      taskStore?.cleanup();
+    },
+  };
 }
 
 /** The size of the SDK's table of requests in flight of `s`. */

@@ -11,32 +11,40 @@ import { inFlight, type Running, start, tableSize } from '../helpers/fast-reques
 import { notification, RawSession, rpc, toolCall, until } from '../helpers/http.js';
 import { modernBody, modernSend } from '../helpers/modern.js';
 
-type Name = 'fast' | 'sdk';
-const NAMES: readonly Name[] = ['fast', 'sdk'];
+type Name = 'fast' | 'sdk' | 'fast-tasks' | 'sdk-tasks';
+const NAMES = ['fast', 'sdk'] as const;
+/** Servers with an SDK task store (each its own), fast path and SDK path. */
+const TASKS = ['fast-tasks', 'sdk-tasks'] as const;
 const servers = {} as Record<Name, Running>;
 before(async () => {
   servers.fast = await start({});
   servers.sdk = await start({ fastDispatch: false });
+  servers['fast-tasks'] = await start({}, true);
+  servers['sdk-tasks'] = await start({ fastDispatch: false }, true);
 });
 after(async () => {
-  for (const r of Object.values(servers)) await r.srv.close();
+  for (const r of Object.values(servers)) await r.close();
 });
 
-/** The answer to `body` from both servers, each in a new session (initialized with `caps`). */
-async function both(body: unknown, caps: Record<string, unknown> = {}): Promise<Record<Name, string>> {
-  const out = {} as Record<Name, string>;
-  for (const name of NAMES) {
+/** The answer to `body` from a pair of servers, each in a new session (initialized with `caps`). */
+async function both(
+  body: unknown,
+  caps: Record<string, unknown> = {},
+  pair: readonly [Name, Name] = NAMES,
+): Promise<{ fast: string; sdk: string }> {
+  const out: string[] = [];
+  for (const name of pair) {
     const s = new RawSession(servers[name].srv.url);
     await s.init(undefined, caps);
     const reply = await s.post(body);
     assert.equal(reply.status, 200, `${name}: ${reply.text}`);
-    out[name] = normalized(reply.text);
+    out.push(normalized(reply.text));
     // Before the session ends (its close would clear the table anyway): this request's entry is gone.
     const mine = servers[name].seen.servers.at(-1);
     await until(() => mine !== undefined && tableSize(mine) === 0, 5_000, `${name}: table empty`);
     await s.delete();
   }
-  return out;
+  return { fast: out[0] ?? '', sdk: out[1] ?? '' };
 }
 
 /** The JSON a tool put in its text result, from the SSE answer `text` to request `id`. */
@@ -47,6 +55,11 @@ function resultOf(text: string, id: string): Record<string, unknown> {
     if (m.id === id) return JSON.parse(m.result?.content?.[0]?.text ?? 'null');
   }
   throw new Error(`no result for ${id} in ${text}`);
+}
+
+/** `text` with task ids (UUIDs, random per server) replaced. */
+function uuids(text: string): string {
+  return text.replace(/[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}/g, 'UUID');
 }
 
 function lastPath(name: Name): string | undefined {
@@ -206,10 +219,33 @@ describe('the fast request path', () => {
     }
   });
 
+  test("with an SDK task store: the same extra (its request's task store), and a tool's automatic task polled through it", async () => {
+    const fields = await both(toolCall('fields', { n: 5 }, 'f5'), {}, TASKS);
+    assert.equal(servers['fast-tasks'].seen.paths.at(-1), 'RequestExtra', 'the fast path ran');
+    assert.equal(servers['sdk-tasks'].seen.paths.at(-1), 'Object');
+    assert.equal(fields.fast, fields.sdk);
+    assert.deepEqual(resultOf(fields.fast, 'f5')['tasks'], ['undefined', '[object Object]', 'undefined']);
+    const auto = await both(toolCall('auto-task', { n: 6 }, 'a6'), {}, TASKS);
+    assert.equal(uuids(auto.fast), uuids(auto.sdk));
+    assert.deepEqual(resultOf(auto.fast, 'a6'), { n: 6, done: true });
+  });
+
+  test("with an SDK task store: a request sent on a task's behalf marks the task input_required, as on the SDK path", async () => {
+    const got = await both(toolCall('auto-ask', {}, 'q1'), {}, TASKS);
+    assert.equal(uuids(got.fast), uuids(got.sdk));
+    const result = resultOf(got.fast, 'q1');
+    assert.equal(result['status'], 'input_required');
+    assert.match(String(result['outcome']), /taskMessageQueue/);
+  });
+
   test("no request is left in the SDK's table of requests in flight", async () => {
-    for (const name of NAMES) {
-      await until(() => inFlight(servers[name].seen).every((n) => n === 0), 5_000, `${name}: table empty`);
-      assert.ok(servers[name].seen.servers.length > 5);
-    }
+    for (const [names, sessions] of [
+      [NAMES, 5],
+      [TASKS, 2],
+    ] as const)
+      for (const name of names) {
+        await until(() => inFlight(servers[name].seen).every((n) => n === 0), 5_000, `${name}: table empty`);
+        assert.ok(servers[name].seen.servers.length >= sessions, `${name}: its sessions' servers were read`);
+      }
   });
 });

@@ -2,7 +2,8 @@
  * The guards and the request-in-flight of the fast request path (core/sdk/fast-request.ts): the
  * installed SDKs' `_onrequest` (the peer floor and the dev dependency, ESM and CommonJS builds) are
  * known ones, so an SDK upgrade that changes it fails here instead of silently leaving the path; the
- * path is not taken for an overridden `_onrequest`, a server with a task store, or an SDK v2 server;
+ * path is not taken for an overridden `_onrequest`, a task store the SDK gives requests no view of,
+ * or an SDK v2 server;
  * a request cancelled before its handler reads `extra.signal` sees it aborted with the reason, and
  * its answer is not sent; one not cancelled is answered and leaves the SDK's table empty.
  */
@@ -68,7 +69,7 @@ test("the installed SDKs' _onrequest are known (peer floor and dev dependency, E
   assert.equal(knownOnrequest(undefined), false);
 });
 
-test('taken for a plain SDK v1 server; not for an overridden _onrequest, a task store, or SDK v2', async () => {
+test('taken for a plain SDK v1 server and one with a task store; not for an overridden _onrequest or SDK v2', async () => {
   assert.ok((await connected(new V1McpServer({ name: 't', version: '1' }))).requests);
   class Own extends V1Server {}
   const base = (V1Server.prototype as unknown as { _onrequest: (...a: unknown[]) => void })._onrequest;
@@ -88,7 +89,10 @@ test('taken for a plain SDK v1 server; not for an overridden _onrequest, a task 
     { name: 't', version: '1' },
     { capabilities: { tasks: { requests: { tools: { call: {} } } } }, taskStore: new InMemoryTaskStore() },
   );
-  assert.equal((await connected(tasks)).requests, undefined, 'a server with a task store');
+  assert.ok((await connected(tasks)).requests, 'a server with a task store');
+  const noView = new V1McpServer({ name: 't', version: '1' }, { taskStore: new InMemoryTaskStore() });
+  (noView.server as unknown as { requestTaskStore: unknown }).requestTaskStore = undefined;
+  assert.equal((await connected(noView)).requests, undefined, 'a task store without its request view');
   const v2 = await connected(new V2McpServer({ name: 'v2', version: '1' }) as never);
   assert.equal(v2.requests, undefined, 'SDK v2');
 });

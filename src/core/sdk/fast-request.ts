@@ -20,8 +20,9 @@
  * cancelled, else `Protocol.request` with `relatedRequestId`; the response is `{ result, jsonrpc, id }`
  * or the SDK's error response, sent through the transport the Protocol had when the request came,
  * nothing once cancelled; a failed send goes to `onerror`; the table entry is removed if it is still
- * this request's. A request with `params.task` or a related-task `_meta`, a server with a task store,
- * or a method without a handler (the SDK answers "Method not found" or calls its fallback) takes the
+ * this request's. A server's task store is given to each request as the SDK gives it (its
+ * request-scoped view, which `sendRequest` uses as the SDK's does). A request with `params.task` or a
+ * related-task `_meta`, or a method without a handler (the SDK answers "Method not found" or calls its fallback) takes the
  * SDK's own `_onrequest`.
  *
  * Exactness is guarded per SDK version: this runs only when the Protocol's `_onrequest` is one this
@@ -49,6 +50,7 @@ interface RequestProtocol extends V1Protocol {
   _onrequest: (...args: unknown[]) => unknown;
   _requestHandlerAbortControllers: Map<unknown, { abort(reason?: unknown): void }>;
   _taskStore?: unknown;
+  requestTaskStore?(request: unknown, sessionId: string | undefined): RequestTaskStore;
   _onerror(error: Error): void;
   notification(n: unknown, options?: unknown): Promise<void>;
   request(r: unknown, schema: unknown, options?: unknown): Promise<unknown>;
@@ -109,13 +111,19 @@ class InFlight {
   }
 }
 
+/** What `sendRequest` uses of the SDK's request-scoped task store. */
+interface RequestTaskStore {
+  updateTaskStatus(taskId: unknown, status: 'input_required'): Promise<void>;
+}
+
 type SendRequest = (r: unknown, schema: unknown, options?: object) => Promise<unknown>;
 
 /**
- * A request's `extra`: the SDK's fields (those about tasks undefined: no task request comes here). `signal` is an own enumerable accessor (so a
- * spread of `extra` copies it, as it copies the SDK's) whose getter is one function shared by all
- * (an accessor made per request, as an object literal's `get` would, gives each object a map of its
- * own: measured 15 µs a request more, most of it in the collector).
+ * A request's `extra`: the SDK's fields (`taskId` and `taskRequestedTtl` undefined: no task request
+ * comes here). `signal` is an own enumerable accessor (so a spread of `extra` copies it, as it copies
+ * the SDK's) whose getter is one function shared by all (an accessor made per request, as an object
+ * literal's `get` would, gives each object a map of its own: measured 15 µs a request more, most of
+ * it in the collector).
  */
 class RequestExtra {
   static readonly #signal: PropertyDescriptor = {
@@ -135,7 +143,7 @@ class RequestExtra {
   readonly requestId: RequestId;
   readonly requestInfo: MessageExtraInfo['requestInfo'];
   readonly taskId: undefined;
-  readonly taskStore: undefined;
+  readonly taskStore: RequestTaskStore | undefined;
   readonly taskRequestedTtl: undefined;
   readonly closeSSEStream: MessageExtraInfo['closeSSEStream'];
   readonly closeStandaloneSSEStream: MessageExtraInfo['closeStandaloneSSEStream'];
@@ -148,6 +156,7 @@ class RequestExtra {
     info: MessageExtraInfo,
     notify: Notify,
     request: SendRequest,
+    taskStore: RequestTaskStore | undefined,
   ) {
     this.#flight = flight;
     Object.defineProperty(this, 'signal', RequestExtra.#signal);
@@ -158,6 +167,7 @@ class RequestExtra {
     this.authInfo = info.authInfo;
     this.requestId = id;
     this.requestInfo = info.requestInfo;
+    this.taskStore = taskStore;
     this.closeSSEStream = info.closeSSEStream;
     this.closeStandaloneSSEStream = info.closeStandaloneSSEStream;
   }
@@ -195,7 +205,7 @@ export class FastRequests {
     if (
       p === undefined ||
       !knownOnrequest(p._onrequest) ||
-      p._taskStore !== undefined ||
+      (p._taskStore !== undefined && typeof p.requestTaskStore !== 'function') ||
       !(p._requestHandlerAbortControllers instanceof Map) ||
       typeof p._onerror !== 'function' ||
       typeof p.request !== 'function'
@@ -221,11 +231,17 @@ export class FastRequests {
       if (flight.aborted) return;
       await p.notification(notification, { relatedRequestId: id });
     });
+    // The request's view of the server's task store, as the SDK gives every request when there is one.
+    const taskStore = p._taskStore === undefined ? undefined : p.requestTaskStore?.(m, captured?.sessionId);
     const request: SendRequest = async (r, schema, options) => {
       if (flight.aborted) throw new McpError(ErrorCode.ConnectionClosed, 'Request was cancelled');
-      return await p.request(r, schema, { ...options, relatedRequestId: id });
+      const sent = { ...options, relatedRequestId: id };
+      // As the SDK: a request sent on a task's behalf (`relatedTask`) marks that task input_required.
+      const taskId = (sent as { relatedTask?: { taskId?: unknown } }).relatedTask?.taskId;
+      if (taskId && taskStore) await taskStore.updateTaskStatus(taskId, 'input_required');
+      return await p.request(r, schema, sent);
     };
-    const extra = new RequestExtra(flight, id, meta, captured, info, notify, request);
+    const extra = new RequestExtra(flight, id, meta, captured, info, notify, request, taskStore);
     const done = (): void => {
       if (table.get(id) === flight) table.delete(id);
     };
