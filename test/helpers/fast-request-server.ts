@@ -24,6 +24,16 @@ export interface Seen {
   servers: McpServer[];
 }
 
+/** The elicitation the tools send: a one-field form. */
+const ASK_NAME = {
+  method: 'elicitation/create',
+  params: {
+    mode: 'form',
+    message: 'Name?',
+    requestedSchema: { type: 'object', properties: { name: { type: 'string' } } },
+  },
+} as const;
+
 function text(value: unknown): { content: { type: 'text'; text: string }[] } {
   return { content: [{ type: 'text', text: JSON.stringify(value) }] };
 }
@@ -86,18 +96,9 @@ function build(seen: Seen, taskStore: InMemoryTaskStore | undefined): McpServer 
             // (it would be queued for tasks/result) after the status was set: both are reported.
             let outcome: string;
             try {
-              await extra.sendRequest(
-                {
-                  method: 'elicitation/create',
-                  params: {
-                    mode: 'form',
-                    message: 'Name?',
-                    requestedSchema: { type: 'object', properties: { name: { type: 'string' } } },
-                  },
-                },
-                ElicitResultSchema,
-                { relatedTask: { taskId: task.taskId } } as never,
-              );
+              await extra.sendRequest(ASK_NAME, ElicitResultSchema, {
+                relatedTask: { taskId: task.taskId },
+              } as never);
               outcome = 'sent';
             } catch (err) {
               outcome = (err as Error).message;
@@ -174,14 +175,7 @@ function build(seen: Seen, taskStore: InMemoryTaskStore | undefined): McpServer 
     const extra = raw as unknown as Extra;
     path(extra);
     const answer = await (extra['sendRequest'] as (r: unknown, s: unknown) => Promise<unknown>)(
-      {
-        method: 'elicitation/create',
-        params: {
-          mode: 'form',
-          message: 'Name?',
-          requestedSchema: { type: 'object', properties: { name: { type: 'string' } } },
-        },
-      },
+      ASK_NAME,
       ElicitResultSchema,
     );
     return text(answer);
