@@ -16,9 +16,10 @@ import { McpServer as V1McpServer } from '@modelcontextprotocol/sdk/server/mcp.j
 import { Protocol as DevProtocol } from '@modelcontextprotocol/sdk/shared/protocol.js';
 import { McpServer as V2McpServer } from '@modelcontextprotocol/server';
 import { Protocol as FloorProtocol } from 'sdk-floor/shared/protocol.js';
+import { shortHash } from '../../src/core/observe/probe.js';
 import { BridgeTransport } from '../../src/core/sdk/bridge-transport.js';
 import { installFastNotify } from '../../src/core/sdk/fast-notify.js';
-import { FastRequests, fingerprint, knownOnrequest } from '../../src/core/sdk/fast-request.js';
+import { FastRequests, knownOnrequest } from '../../src/core/sdk/fast-request.js';
 import type { JsonRpcMessage } from '../../src/jsonrpc/message.js';
 
 const require = createRequire(import.meta.url);
@@ -43,10 +44,10 @@ async function connected(server: { connect(t: never): Promise<void> }) {
   return { ...r, fast, requests: FastRequests.of(server, r.transport) };
 }
 
-test('FNV-1a test vectors', () => {
-  assert.equal(fingerprint(''), '811c9dc5');
-  assert.equal(fingerprint('a'), 'e40c292c');
-  assert.equal(fingerprint('foobar'), 'bf9cf968');
+test('FNV-1a test vectors (shortHash, the fingerprint of _onrequest)', () => {
+  assert.equal(shortHash(''), '811c9dc5');
+  assert.equal(shortHash('a'), 'e40c292c');
+  assert.equal(shortHash('foobar'), 'bf9cf968');
 });
 
 test("the installed SDKs' _onrequest are known (peer floor and dev dependency, ESM and CommonJS)", () => {

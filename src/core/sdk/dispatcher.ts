@@ -11,7 +11,7 @@ import type { JsonRpcNotification, JsonRpcRequest, JsonRpcResponse } from '../..
 import type { CancelCause } from '../observe/operation.js';
 import { scopeOf } from '../observe/request-scope.js';
 import type { BridgeTransport } from './bridge-transport.js';
-import { installFastNotify } from './fast-notify.js';
+import { fastNotifyOn } from './fast-notify.js';
 import { FastRequests } from './fast-request.js';
 
 export interface Dispatcher {
@@ -111,7 +111,8 @@ class MessageDispatcher implements Dispatcher {
 export function createDispatcher(server: unknown, transport: BridgeTransport, fast: boolean): Dispatcher {
   const p = fast ? internalsOf(server) : undefined;
   if (p === undefined) return new MessageDispatcher(transport);
-  const requests = installFastNotify(server, transport) ? FastRequests.of(server, transport) : undefined;
+  const v1 = fastNotifyOn(server, transport);
+  const requests = v1 === undefined ? undefined : FastRequests.of(server, transport, v1);
   transport.closesQuietly(p);
   return new FastDispatcher(p, transport, requests);
 }

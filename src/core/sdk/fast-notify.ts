@@ -94,12 +94,17 @@ export function v1ProtocolOf(server: unknown, transport: BridgeTransport): V1Pro
  * module note). True when installed; false when the shape is not the one relied on (nothing changed).
  */
 export function installFastNotify(server: unknown, transport: BridgeTransport): boolean {
+  return fastNotifyOn(server, transport) !== undefined;
+}
+
+/** `installFastNotify`, answering with the server's v1 Protocol where it was installed. */
+export function fastNotifyOn(server: unknown, transport: BridgeTransport): V1Protocol | undefined {
   const p = v1ProtocolOf(server, transport);
-  if (p === undefined) return false;
+  if (p === undefined) return undefined;
   // A server closed and connected again (to another session's transport) is wrapped once.
   if (p._requestHandlers instanceof FastHandlers) p._requestHandlers.retarget(transport);
   else p._requestHandlers = new FastHandlers(p, transport, p._requestHandlers);
-  return true;
+  return p;
 }
 
 /**
@@ -110,7 +115,9 @@ const ORIGINAL = new WeakMap<Handler, Handler>();
 
 /** The handler the server registered for `method`, unwrapped (undefined: none). */
 export function handlerOf(p: V1Protocol, method: string): Handler | undefined {
-  const h = p._requestHandlers.get(method);
+  // Read past FastHandlers.get, which would wrap the entry for the SDK's path (a closure per method,
+  // per request for a server built per request) only for fast-request.ts to unwrap it again.
+  const h = Map.prototype.get.call(p._requestHandlers, method) as Handler | undefined;
   return h === undefined ? undefined : (ORIGINAL.get(h) ?? h);
 }
 

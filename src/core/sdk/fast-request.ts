@@ -33,17 +33,16 @@
  */
 import { ErrorCode, McpError, type MessageExtraInfo } from '@modelcontextprotocol/sdk/types.js';
 import type { JsonRpcRequest, RequestId } from '../../jsonrpc/message.js';
+import { META_RELATED_TASK } from '../../jsonrpc/meta-keys.js';
+import { shortHash } from '../observe/probe.js';
 import type { BridgeTransport } from './bridge-transport.js';
 import { handlerOf, type Notify, notifier, type V1Protocol, v1ProtocolOf } from './fast-notify.js';
 
 /**
- * Fingerprints (FNV-1a, 32 bits, of `_onrequest.toString()`) of the SDK versions read against this
- * file: @modelcontextprotocol/sdk 1.32.2, its ESM and its CommonJS build.
+ * Fingerprints (`shortHash`: FNV-1a, 32 bits, of `_onrequest.toString()`) of the SDK versions read
+ * against this file: @modelcontextprotocol/sdk 1.32.0 and 1.32.2 (the same text), ESM and CommonJS.
  */
 const KNOWN: ReadonlySet<string> = new Set(['79a7bc17', 'dae1a5d8']);
-
-/** The SDK's `_meta` key naming the task a request belongs to (types.ts RELATED_TASK_META_KEY). */
-const RELATED_TASK = 'io.modelcontextprotocol/related-task';
 
 /** The Protocol internals the SDK's `_onrequest` uses and this does too. */
 interface RequestProtocol extends V1Protocol {
@@ -56,16 +55,6 @@ interface RequestProtocol extends V1Protocol {
   request(r: unknown, schema: unknown, options?: unknown): Promise<unknown>;
 }
 
-/** FNV-1a over UTF-16 code units, as hex: a fingerprint, not a defence against anyone. */
-export function fingerprint(text: string): string {
-  let h = 0x811c9dc5;
-  for (let i = 0; i < text.length; i++) {
-    h ^= text.charCodeAt(i);
-    h = Math.imul(h, 0x01000193) >>> 0;
-  }
-  return h.toString(16).padStart(8, '0');
-}
-
 /** Per `_onrequest` function: whether it is a known one (each is read once). */
 const checked = new WeakMap<object, boolean>();
 
@@ -74,7 +63,7 @@ export function knownOnrequest(fn: unknown): boolean {
   if (typeof fn !== 'function') return false;
   let known = checked.get(fn);
   if (known === undefined) {
-    known = KNOWN.has(fingerprint(Function.prototype.toString.call(fn)));
+    known = KNOWN.has(shortHash(Function.prototype.toString.call(fn)));
     checked.set(fn, known);
   }
   return known;
@@ -200,8 +189,8 @@ export class FastRequests {
   }
 
   /** For `server` connected to `t`, or undefined when its shape or SDK version is not a known one. */
-  static of(server: unknown, t: BridgeTransport): FastRequests | undefined {
-    const p = v1ProtocolOf(server, t) as RequestProtocol | undefined;
+  static of(server: unknown, t: BridgeTransport, v1 = v1ProtocolOf(server, t)): FastRequests | undefined {
+    const p = v1 as RequestProtocol | undefined;
     if (
       p === undefined ||
       !knownOnrequest(p._onrequest) ||
@@ -219,7 +208,7 @@ export class FastRequests {
     const p = this.#p;
     const params = m.params;
     const meta = params?.['_meta'] as Record<string, { taskId?: unknown } | undefined> | undefined;
-    if (params?.['task'] !== undefined || meta?.[RELATED_TASK]?.taskId !== undefined) return false;
+    if (params?.['task'] !== undefined || meta?.[META_RELATED_TASK]?.taskId !== undefined) return false;
     const handler = handlerOf(p, m.method);
     if (handler === undefined) return false;
     const id = m.id;
