@@ -15,6 +15,7 @@ import { readdirSync, readFileSync } from 'node:fs';
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import { join, relative } from 'node:path';
 import { describe, test } from 'node:test';
+import { inspect } from 'node:util';
 import { BridgeTransport } from '../../src/core/sdk/bridge-transport.js';
 import { fetchView } from '../../src/fetch/fetch-view.js';
 import { PrivateSlot } from '../../src/flow/private-slot.js';
@@ -192,6 +193,8 @@ describe('per-request objects die young', () => {
     assert.deepEqual(Object.keys(o), ['a']);
     assert.equal(JSON.stringify(o), '{"a":1}');
     assert.equal(slot.get({ ...o }), undefined, 'a spread copy carries no slot');
+    assert.deepEqual(Object.getOwnPropertySymbols(o), [], 'no symbol to find it by');
+    assert.equal(inspect(o), '{ a: 1 }', 'util.inspect does not show it');
     const other = new PrivateSlot<{ n: number }>('test');
     assert.equal(other.get(o), undefined, 'each slot has its own key');
     const v2 = { n: 2 };
@@ -212,7 +215,7 @@ describe('per-request objects die young', () => {
     assert.equal(slot.get(refusing), 'p');
   });
 
-  test('PrivateSlot: its one descriptor does not keep the last value alive', {
+  test('PrivateSlot: the value goes with its object', {
     skip: gc === undefined ? 'needs --expose-gc (npm test passes it)' : false,
   }, async () => {
     const slot = new PrivateSlot<object>('test');
