@@ -1,15 +1,18 @@
 // deploy/grafana/sluice.json and deploy/prometheus/sluice-alerts.yml against a real Prometheus: it
 // scrapes a `sluice serve --metrics` and a 2-instance `sluice serve --redis --metrics` cluster every
 // second while a bounded load runs (sessions through both instances, so most requests are
-// forwarded); then every panel's query must return series through /api/v1/query without error,
-// the ones the load drives must show it, and every alert rule must load (promtool too) and
-// evaluate with health "ok".
+// forwarded), and a `sluice serve --oauth-issuer --metrics` in front of a real authorization server
+// (oidc-provider) that refuses three requests for three reasons; then every panel's query must
+// return series through /api/v1/query without error, the ones the load drives must show it, and
+// every alert rule must load (promtool too) and evaluate with health "ok".
 import assert from 'node:assert/strict';
 import { spawnSync } from 'node:child_process';
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { after, before, describe, test } from 'node:test';
 import { setTimeout as delay } from 'node:timers/promises';
+import { signingKey, TestAuthServer } from '../helpers/auth-server.js';
+import { RawSession } from '../helpers/http.js';
 import { driveLoad, holdStream } from '../helpers/observe-load.js';
 import {
   bindGrafanaVariables,
@@ -41,13 +44,16 @@ describe('observability: the dashboard and the alerts on a real Prometheus', {
   let redis: Redis;
   const servers: SpawnedServe[] = [];
   let prom: Prometheus;
+  let as: TestAuthServer;
 
   before(async () => {
     redis = await startRedis();
+    as = await TestAuthServer.start({ keys: [await signingKey('k1')], scopes: ['mcp:read', 'mcp:write'] });
     const started = await Promise.all([
       spawnServe(['--metrics', '--keepalive-ms', '2000'], {}, 45_000),
       spawnServe(['--metrics', '--redis', redis.url, '--keepalive-ms', '2000'], {}, 45_000),
       spawnServe(['--metrics', '--redis', redis.url, '--keepalive-ms', '2000'], {}, 45_000),
+      spawnServe(['--metrics', '--oauth-issuer', as.issuer, '--oauth-scopes', 'mcp:read'], {}, 45_000),
     ]);
     servers.push(...started);
     prom = await startPrometheus({ targets: servers.map(hostPort), ruleFiles: [ALERTS] });
@@ -57,6 +63,20 @@ describe('observability: the dashboard and the alerts on a real Prometheus', {
       assert.ok(Date.now() < by, `targets not up within 15 s:\n${prom.output()}`);
       await delay(200);
     }
+    // The "Auth refusals by reason" panel: no token, a token for another resource, a missing scope;
+    // each twice, with the load between, since a series Prometheus first sees at 1 shows no increase.
+    const guarded = started[3] as SpawnedServe;
+    const foreign = await as.token('http://127.0.0.1:1/mcp', 'mcp:read');
+    const writeOnly = await as.token(guarded.url, 'mcp:write');
+    const refuse = async (): Promise<void> => {
+      await assert.rejects(new RawSession(guarded.url).init(), /401/);
+      await assert.rejects(new RawSession(guarded.url, { authorization: `Bearer ${foreign}` }).init(), /401/);
+      await assert.rejects(
+        new RawSession(guarded.url, { authorization: `Bearer ${writeOnly}` }).init(),
+        /403/,
+      );
+    };
+    await refuse();
     const [solo, a, b] = servers as [SpawnedServe, SpawnedServe, SpawnedServe];
     const held = await Promise.all([holdStream(solo.url), holdStream(a.url), holdStream(b.url)]);
     const [one, two] = await Promise.all([
@@ -64,6 +84,7 @@ describe('observability: the dashboard and the alerts on a real Prometheus', {
       driveLoad([a.url, b.url], { rounds: 6, deadlineMs: 15_000, pauseMs: 300 }),
     ]);
     assert.ok(one.rounds >= 2 && two.rounds >= 2, `load ran ${one.rounds} and ${two.rounds} rounds`);
+    await refuse();
     // Two more scrapes after the load, with the GET streams still open.
     await delay(2_500);
     for (const h of held) await h.close();
@@ -73,6 +94,7 @@ describe('observability: the dashboard and the alerts on a real Prometheus', {
     await prom?.stop();
     for (const s of servers) await s.close().catch(() => undefined);
     await redis?.stop();
+    await as?.stop();
   });
 
   test('every panel query of the dashboard returns series, without error', async () => {
@@ -89,7 +111,7 @@ describe('observability: the dashboard and the alerts on a real Prometheus', {
     assert.deepEqual(empty, [], 'panel queries with no series');
   });
 
-  test('the panels show the load: requests, forwarded share, hop latency, replays, refusals, streams', async () => {
+  test('the panels show the load: requests, forwarded share, hop latency, replays, refusals and their reasons, streams', async () => {
     const one = async (expr: string): Promise<Record<string, number>> => {
       const r = await prom.query(bindGrafanaVariables(expr, WINDOW));
       return Object.fromEntries(
@@ -130,6 +152,11 @@ describe('observability: the dashboard and the alerts on a real Prometheus', {
     assert.ok((declined['malformed'] ?? 0) >= 4, `replays declined ${JSON.stringify(declined)}`);
     const refused = await one('sum by (reason) (increase(sluice_refusals_total[1h]))');
     assert.ok((refused['origin'] ?? 0) >= 4, `refusals ${JSON.stringify(refused)}`);
+    assert.ok((refused['auth'] ?? 0) >= 3, `refusals ${JSON.stringify(refused)}`);
+    // The panel's query, by reason: the three refusals the oauth server gave, each under its own.
+    const auth = await one(`sum by (reason) (increase(sluice_auth_refusals_total{${sel}}[1h]))`);
+    for (const reason of ['unauthorized', 'token-audience', 'insufficient-scope'])
+      assert.ok((auth[reason] ?? 0) > 0, `auth refusals ${JSON.stringify(auth)}`);
     const streams = await one('max_over_time(sum(sluice_streams_open)[1h:1s])');
     assert.ok((streams['value'] ?? 0) >= 3, `open streams peaked at ${JSON.stringify(streams)}`);
     const stalls = await one('sum(increase(sluice_write_stalls_total[1h]))');
