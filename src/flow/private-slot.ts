@@ -8,17 +8,20 @@
  * docs/benchmarks.md, "GC: what each request promoted"). A field lives and dies with its object,
  * like any other.
  *
- * The field is a class's private field (ES2022 §7.3.31 PrivateFieldAdd) put on an object the class
- * did not make: a base class whose constructor returns its argument makes the subclass's `super()`
- * bind `this` to that object, and the subclass's constructor adds the field to it. Unlike a
- * symbol-keyed property it is invisible to everything outside this module (not enumerable, not
- * copied by a spread, not shown by util.inspect, not listed by getOwnPropertySymbols), it can be
- * added to a frozen object or a proxy (private fields bypass [[DefineOwnProperty]]), and it takes
- * V8's inline caches like any field: about 30 ns a set where `Reflect.defineProperty` with a
- * symbol took about 270 ns (two sets per request; docs/benchmarks.md, "The SDK's request path").
+ * The field is a class's private field (ECMA-262 PrivateFieldAdd) put on an object the class did
+ * not make: a base class whose constructor returns its argument makes the subclass's `super()` bind
+ * `this` to that object ([[Construct]]: an object a constructor returns is the result), and the
+ * subclass's constructor adds the field to it. Unlike a symbol-keyed property it is invisible to
+ * everything outside this module (not enumerable, not copied by a spread, not shown by
+ * util.inspect, not listed by getOwnPropertySymbols), and it takes V8's inline caches like any
+ * field: about 30 ns a set where `Reflect.defineProperty` with a symbol took about 270 ns (two sets
+ * per request; docs/benchmarks.md, "The SDK's request path"). An object that is not extensible
+ * (frozen, sealed) gets a WeakMap entry instead: today's engines add private fields to it anyway,
+ * but the TC39 proposal "Non-extensible Applies to Private" makes that throw (a throw here falls
+ * back the same way).
  */
 
-/** The base whose constructor returns the object given to it (ES2022 §10.2.1.3 [[Construct]] step 10). */
+/** The base whose constructor returns the object given to it (see the module note). */
 class Adopt {
   constructor(o: object) {
     // biome-ignore lint/correctness/noConstructorReturn: returning `o` is how the field reaches it
@@ -36,9 +39,19 @@ function fieldClass<T>() {
       this.#value = value;
     }
 
-    static set(o: object, value: T): void {
-      if (#value in o) (o as Field).#value = value;
-      else new Field(o, value);
+    /** False when `o` cannot take the field (see the module note); nothing is set then. */
+    static set(o: object, value: T): boolean {
+      if (#value in o) {
+        (o as Field).#value = value;
+        return true;
+      }
+      if (!Object.isExtensible(o)) return false;
+      try {
+        new Field(o, value);
+        return true;
+      } catch {
+        return false;
+      }
     }
 
     static get(o: object): T | undefined {
@@ -51,16 +64,22 @@ export class PrivateSlot<T> {
   /** What the slot holds, for a reader in a debugger: the field itself has no name to show. */
   readonly description: string;
   readonly #field = fieldClass<T>();
+  readonly #fallback = new WeakMap<object, T>();
+  /** Whether any object took the fallback: until then a miss costs no WeakMap lookup. */
+  #fellBack = false;
 
   constructor(description: string) {
     this.description = description;
   }
 
   set(o: object, value: T): void {
-    this.#field.set(o, value);
+    if (this.#field.set(o, value)) return;
+    this.#fellBack = true;
+    this.#fallback.set(o, value);
   }
 
   get(o: object): T | undefined {
-    return this.#field.get(o);
+    const own = this.#field.get(o);
+    return own !== undefined || !this.#fellBack ? own : this.#fallback.get(o);
   }
 }

@@ -207,6 +207,9 @@ describe('per-request objects die young', () => {
     const frozen = Object.freeze({ a: 1 });
     slot.set(frozen, 'f');
     assert.equal(slot.get(frozen), 'f');
+    slot.set(frozen, 'f2');
+    assert.equal(slot.get(frozen), 'f2', 'set again replaces');
+    assert.equal(slot.get(Object.freeze({ a: 1 })), undefined, 'another frozen object has none');
     const fn = (): void => undefined;
     slot.set(fn, 'g');
     assert.equal(slot.get(fn), 'g');
