@@ -264,6 +264,23 @@ describe('metrics and observability', () => {
       by('sluice:stream:close').map((e) => e['reason']),
       ['server'],
     );
+    // The whole close event: the open event's fields, then the reason (event-stream.ts, probe.ts).
+    assert.deepEqual(by('sluice:stream:close')[0], {
+      session: start['session'],
+      stream: 0,
+      kind: 'get',
+      cursor: undefined,
+      replayed: undefined,
+      reason: 'server',
+    });
+    assert.deepEqual(Object.keys(by('sluice:stream:close')[0] ?? {}), [
+      'session',
+      'stream',
+      'kind',
+      'cursor',
+      'replayed',
+      'reason',
+    ]);
     assert.deepEqual(
       by('sluice:session:end').map((e) => e['reason']),
       ['delete'],

@@ -9,7 +9,7 @@ import type { PartialFrame } from '../../flow/partial-frame.js';
 import type { ProgressEvent } from '../../jsonrpc/progress-json.js';
 import { encodeRetry, OPEN_COMMENT, RESUMED_COMMENT } from '../../sse/encode.js';
 import { type ConnectionOwner, type OverflowPolicy, SseConnection } from '../answer/connection.js';
-import { type ResumePoint, type StreamEvent, streamEvent } from '../observe/probe.js';
+import { type ResumePoint, type StreamEvent, streamCloseEvent, streamEvent } from '../observe/probe.js';
 import { queueStats, type StreamStats } from '../observe/stats.js';
 import type { Headers, ResponseSink } from '../pipeline/sink.js';
 import { type DeliveryState, DeliveryWaiters } from './delivery.js';
@@ -391,7 +391,7 @@ export class EventStream implements ConnectionOwner {
     const probe = this.#sh.probe;
     if (probe !== undefined) {
       const reason = this.#done ? 'finished' : (this.#closing ?? (this.#conn === c ? 'client' : 'server'));
-      probe.streamClose({ ...this.#probeEvent(c), reason });
+      probe.streamClose(streamCloseEvent(this.#ctx.sessionHash, this.num, this.kind, c.resumed, reason));
     }
     if (this.#conn === c) {
       // Lost by the peer (a server-side close clears #conn first and never comes here).
