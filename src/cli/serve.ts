@@ -97,6 +97,11 @@ function clusterFromFlags(o: Parameters<typeof redisCluster>[0]): ReturnType<typ
   }
 }
 
+/** The DPoP nonce key every instance behind one balancer shares (`dpopNonce.key`, 16 bytes or more). */
+const NONCE_KEY_ENV = 'SLUICE_DPOP_NONCE_KEY';
+
+const nonEmpty = (v: string | undefined): string | undefined => (v === undefined || v === '' ? undefined : v);
+
 /**
  * The resource server for --oauth-*: built once the port is bound, so the resource defaults to the
  * endpoint URL exactly as printed. The options are checked now (a bad issuer is a usage error, exit 2).
@@ -106,19 +111,24 @@ function oauthOption(
   resource: string | undefined,
   scopeList: string | undefined,
   dpopNonce: boolean,
+  nonceKey: string | undefined,
 ): ((endpointUrl: string) => OAuthResourceServer) | undefined {
   if (issuer === undefined) {
     if (resource !== undefined || scopeList !== undefined || dpopNonce)
       throw new UsageError('--oauth-resource, --oauth-scopes and --oauth-dpop-nonce need --oauth-issuer');
     return undefined;
   }
+  // The nonce key instances behind one balancer share when they are no cluster (a cluster's members
+  // derive theirs from its secret); from the environment, as a secret should be, not the command line.
+  if (nonceKey !== undefined && !dpopNonce)
+    throw new UsageError(`${NONCE_KEY_ENV} is set but --oauth-dpop-nonce is not`);
   const scopes = (scopeList ?? '').split(' ').filter((s) => s !== '');
   const make = (url: string): OAuthResourceServer =>
     oauthResourceServer({
       resource: resource ?? url,
       authorizationServers: [issuer],
       scopes,
-      ...(dpopNonce ? { dpopNonce: {} } : {}),
+      ...(dpopNonce ? { dpopNonce: nonceKey === undefined ? {} : { key: nonceKey } } : {}),
     });
   make(resource ?? 'http://127.0.0.1/mcp');
   return make;
@@ -175,6 +185,7 @@ async function run(argv: string[]): Promise<number> {
     values['oauth-resource'],
     values['oauth-scopes'],
     values['oauth-dpop-nonce'] ?? false,
+    nonEmpty(process.env[NONCE_KEY_ENV]),
   );
   if (oauth !== undefined && token !== undefined && token !== '')
     throw new UsageError('--oauth-issuer and --auth-token (or SLUICE_AUTH_TOKEN) exclude each other');

@@ -80,6 +80,35 @@ describe('sluice serve --oauth-*', () => {
     assert.equal(ok.nonce, nonce);
   });
 
+  test("SLUICE_DPOP_NONCE_KEY: two instances with the same key take each other's nonces", async () => {
+    // Two instances of one resource behind a balancer that is no Sluice cluster (no --redis): a nonce
+    // one of them hands out must pass at the other, or a client meets a new nonce at every turn. The
+    // proofs name the resource, the URL the client calls through the balancer.
+    const resource = 'https://mcp.example.com/mcp';
+    const env = { SLUICE_DPOP_NONCE_KEY: 'a-shared-nonce-key-of-32-bytes!!' };
+    const args = ['--oauth-issuer', as.issuer, '--oauth-resource', resource, '--oauth-dpop-nonce'];
+    const [a, b] = await Promise.all([spawnServe(args, env), spawnServe(args, env)]);
+    try {
+      const key = await dpopKey();
+      const token = await clientToken(as, resource, key, 'mcp:read');
+      const asked = await authPost(a.url, {
+        authorization: `DPoP ${token}`,
+        dpop: await dpopProof(key, { htm: 'POST', htu: resource, ath: ath(token) }),
+      });
+      assert.equal(asked.status, 401, JSON.stringify(asked));
+      assert.equal(asked.reason, 'dpop-nonce');
+      const nonce = asked.nonce;
+      assert.ok(nonce !== null && nonce.length > 0);
+      const atB = await authPost(b.url, {
+        authorization: `DPoP ${token}`,
+        dpop: await dpopProof(key, { htm: 'POST', htu: resource, ath: ath(token), nonce }),
+      });
+      assert.equal(atB.status, 200, JSON.stringify(atB));
+    } finally {
+      await Promise.all([a.close(), b.close()]);
+    }
+  });
+
   test('--oauth-resource names the audience; bad combinations exit 2', async () => {
     const resource = 'https://mcp.example.com/mcp';
     const other = await spawnServe(['--oauth-issuer', as.issuer, '--oauth-resource', resource]);
@@ -94,11 +123,12 @@ describe('sluice serve --oauth-*', () => {
       await other.close();
     }
     const cli = join(repoRoot(), 'dist', 'src', 'cli', 'main.js');
-    const run = (args: string[]) =>
+    const run = (args: string[], env: Record<string, string> = {}) =>
       withDeadline(
         new Promise<{ code: number | null; err: string }>((resolve) => {
           const c = spawn(process.execPath, [cli, 'serve', '--port', '0', ...args], {
             stdio: ['ignore', 'ignore', 'pipe'],
+            env: { ...process.env, ...env },
           });
           reapWithMe(c);
           let err = '';
@@ -119,6 +149,14 @@ describe('sluice serve --oauth-*', () => {
       [['--oauth-issuer', as.issuer, '--oauth-scopes', 'a"b'], /is not a scope token/],
     ] as const) {
       const r = await run([...args]);
+      assert.equal(r.code, 2, `${args.join(' ')}: ${r.err}`);
+      assert.match(r.err, reason);
+    }
+    for (const [args, key, reason] of [
+      [['--oauth-issuer', as.issuer, '--oauth-dpop-nonce'], 'too-short', /16 bytes/],
+      [['--oauth-issuer', as.issuer], 'a-shared-nonce-key-of-32-bytes!!', /SLUICE_DPOP_NONCE_KEY is set but/],
+    ] as const) {
+      const r = await run([...args], { SLUICE_DPOP_NONCE_KEY: key });
       assert.equal(r.code, 2, `${args.join(' ')}: ${r.err}`);
       assert.match(r.err, reason);
     }

@@ -26,7 +26,8 @@ const HELP = `usage: sluice serve [options]
   --oauth-resource URL with --oauth-issuer: the audience tokens must name (default: the endpoint URL as printed)
   --oauth-scopes "a b" with --oauth-issuer: scopes every request needs (advertised; without them 403)
   --oauth-dpop-nonce   with --oauth-issuer: DPoP proofs must carry a nonce this server handed out
-                       (RFC 9449 §9); with --redis the instances share the nonce key
+                       (RFC 9449 §9); with --redis the instances share the nonce key, else give every
+                       instance behind one balancer the same SLUICE_DPOP_NONCE_KEY (16 bytes or more)
   --max-sessions N     sessions held at once; more get 503 + Retry-After (default 10000)
   --max-sessions-per-client N
                        sessions one client holds (the principal with --auth-token, else the remote
