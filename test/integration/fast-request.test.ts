@@ -47,6 +47,17 @@ async function both(
   return { fast: out[0] ?? '', sdk: out[1] ?? '' };
 }
 
+/** A new session on `name`'s server, calling `tool` (no arguments) as request `id`, once the tool runs. */
+async function running(name: Name, tool: string, id: string) {
+  const { seen, srv } = servers[name];
+  const s = new RawSession(srv.url);
+  await s.init();
+  const answer = await s.postOpen(toolCall(tool, {}, id));
+  await until(() => seen.waiting.has(tool), 5_000, `${name}: tool running`);
+  seen.waiting.delete(tool);
+  return { s, answer, seen };
+}
+
 /** The JSON a tool put in its text result, from the SSE answer `text` to request `id`. */
 function resultOf(text: string, id: string): Record<string, unknown> {
   for (const line of text.split('\n')) {
@@ -114,15 +125,10 @@ describe('the fast request path', () => {
     test(`cancelled before the handler read its signal (reason ${String(reason)}): aborted, same reason, requests refused, nothing sent`, async () => {
       const reports: unknown[] = [];
       for (const name of NAMES) {
-        const { seen, srv } = servers[name];
-        const s = new RawSession(srv.url);
-        await s.init();
-        const answer = await s.postOpen(toolCall('late-signal', {}, 'c1'));
-        await until(() => seen.waiting.has('late-signal'), 5_000, `${name}: tool running`);
+        const { s, answer, seen } = await running(name, 'late-signal', 'c1');
         const params: Record<string, unknown> = { requestId: 'c1' };
         if (reason !== undefined) params['reason'] = reason;
         assert.equal((await s.post(notification('notifications/cancelled', params))).status, 202);
-        seen.waiting.delete('late-signal');
         seen.gates.get('late-signal')?.();
         await until(() => seen.reports.has('late-signal'), 5_000, `${name}: report`);
         reports.push(seen.reports.get('late-signal'));
@@ -146,12 +152,7 @@ describe('the fast request path', () => {
     test(`a handler listening to its signal hears the abort (${how}) as on the SDK path`, async () => {
       const reports: unknown[] = [];
       for (const name of NAMES) {
-        const { seen, srv } = servers[name];
-        const s = new RawSession(srv.url);
-        await s.init();
-        const answer = await s.postOpen(toolCall('early-signal', {}, 'e1'));
-        await until(() => seen.waiting.has('early-signal'), 5_000, `${name}: tool running`);
-        seen.waiting.delete('early-signal');
+        const { s, answer, seen } = await running(name, 'early-signal', 'e1');
         if (how === 'cancel')
           await s.post(notification('notifications/cancelled', { requestId: 'e1', reason: 'enough' }));
         else assert.equal((await s.delete()).status, 204);

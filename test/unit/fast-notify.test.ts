@@ -11,7 +11,7 @@ import { McpServer as V1McpServer } from '@modelcontextprotocol/sdk/server/mcp.j
 import { McpServer as V2McpServer } from '@modelcontextprotocol/server';
 import { McpServer as FloorMcpServer } from 'sdk-floor/server/mcp.js';
 import { BridgeTransport } from '../../src/core/sdk/bridge-transport.js';
-import { installFastNotify } from '../../src/core/sdk/fast-notify.js';
+import { fastNotifyOn } from '../../src/core/sdk/fast-notify.js';
 import type { JsonRpcMessage, RequestId } from '../../src/jsonrpc/message.js';
 
 /** A transport target that records what is routed. */
@@ -53,7 +53,7 @@ for (const [sdk, Ctor] of Object.entries(V1_SDKS))
     const m = new Ctor({ name: 't', version: '1' });
     m.registerTool('early', {}, () => ({ content: [] }));
     await m.connect(transport as never);
-    assert.equal(installFastNotify(m, transport), true);
+    assert.equal(fastNotifyOn(m, transport), m.server, 'installed: the v1 Protocol');
     m.registerTool('late', {}, () => ({ content: [] }));
     for (const method of ['tools/call', 'ping']) {
       const h = handlersOf(m.server).get(method);
@@ -85,7 +85,7 @@ test('a handler is wrapped when first looked up, once: an idle session holds no 
   m.registerTool('t', {}, () => ({ content: [] }));
   await m.connect(transport as never);
   const before = new Map(handlersOf(m.server));
-  assert.equal(installFastNotify(m, transport), true);
+  assert.equal(fastNotifyOn(m, transport), m.server, 'installed: the v1 Protocol');
   const table = handlersOf(m.server);
   // Stored as the SDK made them until the Protocol asks for one (Map's own get reads the slot).
   for (const [method, h] of before) assert.equal(Map.prototype.get.call(table, method), h, method);
@@ -99,7 +99,7 @@ test('a task request and a server no longer connected keep the SDK function', as
   const { routed, transport } = recorder();
   const m = new V1McpServer({ name: 't', version: '1' });
   await m.connect(transport);
-  assert.equal(installFastNotify(m, transport), true);
+  assert.equal(fastNotifyOn(m, transport), m.server, 'installed: the v1 Protocol');
   const ping = handlersOf(m.server).get('ping');
   assert.ok(ping !== undefined);
   const task = sdkExtra({ taskId: 'task-1' });
@@ -124,11 +124,11 @@ test('a server closed and connected to another transport is wrapped once and sen
   const second = recorder();
   const m = new V1McpServer({ name: 't', version: '1' });
   await m.connect(first.transport);
-  assert.equal(installFastNotify(m, first.transport), true);
+  assert.equal(fastNotifyOn(m, first.transport), m.server, 'installed: the v1 Protocol');
   const table = handlersOf(m.server);
   await m.close();
   await m.connect(second.transport);
-  assert.equal(installFastNotify(m, second.transport), true);
+  assert.equal(fastNotifyOn(m, second.transport), m.server, 'installed: the v1 Protocol');
   assert.equal(handlersOf(m.server), table, 'the same table, not a wrapper of the wrapper');
   const ping = table.get('ping');
   assert.ok(ping !== undefined);
@@ -146,12 +146,12 @@ test('a server closed and connected to another transport is wrapped once and sen
 test('anything else is left as it was', async () => {
   const { transport } = recorder();
   // No Protocol internals at all.
-  assert.equal(installFastNotify({ connect: async () => {}, close: async () => {} }, transport), false);
+  assert.equal(fastNotifyOn({ connect: async () => {}, close: async () => {} }, transport), undefined);
   // Not connected to this transport.
   const other = new V1McpServer({ name: 't', version: '1' });
   await other.connect(recorder().transport);
   const before = handlersOf(other.server);
-  assert.equal(installFastNotify(other, transport), false);
+  assert.equal(fastNotifyOn(other, transport), undefined);
   assert.equal(handlersOf(other.server), before);
   // A subclass that overrides notification().
   class Wrapped extends V1Server {
@@ -162,7 +162,7 @@ test('anything else is left as it was', async () => {
   const w = new Wrapped({ name: 't', version: '1' });
   const t2 = recorder().transport;
   await w.connect(t2);
-  assert.equal(installFastNotify(w, t2), false);
+  assert.equal(fastNotifyOn(w, t2), undefined);
   // An own notification on the instance (an application's wrapper).
   const own = new V1McpServer({ name: 't', version: '1' });
   const t3 = recorder().transport;
@@ -170,10 +170,10 @@ test('anything else is left as it was', async () => {
   const inner = own.server as unknown as { notification: (...a: unknown[]) => Promise<void> };
   const n = inner.notification;
   inner.notification = (...a: unknown[]) => n.apply(own.server, a);
-  assert.equal(installFastNotify(own, t3), false);
+  assert.equal(fastNotifyOn(own, t3), undefined);
   // SDK v2: its notify is the negotiated era's codec.
   const v2 = new V2McpServer({ name: 'v2', version: '1' });
   const t4 = recorder().transport;
   await v2.connect(t4 as never);
-  assert.equal(installFastNotify(v2, t4), false);
+  assert.equal(fastNotifyOn(v2, t4), undefined);
 });

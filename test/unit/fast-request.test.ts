@@ -18,7 +18,7 @@ import { McpServer as V2McpServer } from '@modelcontextprotocol/server';
 import { Protocol as FloorProtocol } from 'sdk-floor/shared/protocol.js';
 import { shortHash } from '../../src/core/observe/probe.js';
 import { BridgeTransport } from '../../src/core/sdk/bridge-transport.js';
-import { installFastNotify } from '../../src/core/sdk/fast-notify.js';
+import { fastNotifyOn } from '../../src/core/sdk/fast-notify.js';
 import { FastRequests, knownOnrequest } from '../../src/core/sdk/fast-request.js';
 import type { JsonRpcMessage } from '../../src/jsonrpc/message.js';
 
@@ -40,8 +40,8 @@ function recorder() {
 async function connected(server: { connect(t: never): Promise<void> }) {
   const r = recorder();
   await server.connect(r.transport as never);
-  const fast = installFastNotify(server, r.transport);
-  return { ...r, fast, requests: FastRequests.of(server, r.transport) };
+  const v1 = fastNotifyOn(server, r.transport);
+  return { ...r, fast: v1 !== undefined, requests: FastRequests.of(v1, r.transport) };
 }
 
 test('FNV-1a test vectors (shortHash, the fingerprint of _onrequest)', () => {

@@ -112,7 +112,7 @@ export function createDispatcher(server: unknown, transport: BridgeTransport, fa
   const p = fast ? internalsOf(server) : undefined;
   if (p === undefined) return new MessageDispatcher(transport);
   const v1 = fastNotifyOn(server, transport);
-  const requests = v1 === undefined ? undefined : FastRequests.of(server, transport, v1);
+  const requests = FastRequests.of(v1, transport);
   transport.closesQuietly(p);
   return new FastDispatcher(p, transport, requests);
 }

@@ -65,7 +65,7 @@ function ownerOf(o: object, key: string): object | undefined {
   return undefined;
 }
 
-export function v1ProtocolOf(server: unknown, transport: BridgeTransport): V1Protocol | undefined {
+function v1ProtocolOf(server: unknown, transport: BridgeTransport): V1Protocol | undefined {
   // McpServer wraps the low-level Server (which extends Protocol) as `.server`.
   const inner = ((server as { server?: unknown }).server ?? server) as Record<string, unknown> | null;
   if (typeof inner !== 'object' || inner === null) return undefined;
@@ -91,13 +91,9 @@ export function v1ProtocolOf(server: unknown, transport: BridgeTransport): V1Pro
 
 /**
  * Replaces `extra.sendNotification` of every request the server handles from now on (see the
- * module note). True when installed; false when the shape is not the one relied on (nothing changed).
+ * module note). The server's v1 Protocol when installed (fast-request.ts runs its requests);
+ * undefined when the shape is not the one relied on (nothing changed).
  */
-export function installFastNotify(server: unknown, transport: BridgeTransport): boolean {
-  return fastNotifyOn(server, transport) !== undefined;
-}
-
-/** `installFastNotify`, answering with the server's v1 Protocol where it was installed. */
 export function fastNotifyOn(server: unknown, transport: BridgeTransport): V1Protocol | undefined {
   const p = v1ProtocolOf(server, transport);
   if (p === undefined) return undefined;

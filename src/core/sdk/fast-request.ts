@@ -32,11 +32,11 @@
  * fails when the installed SDK's is not known, so an upgrade here cannot drop the path unnoticed.
  */
 import { ErrorCode, McpError, type MessageExtraInfo } from '@modelcontextprotocol/sdk/types.js';
-import type { JsonRpcRequest, RequestId } from '../../jsonrpc/message.js';
+import { errorResponse, type JsonRpcRequest, type RequestId } from '../../jsonrpc/message.js';
 import { META_RELATED_TASK } from '../../jsonrpc/meta-keys.js';
 import { shortHash } from '../observe/probe.js';
 import type { BridgeTransport } from './bridge-transport.js';
-import { handlerOf, type Notify, notifier, type V1Protocol, v1ProtocolOf } from './fast-notify.js';
+import { handlerOf, type Notify, notifier, type V1Protocol } from './fast-notify.js';
 
 /**
  * Fingerprints (`shortHash`: FNV-1a, 32 bits, of `_onrequest.toString()`) of the SDK versions read
@@ -162,20 +162,19 @@ class RequestExtra {
   }
 }
 
-/** The SDK's error response for a handler's rejection (`_onrequest`'s, field for field). */
-function errorResponse(id: RequestId, error: unknown): unknown {
+/**
+ * The SDK's error response for a handler's rejection (`_onrequest`'s, field for field: a code that
+ * is not a safe integer becomes InternalError, no message "Internal error", `data` only if defined).
+ */
+function sdkErrorResponse(id: RequestId, error: unknown): unknown {
   const e = error as Record<string, unknown>;
   const code = e['code'];
-  const data = e['data'];
-  return {
-    jsonrpc: '2.0',
+  return errorResponse(
     id,
-    error: {
-      code: Number.isSafeInteger(code) ? code : ErrorCode.InternalError,
-      message: e['message'] ?? 'Internal error',
-      ...(data !== undefined && { data }),
-    },
-  };
+    Number.isSafeInteger(code) ? (code as number) : ErrorCode.InternalError,
+    (e['message'] ?? 'Internal error') as string,
+    e['data'],
+  );
 }
 
 /** Runs the requests of one server connected to one transport (see the module note). */
@@ -188,8 +187,11 @@ export class FastRequests {
     this.#t = t;
   }
 
-  /** For `server` connected to `t`, or undefined when its shape or SDK version is not a known one. */
-  static of(server: unknown, t: BridgeTransport, v1 = v1ProtocolOf(server, t)): FastRequests | undefined {
+  /**
+   * For a server's v1 Protocol `v1` (fast-notify.ts `fastNotifyOn`) connected to `t`, or undefined
+   * when there is none or its shape or SDK version is not a known one.
+   */
+  static of(v1: V1Protocol | undefined, t: BridgeTransport): FastRequests | undefined {
     const p = v1 as RequestProtocol | undefined;
     if (
       p === undefined ||
@@ -238,7 +240,8 @@ export class FastRequests {
       .then(() => handler(m, extra))
       .then(
         (result) => (flight.aborted ? undefined : captured?.send({ result, jsonrpc: '2.0', id } as never)),
-        (error: unknown) => (flight.aborted ? undefined : captured?.send(errorResponse(id, error) as never)),
+        (error: unknown) =>
+          flight.aborted ? undefined : captured?.send(sdkErrorResponse(id, error) as never),
       )
       .then(done, (error: unknown) => {
         try {
