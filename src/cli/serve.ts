@@ -8,20 +8,14 @@
 import { readFileSync } from 'node:fs';
 import { createDemoServer } from '../demo/demo-server.js';
 import { DEMO_INPUT_FIRST_TOOLS, DEMO_TASK_TOOLS } from '../demo/task-fixtures.js';
-import type { OAuthResourceServer, ResponseMode } from '../server/index.js';
-import {
-  createTasks,
-  InvalidOptionError,
-  jsonLogger,
-  oauthResourceServer,
-  type RedisCluster,
-  RedisTaskStore,
-  redisCluster,
-  serve,
-  sharedLinkOf,
-  staticBearer,
-} from '../server/index.js';
+import { InvalidOptionError } from '../errors.js';
+import type { OAuthResourceServer, RedisCluster, ResponseMode } from '../server/index.js';
+import { jsonLogger } from '../server/json-logger.js';
 import { loadOtelApi } from '../server/otel-load.js';
+import { serve } from '../server/serve.js';
+import { staticBearer } from '../server/static-bearer.js';
+import type { RedisTaskStore } from '../tasks/redis-store.js';
+import { createTasks } from '../tasks/service.js';
 import { readCommandLine } from './command-line.js';
 import { ListenFailure } from './hints.js';
 import { SERVE_COMMAND } from './spec/serve.js';
@@ -82,8 +76,18 @@ function redisTopology(
   return fromEnv === undefined || fromEnv === '' ? undefined : { url: fromEnv };
 }
 
+/**
+ * The cluster and OAuth modules (about 50 of the some 400 modules `sluice serve` loads, a fifth of its
+ * start-up CPU) are loaded only when a flag asks for them: a restarted instance listens sooner.
+ */
+const clusterModule = () => import('../cluster/cluster.js');
+const oauthModule = () => import('../auth/resource-server.js');
+
 /** redisCluster() validates the values once; its complaint names the flag here. */
-function clusterFromFlags(o: Parameters<typeof redisCluster>[0]): ReturnType<typeof redisCluster> {
+async function clusterFromFlags(
+  o: Parameters<Awaited<ReturnType<typeof clusterModule>>['redisCluster']>[0],
+): Promise<RedisCluster> {
+  const { redisCluster } = await clusterModule();
   try {
     return redisCluster(o);
   } catch (error) {
@@ -106,13 +110,13 @@ const nonEmpty = (v: string | undefined): string | undefined => (v === undefined
  * The resource server for --oauth-*: built once the port is bound, so the resource defaults to the
  * endpoint URL exactly as printed. The options are checked now (a bad issuer is a usage error, exit 2).
  */
-function oauthOption(
+async function oauthOption(
   issuer: string | undefined,
   resource: string | undefined,
   scopeList: string | undefined,
   dpopNonce: boolean,
   nonceKey: string | undefined,
-): ((endpointUrl: string) => OAuthResourceServer) | undefined {
+): Promise<((endpointUrl: string) => OAuthResourceServer) | undefined> {
   if (issuer === undefined) {
     if (resource !== undefined || scopeList !== undefined || dpopNonce)
       throw new UsageError('--oauth-resource, --oauth-scopes and --oauth-dpop-nonce need --oauth-issuer');
@@ -123,6 +127,7 @@ function oauthOption(
   if (nonceKey !== undefined && !dpopNonce)
     throw new UsageError(`${NONCE_KEY_ENV} is set but --oauth-dpop-nonce is not`);
   const scopes = (scopeList ?? '').split(' ').filter((s) => s !== '');
+  const { oauthResourceServer } = await oauthModule();
   const make = (url: string): OAuthResourceServer =>
     oauthResourceServer({
       resource: resource ?? url,
@@ -180,7 +185,7 @@ async function run(argv: string[]): Promise<number> {
               maxConcurrentRequests: int('max-concurrent-requests', values['max-concurrent-requests'], 0),
             }),
       };
-  const oauth = oauthOption(
+  const oauth = await oauthOption(
     values['oauth-issuer'],
     values['oauth-resource'],
     values['oauth-scopes'],
@@ -208,17 +213,12 @@ async function run(argv: string[]): Promise<number> {
   const cluster =
     redis === undefined
       ? undefined
-      : clusterFromFlags({
+      : await clusterFromFlags({
           ...redis,
           ...(values.advertise === undefined ? {} : { advertise: values.advertise }),
         });
   const logger = values.log === 'json' ? jsonLogger() : undefined;
-  const taskStore =
-    cluster === undefined
-      ? undefined
-      : new RedisTaskStore(sharedLinkOf(cluster), {
-          onError: (e) => logger?.warn('tasks.redis_error', { error: String(e) }),
-        });
+  const taskStore = cluster === undefined ? undefined : await clusterTaskStore(cluster, logger);
   const tasks = createTasks({
     tools: DEMO_TASK_TOOLS,
     inputFirst: DEMO_INPUT_FIRST_TOOLS,
@@ -298,6 +298,20 @@ async function run(argv: string[]): Promise<number> {
     };
     process.once('SIGINT', () => stop('SIGINT'));
     process.once('SIGTERM', () => stop('SIGTERM'));
+  });
+}
+
+/** The task store on the cluster's own Redis link (cluster/shared-link.ts). */
+async function clusterTaskStore(
+  cluster: RedisCluster,
+  logger: ReturnType<typeof jsonLogger> | undefined,
+): Promise<RedisTaskStore> {
+  const [{ RedisTaskStore: Store }, { sharedLinkOf }] = await Promise.all([
+    import('../tasks/redis-store.js'),
+    import('../cluster/shared-link.js'),
+  ]);
+  return new Store(sharedLinkOf(cluster), {
+    onError: (e) => logger?.warn('tasks.redis_error', { error: String(e) }),
   });
 }
 

@@ -26,10 +26,10 @@ import type { ResponseSink } from '../core/pipeline/sink.js';
 import { JsonRpcCode } from '../jsonrpc/codes.js';
 import { isPlainObject, type JsonRpcRequest } from '../jsonrpc/message.js';
 import { CaptureSink } from './capture-sink.js';
+import { clientHash } from './client-hash.js';
 import { withRelatedTask } from './legacy-input.js';
 import { isTaskIdShape, isTerminal, newWorkingTask, principalKey, type TaskRecord } from './model.js';
 import type { ResolvedTaskOptions } from './options.js';
-import { clientHash } from './redis-store.js';
 import type { SettlementMap } from './run.js';
 import type { CreateOutcome, Settlement } from './store.js';
 

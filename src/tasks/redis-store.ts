@@ -11,11 +11,10 @@
  * once; pub/sub is at most once, so the runner's next lease renewal (which fails on a cancelled
  * task) is the backstop.
  */
-import { createHash } from 'node:crypto';
 import { keys } from '../cluster/keys.js';
 import type { RedisLink, RedisReply } from '../cluster/redis-link.js';
 import { InvalidOptionError } from '../errors.js';
-import { memoByHeader } from '../http/header-memo.js';
+import { clientHash } from './client-hash.js';
 import { isTaskIdShape, type TaskError, type TaskRecord, type TaskStatus } from './model.js';
 import { type AllFinishedBounds, FinishedRetention } from './redis-retain.js';
 import { ANSWER, CANCEL, CREATE, GET, OWN, PAGE, PROGRESS, RENEW, RESERVE, SETTLE } from './redis-scripts.js';
@@ -40,16 +39,6 @@ export interface RedisTaskStoreOptions extends FinishedBounds, AllFinishedBounds
 }
 
 const STATUSES = new Set<string>(['working', 'input_required', 'completed', 'failed', 'cancelled']);
-
-/**
- * The client key as the ZSET's hash tag: fixed length, no braces whatever the principal holds.
- * Memoized (bounded, http/header-memo.ts): a client creates many tasks, and a SHA-256 per
- * creation was 1 % of a task echo's CPU.
- */
-export const clientHash: (client: string) => string = memoByHeader(
-  (client) => createHash('sha256').update(client).digest('hex').slice(0, 32),
-  1024,
-);
 
 function fieldsOf(reply: RedisReply): Map<string, string> {
   const m = new Map<string, string>();

@@ -35,8 +35,8 @@ import { InvalidOptionError, SdkTaskStoreError } from '../errors.js';
 import { BoundedMap } from '../flow/bounded-map.js';
 import { JsonRpcCode } from '../jsonrpc/codes.js';
 import { randomToken } from '../security/random.js';
+import { clientHash } from './client-hash.js';
 import { isTaskIdShape, isTerminal, newWorkingTask, principalKey, type TaskRecord } from './model.js';
-import { clientHash } from './redis-store.js';
 import {
   int,
   MAX_SESSIONS,

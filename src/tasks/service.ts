@@ -34,6 +34,7 @@ import {
   unknownTask,
 } from './answers.js';
 import { CaptureSink } from './capture-sink.js';
+import { clientHash } from './client-hash.js';
 import { LEGACY_METHODS, LegacyTasks } from './legacy.js';
 import { LegacyInput } from './legacy-input.js';
 import { ListedPolicies } from './listed-policy.js';
@@ -51,7 +52,6 @@ import {
   type TaskOptions,
   type TaskPolicy,
 } from './options.js';
-import { clientHash } from './redis-store.js';
 import {
   paramHead,
   paramHeadersOf,
