@@ -9,7 +9,12 @@ import { readFileSync } from 'node:fs';
 import { createDemoServer } from '../demo/demo-server.js';
 import { DEMO_INPUT_FIRST_TOOLS, DEMO_TASK_TOOLS } from '../demo/task-fixtures.js';
 import { InvalidOptionError } from '../errors.js';
-import type { OAuthResourceServer, RedisCluster, ResponseMode } from '../server/index.js';
+import type {
+  OAuthResourceServer,
+  RedisCluster,
+  RedisClusterOptions,
+  ResponseMode,
+} from '../server/index.js';
 import { jsonLogger } from '../server/json-logger.js';
 import { loadOtelApi } from '../server/otel-load.js';
 import { serve } from '../server/serve.js';
@@ -77,16 +82,15 @@ function redisTopology(
 }
 
 /**
- * The cluster and OAuth modules (about 50 of the some 400 modules `sluice serve` loads, a fifth of its
- * start-up CPU) are loaded only when a flag asks for them: a restarted instance listens sooner.
+ * The cluster and OAuth modules (about 50 of the 405 modules `sluice serve` loaded, a tenth of its
+ * start-up CPU: docs/benchmarks.md, "CLI start-up") are loaded only when a flag asks for them, so a
+ * restarted instance listens sooner.
  */
 const clusterModule = () => import('../cluster/cluster.js');
 const oauthModule = () => import('../auth/resource-server.js');
 
 /** redisCluster() validates the values once; its complaint names the flag here. */
-async function clusterFromFlags(
-  o: Parameters<Awaited<ReturnType<typeof clusterModule>>['redisCluster']>[0],
-): Promise<RedisCluster> {
+async function clusterFromFlags(o: RedisClusterOptions): Promise<RedisCluster> {
   const { redisCluster } = await clusterModule();
   try {
     return redisCluster(o);
