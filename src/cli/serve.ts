@@ -81,17 +81,13 @@ function redisTopology(
   return fromEnv === undefined || fromEnv === '' ? undefined : { url: fromEnv };
 }
 
-/**
- * The cluster and OAuth modules (about 50 of the 405 modules `sluice serve` loaded, a tenth of its
- * start-up CPU: docs/benchmarks.md, "CLI start-up") are loaded only when a flag asks for them, so a
- * restarted instance listens sooner.
- */
-const clusterModule = () => import('../cluster/cluster.js');
-const oauthModule = () => import('../auth/resource-server.js');
+// The cluster and OAuth modules (about 50 of the 405 modules `sluice serve` loaded, a tenth of its
+// start-up CPU: docs/benchmarks.md, "CLI start-up") are imported below only when a flag asks for them,
+// so a restarted instance listens sooner.
 
 /** redisCluster() validates the values once; its complaint names the flag here. */
 async function clusterFromFlags(o: RedisClusterOptions): Promise<RedisCluster> {
-  const { redisCluster } = await clusterModule();
+  const { redisCluster } = await import('../cluster/cluster.js');
   try {
     return redisCluster(o);
   } catch (error) {
@@ -131,7 +127,7 @@ async function oauthOption(
   if (nonceKey !== undefined && !dpopNonce)
     throw new UsageError(`${NONCE_KEY_ENV} is set but --oauth-dpop-nonce is not`);
   const scopes = (scopeList ?? '').split(' ').filter((s) => s !== '');
-  const { oauthResourceServer } = await oauthModule();
+  const { oauthResourceServer } = await import('../auth/resource-server.js');
   const make = (url: string): OAuthResourceServer =>
     oauthResourceServer({
       resource: resource ?? url,
