@@ -12,7 +12,8 @@
  */
 import assert from 'node:assert/strict';
 import { spawnSync } from 'node:child_process';
-import { existsSync } from 'node:fs';
+import { existsSync, mkdtempSync, readdirSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, describe, test } from 'node:test';
 import { assertActiveSuitePasses, conformanceCli, removeOutDirs } from '../helpers/conformance.js';
@@ -84,15 +85,20 @@ for (const rt of RUNTIMES) {
     skip: missing !== undefined && !REQUIRE ? `SKIPPED: ${missing}` : false,
   }, () => {
     let served: SpawnedServe | undefined;
+    // The server's own temporary directory (TMPDIR), so that what it leaves behind can be seen.
+    const scratch = mkdtempSync(join(tmpdir(), 'sluice-runtime-tmp-'));
     const start = async (): Promise<SpawnedServe> => {
       if (missing !== undefined) assert.fail(`${rt.name} cannot run (SLUICE_REQUIRE_RUNTIMES=1): ${missing}`);
       if (served === undefined) {
         const [cmd, args] = rt.command();
-        served = await spawnListening(cmd, args, { group: true, startMs: 60_000 });
+        served = await spawnListening(cmd, args, { group: true, startMs: 60_000, env: { TMPDIR: scratch } });
       }
       return served;
     };
-    after(() => served?.close());
+    after(async () => {
+      await served?.close();
+      rmSync(scratch, { recursive: true, force: true });
+    });
 
     test('the conformance active suite passes', async () => {
       conformanceCli();
@@ -169,6 +175,13 @@ for (const rt of RUNTIMES) {
       // ~10 MB of progress against a reader that paused: without backpressure every event would be
       // enqueued (and delivered); with it, queued progress coalesces per token.
       assert.ok(progress.length < count, `expected coalescing, got all ${progress.length} events`);
+    });
+
+    test('stopped (SIGTERM), the server leaves nothing in its temporary directory', async () => {
+      await (await start()).close();
+      // (miniflare's scratch directory was left behind by every workerd run until workerd-run.mjs
+      // waited for its removal)
+      assert.deepEqual(readdirSync(scratch), []);
     });
   });
 }

@@ -1,6 +1,9 @@
 // Bundles a Worker module with esbuild and serves it with miniflare (the workerd binary from the npm
 // registry) on 127.0.0.1; SIGINT/SIGTERM dispose miniflare and exit 0. Shared by workerd-serve.mjs
 // (the demo server) and snippet-workerd.mjs (docs snippets). Resolves to the bound port.
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { build } from 'esbuild';
 import { Miniflare } from 'miniflare';
 
@@ -17,6 +20,11 @@ export async function runWorker(entry, bindings = {}) {
     external: ['node:*'],
     logLevel: 'error',
   });
+  // Miniflare makes its scratch directory (a cache database) under os.tmpdir() and, on dispose(),
+  // removes it without waiting: a process that exits right after left one behind per run. So it
+  // gets a directory of this process's own, removed here once dispose() has resolved.
+  const scratch = mkdtempSync(join(tmpdir(), 'sluice-workerd-'));
+  process.env.TMPDIR = scratch;
   const mf = new Miniflare({
     modules: true,
     script: bundle.outputFiles[0].text,
@@ -27,10 +35,17 @@ export async function runWorker(entry, bindings = {}) {
     port: 0,
   });
   const url = await mf.ready;
+  const removeScratch = () => rmSync(scratch, { recursive: true, force: true, maxRetries: 5 });
   const stop = () => {
     mf.dispose().then(
-      () => process.exit(0),
-      () => process.exit(1),
+      () => {
+        removeScratch();
+        process.exit(0);
+      },
+      () => {
+        removeScratch();
+        process.exit(1);
+      },
     );
   };
   // Miniflare's own signal hook exits with 128+signal; dispose it and exit 0, as a server that shut
