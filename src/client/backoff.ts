@@ -2,7 +2,7 @@
  * Reconnection backoff of the client's streams: how long to wait before the next attempt to resume
  * a stream whose connection was lost.
  */
-import type { ResolvedClientOptions } from './options.js';
+import type { ResolvedClientOptions } from './resolve-options.js';
 
 /**
  * Backoff delay for the `attempt`-th consecutive reconnection (0-based). The first is the server's

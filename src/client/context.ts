@@ -22,7 +22,8 @@ import type {
 } from './http-client.js';
 import { defaultHttp, fetchHttp } from './http-default.js';
 import { ParamHeaderCatalog } from './modern.js';
-import type { OutgoingRequest, ResolvedClientOptions } from './options.js';
+import type { OutgoingRequest } from './options.js';
+import type { ResolvedClientOptions } from './resolve-options.js';
 import { ClientSession } from './session.js';
 import type { ClientOperation } from './tracing.js';
 import type { RequestId, WireMessage } from './wire.js';
@@ -153,9 +154,9 @@ export class TransportContext {
         : undefined;
     this.runner = parts.runner(this);
     if (options.fetch !== undefined) {
-      this.http = fetchHttp(options.fetch);
+      this.http = fetchHttp(options.fetch, options.redirectPolicy);
     } else {
-      const http = defaultHttp();
+      const http = defaultHttp(options.redirectPolicy);
       if (http instanceof Promise) {
         this.httpLoading = http.then((loaded) => {
           this.http = loaded;

@@ -1,6 +1,7 @@
 import { InvalidOptionError } from './errors.js';
 import type { AddressGuardFor, FetchLike, HttpClient } from './http-client.js';
 import { createFetchHttp } from './http-fetch.js';
+import type { RedirectPolicy } from './redirect.js';
 
 /**
  * `http-default.ts` for browser bundles (package.json `browser` field): the same exports, and only the global
@@ -17,12 +18,12 @@ export function checkDefaultHttp(): void {
   }
 }
 
-export function defaultHttp(): HttpClient | Promise<HttpClient> {
-  return createFetchHttp((url, init) => globalThis.fetch(url, init));
+export function defaultHttp(redirects: RedirectPolicy): HttpClient | Promise<HttpClient> {
+  return createFetchHttp((url, init) => globalThis.fetch(url, init), undefined, redirects);
 }
 
-export function fetchHttp(fetchFn: FetchLike): HttpClient {
-  return createFetchHttp(fetchFn);
+export function fetchHttp(fetchFn: FetchLike, redirects: RedirectPolicy): HttpClient {
+  return createFetchHttp(fetchFn, undefined, redirects);
 }
 
 /** The OAuth client's `fetch`: the global one (a browser resolves names itself; the URL policy checks literals). */

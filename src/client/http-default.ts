@@ -1,6 +1,7 @@
 import { InvalidOptionError } from './errors.js';
 import type { AddressGuardFor, FetchLike, HttpClient } from './http-client.js';
 import { createFetchHttp } from './http-fetch.js';
+import type { RedirectPolicy } from './redirect.js';
 
 /**
  * Chooses the HTTP adapter when the caller passed no `fetch`: `node:http` on Node (and Bun, which provides it
@@ -13,7 +14,7 @@ import { createFetchHttp } from './http-fetch.js';
  * inside a package) and a browser bundle contains no `node:*` import at all. See docs/client.md.
  */
 
-type Factory = () => HttpClient;
+type Factory = (redirects: RedirectPolicy) => HttpClient;
 
 let nodeFactory: Factory | undefined;
 let loading: Promise<Factory | undefined> | undefined;
@@ -49,8 +50,8 @@ export function checkDefaultHttp(): void {
   }
 }
 
-function globalFetchHttp(): HttpClient {
-  return createFetchHttp((url, init) => globalThis.fetch(url, init));
+function globalFetchHttp(redirects: RedirectPolicy): HttpClient {
+  return createFetchHttp((url, init) => globalThis.fetch(url, init), undefined, redirects);
 }
 
 /**
@@ -58,19 +59,19 @@ function globalFetchHttp(): HttpClient {
  * after the first), else after the one-time `import()`. If that import fails (a bundle that left the file
  * out), the global `fetch` is used.
  */
-export function defaultHttp(): HttpClient | Promise<HttpClient> {
-  const deno = denoHttp();
+export function defaultHttp(redirects: RedirectPolicy): HttpClient | Promise<HttpClient> {
+  const deno = denoHttp(redirects);
   if (deno !== undefined) return deno;
-  if (!isNodeRuntime() || fetchForced()) return globalFetchHttp();
-  if (nodeFactory !== undefined) return nodeFactory();
+  if (!isNodeRuntime() || fetchForced()) return globalFetchHttp(redirects);
+  if (nodeFactory !== undefined) return nodeFactory(redirects);
   loading ??= import('./http-node.js').then(
     (m) => m.createNodeHttp,
     () => undefined,
   );
   return loading.then((factory) => {
-    if (factory === undefined) return globalFetchHttp();
+    if (factory === undefined) return globalFetchHttp(redirects);
     nodeFactory = factory;
-    return factory();
+    return factory(redirects);
   });
 }
 
@@ -87,14 +88,14 @@ let denoFresh: FetchLike | undefined;
  * reset reaches the adapter, which reports that the call may have run (docs/client.md, "Deno"). Not on Deno,
  * or with `SLUICE_CLIENT_HTTP=fetch`: undefined.
  */
-function denoHttp(): HttpClient | undefined {
+function denoHttp(redirects: RedirectPolicy): HttpClient | undefined {
   const deno = (globalThis as { Deno?: DenoLike }).Deno;
   if (typeof deno?.createHttpClient !== 'function' || fetchForced()) return undefined;
   if (denoFresh === undefined) {
     const client = deno.createHttpClient({ poolMaxIdlePerHost: 0 });
     denoFresh = (url, init) => globalThis.fetch(url, { ...init, client } as RequestInit);
   }
-  return createFetchHttp((url, init) => globalThis.fetch(url, init), denoFresh);
+  return createFetchHttp((url, init) => globalThis.fetch(url, init), denoFresh, redirects);
 }
 
 /**
@@ -113,6 +114,6 @@ export function defaultOAuthFetch(guardFor: AddressGuardFor): FetchLike {
 }
 
 /** The adapter over a caller's `fetch`. */
-export function fetchHttp(fetchFn: FetchLike): HttpClient {
-  return createFetchHttp(fetchFn);
+export function fetchHttp(fetchFn: FetchLike, redirects: RedirectPolicy): HttpClient {
+  return createFetchHttp(fetchFn, undefined, redirects);
 }

@@ -7,7 +7,7 @@ import {
   STALE_CODES,
   StaleConnectionError,
 } from './http-client.js';
-import { isRedirect, MAX_REDIRECTS, redirectTarget } from './redirect.js';
+import { headersAcross, isRedirect, MAX_REDIRECTS, type RedirectPolicy, redirectTarget } from './redirect.js';
 import { readTextLimited } from './sse-reader.js';
 
 /**
@@ -48,14 +48,18 @@ function connectionLost(error: unknown): boolean {
  * that it may have run (RFC 9110 §9.2.2). Both are as true of a fresh connection that was cut.
  * `freshFetch`, when given, sends the requests that are not resendable.
  */
-export function createFetchHttp(fetchFn: FetchLike, freshFetch: FetchLike = fetchFn): HttpClient {
+export function createFetchHttp(
+  fetchFn: FetchLike,
+  freshFetch: FetchLike = fetchFn,
+  redirectPolicy: RedirectPolicy = 'same-origin',
+): HttpClient {
   return {
     async request(method, url, headers, body, cancel, resendable): Promise<HttpResponse> {
       const signal = cancel.signal;
       // Redirects are followed here, as redirect.ts allows, never by fetch: fetch would carry the session id and
       // the caller's headers to another origin. In a browser a manual redirect is an opaque answer (status 0) that
       // cannot be followed; the transport reports it as such.
-      const init: RequestInit =
+      let init: RequestInit =
         body === undefined
           ? { method, headers, signal, redirect: 'manual' }
           : { method, headers, body, signal, redirect: 'manual' };
@@ -63,16 +67,23 @@ export function createFetchHttp(fetchFn: FetchLike, freshFetch: FetchLike = fetc
       // reused (http-default.ts), since Deno's fetch re-sends a request whose reused connection was reset.
       const send = resendable ? fetchFn : freshFetch;
       let target = url;
+      let sent = headers;
       for (let redirects = 0; ; redirects++) {
         const response = await fetchOnce(send, target, init, signal, resendable);
         const next = isRedirect(response.status)
-          ? redirectTarget(response.status, method, target, response.headers.get('location'))
+          ? redirectTarget(response.status, method, target, response.headers.get('location'), redirectPolicy)
           : undefined;
         if (next === undefined) return new FetchResponse(response);
         await response.body?.cancel().catch(() => {
           // Nothing left to release.
         });
         if (redirects >= MAX_REDIRECTS) throw new TypeError('redirect count exceeded');
+        // Leaving the origin (only under 'follow') drops the credentials (redirect.ts).
+        const nextHeaders = headersAcross(target, next, sent);
+        if (nextHeaders !== sent) {
+          sent = nextHeaders;
+          init = { ...init, headers: sent };
+        }
         target = next;
       }
     },

@@ -1,6 +1,6 @@
 /**
- * One request of the Node adapter: redirects followed as `redirect.ts` allows (within the origin, the method kept,
- * at most 20), and a request that met a stale keep-alive socket sent again.
+ * One request of the Node adapter: redirects followed as `redirect.ts` allows (the method kept, within the origin
+ * unless the policy is `'follow'`, at most 20), and a request that met a stale keep-alive socket sent again.
  */
 import {
   type Agent as HttpAgent,
@@ -20,7 +20,7 @@ import {
 } from './http-client.js';
 import { NodeResponse, rawHeader } from './http-node-response.js';
 import type { SilenceWatch, Watched } from './http-node-silence.js';
-import { isRedirect, MAX_REDIRECTS, redirectTarget } from './redirect.js';
+import { headersAcross, isRedirect, MAX_REDIRECTS, type RedirectPolicy, redirectTarget } from './redirect.js';
 
 /** Where requests to one URL go; derived once per URL, not per request. */
 export interface Target {
@@ -38,6 +38,8 @@ export interface Target {
 export interface Context extends SilenceWatch {
   target(url: URL): Target | undefined;
   agent(target: Target): HttpAgent;
+  /** The transport's `redirectPolicy` (redirect.ts). */
+  readonly redirects: RedirectPolicy;
 }
 
 function abortError(): Error {
@@ -135,7 +137,7 @@ export function send(
       context.unwatch(head);
       const status = res.statusCode ?? 0;
       const next = isRedirect(status)
-        ? redirectTarget(status, method, url, rawHeader(res.rawHeaders, 'location'))
+        ? redirectTarget(status, method, url, rawHeader(res.rawHeaders, 'location'), context.redirects)
         : undefined;
       if (next !== undefined) {
         detach();
@@ -144,8 +146,10 @@ export function send(
           reject(new TypeError('redirect count exceeded'));
           return;
         }
-        // Within the origin and the method kept (redirect.ts): the request goes again as it is.
-        resolve(send(context, method, next, headers, body, signal, resendable, redirects + 1));
+        // The method kept (redirect.ts): the request goes again as it is, without its credentials when it
+        // leaves the origin (only under `redirectPolicy: 'follow'`).
+        const nextHeaders = headersAcross(url, next, headers);
+        resolve(send(context, method, next, nextHeaders, body, signal, resendable, redirects + 1));
         return;
       }
       response = new NodeResponse(res, status, detach);

@@ -7,7 +7,8 @@
  * path reads the response head from `rawHeaders` and the body as Buffers from 'data' events.
  *
  * It keeps the observable behaviour of `fetch` that the transport relies on, except that redirects are followed only
- * within the origin and when they keep the method (redirect.ts, as the fetch adapter does too), `accept-encoding: gzip,
+ * when they keep the method, and within the origin unless the policy says `'follow'` (redirect.ts, as the fetch
+ * adapter does too), `accept-encoding: gzip,
  * deflate` is sent unless set and gzip/deflate/br bodies are decoded, `user-agent: node` is sent unless set,
  * header lookups join repeated fields like `Headers.get`, 204/205/304 have a null body, and a body that ends
  * before it is complete is an error, not an EOF.
@@ -22,6 +23,7 @@ import { TransportClosedError } from './errors.js';
 import type { HttpClient } from './http-client.js';
 import { type Context, send, type Target } from './http-node-send.js';
 import { silenceWatch } from './http-node-silence.js';
+import type { RedirectPolicy } from './redirect.js';
 
 /** @internal exported for the unit tests */
 export { nodeResponse } from './http-node-response.js';
@@ -36,7 +38,7 @@ const IDLE_SOCKET_MS = 4_000;
 const AGENT_OPTIONS = { keepAlive: true, timeout: IDLE_SOCKET_MS };
 
 /** One keep-alive HTTP client (its own agents, destroyed by `close()`). */
-export function createNodeHttp(): HttpClient {
+export function createNodeHttp(redirects: RedirectPolicy = 'same-origin'): HttpClient {
   let http: HttpAgent | undefined;
   let https: HttpsAgent | undefined;
   let closed = false;
@@ -71,6 +73,7 @@ export function createNodeHttp(): HttpClient {
     },
     watch: silence.watch,
     unwatch: silence.unwatch,
+    redirects,
   };
   return {
     request(method, url, headers, body, signal, resendable) {

@@ -48,7 +48,7 @@ function unfollowed(response: HttpResponse): string | undefined {
   } catch {
     target = 'an invalid location';
   }
-  return `redirect to ${target} not followed: only a redirect within the origin that keeps the method is`;
+  return `redirect to ${target} not followed: a redirect must keep the method and stay within the origin, or with redirectPolicy 'follow' not go from https to http`;
 }
 
 /**

@@ -63,6 +63,7 @@ export {
   type StreamableHttpClientOptions,
   type TokenOption,
 } from './options.js';
+export type { RedirectPolicy } from './redirect.js';
 export {
   TaskCancelledError,
   TaskExpiredError,

@@ -1,11 +1,11 @@
+// The client transport's options, each with its documented default. Resolved and validated once, in
+// resolve-options.ts.
 import type { OAuthClientProvider } from '@modelcontextprotocol/sdk/client/auth.js';
 import { IDEMPOTENCY_KEY_META } from '../jsonrpc/meta-keys.js';
 import type { TokenAuthProvider } from './auth/token-provider.js';
-import { InvalidOptionError } from './errors.js';
 import type { ClientClock, FetchLike } from './http-client.js';
-import { checkDefaultHttp } from './http-default.js';
-import { DEFAULT_IDEMPOTENT_METHODS, hasIdempotencyKey } from './idempotency.js';
-import { type ClientTracing, type ClientTracingOptions, clientTracingOf } from './tracing.js';
+import type { RedirectPolicy } from './redirect.js';
+import type { ClientTracingOptions } from './tracing.js';
 
 export type { ClientClock, FetchLike };
 
@@ -85,6 +85,16 @@ export interface StreamableHttpClientOptions {
    * @defaultValue `true`
    */
   dpop?: boolean;
+  /**
+   * Which redirects of the transport's requests are followed. `'same-origin'`: those that keep the method and stay
+   * within the origin (or only upgrade `http:` to `https:` on the same host); any other fails the request with
+   * `HttpStatusError` naming the target. `'follow'`: also those to another origin, except from `https:` to
+   * `http:`, without `Authorization`, `DPoP` and `Cookie` (as fetch drops them) but with the session id and your
+   * `headers`. The SDK's option of the same name; unlike its `'follow'`, a 301/302/303 of a POST is never
+   * followed (it would become a GET without the message). The OAuth client's own requests never follow one.
+   * @defaultValue `'same-origin'`
+   */
+  redirectPolicy?: RedirectPolicy;
   /**
    * Lift the OAuth client's URL policy, for development against an authorization server without TLS or on an
    * internal address. By default every URL the OAuth client fetches or sends the user to — the challenge's
@@ -221,168 +231,3 @@ export interface StreamableHttpClientOptions {
 
 /** The `_meta` key that marks a request as safe to re-send: `"io.sluice/idempotencyKey": "<non-empty string>"`. */
 export { IDEMPOTENCY_KEY_META };
-
-/** Resolved options: every field present, validated once. */
-export interface ResolvedClientOptions {
-  /** The caller's `fetch`; undefined means the runtime's default adapter (`http-default.ts`). */
-  readonly fetch: FetchLike | undefined;
-  readonly headers: HeadersOption;
-  readonly token: TokenOption | undefined;
-  readonly authProvider: OAuthClientProvider | TokenAuthProvider | undefined;
-  readonly waitForAuthorizationResponse: (() => Promise<URL | string>) | undefined;
-  readonly maxStepUps: number;
-  readonly dpop: boolean;
-  readonly insecureOAuthUrls: boolean;
-  readonly sessionId: string | undefined;
-  readonly maxEventBytes: number;
-  readonly idleTimeoutMs: number;
-  readonly initialReconnectDelayMs: number;
-  readonly maxReconnectDelayMs: number;
-  readonly maxReconnectAttempts: number;
-  readonly stableConnectionMs: number;
-  readonly closeTimeoutMs: number;
-  readonly maxRetryAfterMs: number;
-  readonly reinitializeOnSessionExpiry: boolean;
-  readonly openStandaloneStream: boolean;
-  readonly standaloneReadyWaitMs: number;
-  readonly isIdempotent: (request: OutgoingRequest) => boolean;
-  readonly protocol: object | undefined;
-  readonly tracing: ClientTracing | undefined;
-  readonly clock: ClientClock;
-  readonly random: () => number;
-}
-
-const DEFAULTS = {
-  maxEventBytes: 16 * 1024 * 1024,
-  idleTimeoutMs: 60_000,
-  initialReconnectDelayMs: 1_000,
-  maxReconnectDelayMs: 30_000,
-  maxReconnectAttempts: 5,
-  stableConnectionMs: 30_000,
-  closeTimeoutMs: 5_000,
-  maxRetryAfterMs: 10_000,
-  maxStepUps: 2,
-  standaloneReadyWaitMs: 500,
-} as const;
-
-const systemClock: ClientClock = {
-  now: () => Date.now(),
-  setTimeout: (fn, ms) => globalThis.setTimeout(fn, ms),
-  clearTimeout: (handle) => globalThis.clearTimeout(handle as ReturnType<typeof setTimeout>),
-};
-
-function number(
-  options: StreamableHttpClientOptions,
-  name: keyof typeof DEFAULTS,
-  min: number,
-  integer: boolean,
-): number {
-  const value = options[name] ?? DEFAULTS[name];
-  if (
-    typeof value !== 'number' ||
-    Number.isNaN(value) ||
-    value < min ||
-    (integer && !Number.isInteger(value))
-  ) {
-    throw new InvalidOptionError(
-      `option ${name} must be ${integer ? 'an integer' : 'a number'} >= ${min}, got ${String(value)}`,
-    );
-  }
-  return value;
-}
-
-/** Merges defaults per field and validates; throws `InvalidOptionError` naming the field and the fix. */
-export function resolveOptions(options: StreamableHttpClientOptions = {}): ResolvedClientOptions {
-  const fetchFn = options.fetch;
-  if (fetchFn === undefined) checkDefaultHttp();
-  else if (typeof fetchFn !== 'function') throw new InvalidOptionError('option fetch must be a function');
-  const maxEventBytes = number(options, 'maxEventBytes', 1024, true);
-  const idleTimeoutMs = number(options, 'idleTimeoutMs', 1, false);
-  const initialReconnectDelayMs = number(options, 'initialReconnectDelayMs', 0, false);
-  const maxReconnectDelayMs = number(options, 'maxReconnectDelayMs', 0, false);
-  if (maxReconnectDelayMs < initialReconnectDelayMs) {
-    throw new InvalidOptionError(
-      `option maxReconnectDelayMs (${maxReconnectDelayMs}) must be >= initialReconnectDelayMs (${initialReconnectDelayMs})`,
-    );
-  }
-  const maxReconnectAttempts = number(options, 'maxReconnectAttempts', 0, true);
-  const stableConnectionMs = number(options, 'stableConnectionMs', 1, false);
-  const closeTimeoutMs = number(options, 'closeTimeoutMs', 1, false);
-  const maxRetryAfterMs = number(options, 'maxRetryAfterMs', 0, false);
-  const standaloneReadyWaitMs = number(options, 'standaloneReadyWaitMs', 0, false);
-  if (options.sessionId !== undefined && !/^[\x21-\x7E]+$/.test(options.sessionId)) {
-    throw new InvalidOptionError('option sessionId must be non-empty visible ASCII (0x21-0x7E)');
-  }
-  const headers = options.headers ?? {};
-  if (typeof headers !== 'function' && (typeof headers !== 'object' || headers === null)) {
-    throw new InvalidOptionError('option headers must be a record of strings or a function returning one');
-  }
-  if (
-    options.token !== undefined &&
-    typeof options.token !== 'string' &&
-    typeof options.token !== 'function'
-  ) {
-    throw new InvalidOptionError('option token must be a string or a function returning one');
-  }
-  const { authProvider, waitForAuthorizationResponse } = options;
-  if (authProvider !== undefined) {
-    if (
-      authProvider === null ||
-      typeof authProvider !== 'object' ||
-      (typeof (authProvider as { tokens?: unknown }).tokens !== 'function' &&
-        typeof (authProvider as { token?: unknown }).token !== 'function')
-    ) {
-      throw new InvalidOptionError(
-        'option authProvider must be an OAuthClientProvider (tokens(), saveTokens(), …) or an SDK v2 AuthProvider (token())',
-      );
-    }
-    if (options.token !== undefined) {
-      throw new InvalidOptionError(
-        'options token and authProvider exclude each other: the provider supplies the token',
-      );
-    }
-  }
-  if (waitForAuthorizationResponse !== undefined && typeof waitForAuthorizationResponse !== 'function') {
-    throw new InvalidOptionError('option waitForAuthorizationResponse must be a function');
-  }
-  const maxStepUps = number(options, 'maxStepUps', 0, true);
-  if (options.dpop !== undefined && typeof options.dpop !== 'boolean') {
-    throw new InvalidOptionError('option dpop must be a boolean');
-  }
-  if (options.insecureOAuthUrls !== undefined && typeof options.insecureOAuthUrls !== 'boolean') {
-    throw new InvalidOptionError('option insecureOAuthUrls must be a boolean');
-  }
-  const methods = new Set(options.idempotentMethods ?? DEFAULT_IDEMPOTENT_METHODS);
-  const isIdempotent =
-    options.isIdempotent ??
-    ((request: OutgoingRequest) => methods.has(request.method) || hasIdempotencyKey(request));
-  const random = options.random ?? Math.random;
-  if (typeof random !== 'function') throw new InvalidOptionError('option random must be a function');
-  return {
-    fetch: fetchFn,
-    headers,
-    token: options.token,
-    authProvider,
-    waitForAuthorizationResponse,
-    maxStepUps,
-    dpop: options.dpop ?? true,
-    insecureOAuthUrls: options.insecureOAuthUrls ?? false,
-    sessionId: options.sessionId,
-    maxEventBytes,
-    idleTimeoutMs,
-    initialReconnectDelayMs,
-    maxReconnectDelayMs,
-    maxReconnectAttempts,
-    stableConnectionMs,
-    closeTimeoutMs,
-    maxRetryAfterMs,
-    reinitializeOnSessionExpiry: options.reinitializeOnSessionExpiry ?? true,
-    openStandaloneStream: options.openStandaloneStream ?? true,
-    standaloneReadyWaitMs,
-    isIdempotent,
-    protocol: options.protocol,
-    tracing: clientTracingOf(options.tracing, () => (options.clock ?? systemClock).now()),
-    clock: options.clock ?? systemClock,
-    random,
-  };
-}

@@ -21,10 +21,11 @@ import {
 import { toClientError } from './http.js';
 import { failRequest, receiveMessage } from './inbound.js';
 import { modernRevisionOf, RESERVED_HEADERS } from './modern.js';
-import { type OutgoingRequest, resolveOptions, type StreamableHttpClientOptions } from './options.js';
+import type { OutgoingRequest, StreamableHttpClientOptions } from './options.js';
 import { postMessage } from './post.js';
 import { reinitialize } from './reinit.js';
 import { abandonRequest } from './resend.js';
+import { resolveOptions } from './resolve-options.js';
 import { StreamRunner } from './streams.js';
 import type { TracedRequest } from './tracing.js';
 import type { RequestId, WireMessage } from './wire.js';

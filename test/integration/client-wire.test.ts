@@ -426,6 +426,52 @@ for (const [adapter, http] of Object.entries(CLIENT_ADAPTERS)) {
       }
     });
 
+    test("redirectPolicy 'follow': a 307 to another origin is followed without the credentials; a 302 of a POST is not", async () => {
+      // Two loopback ports are two origins. The server that moved keeps the session: the session id, the protocol
+      // version and the caller's headers go along; Authorization and Cookie do not (as fetch drops them).
+      const target = await scripted((_req, res, seen) => {
+        res.writeHead(200, { 'content-type': 'application/json' });
+        res.end(JSON.stringify(resultFor(seen.body?.['id'], 'moved')));
+      });
+      const srv = await scripted((_req, res, seen) => {
+        const location = new URL(target.url);
+        location.searchParams.set('from', 'old');
+        if (seen.body?.['id'] === 2) res.writeHead(302, { location: location.href }).end();
+        else res.writeHead(307, { location: location.href }).end();
+      });
+      const { transport, messages } = await open(srv.url, {
+        redirectPolicy: 'follow',
+        token: 'secret',
+        sessionId: 'sess-1',
+        headers: { 'x-api-key': 'k', cookie: 'c=1' },
+      });
+      try {
+        await transport.send(call(1));
+        await until(() => responses(messages).length === 1, 'response from the other origin');
+        assert.deepEqual(responses(messages)[0]?.['result'], resultFor(1, 'moved').result);
+        const moved = target.seen[0];
+        assert.equal(moved?.method, 'POST');
+        assert.equal(moved?.url, `${new URL(target.url).pathname}?from=old`);
+        assert.deepEqual(moved?.body, srv.seen[0]?.body, 'the message went along');
+        assert.equal(moved?.headers['mcp-session-id'], 'sess-1');
+        assert.equal(moved?.headers['x-api-key'], 'k');
+        assert.equal(moved?.headers.authorization, undefined, 'no token to another origin');
+        assert.equal(moved?.headers.cookie, undefined, 'no cookie to another origin');
+        assert.equal(srv.seen[0]?.headers.authorization, 'Bearer secret', 'the first origin had it');
+        await assert.rejects(transport.send(call(2)), (e: unknown) => {
+          assert.ok(e instanceof HttpStatusError, String(e));
+          assert.equal(e.status, 302);
+          assert.match(e.message, /not followed/);
+          return true;
+        });
+        assert.equal(target.seen.length, 1, 'the 302 of a POST reached nobody');
+      } finally {
+        await transport.close();
+        await srv.close();
+        await target.close();
+      }
+    });
+
     test('gzip-encoded JSON and SSE bodies are decoded; accept-encoding and user-agent are sent', async () => {
       const srv = await scripted((_req, res, seen) => {
         const id = seen.body?.['id'];

@@ -8,7 +8,7 @@ import {
   idempotencyMeta,
   StreamableHttpClientTransport,
 } from '../../src/client/index.js';
-import { resolveOptions } from '../../src/client/options.js';
+import { resolveOptions } from '../../src/client/resolve-options.js';
 import { mediaType } from '../../src/http/media-type.js';
 import { classify } from '../../src/jsonrpc/message.js';
 
@@ -24,6 +24,8 @@ describe('client options', () => {
     assert.equal(resolveOptions({ standaloneReadyWaitMs: 0 }).standaloneReadyWaitMs, 0);
     assert.equal(o.insecureOAuthUrls, false);
     assert.equal(resolveOptions({ insecureOAuthUrls: true }).insecureOAuthUrls, true);
+    assert.equal(o.redirectPolicy, 'same-origin');
+    assert.equal(resolveOptions({ redirectPolicy: 'follow' }).redirectPolicy, 'follow');
   });
 
   test('impossible values throw InvalidOptionError in the constructor', () => {
@@ -36,6 +38,7 @@ describe('client options', () => {
       { standaloneReadyWaitMs: -1 },
       { sessionId: 'has space' },
       { insecureOAuthUrls: 'yes' as unknown as boolean },
+      { redirectPolicy: 'error' as unknown as 'follow' },
     ];
     for (const options of bad) {
       assert.throws(
