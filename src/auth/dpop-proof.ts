@@ -155,7 +155,17 @@ export class DpopProofChecker {
     try {
       const k = await this.#keys.keyFor(jwk, header.alg, jkt);
       thumbprint = k.thumbprint;
-      ({ payload } = await jose.jwtVerify(proof, k.key, { typ: 'dpop+jwt', algorithms: [header.alg] }));
+      if ('verify' in k.check) {
+        // node:crypto on Node (proof-signature.ts): the same checks as jwtVerify's, at half its cost.
+        const verdict = k.check.verify(proof, header, Math.floor(this.#o.now() / 1000));
+        if ('refused' in verdict) return verdict.refused;
+        payload = verdict.payload;
+      } else {
+        ({ payload } = await jose.jwtVerify(proof, k.check.key, {
+          typ: 'dpop+jwt',
+          algorithms: [header.alg],
+        }));
+      }
     } catch {
       return 'the DPoP proof signature does not verify';
     }

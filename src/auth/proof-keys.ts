@@ -14,6 +14,7 @@ import type { JWK } from 'jose';
 import { BoundedMap } from '../flow/bounded-map.js';
 import { base64url } from '../security/random.js';
 import { loadJose } from './jose-lazy.js';
+import { nodeProofVerifier, type ProofVerifier } from './proof-signature.js';
 
 /** Keys, and token hashes, remembered at most. */
 export const PROOF_CACHE_ENTRIES = 1000;
@@ -21,8 +22,8 @@ export const PROOF_CACHE_ENTRIES = 1000;
 export interface ProofKey {
   /** RFC 7638 thumbprint, SHA-256, base64url: what a bound token's `cnf.jkt` names. */
   readonly thumbprint: string;
-  /** The key imported for this algorithm. */
-  readonly key: CryptoKey | Uint8Array;
+  /** How its proofs are checked: through node:crypto where proof-signature.ts applies, else by jose with this key. */
+  readonly check: { readonly verify: ProofVerifier } | { readonly key: CryptoKey };
 }
 
 async function sha256(text: string): Promise<string> {
@@ -49,11 +50,14 @@ export class ProofKeys {
     if (known !== undefined) return known;
     const made = (async (): Promise<ProofKey> => {
       const jose = await loadJose();
+      const verify = nodeProofVerifier(jwk, alg);
+      if (verify !== undefined)
+        return { check: { verify }, thumbprint: await jose.calculateJwkThumbprint(jwk, 'sha256') };
       const key = await jose.importJWK(jwk, alg);
       // As jose's EmbeddedJWK: only an asymmetric public key. A secret one (`oct`) would let anyone
       // who reads the proof sign with it.
       if (key instanceof Uint8Array || key.type !== 'public') throw new TypeError('not a public key');
-      return { key, thumbprint: await jose.calculateJwkThumbprint(jwk, 'sha256') };
+      return { check: { key }, thumbprint: await jose.calculateJwkThumbprint(jwk, 'sha256') };
     })();
     this.#keys.set(id, made);
     const forget = (): void => {
