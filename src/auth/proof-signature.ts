@@ -19,7 +19,6 @@
  * node:crypto is reached through `process.getBuiltinModule`, not an import, so `sluice/fetch` still
  * bundles for runtimes without node:* (test/unit/fetch-neutral.test.ts).
  */
-// Types only: node:crypto and Buffer are reached at run time through globalThis, on Node alone.
 import type { JWK } from 'jose';
 
 /** A proof's claims set when its signature verifies, else why not. */
@@ -32,7 +31,22 @@ export type ProofVerifier = (
   nowS: number,
 ) => ProofVerdict;
 
-type NodeCrypto = typeof import('node:crypto');
+/** What this file uses of node:crypto's KeyObject and functions (declared here: auth imports no node:*). */
+interface NodeKey {
+  readonly type: string;
+  readonly asymmetricKeyType?: string | undefined;
+  readonly asymmetricKeyDetails?: { readonly namedCurve?: string | undefined } | undefined;
+}
+
+interface NodeCrypto {
+  createPublicKey(key: { key: JWK; format: 'jwk' }): NodeKey;
+  verify(
+    algorithm: string,
+    data: Uint8Array,
+    key: { key: NodeKey; dsaEncoding: 'ieee-p1363' },
+    signature: Uint8Array,
+  ): boolean;
+}
 
 interface NodeGlobals {
   process?: {
