@@ -150,17 +150,22 @@ describe('cluster Redis parts', {
       onReRegister: () => reRegistered++,
     });
     await lease.start();
-    assert.equal(lease.state, 'held');
-    assert.equal(await lease.isAlive('incL'), true);
-    assert.equal(await lease.isAlive('someone-else'), false);
-    await sleep(700);
-    assert.equal(await lease.isAlive('incL'), true, 'refreshed before it lapsed');
-    await redis.restart();
-    await until(() => reRegistered === 1, 5_000, 're-registration after the restart');
-    assert.equal(await lease.isAlive('incL'), true);
-    assert.equal(lease.state, 'held');
-    await lease.stop();
-    assert.equal(await lease.isAlive('incL'), false, 'stop() gives the lease up at once');
+    try {
+      assert.equal(lease.state, 'held');
+      assert.equal(await lease.isAlive('incL'), true);
+      assert.equal(await lease.isAlive('someone-else'), false);
+      await sleep(700);
+      assert.equal(await lease.isAlive('incL'), true, 'refreshed before it lapsed');
+      await redis.restart();
+      await until(() => reRegistered === 1, 5_000, 're-registration after the restart');
+      assert.equal(await lease.isAlive('incL'), true);
+      assert.equal(lease.state, 'held');
+      await lease.stop();
+      assert.equal(await lease.isAlive('incL'), false, 'stop() gives the lease up at once');
+    } finally {
+      // Whatever failed above, this lease must not go on refreshing into the next test's count.
+      await lease.stop();
+    }
   });
 
   test('lease: others() counts the peers whose lease holds, not itself, not a stopped or lapsed one', async () => {
