@@ -154,8 +154,15 @@ describe('cluster Redis parts', {
       assert.equal(lease.state, 'held');
       assert.equal(await lease.isAlive('incL'), true);
       assert.equal(await lease.isAlive('someone-else'), false);
+      const slept = Date.now();
       await sleep(700);
-      assert.equal(await lease.isAlive('incL'), true, 'refreshed before it lapsed');
+      // What a failure here needs to be read: the lease's own view, and how late the sleep woke (a
+      // stall of the process longer than a third of the lease skips refreshes).
+      assert.equal(
+        await lease.isAlive('incL'),
+        true,
+        `refreshed before it lapsed (state ${lease.state}, ${lease.validUntil - Date.now()} ms left by its clock, re-registered ${reRegistered}x, slept ${Date.now() - slept} ms)`,
+      );
       await redis.restart();
       await until(() => reRegistered === 1, 5_000, 're-registration after the restart');
       assert.equal(await lease.isAlive('incL'), true);
