@@ -4,14 +4,24 @@
  * every tampered one refused. jose stays the reference, and the path for the other algorithms.
  */
 import assert from 'node:assert/strict';
-import { KeyObject, sign as nodeSign } from 'node:crypto';
+import { createHash, KeyObject, sign as nodeSign } from 'node:crypto';
 import { describe, test } from 'node:test';
 import fc from 'fast-check';
-import { base64url, exportJWK, generateKeyPair, type JWK, jwtVerify, SignJWT } from 'jose';
+import {
+  base64url,
+  calculateJwkThumbprint,
+  exportJWK,
+  generateKeyPair,
+  type JWK,
+  jwtVerify,
+  SignJWT,
+} from 'jose';
+import { DpopProofChecker } from '../../src/auth/dpop-proof.js';
 import { ProofKeys } from '../../src/auth/proof-keys.js';
 import { nodeProofVerifier, type ProofVerifier } from '../../src/auth/proof-signature.js';
 
 const NOW_S = 1_900_000_000;
+const RESOURCE = 'https://mcp.example.com/mcp';
 const claims = {
   htm: 'POST',
   htu: 'https://mcp.example.com/mcp',
@@ -163,4 +173,30 @@ describe('ProofKeys: which path checks a key', () => {
     const rs = await signer('RS256');
     assert.ok('key' in (await keys.keyFor(rs.jwk, 'RS256', 'x')).check);
   });
+});
+
+describe('DpopProofChecker: both paths end to end', () => {
+  for (const alg of ['ES256', 'EdDSA', 'PS256']) {
+    test(`${alg}: a good proof is taken once; a tampered one is refused`, async () => {
+      const s = await signer(alg);
+      const jkt = await calculateJwkThumbprint(s.jwk, 'sha256');
+      const checker = new DpopProofChecker({ resource: RESOURCE, algorithms: [alg], now: Date.now });
+      const ath = createHash('sha256').update('tok').digest('base64url');
+      const proof = await s.sign({
+        htm: 'POST',
+        htu: RESOURCE,
+        ath,
+        jti: `j-${alg}`,
+        iat: Math.floor(Date.now() / 1000),
+      });
+      const [h, p, sig] = proof.split('.') as [string, string, string];
+      const tampered = `${h}.${base64url.encode(JSON.stringify({ ...claims, htu: RESOURCE, ath }))}.${sig}`;
+      assert.equal(
+        await checker.check(tampered, 'POST', 'tok', jkt),
+        'the DPoP proof signature does not verify',
+      );
+      assert.equal(await checker.check(`${h}.${p}.${sig}`, 'POST', 'tok', jkt), undefined);
+      assert.equal(await checker.check(proof, 'POST', 'tok', jkt), 'the DPoP proof was used before');
+    });
+  }
 });
