@@ -218,7 +218,12 @@ export async function main(argv: string[]): Promise<number> {
   let connection: Connection | undefined;
   let hint = '';
   try {
-    connection = await connectClient(endpoint.href, headers, values.token);
+    connection = await connectClient(
+      endpoint.href,
+      headers,
+      values.token,
+      values['follow-redirects'] === true,
+    );
     // The tool list gives the schema --arg values are coerced by; a server that cannot list is still called.
     const listed = await listAllTools(connection.client).catch(() => undefined);
     const known = listed?.find((t) => t.name === tool);

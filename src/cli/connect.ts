@@ -48,6 +48,8 @@ export async function connectClient(
   url: string,
   headers: Record<string, string>,
   token: string | undefined,
+  /** `--follow-redirects`: the transport's `redirectPolicy: 'follow'` (client/redirect.ts). */
+  followRedirects = false,
 ): Promise<Connection> {
   const parsed = endpointUrl(url);
   const client = new Client({ name: 'sluice-cli', version: '0.1.0' });
@@ -64,6 +66,7 @@ export async function connectClient(
       ? { authProvider: auth, dpop: false, insecureOAuthUrls: auth.insecureOAuthUrls }
       : {}),
     protocol: client,
+    redirectPolicy: followRedirects ? 'follow' : 'same-origin',
   });
   const sends = new Set<Promise<void>>();
   const send = transport.send.bind(transport);

@@ -76,6 +76,13 @@ export function failureHint(error: unknown, url: URL | undefined): string {
   if (/answered http 404\b/.test(t) && url !== undefined) {
     return ` (no MCP endpoint at ${url.pathname} on ${url.host}: check the URL's path; 'sluice serve' serves /mcp)`;
   }
+  // A 307/308 to another origin (client/redirect.ts): the server says it moved.
+  const moved = /answered http 30[78] \(redirect to (\S+) not followed/.exec(t);
+  if (moved !== null) {
+    return url?.protocol === 'https:' && moved[1]?.startsWith('http:') === true
+      ? ` (it points from https to plain http, which is never followed: use that URL if you trust it)`
+      : ` (the server points to another origin: pass --follow-redirects to follow it, or use that URL)`;
+  }
   if (/enotfound|eai_again/.test(t)) {
     return ` (the host name ${url?.hostname ?? 'of the URL'} does not resolve: check the URL, or use an address such as 127.0.0.1)`;
   }

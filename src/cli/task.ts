@@ -14,10 +14,11 @@ import { partialMarkerOf } from '../jsonrpc/partial.js';
 import { readCommandLine } from './command-line.js';
 import { type Connection, connectClient, parseHeaders, UsageError } from './connect.js';
 import { endpointUrl, failureHint } from './hints.js';
-import { CONNECT_OPTIONS } from './spec/connect-options.js';
+import { CONNECT_OPTIONS, FOLLOW_REDIRECTS_HELP } from './spec/connect-options.js';
 import { oneLine, usageFailure } from './usage-error.js';
 
-const USAGE_LINE = "usage: sluice task <get|cancel> ID URL [--header 'K: V' ...] [--token T]";
+const USAGE_LINE =
+  "usage: sluice task <get|cancel> ID URL [--header 'K: V' ...] [--token T] [--follow-redirects]";
 
 export const USAGE_TASK = `${USAGE_LINE}
 
@@ -25,6 +26,7 @@ export const USAGE_TASK = `${USAGE_LINE}
   cancel ID URL    cancels the task (a finished task stays as it is)
   --header 'K: V'  an extra request header (repeatable)
   --token T        sent as Authorization: Bearer T (a task belongs to the principal that created it)
+${FOLLOW_REDIRECTS_HELP}
 
 exit codes: 0 ok, 2 usage, 3 unknown task or transport failure`;
 
@@ -92,7 +94,7 @@ function partialDelta(p: Progress): string | undefined {
 }
 
 /** This command's options that stand alone (`--header=…` carries its value; `--header V` is two words). */
-const OWN_FLAG = /^(?:-h|--help|--(?:header|token)=.*)$/s;
+const OWN_FLAG = /^(?:-h|--help|--follow-redirects|--(?:header|token)=.*)$/s;
 
 /**
  * The first word after `get`/`cancel` that is not one of this command's options is the task's ID, even
@@ -144,7 +146,12 @@ export async function main(argv: string[]): Promise<number> {
   }
   let connection: Connection | undefined;
   try {
-    connection = await connectClient(endpoint.href, headers, values.token);
+    connection = await connectClient(
+      endpoint.href,
+      headers,
+      values.token,
+      values['follow-redirects'] === true,
+    );
     const result = await connection.client.request(
       { method: `tasks/${verb}`, params: { taskId, _meta: TASK_META } } as never,
       { safeParse: (data: unknown) => ({ success: true as const, data }) } as never,

@@ -1,6 +1,8 @@
 // `sluice call` and `sluice tools`, spawned as real processes against real servers on 127.0.0.1.
 import assert from 'node:assert/strict';
 import type { ChildProcess } from 'node:child_process';
+import { createServer } from 'node:http';
+import type { AddressInfo } from 'node:net';
 import { after, before, describe, test } from 'node:test';
 import { fileURLToPath } from 'node:url';
 import { createDemoServer } from '../../src/demo/demo-server.js';
@@ -170,6 +172,36 @@ describe('sluice call / sluice tools against sluice serve', () => {
     const text = await runCli(['tools', served.url, '--schema'], 'sluice tools text');
     assert.match(text.stdout, /^echo text /m);
     assert.match(text.stdout, /"text": \{/);
+  });
+
+  test('a server that moved to another origin: refused with a hint, followed with --follow-redirects', async () => {
+    // Another port is another origin: every request there is sent on to the demo server with a 307.
+    const moved = createServer((req, res) => {
+      req.resume();
+      res.writeHead(307, { location: served.url }).end();
+    });
+    await new Promise<void>((resolve) => moved.listen(0, '127.0.0.1', resolve));
+    const at = `http://127.0.0.1:${(moved.address() as AddressInfo).port}/mcp`;
+    try {
+      const refused = await runCli(['tools', at, '--json'], 'sluice tools, redirected');
+      assert.equal(refused.code, 3, refused.stderr);
+      assert.match(refused.stderr, /HTTP 307 \(redirect to .* not followed.*pass --follow-redirects/);
+      const followed = await runCli(
+        ['tools', at, '--json', '--follow-redirects'],
+        'sluice tools --follow-redirects',
+      );
+      assert.equal(followed.code, 0, followed.stderr);
+      const tools = JSON.parse(followed.stdout) as { name: string }[];
+      assert.ok(tools.some((t) => t.name === 'echo'));
+      const call = await runCli(
+        ['call', at, 'echo', ...withArgs('text=moved'), '--follow-redirects', '--json'],
+        'sluice call --follow-redirects',
+      );
+      assert.equal(call.code, 0, call.stderr);
+      assert.match(call.stdout, /moved/);
+    } finally {
+      await new Promise((resolve) => moved.close(resolve));
+    }
   });
 });
 

@@ -148,6 +148,24 @@ describe('client commands: hints', () => {
     );
   });
 
+  test('a 307 to another origin names --follow-redirects; one to plain http says it is never followed', () => {
+    const note = (to: string) =>
+      `redirect to ${to} not followed: a redirect must keep the method and stay within the origin, or with redirectPolicy 'follow' not go from https to http`;
+    const moved = new HttpStatusError('POST', 307, '', undefined, note('https://new.example.com/mcp'));
+    assert.equal(
+      failureHint(moved, new URL('https://old.example.com/mcp')),
+      ' (the server points to another origin: pass --follow-redirects to follow it, or use that URL)',
+    );
+    const plain = new HttpStatusError('POST', 308, '', undefined, note('http://old.example.com/mcp'));
+    assert.equal(
+      failureHint(plain, new URL('https://old.example.com/mcp')),
+      ' (it points from https to plain http, which is never followed: use that URL if you trust it)',
+    );
+    // A 302 of a POST would lose the message: no flag helps, so none is named.
+    const lossy = new HttpStatusError('POST', 302, '', undefined, note('https://new.example.com/mcp'));
+    assert.equal(failureHint(lossy, new URL('https://old.example.com/mcp')), '');
+  });
+
   test('a 404 on connecting says to check the path', () => {
     const error = new HttpStatusError('POST', 404, '<html>Not Found</html>');
     assert.equal(

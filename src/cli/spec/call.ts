@@ -5,10 +5,10 @@
  */
 
 /** The one line of usage a usage error prints. */
-import { CONNECT_OPTIONS } from './connect-options.js';
+import { CONNECT_OPTIONS, FOLLOW_REDIRECTS_HELP } from './connect-options.js';
 
 const USAGE_LINE =
-  "usage: sluice call URL TOOL [--arg k=v ...] [--args JSON] [--header 'K: V' ...] [--token T] [--timeout MS] [--task] [--json]";
+  "usage: sluice call URL TOOL [--arg k=v ...] [--args JSON] [--header 'K: V' ...] [--token T] [--follow-redirects] [--timeout MS] [--task] [--json]";
 
 export const USAGE_CALL = `usage: sluice call URL TOOL [options]
 
@@ -20,6 +20,7 @@ export const USAGE_CALL = `usage: sluice call URL TOOL [options]
   --args JSON      all arguments as one JSON object (--arg values are merged over it)
   --header 'K: V'  an extra request header (repeatable)
   --token T        sent as Authorization: Bearer T
+${FOLLOW_REDIRECTS_HELP}
   --timeout MS     request timeout, reset by every progress event (default 60000)
   --task           run the call as a task (tasks extension, 2026-07-28): its progress while the server holds
                    it, then the task id once it is one (stderr; with --json {"type":"progress"} and

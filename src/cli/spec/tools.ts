@@ -4,15 +4,17 @@
  * command (which for `serve` means the SDK, zod and the demo server: half a CPU-second).
  */
 
-import { CONNECT_OPTIONS } from './connect-options.js';
+import { CONNECT_OPTIONS, FOLLOW_REDIRECTS_HELP } from './connect-options.js';
 
-const USAGE_LINE = "usage: sluice tools URL [--schema] [--header 'K: V' ...] [--token T] [--json]";
+const USAGE_LINE =
+  "usage: sluice tools URL [--schema] [--header 'K: V' ...] [--token T] [--follow-redirects] [--json]";
 
 const USAGE = `usage: sluice tools URL [options]
 
   --schema         print each tool's full input schema under its line
   --header 'K: V'  an extra request header (repeatable)
   --token T        sent as Authorization: Bearer T
+${FOLLOW_REDIRECTS_HELP}
   --json           the tools (all pages) as one JSON array, schemas included
 
 One line per tool: its name, its parameters (required ones first, optional ones in [brackets]) and the
