@@ -29,6 +29,8 @@ export interface TransportOptions {
   http2?: boolean | undefined;
   headersTimeout: number;
   requestTimeout: number;
+  /** Idle keep-alive connections are closed after this long (serve.ts says why it is long). */
+  keepAliveTimeout: number;
 }
 
 export interface TransportServer {
@@ -60,7 +62,7 @@ export function createTransportServer(o: TransportOptions, listener: Listener): 
     // Node enforces both only when it sweeps connections (every 30 s by default), which would let a
     // slow-headers client hold a socket for up to 40 s; sweep at a quarter of the shorter timeout.
     connectionsCheckingInterval: Math.max(100, Math.floor(o.headersTimeout / 4)),
-    keepAliveTimeout: 5_000,
+    keepAliveTimeout: o.keepAliveTimeout,
   };
   if (o.tls === undefined) {
     const server = createHttpServer(h1, listener);

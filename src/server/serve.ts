@@ -44,6 +44,15 @@ export interface ServeOptions extends Omit<McpHandlerOptions, 'oauth'> {
   headersTimeoutMs?: number;
   /** Time allowed to receive a whole request (headers and body); never applies to responses. @defaultValue 30000 */
   requestTimeoutMs?: number;
+  /**
+   * How long an idle keep-alive connection (HTTP/1.1) is kept before the server closes it. Above the idle
+   * time of a proxy's upstream connection pool (nginx `keepalive_timeout`, 60 s by default; AWS ALB 60 s),
+   * so that the proxy, not Sluice, closes an idle connection: otherwise the proxy may send a request on a
+   * connection the server is closing at that instant, and nginx answers a POST so cut with 502 rather
+   * than send it again (RFC 9112 §9.3.1 lets a client retry only what it knows was not processed).
+   * @defaultValue 65000
+   */
+  keepAliveTimeoutMs?: number;
   /** Serve the Prometheus exposition at this path (e.g. '/metrics'). @defaultValue undefined (off) */
   metricsPath?: string;
   /** Serve HTTPS with this PEM key and certificate. @defaultValue undefined (plain HTTP) */
@@ -122,8 +131,14 @@ export async function serve(options: ServeOptions): Promise<Served> {
   if (!(headersTimeout > 0 && requestTimeout >= headersTimeout)) {
     throw new InvalidOptionError('serve: need 0 < headersTimeoutMs <= requestTimeoutMs');
   }
+  const keepAliveTimeout = options.keepAliveTimeoutMs ?? 65_000;
+  if (!(Number.isInteger(keepAliveTimeout) && keepAliveTimeout > 0)) {
+    throw new InvalidOptionError(
+      `serve: keepAliveTimeoutMs must be a positive integer, got ${String(keepAliveTimeout)}`,
+    );
+  }
   const transport = createTransportServer(
-    { tls: options.tls, http2: options.http2, headersTimeout, requestTimeout },
+    { tls: options.tls, http2: options.http2, headersTimeout, requestTimeout, keepAliveTimeout },
     (req, res) => {
       const p = targetPathname(req.url ?? '/');
       if (p === path) return handler(req, res);
