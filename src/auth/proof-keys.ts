@@ -51,13 +51,16 @@ export class ProofKeys {
     const made = (async (): Promise<ProofKey> => {
       const jose = await loadJose();
       const verify = nodeProofVerifier(jwk, alg);
-      if (verify !== undefined)
-        return { check: { verify }, thumbprint: await jose.calculateJwkThumbprint(jwk, 'sha256') };
-      const key = await jose.importJWK(jwk, alg);
-      // As jose's EmbeddedJWK: only an asymmetric public key. A secret one (`oct`) would let anyone
-      // who reads the proof sign with it.
-      if (key instanceof Uint8Array || key.type !== 'public') throw new TypeError('not a public key');
-      return { check: { key }, thumbprint: await jose.calculateJwkThumbprint(jwk, 'sha256') };
+      let check: ProofKey['check'];
+      if (verify !== undefined) check = { verify };
+      else {
+        const key = await jose.importJWK(jwk, alg);
+        // As jose's EmbeddedJWK: only an asymmetric public key. A secret one (`oct`) would let anyone
+        // who reads the proof sign with it.
+        if (key instanceof Uint8Array || key.type !== 'public') throw new TypeError('not a public key');
+        check = { key };
+      }
+      return { check, thumbprint: await jose.calculateJwkThumbprint(jwk, 'sha256') };
     })();
     this.#keys.set(id, made);
     const forget = (): void => {

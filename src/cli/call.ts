@@ -218,12 +218,7 @@ export async function main(argv: string[]): Promise<number> {
   let connection: Connection | undefined;
   let hint = '';
   try {
-    connection = await connectClient(
-      endpoint.href,
-      headers,
-      values.token,
-      values['follow-redirects'] === true,
-    );
+    connection = await connectClient(endpoint.href, headers, values);
     // The tool list gives the schema --arg values are coerced by; a server that cannot list is still called.
     const listed = await listAllTools(connection.client).catch(() => undefined);
     const known = listed?.find((t) => t.name === tool);

@@ -21,6 +21,12 @@ export function parseHeaders(values: readonly string[]): Record<string, string> 
   return headers;
 }
 
+/** What connectClient reads of a command's CONNECT_OPTIONS, as parseArgs gives them. */
+export interface ConnectFlags {
+  readonly token?: string | undefined;
+  readonly 'follow-redirects'?: boolean | undefined;
+}
+
 /** A connected client of the CLI. */
 export interface Connection {
   readonly client: Client;
@@ -47,10 +53,10 @@ export function logLine(params: { level?: unknown; logger?: unknown; data?: unkn
 export async function connectClient(
   url: string,
   headers: Record<string, string>,
-  token: string | undefined,
-  /** `--follow-redirects`: the transport's `redirectPolicy: 'follow'` (client/redirect.ts). */
-  followRedirects = false,
+  /** The command's CONNECT_OPTIONS values (spec/connect-options.ts); `--header` comes parsed in `headers`. */
+  flags: ConnectFlags,
 ): Promise<Connection> {
+  const token = flags.token;
   const parsed = endpointUrl(url);
   const client = new Client({ name: 'sluice-cli', version: '0.1.0' });
   client.setNotificationHandler(LoggingMessageNotificationSchema, (n) => {
@@ -66,7 +72,8 @@ export async function connectClient(
       ? { authProvider: auth, dpop: false, insecureOAuthUrls: auth.insecureOAuthUrls }
       : {}),
     protocol: client,
-    redirectPolicy: followRedirects ? 'follow' : 'same-origin',
+    // --follow-redirects: client/redirect.ts says what crosses to another origin and what does not.
+    redirectPolicy: flags['follow-redirects'] === true ? 'follow' : 'same-origin',
   });
   const sends = new Set<Promise<void>>();
   const send = transport.send.bind(transport);

@@ -70,7 +70,7 @@ export async function main(argv: string[]): Promise<number> {
  */
 async function freshStoredToken(url: string): Promise<string | undefined> {
   if (storedAuth(url) === undefined) return undefined;
-  const connection = await connectClient(url, {}, undefined);
+  const connection = await connectClient(url, {}, {});
   await connection.client.close();
   return (await storedAuth(url)?.tokens())?.access_token;
 }

@@ -93,8 +93,23 @@ function partialDelta(p: Progress): string | undefined {
   return partialMarkerOf(p) !== undefined && typeof p.message === 'string' ? p.message : undefined;
 }
 
-/** This command's options that stand alone (`--header=…` carries its value; `--header V` is two words). */
-const OWN_FLAG = /^(?:-h|--help|--follow-redirects|--(?:header|token)=.*)$/s;
+/**
+ * Whether `word` is one of this command's options (TASK_COMMAND's, so a new one needs no edit here): a
+ * boolean flag or `-h`/`--help` stands alone, a string option carries its value after `=`.
+ */
+function ownFlag(word: string): boolean {
+  if (word === '-h' || word === '--help') return true;
+  const eq = word.indexOf('=');
+  const name = word.slice(2, eq === -1 ? undefined : eq);
+  const spec = (TASK_COMMAND.options as Record<string, { type: string }>)[name];
+  return spec !== undefined && word.startsWith('--') && (eq === -1) === (spec.type === 'boolean');
+}
+
+/** Whether `word` is a string option of this command given without `=` (its value is the next word). */
+function takesNext(word: string): boolean {
+  const spec = (TASK_COMMAND.options as Record<string, { type: string }>)[word.slice(2)];
+  return word.startsWith('--') && spec?.type === 'string';
+}
 
 /**
  * The first word after `get`/`cancel` that is not one of this command's options is the task's ID, even
@@ -106,11 +121,11 @@ function idAfterVerb(argv: readonly string[]): { rest: string[]; id?: string } {
   if (verb !== 'get' && verb !== 'cancel') return { rest: [...argv] };
   for (let i = 1; i < argv.length; i++) {
     const word = argv[i] ?? '';
-    if (word === '--header' || word === '--token')
+    if (takesNext(word))
       i++; // its value follows
     else if (word === '--' || !word.startsWith('-'))
       break; // parseArgs reads a plain ID as it is
-    else if (!OWN_FLAG.test(word)) return { rest: [...argv.slice(0, i), ...argv.slice(i + 1)], id: word };
+    else if (!ownFlag(word)) return { rest: [...argv.slice(0, i), ...argv.slice(i + 1)], id: word };
   }
   return { rest: [...argv] };
 }
@@ -146,12 +161,7 @@ export async function main(argv: string[]): Promise<number> {
   }
   let connection: Connection | undefined;
   try {
-    connection = await connectClient(
-      endpoint.href,
-      headers,
-      values.token,
-      values['follow-redirects'] === true,
-    );
+    connection = await connectClient(endpoint.href, headers, values);
     const result = await connection.client.request(
       { method: `tasks/${verb}`, params: { taskId, _meta: TASK_META } } as never,
       { safeParse: (data: unknown) => ({ success: true as const, data }) } as never,

@@ -59,12 +59,7 @@ export async function main(argv: string[]): Promise<number> {
   }
   let connection: Connection | undefined;
   try {
-    connection = await connectClient(
-      endpoint.href,
-      headers,
-      values.token,
-      values['follow-redirects'] === true,
-    );
+    connection = await connectClient(endpoint.href, headers, values);
     const tools = await listAllTools(connection.client);
     process.stdout.write(
       values.json === true ? `${JSON.stringify(tools)}\n` : renderTools(tools, values.schema === true),

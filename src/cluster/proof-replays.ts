@@ -6,10 +6,11 @@
  *
  * A request a peer forwarded here was checked by that peer, which verified its proof and spent it
  * before relaying it; the owner verifies its token again (for the principal) but not its proof, a
- * signature check (about 65 µs of CPU through node:crypto, 100–170 through Web Crypto: docs/benchmarks.md,
- * section (k)) done once per request instead of twice. That is safe because the routing stage verifies the hop's signature before anything is
- * served, and refuses a request whose `x-sluice-forward` does not verify (403): a client that adds
- * the header to skip the proof check gets nothing.
+ * signature check (about 65 µs of CPU through node:crypto, 100–170 through Web Crypto:
+ * docs/benchmarks.md, section (k)) done once per request instead of twice. That is safe because the
+ * routing stage verifies the hop's signature before anything is served, and refuses a request whose
+ * `x-sluice-forward` does not verify (403): a client that adds the header to skip the proof check
+ * gets nothing.
  */
 import { createHash } from 'node:crypto';
 import type { ProofReplayStore } from '../auth/proof-replays.js';

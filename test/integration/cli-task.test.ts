@@ -202,6 +202,9 @@ describe('sluice call --task, sluice task get|cancel', () => {
       ['task', 'get', '-t0123456789', server.url],
       ['task', 'cancel', '-t0123456789', server.url, '--header', 'X-Probe: 1'],
       ['task', 'get', '--token=abc', '-t0123456789', server.url],
+      ['task', 'get', '--token', 'abc', '-t0123456789', server.url],
+      // A boolean option of the command stands alone: the word after it is still the id.
+      ['task', 'get', '--follow-redirects', '-t0123456789', server.url],
     ]) {
       const r = await sluice(args);
       assert.equal(r.code, 3, `${args.join(' ')}: ${r.stderr}`);

@@ -197,7 +197,7 @@ describe('a 401 says what to pass: a token, or a login only where one can work',
     });
     try {
       const connecting = (token: string | undefined) =>
-        withDeadline(connectClient(served.url, {}, token), 10_000, 'connect').then(
+        withDeadline(connectClient(served.url, {}, { token }), 10_000, 'connect').then(
           () => assert.fail('connected without the token'),
           (e: unknown) => (e instanceof Error ? e.message : String(e)),
         );
