@@ -13,7 +13,7 @@
  * test/unit/memory-event-store-alone.test.ts).
  */
 import { flat } from '../flow/flat.js';
-import { RateMeter } from '../flow/rate-meter.js';
+import { RATE_WINDOW_MS, RateMeter } from '../flow/rate-meter.js';
 import { RingBuffer, type RingLimits } from '../flow/ring-buffer.js';
 import type { StoredEvent } from './event-store.js';
 import type { PartialRun } from './partial-run.js';
@@ -127,10 +127,21 @@ export function intoRing(log: StreamLog): void {
   log.ring.push(a.seq, a.frame, a.frame.length, a.at);
 }
 
-/** Drops the event held alone once past the age bound, as the ring would (true then). */
+/**
+ * Drops the event held alone once past the age bound, as the ring would (true then). In the ring it
+ * would have been measured on the way in, and a meter's window outlives an age bound under a
+ * second: while a later event can still fall into the window it opened, the stream gets the meter
+ * the ring would have had, or that event's bounds would be sized by a lower rate. Past the window
+ * the event alone cannot raise the bounds (`holdsAlone`), so no meter is made for it then: a
+ * stream whose priming event aged out (5 minutes by default) stays without one.
+ */
 export function expireAlone(log: StreamLog, now: number): boolean {
   const a = log.alone;
   if (a === undefined || a.at >= now - log.limits.maxAgeMs) return false;
   log.alone = undefined;
+  if (now - a.at < RATE_WINDOW_MS) {
+    log.rate = new RateMeter();
+    log.rate.note(a.frame.length, a.at);
+  }
   return true;
 }

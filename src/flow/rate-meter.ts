@@ -4,6 +4,9 @@
  * first second, not a second late). Peak, not average: it sizes a replay buffer that must hold a
  * disconnect's worth of the fastest production seen. No timer, O(1) per event.
  */
+/** The length of the meter's windows: events less than this apart may be counted together. */
+export const RATE_WINDOW_MS = 1000;
+
 export class RateMeter {
   #windowStart = Number.NEGATIVE_INFINITY;
   #events = 0;
@@ -13,7 +16,7 @@ export class RateMeter {
 
   /** Counts one event of `bytes` at time `now`. */
   note(bytes: number, now: number): void {
-    if (now - this.#windowStart >= 1000) {
+    if (now - this.#windowStart >= RATE_WINDOW_MS) {
       if (this.#events > this.#peakEvents) this.#peakEvents = this.#events;
       if (this.#bytes > this.#peakBytes) this.#peakBytes = this.#bytes;
       this.#windowStart = now;

@@ -95,65 +95,91 @@ describe("events/memory-event-store: a stream's first event held alone", () => {
     maxFinishedStreams: fc.integer({ min: 1, max: 4 }),
   });
 
-  test('property: what the store answers is the same as if the first event had gone into the ring', () => {
-    fc.assert(
-      fc.property(options, ops, (o, list) => {
-        let t = 10_000;
-        const make = (holdFirstAlone: boolean): MemoryEventStore => {
-          const { maxTotalBytes, maxFinishedStreams, ...limits } = o;
-          const opts: MemoryEventStoreOptions = {
-            limits,
-            maxTotalBytes,
-            maxFinishedStreams,
-            now: () => t,
-            sweepMs: 1e9,
-            holdFirstAlone,
-          };
-          return new MemoryEventStore(opts);
-        };
-        const beside = make(true);
-        const inRing = make(false);
-        const seqs = new Map<string, number>();
-        try {
-          for (const [i, x] of list.entries()) {
-            if (x.op === 'advance') t += x.ms;
-            else if (x.op === 'sweep') {
-              beside.sweep();
-              inRing.sweep();
-            } else if (x.op === 'drop') {
-              beside.dropSession(`s${x.session}`);
-              inRing.dropSession(`s${x.session}`);
-            } else {
-              const key = `s${x.session}/${x.stream}`;
-              const seq = seqs.get(key) ?? 0;
-              const id = `s${x.session}`;
-              if (x.op === 'append') {
-                const e = x.priming ? priming(seq + 1) : frame(seq + 1, x.size);
-                seqs.set(key, seq + 1);
-                beside.append(id, x.stream, e);
-                inRing.append(id, x.stream, { seq: e.seq, frame: e.frame });
-              } else if (x.op === 'end') {
-                beside.endStream(id, x.stream, x.graceMs);
-                inRing.endStream(id, x.stream, x.graceMs);
-              } else {
-                const after = Math.max(0, seq - x.back);
-                const opt = { allowGap: x.allowGap };
-                assert.deepEqual(
-                  beside.replay(id, x.stream, after, opt),
-                  inRing.replay(id, x.stream, after, opt),
-                  `op ${i}`,
-                );
-              }
-              assert.equal(beside.fill(id, x.stream), inRing.fill(id, x.stream), `fill after op ${i}`);
-            }
-            assert.deepEqual(beside.stats(), inRing.stats(), `stats after op ${i}`);
+  type Options = typeof options extends fc.Arbitrary<infer T> ? T : never;
+  type Ops = typeof ops extends fc.Arbitrary<infer T> ? T : never;
+
+  /** Runs `list` on a store that holds first events alone and on one that does not; asserts they answer alike. */
+  function holdAgainstRing(o: Options, list: Ops): void {
+    let t = 10_000;
+    const make = (holdFirstAlone: boolean): MemoryEventStore => {
+      const { maxTotalBytes, maxFinishedStreams, ...limits } = o;
+      const opts: MemoryEventStoreOptions = {
+        limits,
+        maxTotalBytes,
+        maxFinishedStreams,
+        now: () => t,
+        sweepMs: 1e9,
+        holdFirstAlone,
+      };
+      return new MemoryEventStore(opts);
+    };
+    const beside = make(true);
+    const inRing = make(false);
+    const seqs = new Map<string, number>();
+    try {
+      for (const [i, x] of list.entries()) {
+        if (x.op === 'advance') t += x.ms;
+        else if (x.op === 'sweep') {
+          beside.sweep();
+          inRing.sweep();
+        } else if (x.op === 'drop') {
+          beside.dropSession(`s${x.session}`);
+          inRing.dropSession(`s${x.session}`);
+        } else {
+          const key = `s${x.session}/${x.stream}`;
+          const seq = seqs.get(key) ?? 0;
+          const id = `s${x.session}`;
+          if (x.op === 'append') {
+            const e = x.priming ? priming(seq + 1) : frame(seq + 1, x.size);
+            seqs.set(key, seq + 1);
+            beside.append(id, x.stream, e);
+            inRing.append(id, x.stream, { seq: e.seq, frame: e.frame });
+          } else if (x.op === 'end') {
+            beside.endStream(id, x.stream, x.graceMs);
+            inRing.endStream(id, x.stream, x.graceMs);
+          } else {
+            const after = Math.max(0, seq - x.back);
+            const opt = { allowGap: x.allowGap };
+            assert.deepEqual(
+              beside.replay(id, x.stream, after, opt),
+              inRing.replay(id, x.stream, after, opt),
+              `op ${i}`,
+            );
           }
-        } finally {
-          beside.close();
-          inRing.close();
+          assert.equal(beside.fill(id, x.stream), inRing.fill(id, x.stream), `fill after op ${i}`);
         }
-      }),
-      { numRuns: 400 },
+        assert.deepEqual(beside.stats(), inRing.stats(), `stats after op ${i}`);
+      }
+    } finally {
+      beside.close();
+      inRing.close();
+    }
+  }
+
+  test('property: what the store answers is the same as if the first event had gone into the ring', () => {
+    fc.assert(fc.property(options, ops, holdAgainstRing), { numRuns: 400 });
+  });
+
+  test('a first event that aged out within a second still counts in the rate the next event is sized by', () => {
+    // fast-check's counterexample (seed -943319499): a 99-byte frame aged out of its stream 2 ms after
+    // it came, and a 298-byte one came in the same second. In the ring the meter had seen both (397
+    // bytes in one second; a quarter of a second's disconnect of that is 99.25 bytes: the bound
+    // raised to 100); the store that held the first alone had forgotten it and left the bound at 99.
+    holdAgainstRing(
+      {
+        maxCount: 1,
+        maxBytes: 99,
+        maxAgeMs: 1,
+        tolerableDisconnectMs: 250,
+        maxTotalBytes: 400,
+        maxFinishedStreams: 1,
+      },
+      [
+        { op: 'append', session: 2, stream: 0, priming: false, size: 81 },
+        { op: 'advance', ms: 2 },
+        { op: 'sweep' },
+        { op: 'append', session: 2, stream: 0, priming: false, size: 280 },
+      ],
     );
   });
 });
