@@ -1,12 +1,12 @@
+/** The length of the meter's windows: events less than this apart may be counted together. */
+export const RATE_WINDOW_MS = 1000;
+
 /**
  * The rate of a stream of events, in events and bytes per second: the highest of the completed
  * one-second windows, or the current window's count when it is higher (a burst is seen within its
  * first second, not a second late). Peak, not average: it sizes a replay buffer that must hold a
  * disconnect's worth of the fastest production seen. No timer, O(1) per event.
  */
-/** The length of the meter's windows: events less than this apart may be counted together. */
-export const RATE_WINDOW_MS = 1000;
-
 export class RateMeter {
   #windowStart = Number.NEGATIVE_INFINITY;
   #events = 0;
