@@ -3,6 +3,7 @@
  * spoken to a plain-HTTP port (or the reverse), a certificate the client does not trust, nothing listening. Each
  * is recognised from the error and its causes (Node's and OpenSSL's codes and messages) and named with its fix.
  */
+import { redirectTarget } from '../client/redirect.js';
 import { oneLine as oneLineOf, UsageError } from './usage-error.js';
 
 /**
@@ -76,12 +77,16 @@ export function failureHint(error: unknown, url: URL | undefined): string {
   if (/answered http 404\b/.test(t) && url !== undefined) {
     return ` (no MCP endpoint at ${url.pathname} on ${url.host}: check the URL's path; 'sluice serve' serves /mcp)`;
   }
-  // A 307/308 to another origin (client/redirect.ts): the server says it moved.
-  const moved = /answered http 30[78] \(redirect to (\S+) not followed/.exec(t);
-  if (moved !== null) {
-    return url?.protocol === 'https:' && moved[1]?.startsWith('http:') === true
+  // A 307/308 to another origin: the server says it moved. Whether --follow-redirects would follow it is
+  // the transport's own rule, asked here rather than restated (`t` is lower-case, as scheme and host are).
+  const moved = /answered http (30[78]) \(redirect to (\S+) not followed/.exec(t);
+  if (moved !== null && url !== undefined) {
+    const from = new URL(url.href.toLowerCase());
+    if (redirectTarget(Number(moved[1]), 'POST', from, moved[2] ?? null, 'follow') !== undefined)
+      return ` (the server points to another origin: pass --follow-redirects to follow it, or use that URL)`;
+    return from.protocol === 'https:' && moved[2]?.startsWith('http:') === true
       ? ` (it points from https to plain http, which is never followed: use that URL if you trust it)`
-      : ` (the server points to another origin: pass --follow-redirects to follow it, or use that URL)`;
+      : ' (it is a redirect that is never followed: use that URL if you trust it)';
   }
   if (/enotfound|eai_again/.test(t)) {
     return ` (the host name ${url?.hostname ?? 'of the URL'} does not resolve: check the URL, or use an address such as 127.0.0.1)`;

@@ -93,22 +93,25 @@ function partialDelta(p: Progress): string | undefined {
   return partialMarkerOf(p) !== undefined && typeof p.message === 'string' ? p.message : undefined;
 }
 
-/**
- * Whether `word` is one of this command's options (TASK_COMMAND's, so a new one needs no edit here): a
- * boolean flag or `-h`/`--help` stands alone, a string option carries its value after `=`.
- */
+/** The type of this command's option `word` names (`--name` or `--name=value`; TASK_COMMAND's, so a new one needs no edit here). */
+function optionOf(word: string): { type: string | undefined; inline: boolean } {
+  if (!word.startsWith('--')) return { type: undefined, inline: false };
+  const eq = word.indexOf('=');
+  const options = TASK_COMMAND.options as Record<string, { type: string }>;
+  return { type: options[word.slice(2, eq === -1 ? undefined : eq)]?.type, inline: eq !== -1 };
+}
+
+/** Whether `word` is one of this command's options standing alone: a boolean flag, `-h`/`--help`, or `--name=value`. */
 function ownFlag(word: string): boolean {
   if (word === '-h' || word === '--help') return true;
-  const eq = word.indexOf('=');
-  const name = word.slice(2, eq === -1 ? undefined : eq);
-  const spec = (TASK_COMMAND.options as Record<string, { type: string }>)[name];
-  return spec !== undefined && word.startsWith('--') && (eq === -1) === (spec.type === 'boolean');
+  const o = optionOf(word);
+  return o.type !== undefined && o.inline === (o.type !== 'boolean');
 }
 
 /** Whether `word` is a string option of this command given without `=` (its value is the next word). */
 function takesNext(word: string): boolean {
-  const spec = (TASK_COMMAND.options as Record<string, { type: string }>)[word.slice(2)];
-  return word.startsWith('--') && spec?.type === 'string';
+  const o = optionOf(word);
+  return o.type === 'string' && !o.inline;
 }
 
 /**

@@ -10,6 +10,7 @@ import type { AddressInfo, Server } from 'node:net';
 import type { OAuthResourceServer } from '../auth/resource-server.js';
 import { clusterResourceServer } from '../cluster/proof-replays.js';
 import type { CloseReport } from '../core/endpoint.js';
+import { positiveInt } from '../core/option-checks.js';
 import { Refusals, sendRefusal } from '../core/pipeline/refusal.js';
 import { InvalidOptionError } from '../errors.js';
 import { isLoopbackAddress } from '../security/host.js';
@@ -131,12 +132,7 @@ export async function serve(options: ServeOptions): Promise<Served> {
   if (!(headersTimeout > 0 && requestTimeout >= headersTimeout)) {
     throw new InvalidOptionError('serve: need 0 < headersTimeoutMs <= requestTimeoutMs');
   }
-  const keepAliveTimeout = options.keepAliveTimeoutMs ?? 65_000;
-  if (!(Number.isInteger(keepAliveTimeout) && keepAliveTimeout > 0)) {
-    throw new InvalidOptionError(
-      `serve: keepAliveTimeoutMs must be a positive integer, got ${String(keepAliveTimeout)}`,
-    );
-  }
+  const keepAliveTimeout = positiveInt('serve: keepAliveTimeoutMs', options.keepAliveTimeoutMs ?? 65_000);
   const transport = createTransportServer(
     { tls: options.tls, http2: options.http2, headersTimeout, requestTimeout, keepAliveTimeout },
     (req, res) => {

@@ -164,6 +164,12 @@ describe('client commands: hints', () => {
     // A 302 of a POST would lose the message: no flag helps, so none is named.
     const lossy = new HttpStatusError('POST', 302, '', undefined, note('https://new.example.com/mcp'));
     assert.equal(failureHint(lossy, new URL('https://old.example.com/mcp')), '');
+    // One the transport never follows for another reason (other credentials in the URL): no flag named.
+    const creds = new HttpStatusError('POST', 307, '', undefined, note('https://u:p@new.example.com/mcp'));
+    assert.equal(
+      failureHint(creds, new URL('https://old.example.com/mcp')),
+      ' (it is a redirect that is never followed: use that URL if you trust it)',
+    );
   });
 
   test('a 404 on connecting says to check the path', () => {
