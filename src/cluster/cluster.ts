@@ -67,6 +67,8 @@ export class RedisCluster {
   /** Change events for listen streams, shared with every instance (change-bus.ts). */
   readonly bus: RedisChangeBus = new RedisChangeBus(this.incarnation);
   readonly #counters = newCounters();
+  /** Told after this cluster's own failover step (the task store's rewrite, shared-link.ts). */
+  readonly #failoverListeners = new Set<() => void>();
   /** The forward path's view of this cluster (forward-path.ts). */
   readonly #forwardContext: ForwardContext;
 
@@ -191,6 +193,27 @@ export class RedisCluster {
   }
 
   /**
+   * Whether the cluster's Redis can fail over to a replica that lacks the last writes (Sentinel, a
+   * Redis Cluster, or a link of the caller's with `onFailover`): `onFailover` listeners are told then.
+   */
+  get followsFailovers(): boolean {
+    const own = this.#o.link;
+    return own === undefined ? this.#topology?.kind !== 'single' : own.onFailover !== undefined;
+  }
+
+  /** `listener` is called after each failover, once the cluster has written its own entries again. */
+  onFailover(listener: () => void): () => void {
+    this.#failoverListeners.add(listener);
+    return () => void this.#failoverListeners.delete(listener);
+  }
+
+  #failedOver(): void {
+    void this.#owned.reRegister(true).finally(() => {
+      for (const l of this.#failoverListeners) l();
+    });
+  }
+
+  /**
    * A key for `purpose` drawn from the cluster secret (HMAC-SHA256), the same on every member, such
    * as the DPoP nonce key (proof-replays.ts); undefined until the secret is known (joined).
    */
@@ -242,13 +265,14 @@ export class RedisCluster {
     if (this.#link === undefined) {
       const log = ep.options.logger;
       const own = this.#o.link;
+      // The promoted replica may miss the last writes (asynchronous replication): write ours again.
+      own?.onFailover?.(() => this.#failedOver());
       const raw =
         own !== undefined
           ? withDeadlines(own, DEFAULT_COMMAND_DEADLINE_MS)
           : await connectTopology(this.#topology ?? { kind: 'single', url: '' }, {
               onError: (e) => log?.warn('cluster.redis_error', { error: e.message }),
-              // The promoted replica may miss the last writes (asynchronous replication): write ours again.
-              onFailover: () => void this.#owned.reRegister(true),
+              onFailover: () => this.#failedOver(),
             });
       this.#link = new MeasuredLink(raw);
       this.#directory = new Directory(this.#link, ep.options.sessionIdleMs + 2 * this.#housekeepingMs());

@@ -24,6 +24,8 @@
  *   sl:tfbytes:{all} HASH their bytes, by member, and their sum in field `#`
  *   sl:task-cancel  CHANNEL ids of cancelled tasks, so the instance running one aborts it
  *   sl:dpop:<h>     STRING a DPoP proof id spent (h: a hash of key and jti), PX = its freshness window
+ *   sl:trewrite     STRING how many passes of task writes sent again after a failover changed something
+ *                          (cluster/recent-writes.ts): each instance passes again when it moves
  */
 export const PREFIX = 'sl:';
 
@@ -45,6 +47,7 @@ export const keys = {
   allDoneBytes: `${PREFIX}tfbytes:{all}`,
   taskCancel: `${PREFIX}task-cancel`,
   dpopProof: (hash: string): string => `${PREFIX}dpop:${hash}`,
+  taskRewrites: `${PREFIX}trewrite`,
 } as const;
 
 /**

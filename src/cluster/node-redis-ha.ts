@@ -239,13 +239,37 @@ export async function connectNodeRedisCluster(o: ClusterLinkOptions): Promise<Re
   };
 }
 
-/** The link for a topology, with the error and failover callbacks the cluster passes. */
+/**
+ * The link for a topology, with the error and failover callbacks the cluster passes. A Sentinel or
+ * Cluster link also takes more failover listeners (`RedisLink.onFailover`); a single server's has
+ * none: it cannot fail over (a restart keeps its address).
+ */
 export async function connectTopology(
   t: RedisTopology,
   hooks: { onError: (error: Error) => void; onFailover: () => void },
 ): Promise<RedisLink> {
-  if (t.kind === 'sentinel')
-    return connectNodeRedisSentinel({ name: t.name, sentinels: t.sentinels, ...hooks });
-  if (t.kind === 'cluster') return connectNodeRedisCluster({ nodes: t.nodes, ...hooks });
-  return connectNodeRedis({ url: t.url, onError: hooks.onError });
+  if (t.kind === 'single') return connectNodeRedis({ url: t.url, onError: hooks.onError });
+  const listeners = new Set<() => void>();
+  const onFailover = (): void => {
+    hooks.onFailover();
+    for (const l of listeners) l();
+  };
+  const link =
+    t.kind === 'sentinel'
+      ? await connectNodeRedisSentinel({
+          name: t.name,
+          sentinels: t.sentinels,
+          onError: hooks.onError,
+          onFailover,
+        })
+      : await connectNodeRedisCluster({ nodes: t.nodes, onError: hooks.onError, onFailover });
+  return {
+    send: (args) => link.send(args),
+    ...(link.subscribe === undefined ? {} : { subscribe: link.subscribe.bind(link) }),
+    close: () => link.close(),
+    onFailover: (listener) => {
+      listeners.add(listener);
+      return () => void listeners.delete(listener);
+    },
+  };
 }

@@ -18,9 +18,22 @@ import type { OAuthResourceServer } from '../auth/resource-server.js';
 import type { RedisCluster } from './cluster.js';
 import { FORWARD_HEADER } from './forward-auth.js';
 import { keys } from './keys.js';
+import { RecentWrites } from './recent-writes.js';
 import { RedisUnavailableError } from './redis-link.js';
 
 export function proofReplaysOf(cluster: RedisCluster): ProofReplayStore {
+  // A promoted replica may lack the last proofs spent (asynchronous replication), and a proof it
+  // lacks could be spent once more while fresh: the spends of the last minute are sent again then
+  // (recent-writes.ts). A spend refused (not OK) changed nothing and is not kept.
+  const recent = cluster.followsFailovers
+    ? new RecentWrites({}, { scripts: [], changed: (_s, _a, reply) => reply === 'OK' })
+    : undefined;
+  if (recent !== undefined)
+    // For the cluster's life: the store is made once per resource server that joins it.
+    cluster.onFailover(() => {
+      const link = cluster.link;
+      if (link !== undefined) recent.failedOver(link);
+    });
   return {
     checkedUpstream: (req) => req.header(FORWARD_HEADER) !== undefined,
     async spend(jkt, jti, ttlMs): Promise<boolean> {
@@ -29,7 +42,10 @@ export function proofReplaysOf(cluster: RedisCluster): ProofReplayStore {
       // Hashed: a jti is up to 256 characters of the client's choosing, and a key names its key too.
       const id = createHash('sha256').update(`${jkt}\n${jti}`).digest('base64url');
       const px = String(Math.max(1, Math.ceil(ttlMs)));
-      return (await link.send(['SET', keys.dpopProof(id), '1', 'NX', 'PX', px])) === 'OK';
+      const args = ['SET', keys.dpopProof(id), '1', 'NX', 'PX', px];
+      const reply = await link.send(args);
+      recent?.sent(args, reply);
+      return reply === 'OK';
     },
     // Every member makes and checks the same DPoP nonces (auth/dpop-nonce.ts).
     nonceKey: () => cluster.derivedKey('dpop-nonce'),

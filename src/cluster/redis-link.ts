@@ -24,6 +24,14 @@ export interface RedisLink {
    * changes published on their own instance (docs/scale-out.md).
    */
   subscribe?(channel: string, sharded: boolean, onMessage: (message: string) => void): Promise<void>;
+  /**
+   * Optional: calls `listener` each time the link starts sending to a promoted replica (a
+   * failover), whose data may lack the last writes the old master acknowledged (replication is
+   * asynchronous). Present only on links that can fail over (Sentinel, Redis Cluster): the task
+   * store then keeps its recent writes and sends them again (cluster/recent-writes.ts). Returns
+   * what stops the calls.
+   */
+  onFailover?(listener: () => void): () => void;
 }
 
 /** Round-trip times in milliseconds (0.1 ms .. 1 s). */

@@ -6,8 +6,8 @@
  * down); `serve()` joins before it resolves. Closing it closes nothing: the cluster closes its
  * link when it stops, so close the task service after the server (as `sluice serve` does).
  *
- * With Sentinel the cluster's own link also re-registers this instance after a failover; a link
- * connected separately for the tasks has no such hook to need.
+ * With Sentinel or a Redis Cluster the shared link tells of failovers (`onFailover`), after the
+ * cluster has written its own entries again: the task store then sends its recent writes again.
  */
 import type { RedisCluster } from './cluster.js';
 import { RedisUnavailableError } from './node-redis.js';
@@ -30,5 +30,8 @@ export function sharedLinkOf(cluster: RedisCluster): RedisLink {
       return link.subscribe(channel, sharded, onMessage);
     },
     close: () => Promise.resolve(),
+    ...(cluster.followsFailovers
+      ? { onFailover: (listener: () => void) => cluster.onFailover(listener) }
+      : {}),
   };
 }

@@ -162,14 +162,20 @@ export class MemoryTaskStore implements TaskStore {
     const t = this.#live(taskId);
     if (t === undefined || t.owner !== owner) return undefined;
     if (!isTerminal(t.status)) {
+      // What only a running task has goes (the last progress message, the partial text, the next
+      // round's state): a cancel does not depend on what the runner wrote just before it, so the
+      // writes sent again after a failover (redis-rewrite.ts) end alike in either order.
       this.#replace(t, {
-        ...(message === undefined ? {} : { statusMessage: message }),
+        statusMessage: message,
         status: 'cancelled',
         lastUpdatedAt: this.#now(),
         leaseOwner: undefined,
         leaseUntil: undefined,
         inputRequests: undefined,
         inputResponses: undefined,
+        requestState: undefined,
+        partialText: undefined,
+        partialTruncated: undefined,
       });
       for (const l of this.#listeners) l(taskId);
     }
@@ -189,12 +195,16 @@ export class MemoryTaskStore implements TaskStore {
       return { task: copyRecord(t), resume: false };
     const pending = { ...t.inputRequests };
     const answered = { ...(t.inputResponses ?? {}) };
+    let stored = false;
     for (const [k, v] of Object.entries(responses)) {
       if (!Object.hasOwn(pending, k)) continue;
       delete pending[k];
       answered[k] = v;
+      stored = true;
     }
     const resume = Object.keys(pending).length === 0;
+    // An answer to no open question changes nothing while others are open (as redis-scripts.ts ANSWER).
+    if (!resume && !stored) return { task: copyRecord(t), resume: false };
     this.#replace(
       t,
       resume

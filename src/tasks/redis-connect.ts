@@ -1,7 +1,8 @@
 /**
  * A RedisTaskStore on a connection of its own, from the same topology options as `redisCluster`
- * (`{ url }`, `{ sentinel }` or `{ cluster }`): what `sluice serve --redis` uses. Subscribed to the
- * cancel channel before it resolves.
+ * (`{ url }`, `{ sentinel }` or `{ cluster }`). Subscribed to the cancel channel before it resolves.
+ * On Sentinel or a Redis Cluster its link tells of failovers (`RedisLink.onFailover`), and the store
+ * sends its recent writes again then (redis-rewrite.ts).
  */
 import { connectTopology } from '../cluster/node-redis-ha.js';
 import { type TopologyOptions, topologyOf } from '../cluster/topology.js';

@@ -8,7 +8,13 @@
  * m statusMessage, pt/ptx partial text so far/whether cut (while working), r result, e error, rs requestState, call, ph the call's Mcp-Param-* headers,
  * lo/lu lease owner/until, lost (1: failed by a lapsed lease and not yet counted as finished, 2: counted), and one field
  * per pending input request (`i:<key>`) and per answer received (`a:<key>`): a partial
- * `tasks/update` is HDEL + HSET, no JSON is decoded in Lua (cjson would turn `[]` into `{}`).
+ * `tasks/update` is HDEL + HSET, no JSON is decoded in Lua (cjson would turn `[]` into `{}`); v the
+ * task's version, 1 at creation and one more with each change but a renewal (a lapse included).
+ *
+ * ARGV[1] is the time of the step (`u`, the lease rule), or `<time>:<version>` for a step sent
+ * again after a failover (redis-rewrite.ts): it applies only to the version it first applied to,
+ * so it can neither apply twice nor to a later state that looks like the earlier one (a task that
+ * went from working to input_required and back).
  */
 import { Script } from '../cluster/scripts.js';
 import { OWNER_LOST } from './model.js';
@@ -16,7 +22,16 @@ import { OWNER_LOST } from './model.js';
 // JSON.stringify of an ASCII string is a valid Lua string literal.
 const PRELUDE = `
 local k = KEYS[1]
-local now = tonumber(ARGV[1])
+local at = string.match(ARGV[1], '^[^:]*')
+local now = tonumber(at)
+local want = string.match(ARGV[1], ':(%d+)$')
+-- A step sent again applies only to the version it first applied to.
+local function behind()
+  return want ~= nil and tonumber(redis.call('HGET', k, 'v') or '0') ~= tonumber(want)
+end
+local function bump()
+  return redis.call('HINCRBY', k, 'v', 1)
+end
 local function lapse()
   local s = redis.call('HGET', k, 's')
   local lu = (s == 'working' or s == 'input_required') and redis.call('HGET', k, 'lu')
@@ -25,8 +40,9 @@ local function lapse()
   if s == 'working' or lu then
     if tonumber(lu or '0') < now then
       -- lost = 1: failed here, not yet counted as finished (GET counts it, once: lost = 2).
-      redis.call('HSET', k, 's', 'failed', 'e', ${JSON.stringify(JSON.stringify(OWNER_LOST))}, 'u', ARGV[1], 'lost', '1')
+      redis.call('HSET', k, 's', 'failed', 'e', ${JSON.stringify(JSON.stringify(OWNER_LOST))}, 'u', at, 'lost', '1')
       redis.call('HDEL', k, 'lo', 'lu')
+      bump()
       return 'failed'
     end
   end
@@ -43,10 +59,10 @@ local function mine(owner)
 end
 `;
 
-/** ARGV: now, ttlMs, then field/value pairs. 1 = created, 0 = the id exists. */
+/** ARGV: now, ttlMs, then field/value pairs. 1 = created (version 1), 0 = the id exists. */
 export const CREATE = new Script(`${PRELUDE}
 if redis.call('EXISTS', k) == 1 then return 0 end
-redis.call('HSET', k, unpack(ARGV, 3))
+redis.call('HSET', k, 'v', '1', unpack(ARGV, 3))
 redis.call('PEXPIRE', k, ARGV[2])
 return 1
 `);
@@ -75,69 +91,91 @@ end
 return {first, redis.call('HGETALL', k)}
 `);
 
-/** ARGV: now, runner, leaseUntil. The task's client (renewed), or 0. */
+/**
+ * ARGV: now, runner, leaseUntil. The task's client (renewed), {client} when the lease already ended
+ * later (held, unchanged), or 0. The lease only grows: a renewal sent again after a failover
+ * (redis-rewrite.ts) must not shorten a later one.
+ */
 export const RENEW = new Script(`${PRELUDE}
 if redis.call('EXISTS', k) == 0 then return 0 end
 local s = lapse()
 if (s ~= 'working' and s ~= 'input_required') or redis.call('HGET', k, 'lo') ~= ARGV[2] then return 0 end
+if tonumber(redis.call('HGET', k, 'lu') or '0') >= tonumber(ARGV[3]) then return {redis.call('HGET', k, 'c')} end
 redis.call('HSET', k, 'lu', ARGV[3])
 return redis.call('HGET', k, 'c')
 `);
 
-/** ARGV: now, runner, then field/value pairs (m message, pt partial text, ptx cut). */
+/** ARGV: now, runner, then field/value pairs (m message, pt partial text, ptx cut). The new version, or 0 = refused. */
 export const PROGRESS = new Script(`${PRELUDE}
-if redis.call('EXISTS', k) == 0 then return 0 end
+if redis.call('EXISTS', k) == 0 or behind() then return 0 end
 if lapse() ~= 'working' or redis.call('HGET', k, 'lo') ~= ARGV[2] then return 0 end
-redis.call('HSET', k, 'u', ARGV[1], unpack(ARGV, 3))
-return 1
+redis.call('HSET', k, 'u', at, unpack(ARGV, 3))
+return bump()
 `);
 
 /**
  * ARGV: now, runner, status, then field/value pairs (lo/lu among them when an input_required runner
- * keeps its lease). {client, createdAt + ttl} (settled), or 0.
+ * keeps its lease). {client, createdAt + ttl, the new version} (settled), or 0.
  */
 export const SETTLE = new Script(`${PRELUDE}
-if redis.call('EXISTS', k) == 0 then return 0 end
+if redis.call('EXISTS', k) == 0 or behind() then return 0 end
 if lapse() ~= 'working' or redis.call('HGET', k, 'lo') ~= ARGV[2] then return 0 end
 clearInputs()
 redis.call('HDEL', k, 'lo', 'lu', 'rs', 'pt', 'ptx')
 -- A finished task has no later round: its call text (read only for the next round) is let go.
 if ARGV[3] == 'completed' or ARGV[3] == 'failed' then redis.call('HSET', k, 'call', '') end
-redis.call('HSET', k, 's', ARGV[3], 'u', ARGV[1], unpack(ARGV, 4))
+redis.call('HSET', k, 's', ARGV[3], 'u', at, unpack(ARGV, 4))
 local ends = tonumber(redis.call('HGET', k, 'ca')) + tonumber(redis.call('HGET', k, 'ttl'))
-return {redis.call('HGET', k, 'c'), tostring(ends)}
+return {redis.call('HGET', k, 'c'), tostring(ends), bump()}
 `);
 
-/** ARGV: now, owner, [statusMessage]. {changed, HGETALL}, or nil when unknown or another owner's. */
+/**
+ * ARGV: now, owner, [statusMessage]. {changed, HGETALL, the new version when changed}, or nil when
+ * unknown or another owner's. What
+ * only a running task has goes (the last progress message unless the cancel gives one, the partial
+ * text, the next round's state): the outcome does not depend on what the runner wrote just before,
+ * so the writes sent again after a failover (redis-rewrite.ts) end alike in either order.
+ */
 export const CANCEL = new Script(`${PRELUDE}
 if redis.call('EXISTS', k) == 0 or not mine(ARGV[2]) then return nil end
+if behind() then return {0, redis.call('HGETALL', k), 0} end
 local s = lapse()
 if s == 'working' or s == 'input_required' then
   clearInputs()
-  redis.call('HDEL', k, 'lo', 'lu')
-  redis.call('HSET', k, 's', 'cancelled', 'u', ARGV[1])
+  redis.call('HDEL', k, 'lo', 'lu', 'rs', 'pt', 'ptx', 'm')
+  redis.call('HSET', k, 's', 'cancelled', 'u', at)
   if ARGV[3] then redis.call('HSET', k, 'm', ARGV[3]) end
-  return {1, redis.call('HGETALL', k)}
+  local v = bump()
+  return {1, redis.call('HGETALL', k), v}
 end
-return {0, redis.call('HGETALL', k)}
+return {0, redis.call('HGETALL', k), 0}
 `);
 
-/** ARGV: now, owner, runner, leaseUntil, then key/answer pairs. {resume, HGETALL}, or nil. */
+/**
+ * ARGV: now, owner, runner, leaseUntil, then key/answer pairs. {resume, HGETALL, 1 when an answer was
+ * stored, the new version when it changed}, or nil. An answer to no open question changes nothing
+ * while others are open.
+ */
 export const ANSWER = new Script(`${PRELUDE}
 if redis.call('EXISTS', k) == 0 or not mine(ARGV[2]) then return nil end
-if lapse() ~= 'input_required' then return {0, redis.call('HGETALL', k)} end
+if behind() or lapse() ~= 'input_required' then return {0, redis.call('HGETALL', k), 0, 0} end
+local stored = 0
 for i = 5, #ARGV, 2 do
   if redis.call('HEXISTS', k, 'i:' .. ARGV[i]) == 1 then
     redis.call('HDEL', k, 'i:' .. ARGV[i])
     redis.call('HSET', k, 'a:' .. ARGV[i], ARGV[i + 1])
+    stored = 1
   end
 end
-redis.call('HSET', k, 'u', ARGV[1])
+local open = false
 for _, f in ipairs(redis.call('HKEYS', k)) do
-  if string.sub(f, 1, 2) == 'i:' then return {0, redis.call('HGETALL', k)} end
+  if string.sub(f, 1, 2) == 'i:' then open = true end
 end
-redis.call('HSET', k, 's', 'working', 'lo', ARGV[3], 'lu', ARGV[4])
-return {1, redis.call('HGETALL', k)}
+if open and stored == 0 then return {0, redis.call('HGETALL', k), 0, 0} end
+redis.call('HSET', k, 'u', at)
+if not open then redis.call('HSET', k, 's', 'working', 'lo', ARGV[3], 'lu', ARGV[4]) end
+local v = bump()
+return {open and 0 or 1, redis.call('HGETALL', k), stored, v}
 `);
 
 /**
@@ -172,7 +210,7 @@ return redis.call('ZRANGE', k, start, start + tonumber(ARGV[3]))
  * whose TTL passed, adds one (a task already counted is left as it is), then while the client is
  * over either bound (FinishedBounds, store.ts) takes the one that expires first, never the last
  * one left. ARGV: now, taskId, expiresAt, bytes, maxCount, maxBytes. The ids taken, whose HASHes
- * the caller deletes (another slot).
+ * the caller deletes (another slot); nil when the task was counted already.
  */
 export const RETAIN = new Script(`
 local done, sizes = KEYS[1], KEYS[2]
@@ -183,7 +221,8 @@ local function forget(id)
 end
 for _, id in ipairs(redis.call('ZRANGEBYSCORE', done, '-inf', ARGV[1])) do forget(id) end
 redis.call('ZREMRANGEBYSCORE', done, '-inf', ARGV[1])
-if redis.call('ZSCORE', done, ARGV[2]) then return {} end
+-- Already counted: nil (nothing changed), where a count returns the ids it took (maybe none).
+if redis.call('ZSCORE', done, ARGV[2]) then return false end
 redis.call('ZADD', done, ARGV[3], ARGV[2])
 redis.call('HSET', sizes, ARGV[2], ARGV[4])
 local total = redis.call('HINCRBY', sizes, '#', ARGV[4])
@@ -206,16 +245,18 @@ return taken
 
 /**
  * Forgets members of a RETAIN pair of keys (KEYS[1] the ZSET, KEYS[2] the sizes): tasks dropped by the
- * other bound (a client's, or all clients'), so neither counts a task that is gone.
+ * other bound (a client's, or all clients'), so neither counts a task that is gone. How many it forgot.
  */
 export const FORGET = new Script(`
 local done, sizes = KEYS[1], KEYS[2]
+local n = 0
 for _, m in ipairs(ARGV) do
   if redis.call('ZREM', done, m) == 1 then
     local b = tonumber(redis.call('HGET', sizes, m) or '0')
     redis.call('HDEL', sizes, m)
     redis.call('HINCRBY', sizes, '#', -b)
+    n = n + 1
   end
 end
-return 1
+return n
 `);

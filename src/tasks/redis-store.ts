@@ -12,11 +12,17 @@
  * task) is the backstop.
  */
 import { keys } from '../cluster/keys.js';
+import {
+  checkedRecentWrites,
+  type RecentWrites,
+  type RecentWritesOptions,
+} from '../cluster/recent-writes.js';
 import type { RedisLink, RedisReply } from '../cluster/redis-link.js';
 import { InvalidOptionError } from '../errors.js';
 import { clientHash } from './client-hash.js';
 import { isTaskIdShape, type TaskError, type TaskRecord, type TaskStatus } from './model.js';
 import { type AllFinishedBounds, FinishedRetention } from './redis-retain.js';
+import { recentTaskWrites } from './redis-rewrite.js';
 import { ANSWER, CANCEL, CREATE, GET, OWN, PAGE, PROGRESS, RENEW, RESERVE, SETTLE } from './redis-scripts.js';
 import {
   type AnswerOutcome,
@@ -36,6 +42,13 @@ export interface RedisTaskStoreOptions extends FinishedBounds, AllFinishedBounds
   onError?: (error: unknown) => void;
   /** close() closes the link too (the store opened it). @defaultValue false */
   closeLink?: boolean;
+  /**
+   * On a link that can fail over (`RedisLink.onFailover`: Sentinel, a Redis Cluster), the store keeps
+   * the writes of the last `windowMs` and sends them again after a failover, so that a task Redis
+   * acknowledged is not lost with the master (cluster/recent-writes.ts). `false`: not kept.
+   * @defaultValue RECENT_WRITES_DEFAULTS (a minute, 16 MiB at most)
+   */
+  recentWrites?: RecentWritesOptions | false;
 }
 
 const STATUSES = new Set<string>(['working', 'input_required', 'completed', 'failed', 'cancelled']);
@@ -118,7 +131,13 @@ export function recordOf(taskId: string, reply: RedisReply): TaskRecord | undefi
 }
 
 export class RedisTaskStore implements TaskStore {
+  /** The link as given: subscriptions, closing, and the writes sent again after a failover. */
+  readonly #given: RedisLink;
+  /** The link every command goes through: keeping the writes when `#recent` is on. */
   readonly #link: RedisLink;
+  readonly #recent: RecentWrites | undefined;
+  /** Stops the link's failover calls (close). */
+  readonly #unhook: () => void;
   readonly #now: () => number;
   readonly #listeners = new Set<(taskId: string) => void>();
   readonly #onError: ((error: unknown) => void) | undefined;
@@ -129,11 +148,24 @@ export class RedisTaskStore implements TaskStore {
 
   constructor(link: RedisLink, options: RedisTaskStoreOptions = {}) {
     if (typeof link?.send !== 'function') throw new InvalidOptionError('RedisTaskStore needs a RedisLink');
-    this.#link = link;
+    this.#given = link;
     this.#now = options.now ?? Date.now;
     this.#onError = options.onError;
     this.#closeLink = options.closeLink ?? false;
-    this.#retention = new FinishedRetention(link, this.#now, options);
+    // Real time, not the `now` option: the window is about replication, not the tasks' clock.
+    // Checked whether or not this link can fail over: a bad option is refused on every topology.
+    const kept = options.recentWrites === false ? false : checkedRecentWrites(options.recentWrites ?? {});
+    const recent =
+      link.onFailover === undefined || kept === false
+        ? undefined
+        : recentTaskWrites(kept, (e) => this.#onError?.(e));
+    this.#recent = recent;
+    this.#link = recent === undefined ? link : recent.over(link);
+    this.#unhook =
+      recent === undefined
+        ? () => undefined
+        : (link.onFailover?.(() => recent.failedOver(link)) ?? (() => undefined));
+    this.#retention = new FinishedRetention(this.#link, this.#now, options);
   }
 
   /**
@@ -141,10 +173,10 @@ export class RedisTaskStore implements TaskStore {
    * link, cancels reach a runner at its next lease renewal only.
    */
   start(): Promise<void> {
-    const sub = this.#link.subscribe;
+    const sub = this.#given.subscribe;
     if (sub === undefined) return Promise.resolve();
     this.#subscribed ??= sub
-      .call(this.#link, keys.taskCancel, false, (raw) => {
+      .call(this.#given, keys.taskCancel, false, (raw) => {
         if (!isTaskIdShape(raw)) return;
         for (const l of this.#listeners) l(raw);
       })
@@ -216,6 +248,8 @@ export class RedisTaskStore implements TaskStore {
       [keys.task(taskId)],
       [String(this.#now()), runner, String(leaseUntil)],
     );
+    // {client}: held, and already until later (a renewal sent twice): nothing to count anew.
+    if (Array.isArray(r)) return true;
     if (typeof r !== 'string') return false;
     // The task counts against its client until the new end of its lease.
     await this.#count(r, taskId, leaseUntil);
@@ -333,8 +367,15 @@ export class RedisTaskStore implements TaskStore {
     return () => this.#listeners.delete(listener);
   }
 
+  /** The writes kept to be sent again after a failover (undefined when none are kept). */
+  recentWrites(): ReturnType<RecentWrites['stats']> | undefined {
+    return this.#recent?.stats();
+  }
+
   async close(): Promise<void> {
     this.#listeners.clear();
-    if (this.#closeLink) await this.#link.close();
+    this.#unhook();
+    this.#recent?.close();
+    if (this.#closeLink) await this.#given.close();
   }
 }
