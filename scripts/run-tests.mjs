@@ -215,11 +215,10 @@ const WAITING = [
   // Waits out owners' leases (a frozen owner, a stalled Redis): 10 s of wall for under 1 s of CPU,
   // which in a shared entry of the main runner lay on its critical path.
   'cluster/hop-replay',
-  // Wait for instances to stop passing after each failover (10 s each, 1–3 CPU-s), and for a
-  // Sentinel failover (12 s): in a shared entry the first two lay on the main runner's critical path.
+  // Wait for instances to stop passing after each failover (10 s each, 1–3 CPU-s): in a shared
+  // entry they lay on the main runner's critical path.
   'cluster/task-rewrite',
   'cluster/task-rewrite-random',
-  'cluster/task-failover',
 ].map((name) => join('dist', 'test', `${name}.test.js`));
 
 const FLAGS = [

@@ -4,7 +4,8 @@
 // completed), C=16, interleaved over repetitions (medians); target ≤ 2x. (2) `tasks/get` latency,
 // one request at a time, of a completed task: on the memory store, and on two instances sharing a
 // private redis-server, read through the instance that ran it (owner-local) and through the other;
-// target p50 ≤ 1 ms on loopback Redis. Every loop is bounded in count.
+// target p50 ≤ 1 ms on loopback Redis. (3) A task echo on Redis with its writes kept to be sent
+// again after a failover, against without (cluster/recent-writes.ts). Every loop is bounded in count.
 import { type ChildProcess, fork } from 'node:child_process';
 import { Agent, request } from 'node:http';
 import { fileURLToPath } from 'node:url';
@@ -189,6 +190,60 @@ async function completedTask(port: number): Promise<string> {
 
 const median = (xs: number[]): number => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)] ?? 0;
 
+/** What keeping the writes for a failover costs a task echo on Redis (cluster/recent-writes.ts). */
+export interface KeptCost {
+  /** Server CPU µs per task echo on Redis, writes not kept (a single Redis) and kept (Sentinel, Cluster). */
+  plainUs: number;
+  keptUs: number;
+  /** Median over repetitions of kept ÷ not kept, the two cells back to back. */
+  pairedRatio: number;
+  /** Writes kept and their bytes after the first cell of `tasks` task echoes. */
+  writes: number;
+  bytes: number;
+  tasks: number;
+}
+
+async function keptCost(
+  plain: Child,
+  kept: Child,
+  calls: number,
+  reps: number,
+  log: (line: string) => void,
+): Promise<KeptCost> {
+  const us: { plain: number[]; kept: number[] } = { plain: [], kept: [] };
+  // The kept child is fresh: after one cell it keeps exactly that cell's writes (well within a
+  // minute and 16 MiB), so per task they are these over `calls`.
+  for (const c of [plain, kept]) await cpuPer(c, 'task', calls);
+  const stats = await new Promise<{ kept: number; bytes: number } | null>((resolve) => {
+    kept.proc.once('message', (m) => resolve((m as { kept: { kept: number; bytes: number } | null }).kept));
+    kept.proc.send('kept');
+  });
+  for (let rep = 0; rep < reps; rep++) {
+    const order: ['plain' | 'kept', Child][] = [
+      ['plain', plain],
+      ['kept', kept],
+    ];
+    if (rep % 2 === 1) order.reverse();
+    for (const [name, c] of order) {
+      // As above: each measured cell after an unmeasured one of its own kind.
+      await cpuPer(c, 'task', calls);
+      const r = await cpuPer(c, 'task', calls);
+      us[name].push(r.us);
+      log(
+        `(j) rep ${rep + 1}/${reps} Redis task echo, writes ${name === 'kept' ? 'kept' : 'not kept'}: ${r.us.toFixed(0)} µs`,
+      );
+    }
+  }
+  return {
+    plainUs: median(us.plain),
+    keptUs: median(us.kept),
+    pairedRatio: median(us.kept.map((x, i) => x / (us.plain[i] ?? Number.NaN))),
+    writes: stats?.kept ?? 0,
+    bytes: stats?.bytes ?? 0,
+    tasks: calls,
+  };
+}
+
 export interface TasksBench {
   calls: number;
   reps: number;
@@ -209,6 +264,8 @@ export interface TasksBench {
   /** tasks/get latency, ms (the Redis rows absent when no redis-server could start: `redisUnavailable`). */
   getMs: Partial<Record<'memory' | 'redisLocal' | 'redisOther', { p50: number; p99: number }>>;
   redisUnavailable?: string;
+  /** A task echo on Redis with the writes kept for a failover against without (absent without Redis). */
+  kept?: KeptCost;
 }
 
 export async function runTasks(
@@ -270,15 +327,18 @@ export async function runTasks(
   }
   const a = await start(['redis', redis.url]);
   const b = await start(['redis', redis.url]);
+  const k = await start(['redis-kept', redis.url]);
   let redisLocal: { p50: number; p99: number };
   let redisOther: { p50: number; p99: number };
   try {
     const taskId = await completedTask(a.port);
     redisLocal = await latency(a.port, taskId, gets);
     redisOther = await latency(b.port, taskId, gets);
+    out.kept = await keptCost(a, k, calls, reps, log);
   } finally {
     await stop(a);
     await stop(b);
+    await stop(k);
     await redis.stop();
   }
   out.getMs.redisLocal = redisLocal;
@@ -314,5 +374,18 @@ export function renderTasks(r: TasksBench): string {
     `| Redis, the instance that ran it | ${ms(r.getMs.redisLocal)} |`,
     `| Redis, another instance | ${ms(r.getMs.redisOther)} |`,
     '',
+    ...(r.kept === undefined
+      ? []
+      : [
+          `A task echo on Redis (C=${r.concurrency}, ${r.calls} per cell, median of ${r.reps}), its writes kept to be sent again after a failover (on a Sentinel or Cluster link: cluster/recent-writes.ts) or not (a single Redis):`,
+          '',
+          '| task echo on Redis | CPU per echo (median) | ÷ not kept, median of per-repetition ratios |',
+          '|---|---:|---:|',
+          `| writes not kept | ${r.kept.plainUs.toFixed(0)} µs | 1.00x |`,
+          `| writes kept | ${r.kept.keptUs.toFixed(0)} µs | ${r.kept.pairedRatio.toFixed(2)}x |`,
+          '',
+          `Kept after ${r.kept.tasks} task echoes: ${r.kept.writes} writes, ${(r.kept.bytes / 1024).toFixed(0)} KiB (${r.kept.tasks > 0 ? (r.kept.writes / r.kept.tasks).toFixed(1) : '–'} writes and ${r.kept.tasks > 0 ? (r.kept.bytes / r.kept.tasks).toFixed(0) : '–'} B of arguments per task, kept for the window: 15 s, 8 MiB at most).`,
+          '',
+        ]),
   ].join('\n');
 }

@@ -1,7 +1,9 @@
 // A benchmark server child for section (j), tasks: createMcpHandler hosting a v1 McpServer with an
 // `echo` tool whose task policy is `optional` (so a client declaring the tasks extension gets a
 // task, any other a plain call, from the same process), on the memory store (`memory`) or on the
-// Redis given as argv[3] (`redis`); at /quick the same with the default taskAfterMs. It reports its port, then answers `cpu` and `exit` over IPC.
+// Redis given as argv[3] (`redis`, or `redis-kept`: on a link that can fail over, the writes kept to
+// be sent again after one); at /quick the same with the default taskAfterMs. It reports its port,
+// then answers `cpu`, `kept` (the kept writes' stats) and `exit` over IPC.
 import { createServer } from 'node:http';
 import { McpServer } from '@modelcontextprotocol/sdk/server/mcp.js';
 import { z } from 'zod';
@@ -18,10 +20,16 @@ import {
 
 const [kind, redisUrl] = process.argv.slice(2);
 
+let redisStore: RedisTaskStore | undefined;
+
 async function store(): Promise<TaskStore | undefined> {
-  if (kind !== 'redis') return undefined;
-  const s = new RedisTaskStore(await connectNodeRedis({ url: redisUrl ?? '', commandTimeoutMs: 2000 }));
+  if (kind !== 'redis' && kind !== 'redis-kept') return undefined;
+  const link = await connectNodeRedis({ url: redisUrl ?? '', commandTimeoutMs: 2000 });
+  // `redis-kept`: the link says it can fail over (as a Sentinel or Cluster link does), so the store
+  // keeps its recent writes to send them again after a failover (none comes here).
+  const s = new RedisTaskStore(kind === 'redis-kept' ? { ...link, onFailover: () => () => undefined } : link);
   await s.start();
+  redisStore = s;
   return s;
 }
 
@@ -60,6 +68,7 @@ const srv = createServer((req, res) => (req.url === '/quick' ? quick : handler)(
 );
 process.on('message', (m: unknown) => {
   if (m === 'exit') process.exit(0);
+  if (m === 'kept') process.send?.({ kept: redisStore?.recentWrites() ?? null });
   if (m === 'cpu') {
     const u = process.cpuUsage();
     process.send?.({ cpu: u.user + u.system });

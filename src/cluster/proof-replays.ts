@@ -23,7 +23,7 @@ import { RedisUnavailableError } from './redis-link.js';
 
 export function proofReplaysOf(cluster: RedisCluster): ProofReplayStore {
   // A promoted replica may lack the last proofs spent (asynchronous replication), and a proof it
-  // lacks could be spent once more while fresh: the spends of the last minute are sent again then
+  // lacks could be spent once more while fresh: the spends of the last 15 s are sent again then
   // (recent-writes.ts). A spend refused (not OK) changed nothing and is not kept.
   const recent = cluster.followsFailovers
     ? new RecentWrites({}, { scripts: [], changed: (_s, _a, reply) => reply === 'OK' })

@@ -29,12 +29,14 @@ import type { Script } from './scripts.js';
 
 export interface RecentWritesOptions {
   /**
-   * How long a write is kept: longer than a write can take to reach the replicas, plus the time a
-   * master cut off from its replicas keeps taking writes before the sentinels replace it
-   * (`down-after-milliseconds` and the election). @defaultValue 60000
+   * How long a write is kept: longer than a write can take to reach the replicas. A master that
+   * dies loses what its replicas had not yet received (its replication lag, well under a second
+   * when they are healthy); a master cut off from its replicas takes writes until
+   * `min-replicas-max-lag` (10 s by default) if `min-replicas-to-write` is set, else until the
+   * sentinels replace it — set it (docs/scale-out.md). @defaultValue 15000
    */
   windowMs?: number;
-  /** Bytes of arguments kept at most; past it the oldest writes go first. @defaultValue 16 MiB */
+  /** Bytes of arguments kept at most; past it the oldest writes go first. @defaultValue 8 MiB */
   maxBytes?: number;
   /** How often the generation count is read while watching after a failover. @defaultValue 1000 */
   pollMs?: number;
@@ -43,8 +45,8 @@ export interface RecentWritesOptions {
 }
 
 export const RECENT_WRITES_DEFAULTS = {
-  windowMs: 60_000,
-  maxBytes: 16 * 1024 * 1024,
+  windowMs: 15_000,
+  maxBytes: 8 * 1024 * 1024,
   pollMs: 1_000,
   quietMs: 10_000,
 } as const;
@@ -80,9 +82,35 @@ export interface RecentWritesParts {
 
 interface Write {
   readonly at: number;
-  readonly args: readonly string[];
-  readonly bytes: number;
+  /** The arguments packed (`pack`) in UTF-8 outside V8's heap: see `pack`. */
+  readonly packed: Buffer;
   readonly script: Script | undefined;
+}
+
+/**
+ * The arguments as one string, each as `<length>:<text>`. Kept writes outlive several collections,
+ * so what they hold reaches V8's old generation, and the collector's cost grew with it: a task echo
+ * on Redis cost 1.41x the CPU with its writes kept as arrays of strings, 1.28x as one string each,
+ * 1.02x with almost nothing kept (docs/benchmarks.md, section (j)). So a write is kept as these
+ * bytes in a Buffer, whose contents the collector neither scans nor moves.
+ */
+export function pack(args: readonly string[]): string {
+  const parts: string[] = [];
+  for (const a of args) parts.push(String(a.length), ':', a);
+  // join copies into one flat string: no rope of the pieces, no slice keeping a larger parent.
+  return parts.join('');
+}
+
+export function unpack(packed: string): string[] {
+  const out: string[] = [];
+  let i = 0;
+  while (i < packed.length) {
+    const colon = packed.indexOf(':', i);
+    const n = Number(packed.slice(i, colon));
+    out.push(packed.slice(colon + 1, colon + 1 + n));
+    i = colon + 1 + n;
+  }
+  return out;
 }
 
 /** Commands that change no data: never kept (pub/sub is at most once, not state). */
@@ -187,11 +215,10 @@ export class RecentWrites {
       sent[0] === 'EVAL' && script !== undefined ? ['EVALSHA', script.sha, ...sent.slice(2)] : sent;
     const args = this.#p.keep === undefined ? bySha : this.#p.keep(script, bySha, reply);
     if (args === undefined) return;
-    let bytes = 16;
-    for (const a of args) bytes += a.length;
+    const packed = Buffer.from(pack(args), 'utf8');
     const now = this.#now();
-    this.#writes.push({ at: now, args, bytes, script });
-    this.#bytes += bytes;
+    this.#writes.push({ at: now, packed, script });
+    this.#bytes += 16 + packed.length;
     this.#prune(now);
   }
 
@@ -203,7 +230,7 @@ export class RecentWrites {
       const old = w.at < cutoff;
       if (!old && this.#bytes <= this.#o.maxBytes) break;
       if (!old) this.#dropped++;
-      this.#bytes -= w.bytes;
+      this.#bytes -= 16 + w.packed.length;
       this.#head++;
     }
     // Compact once the dead head is half the array: amortised O(1) per write.
@@ -278,7 +305,9 @@ export class RecentWrites {
   /** One pass: every kept write, in order, one at a time (order across Cluster shards too). How many changed something; undefined when the link failed. */
   async #pass(link: RedisLink): Promise<number | undefined> {
     this.#passes++;
-    const writes = this.#writes.slice(this.#head);
+    const writes = this.#writes
+      .slice(this.#head)
+      .map((w) => ({ script: w.script, args: unpack(w.packed.toString('utf8')) }));
     let changed = 0;
     for (const w of writes) {
       if (this.#closed) return 0;

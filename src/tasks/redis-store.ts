@@ -46,7 +46,7 @@ export interface RedisTaskStoreOptions extends FinishedBounds, AllFinishedBounds
    * On a link that can fail over (`RedisLink.onFailover`: Sentinel, a Redis Cluster), the store keeps
    * the writes of the last `windowMs` and sends them again after a failover, so that a task Redis
    * acknowledged is not lost with the master (cluster/recent-writes.ts). `false`: not kept.
-   * @defaultValue RECENT_WRITES_DEFAULTS (a minute, 16 MiB at most)
+   * @defaultValue RECENT_WRITES_DEFAULTS (15 s, 8 MiB at most)
    */
   recentWrites?: RecentWritesOptions | false;
 }

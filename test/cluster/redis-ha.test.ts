@@ -4,13 +4,21 @@
 //   non-owners (no directory cache, so every call asks Redis) and keep opening sessions. No
 //   session is lost, no request gets 404, 503s fall only inside the failover window (measured and
 //   printed), and the owners write their entries again afterwards; with Sentinel one session's
-//   entry is made to miss the promoted replica, as asynchronous replication may lose it.
+//   entry is made to miss the promoted replica, as asynchronous replication may lose it; so are
+//   three finished tasks, of a task store on a member's shared link (what `sluice serve
+//   --redis-sentinel` runs), one on a link of its own, and one with `recentWrites: false`: the
+//   first two are written again, result and all; the third is lost (docs/tasks.md).
 // - Cluster: every key of a session hashes to one slot, the change bus is sharded.
 import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
+import type { RedisCluster } from '../../src/cluster/cluster.js';
 import { keys } from '../../src/cluster/keys.js';
 import { Lease } from '../../src/cluster/lease.js';
 import type { RedisLink } from '../../src/cluster/redis-link.js';
+import { sharedLinkOf } from '../../src/cluster/shared-link.js';
+import { connectRedisTaskStore } from '../../src/tasks/redis-connect.js';
+import { RedisTaskStore } from '../../src/tasks/redis-store.js';
+import { tasksToLose } from '../helpers/failover-link.js';
 import { RawSession, type Reply, sleep, toolCall } from '../helpers/http.js';
 import { adminCommand } from '../helpers/redis-ha.js';
 import { clusterOn, type RedisTarget, startTarget, topologySkip } from '../helpers/redis-topology.js';
@@ -169,37 +177,46 @@ for (const kind of ['sentinel', 'cluster'] as const) {
     let target: RedisTarget;
     let link: RedisLink;
     const nodes: Running[] = [];
+    const clusters: RedisCluster[] = [];
+    const stores: RedisTaskStore[] = [];
 
     before(async () => {
       target = await startTarget(kind, { clusterReplicas: 1 });
       link = await target.connect();
       for (let i = 0; i < 3; i++) {
-        nodes.push(
-          await startServer({
-            cluster: clusterOn(target, { leaseMs: LEASE_MS, directoryCacheMs: 0 }),
-            keepaliveMs: 0,
-          }),
-        );
+        const cluster = clusterOn(target, { leaseMs: LEASE_MS, directoryCacheMs: 0 });
+        clusters.push(cluster);
+        nodes.push(await startServer({ cluster, keepaliveMs: 0 }));
       }
     });
     after(async () => {
+      for (const s of stores) await s.close().catch(() => undefined);
       for (const n of nodes) await n.close().catch(() => undefined);
       await link?.close().catch(() => undefined);
       await target?.stop();
     });
 
-    test('master SIGKILLed: no session lost, never 404, 503 only in the failover window, entries written again', async () => {
+    test('master SIGKILLed: no session lost, never 404, 503 only in the failover window, entries (and with Sentinel, tasks) written again', async () => {
       const sentinel = target.sentinel;
       const cluster = target.cluster;
       if (sentinel !== undefined) {
+        stores.push(new RedisTaskStore(sharedLinkOf(clusters[0] as RedisCluster)));
+        stores.push(await connectRedisTaskStore(target.options));
+        const control = new RedisTaskStore(link, { recentWrites: false });
+        const tasks = await tasksToLose(stores, control);
         await failoverTrial('sentinel', nodes, link, {
           kill: () => sentinel.killMaster(),
           promoted: (_key, old, ms) => sentinel.waitForFailover(old, ms),
-          // Writable test replicas: delete the entry on each, as if the master had died before sending it.
+          // Writable test replicas: delete the entry and the tasks on each, as if the master had
+          // died before sending them.
           async loseOnReplicas(key) {
-            for (const port of sentinel.replicaPorts) assert.equal(await adminCommand(port, ['DEL', key]), 1);
+            for (const port of sentinel.replicaPorts) {
+              assert.equal(await adminCommand(port, ['DEL', key]), 1);
+              await tasks.lose(port);
+            }
           },
         });
+        await tasks.check();
       } else {
         assert.ok(cluster !== undefined);
         // A Cluster replica takes no write of its own: the lost write cannot be staged there.

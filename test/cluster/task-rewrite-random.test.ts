@@ -12,15 +12,12 @@
  * Replay a failing sequence with SLUICE_TRIAL_SEED=<seed>.
  */
 import assert from 'node:assert/strict';
-import { after, before, describe, test } from 'node:test';
-import { connectNodeRedis } from '../../src/cluster/node-redis.js';
-import type { RedisLink } from '../../src/cluster/redis-link.js';
+import { describe, test } from 'node:test';
 import { newTaskId, type TaskRecord } from '../../src/tasks/model.js';
 import { RedisTaskStore } from '../../src/tasks/redis-store.js';
-import { FailoverLink, snapshot } from '../helpers/failover-link.js';
+import { FailoverLink, redisForDescribe, snapshot } from '../helpers/failover-link.js';
 import { until } from '../helpers/http.js';
 import { prng } from '../helpers/prng.js';
-import { findRedis, type Redis, skipWithoutRedis, startRedis } from '../helpers/redis.js';
 
 const SEQUENCES = 8;
 const CUTS = 5;
@@ -34,26 +31,8 @@ const OWNER = 'p:alice';
 type Who = 0 | 1;
 
 describe('task store: writes sent again after a failover, random lives and cuts', () => {
-  let redis: Redis | undefined;
-  const links: RedisLink[] = [];
-  before(async () => {
-    if (findRedis() !== undefined) redis = await startRedis();
-  });
-  after(async () => {
-    for (const l of links) await l.close().catch(() => undefined);
-    await redis?.stop();
-  });
-
-  test('needs redis-server', (t) => {
-    skipWithoutRedis(t);
-  });
-  if (findRedis() === undefined) return;
-
-  async function connect(): Promise<RedisLink> {
-    const l = await connectNodeRedis({ url: redis?.url ?? '', commandTimeoutMs: 2000 });
-    links.push(l);
-    return l;
-  }
+  const { available, connect } = redisForDescribe();
+  if (!available) return;
 
   /** One random life on two stores; returns what each step was, for the failure message. */
   async function life(rand: () => number, stores: RedisTaskStore[]): Promise<string[]> {

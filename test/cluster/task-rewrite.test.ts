@@ -14,18 +14,15 @@
  * a DPoP proof spent through the cluster is spent again (a replay of it stays refused).
  */
 import assert from 'node:assert/strict';
-import { after, before, describe, test } from 'node:test';
+import { describe, test } from 'node:test';
 import { keys } from '../../src/cluster/keys.js';
-import { connectNodeRedis } from '../../src/cluster/node-redis.js';
 import { proofReplaysOf } from '../../src/cluster/proof-replays.js';
-import type { RedisLink } from '../../src/cluster/redis-link.js';
 import { sharedLinkOf } from '../../src/cluster/shared-link.js';
 import { redisCluster } from '../../src/server/index.js';
 import { newTaskId, type TaskRecord } from '../../src/tasks/model.js';
 import { RedisTaskStore } from '../../src/tasks/redis-store.js';
-import { FailoverLink, snapshot } from '../helpers/failover-link.js';
+import { FailoverLink, redisForDescribe, snapshot } from '../helpers/failover-link.js';
 import { sleep, until } from '../helpers/http.js';
-import { findRedis, type Redis, skipWithoutRedis, startRedis } from '../helpers/redis.js';
 import { startServer } from '../helpers/test-server.js';
 
 const LEASE_MS = 60_000;
@@ -92,26 +89,8 @@ async function lives(x: RedisTaskStore, y: RedisTaskStore): Promise<string[]> {
 }
 
 describe('task store: writes sent again after a failover, at every cut of what Redis had', () => {
-  let redis: Redis | undefined;
-  const links: RedisLink[] = [];
-  before(async () => {
-    if (findRedis() !== undefined) redis = await startRedis();
-  });
-  after(async () => {
-    for (const l of links) await l.close().catch(() => undefined);
-    await redis?.stop();
-  });
-
-  test('needs redis-server', (t) => {
-    skipWithoutRedis(t);
-  });
-  if (findRedis() === undefined) return;
-
-  async function connect(): Promise<RedisLink> {
-    const l = await connectNodeRedis({ url: redis?.url ?? '', commandTimeoutMs: 2000 });
-    links.push(l);
-    return l;
-  }
+  const { available, connect } = redisForDescribe();
+  if (!available) return;
 
   async function setUp(rewrite: boolean) {
     const admin = await connect();

@@ -1,9 +1,18 @@
 /**
  * For tests of what is sent again after a failover (cluster/recent-writes.ts): a link that can be
- * told it failed over and records every command Redis answered, and a snapshot of every Sluice key.
+ * told it failed over and records every command Redis answered, a snapshot of every Sluice key, and
+ * a redis-server for the tests of one describe.
  */
+import assert from 'node:assert/strict';
+import { after, before, test } from 'node:test';
 import { keys } from '../../src/cluster/keys.js';
+import { connectNodeRedis } from '../../src/cluster/node-redis.js';
 import type { RedisLink, RedisReply } from '../../src/cluster/redis-link.js';
+import { newTaskId } from '../../src/tasks/model.js';
+import type { RedisTaskStore } from '../../src/tasks/redis-store.js';
+import { sleep } from './http.js';
+import { findRedis, type Redis, skipWithoutRedis, startRedis } from './redis.js';
+import { adminCommand } from './redis-ha.js';
 
 /** A link that can be told it failed over, recording every command Redis answered until `stopRecording()`. */
 export class FailoverLink implements RedisLink {
@@ -56,4 +65,91 @@ export async function snapshot(link: RedisLink): Promise<Map<string, string>> {
     } else out.set(k, String(await link.send(['GET', k])));
   }
   return out;
+}
+
+/**
+ * Called in a describe: a redis-server started before its tests and stopped after them (with every
+ * link it gave), and a test that says loudly when there is none. `connect` gives a link of its own;
+ * without redis-server `available` is false and the describe declares nothing more.
+ */
+export function redisForDescribe(): { available: boolean; connect: () => Promise<RedisLink> } {
+  let redis: Redis | undefined;
+  const links: RedisLink[] = [];
+  before(async () => {
+    if (findRedis() !== undefined) redis = await startRedis();
+  });
+  after(async () => {
+    for (const l of links) await l.close().catch(() => undefined);
+    await redis?.stop();
+  });
+  test('needs redis-server', (t) => {
+    skipWithoutRedis(t);
+  });
+  return {
+    available: findRedis() !== undefined,
+    connect: async () => {
+      if (redis === undefined) throw new Error('redis-server did not start');
+      const l = await connectNodeRedis({ url: redis.url, commandTimeoutMs: 2000 });
+      links.push(l);
+      return l;
+    },
+  };
+}
+
+/** Polls `check` until it holds (an error, as while Redis fails over, counts as not yet), within `ms`. */
+export async function eventually(what: string, ms: number, check: () => Promise<boolean>): Promise<void> {
+  const deadline = Date.now() + ms;
+  for (;;) {
+    if (await check().catch(() => false)) return;
+    assert.ok(Date.now() < deadline, `${what} within ${ms} ms`);
+    await sleep(100);
+  }
+}
+
+/**
+ * Tasks that a failover loses, for a Sentinel trial: each store finishes one task; `lose(port)`
+ * deletes them on a (writable, test) replica once it has them, as if the master had died before
+ * sending them; after the failover `check()` wants every store that keeps its writes to have its
+ * task back, result and all, and the `control` store (recentWrites: false) to have lost its own.
+ */
+export async function tasksToLose(stores: RedisTaskStore[], control: RedisTaskStore) {
+  const owner = 'p:alice';
+  const tasks: { store: RedisTaskStore; id: string; result: string }[] = [];
+  for (const [i, store] of [...stores, control].entries()) {
+    const now = Date.now();
+    const id = newTaskId();
+    const lease = { leaseOwner: `runner-${i}`, leaseUntil: now + 60_000 };
+    const t = { taskId: id, owner, client: `c-${i}`, status: 'working' as const, createdAt: now };
+    const call = JSON.stringify({ name: 'x', arguments: {} });
+    const more = { lastUpdatedAt: now, ttlMs: 600_000, pollIntervalMs: 100, call, ...lease };
+    assert.equal(await store.create({ ...t, ...more }, 10), 'created');
+    const result = JSON.stringify({ content: [{ type: 'text', text: `done ${i}` }] });
+    assert.equal(await store.settle(id, lease.leaseOwner, { status: 'completed', result }), true);
+    tasks.push({ store, id, result });
+  }
+  return {
+    async lose(port: number): Promise<void> {
+      for (const { id } of tasks) {
+        await eventually(`task ${id} on the replica at ${port}`, 10_000, async () => {
+          return (await adminCommand(port, ['HGET', keys.task(id), 's'])) === 'completed';
+        });
+        assert.equal(await adminCommand(port, ['DEL', keys.task(id)]), 1);
+      }
+    },
+    async check(): Promise<void> {
+      for (const { store, id, result } of tasks.slice(0, stores.length)) {
+        await eventually(`task ${id} written again`, 30_000, async () => {
+          const t = await store.get(id, owner);
+          return t?.status === 'completed' && t.result === result;
+        });
+        assert.ok((store.recentWrites()?.passes ?? 0) > 0, 'a pass ran');
+      }
+      const lost = tasks.at(-1);
+      assert.equal(
+        await control.get(lost?.id ?? '', owner),
+        undefined,
+        'without the kept writes the task is gone',
+      );
+    },
+  };
 }

@@ -11,7 +11,7 @@
 import assert from 'node:assert/strict';
 import { describe, test } from 'node:test';
 import fc from 'fast-check';
-import { RecentWrites, type RecentWritesParts } from '../../src/cluster/recent-writes.js';
+import { pack, RecentWrites, type RecentWritesParts, unpack } from '../../src/cluster/recent-writes.js';
 import { type RedisLink, type RedisReply, RedisReplyError } from '../../src/cluster/redis-link.js';
 import { Script } from '../../src/cluster/scripts.js';
 import { InvalidOptionError } from '../../src/errors.js';
@@ -219,6 +219,20 @@ describe('RecentWrites', () => {
     assert.equal(j.stats().kept, 0);
   });
 
+  test('property: pack and unpack give back any arguments (colons, digits, empty, non-ASCII)', () => {
+    fc.assert(
+      fc.property(
+        fc.array(fc.oneof(fc.string(), fc.string({ unit: 'binary' }), fc.constantFrom('', ':', '12:', '0')), {
+          maxLength: 12,
+        }),
+        (args) => {
+          assert.deepEqual(unpack(pack(args)), args);
+        },
+      ),
+      { numRuns: 500 },
+    );
+  });
+
   test('property: what is kept is the newest run of writes within the window and the byte bound', async () => {
     await fc.assert(
       fc.asyncProperty(
@@ -235,7 +249,7 @@ describe('RecentWrites', () => {
             t += dt;
             const args = ['SET', 'k', v];
             await w.send(args);
-            model.push({ at: t, bytes: 16 + args.join('').length });
+            model.push({ at: t, bytes: 16 + pack(args).length });
             // The model: drop from the front while too old or over the bound.
             for (;;) {
               const first = model[0];
