@@ -26,7 +26,7 @@ export function proofReplaysOf(cluster: RedisCluster): ProofReplayStore {
   // lacks could be spent once more while fresh: the spends of the last 15 s are sent again then
   // (recent-writes.ts). A spend refused (not OK) changed nothing and is not kept.
   const recent = cluster.followsFailovers
-    ? new RecentWrites({}, { scripts: [], changed: (_s, _a, reply) => reply === 'OK' })
+    ? new RecentWrites({}, { scripts: [], keep: (_s, args, reply) => (reply === 'OK' ? args : undefined) })
     : undefined;
   if (recent !== undefined)
     // For the cluster's life: the store is made once per resource server that joins it.
