@@ -265,15 +265,14 @@ export class RedisCluster {
     if (this.#link === undefined) {
       const log = ep.options.logger;
       const own = this.#o.link;
-      // The promoted replica may miss the last writes (asynchronous replication): write ours again.
-      own?.onFailover?.(() => this.#failedOver());
       const raw =
         own !== undefined
           ? withDeadlines(own, DEFAULT_COMMAND_DEADLINE_MS)
           : await connectTopology(this.#topology ?? { kind: 'single', url: '' }, {
               onError: (e) => log?.warn('cluster.redis_error', { error: e.message }),
-              onFailover: () => this.#failedOver(),
             });
+      // The promoted replica may miss the last writes (asynchronous replication): write ours again.
+      raw.onFailover?.(() => this.#failedOver());
       this.#link = new MeasuredLink(raw);
       this.#directory = new Directory(this.#link, ep.options.sessionIdleMs + 2 * this.#housekeepingMs());
       this.#replica = new EventReplica(

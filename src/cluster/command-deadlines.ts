@@ -105,12 +105,20 @@ export function withDeadlines(inner: RedisLink, ms: number): RedisLink {
   const deadlines = new CommandDeadlines(ms);
   const send = (args: readonly string[]): Promise<RedisReply> => deadlines.bound(inner.send(args));
   const close = (): Promise<void> => inner.close();
-  // Only when the inner link can subscribe: the change bus checks for the method.
+  // The optional methods only when the inner link has them: their callers check for them.
   const sub = inner.subscribe;
-  if (sub === undefined) return { send, close };
+  const failover = inner.onFailover;
   return {
     send,
     close,
-    subscribe: (channel, sharded, onMessage) => sub.call(inner, channel, sharded, onMessage),
+    ...(sub === undefined
+      ? {}
+      : {
+          subscribe: (channel: string, sharded: boolean, onMessage: (m: string) => void) =>
+            sub.call(inner, channel, sharded, onMessage),
+        }),
+    ...(failover === undefined
+      ? {}
+      : { onFailover: (listener: () => void) => failover.call(inner, listener) }),
   };
 }

@@ -240,18 +240,17 @@ export async function connectNodeRedisCluster(o: ClusterLinkOptions): Promise<Re
 }
 
 /**
- * The link for a topology, with the error and failover callbacks the cluster passes. A Sentinel or
- * Cluster link also takes more failover listeners (`RedisLink.onFailover`); a single server's has
- * none: it cannot fail over (a restart keeps its address).
+ * The link for a topology, with the error callback. A Sentinel or Cluster link tells of failovers
+ * (`RedisLink.onFailover`: the cluster re-registers, a task store sends its writes again); a single
+ * server's link cannot fail over (a restart keeps its address) and has no such method.
  */
 export async function connectTopology(
   t: RedisTopology,
-  hooks: { onError: (error: Error) => void; onFailover: () => void },
+  hooks: { onError: (error: Error) => void },
 ): Promise<RedisLink> {
   if (t.kind === 'single') return connectNodeRedis({ url: t.url, onError: hooks.onError });
   const listeners = new Set<() => void>();
   const onFailover = (): void => {
-    hooks.onFailover();
     for (const l of listeners) l();
   };
   const link =

@@ -23,7 +23,9 @@
  * watching once the count has not moved for `quietMs`. Without a key (writes that need no other's,
  * such as DPoP proof ids), one pass that reaches Redis is enough.
  */
+import { positiveInt } from '../core/option-checks.js';
 import { InvalidOptionError } from '../errors.js';
+import { boundedWait } from '../flow/bounded-wait.js';
 import { isReplyError, type RedisLink, type RedisReply } from './redis-link.js';
 import type { Script } from './scripts.js';
 
@@ -80,6 +82,16 @@ export interface RecentWritesParts {
   onError?: (error: unknown) => void;
 }
 
+/** Writes kept and their bytes; passes run; whether it still watches; writes sent again; dropped early. */
+export interface RecentWritesStats {
+  kept: number;
+  bytes: number;
+  passes: number;
+  watching: boolean;
+  replayed: number;
+  dropped: number;
+}
+
 interface Write {
   readonly at: number;
   /** The arguments packed (`pack`) in UTF-8 outside V8's heap: see `pack`. */
@@ -131,10 +143,7 @@ export function checkedRecentWrites(o: RecentWritesOptions): Required<RecentWrit
   if (typeof o !== 'object' || o === null)
     throw new InvalidOptionError('recentWrites: give an object of options, or false');
   const all = { ...RECENT_WRITES_DEFAULTS, ...o };
-  for (const [name, v] of Object.entries(all)) {
-    if (!Number.isSafeInteger(v) || (v as number) <= 0)
-      throw new InvalidOptionError(`recentWrites: ${name} must be a positive integer`);
-  }
+  for (const [name, v] of Object.entries(all)) positiveInt(`recentWrites: ${name}`, v);
   return all;
 }
 
@@ -153,7 +162,9 @@ export class RecentWrites {
   /** The failover being followed; a later one supersedes it. */
   #epoch = 0;
   #watching = false;
-  #wake: (() => void) | undefined;
+  /** Settles when the current watch must stop waiting (a later failover, close); then replaced. */
+  #woken = Promise.resolve();
+  #wake: () => void = () => undefined;
   #passes = 0;
   #replayed = 0;
   #dropped = 0;
@@ -169,15 +180,7 @@ export class RecentWrites {
     }
   }
 
-  /** Writes kept and their bytes; passes run; whether it still watches; writes sent again; dropped early. */
-  stats(): {
-    kept: number;
-    bytes: number;
-    passes: number;
-    watching: boolean;
-    replayed: number;
-    dropped: number;
-  } {
+  stats(): RecentWritesStats {
     return {
       kept: this.#writes.length - this.#head,
       bytes: this.#bytes,
@@ -247,7 +250,7 @@ export class RecentWrites {
   failedOver(link: RedisLink): void {
     if (this.#closed) return;
     const epoch = ++this.#epoch;
-    this.#wake?.();
+    this.#interrupt();
     this.#holdFrom = this.#now() - this.#o.windowMs;
     this.#watching = true;
     void this.#watch(link, epoch).finally(() => {
@@ -277,7 +280,7 @@ export class RecentWrites {
         if (g === seen + 1) seen = g;
       }
       for (;;) {
-        await this.#sleep(this.#o.pollMs);
+        await boundedWait(this.#woken, this.#o.pollMs);
         if (!live() || this.#now() - moved >= this.#o.quietMs) return;
         if (key === undefined || changed === undefined) break;
         const g = await look(key);
@@ -290,15 +293,11 @@ export class RecentWrites {
     }
   }
 
-  #sleep(ms: number): Promise<void> {
-    return new Promise((resolve) => {
-      const timer = setTimeout(done, ms);
-      timer.unref?.();
-      function done(): void {
-        clearTimeout(timer);
-        resolve();
-      }
-      this.#wake = done;
+  /** Ends the current watch's wait, and makes the next one's. */
+  #interrupt(): void {
+    this.#wake();
+    this.#woken = new Promise((resolve) => {
+      this.#wake = resolve;
     });
   }
 
@@ -356,7 +355,7 @@ export class RecentWrites {
   /** Stops watching and keeps nothing more. */
   close(): void {
     this.#closed = true;
-    this.#wake?.();
+    this.#interrupt();
     this.#writes = [];
     this.#head = 0;
     this.#bytes = 0;

@@ -16,7 +16,7 @@ export async function connectRedisTaskStore(
   if (topology === undefined)
     throw new InvalidOptionError('connectRedisTaskStore: give url, sentinel or cluster');
   const onError = o.onError ?? (() => undefined);
-  const link = await connectTopology(topology, { onError, onFailover: () => undefined });
+  const link = await connectTopology(topology, { onError });
   const store = new RedisTaskStore(link, { onError: (e) => onError(e as Error), closeLink: true });
   await store.start();
   return store;

@@ -124,18 +124,20 @@ export async function liveCountsRepaired(
             : [];
     if (key?.startsWith(LIVE_COUNT) && id !== undefined) counted.set(id, key);
   }
-  let changed = 0;
-  for (const [taskId, key] of counted) {
-    const f = await link.send(['HMGET', keys.task(taskId), 's', 'lu', 'ca', 'ttl']);
-    const [s, lu, ca, ttl] = Array.isArray(f) ? f : [];
-    const ends = (num(ca) ?? 0) + (num(ttl) ?? 0);
-    const r =
-      s === 'working' || s === 'input_required'
-        ? await link.send(['ZADD', key, 'CH', String(Math.min(num(lu) ?? ends, ends)), taskId])
-        : await link.send(['ZREM', key, taskId]);
-    if (typeof r === 'number') changed += r;
-  }
-  return changed;
+  // Each count on its own (no order between tasks): all at once, pipelined on the link.
+  const changes = await Promise.all(
+    [...counted].map(async ([taskId, key]) => {
+      const f = await link.send(['HMGET', keys.task(taskId), 's', 'lu', 'ca', 'ttl']);
+      const [s, lu, ca, ttl] = Array.isArray(f) ? f : [];
+      const ends = (num(ca) ?? 0) + (num(ttl) ?? 0);
+      const r =
+        s === 'working' || s === 'input_required'
+          ? await link.send(['ZADD', key, 'CH', String(Math.min(num(lu) ?? ends, ends)), taskId])
+          : await link.send(['ZREM', key, taskId]);
+      return typeof r === 'number' ? r : 0;
+    }),
+  );
+  return changes.reduce((a, b) => a + b, 0);
 }
 
 /** The store's kept writes, on a link that can fail over. */

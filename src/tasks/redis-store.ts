@@ -16,6 +16,7 @@ import {
   checkedRecentWrites,
   type RecentWrites,
   type RecentWritesOptions,
+  type RecentWritesStats,
 } from '../cluster/recent-writes.js';
 import type { RedisLink, RedisReply } from '../cluster/redis-link.js';
 import { InvalidOptionError } from '../errors.js';
@@ -368,7 +369,7 @@ export class RedisTaskStore implements TaskStore {
   }
 
   /** The writes kept to be sent again after a failover (undefined when none are kept). */
-  recentWrites(): ReturnType<RecentWrites['stats']> | undefined {
+  recentWrites(): RecentWritesStats | undefined {
     return this.#recent?.stats();
   }
 

@@ -107,7 +107,7 @@ export async function startTarget(
     single,
     sentinel,
     cluster,
-    connect: () => connectTopology(parsed, { onError: () => undefined, onFailover: () => undefined }),
+    connect: () => connectTopology(parsed, { onError: () => undefined }),
     output: () => single?.output() ?? sentinel?.output() ?? cluster?.output() ?? '',
     async stop() {
       await single?.stop();
