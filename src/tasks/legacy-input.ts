@@ -16,7 +16,9 @@
  * The tool is still running here, so the task keeps its runner's lease while it reads
  * input_required (store.ts, Settlement `leaseUntil`): the run renews it as before, and if this
  * instance dies meanwhile the task fails (owner lost) when the lease lapses, as a working one does.
- * The store writes are chained, so the flips land in order and the run's outcome after the last.
+ * The store writes are chained, so the flips land in order and the run's outcome after the last;
+ * a request goes to the client only after the write that made the task read input_required (the
+ * order SDK v1's own task store gives: a client polling the task on the request sees it waiting).
  */
 import type { RelatedAsks } from '../core/era-2025/task-hook.js';
 import { isPlainObject, type JsonRpcRequest, type RequestId } from '../jsonrpc/message.js';
@@ -80,9 +82,11 @@ export class LegacyInput implements RelatedAsks {
     return JSON.stringify({ ...m, params: withRelatedTask(params, this.#taskId) });
   }
 
-  asking(id: RequestId): void {
+  /** The writes so far, this request's flip to input_required among them (it never rejects). */
+  asking(id: RequestId): Promise<void> {
     this.#pending.add(id);
     this.#sync();
+    return this.#chain;
   }
 
   settled(id: RequestId): void {

@@ -110,7 +110,8 @@ export class MemoryTaskStore implements TaskStore {
   }
 
   async renew(taskId: string, runner: string, leaseUntil: number): Promise<boolean> {
-    const t = this.#live(taskId);
+    // Its runner's own renewal, even late, does not lapse the lease (store.ts TaskStore.renew).
+    const t = this.#live(taskId, false);
     if (t === undefined || !leased(t) || t.leaseOwner !== runner) return false;
     t.leaseUntil = leaseUntil;
     return true;
@@ -250,8 +251,11 @@ export class MemoryTaskStore implements TaskStore {
     this.#listeners.clear();
   }
 
-  /** The stored record (mutable, internal), after TTL expiry and lease lapse were applied. */
-  #live(taskId: string): TaskRecord | undefined {
+  /**
+   * The stored record (mutable, internal), after TTL expiry and (unless `lapse` is false: a
+   * renewal) lease lapse were applied.
+   */
+  #live(taskId: string, lapse = true): TaskRecord | undefined {
     const e = this.#tasks.get(taskId);
     if (e === undefined) return undefined;
     const now = this.#now();
@@ -260,7 +264,7 @@ export class MemoryTaskStore implements TaskStore {
       return undefined;
     }
     const t = e.t;
-    if (leased(t) && t.leaseUntil !== undefined && t.leaseUntil < now) {
+    if (leased(t) && t.leaseUntil !== undefined && t.leaseUntil < now && lapse) {
       this.#replace(t, {
         status: 'failed',
         error: OWNER_LOST,

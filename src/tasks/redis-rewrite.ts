@@ -10,7 +10,7 @@
  *   later state that looks like the earlier one (working, input_required, working again), and
  *   only once the steps it followed (of any instance) are back; the version they leave is in the reply;
  * - CREATE only where the task does not exist (0), OWN adds an id once (0), RENEW only lengthens
- *   the lease ({client} otherwise), RETAIN counts a task once (nil), FORGET/DEL remove (0).
+ *   the lease ({client, 0} otherwise), RETAIN counts a task once (nil), FORGET/DEL remove (0).
  * A client's live count (`sl:tasks:{C}`: RESERVE, and the ZADD/ZREM that follow a task's lease) is
  * another slot than the task, so its writes cannot see the task's state: sent again, a creation
  * would count a task another instance has finished since. They are kept but not sent again; after
@@ -54,7 +54,7 @@ export function taskWriteChanged(
   }
   if (script === GET || script === PAGE) return false;
   if (script === CREATE || script === RESERVE || script === OWN) return reply === 1;
-  if (script === RENEW) return typeof reply === 'string';
+  if (script === RENEW) return Array.isArray(reply) && typeof reply[1] === 'number' && reply[1] > 0;
   if (script === RETAIN) return Array.isArray(reply);
   if (script === FORGET) return typeof reply === 'number' && reply > 0;
   return versionOf(script, reply) !== undefined;
@@ -113,12 +113,12 @@ export async function liveCountsRepaired(
 ): Promise<number> {
   const counted = new Map<string, string>();
   for (const w of writes) {
-    // EVALSHA sha 1 <live count> now max <task id> …; ZADD <live count> XX score <task id>; ZREM <live count> <task id>.
+    // EVALSHA sha 1 <live count> now max <task id> …; ZADD <live count> [XX] score <task id>; ZREM <live count> <task id>.
     const [key, id] =
       w[0] === 'EVALSHA' && w[1] === RESERVE.sha
         ? [w[3], w[6]]
         : w[0] === 'ZADD'
-          ? [w[1], w[4]]
+          ? [w[1], w[w.length - 1]]
           : w[0] === 'ZREM'
             ? [w[1], w[2]]
             : [];

@@ -92,17 +92,22 @@ return {first, redis.call('HGETALL', k)}
 `);
 
 /**
- * ARGV: now, runner, leaseUntil. The task's client (renewed), {client} when the lease already ended
- * later (held, unchanged), or 0. The lease only grows: a renewal sent again after a failover
- * (redis-rewrite.ts) must not shorten a later one.
+ * ARGV: now, runner, leaseUntil. {client, 1} renewed, {client, 2} renewed after its end (a late
+ * renewal no read preceded: nothing lapsed it, store.ts TaskStore.renew), {client, 0} when the
+ * lease already ends later (held, unchanged), or 0 (not held). The lease only grows: a renewal
+ * sent again after a failover (redis-rewrite.ts) must not shorten a later one. It does not apply
+ * the lease rule: its holder is the one instance that knows the runner is alive.
  */
 export const RENEW = new Script(`${PRELUDE}
 if redis.call('EXISTS', k) == 0 then return 0 end
-local s = lapse()
+local s = redis.call('HGET', k, 's')
 if (s ~= 'working' and s ~= 'input_required') or redis.call('HGET', k, 'lo') ~= ARGV[2] then return 0 end
-if tonumber(redis.call('HGET', k, 'lu') or '0') >= tonumber(ARGV[3]) then return {redis.call('HGET', k, 'c')} end
+local c = redis.call('HGET', k, 'c')
+local lu = tonumber(redis.call('HGET', k, 'lu') or '0')
+if lu >= tonumber(ARGV[3]) then return {c, 0} end
 redis.call('HSET', k, 'lu', ARGV[3])
-return redis.call('HGET', k, 'c')
+if lu < now then return {c, 2} end
+return {c, 1}
 `);
 
 /** ARGV: now, runner, then field/value pairs (m message, pt partial text, ptx cut). The new version, or 0 = refused. */

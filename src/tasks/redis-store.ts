@@ -249,16 +249,20 @@ export class RedisTaskStore implements TaskStore {
       [keys.task(taskId)],
       [String(this.#now()), runner, String(leaseUntil)],
     );
-    // {client}: held, and already until later (a renewal sent twice): nothing to count anew.
-    if (Array.isArray(r)) return true;
-    if (typeof r !== 'string') return false;
-    // The task counts against its client until the new end of its lease.
-    await this.#count(r, taskId, leaseUntil);
+    if (!Array.isArray(r) || typeof r[0] !== 'string') return false;
+    // 0: held, and already until later (a renewal sent twice): nothing to count anew.
+    if (r[1] === 0) return true;
+    // The task counts against its client until the new end of its lease; renewed after its end,
+    // a creation of the same client may have let it go from the count meanwhile (RESERVE).
+    await this.#count(r[0], taskId, leaseUntil, r[1] === 2);
     return true;
   }
 
-  async #count(client: string, taskId: string, until: number): Promise<void> {
-    await this.#link.send(['ZADD', keys.clientTasks(client), 'XX', String(until), taskId]);
+  async #count(client: string, taskId: string, until: number, again = false): Promise<void> {
+    const key = keys.clientTasks(client);
+    await this.#link.send(
+      again ? ['ZADD', key, String(until), taskId] : ['ZADD', key, 'XX', String(until), taskId],
+    );
   }
 
   async progress(taskId: string, runner: string, p: TaskProgress): Promise<void> {

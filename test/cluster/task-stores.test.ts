@@ -97,6 +97,28 @@ function contract(
       assert.equal(await store.create(record(clock), 1), 'created', 'the lost task no longer counts');
     });
 
+    test('a late renewal that no read preceded keeps the task; one read past the lease is refused', async () => {
+      const clock = new Clock();
+      const { store } = await make(clock);
+      const late = record(clock);
+      const read = record(clock);
+      await store.create(late, 5);
+      await store.create(read, 5);
+      clock.t += 1500; // both 1 s leases ended (the runner's process stalled), nothing read them yet
+      assert.equal(await store.renew(late.taskId, 'runner-2', clock.t + 1000), false, 'its holder only');
+      assert.equal(await store.renew(late.taskId, 'runner-1', clock.t + 1000), true, 'no one saw it lapse');
+      assert.equal((await store.get(late.taskId, 'p:alice'))?.status, 'working');
+      assert.equal((await store.get(read.taskId, 'p:alice'))?.status, 'failed', 'read past its lease');
+      assert.equal(await store.renew(read.taskId, 'runner-1', clock.t + 1000), false, 'the reader was told');
+      clock.t += 999;
+      assert.equal(
+        (await store.get(late.taskId, 'p:alice'))?.status,
+        'working',
+        'renewed from its late time',
+      );
+      assert.equal(await store.settle(late.taskId, 'runner-1', { status: 'completed', result: '{}' }), true);
+    });
+
     test('input_required with the lease kept: renewed by its runner only, lapses to owner-lost; without it never lapses', async () => {
       const clock = new Clock();
       const { store } = await make(clock);
@@ -372,6 +394,20 @@ describe('TaskStore on Redis', () => {
     clock.t = Date.now();
     return { link, store: new RedisTaskStore(link), clock };
   }
+
+  test('a late renewal after a creation let the task go from its client count: counted again', async () => {
+    const { link, clock } = await freshStore();
+    const store = new RedisTaskStore(link, { now: clock.now });
+    const a = record(clock, { client: `c-${newTaskId()}` });
+    await store.create(a, 5);
+    clock.t += 1500; // its 1 s lease ended unread; the next creation of its client drops it from the count
+    await store.create(record(clock, { client: a.client }), 5);
+    assert.equal(await link.send(['ZSCORE', `sl:tasks:{${a.client}}`, a.taskId]), null);
+    assert.equal(await store.renew(a.taskId, 'runner-1', clock.t + 1000), true);
+    assert.equal(Number(await link.send(['ZSCORE', `sl:tasks:{${a.client}}`, a.taskId])), clock.t + 1000);
+    assert.equal(await store.renew(a.taskId, 'runner-1', clock.t + 2000), true, 'an on-time renewal');
+    assert.equal(Number(await link.send(['ZSCORE', `sl:tasks:{${a.client}}`, a.taskId])), clock.t + 2000);
+  });
 
   test('an id already taken is refused and leaves the first task listed', async () => {
     const { store, clock } = await freshStore();

@@ -5,7 +5,8 @@
  * over pub/sub) through the same principal's session on B, and its result is still read through B
  * after A closed; another principal sees nothing. A tool that waits on the client's answer for
  * longer than its lease reads input_required meanwhile, and is neither failed nor aborted for its
- * lease. Skipped loudly without redis-server.
+ * lease, not even when the process running it stalls past the lease. Skipped loudly without
+ * redis-server.
  */
 import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
@@ -78,8 +79,11 @@ describe('2025-11-25 tasks served by Sluice on Redis: any instance answers', () 
   });
   if (findRedis() === undefined) return;
 
-  test("a tool waiting on the client's answer longer than its lease: input_required meanwhile, then completed", async () => {
-    const LEASE = 600;
+  /**
+   * A Redis-backed server whose tool asks the client and waits for its reply, held until `answer()`,
+   * on a lease of `leaseMs`; once the request has reached the client.
+   */
+  async function waitingOnClient(leaseMs: number) {
     const link = await connectNodeRedis({ url: redis?.url ?? '', commandTimeoutMs: 2000 });
     links.push(link);
     const store = new RedisTaskStore(link);
@@ -97,7 +101,7 @@ describe('2025-11-25 tasks served by Sluice on Redis: any instance answers', () 
         );
         return { content: [{ type: 'text', text: `got ${r.action}` }] };
       },
-      { store, leaseMs: LEASE },
+      { store, leaseMs },
     );
     servers.push({ s: a, closed: false });
     let answer: (() => void) | undefined;
@@ -115,15 +119,37 @@ describe('2025-11-25 tasks served by Sluice on Redis: any instance answers', () 
     const id = await startToolTask(c, 'asks', {});
     await until(() => seen.length === 1, 10_000, 'the request reached the client');
     assert.deepEqual(seen, [id]);
+    return { c, id, aborted, answer: () => answer?.() };
+  }
+
+  test("a tool waiting on the client's answer longer than its lease: input_required meanwhile, then completed", async () => {
+    const LEASE = 600;
+    const { c, id, aborted, answer } = await waitingOnClient(LEASE);
     // Three leases long, while the tool waits on the client's reply (read from the Redis record).
     for (let i = 0; i < 6; i++) {
       await new Promise((r) => setTimeout(r, LEASE / 2));
       const status = (await c.experimental.tasks.getTask(id)).status;
       assert.equal(status, 'input_required', `after ${((i + 1) * LEASE) / 2} ms`);
     }
-    answer?.();
+    answer();
     assert.equal(await taskResultText(c, id), 'got accept');
     assert.equal((await c.experimental.tasks.getTask(id)).status, 'completed');
+    assert.deepEqual(aborted, [], 'the tool was never aborted for its lease');
+  });
+
+  test('the process running the task stalls past its lease: the late renewal keeps it, nothing read it lapsed', async () => {
+    const LEASE = 600;
+    const { c, id, aborted, answer } = await waitingOnClient(LEASE);
+    // The event loop held for twice the lease (a long GC, a starved CPU): no renewal meanwhile.
+    const stalled = Date.now();
+    while (Date.now() - stalled < 2 * LEASE) {
+      // busy: nothing else of this process runs
+    }
+    // The renewal timer, overdue, fires before anything the stall held back reads the task.
+    await new Promise((r) => setTimeout(r, 0));
+    assert.equal((await c.experimental.tasks.getTask(id)).status, 'input_required');
+    answer();
+    assert.equal(await taskResultText(c, id), 'got accept');
     assert.deepEqual(aborted, [], 'the tool was never aborted for its lease');
   });
 

@@ -91,8 +91,8 @@ describe('LegacyInput', () => {
 
   test('input_required while any request awaits its reply, working (leased to the run) after', async () => {
     const { store, t, input, status, turn } = await setup();
-    input.asking(1);
-    input.asking(2);
+    await input.asking(1);
+    await input.asking(2);
     await turn();
     assert.equal(await status(), 'input_required');
     assert.equal(await store.renew(t.taskId, 'R', Date.now() + 5000), true, 'the run keeps its lease');
@@ -110,19 +110,21 @@ describe('LegacyInput', () => {
 
   test('a reply before the first flip landed, and finish() with a request still pending', async () => {
     const { store, t, input, status } = await setup();
-    input.asking(1);
+    const asked = input.asking(1);
     input.settled(1);
     await input.finish();
+    await asked;
     assert.equal(await status(), 'working');
-    input.asking(2);
+    const again = input.asking(2);
     await input.finish();
+    await again;
     assert.equal(await status(), 'working', 'the outcome is stored on a working task');
     assert.equal(await store.settle(t.taskId, 'R', { status: 'completed', result: '{}' }), true);
   });
 
   test('the runner dies while the task waits for the client: it fails (owner lost) when the lease lapses', async () => {
     const { store, t, input, status, turn, clock } = await setup();
-    input.asking(1);
+    await input.asking(1);
     await turn();
     assert.equal(await status(), 'input_required');
     clock.t += 4999;
@@ -134,7 +136,7 @@ describe('LegacyInput', () => {
 
   test('a task cancelled while it waits stays cancelled', async () => {
     const { store, t, input, status, turn } = await setup();
-    input.asking(1);
+    await input.asking(1);
     await turn();
     assert.equal((await store.cancel(t.taskId, t.owner))?.status, 'cancelled');
     input.settled(1);

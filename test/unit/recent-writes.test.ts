@@ -312,8 +312,9 @@ describe('taskWriteChanged and taskWriteKept: what counts as a change, and the v
   const cases: [Script, RedisReply, boolean][] = [
     [CREATE, 1, true],
     [CREATE, 0, false],
-    [RENEW, 'c-client', true],
-    [RENEW, ['c-client'], false],
+    [RENEW, ['c-client', 1], true],
+    [RENEW, ['c-client', 2], true],
+    [RENEW, ['c-client', 0], false],
     [RENEW, 0, false],
     [PROGRESS, 7, true],
     [PROGRESS, 0, false],

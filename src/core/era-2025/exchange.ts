@@ -62,7 +62,12 @@ export interface RelatedAsks {
    * its coalescing key (jsonrpc/partial.ts `coalesceKeyOf`: its progress token's, for progress).
    */
   notification(json: string, key: string | undefined): string | undefined;
-  asking(id: RequestId): void;
+  /**
+   * The run sends request `id` to the client. The promise (when given) settles once the task reads
+   * `input_required` in its store (or that write failed): the request goes out only then, so a
+   * client that polls the task as soon as it gets the request sees it waiting on it.
+   */
+  asking(id: RequestId): Promise<void> | undefined;
   settled(id: RequestId): void;
 }
 

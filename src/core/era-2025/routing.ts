@@ -207,8 +207,22 @@ export abstract class SessionRouting<D extends RoutingDeps> implements BridgeTar
       return undefined;
     }
     this.awaitingIds?.set(m.id, asks);
-    asks.asking(m.id);
-    return s.send(JSON.stringify(asks.decorate(m)), undefined);
+    const json = JSON.stringify(asks.decorate(m));
+    const stored = asks.asking(m.id);
+    if (stored === undefined) return s.send(json, undefined);
+    // Sent once the task reads input_required (RelatedAsks.asking), if it is still awaited then:
+    // the session may have ended, or the request been given up, meanwhile.
+    return stored.then(() => {
+      if (this.ended || this.awaitingIds?.get(m.id) !== asks) return undefined;
+      const now = this.#usableStandalone();
+      if (now !== undefined) return now.send(json, undefined);
+      this.deps.counters.add('undeliverable');
+      this.#failRequest(
+        m.id,
+        'the standalone GET stream that carries this request closed before it was sent',
+      );
+      return undefined;
+    });
   }
 
   /** A server-to-client request is over (answered, given up, or failed here): no reply is awaited. */
