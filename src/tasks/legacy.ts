@@ -55,6 +55,8 @@ export interface LegacyHost {
     map: SettlementMap,
   ): void;
   countCreated(): void;
+  /** Before a read of tasks: this instance's leases renewed when its timer is overdue (renewals.ts). */
+  caughtUp(): Promise<void>;
 }
 
 type Body = Record<string, unknown>;
@@ -134,6 +136,7 @@ export class LegacyTasks {
     if (m === 'tools/call') return this.#call(o);
     const id = o.req.params?.['taskId'];
     try {
+      await this.#h.caughtUp();
       if (m === 'tasks/list') return this.#send(o, await this.#tasks(o));
       if (!isTaskIdShape(id)) return this.#send(o, unknownTask(o));
       if (m === 'tasks/get') {
@@ -291,6 +294,7 @@ export class LegacyTasks {
     const store = this.#h.o.store;
     let wait = 20;
     for (;;) {
+      await this.#h.caughtUp();
       const t = await store.get(id, ownerOf(o));
       if (t === undefined) return unknownTask(o);
       if (isTerminal(t.status)) return finalAnswer(o, t);

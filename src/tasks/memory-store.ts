@@ -110,7 +110,7 @@ export class MemoryTaskStore implements TaskStore {
   }
 
   async renew(taskId: string, runner: string, leaseUntil: number): Promise<boolean> {
-    // Its runner's own renewal, even late, does not lapse the lease (store.ts TaskStore.renew).
+    // The runner's own steps do not lapse its lease (store.ts TaskStore.renew).
     const t = this.#live(taskId, false);
     if (t === undefined || !leased(t) || t.leaseOwner !== runner) return false;
     t.leaseUntil = leaseUntil;
@@ -118,7 +118,7 @@ export class MemoryTaskStore implements TaskStore {
   }
 
   async progress(taskId: string, runner: string, p: TaskProgress): Promise<void> {
-    const t = this.#live(taskId);
+    const t = this.#live(taskId, false);
     if (t === undefined || t.status !== 'working' || t.leaseOwner !== runner) return;
     this.#replace(t, {
       lastUpdatedAt: this.#now(),
@@ -130,7 +130,8 @@ export class MemoryTaskStore implements TaskStore {
   }
 
   async settle(taskId: string, runner: string, s: Settlement): Promise<boolean> {
-    const t = this.#live(taskId);
+    // The runner's own steps do not lapse its lease (store.ts TaskStore.renew).
+    const t = this.#live(taskId, false);
     if (t === undefined || t.status !== 'working' || t.leaseOwner !== runner) return false;
     // Written field by field on the store's own record (every field exists: copyRecord), then one
     // byte count: the status, its payload, the lease and partial text let go.
@@ -252,8 +253,8 @@ export class MemoryTaskStore implements TaskStore {
   }
 
   /**
-   * The stored record (mutable, internal), after TTL expiry and (unless `lapse` is false: a
-   * renewal) lease lapse were applied.
+   * The stored record (mutable, internal), after TTL expiry and (unless `lapse` is false: a step
+   * of the runner's own) lease lapse were applied.
    */
   #live(taskId: string, lapse = true): TaskRecord | undefined {
     const e = this.#tasks.get(taskId);

@@ -1,8 +1,9 @@
 /**
  * The Redis task store's Lua scripts: each is one atomic step on one task's HASH (one key, so any
- * Redis Cluster slot), and each first applies the lease rule: a `working` task whose lease (`lu`)
- * ended (or an `input_required` one that kept its lease) is `failed` with OWNER_LOST before anything
- * else is decided.
+ * Redis Cluster slot), and each but the runner's own (RENEW, PROGRESS, SETTLE) first applies the
+ * lease rule: a `working` task whose lease (`lu`) ended (or an `input_required` one that kept its
+ * lease) is `failed` with OWNER_LOST before anything else is decided. The runner's steps do not:
+ * it is plainly alive, and a lease lapses only when someone else reads it (store.ts TaskStore.renew).
  *
  * HASH fields: o owner, c client, s status, ca createdAt, u lastUpdatedAt, ttl, pi pollIntervalMs,
  * m statusMessage, pt/ptx partial text so far/whether cut (while working), r result, e error, rs requestState, call, ph the call's Mcp-Param-* headers,
@@ -95,8 +96,7 @@ return {first, redis.call('HGETALL', k)}
  * ARGV: now, runner, leaseUntil. {client, 1} renewed, {client, 2} renewed after its end (a late
  * renewal no read preceded: nothing lapsed it, store.ts TaskStore.renew), {client, 0} when the
  * lease already ends later (held, unchanged), or 0 (not held). The lease only grows: a renewal
- * sent again after a failover (redis-rewrite.ts) must not shorten a later one. It does not apply
- * the lease rule: its holder is the one instance that knows the runner is alive.
+ * sent again after a failover (redis-rewrite.ts) must not shorten a later one.
  */
 export const RENEW = new Script(`${PRELUDE}
 if redis.call('EXISTS', k) == 0 then return 0 end
@@ -113,7 +113,7 @@ return {c, 1}
 /** ARGV: now, runner, then field/value pairs (m message, pt partial text, ptx cut). The new version, or 0 = refused. */
 export const PROGRESS = new Script(`${PRELUDE}
 if redis.call('EXISTS', k) == 0 or behind() then return 0 end
-if lapse() ~= 'working' or redis.call('HGET', k, 'lo') ~= ARGV[2] then return 0 end
+if redis.call('HGET', k, 's') ~= 'working' or redis.call('HGET', k, 'lo') ~= ARGV[2] then return 0 end
 redis.call('HSET', k, 'u', at, unpack(ARGV, 3))
 return bump()
 `);
@@ -124,7 +124,7 @@ return bump()
  */
 export const SETTLE = new Script(`${PRELUDE}
 if redis.call('EXISTS', k) == 0 or behind() then return 0 end
-if lapse() ~= 'working' or redis.call('HGET', k, 'lo') ~= ARGV[2] then return 0 end
+if redis.call('HGET', k, 's') ~= 'working' or redis.call('HGET', k, 'lo') ~= ARGV[2] then return 0 end
 clearInputs()
 redis.call('HDEL', k, 'lo', 'lu', 'rs', 'pt', 'ptx')
 -- A finished task has no later round: its call text (read only for the next round) is let go.

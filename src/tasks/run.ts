@@ -242,7 +242,7 @@ export class TaskRun {
     head?: RequestHead,
     call?: Readonly<Record<string, unknown>>,
   ): Promise<void> {
-    // The lease is renewed by the service's one timer (TaskService) while this run is listed there.
+    // The lease is renewed by the service's one timer (renewals.ts) while this run is listed there.
     serve(roundRequest(t, call), this.#sink, head, this.#input).catch((error: unknown) => {
       this.#o.logger?.error('tasks.run_failed', { taskId: this.taskId, error: String(error) });
       this.#sink.respond(500, {}, '');
@@ -279,9 +279,9 @@ export class TaskRun {
     this.#sink.abort();
   }
 
-  /** Extends this run's lease (called by the service's renewal timer). */
-  renew(): void {
-    this.#o.store.renew(this.taskId, this.#runner, this.#o.now() + this.#o.leaseMs).then(
+  /** Extends this run's lease (renewals.ts); settles, never rejects, once the store answered. */
+  renew(): Promise<void> {
+    return this.#o.store.renew(this.taskId, this.#runner, this.#o.now() + this.#o.leaseMs).then(
       (ours) => {
         if (!ours) this.abort();
       },

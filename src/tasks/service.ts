@@ -52,6 +52,7 @@ import {
   type TaskOptions,
   type TaskPolicy,
 } from './options.js';
+import { Renewals } from './renewals.js';
 import {
   paramHead,
   paramHeadersOf,
@@ -87,11 +88,8 @@ export class TaskService implements TaskHook, LegacyTaskHook {
   /** This instance, as the lease owner of the tasks it runs. */
   readonly #runner = randomToken(12);
   readonly #runs = new Map<string, TaskRun>();
-  /**
-   * One timer renews the leases of every run of this instance, every third of a lease, while any
-   * runs: a timer per run was a `Timeout` created and cleared per task.
-   */
-  #renewal: ReturnType<typeof setInterval> | undefined;
+  /** The leases of those runs: one timer, and the catch-up a read waits for after a stall. */
+  readonly #renewals: Renewals;
   readonly #unlisten: () => void;
   readonly #listed: ListedPolicies;
   readonly #legacy: LegacyTasks;
@@ -110,6 +108,7 @@ export class TaskService implements TaskHook, LegacyTaskHook {
 
   constructor(options: TaskOptions = {}) {
     this.#o = resolveTaskOptions(options);
+    this.#renewals = new Renewals(this.#runs, this.#o.leaseMs, this.#o.now);
     this.#listed = new ListedPolicies(this.#o.now);
     this.#unlisten = this.#o.store.onCancel((id) => this.#runs.get(id)?.abort());
     this.#legacy = new LegacyTasks({
@@ -120,6 +119,7 @@ export class TaskService implements TaskHook, LegacyTaskHook {
       countCreated: () => {
         this.#counts.created++;
       },
+      caughtUp: () => this.#renewals.caughtUp(),
     });
   }
 
@@ -186,7 +186,7 @@ export class TaskService implements TaskHook, LegacyTaskHook {
   /** Aborts the runs of this instance (their tasks read as failed once their leases lapse). */
   async close(): Promise<void> {
     this.#unlisten();
-    this.#stopRenewing();
+    this.#renewals.stop();
     for (const run of this.#runs.values()) run.abort();
     await this.#o.store.close();
   }
@@ -307,7 +307,7 @@ export class TaskService implements TaskHook, LegacyTaskHook {
     // operator (and the fault test) can see where a task ran, and that it ran once.
     this.#o.logger?.info('tasks.run', { task: shortHash(t.taskId), resumed });
     this.#runs.set(t.taskId, run);
-    this.#renewing();
+    this.#renewals.start();
     running
       .catch((error: unknown) =>
         this.#o.logger?.error('tasks.settle_failed', { taskId: t.taskId, error: String(error) }),
@@ -317,32 +317,13 @@ export class TaskService implements TaskHook, LegacyTaskHook {
       });
   }
 
-  /**
-   * The one renewal timer runs while this instance runs tasks; it stops itself at a tick that finds
-   * none, not when the last run ends: under load the run count drops to zero between tasks, and a
-   * timer set and cleared per task was measurable on a task echo (unref'd: it never holds the process).
-   */
-  #renewing(): void {
-    if (this.#renewal !== undefined) return;
-    const every = Math.max(100, Math.floor(this.#o.leaseMs / 3));
-    this.#renewal = setInterval(() => {
-      if (this.#runs.size === 0) this.#stopRenewing();
-      for (const run of this.#runs.values()) run.renew();
-    }, every);
-    this.#renewal.unref?.();
-  }
-
-  #stopRenewing(): void {
-    if (this.#renewal !== undefined) clearInterval(this.#renewal);
-    this.#renewal = undefined;
-  }
-
   async #taskMethod(o: TaskOffer): Promise<Answer> {
     const id = o.req.params?.['taskId'];
     if (!isTaskIdShape(id)) return unknownTask(o);
     const owner = principalKey(o.principal);
     const store = this.#o.store;
     try {
+      await this.#renewals.caughtUp();
       if (o.req.method === 'tasks/get') {
         const t = await store.get(id, owner);
         return t === undefined ? unknownTask(o) : okJson(o, detailedTaskJson(t));

@@ -71,10 +71,11 @@ export interface TaskStore {
    * Extends the runner's lease (of a working task, or an input_required one it kept the lease of);
    * false when the task is no longer its to run (cancelled, gone, lapsed).
    *
-   * A lease lapses when it is read: a renewal that comes late (its process stalled past the
-   * lease: a long GC, a starved CPU, an event loop held) still holds the task when nothing read it
-   * meanwhile — no one was told it failed, and its runner is plainly alive. Once anything read it
-   * past its end, the task is failed (owner lost) and the renewal is refused.
+   * A lease lapses when something other than its runner reads it: a renewal, progress or
+   * settlement that comes late (its process stalled past the lease: a long GC, a starved CPU, an
+   * event loop held) still holds the task when nothing read it meanwhile — no one was told it
+   * failed, and its runner is plainly alive. Once anything read it past its end, the task is
+   * failed (owner lost) and the runner's steps are refused.
    */
   renew(taskId: string, runner: string, leaseUntil: number): Promise<boolean>;
   /** The runner's progress and partial text; ignored unless it still holds the lease. */

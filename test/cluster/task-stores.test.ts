@@ -97,19 +97,29 @@ function contract(
       assert.equal(await store.create(record(clock), 1), 'created', 'the lost task no longer counts');
     });
 
-    test('a late renewal that no read preceded keeps the task; one read past the lease is refused', async () => {
+    test("the runner's late steps that no read preceded keep the task; one read past the lease refuses them", async () => {
       const clock = new Clock();
       const { store } = await make(clock);
       const late = record(clock);
       const read = record(clock);
+      const done = record(clock);
       await store.create(late, 5);
       await store.create(read, 5);
-      clock.t += 1500; // both 1 s leases ended (the runner's process stalled), nothing read them yet
+      await store.create(done, 5);
+      clock.t += 1500; // the 1 s leases ended (the runner's process stalled), nothing read them yet
+      await store.progress(done.taskId, 'runner-1', { message: 'late' });
+      assert.equal(await store.settle(done.taskId, 'runner-2', { status: 'completed', result: '{}' }), false);
+      assert.equal(await store.settle(done.taskId, 'runner-1', { status: 'completed', result: '{}' }), true);
+      const settled = await store.get(done.taskId, 'p:alice');
+      assert.deepEqual([settled?.status, settled?.statusMessage], ['completed', 'late']);
       assert.equal(await store.renew(late.taskId, 'runner-2', clock.t + 1000), false, 'its holder only');
       assert.equal(await store.renew(late.taskId, 'runner-1', clock.t + 1000), true, 'no one saw it lapse');
       assert.equal((await store.get(late.taskId, 'p:alice'))?.status, 'working');
       assert.equal((await store.get(read.taskId, 'p:alice'))?.status, 'failed', 'read past its lease');
       assert.equal(await store.renew(read.taskId, 'runner-1', clock.t + 1000), false, 'the reader was told');
+      await store.progress(read.taskId, 'runner-1', { message: 'too late' });
+      assert.equal(await store.settle(read.taskId, 'runner-1', { status: 'completed', result: '{}' }), false);
+      assert.deepEqual((await store.get(read.taskId, 'p:alice'))?.error, OWNER_LOST);
       clock.t += 999;
       assert.equal(
         (await store.get(late.taskId, 'p:alice'))?.status,
