@@ -26,6 +26,7 @@
  *   sl:dpop:<h>     STRING a DPoP proof id spent (h: a hash of key and jti), PX = its freshness window
  *   sl:trewrite     STRING how many passes of task writes sent again after a failover changed something
  *                          (cluster/recent-writes.ts): each instance passes again when it moves
+ *   sl:trewrite:beat STRING a count each such pass raises as it goes: the others watch on meanwhile
  */
 export const PREFIX = 'sl:';
 

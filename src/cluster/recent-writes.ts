@@ -20,8 +20,11 @@
  * pass that changed something counts itself there (`INCR`), and each instance watches that count
  * after a failover: whenever it moves, it passes again, so the instances' writes land in an order
  * their steps allow, whatever order the instances learnt of the failover in. Each instance stops
- * watching once the count has not moved for `quietMs`. Without a key (writes that need no other's,
- * such as DPoP proof ids), one pass that reaches Redis is enough.
+ * watching once the count has not moved for `quietMs`, and a pass in progress counts as a move: it
+ * beats (`INCR` on `<generationKey>:beat`) as it starts and every third of `quietMs` on its way, so
+ * a pass slower than `quietMs` (thousands of kept writes, a loaded machine) does not end the
+ * others' watch before its changes land. Without a key (writes that need no other's, such as DPoP
+ * proof ids), one pass that reaches Redis is enough.
  */
 import { positiveInt } from '../core/option-checks.js';
 import { InvalidOptionError } from '../errors.js';
@@ -44,6 +47,11 @@ export interface RecentWritesOptions {
   pollMs?: number;
   /** Watching stops once the count has not moved for this long. @defaultValue 10000 */
   quietMs?: number;
+}
+
+/** Where passes in progress beat, beside the generation count. */
+function beatKey(generationKey: string): string {
+  return `${generationKey}:beat`;
 }
 
 export const RECENT_WRITES_DEFAULTS = {
@@ -266,7 +274,7 @@ export class RecentWrites {
     // The count as a number (nil: 0); NaN while the link fails, which differs from every count.
     const look = async (k: string): Promise<number> =>
       Number((await link.send(['GET', k]).catch(() => 'x')) ?? 0);
-    let seen = key === undefined ? 0 : await look(key);
+    let [seen, beats] = key === undefined ? [0, 0] : await Promise.all([look(key), look(beatKey(key))]);
     let moved = this.#now();
     while (live()) {
       // A pass the link failed (undefined) is tried again while not quiet; it moves nothing.
@@ -281,14 +289,23 @@ export class RecentWrites {
       }
       for (;;) {
         await boundedWait(this.#woken, this.#o.pollMs);
-        if (!live() || this.#now() - moved >= this.#o.quietMs) return;
-        if (key === undefined || changed === undefined) break;
-        const g = await look(key);
+        if (!live()) return;
+        if (key === undefined || changed === undefined) {
+          if (this.#now() - moved >= this.#o.quietMs) return;
+          break;
+        }
+        const [g, b] = await Promise.all([look(key), look(beatKey(key))]);
+        // Another instance is still passing: not quiet, though nothing to pass for yet.
+        if (b !== beats && !Number.isNaN(b)) {
+          beats = b;
+          moved = this.#now();
+        }
         if (g !== seen && !Number.isNaN(g)) {
           seen = g;
           moved = this.#now();
           break;
         }
+        if (this.#now() - moved >= this.#o.quietMs) return;
       }
     }
   }
@@ -308,8 +325,14 @@ export class RecentWrites {
       .slice(this.#head)
       .map((w) => ({ script: w.script, args: unpack(w.packed.toString('utf8')) }));
     let changed = 0;
+    const key = this.#p.generationKey;
+    let beat = Number.NEGATIVE_INFINITY;
     for (const w of writes) {
       if (this.#closed) return 0;
+      if (key !== undefined && this.#now() - beat >= this.#o.quietMs / 3) {
+        beat = this.#now();
+        await this.#beat(link, key);
+      }
       if (this.#p.resent !== undefined && !this.#p.resent(w.script, w.args)) continue;
       try {
         const reply = await this.#resend(link, w.args);
@@ -335,6 +358,15 @@ export class RecentWrites {
       this.#p.onError?.(error);
       return undefined;
     }
+  }
+
+  /** Tells the watching instances this one is passing (module comment); a failed beat is skipped. */
+  async #beat(link: RedisLink, key: string): Promise<void> {
+    const beats = beatKey(key);
+    await Promise.all([
+      link.send(['INCR', beats]).catch(() => undefined),
+      link.send(['PEXPIRE', beats, String(this.#o.quietMs * 10)]).catch(() => undefined),
+    ]);
   }
 
   async #resend(link: RedisLink, args: readonly string[]): Promise<RedisReply> {

@@ -45,13 +45,13 @@ export class FailoverLink implements RedisLink {
 }
 
 /**
- * Every Sluice key, as comparable text: HASHes sorted, ZSETs with scores, strings; but the count of
- * the passes after a failover (`sl:trewrite`), which is the passes' bookkeeping, not the state.
+ * Every Sluice key, as comparable text: HASHes sorted, ZSETs with scores, strings; but the counts of
+ * the passes after a failover (`sl:trewrite` and its `:beat`), the passes' bookkeeping, not the state.
  */
 export async function snapshot(link: RedisLink): Promise<Map<string, string>> {
   const out = new Map<string, string>();
   const names = ((await link.send(['KEYS', 'sl:*'])) as string[])
-    .filter((k) => k !== keys.taskRewrites)
+    .filter((k) => !k.startsWith(keys.taskRewrites))
     .sort();
   for (const k of names) {
     const type = await link.send(['TYPE', k]);

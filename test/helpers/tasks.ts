@@ -10,7 +10,14 @@ import { appendFileSync } from 'node:fs';
 import { McpServer } from '@modelcontextprotocol/sdk/server/mcp.js';
 import { z } from 'zod';
 import { mrtrInput } from '../../src/modern/mrtr.js';
-import { type CreateServer, partialResults } from '../../src/server/index.js';
+import {
+  type AuthResult,
+  type CreateServer,
+  partialResults,
+  type Served,
+  serve,
+  type TaskService,
+} from '../../src/server/index.js';
 import type { Loose } from './http.js';
 import { modernBody, modernSend } from './modern.js';
 
@@ -138,6 +145,21 @@ export function taskServer(probe: ToolProbe): CreateServer {
     });
     return server as unknown as ReturnType<CreateServer>;
   };
+}
+
+/**
+ * `taskServer(probe)` served on 127.0.0.1:0 with `tasks`, each request's principal its `x-user`
+ * header (alice without one).
+ */
+export function serveTaskTools(probe: ToolProbe, tasks: TaskService): Promise<Served> {
+  return serve({
+    createServer: taskServer(probe),
+    port: 0,
+    host: '127.0.0.1',
+    keepaliveMs: 0,
+    authenticate: (req): AuthResult => ({ principal: String(req.headers['x-user'] ?? 'alice') }),
+    tasks,
+  });
 }
 
 export function newProbe(): ToolProbe {

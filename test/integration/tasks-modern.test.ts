@@ -13,14 +13,7 @@ import { after, before, describe, test } from 'node:test';
 import { McpServer } from '@modelcontextprotocol/sdk/server/mcp.js';
 import { InvalidOptionError } from '../../src/errors.js';
 import { mrtrInput } from '../../src/modern/mrtr.js';
-import {
-  type AuthResult,
-  type CreateServer,
-  createTasks,
-  type Served,
-  serve,
-  TaskService,
-} from '../../src/server/index.js';
+import { type CreateServer, createTasks, type Served, serve, TaskService } from '../../src/server/index.js';
 import { type Loose, until } from '../helpers/http.js';
 import { modernSend } from '../helpers/modern.js';
 import {
@@ -30,6 +23,7 @@ import {
   getTask,
   newProbe,
   pollTask,
+  serveTaskTools,
   TASK_TOOLS,
   taskBody,
   taskServer,
@@ -42,20 +36,16 @@ const alice = { 'x-user': 'alice' };
 const bob = { 'x-user': 'bob' };
 
 before(async () => {
-  served = await serve({
-    createServer: taskServer(probe),
-    port: 0,
-    host: '127.0.0.1',
-    keepaliveMs: 0,
-    authenticate: (req): AuthResult => ({ principal: String(req.headers['x-user'] ?? 'alice') }),
-    tasks: createTasks({
+  served = await serveTaskTools(
+    probe,
+    createTasks({
       taskAfterMs: 0,
       tools: TASK_TOOLS,
       maxLivePerClient: 4,
       maxUpdateBytes: 4096,
       pollIntervalMs: 50,
     }),
-  });
+  );
   url = served.url;
 });
 after(() => served.close());

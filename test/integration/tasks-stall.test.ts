@@ -7,7 +7,7 @@
  */
 import assert from 'node:assert/strict';
 import { describe, test } from 'node:test';
-import { type AuthResult, createTasks, MemoryTaskStore, type Served, serve } from '../../src/server/index.js';
+import { createTasks, MemoryTaskStore, type Served } from '../../src/server/index.js';
 import { until } from '../helpers/http.js';
 import { sdkTaskClient, startToolTask, taskResultText } from '../helpers/sdk-tasks.js';
 import {
@@ -15,9 +15,9 @@ import {
   getTask,
   newProbe,
   pollTask,
+  serveTaskTools,
   TASK_TOOLS,
   type ToolProbe,
-  taskServer,
 } from '../helpers/tasks.js';
 
 const LEASE = 60_000;
@@ -29,21 +29,15 @@ class Clock {
 }
 
 function instance(probe: ToolProbe, store: MemoryTaskStore, clock: Clock): Promise<Served> {
-  return serve({
-    createServer: taskServer(probe),
-    port: 0,
-    host: '127.0.0.1',
-    keepaliveMs: 0,
-    authenticate: (req): AuthResult => ({ principal: String(req.headers['x-user'] ?? 'alice') }),
-    tasks: createTasks({
-      taskAfterMs: 0,
-      tools: TASK_TOOLS,
-      leaseMs: LEASE,
-      pollIntervalMs: 50,
-      store,
-      now: clock.now,
-    }),
+  const tasks = createTasks({
+    taskAfterMs: 0,
+    tools: TASK_TOOLS,
+    leaseMs: LEASE,
+    pollIntervalMs: 50,
+    store,
+    now: clock.now,
   });
+  return serveTaskTools(probe, tasks);
 }
 
 describe('a stall past the lease of the instance running a task (renewals.ts)', () => {

@@ -47,6 +47,19 @@ class FakeLink implements RedisLink {
   }
 }
 
+/** A FakeLink whose every command answers after `delayMs`. */
+class SlowLink extends FakeLink {
+  readonly #delayMs: number;
+  constructor(counts: Map<string, number>, delayMs: number) {
+    super(counts);
+    this.#delayMs = delayMs;
+  }
+  override async send(args: readonly string[]): Promise<RedisReply> {
+    await new Promise((r) => setTimeout(r, this.#delayMs));
+    return super.send(args);
+  }
+}
+
 const SCRIPT = new Script('return 1');
 /** Quick watching for a test: a look every 5 ms, done after 60 ms without a move. */
 const QUICK = { pollMs: 5, quietMs: 60 };
@@ -205,6 +218,37 @@ describe('RecentWrites', () => {
     assert.equal(bChanged >= 1, true, "B passed again after A's pass moved the count");
     assert.ok(b.stats().passes >= 2);
     assert.ok((counts.get('gen') ?? 0) >= 2, 'each pass that changed something counted itself');
+  });
+
+  test('a pass slower than quietMs: the others watch on while it beats, and pass again after it', async () => {
+    const counts = new Map<string, number>();
+    const changed = (_s: Script | undefined, _a: readonly string[], reply: RedisReply) => reply === 'changed';
+    const a = journal({}, { generationKey: 'gen', changed }).j;
+    const b = journal({}, { generationKey: 'gen', changed }).j;
+    const la = new SlowLink(counts, 25);
+    const lb = new FakeLink(counts);
+    const wa = a.over(la);
+    for (let i = 0; i < 10; i++) await wa.send(['SET', `k-a${i}`, '1']);
+    await b.over(lb).send(['SET', 'k-b', '1']);
+    // B's write changes something only once A's last one is back: after a pass of A's that takes
+    // 10 × 25 ms, four times B's quietMs (60 ms).
+    let aDone = false;
+    la.answer = (args) => {
+      if (args[1] === 'k-a9') aDone = true;
+      return 'changed';
+    };
+    let bChanged = 0;
+    lb.answer = () => {
+      if (!aDone) return 'same';
+      bChanged++;
+      return 'changed';
+    };
+    a.failedOver(la);
+    b.failedOver(lb); // B's first pass changes nothing: A's is on its way
+    await idle(a);
+    await idle(b);
+    assert.ok(bChanged >= 1, "B was still watching when A's pass ended, and passed again");
+    assert.ok((counts.get('gen:beat') ?? 0) >= 3, "A's pass beat on its way");
   });
 
   test('close stops watching and keeps nothing more', async () => {
