@@ -219,7 +219,8 @@ export class RecentWrites {
 
   /** A write sent on the owner's own path and answered `reply`: kept if it changed something. */
   sent(sent: readonly string[], reply: RedisReply): void {
-    if (this.#closed || NOT_KEPT.has(sent[0]?.toUpperCase() ?? '')) return;
+    // Upper case as the owners send them (no case folding per write).
+    if (this.#closed || NOT_KEPT.has(sent[0] ?? '')) return;
     const script = this.#scriptOf(sent);
     // Kept by SHA (the source once, in the script), sent again by EVAL only on NOSCRIPT.
     const bySha =

@@ -56,7 +56,7 @@ export interface LegacyHost {
   ): void;
   countCreated(): void;
   /** Before a read of tasks: this instance's leases renewed when its timer is overdue (renewals.ts). */
-  caughtUp(): Promise<void>;
+  caughtUp(): Promise<void> | undefined;
 }
 
 type Body = Record<string, unknown>;

@@ -11,7 +11,7 @@
  * here and waits for that first; otherwise it costs nothing.
  */
 
-/** A run whose lease this instance renews (run.ts TaskRun). */
+/** A run whose lease this instance renews (run.ts TaskRun; a task of sdk-store.ts). */
 export interface Renewable {
   /** Renews its lease; settles (never rejects) once the store answered. */
   renew(): Promise<void>;
@@ -47,16 +47,19 @@ export class Renewals {
     this.#timer = undefined;
   }
 
-  /** Before a read of tasks: renews every run first when the timer is two periods late. */
-  async caughtUp(): Promise<void> {
-    if (this.#timer === undefined || this.#now() - this.#renewedAt <= 2 * this.#every) return;
-    await this.#renewAll();
+  /**
+   * Before a read of tasks: renews every run first when the timer is two periods late (what to
+   * wait for), else nothing (undefined: no promise made on the per-request path).
+   */
+  caughtUp(): Promise<void> | undefined {
+    if (this.#timer === undefined || this.#now() - this.#renewedAt <= 2 * this.#every) return undefined;
+    return this.#renewAll();
   }
 
-  #renewAll(): Promise<unknown> {
+  async #renewAll(): Promise<void> {
     // Set first: a read that comes while these are on their way does not send them again (it is
     // sent after them on the store's link, so the store sees them first).
     this.#renewedAt = this.#now();
-    return Promise.all([...this.#runs.values()].map((run) => run.renew()));
+    await Promise.all([...this.#runs.values()].map((run) => run.renew()));
   }
 }

@@ -37,6 +37,7 @@ import { JsonRpcCode } from '../jsonrpc/codes.js';
 import { randomToken } from '../security/random.js';
 import { clientHash } from './client-hash.js';
 import { isTaskIdShape, isTerminal, newWorkingTask, principalKey, type TaskRecord } from './model.js';
+import { type Renewable, Renewals } from './renewals.js';
 import {
   int,
   MAX_SESSIONS,
@@ -59,9 +60,10 @@ export class SluiceSdkTaskStore implements SdkTaskStoreInterface {
   readonly #now: () => number;
   /** This instance, as the lease owner of the tasks its tools run. */
   readonly #runner = `sdk-${randomToken(12)}`;
-  /** The tasks (working, or waiting for input) whose lease this instance renews. */
-  readonly #leased = new Set<string>();
-  #timer: ReturnType<typeof setInterval> | undefined;
+  /** The tasks (working, or waiting for input) whose lease this instance renews, by id. */
+  readonly #leased = new Map<string, Renewable>();
+  /** Their renewal timer, and the catch-up a read waits for after a stall (renewals.ts). */
+  readonly #renewals: Renewals;
 
   constructor(store: TaskStore, options: SdkTaskStoreOptions = {}) {
     if (typeof store?.create !== 'function' || typeof store.list !== 'function') {
@@ -84,6 +86,7 @@ export class SluiceSdkTaskStore implements SdkTaskStoreInterface {
     }
     this.#byPrincipal = bind === 'principal';
     this.#now = options.now ?? Date.now;
+    this.#renewals = new Renewals(this.#leased, this.#o.leaseMs, this.#now);
   }
 
   /** For `onSessionStart`: remembers an authenticated session's principal. */
@@ -302,6 +305,7 @@ export class SluiceSdkTaskStore implements SdkTaskStoreInterface {
     cursor: string | undefined,
     owner: string,
   ): Promise<{ tasks: Task[]; nextCursor?: string }> {
+    await this.#renewals.caughtUp();
     const page = await this.#store.list(owner, cursor, this.#o.pageSize);
     if (page === undefined) throw new SdkTaskStoreError('cursor', 'Invalid cursor');
     const tasks = page.tasks.map(sdkTask);
@@ -311,11 +315,12 @@ export class SluiceSdkTaskStore implements SdkTaskStoreInterface {
   /** Stops renewing leases (the tasks still working read as failed once their leases lapse). */
   close(): void {
     this.#leased.clear();
-    this.#stopTimer();
+    this.#renewals.stop();
   }
 
   async #get(taskId: string, owner: string): Promise<TaskRecord | undefined> {
     if (!isTaskIdShape(taskId)) return undefined;
+    await this.#renewals.caughtUp();
     return this.#store.get(taskId, owner);
   }
 
@@ -352,34 +357,23 @@ export class SluiceSdkTaskStore implements SdkTaskStoreInterface {
   }
 
   #lease(taskId: string): void {
-    this.#leased.add(taskId);
-    if (this.#timer !== undefined) return;
-    this.#timer = setInterval(() => this.#renewAll(), Math.max(100, Math.floor(this.#o.leaseMs / 3)));
-    this.#timer.unref?.();
+    this.#leased.set(taskId, { renew: () => this.#renew(taskId) });
+    this.#renewals.start();
   }
 
   #unlease(taskId: string): void {
     this.#leased.delete(taskId);
-    if (this.#leased.size === 0) this.#stopTimer();
   }
 
-  #stopTimer(): void {
-    if (this.#timer !== undefined) clearInterval(this.#timer);
-    this.#timer = undefined;
-  }
-
-  #renewAll(): void {
-    const until = this.#now() + this.#o.leaseMs;
-    for (const id of this.#leased) {
-      this.#store.renew(id, this.#runner, until).then(
-        (ours) => {
-          // Finished, cancelled, lapsed or gone: nothing left to renew here.
-          if (!ours) this.#unlease(id);
-        },
-        // The store is unreachable: try again at the next tick; past the lease the task fails.
-        () => undefined,
-      );
-    }
+  #renew(taskId: string): Promise<void> {
+    return this.#store.renew(taskId, this.#runner, this.#now() + this.#o.leaseMs).then(
+      (ours) => {
+        // Finished, cancelled, lapsed or gone: nothing left to renew here.
+        if (!ours) this.#unlease(taskId);
+      },
+      // The store is unreachable: try again at the next tick; past the lease the task fails.
+      () => undefined,
+    );
   }
 }
 

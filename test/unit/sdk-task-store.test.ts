@@ -51,6 +51,25 @@ describe('sdkTaskStore', () => {
     assert.match(lost?.statusMessage ?? '', /lease lapsed/);
   });
 
+  test('a stall past the lease: a read through this store renews its own tasks first; another instance sees them lost', async () => {
+    const clock = { t: 1_000_000 };
+    const now = (): number => clock.t;
+    const m = new MemoryTaskStore({ now });
+    // A one-minute lease: its renewal timer (every 20 s) cannot fire within the test.
+    const s = sdkTaskStore(m, { now, leaseMs: 60_000 });
+    const other = sdkTaskStore(m, { now, leaseMs: 60_000 });
+    const kept = await s.createTask({ ttl: 600_000 }, 1, req, 'S1');
+    const lost = await s.createTask({ ttl: 600_000 }, 2, req, 'S1');
+    clock.t += 150_000; // the process stalled for two and a half leases
+    assert.equal((await other.getTask(lost.taskId, 'S1'))?.status, 'failed', 'read elsewhere: lost');
+    assert.equal((await s.getTask(kept.taskId, 'S1'))?.status, 'working', 'read here: renewed first');
+    assert.equal((await other.getTask(kept.taskId, 'S1'))?.status, 'working');
+    await s.storeTaskResult(kept.taskId, 'completed', { content: [] }, 'S1');
+    assert.deepEqual(await s.getTaskResult(kept.taskId, 'S1'), { content: [] });
+    s.close();
+    other.close();
+  });
+
   test('failed with a message, completed without a result, cancelled with its message', async () => {
     const s = sdkTaskStore(new MemoryTaskStore());
     const a = await s.createTask({}, 1, req, 'S1');
