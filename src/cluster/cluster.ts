@@ -8,7 +8,6 @@
  * fast path (a request for a session this instance holds, or with no session id) is synchronous and
  * touches no Redis.
  */
-import { createHmac } from 'node:crypto';
 import type { ClusterHooks } from '../core/cluster-hooks.js';
 import { Histogram } from '../core/observe/histogram.js';
 import { HopTracer } from '../core/observe/hop-trace.js';
@@ -30,7 +29,7 @@ import { MeasuredLink, type RedisLink } from './redis-link.js';
 import { ReplayGuard } from './replay-guard.js';
 import { EventReplica, emptyReplicaStats } from './replica.js';
 import { type ClusterEndpoint, newCounters, type RouteInput } from './route-input.js';
-import { checkGivenSecret, provisionSecret } from './secret.js';
+import { checkGivenSecret, DerivedKeys, provisionSecret } from './secret.js';
 import { type RedisTopology, topologyOf } from './topology.js';
 
 export type { ClusterStats, RedisClusterOptions } from './cluster-options.js';
@@ -49,8 +48,7 @@ export class RedisCluster {
   #secret: string | undefined;
   /** The key comes from Redis (none was given): decided once, in the constructor. */
   readonly #secretShared: boolean;
-  /** derivedKey's answers, each for the secret it was drawn from. */
-  readonly #derived = new Map<string, { secret: string; key: string }>();
+  readonly #derived = new DerivedKeys();
   #address: string | undefined;
   #ep: ClusterEndpoint | undefined;
   #starting: Promise<void> | undefined;
@@ -211,6 +209,9 @@ export class RedisCluster {
     void this.#owned.reRegister(true).finally(() => {
       for (const l of this.#failoverListeners) l();
     });
+    // The stream copies too (replica.ts): a resume after this owner's death reads them.
+    const ep = this.#ep;
+    if (ep !== undefined) void this.#replica?.rewrite(ep.frames);
   }
 
   /**
@@ -219,12 +220,7 @@ export class RedisCluster {
    */
   derivedKey(purpose: string): string | undefined {
     const secret = this.#secret;
-    if (secret === undefined) return undefined;
-    const known = this.#derived.get(purpose);
-    if (known?.secret === secret) return known.key;
-    const key = createHmac('sha256', secret).update(`sluice derived key\n${purpose}`).digest('base64url');
-    this.#derived.set(purpose, { secret, key });
-    return key;
+    return secret === undefined ? undefined : this.#derived.of(secret, purpose);
   }
 
   /** Binds the cluster to the endpoint it serves; returns the hooks the core calls. */

@@ -99,6 +99,12 @@ export function renderClusterMetrics(c: RedisCluster): string {
     s.replica.framesLost,
   );
   w.one(
+    'sluice_cluster_replica_rewritten_total',
+    'counter',
+    'Frame copies written again whole from the owner after a Redis failover.',
+    s.replica.rewritten,
+  );
+  w.one(
     'sluice_cluster_bus_published_total',
     'counter',
     'Listen-stream changes shared with the other instances through Redis.',

@@ -86,6 +86,11 @@ export class ReplicaBatch {
     this.#reqs = JSON.stringify(requestIds);
   }
 
+  /** The requests' ids as `reqs` gave them (a copy written again after a failover). */
+  restoreRequests(reqs: string): void {
+    this.#reqs = reqs;
+  }
+
   /** Before any frame: the batch starts at this seq (one made by describe/endStream had none). */
   startAt(seq: number): void {
     if (this.size === 0) this.#seq = seq;

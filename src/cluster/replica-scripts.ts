@@ -105,7 +105,9 @@ end`;
 
 /**
  * KEYS meta, list; ARGV seq, maxCount, maxBytes, ttl, fin, reqs, trimmed, frame count, packs...
- * (the batch's frames from seq on, in order). Returns {restarted (0|1), last seq, bytes held}.
+ * (the batch's frames from seq on, in order). `trimmed`: '1' when the sender left out frames the
+ * bounds would drop at once, 'replace' when the frames replace the copy's (a rewrite after a
+ * failover). Returns {restarted (0|1), last seq, bytes held}.
  */
 export const APPEND = new Script(`${PACK_LUA}
 local meta, list = KEYS[1], KEYS[2]
@@ -117,7 +119,11 @@ local m = redis.call('HMGET', meta, 'f', 'l', 'b')
 if n == 0 and not m[2] and reqs == '' then return {0, 0, 0} end
 local first, last, bytes = tonumber(m[1]), tonumber(m[2]) or 0, tonumber(m[3]) or 0
 local reset = 0
-if n > 0 and seq > last + 1 then
+if trimmed == 'replace' then
+  -- Written again after a failover (replica.ts rewrite): the batch is the owner's whole buffer.
+  redis.call('DEL', list)
+  first, last, bytes = nil, seq - 1, 0
+elseif n > 0 and seq > last + 1 then
   redis.call('DEL', list)
   first, last, bytes = seq, seq - 1, 0
   -- A gap the sender made itself (the frames before seq were past the bounds anyway) is no loss.

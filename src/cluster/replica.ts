@@ -20,11 +20,12 @@
  * too (404), so nothing could ever read it, and an idle session then costs Redis only its
  * directory entry.
  */
-import { BoundedMap } from '../flow/bounded-map.js';
+import type { ReplayResult } from '../events/event-store.js';
 import type { ProgressEvent } from '../jsonrpc/progress-json.js';
 import { keys } from './keys.js';
 import type { RedisLink, RedisReply } from './redis-link.js';
 import { CHUNK_FRAMES, ReplicaBatch } from './replica-batch.js';
+import { ReplicaLedger } from './replica-ledger.js';
 import { unpackAfter } from './replica-packs.js';
 import { APPEND, REPLAY } from './replica-scripts.js';
 
@@ -64,15 +65,24 @@ export type ReplicaReplay =
   | { status: 'evicted' }
   | { status: 'unknown' };
 
-interface Tracked {
-  bytes: number;
-  /** When the copy expires on its own (finished streams); 0 while live. */
-  expiresAt: number;
-}
+/** The owner's own frames of a stream (its event store's replay from the start, gaps allowed). */
+export type FrameSource = (sid: string, stream: number) => ReplayResult | Promise<ReplayResult>;
+
+/** Copies written again at a time after a failover: bounds the frames held for it at once. */
+const REWRITE_WAVE = 32;
 
 /** Counters of a replica that has copied nothing (also what a cluster without one reports). */
 export function emptyReplicaStats(): ReplicaStats {
-  return { framesQueued: 0, calls: 0, errors: 0, framesLost: 0, restarts: 0, bytes: 0, budgetFreed: 0 };
+  return {
+    framesQueued: 0,
+    calls: 0,
+    errors: 0,
+    framesLost: 0,
+    restarts: 0,
+    bytes: 0,
+    budgetFreed: 0,
+    rewritten: 0,
+  };
 }
 
 export interface ReplicaStats {
@@ -89,6 +99,8 @@ export interface ReplicaStats {
    */
   bytes: number;
   budgetFreed: number;
+  /** Copies written again whole from the owner's buffer after a failover (`rewrite`). */
+  rewritten: number;
 }
 
 export class EventReplica {
@@ -104,13 +116,8 @@ export class EventReplica {
   /** A drain PROGRESS_COPY_DELAY_MS after the first queued progress frame is scheduled. */
   #lazy: ReturnType<typeof setTimeout> | undefined;
   #flushing: Promise<void> = Promise.resolve();
-  /** Streams this instance wrote, by session, for dropSession and the budget. */
-  readonly #streams = new Map<string, Map<number, Tracked>>();
-  /**
-   * Finished streams in the order they finished (the budget frees the oldest first). Not a Set read
-   * from its front, which walks every deleted slot V8 has not compacted (flow/bounded-map.ts).
-   */
-  readonly #finished = new BoundedMap<string, true>(Number.POSITIVE_INFINITY);
+  /** The copies this instance wrote (replica-ledger.ts). */
+  readonly #ledger = new ReplicaLedger();
   readonly stats: ReplicaStats = emptyReplicaStats();
 
   readonly #chunk: number;
@@ -165,7 +172,9 @@ export class EventReplica {
   /** Records the ids of the requests a stream answers (for the owner-lost errors after a crash). */
   describe(sid: string, stream: number, requestIds: readonly (string | number)[]): void {
     if (stream === 0) return;
-    this.#batch(sid, stream, undefined).describe(requestIds);
+    const b = this.#batch(sid, stream, undefined);
+    b.describe(requestIds);
+    this.#ledger.describe(sid, stream, b.reqs);
     this.#soon();
   }
 
@@ -174,23 +183,16 @@ export class EventReplica {
     if (stream === 0) return;
     this.#batch(sid, stream, undefined).end(graceMs);
     this.#soon();
-    this.#tracked(sid, stream).expiresAt = this.#now() + graceMs;
-    this.#finished.set(`${sid}\0${stream}`, true);
+    this.#ledger.finish(sid, stream, this.#now() + graceMs);
   }
 
   /** The session ended: delete its copies now. */
   dropSession(sid: string): void {
-    const streams = this.#streams.get(sid);
     this.#last = undefined;
     for (const k of [...this.#queue.keys()]) if (k.startsWith(`${sid}\0`)) this.#queue.delete(k);
-    if (streams === undefined) return;
-    this.#streams.delete(sid);
     const del: string[] = [];
-    for (const [n, t] of streams) {
-      del.push(keys.streamMeta(sid, n), keys.streamList(sid, n));
-      this.stats.bytes -= t.bytes;
-      this.#finished.delete(`${sid}\0${n}`);
-    }
+    for (const n of this.#ledger.dropSession(sid)) del.push(keys.streamMeta(sid, n), keys.streamList(sid, n));
+    this.stats.bytes = this.#ledger.bytes;
     if (del.length > 0) this.#fire(['DEL', ...del]);
   }
 
@@ -224,12 +226,47 @@ export class EventReplica {
 
   /** Forgets finished streams whose copy expired by itself (bookkeeping only). */
   sweep(): void {
+    this.#ledger.sweep(this.#now());
+    this.stats.bytes = this.#ledger.bytes;
+  }
+
+  /**
+   * After a failover (Redis Sentinel promoted a replica, or a Redis Cluster shard's): the new master
+   * may lack the last writes of any copy, since replication is asynchronous, and a copy that lost
+   * its tail would serve a resume after this owner's death only up to the hole. So every copy this
+   * instance keeps is written again whole from `source`, the owner's own buffer, which holds at
+   * least what was copied (the same bounds; frames enter it as they are queued here), replacing
+   * what the copy holds in one script call. A live batch sent meanwhile is harmless either way: the
+   * append skips frames the copy holds, and the replacement holds every frame sent before it.
+   * Resolves when every copy was written or failed (failures are counted, as for any write).
+   */
+  async rewrite(source: FrameSource): Promise<void> {
     const now = this.#now();
-    for (const key of this.#finished.keys()) {
-      const [sid, n] = splitKey(key);
-      const t = this.#streams.get(sid)?.get(n);
-      if (t === undefined || t.expiresAt > now) continue;
-      this.#forget(sid, n, t);
+    const all = this.#ledger.entries();
+    for (let i = 0; i < all.length; i += REWRITE_WAVE) {
+      const wave: Promise<void>[] = [];
+      for (const e of all.slice(i, i + REWRITE_WAVE)) {
+        if (e.expiresAt !== 0 && e.expiresAt <= now) continue;
+        let held: ReplayResult;
+        try {
+          held = await source(e.sid, e.stream);
+        } catch (error) {
+          this.#onError(error);
+          continue;
+        }
+        // Unknown to the owner's buffer: a stream with no frame yet (its requests are still written
+        // again), or a finished one the buffer freed early (nothing left to write it from).
+        if (held.status !== 'ok' && (e.expiresAt !== 0 || e.reqs === '')) continue;
+        const events = held.status === 'ok' ? held.events : [];
+        const first = events[0];
+        const b = new ReplicaBatch(e.sid, e.stream, first?.seq ?? 0, this.#chunk);
+        for (const ev of events) b.append(ev.frame, ev.progress);
+        if (e.reqs !== '') b.restoreRequests(e.reqs);
+        if (e.expiresAt !== 0) b.end(e.expiresAt - now);
+        this.stats.rewritten++;
+        wave.push(this.#send(b, first !== undefined));
+      }
+      await Promise.all(wave);
     }
   }
 
@@ -264,7 +301,8 @@ export class EventReplica {
     this.#flushing = Promise.all(sent).then(() => undefined);
   }
 
-  async #send(b: ReplicaBatch): Promise<void> {
+  /** `replace`: the batch is all the copy should hold (a rewrite after a failover), not an append. */
+  async #send(b: ReplicaBatch, replace = false): Promise<void> {
     // Frames the bounds would evict at once are never sent: a burst of thousands of frames in one
     // tick (a fast progress loop) costs Redis only the window it keeps.
     const { skip, count: size, packs } = b.take(this.#limits);
@@ -282,6 +320,7 @@ export class EventReplica {
     const count = packs === undefined ? 0 : size;
     const l = this.#limits;
     this.stats.calls++;
+    this.#ledger.enter(sid, stream);
     try {
       const r = await APPEND.run(
         this.#link,
@@ -293,14 +332,16 @@ export class EventReplica {
           String(l.maxAgeMs),
           b.fin,
           b.reqs,
-          skip > 0 ? '1' : '',
+          replace && count > 0 ? 'replace' : skip > 0 ? '1' : '',
           String(count),
           ...(packs ?? []),
         ],
       );
       if (!Array.isArray(r)) return;
       if (r[0] === 1) this.stats.restarts++;
-      this.#track(sid, stream, typeof r[2] === 'number' ? r[2] : 0);
+      this.#ledger.held(sid, stream, typeof r[2] === 'number' ? r[2] : 0);
+      this.stats.bytes = this.#ledger.bytes;
+      if (this.stats.bytes > this.#limits.budgetBytes) this.#enforceBudget();
     } catch (error) {
       this.stats.errors++;
       this.stats.framesLost += count;
@@ -308,48 +349,14 @@ export class EventReplica {
     }
   }
 
-  #tracked(sid: string, stream: number): Tracked {
-    let streams = this.#streams.get(sid);
-    if (streams === undefined) {
-      streams = new Map();
-      this.#streams.set(sid, streams);
-    }
-    let t = streams.get(stream);
-    if (t === undefined) {
-      t = { bytes: 0, expiresAt: 0 };
-      streams.set(stream, t);
-    }
-    return t;
-  }
-
-  #track(sid: string, stream: number, bytes: number): void {
-    const t = this.#tracked(sid, stream);
-    this.stats.bytes += bytes - t.bytes;
-    t.bytes = bytes;
-    if (this.stats.bytes > this.#limits.budgetBytes) this.#enforceBudget();
-  }
-
   #enforceBudget(): void {
-    for (let key = this.#finished.oldestKey(); key !== undefined; key = this.#finished.oldestKey()) {
-      if (this.stats.bytes <= this.#limits.budgetBytes) return;
-      const [sid, n] = splitKey(key);
-      const t = this.#streams.get(sid)?.get(n);
-      if (t === undefined) {
-        this.#finished.delete(key);
-        continue;
-      }
-      this.#forget(sid, n, t);
+    while (this.#ledger.bytes > this.#limits.budgetBytes) {
+      const freed = this.#ledger.freeOldest();
+      if (freed === undefined) break;
       this.stats.budgetFreed++;
-      this.#fire(['DEL', keys.streamMeta(sid, n), keys.streamList(sid, n)]);
+      this.#fire(['DEL', keys.streamMeta(freed.sid, freed.stream), keys.streamList(freed.sid, freed.stream)]);
     }
-  }
-
-  #forget(sid: string, n: number, t: Tracked): void {
-    this.stats.bytes -= t.bytes;
-    this.#finished.delete(`${sid}\0${n}`);
-    const streams = this.#streams.get(sid);
-    streams?.delete(n);
-    if (streams?.size === 0) this.#streams.delete(sid);
+    this.stats.bytes = this.#ledger.bytes;
   }
 
   #fire(args: string[]): void {
@@ -358,11 +365,6 @@ export class EventReplica {
       this.#onError(error);
     });
   }
-}
-
-function splitKey(key: string): [string, number] {
-  const i = key.lastIndexOf('\0');
-  return [key.slice(0, i), Number(key.slice(i + 1))];
 }
 
 export type { RedisReply };

@@ -8,10 +8,13 @@ import type { Logger } from '../core/options.js';
 import type { RouteInput as CoreRouteInput } from '../core/pipeline/pipeline.js';
 import type { RingLimits } from '../flow/ring-buffer.js';
 import { Tally } from '../flow/tally.js';
+import type { FrameSource } from './replica.js';
 
 /** What the cluster needs from the endpoint it serves. */
 export interface ClusterEndpoint {
   hasSession(id: string): boolean;
+  /** What the endpoint's event store holds of a stream from its start (rewrite after a failover). */
+  frames: FrameSource;
   readonly options: {
     readonly sessionIdleMs: number;
     readonly replay: RingLimits;

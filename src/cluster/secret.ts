@@ -6,7 +6,7 @@
  * (another instance may have put its own there first), so a restart cannot split the cluster in
  * two keys.
  */
-import { randomBytes } from 'node:crypto';
+import { createHmac, randomBytes } from 'node:crypto';
 import { keys } from './keys.js';
 import type { RedisLink } from './redis-link.js';
 
@@ -36,4 +36,17 @@ export async function provisionSecret(link: RedisLink, offer?: string): Promise<
   if (typeof r !== 'string' || r.length === 0)
     throw new ClusterSecretError('Redis returned no cluster secret');
   return r;
+}
+
+/** Keys drawn from the cluster secret (RedisCluster.derivedKey), each kept for the secret it came from. */
+export class DerivedKeys {
+  readonly #known = new Map<string, { secret: string; key: string }>();
+
+  of(secret: string, purpose: string): string {
+    const known = this.#known.get(purpose);
+    if (known?.secret === secret) return known.key;
+    const key = createHmac('sha256', secret).update(`sluice derived key\n${purpose}`).digest('base64url');
+    this.#known.set(purpose, { secret, key });
+    return key;
+  }
 }

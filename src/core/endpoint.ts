@@ -5,6 +5,7 @@
  * timer, graceful close, and stats, asked of each owner. Nothing in the core imports this file;
  * the bindings (src/server/, src/fetch/) do.
  */
+import type { ReplayResult } from '../events/event-store.js';
 import type { ChangeBus } from './change-bus.js';
 import type { ClusterHooks } from './cluster-hooks.js';
 import { CoreContext } from './context.js';
@@ -44,7 +45,10 @@ export function createPipeline(
 ): Pipeline {
   const o = resolveOptions(options);
   // `ep` is only read when a request arrives, after it was assigned.
-  const hooks = stages.clusterHooks?.(o, (id) => ep.hasSession(id));
+  const hooks = stages.clusterHooks?.(o, {
+    hasSession: (id) => ep.hasSession(id),
+    frames: (id, stream) => ep.frames(id, stream),
+  });
   const ep = new Endpoint(createServer, o, hooks);
   const checks = createChecks(o, ep.counters, ep.methods, stages.route, ep.operations);
   return { endpoint: ep, options: o, handle: checks.handle, fail: checks.fail };
@@ -101,6 +105,11 @@ export class Endpoint {
   /** Where list changes are published (handler.notify) and listen streams subscribe. */
   get bus(): ChangeBus {
     return this.#ctx.bus;
+  }
+
+  /** What the event store holds of a stream from its start (a cluster writes its copy again from it). */
+  frames(id: string, stream: number): ReplayResult | Promise<ReplayResult> {
+    return this.#ctx.store.replay(id, stream, 0, { allowGap: true });
   }
 
   /** Whether this instance holds the session (a cluster asks before forwarding). */

@@ -90,7 +90,12 @@ export function createMcpHandler(options: McpHandlerOptions): McpHandler {
     cluster === undefined
       ? {}
       : {
-          clusterHooks: (o, hasSession) => cluster.attach({ hasSession, options: o }),
+          clusterHooks: (o, endpoint) =>
+            cluster.attach({
+              hasSession: (id) => endpoint.hasSession(id),
+              frames: (id, stream) => endpoint.frames(id, stream),
+              options: o,
+            }),
           // The forwarder relays onto the Node response (node:http, or node:http2's compatibility
           // response, which has the same writable surface).
           route: (r) => {

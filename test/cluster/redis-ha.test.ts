@@ -7,7 +7,8 @@
 //   entry is made to miss the promoted replica, as asynchronous replication may lose it; so are
 //   three finished tasks, of a task store on a member's shared link (what `sluice serve
 //   --redis-sentinel` runs), one on a link of its own, and one with `recentWrites: false`: the
-//   first two are written again, result and all; the third is lost (docs/tasks.md).
+//   first two are written again, result and all; the third is lost (docs/tasks.md); and so is a
+//   stream's Redis copy, which its owner writes again from its buffer.
 // - Cluster: every key of a session hashes to one slot, the change bus is sharded.
 import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
@@ -18,7 +19,7 @@ import type { RedisLink } from '../../src/cluster/redis-link.js';
 import { sharedLinkOf } from '../../src/cluster/shared-link.js';
 import { connectRedisTaskStore } from '../../src/tasks/redis-connect.js';
 import { RedisTaskStore } from '../../src/tasks/redis-store.js';
-import { tasksToLose } from '../helpers/failover-link.js';
+import { copyToLose, tasksToLose } from '../helpers/failover-link.js';
 import { RawSession, type Reply, sleep, toolCall } from '../helpers/http.js';
 import { adminCommand } from '../helpers/redis-ha.js';
 import { clusterOn, type RedisTarget, startTarget, topologySkip } from '../helpers/redis-topology.js';
@@ -196,7 +197,7 @@ for (const kind of ['sentinel', 'cluster'] as const) {
       await target?.stop();
     });
 
-    test('master SIGKILLed: no session lost, never 404, 503 only in the failover window, entries (and with Sentinel, tasks) written again', async () => {
+    test('master SIGKILLed: no session lost, never 404, 503 only in the failover window, entries (and with Sentinel, tasks and a stream copy) written again', async () => {
       const sentinel = target.sentinel;
       const cluster = target.cluster;
       if (sentinel !== undefined) {
@@ -204,6 +205,7 @@ for (const kind of ['sentinel', 'cluster'] as const) {
         stores.push(await connectRedisTaskStore(target.options));
         const control = new RedisTaskStore(link, { recentWrites: false });
         const tasks = await tasksToLose(stores, control);
+        const copy = await copyToLose((nodes[1] as Running).url, link);
         await failoverTrial('sentinel', nodes, link, {
           kill: () => sentinel.killMaster(),
           promoted: (_key, old, ms) => sentinel.waitForFailover(old, ms),
@@ -213,10 +215,12 @@ for (const kind of ['sentinel', 'cluster'] as const) {
             for (const port of sentinel.replicaPorts) {
               assert.equal(await adminCommand(port, ['DEL', key]), 1);
               await tasks.lose(port);
+              await copy.lose(port);
             }
           },
         });
         await tasks.check();
+        await copy.check();
       } else {
         assert.ok(cluster !== undefined);
         // A Cluster replica takes no write of its own: the lost write cannot be staged there.

@@ -8,9 +8,10 @@ import { after, before, test } from 'node:test';
 import { keys } from '../../src/cluster/keys.js';
 import { connectNodeRedis } from '../../src/cluster/node-redis.js';
 import type { RedisLink, RedisReply } from '../../src/cluster/redis-link.js';
+import { EventReplica, type ReplicaReplay } from '../../src/cluster/replica.js';
 import { newTaskId } from '../../src/tasks/model.js';
 import type { RedisTaskStore } from '../../src/tasks/redis-store.js';
-import { sleep } from './http.js';
+import { RawSession, sleep, toolCall } from './http.js';
 import { findRedis, type Redis, skipWithoutRedis, startRedis } from './redis.js';
 import { adminCommand } from './redis-ha.js';
 
@@ -150,6 +151,50 @@ export async function tasksToLose(stores: RedisTaskStore[], control: RedisTaskSt
         undefined,
         'without the kept writes the task is gone',
       );
+    },
+  };
+}
+
+/**
+ * A stream copy that a failover loses, for a Sentinel trial: a call of 10 progress notifications on
+ * a session of `url`'s instance; `lose(port)` deletes its copy on a (writable, test) replica once
+ * the replica has it, as if the master had died before sending it; after the failover `check()`
+ * wants the copy back as it was (its owner writes it again from its buffer, cluster/replica.ts).
+ */
+export async function copyToLose(url: string, link: RedisLink) {
+  const s = new RawSession(url);
+  await s.init();
+  const sid = s.sid ?? '';
+  const r = await s.post(toolCall('progress', { n: 10, delayMs: 0 }, 'lose-1', 'tok'));
+  assert.equal(r.status, 200);
+  const reader = new EventReplica(link, {
+    maxCount: 1_000,
+    maxBytes: 1 << 20,
+    maxAgeMs: 60_000,
+    budgetBytes: 1 << 24,
+  });
+  let n = 0;
+  let copied: ReplicaReplay = { status: 'unknown' };
+  await eventually('the stream copied', 10_000, async () => {
+    const metas = (await link.send(['KEYS', `sl:{${sid}}:m3:*`])) as string[];
+    n = Number(metas[0]?.split(':').at(-1) ?? 0);
+    copied = await reader.replay(sid, n, 0);
+    // The priming event, 10 notifications, the answer.
+    return copied.status === 'ok' && copied.finished && copied.events.length === 12;
+  });
+  const names = [keys.streamMeta(sid, n), keys.streamList(sid, n)];
+  return {
+    async lose(port: number): Promise<void> {
+      await eventually(`the copy on the replica at ${port}`, 10_000, async () => {
+        return (await adminCommand(port, ['EXISTS', ...names])) === 2;
+      });
+      assert.equal(await adminCommand(port, ['DEL', ...names]), 2);
+    },
+    async check(): Promise<void> {
+      await eventually('the copy written again', 30_000, async () => {
+        const back = await reader.replay(sid, n, 0);
+        return JSON.stringify(back) === JSON.stringify(copied);
+      });
     },
   };
 }

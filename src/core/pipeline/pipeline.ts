@@ -8,6 +8,7 @@
  * web Request/Response) and calls `handle`.
  */
 import { SluiceError } from '../../errors.js';
+import type { ReplayResult } from '../../events/event-store.js';
 import { isJsonContentType, parseAccept } from '../../http/media-type.js';
 import { checkJsonShape } from '../../jsonrpc/json-shape.js';
 import { corsHeaders, preflightHeaders } from '../../security/cors.js';
@@ -62,10 +63,18 @@ export interface RouteInput {
  */
 export type Router = (r: RouteInput) => 'local' | 'handled' | Promise<'local' | 'handled'>;
 
+/** What a cluster may ask of the endpoint it serves (read only when a request or a failover comes). */
+export interface EndpointView {
+  /** Whether this instance holds the session. */
+  hasSession(id: string): boolean;
+  /** What this instance still holds of a stream, from its start (gaps allowed): a failover's rewrite. */
+  frames(id: string, stream: number): ReplayResult | Promise<ReplayResult>;
+}
+
 /** Stages a binding adds to the pipeline (the Node binding's cluster; none by default). */
 export interface PipelineStages {
   /** Hooks the endpoint calls about the sessions it owns, made once the options are resolved. */
-  clusterHooks?: (o: ResolvedOptions, hasSession: (id: string) => boolean) => ClusterHooks | undefined;
+  clusterHooks?: (o: ResolvedOptions, endpoint: EndpointView) => ClusterHooks | undefined;
   /** Runs after Host, Origin, authentication and the body, just before POST/GET/DELETE dispatch. */
   route?: Router;
 }
