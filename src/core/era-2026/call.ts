@@ -15,14 +15,7 @@
  * What Sluice answers itself (server/discover, subscriptions/listen, the `Mcp-Param-*` check) is
  * in own-answers.ts; the call hands it the few things it needs and keeps the answer.
  */
-import { JsonRpcCode } from '../../jsonrpc/codes.js';
-import {
-  errorResponse,
-  type JsonRpcMessage,
-  type JsonRpcRequest,
-  type JsonRpcResponse,
-  type RequestId,
-} from '../../jsonrpc/message.js';
+import type { JsonRpcMessage, JsonRpcRequest, JsonRpcResponse, RequestId } from '../../jsonrpc/message.js';
 import { coalesceKeyOf } from '../../jsonrpc/partial.js';
 import { finalAnswer, levelAllowed } from '../../modern/final-answer.js';
 import { carryMrtr } from '../../modern/mrtr.js';
@@ -51,6 +44,7 @@ import {
   type OwnAnswerHost,
   paramHeaderRefusal,
 } from './own-answers.js';
+import { failServerRequest } from './server-requests.js';
 import type { SharedServer } from './shared-server.js';
 import type { ModernInflight } from './state.js';
 import { bindModern, classificationOf, envelopeOf, UNBOUND_METHODS } from './v2-binding.js';
@@ -189,20 +183,9 @@ export class ModernCall implements BridgeTarget, ModernInflight {
   route(message: JsonRpcMessage, related: string | number | undefined): Promise<void> | undefined {
     if ('method' in message) {
       if ('id' in message) {
-        // A server-to-client request has no stream to go to in this era: fail it now so the tool
-        // learns at once (deferred: the SDK is still inside its send()).
+        // A server-to-client request has no stream to go to in this era (server-requests.ts).
         this.#era.core.counters.add('undeliverable');
-        const d = this.#dispatch;
-        const id = message.id;
-        queueMicrotask(() =>
-          d?.response(
-            errorResponse(
-              id,
-              JsonRpcCode.ServerError,
-              'server-to-client requests are not available to 2026-07-28 clients; return an input_required result instead',
-            ),
-          ),
-        );
+        failServerRequest(this.#dispatch, message.id);
         return undefined;
       }
       if (related === undefined || related !== this.#req.id) {

@@ -5,11 +5,12 @@
  * replays what followed the cursor, then continues live with no gap and no duplicate
  * (2025-11-25 basic/transports §"Resumability and Redelivery").
  */
+import { OneAtATime } from '../../flow/one-at-a-time.js';
 import type { PartialFrame } from '../../flow/partial-frame.js';
 import type { ProgressEvent } from '../../jsonrpc/progress-json.js';
 import { encodeRetry, OPEN_COMMENT, RESUMED_COMMENT } from '../../sse/encode.js';
 import { type ConnectionOwner, type OverflowPolicy, SseConnection } from '../answer/connection.js';
-import { type ResumePoint, type StreamEvent, streamCloseEvent, streamEvent } from '../observe/probe.js';
+import { type ResumePoint, streamCloseEvent, streamEvent } from '../observe/probe.js';
 import { queueStats, type StreamStats } from '../observe/stats.js';
 import type { Headers, ResponseSink } from '../pipeline/sink.js';
 import { type DeliveryState, DeliveryWaiters } from './delivery.js';
@@ -20,8 +21,6 @@ import { replayOpening, resumePrimer } from './resume-primer.js';
 import type { SseWriter, WriteOutcome } from './sse-writer.js';
 import type { StreamContext, StreamKind, StreamShared, StreamWatcher } from './stream-context.js';
 import { armGuard, type StreamGuard } from './stream-guard.js';
-
-const RESOLVED: Promise<unknown> = Promise.resolve();
 
 /** A frame produced while a replay is read, written after it. */
 type Held = { seq: number; frame: string; key: string | undefined };
@@ -40,8 +39,8 @@ export class EventStream implements ConnectionOwner {
   readonly #log: EventLog;
   /** The attached connection (answer/connection.ts: its writer, the live set, overflow). */
   #conn: SseConnection | undefined;
-  /** The resume in progress (resumes of one stream run one after another); none at first. */
-  #resuming: Promise<unknown> | undefined;
+  /** Resumes of one stream run one after another. */
+  readonly #resumes = new OneAtATime();
   /** Frames produced while a replay is being read; written after it, deduplicated by seq. */
   #held: Held[] | undefined;
   /** Highest seq handed to any connection. */
@@ -213,14 +212,7 @@ export class EventStream implements ConnectionOwner {
     afterSeq: number | undefined,
     guard?: StreamGuard,
   ): Promise<ResumeOutcome> {
-    const run = (this.#resuming ?? RESOLVED).then(() => this.#resume(sink, headers, afterSeq, guard));
-    const tail = run.catch(() => undefined);
-    this.#resuming = tail;
-    // Forgotten once settled with none queued behind it: an idle stream keeps no settled promise.
-    void tail.then(() => {
-      if (this.#resuming === tail) this.#resuming = undefined;
-    });
-    return run;
+    return this.#resumes.run(() => this.#resume(sink, headers, afterSeq, guard));
   }
 
   async #resume(
@@ -364,7 +356,7 @@ export class EventStream implements ConnectionOwner {
     this.#attaches++;
     this.#lostCursor = undefined;
     this.#closing = undefined;
-    this.#sh.probe?.streamOpen(this.#probeEvent(c));
+    this.#sh.probe?.streamOpen(streamEvent(this.#ctx.sessionHash, this.num, this.kind, c.resumed));
     c.open(200, headers, first);
     armGuard(sink, guard, this.#sh.now, () => {
       this.#sh.counters.add('authStreamEnds');
@@ -372,11 +364,6 @@ export class EventStream implements ConnectionOwner {
     });
     this.#watcher?.streamAttached();
     this.#away?.release();
-  }
-
-  /** What the stream probe is told of a connection (observe/probe.ts). */
-  #probeEvent(c: SseConnection): StreamEvent {
-    return streamEvent(this.#ctx.sessionHash, this.num, this.kind, c.resumed);
   }
 
   /** ConnectionOwner: an overflow drops `c` (close-and-resume); the client resumes from its last id. */
