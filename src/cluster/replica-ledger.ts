@@ -57,9 +57,10 @@ export class ReplicaLedger {
     this.#finished.set(`${sid}\0${stream}`, true);
   }
 
-  /** A write's reply: the copy now holds `bytes`. */
+  /** A write's reply: the copy now holds `bytes` (unless its session was dropped meanwhile). */
   held(sid: string, stream: number, bytes: number): void {
-    const t = this.#tracked(sid, stream);
+    const t = this.#streams.get(sid)?.get(stream);
+    if (t === undefined) return;
     this.#bytes += bytes - t.bytes;
     t.bytes = bytes;
   }
@@ -104,13 +105,20 @@ export class ReplicaLedger {
     return undefined;
   }
 
-  /** Every copy, as it stands now (a snapshot: the caller may write while it walks it). */
-  entries(): CopyEntry[] {
-    const out: CopyEntry[] = [];
+  /** The copies kept now, by name (a snapshot: the caller may write while it walks it). */
+  names(): { sid: string; stream: number }[] {
+    const out: { sid: string; stream: number }[] = [];
     for (const [sid, streams] of this.#streams)
-      for (const [stream, t] of streams)
-        out.push({ sid, stream, bytes: t.bytes, expiresAt: t.expiresAt, reqs: t.reqs });
+      for (const stream of streams.keys()) out.push({ sid, stream });
     return out;
+  }
+
+  /** A copy as it stands now; undefined once forgotten (its session dropped, expired, freed). */
+  current(sid: string, stream: number): CopyEntry | undefined {
+    const t = this.#streams.get(sid)?.get(stream);
+    return t === undefined
+      ? undefined
+      : { sid, stream, bytes: t.bytes, expiresAt: t.expiresAt, reqs: t.reqs };
   }
 
   #tracked(sid: string, stream: number): Tracked {

@@ -241,25 +241,27 @@ export class EventReplica {
    * Resolves when every copy was written or failed (failures are counted, as for any write).
    */
   async rewrite(source: FrameSource): Promise<void> {
-    const now = this.#now();
-    const all = this.#ledger.entries();
+    const all = this.#ledger.names();
     for (let i = 0; i < all.length; i += REWRITE_WAVE) {
       const wave: Promise<void>[] = [];
-      for (const e of all.slice(i, i + REWRITE_WAVE)) {
-        if (e.expiresAt !== 0 && e.expiresAt <= now) continue;
+      for (const { sid, stream } of all.slice(i, i + REWRITE_WAVE)) {
         let held: ReplayResult;
         try {
-          held = await source(e.sid, e.stream);
+          held = await source(sid, stream);
         } catch (error) {
           this.#onError(error);
           continue;
         }
+        // Read after the source answered: the stream may have ended, or its session gone, meanwhile.
+        const e = this.#ledger.current(sid, stream);
+        const now = this.#now();
+        if (e === undefined || (e.expiresAt !== 0 && e.expiresAt <= now)) continue;
         // Unknown to the owner's buffer: a stream with no frame yet (its requests are still written
         // again), or a finished one the buffer freed early (nothing left to write it from).
         if (held.status !== 'ok' && (e.expiresAt !== 0 || e.reqs === '')) continue;
         const events = held.status === 'ok' ? held.events : [];
         const first = events[0];
-        const b = new ReplicaBatch(e.sid, e.stream, first?.seq ?? 0, this.#chunk);
+        const b = new ReplicaBatch(sid, stream, first?.seq ?? 0, this.#chunk);
         for (const ev of events) b.append(ev.frame, ev.progress);
         if (e.reqs !== '') b.restoreRequests(e.reqs);
         if (e.expiresAt !== 0) b.end(e.expiresAt - now);

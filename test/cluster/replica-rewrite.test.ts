@@ -178,6 +178,27 @@ describe('stream copies: written again after a failover, at every cut of what Re
     );
   });
 
+  test('a session that ends while its copies are read for the rewrite is not written back', async () => {
+    const s = await setUp();
+    let release: () => void = () => undefined;
+    const gate = new Promise<void>((r) => {
+      release = r;
+    });
+    // A store that answers later (an application's networked store): S1, whose copies come first,
+    // ends before it does.
+    const rewrite = s.replica.rewrite(async (sid, n) => {
+      await gate;
+      return s.store.replay(sid, n, 0, { allowGap: true });
+    });
+    s.replica.dropSession('S1');
+    await s.replica.flush();
+    release();
+    await rewrite;
+    assert.deepEqual(await s.admin.send(['KEYS', 'sl:{S1}*']), [], 'the ended session has no copy');
+    const left = ((await s.admin.send(['KEYS', 'sl:{S2}:m3:*'])) as string[]).sort();
+    assert.deepEqual(left, [keys.streamMeta('S2', 1), keys.streamMeta('S2', 3)], "S2's copies are there");
+  });
+
   test('without the rewrite, a cut loses what Redis acknowledged (what the test above would catch)', async () => {
     const s = await setUp();
     const got = await cutAt(s, Math.floor(s.log.length / 2), false);
