@@ -179,11 +179,20 @@ export async function copyToLose(url: string, link: RedisLink) {
     const metas = (await link.send(['KEYS', `sl:{${sid}}:m3:*`])) as string[];
     n = Number(metas[0]?.split(':').at(-1) ?? 0);
     copied = await reader.replay(sid, n, 0);
-    // The priming event, 10 notifications, the answer.
-    return copied.status === 'ok' && copied.finished && copied.events.length === 12;
+    // The priming event (an id, no data), 10 notifications, the answer; the request it answers.
+    return (
+      copied.status === 'ok' &&
+      copied.finished &&
+      copied.events.length === 12 &&
+      /^id: [^\n]+\nretry: \d+\ndata: \n\n$/.test(copied.events[0]?.frame ?? '') &&
+      /"id":"lose-1"/.test(copied.events[11]?.frame ?? '') &&
+      copied.requests === '["lose-1"]'
+    );
   });
   const names = [keys.streamMeta(sid, n), keys.streamList(sid, n)];
   return {
+    /** The copy's two keys. */
+    names,
     async lose(port: number): Promise<void> {
       await eventually(`the copy on the replica at ${port}`, 10_000, async () => {
         return (await adminCommand(port, ['EXISTS', ...names])) === 2;
