@@ -82,16 +82,26 @@ export class CommandDeadlines {
     this.#timer = undefined;
     const now = this.#now();
     let e = this.#head;
+    const overdue: Entry[] = [];
     while (e !== undefined && (e.settled || e.at <= now)) {
-      if (!e.settled) {
-        e.settled = true;
-        e.reject(new RedisUnavailableError(`Redis did not answer within ${this.#ms} ms`));
-      }
+      if (!e.settled) overdue.push(e);
       e = e.next;
     }
     this.#head = e;
     if (e === undefined) this.#tail = undefined;
     else this.#arm(e.at - now);
+    if (overdue.length === 0) return;
+    // Failed one turn later, after the loop's I/O phase (as flow/late-deadline.ts does): timers run
+    // before sockets are read, so a process that stalled past the allowance (a long collection,
+    // starved of CPU) would otherwise fail replies that came in time and sit unread in its socket.
+    // What is still unanswered then is late by the server, not by this process.
+    setImmediate(() => {
+      for (const o of overdue) {
+        if (o.settled) continue;
+        o.settled = true;
+        o.reject(new RedisUnavailableError(`Redis did not answer within ${this.#ms} ms`));
+      }
+    });
   }
 }
 

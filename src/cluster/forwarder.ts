@@ -14,6 +14,7 @@ import {
   type ServerResponse,
 } from 'node:http';
 import { connect } from 'node:net';
+import { lateDeadline } from '../flow/late-deadline.js';
 import { REFUSAL_HEADER } from './accept-forwarded.js';
 
 /** Hop-by-hop headers (RFC 9110 §7.6.1) and what the hop recomputes. */
@@ -178,9 +179,9 @@ export class Forwarder {
       res.once('close', onClientGone);
       up.once('socket', (s) => {
         if (!s.connecting) return;
-        const t = setTimeout(() => up.destroy(new Error('connect timeout')), this.#connectTimeoutMs);
-        s.once('connect', () => clearTimeout(t));
-        s.once('close', () => clearTimeout(t));
+        const t = lateDeadline(() => up.destroy(new Error('connect timeout')), this.#connectTimeoutMs);
+        s.once('connect', () => t.clear());
+        s.once('close', () => t.clear());
       });
       up.once('error', (e) => {
         if (!settled) {
@@ -248,11 +249,11 @@ export class Forwarder {
     return new Promise<boolean>((resolve) => {
       const s = connect({ host: peer.hostname, port: Number(peer.port) || 80 });
       const done = (refused: boolean): void => {
-        clearTimeout(t);
+        t.clear();
         s.destroy();
         resolve(refused);
       };
-      const t = setTimeout(() => done(false), this.#connectTimeoutMs);
+      const t = lateDeadline(() => done(false), this.#connectTimeoutMs);
       s.once('connect', () => done(false));
       s.once('error', (e) => done((e as NodeJS.ErrnoException).code === 'ECONNREFUSED'));
     });
@@ -300,11 +301,13 @@ export class Forwarder {
         agent: false,
       });
       const done = (alive: boolean): void => {
-        clearTimeout(t);
+        t.clear();
         probe.destroy();
         resolve(alive);
       };
-      const t = setTimeout(() => done(false), this.#connectTimeoutMs);
+      // A frozen owner is told from a live one by this deadline: a stall of this process must not
+      // make a live owner look frozen (flow/late-deadline.ts).
+      const t = lateDeadline(() => done(false), this.#connectTimeoutMs);
       probe.once('response', () => done(true));
       probe.on('error', () => done(false));
       probe.end();

@@ -230,7 +230,8 @@ describe('the same on a three-master Redis Cluster: proof keys spread over slots
     for (let i = 0; i < 20; i++) {
       const [one, other] = i % 2 === 0 ? [a, b] : [b, a];
       const p = await dpopProof(key, { htm: 'POST', htu: resource, ath: ath(bound), nonce });
-      assert.equal((await post(one, p)).status, 200, `proof ${i} at its first member`);
+      const r = await post(one, p);
+      assert.equal(r.status, 200, `proof ${i} at its first member: ${JSON.stringify(r)}`);
       const again = await post(other, p);
       assert.equal(again.status, 401, `proof ${i} at the other member`);
       assert.match(again.challenge ?? '', /used before/);

@@ -6,6 +6,7 @@ import { after, before, test } from 'node:test';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { CommandDeadlines } from '../../src/cluster/command-deadlines.js';
 import { RedisUnavailableError } from '../../src/cluster/redis-link.js';
+import { answeringProcess, stall } from '../helpers/answering-process.js';
 import { withDeadline } from '../helpers/deadline.js';
 
 // The deadline timer is unref'd (a link's socket keeps a real process alive while a command is
@@ -73,4 +74,26 @@ test('many commands on a busy link: each answered one resolves, each hung one is
     assert.equal(v, i % 7 === 0 ? -1 : i);
   });
   assert.equal(d.pending, 0);
+});
+
+test('a process that stalls past the allowance does not fail a reply that came in time (read before the deadline strikes)', async () => {
+  // The peer answers while this process is stalled: the reply waits in the socket. Timers run
+  // before sockets are read, so without the deferred refusal the deadline, due during the stall,
+  // would strike first.
+  const peer = await answeringProcess();
+  try {
+    const d = new CommandDeadlines(100);
+    for (let round = 0; round < 3; round++) {
+      const reply = d.bound(
+        new Promise<string>((resolve) => peer.socket.once('data', (b: Buffer) => resolve(String(b)))),
+      );
+      peer.socket.write('PING');
+      stall(600); // six allowances
+      assert.equal(await reply, '+OK\r\n', `round ${round}: the reply read, not refused`);
+    }
+    // Unanswered, it is still refused (one turn after the deadline at most).
+    await assert.rejects(d.bound(new Promise(() => undefined)), RedisUnavailableError);
+  } finally {
+    peer.close();
+  }
 });
