@@ -73,13 +73,19 @@ const REWRITE_WAVE = 32;
 
 /** Counters of a replica that has copied nothing (also what a cluster without one reports). */
 export function emptyReplicaStats(): ReplicaStats {
+  return { ...emptyCounts(), bytes: 0 };
+}
+
+/** What a replica counts itself; `bytes` is its ledger's (replica-ledger.ts). */
+type Counts = Omit<ReplicaStats, 'bytes'>;
+
+function emptyCounts(): Counts {
   return {
     framesQueued: 0,
     calls: 0,
     errors: 0,
     framesLost: 0,
     restarts: 0,
-    bytes: 0,
     budgetFreed: 0,
     rewritten: 0,
   };
@@ -118,7 +124,7 @@ export class EventReplica {
   #flushing: Promise<void> = Promise.resolve();
   /** The copies this instance wrote (replica-ledger.ts). */
   readonly #ledger = new ReplicaLedger();
-  readonly stats: ReplicaStats = emptyReplicaStats();
+  readonly #counts: Counts = emptyCounts();
 
   readonly #chunk: number;
   readonly #progressDelayMs: number;
@@ -145,6 +151,11 @@ export class EventReplica {
     this.#progressDelayMs = o.progressDelayMs ?? PROGRESS_COPY_DELAY_MS;
   }
 
+  /** What this replica did so far (a snapshot). */
+  get stats(): ReplicaStats {
+    return { ...this.#counts, bytes: this.#ledger.bytes };
+  }
+
   /**
    * Queues one frame, with its progress parts when it has them (a run of them is copied as values,
    * replica-packs.ts); written with the rest of this tick's frames, or within
@@ -163,7 +174,7 @@ export class EventReplica {
     }
     this.#last = b;
     b.append(frame, progress);
-    this.stats.framesQueued++;
+    this.#counts.framesQueued++;
     if (progress === undefined) this.#soon();
     else if (!this.#scheduled && this.#lazy === undefined)
       this.#lazy = setTimeout(() => this.#drain(), this.#progressDelayMs);
@@ -192,7 +203,6 @@ export class EventReplica {
     for (const k of [...this.#queue.keys()]) if (k.startsWith(`${sid}\0`)) this.#queue.delete(k);
     const del: string[] = [];
     for (const n of this.#ledger.dropSession(sid)) del.push(keys.streamMeta(sid, n), keys.streamList(sid, n));
-    this.stats.bytes = this.#ledger.bytes;
     if (del.length > 0) this.#fire(['DEL', ...del]);
   }
 
@@ -227,7 +237,6 @@ export class EventReplica {
   /** Forgets finished streams whose copy expired by itself (bookkeeping only). */
   sweep(): void {
     this.#ledger.sweep(this.#now());
-    this.stats.bytes = this.#ledger.bytes;
   }
 
   /**
@@ -265,7 +274,7 @@ export class EventReplica {
         for (const ev of events) b.append(ev.frame, ev.progress);
         if (e.reqs !== '') b.restoreRequests(e.reqs);
         if (e.expiresAt !== 0) b.end(e.expiresAt - now);
-        this.stats.rewritten++;
+        this.#counts.rewritten++;
         wave.push(this.#send(b, first !== undefined));
       }
       await Promise.all(wave);
@@ -315,13 +324,13 @@ export class EventReplica {
     if (packs === undefined) {
       // A frame the copy could not split back out (not written by sse/encode.ts; cannot happen):
       // the copy is dropped rather than left with a hole, and the next batch starts it again.
-      this.stats.framesLost += size;
+      this.#counts.framesLost += size;
       this.#onError(new Error('replica: a frame that does not end at its first blank line'));
       this.#fire(['DEL', meta, list]);
     }
     const count = packs === undefined ? 0 : size;
     const l = this.#limits;
-    this.stats.calls++;
+    this.#counts.calls++;
     this.#ledger.enter(sid, stream);
     try {
       const r = await APPEND.run(
@@ -340,13 +349,12 @@ export class EventReplica {
         ],
       );
       if (!Array.isArray(r)) return;
-      if (r[0] === 1) this.stats.restarts++;
+      if (r[0] === 1) this.#counts.restarts++;
       this.#ledger.held(sid, stream, typeof r[2] === 'number' ? r[2] : 0);
-      this.stats.bytes = this.#ledger.bytes;
-      if (this.stats.bytes > this.#limits.budgetBytes) this.#enforceBudget();
+      if (this.#ledger.bytes > this.#limits.budgetBytes) this.#enforceBudget();
     } catch (error) {
-      this.stats.errors++;
-      this.stats.framesLost += count;
+      this.#counts.errors++;
+      this.#counts.framesLost += count;
       this.#onError(error);
     }
   }
@@ -355,15 +363,14 @@ export class EventReplica {
     while (this.#ledger.bytes > this.#limits.budgetBytes) {
       const freed = this.#ledger.freeOldest();
       if (freed === undefined) break;
-      this.stats.budgetFreed++;
+      this.#counts.budgetFreed++;
       this.#fire(['DEL', keys.streamMeta(freed.sid, freed.stream), keys.streamList(freed.sid, freed.stream)]);
     }
-    this.stats.bytes = this.#ledger.bytes;
   }
 
   #fire(args: string[]): void {
     this.#link.send(args).then(undefined, (error: unknown) => {
-      this.stats.errors++;
+      this.#counts.errors++;
       this.#onError(error);
     });
   }

@@ -5,16 +5,12 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { TracingOptions } from '../core/observe/operations.js';
 import type { Logger } from '../core/options.js';
-import type { RouteInput as CoreRouteInput } from '../core/pipeline/pipeline.js';
+import type { RouteInput as CoreRouteInput, EndpointView } from '../core/pipeline/pipeline.js';
 import type { RingLimits } from '../flow/ring-buffer.js';
 import { Tally } from '../flow/tally.js';
-import type { FrameSource } from './replica.js';
 
-/** What the cluster needs from the endpoint it serves. */
-export interface ClusterEndpoint {
-  hasSession(id: string): boolean;
-  /** What the endpoint's event store holds of a stream from its start (rewrite after a failover). */
-  frames: FrameSource;
+/** What the cluster needs from the endpoint it serves: the pipeline's view of it, and its options. */
+export interface ClusterEndpoint extends EndpointView {
   readonly options: {
     readonly sessionIdleMs: number;
     readonly replay: RingLimits;

@@ -90,12 +90,7 @@ export function createMcpHandler(options: McpHandlerOptions): McpHandler {
     cluster === undefined
       ? {}
       : {
-          clusterHooks: (o, endpoint) =>
-            cluster.attach({
-              hasSession: (id) => endpoint.hasSession(id),
-              frames: (id, stream) => endpoint.frames(id, stream),
-              options: o,
-            }),
+          clusterHooks: (o, endpoint) => cluster.attach({ ...endpoint, options: o }),
           // The forwarder relays onto the Node response (node:http, or node:http2's compatibility
           // response, which has the same writable surface).
           route: (r) => {

@@ -25,6 +25,7 @@ import {
   taskResultText,
   textOf,
 } from '../helpers/sdk-tasks.js';
+import { stall } from '../helpers/stall.js';
 import { newProbe, TASK_TOOLS, type ToolProbe, taskServer } from '../helpers/tasks.js';
 
 const TOKENS: Record<string, string> = { 'alice-token-0001': 'alice', 'bob-token-000001': 'bob' };
@@ -141,10 +142,7 @@ describe('2025-11-25 tasks served by Sluice on Redis: any instance answers', () 
     const LEASE = 600;
     const { c, id, aborted, answer } = await waitingOnClient(LEASE);
     // The event loop held for twice the lease (a long GC, a starved CPU): no renewal meanwhile.
-    const stalled = Date.now();
-    while (Date.now() - stalled < 2 * LEASE) {
-      // busy: nothing else of this process runs
-    }
+    stall(2 * LEASE);
     // The renewal timer, overdue, fires before anything the stall held back reads the task.
     await new Promise((r) => setTimeout(r, 0));
     assert.equal((await c.experimental.tasks.getTask(id)).status, 'input_required');

@@ -32,11 +32,3 @@ export async function answeringProcess(): Promise<{ socket: Socket; close: () =>
     throw error;
   }
 }
-
-/** Holds this process's event loop for `ms` (a stall: a long collection, no CPU). */
-export function stall(ms: number): void {
-  const until = performance.now() + ms;
-  while (performance.now() < until) {
-    // busy
-  }
-}

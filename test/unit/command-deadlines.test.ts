@@ -6,8 +6,9 @@ import { after, before, test } from 'node:test';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { CommandDeadlines } from '../../src/cluster/command-deadlines.js';
 import { RedisUnavailableError } from '../../src/cluster/redis-link.js';
-import { answeringProcess, stall } from '../helpers/answering-process.js';
+import { answeringProcess } from '../helpers/answering-process.js';
 import { withDeadline } from '../helpers/deadline.js';
+import { stall } from '../helpers/stall.js';
 
 // The deadline timer is unref'd (a link's socket keeps a real process alive while a command is
 // out); here nothing else would, so a timer stands in for the socket.

@@ -5,8 +5,9 @@ import assert from 'node:assert/strict';
 import { test } from 'node:test';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { lateDeadline } from '../../src/flow/late-deadline.js';
-import { answeringProcess, stall } from '../helpers/answering-process.js';
+import { answeringProcess } from '../helpers/answering-process.js';
 import { withDeadline } from '../helpers/deadline.js';
+import { stall } from '../helpers/stall.js';
 
 test('an answer that came during a stall past the deadline is read before the deadline strikes', async () => {
   const peer = await answeringProcess();

@@ -199,12 +199,10 @@ export abstract class SessionRouting<D extends RoutingDeps> implements BridgeTar
   #ask(m: JsonRpcRequest, asks: RelatedAsks): Promise<void> | undefined {
     const s = this.#usableStandalone();
     if (s === undefined) {
-      this.deps.counters.add('undeliverable');
-      this.#failRequest(
+      return this.#undeliverable(
         m.id,
         "no open stream can carry this server request: a task's requests go to the standalone GET stream, which this client has not opened",
       );
-      return undefined;
     }
     this.awaitingIds?.set(m.id, asks);
     const json = JSON.stringify(asks.decorate(m));
@@ -216,13 +214,18 @@ export abstract class SessionRouting<D extends RoutingDeps> implements BridgeTar
       if (this.ended || this.awaitingIds?.get(m.id) !== asks) return undefined;
       const now = this.#usableStandalone();
       if (now !== undefined) return now.send(json, undefined);
-      this.deps.counters.add('undeliverable');
-      this.#failRequest(
+      return this.#undeliverable(
         m.id,
         'the standalone GET stream that carries this request closed before it was sent',
       );
-      return undefined;
     });
+  }
+
+  /** A task's request no stream can carry: counted, and failed on the server's side with `reason`. */
+  #undeliverable(id: RequestId, reason: string): undefined {
+    this.deps.counters.add('undeliverable');
+    this.#failRequest(id, reason);
+    return undefined;
   }
 
   /** A server-to-client request is over (answered, given up, or failed here): no reply is awaited. */
