@@ -5,7 +5,7 @@
  * deadline. The daemon-specific parts (arguments, config, output capture, retries) stay with them.
  */
 import { type ChildProcess, type SpawnOptions, spawn } from 'node:child_process';
-import { accessSync, constants } from 'node:fs';
+import { accessSync, constants, readdirSync, readFileSync, readlinkSync } from 'node:fs';
 import { connect, createServer } from 'node:net';
 import { delimiter, join } from 'node:path';
 import { setTimeout as delay } from 'node:timers/promises';
@@ -133,7 +133,71 @@ function canConnect(port: number): Promise<boolean> {
   });
 }
 
-/** 'ready' once the port accepts connections; 'exited' if the daemon died first; 'timeout' after ms. */
+/**
+ * The inodes of the sockets listening on 127.0.0.1/0.0.0.0/:: `port` (Linux: /proc/net/tcp and tcp6,
+ * state 0A); undefined where /proc cannot tell.
+ */
+function listenerInodes(port: number): Set<string> | undefined {
+  const hex = port.toString(16).toUpperCase().padStart(4, '0');
+  const inodes = new Set<string>();
+  try {
+    for (const table of ['/proc/net/tcp', '/proc/net/tcp6']) {
+      for (const line of readFileSync(table, 'utf8').split('\n').slice(1)) {
+        const f = line.trim().split(/\s+/);
+        if (f[1]?.endsWith(`:${hex}`) && f[3] === '0A' && f[9] !== undefined) inodes.add(f[9]);
+      }
+    }
+  } catch {
+    return undefined;
+  }
+  return inodes;
+}
+
+/** Whether `pid` or one of its children holds one of `inodes` open (undefined where /proc cannot tell). */
+function holdsOneOf(pid: number, inodes: Set<string>): boolean | undefined {
+  let pids: number[];
+  try {
+    const children = readFileSync(`/proc/${pid}/task/${pid}/children`, 'utf8').trim();
+    pids = [pid, ...(children === '' ? [] : children.split(/\s+/).map(Number))];
+  } catch {
+    return undefined;
+  }
+  for (const p of pids) {
+    let fds: string[];
+    try {
+      fds = readdirSync(`/proc/${p}/fd`);
+    } catch {
+      continue;
+    }
+    for (const fd of fds) {
+      try {
+        const m = /^socket:\[(\d+)\]$/.exec(readlinkSync(`/proc/${p}/fd/${fd}`));
+        if (m?.[1] !== undefined && inodes.has(m[1])) return true;
+      } catch {
+        // Closed meanwhile.
+      }
+    }
+  }
+  return false;
+}
+
+/**
+ * Whether the process listening on `port` is the daemon. A port from freePort() can be taken by another
+ * process (a server on port 0) before the daemon binds it: the port then accepts connections while the
+ * daemon is still failing to bind. A CI run here sent a test's requests to such a stranger (the socket
+ * was closed on them). Where /proc cannot tell, accepting connections is taken as the daemon's.
+ */
+function isTheDaemons(d: Daemon, port: number): boolean {
+  const pid = d.child.pid;
+  const inodes = listenerInodes(port);
+  if (pid === undefined || inodes === undefined) return true;
+  return holdsOneOf(pid, inodes) ?? true;
+}
+
+/**
+ * 'ready' once the daemon listens on the port and it accepts connections; 'exited' if the daemon died first
+ * (a stranger on the port: the daemon fails to bind, and exits); 'timeout' after ms.
+ */
 export async function waitForPort(
   d: Daemon,
   port: number,
@@ -142,7 +206,7 @@ export async function waitForPort(
   const deadline = Date.now() + ms;
   while (Date.now() < deadline) {
     if (d.hasExited()) return 'exited';
-    if (await canConnect(port)) return d.hasExited() ? 'exited' : 'ready';
+    if ((await canConnect(port)) && isTheDaemons(d, port)) return d.hasExited() ? 'exited' : 'ready';
     await delay(20);
   }
   return 'timeout';
