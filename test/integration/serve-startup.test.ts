@@ -9,13 +9,14 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, test } from 'node:test';
 import { fileURLToPath } from 'node:url';
+import { sourceModules } from '../helpers/bundle-inputs.js';
 import { spawnServe } from '../helpers/spawn-serve.js';
 
 const dir = mkdtempSync(join(tmpdir(), 'sluice-modules-'));
 after(() => rmSync(dir, { recursive: true, force: true }));
 const hooks = fileURLToPath(new URL('../helpers/module-log.js', import.meta.url));
 
-/** The modules under dist/src (as `folder/file.js`) a `sluice serve ARGS` loaded before it listened. */
+/** The modules of dist/src (as `folder/file.js`) a `sluice serve ARGS` loaded before it listened. */
 async function modulesLoaded(name: string, args: string[]): Promise<Set<string>> {
   const log = join(dir, `${name}.txt`);
   const srv = await spawnServe(args, {
@@ -23,11 +24,8 @@ async function modulesLoaded(name: string, args: string[]): Promise<Set<string>>
     SLUICE_TEST_MODULE_LOG: log,
   });
   await srv.close();
-  const modules = readFileSync(log, 'utf8')
-    .split('\n')
-    .map((url) => /\/dist\/src\/(.+)$/.exec(url)?.[1])
-    .filter((f) => f !== undefined);
-  return new Set(modules);
+  // The command is a bundle: its entry and chunks stand for the modules they hold (bundle-inputs.ts).
+  return sourceModules(readFileSync(log, 'utf8').split('\n'));
 }
 
 // The roots of what is loaded on demand: the cluster (its Redis adapter, directory, forwarder, the
