@@ -46,8 +46,10 @@ function compiledTree(): [string, string][] {
   const visit = (dir: string): void => {
     for (const e of readdirSync(dir, { withFileTypes: true })) {
       const p = join(dir, e.name);
-      if (e.isDirectory()) visit(p);
-      else if (e.name.endsWith('.js'))
+      // The `sluice` command's chunks (scripts/bundle-cli.mjs) are copies of the modules scanned here.
+      if (e.isDirectory()) {
+        if (relative(join(ROOT, 'dist', 'src'), p) !== join('cli', 'bundle')) visit(p);
+      } else if (e.name.endsWith('.js'))
         out.push([relative(join(ROOT, 'dist'), p).split('\\').join('/'), readFileSync(p, 'utf8')]);
     }
   };
