@@ -4,7 +4,7 @@
 // `sluice/client` import, whose `npx sluice --version` answers, and (where Deno runs) whose `npm:sluice/fetch`
 // Deno resolves from the project's node_modules. Offline: the peers are taken from this checkout's installed
 // copies (`file:`), so the test needs no registry; the tarball itself is installed as a user installs it.
-// Within about a minute (test/integration/package-install.test.ts is the full consumer test, from the registry).
+// Within about a minute (test/integration/package-install.test.ts is the full consumer test: types, serve and call).
 import assert from 'node:assert/strict';
 import { spawn } from 'node:child_process';
 import {

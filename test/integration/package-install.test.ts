@@ -1,5 +1,7 @@
 // The package as a consumer gets it: `npm pack`, then `npm install <tarball>` into a fresh project in a
-// temporary directory (no access to this repository's node_modules), from the npm registry. From there:
+// temporary directory, offline: tests reach no registry, so the peers (the SDK, zod), TypeScript and the
+// package's own dependencies come from this checkout's installed copies (`file:`, the versions this repo
+// tests with), while the tarball itself is installed as a user installs it. From there:
 // nothing but the built library, CLI, types, README and LICENSE is shipped and no install script runs;
 // both entry points import as ESM and serve + call a tool; their types resolve under tsc (NodeNext) and
 // are real (a wrong call does not compile); `npx sluice serve` and `npx sluice call` work.
@@ -11,6 +13,7 @@ import {
   mkdtempSync,
   readdirSync,
   readFileSync,
+  realpathSync,
   rmSync,
   writeFileSync,
 } from 'node:fs';
@@ -50,10 +53,15 @@ function run(cmd: string, args: string[], cwd: string, ms: number): Promise<Resu
   });
 }
 
-function installedVersion(name: string): string {
-  return (
-    JSON.parse(readFileSync(join(root, 'node_modules', name, 'package.json'), 'utf8')) as { version: string }
-  ).version;
+function manifestOf(dir: string): { dependencies?: Record<string, string> } {
+  return JSON.parse(readFileSync(join(dir, 'package.json'), 'utf8')) as {
+    dependencies?: Record<string, string>;
+  };
+}
+
+/** `name` as this checkout installed it, for an offline install: `name@file:<its directory>`. */
+function local(name: string): string {
+  return `${name}@file:${realpathSync(join(root, 'node_modules', name))}`;
 }
 
 const CONSUMER_ESM = `
@@ -147,22 +155,24 @@ describe('the packed tarball, installed into a fresh project', () => {
     ])
       assert.ok(paths.includes(must), must);
 
-    // 2. Install into an empty project, from the registry; the versions this repo tests with.
+    // 2. Install into an empty project, offline: the tarball, and beside it the peers, TypeScript and the
+    // package's own dependencies from this checkout's copies (offline, npm resolves a version range only from
+    // a cached registry document, which `npm ci` never fetched: ENOTCACHED).
     mkdirSync(project);
     writeFileSync(
       join(project, 'package.json'),
       JSON.stringify({ name: 'consumer', version: '1.0.0', private: true, type: 'module' }),
     );
+    const own = Object.keys(manifestOf(root).dependencies ?? {});
     const install = await run(
       npm,
       [
         'install',
+        '--offline',
         '--no-audit',
         '--no-fund',
         join(dir, packed.filename),
-        `@modelcontextprotocol/sdk@${installedVersion('@modelcontextprotocol/sdk')}`,
-        `zod@${installedVersion('zod')}`,
-        `typescript@${installedVersion('typescript')}`,
+        ...['@modelcontextprotocol/sdk', 'zod', 'typescript', ...own].map(local),
       ],
       project,
       300_000,
