@@ -37,6 +37,13 @@ function suiteIn(dir: string): Suite {
   return { node, cli: suiteCli, available: existsSync(node) && existsSync(suiteCli) };
 }
 
+const LOOPBACK_ONLY = [
+  process.env['NODE_OPTIONS'],
+  `--require ${join(root, 'test/helpers/loopback-only.cjs')}`,
+]
+  .filter((o) => o !== undefined && o !== '')
+  .join(' ');
+
 const stable = suiteIn('tools/conformance');
 const next = suiteIn('tools/conformance-next');
 
@@ -73,7 +80,13 @@ function suiteRun(suite: Suite, args: string[]): Run {
     [suite.cli, 'client', ...args],
     // Its own process group: the suite starts the client through a shell and, on its timeout, kills
     // only that shell, so a hung run can only be cleaned up as a group.
-    { stdio: ['ignore', 'pipe', 'pipe'], env: { ...process.env, NO_COLOR: '1' }, detached: true },
+    // A lookup of a name that is not loopback fails in the suite and its children instead of leaving the
+    // machine (test/helpers/loopback-only.cjs says which one the suite makes).
+    {
+      stdio: ['ignore', 'pipe', 'pipe'],
+      env: { ...process.env, NO_COLOR: '1', NODE_OPTIONS: LOOPBACK_ONLY },
+      detached: true,
+    },
   );
   reapWithMe(child, 'SIGTERM', true);
   let output = '';

@@ -31,6 +31,9 @@ export async function runWorker(entry, bindings = {}) {
     compatibilityDate: '2026-04-01',
     compatibilityFlags: ['nodejs_compat'],
     bindings,
+    // Without it Miniflare fetches request.cf's data from workers.cloudflare.com (up to 3 s) when its
+    // cached copy is missing or old: network traffic outside loopback. Sluice never reads request.cf.
+    cf: false,
     host: '127.0.0.1',
     port: 0,
   });
