@@ -8,10 +8,15 @@
 // (docs/benchmarks.md, "CLI start-up"), for a user's `npx sluice` and for each of the hundreds of
 // processes `npm test` starts. The library entry points (`sluice/server`, `sluice/client`, …) are tsc's
 // modules, unchanged: only the command is bundled.
-import { rmSync, writeFileSync } from 'node:fs';
+import { readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { build } from 'esbuild';
 
 const outdir = 'dist/src/cli';
+// The entry must be tsc's main.js: a second run on its own output would bundle chunks it just removed.
+if (readFileSync(`${outdir}/main.js`, 'utf8').includes('./bundle/')) {
+  process.stderr.write(`${outdir}/main.js is the bundle already: run tsc first (npm run build does both)\n`);
+  process.exit(1);
+}
 rmSync(`${outdir}/bundle`, { recursive: true, force: true });
 const result = await build({
   entryPoints: { main: `${outdir}/main.js` },
