@@ -94,7 +94,8 @@ export async function spawnListening(
     stdio: ['ignore', 'pipe', 'pipe'],
     cwd: repoRoot(),
     detached: group,
-    env: { ...process.env, ...options.env },
+    // Deno looks for a newer release at dl.deno.land on start: traffic off the machine (tests reach only loopback).
+    env: { ...process.env, DENO_NO_UPDATE_CHECK: '1', ...options.env },
   });
   reapWithMe(child, 'SIGTERM', group);
   const signal = (sig: NodeJS.Signals): void => {
