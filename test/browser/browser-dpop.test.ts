@@ -14,6 +14,7 @@ import { after, before, describe, test } from 'node:test';
 import { type Browser, chromium, type Page } from 'playwright-core';
 import { oauthResourceServer, type Served, serve } from '../../src/server/index.js';
 import { signingKey, TestAuthServer } from '../helpers/auth-server.js';
+import { LOOPBACK_ONLY_CHROMIUM_ARGS } from '../helpers/chromium-args.js';
 import { ath, clientToken, type DpopKey, dpopKey, dpopProof } from '../helpers/dpop.js';
 import { initializeBody } from '../helpers/http.js';
 import { createProbe, testServerFactory } from '../helpers/test-server.js';
@@ -67,13 +68,7 @@ describe('a DPoP-bound token from a page on another origin, in Chromium', {
     browser = await chromium.launch({
       executablePath: CHROMIUM,
       headless: true,
-      args: [
-        '--no-sandbox',
-        '--disable-gpu',
-        '--disable-quic',
-        '--no-first-run',
-        '--disable-background-networking',
-      ],
+      args: ['--no-sandbox', '--disable-gpu', '--disable-quic', ...LOOPBACK_ONLY_CHROMIUM_ARGS],
       timeout: DEADLINE_MS,
     });
     page = await browser.newPage();

@@ -19,6 +19,7 @@ import { build } from 'esbuild';
 import { type BrowserContext, chromium, type Page } from 'playwright-core';
 import { createDemoServer } from '../../src/demo/demo-server.js';
 import { type Served, serve } from '../../src/server/index.js';
+import { LOOPBACK_ONLY_CHROMIUM_ARGS } from '../helpers/chromium-args.js';
 import { withDeadline } from '../helpers/deadline.js';
 import { startV2Server, type V2Server } from '../helpers/sdk-v2-server.js';
 
@@ -145,16 +146,7 @@ describe('sluice/client bundled for the browser, in Chromium', {
       // The HTTP/2 server below uses a throwaway self-signed certificate.
       ignoreHTTPSErrors: true,
       headless: true,
-      args: [
-        '--headless',
-        '--no-sandbox',
-        '--disable-gpu',
-        '--disable-quic',
-        '--no-first-run',
-        '--disable-background-networking',
-        '--disable-component-update',
-        '--disable-sync',
-      ],
+      args: ['--headless', '--no-sandbox', '--disable-gpu', '--disable-quic', ...LOOPBACK_ONLY_CHROMIUM_ARGS],
       timeout: DEADLINE_MS,
     });
     page = browser.pages()[0] ?? (await browser.newPage());

@@ -18,6 +18,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, before, describe, test } from 'node:test';
 import { type Browser, chromium, type Page } from 'playwright-core';
+import { LOOPBACK_ONLY_CHROMIUM_ARGS } from '../helpers/chromium-args.js';
 import { type Daemon, freePort, spawnDaemon, stopDaemon } from '../helpers/daemon.js';
 import { withDeadline } from '../helpers/deadline.js';
 import { type OAuthServed, startOAuthServed } from '../helpers/oauth-served.js';
@@ -177,7 +178,7 @@ async function chromiumOnce(): Promise<Browser> {
   browser ??= await chromium.launch({
     executablePath: CHROMIUM,
     headless: true,
-    args: ['--no-sandbox', '--disable-gpu', '--no-first-run', '--disable-background-networking'],
+    args: ['--no-sandbox', '--disable-gpu', ...LOOPBACK_ONLY_CHROMIUM_ARGS],
     timeout: WAIT_MS,
   });
   return browser;
