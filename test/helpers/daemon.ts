@@ -184,8 +184,9 @@ function holdsOneOf(pid: number, inodes: Set<string>): boolean | undefined {
 /**
  * Whether the process listening on `port` is the daemon. A port from freePort() can be taken by another
  * process (a server on port 0) before the daemon binds it: the port then accepts connections while the
- * daemon is still failing to bind. A CI run here sent a test's requests to such a stranger (the socket
- * was closed on them). Where /proc cannot tell, accepting connections is taken as the daemon's.
+ * daemon is still failing to bind. The likely cause of a CI failure here: a Caddy test's requests went to
+ * such a stranger, which closed the socket on them. Where /proc cannot tell, accepting connections is taken
+ * as the daemon's.
  */
 function isTheDaemons(d: Daemon, port: number): boolean {
   const pid = d.child.pid;
