@@ -11,7 +11,6 @@
  */
 import assert from 'node:assert/strict';
 import { describe, test } from 'node:test';
-import { redisCluster } from '../../src/cluster/cluster.js';
 import { keys } from '../../src/cluster/keys.js';
 import type { RedisLink } from '../../src/cluster/redis-link.js';
 import { EventReplica, type ReplicaLimits, type ReplicaReplay } from '../../src/cluster/replica.js';
@@ -20,8 +19,7 @@ import { TeeEventStore } from '../../src/events/tee-event-store.js';
 import { type ProgressEvent, ProgressJson } from '../../src/jsonrpc/progress-json.js';
 import { encodeJsonFrame } from '../../src/sse/encode.js';
 import { encodeSeq, eventIdPrefix } from '../../src/sse/event-id.js';
-import { copyToLose, FailoverLink, redisForDescribe } from '../helpers/failover-link.js';
-import { startServer } from '../helpers/test-server.js';
+import { copyToLose, FailoverLink, failoverServer, redisForDescribe } from '../helpers/failover-link.js';
 
 const LIMITS: ReplicaLimits = { maxCount: 40, maxBytes: 1 << 20, maxAgeMs: 60_000, budgetBytes: 1 << 24 };
 const GRACE_MS = 45_000;
@@ -205,12 +203,7 @@ describe('stream copies: written again after a failover, at every cut of what Re
   });
 
   test("a caller's link that reports a failover: the cluster writes a server's stream copy back", async () => {
-    const admin = await connect();
-    const log: string[][] = [];
-    const own = new FailoverLink(await connect(), log);
-    own.stopRecording();
-    const cluster = redisCluster({ link: own, leaseMs: 1_000 });
-    const node = await startServer({ cluster, keepaliveMs: 0 });
+    const { admin, own, cluster, node } = await failoverServer(connect);
     try {
       const copy = await copyToLose(node.url, admin);
       // What a promoted replica may lack: the whole copy.

@@ -21,9 +21,8 @@ import { sharedLinkOf } from '../../src/cluster/shared-link.js';
 import { redisCluster } from '../../src/server/index.js';
 import { newTaskId, type TaskRecord } from '../../src/tasks/model.js';
 import { RedisTaskStore } from '../../src/tasks/redis-store.js';
-import { FailoverLink, redisForDescribe, snapshot } from '../helpers/failover-link.js';
+import { FailoverLink, failoverServer, redisForDescribe, snapshot } from '../helpers/failover-link.js';
 import { sleep, until } from '../helpers/http.js';
-import { startServer } from '../helpers/test-server.js';
 
 const LEASE_MS = 60_000;
 /** Watching after a failover, quick for a test: a look every 10 ms, done after 150 ms without a change. */
@@ -135,13 +134,8 @@ describe('task store: writes sent again after a failover, at every cut of what R
   });
 
   test("a caller's link that reports failovers: the cluster writes its entries again, a task store on its shared link and its DPoP proofs send their writes again", async () => {
-    const admin = await connect();
-    const log: string[][] = [];
-    const own = new FailoverLink(await connect(), log);
-    own.stopRecording();
-    const cluster = redisCluster({ link: own, leaseMs: 1_000 });
+    const { admin, own, cluster, node } = await failoverServer(connect);
     assert.equal(cluster.followsFailovers, true);
-    const node = await startServer({ cluster, keepaliveMs: 0 });
     try {
       const store = new RedisTaskStore(sharedLinkOf(cluster), { recentWrites: WATCH });
       const t = record('p:bob', 'c-bob', 'R');

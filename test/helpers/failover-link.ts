@@ -5,6 +5,7 @@
  */
 import assert from 'node:assert/strict';
 import { after, before, test } from 'node:test';
+import { redisCluster } from '../../src/cluster/cluster.js';
 import { keys } from '../../src/cluster/keys.js';
 import { connectNodeRedis } from '../../src/cluster/node-redis.js';
 import type { RedisLink, RedisReply } from '../../src/cluster/redis-link.js';
@@ -14,6 +15,7 @@ import type { RedisTaskStore } from '../../src/tasks/redis-store.js';
 import { RawSession, sleep, toolCall } from './http.js';
 import { findRedis, type Redis, skipWithoutRedis, startRedis } from './redis.js';
 import { adminCommand } from './redis-ha.js';
+import { startServer } from './test-server.js';
 
 /** A link that can be told it failed over, recording every command Redis answered until `stopRecording()`. */
 export class FailoverLink implements RedisLink {
@@ -43,6 +45,19 @@ export class FailoverLink implements RedisLink {
   failOver(): void {
     for (const l of this.#listeners) l();
   }
+}
+
+/**
+ * A server on a cluster whose own link reports a failover when told (`own.failOver()`), and `admin`, a
+ * second link for reading and changing Redis behind the cluster's back (what a promoted replica lacks).
+ */
+export async function failoverServer(connect: () => Promise<RedisLink>) {
+  const admin = await connect();
+  const own = new FailoverLink(await connect(), []);
+  own.stopRecording();
+  const cluster = redisCluster({ link: own, leaseMs: 1_000 });
+  const node = await startServer({ cluster, keepaliveMs: 0 });
+  return { admin, own, cluster, node };
 }
 
 /**
