@@ -1,6 +1,8 @@
 // Session rules on real sockets: ids, creation only on a successful initialize, 400/404 lookups,
 // DELETE, idle TTL, the session cap, stateless mode and graceful close.
 import assert from 'node:assert/strict';
+import { once } from 'node:events';
+import { connect } from 'node:net';
 import { after, before, describe, test } from 'node:test';
 import { McpServer } from '@modelcontextprotocol/sdk/server/mcp.js';
 import { InitializeRequestSchema } from '@modelcontextprotocol/sdk/types.js';
@@ -265,6 +267,38 @@ describe('sessions: idle TTL', () => {
       await sleep(120);
       assert.equal((await s.post(rpc('ping'))).status, 200, `ping ${i}`);
     }
+  });
+
+  test('a request that came in while the server was stalled past the TTL keeps the session alive', async () => {
+    // A stall of the server's own process (a long collection, a starved CPU) must not be blamed on the
+    // client: its ping was in the socket in time. Written by hand on a socket of its own, then the
+    // process stalls for longer than the TTL with the bytes unread; when it runs again, Node's due
+    // timers (the idle sweep) come before the sockets are read (docs/design.md, "A server's own
+    // stall is not blamed on its clients").
+    const s = new RawSession(srv.url);
+    await s.init();
+    const { hostname, port } = new URL(srv.url);
+    const socket = connect(Number(port), hostname);
+    await once(socket, 'connect');
+    let answer = '';
+    socket.setEncoding('utf8').on('data', (d: string) => {
+      answer += d;
+    });
+    const body = JSON.stringify(rpc('ping'));
+    const head = Object.entries({ ...s.headers(), 'content-type': 'application/json' })
+      .map(([k, v]) => `${k}: ${v}\r\n`)
+      .join('');
+    socket.write(
+      `POST ${new URL(srv.url).pathname} HTTP/1.1\r\nhost: ${hostname}:${port}\r\n${head}content-length: ${Buffer.byteLength(body)}\r\n\r\n${body}`,
+    );
+    const stalledUntil = Date.now() + 600;
+    while (Date.now() < stalledUntil) {
+      // the process stalls: nothing runs, the ping waits in the server's socket
+    }
+    await until(() => /\r\n\r\n/.test(answer), 5_000, 'the answer to the ping sent during the stall');
+    socket.destroy();
+    assert.match(answer, /^HTTP\/1\.1 200 /, answer.slice(0, 300));
+    assert.equal((await s.post(rpc('ping'))).status, 200, 'the session is still there');
   });
 
   test('a session with a live GET stream does not expire', async () => {

@@ -40,6 +40,8 @@ export class Sessions {
   /** What every session of this endpoint shares (one object, so a session holds one reference). */
   readonly deps: SessionDeps;
   #sweep: ReturnType<typeof setInterval> | undefined;
+  /** The sweep due, struck after the loop's next read of the sockets (see the constructor). */
+  #sweepAfterReads: ReturnType<typeof setImmediate> | undefined;
 
   constructor(ctx: CoreContext) {
     this.#ctx = ctx;
@@ -83,7 +85,16 @@ export class Sessions {
         50,
         Math.min(30_000, Math.floor(options.sessionIdleMs / 4), Math.floor(hibernation)),
       );
-      this.#sweep = setInterval(() => this.#sweepIdle(), period);
+      // Struck from setImmediate, as flow/late-deadline.ts strikes a deadline: Node runs due timers
+      // before it reads the sockets, so after a stall of this process (a long collection, a starved
+      // CPU) a sweep run straight from its timer would end a session whose request sat unread in its
+      // socket since before the TTL ran out, blaming the client for the server's stall.
+      this.#sweep = setInterval(() => {
+        this.#sweepAfterReads ??= setImmediate(() => {
+          this.#sweepAfterReads = undefined;
+          this.#sweepIdle();
+        });
+      }, period);
       this.#sweep.unref?.();
     }
   }
@@ -184,6 +195,7 @@ export class Sessions {
     const sessions = [...this.#sessions.values()];
     for (const s of [...sessions, ...this.#oneShots]) s.end('shutdown', answer);
     if (this.#sweep !== undefined) clearInterval(this.#sweep);
+    if (this.#sweepAfterReads !== undefined) clearImmediate(this.#sweepAfterReads);
     return sessions.length;
   }
 
