@@ -50,9 +50,7 @@ export interface RecentWritesOptions {
 }
 
 /** Where passes in progress beat, beside the generation count. */
-function beatKey(generationKey: string): string {
-  return `${generationKey}:beat`;
-}
+const beatKey = (generationKey: string): string => `${generationKey}:beat`;
 
 export const RECENT_WRITES_DEFAULTS = {
   windowMs: 15_000,
@@ -289,8 +287,12 @@ export class RecentWrites {
         if (g === seen + 1) seen = g;
       }
       for (;;) {
+        const asleep = this.#now();
         await boundedWait(this.#woken, this.#o.pollMs);
         if (!live()) return;
+        // Woken over twice as late as asked: our own stall, not a quiet peer's (docs/design.md).
+        const late = this.#now() - asleep - this.#o.pollMs;
+        if (late > this.#o.pollMs) moved += late;
         if (key === undefined || changed === undefined) {
           if (this.#now() - moved >= this.#o.quietMs) return;
           break;

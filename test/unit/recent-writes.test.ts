@@ -251,6 +251,43 @@ describe('RecentWrites', () => {
     assert.ok((counts.get('gen:beat') ?? 0) >= 3, "A's pass beat on its way");
   });
 
+  test('a stall of the process longer than quietMs, mid-pass: the watch does not count it as quiet', async () => {
+    // The process stops for 200 ms (a long collection, a starved CPU) while A passes: when it runs
+    // again, B's overdue poll comes before A's next beat, and B would take its own stall for a quiet
+    // count (docs/design.md, "A server's own stall is not blamed on its clients").
+    const counts = new Map<string, number>();
+    const changed = (_s: Script | undefined, _a: readonly string[], reply: RedisReply) => reply === 'changed';
+    const a = journal({}, { generationKey: 'gen', changed }).j;
+    const b = journal({}, { generationKey: 'gen', changed }).j;
+    const la = new SlowLink(counts, 25);
+    const lb = new FakeLink(counts);
+    const wa = a.over(la);
+    for (let i = 0; i < 6; i++) await wa.send(['SET', `k-a${i}`, '1']);
+    await b.over(lb).send(['SET', 'k-b', '1']);
+    let aDone = false;
+    la.answer = (args) => {
+      if (args[1] === 'k-a2') {
+        const until = Date.now() + 200;
+        while (Date.now() < until) {
+          // the stall
+        }
+      }
+      if (args[1] === 'k-a5') aDone = true;
+      return 'changed';
+    };
+    let bChanged = 0;
+    lb.answer = () => {
+      if (!aDone) return 'same';
+      bChanged++;
+      return 'changed';
+    };
+    a.failedOver(la);
+    b.failedOver(lb);
+    await idle(a);
+    await idle(b);
+    assert.ok(bChanged >= 1, "B was still watching when A's pass ended, and passed again");
+  });
+
   test('close stops watching and keeps nothing more', async () => {
     const { j } = journal({ quietMs: 10_000 }, { generationKey: 'gen' });
     const w = j.over(new FakeLink());
