@@ -32,7 +32,7 @@ const INSPECTOR = join(
 const CHROMIUM = process.env['SLUICE_CHROMIUM'] ?? '/usr/bin/chromium';
 const missing = [NODE22, INSPECTOR, CHROMIUM].filter((f) => !existsSync(f));
 if (missing.length > 0) {
-  // npm test's pretest installs the Inspector; .ci/run installs Chromium. Only a hand-run test can miss them.
+  // npm test installs the Inspector (before this file starts); .ci/run installs Chromium. Only a hand-run test can miss them.
   process.stderr.write(
     `\n!!! SKIPPING the MCP Inspector web UI tests: missing ${missing.join(', ')} (npm run tools; apt-get install chromium)\n\n`,
   );
@@ -147,7 +147,22 @@ async function connect(page: Page, era: 'legacy' | 'modern', name: string): Prom
   // rendering it ("Element is not visible", seen in a CI run): wait for its box first.
   const toggle = page.getByRole('switch').first();
   await toggle.waitFor({ state: 'visible', timeout: WAIT_MS });
-  await toggle.click({ force: true, timeout: WAIT_MS });
+  // A forced click lands where the switch was when it was measured: under load the page can still be
+  // laying out (its banner above the list arriving), and the click then hits nothing (seen in a full
+  // run: the switch off, "Disconnected", no request at the server). A click that took leaves
+  // "Disconnected" within seconds (connecting, or connected); one that did not is made again.
+  const until = Date.now() + WAIT_MS;
+  for (;;) {
+    await toggle.click({ force: true, timeout: WAIT_MS });
+    const left = await page
+      .getByText('Disconnected', { exact: true })
+      .waitFor({ state: 'hidden', timeout: 3_000 })
+      .then(
+        () => true,
+        () => false,
+      );
+    if (left || Date.now() > until) break;
+  }
   await page.getByText('Connected', { exact: true }).waitFor({ timeout: WAIT_MS });
   const version = era === 'legacy' ? '2025-11-25' : '2026-07-28';
   await page.getByText(`MCP ${version}`, { exact: true }).waitFor({ timeout: WAIT_MS });
