@@ -1,8 +1,7 @@
 // Session rules on real sockets: ids, creation only on a successful initialize, 400/404 lookups,
 // DELETE, idle TTL, the session cap, stateless mode and graceful close.
 import assert from 'node:assert/strict';
-import { once } from 'node:events';
-import { connect } from 'node:net';
+import { spawn } from 'node:child_process';
 import { after, before, describe, test } from 'node:test';
 import { McpServer } from '@modelcontextprotocol/sdk/server/mcp.js';
 import { InitializeRequestSchema } from '@modelcontextprotocol/sdk/types.js';
@@ -19,6 +18,7 @@ import {
   toolCall,
   until,
 } from '../helpers/http.js';
+import { reapWithMe } from '../helpers/reaper.js';
 import { type Running, startServer } from '../helpers/test-server.js';
 
 const JSON_HEADERS = { 'content-type': 'application/json', accept: ACCEPT_BOTH };
@@ -271,33 +271,47 @@ describe('sessions: idle TTL', () => {
 
   test('a request that came in while the server was stalled past the TTL keeps the session alive', async () => {
     // A stall of the server's own process (a long collection, a starved CPU) must not be blamed on the
-    // client: its ping was in the socket in time. Written by hand on a socket of its own, then the
-    // process stalls for longer than the TTL with the bytes unread; when it runs again, Node's due
-    // timers (the idle sweep) come before the sockets are read (docs/design.md, "A server's own
-    // stall is not blamed on its clients").
+    // client: its ping came in time. Another process connects and sends it while this one (the
+    // server's) stalls for longer than the TTL; when it runs again its due timers (the idle sweep)
+    // come before the connection is accepted, and a loop turn before its bytes are read
+    // (docs/design.md, "A server's own stall is not blamed on its clients").
     const s = new RawSession(srv.url);
     await s.init();
-    const { hostname, port } = new URL(srv.url);
-    const socket = connect(Number(port), hostname);
-    await once(socket, 'connect');
-    let answer = '';
-    socket.setEncoding('utf8').on('data', (d: string) => {
-      answer += d;
-    });
+    const { hostname, port, pathname } = new URL(srv.url);
     const body = JSON.stringify(rpc('ping'));
     const head = Object.entries({ ...s.headers(), 'content-type': 'application/json' })
       .map(([k, v]) => `${k}: ${v}\r\n`)
       .join('');
-    socket.write(
-      `POST ${new URL(srv.url).pathname} HTTP/1.1\r\nhost: ${hostname}:${port}\r\n${head}content-length: ${Buffer.byteLength(body)}\r\n\r\n${body}`,
+    const request = `POST ${pathname} HTTP/1.1\r\nhost: ${hostname}:${port}\r\n${head}content-length: ${Buffer.byteLength(body)}\r\n\r\n${body}`;
+    const client = spawn(
+      process.execPath,
+      [
+        '-e',
+        `process.stdin.once('data', () => {
+           const s = require('node:net').connect(${port}, ${JSON.stringify(hostname)}, () => s.write(${JSON.stringify(request)}));
+           let a = '';
+           s.setEncoding('utf8').on('data', (d) => { a += d; if (a.includes('\\r\\n')) { process.stdout.write(a.split('\\r\\n')[0] + '\\n'); process.exit(0); } });
+         });
+         process.stdout.write('ready\\n');`,
+      ],
+      { stdio: ['pipe', 'pipe', 'inherit'] },
     );
-    const stalledUntil = Date.now() + 600;
+    reapWithMe(client);
+    let out = '';
+    client.stdout?.setEncoding('utf8').on('data', (d: string) => {
+      out += d;
+    });
+    await until(() => out.includes('ready\n'), 10_000, 'the other process started');
+    // Active just now (the other process took some of the TTL to start): idle only through the stall.
+    assert.equal((await s.post(rpc('ping'))).status, 200);
+    client.stdin?.write('go\n');
+    const stalledUntil = Date.now() + 1_000;
     while (Date.now() < stalledUntil) {
-      // the process stalls: nothing runs, the ping waits in the server's socket
+      // the process stalls: nothing runs; the ping comes in meanwhile
     }
-    await until(() => /\r\n\r\n/.test(answer), 5_000, 'the answer to the ping sent during the stall');
-    socket.destroy();
-    assert.match(answer, /^HTTP\/1\.1 200 /, answer.slice(0, 300));
+    await until(() => /HTTP\/1\.1 \d+/.test(out), 10_000, 'the answer to the ping sent during the stall');
+    client.kill();
+    assert.match(out, /HTTP\/1\.1 200 /, out);
     assert.equal((await s.post(rpc('ping'))).status, 200, 'the session is still there');
   });
 

@@ -85,14 +85,19 @@ export class Sessions {
         50,
         Math.min(30_000, Math.floor(options.sessionIdleMs / 4), Math.floor(hibernation)),
       );
-      // Struck from setImmediate, as flow/late-deadline.ts strikes a deadline: Node runs due timers
-      // before it reads the sockets, so after a stall of this process (a long collection, a starved
-      // CPU) a sweep run straight from its timer would end a session whose request sat unread in its
-      // socket since before the TTL ran out, blaming the client for the server's stall.
+      // After a stall of this process (a long collection, a starved CPU), a request that came in
+      // time may still sit unread in its socket, or in a connection not yet accepted (read a loop
+      // turn after its accept): ending its session then would blame the client for the server's
+      // stall. So the sweep runs after the loop's next read of the sockets (setImmediate, as
+      // flow/late-deadline.ts strikes a deadline), and the time its timer was late by does not
+      // count as the sessions' idleness (the next sweep, on time, sees what was read meanwhile).
+      let tick = performance.now();
       this.#sweep = setInterval(() => {
+        const late = Math.max(0, performance.now() - tick - period);
+        tick = performance.now();
         this.#sweepAfterReads ??= setImmediate(() => {
           this.#sweepAfterReads = undefined;
-          this.#sweepIdle();
+          this.#sweepIdle(late);
         });
       }, period);
       this.#sweep.unref?.();
@@ -265,14 +270,15 @@ export class Sessions {
     options.logger?.info('session.end', ev);
   }
 
-  #sweepIdle(): void {
+  /** `stalledMs`: how late the sweep's timer fired, not counted as idleness (constructor). */
+  #sweepIdle(stalledMs: number): void {
     const now = this.#ctx.options.now();
     const { sessionIdleMs: ttl, hibernateAfterMs } = this.#ctx.options;
     // No copy of the table per tick: a Map's iteration goes on past an entry deleted under it (end()).
     for (const s of this.#sessions.values()) {
       const idleFor = now - s.lastActive;
       if (!s.busy) {
-        if (idleFor > ttl) {
+        if (idleFor - stalledMs > ttl) {
           s.end('idle', Refusals.sessionNotFound());
           continue;
         }
