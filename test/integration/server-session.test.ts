@@ -275,20 +275,18 @@ describe('sessions: idle TTL', () => {
     // server's) stalls for longer than the TTL; when it runs again its due timers (the idle sweep)
     // come before the connection is accepted, and a loop turn before its bytes are read
     // (docs/design.md, "A server's own stall is not blamed on its clients").
-    const s = new RawSession(srv.url);
-    await s.init();
-    const { hostname, port, pathname } = new URL(srv.url);
-    const body = JSON.stringify(rpc('ping'));
-    const head = Object.entries({ ...s.headers(), 'content-type': 'application/json' })
-      .map(([k, v]) => `${k}: ${v}\r\n`)
-      .join('');
-    const request = `POST ${pathname} HTTP/1.1\r\nhost: ${hostname}:${port}\r\n${head}content-length: ${Buffer.byteLength(body)}\r\n\r\n${body}`;
+    const { hostname, port } = new URL(srv.url);
+    // The other process is started first (starting takes some of the TTL): it sends the request it
+    // is given on stdin (one JSON line) and prints the answer's status line.
     const client = spawn(
       process.execPath,
       [
         '-e',
-        `process.stdin.once('data', () => {
-           const s = require('node:net').connect(${port}, ${JSON.stringify(hostname)}, () => s.write(${JSON.stringify(request)}));
+        `let line = '';
+         process.stdin.setEncoding('utf8').on('data', (d) => {
+           line += d;
+           if (!line.endsWith('\\n')) return;
+           const s = require('node:net').connect(${port}, ${JSON.stringify(hostname)}, () => s.write(JSON.parse(line)));
            let a = '';
            s.setEncoding('utf8').on('data', (d) => { a += d; if (a.includes('\\r\\n')) { process.stdout.write(a.split('\\r\\n')[0] + '\\n'); process.exit(0); } });
          });
@@ -297,22 +295,31 @@ describe('sessions: idle TTL', () => {
       { stdio: ['pipe', 'pipe', 'inherit'] },
     );
     reapWithMe(client);
-    let out = '';
-    client.stdout?.setEncoding('utf8').on('data', (d: string) => {
-      out += d;
-    });
-    await until(() => out.includes('ready\n'), 10_000, 'the other process started');
-    // Active just now (the other process took some of the TTL to start): idle only through the stall.
-    assert.equal((await s.post(rpc('ping'))).status, 200);
-    client.stdin?.write('go\n');
-    const stalledUntil = Date.now() + 1_000;
-    while (Date.now() < stalledUntil) {
-      // the process stalls: nothing runs; the ping comes in meanwhile
+    try {
+      let out = '';
+      client.stdout?.setEncoding('utf8').on('data', (d: string) => {
+        out += d;
+      });
+      await until(() => out.includes('ready\n'), 10_000, 'the other process started');
+      const s = new RawSession(srv.url);
+      await s.init();
+      const body = JSON.stringify(rpc('ping'));
+      const head = Object.entries({ ...s.headers(), 'content-type': 'application/json' })
+        .map(([k, v]) => `${k}: ${v}\r\n`)
+        .join('');
+      const request = `POST ${new URL(srv.url).pathname} HTTP/1.1\r\nhost: ${hostname}:${port}\r\n${head}content-length: ${Buffer.byteLength(body)}\r\n\r\n${body}`;
+      client.stdin?.write(`${JSON.stringify(request)}\n`);
+      const stalledUntil = Date.now() + 1_000;
+      while (Date.now() < stalledUntil) {
+        // the process stalls: nothing runs; the ping comes in meanwhile
+      }
+      await until(() => /HTTP\/1\.1 \d+/.test(out), 10_000, 'the answer to the ping sent during the stall');
+      assert.match(out, /HTTP\/1\.1 200 /, out);
+      assert.equal((await s.post(rpc('ping'))).status, 200, 'the session is still there');
+    } finally {
+      // Its pipes would keep this process alive.
+      client.kill('SIGKILL');
     }
-    await until(() => /HTTP\/1\.1 \d+/.test(out), 10_000, 'the answer to the ping sent during the stall');
-    client.kill();
-    assert.match(out, /HTTP\/1\.1 200 /, out);
-    assert.equal((await s.post(rpc('ping'))).status, 200, 'the session is still there');
   });
 
   test('a session with a live GET stream does not expire', async () => {
