@@ -1,4 +1,4 @@
-// `npm test`: lint, then every compiled test file under dist/test with node's own runner, while
+// `npm test`: every compiled test file under dist/test with node's own runner, while the lint runs and
 // scripts/install-tools.mjs installs the conformance and interop tools (the files that need them wait
 // for it: scripts/tool-files.mjs). The build runs first (npm's pretest). Each test file bounds its own
 // waits; the global --test-timeout is a last line of defence so a hang can never stall CI.
@@ -285,6 +285,12 @@ if (only.length > 0) {
   run(process.execPath, LINT);
   run(process.execPath, [...FLAGS, ...MAIN, ...only]);
 } else {
+  const found = testFiles('dist/test').filter((f) => !isGenerated(f));
+  const missing = [...WAITING, ...OWN_PROCESS, ...LONGEST_FIRST].filter(
+    (f) => !found.includes(f) && !GENERATED.includes(f),
+  );
+  if (missing.length > 0)
+    throw new Error(`scripts/run-tests.mjs names test files that do not exist: ${missing.join(', ')}`);
   const dir = mkdtempSync(join(tmpdir(), 'sluice-tests-'));
   // The tool installs mostly wait on the registry (about 40 s on a fresh clone, when the build takes
   // 8): they run beside the lint and the first test files, and the files that need them wait for the
@@ -305,19 +311,9 @@ if (only.length > 0) {
     );
     return status;
   });
-  const lint = spawnSync(process.execPath, LINT, { stdio: 'inherit' });
-  if (lint.status !== 0) {
-    await tools;
-    closeSync(toolsOut);
-    rmSync(dir, { recursive: true, force: true });
-    process.exit(lint.status ?? 1);
-  }
-  const found = testFiles('dist/test').filter((f) => !isGenerated(f));
-  const missing = [...WAITING, ...OWN_PROCESS, ...LONGEST_FIRST].filter(
-    (f) => !found.includes(f) && !GENERATED.includes(f),
-  );
-  if (missing.length > 0)
-    throw new Error(`scripts/run-tests.mjs names test files that do not exist: ${missing.join(', ')}`);
+  // The lint beside them too: alone it takes 2 s, but 11 s beside the installs, before the first test
+  // (CI, 2026-12-07). What it finds is printed as it finds it and fails the run at its end.
+  const lint = exitCode(process.execPath, LINT, { stdio: 'inherit' });
   const all = grouped(found, WAITING);
   // The side runner's files in path order, those that need the tools last.
   const side = entries(SIDE_ORDERED, [
@@ -329,7 +325,7 @@ if (only.length > 0) {
   const errors = openSync(stderrFile, 'w');
   let code = 0;
   try {
-    const [main, waiting, installed] = await Promise.all([
+    const [main, waiting, installed, linted] = await Promise.all([
       exitCode(process.execPath, [...FLAGS, ...MAIN, ...ordered(all.filter((f) => !WAITING.includes(f)))], {
         stdio: 'inherit',
       }),
@@ -338,6 +334,7 @@ if (only.length > 0) {
         stdio: ['ignore', 'ignore', errors],
       }),
       tools,
+      lint,
     ]);
     process.stdout.write('\n── the waiting files (run beside the others, two at a time) ──\n');
     process.stdout.write(readFileSync(stderrFile, 'utf8'));
@@ -346,7 +343,8 @@ if (only.length > 0) {
       process.stdout.write('\n── the tool installs (scripts/install-tools.mjs) failed; their output ──\n');
       process.stdout.write(readFileSync(toolsLog, 'utf8'));
     }
-    code = main !== 0 ? main : waiting !== 0 ? waiting : installed;
+    if (linted !== 0) process.stdout.write('\n── the lint (biome check) failed: its findings are above ──\n');
+    code = [linted, main, waiting, installed].find((c) => c !== 0) ?? 0;
   } finally {
     closeSync(errors);
     closeSync(toolsOut);
