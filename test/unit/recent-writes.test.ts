@@ -220,7 +220,13 @@ describe('RecentWrites', () => {
     assert.ok((counts.get('gen') ?? 0) >= 2, 'each pass that changed something counted itself');
   });
 
-  test('a pass slower than quietMs: the others watch on while it beats, and pass again after it', async () => {
+  /**
+   * A's pass of `writes` kept writes, 25 ms each, after both A and B learn of a failover; B's write
+   * changes something only once A's last one is back, so B must still be watching when A's pass ends.
+   * `whileA(i)` runs as A's i-th write is answered. Returns how often B changed something, and the
+   * beats A's pass counted.
+   */
+  async function watchedPass(writes: number, whileA: (i: number) => void = () => undefined) {
     const counts = new Map<string, number>();
     const changed = (_s: Script | undefined, _a: readonly string[], reply: RedisReply) => reply === 'changed';
     const a = journal({}, { generationKey: 'gen', changed }).j;
@@ -228,13 +234,13 @@ describe('RecentWrites', () => {
     const la = new SlowLink(counts, 25);
     const lb = new FakeLink(counts);
     const wa = a.over(la);
-    for (let i = 0; i < 10; i++) await wa.send(['SET', `k-a${i}`, '1']);
+    for (let i = 0; i < writes; i++) await wa.send(['SET', `k-a${i}`, '1']);
     await b.over(lb).send(['SET', 'k-b', '1']);
-    // B's write changes something only once A's last one is back: after a pass of A's that takes
-    // 10 × 25 ms, four times B's quietMs (60 ms).
     let aDone = false;
     la.answer = (args) => {
-      if (args[1] === 'k-a9') aDone = true;
+      const i = Number(args[1]?.slice('k-a'.length));
+      whileA(i);
+      if (i === writes - 1) aDone = true;
       return 'changed';
     };
     let bChanged = 0;
@@ -247,44 +253,27 @@ describe('RecentWrites', () => {
     b.failedOver(lb); // B's first pass changes nothing: A's is on its way
     await idle(a);
     await idle(b);
+    return { bChanged, beats: counts.get('gen:beat') ?? 0 };
+  }
+
+  test('a pass slower than quietMs: the others watch on while it beats, and pass again after it', async () => {
+    // A pass of 10 × 25 ms, four times B's quietMs (60 ms).
+    const { bChanged, beats } = await watchedPass(10);
     assert.ok(bChanged >= 1, "B was still watching when A's pass ended, and passed again");
-    assert.ok((counts.get('gen:beat') ?? 0) >= 3, "A's pass beat on its way");
+    assert.ok(beats >= 3, "A's pass beat on its way");
   });
 
   test('a stall of the process longer than quietMs, mid-pass: the watch does not count it as quiet', async () => {
     // The process stops for 200 ms (a long collection, a starved CPU) while A passes: when it runs
     // again, B's overdue poll comes before A's next beat, and B would take its own stall for a quiet
     // count (docs/design.md, "A server's own stall is not blamed on its clients").
-    const counts = new Map<string, number>();
-    const changed = (_s: Script | undefined, _a: readonly string[], reply: RedisReply) => reply === 'changed';
-    const a = journal({}, { generationKey: 'gen', changed }).j;
-    const b = journal({}, { generationKey: 'gen', changed }).j;
-    const la = new SlowLink(counts, 25);
-    const lb = new FakeLink(counts);
-    const wa = a.over(la);
-    for (let i = 0; i < 6; i++) await wa.send(['SET', `k-a${i}`, '1']);
-    await b.over(lb).send(['SET', 'k-b', '1']);
-    let aDone = false;
-    la.answer = (args) => {
-      if (args[1] === 'k-a2') {
-        const until = Date.now() + 200;
-        while (Date.now() < until) {
-          // the stall
-        }
+    const { bChanged } = await watchedPass(6, (i) => {
+      if (i !== 2) return;
+      const until = Date.now() + 200;
+      while (Date.now() < until) {
+        // the stall
       }
-      if (args[1] === 'k-a5') aDone = true;
-      return 'changed';
-    };
-    let bChanged = 0;
-    lb.answer = () => {
-      if (!aDone) return 'same';
-      bChanged++;
-      return 'changed';
-    };
-    a.failedOver(la);
-    b.failedOver(lb);
-    await idle(a);
-    await idle(b);
+    });
     assert.ok(bChanged >= 1, "B was still watching when A's pass ended, and passed again");
   });
 
