@@ -22,3 +22,36 @@ export function lateDeadline(strike: () => void, ms: number): LateDeadline {
     },
   };
 }
+
+/** A repeating {@link lateDeadline}: see {@link lateInterval}. */
+export interface LateInterval {
+  clear(): void;
+}
+
+/**
+ * Runs `tick` every `periodMs`, each time after the loop's next read of the sockets (as a late
+ * deadline strikes), and tells it how many milliseconds its timer fired late by: the time this process
+ * was stalled, which a sweep must not count against its peers (a request that came in during the
+ * stall may sit in a connection not yet accepted, read only a loop turn after the accept; the next
+ * tick, on time, sees it). The timer is unref'd: it keeps no process alive.
+ */
+export function lateInterval(tick: (lateMs: number) => void, periodMs: number): LateInterval {
+  let last = performance.now();
+  let immediate: ReturnType<typeof setImmediate> | undefined;
+  const timer = setInterval(() => {
+    const now = performance.now();
+    const lateMs = Math.max(0, now - last - periodMs);
+    last = now;
+    immediate ??= setImmediate(() => {
+      immediate = undefined;
+      tick(lateMs);
+    });
+  }, periodMs);
+  timer.unref?.();
+  return {
+    clear: () => {
+      clearInterval(timer);
+      if (immediate !== undefined) clearImmediate(immediate);
+    },
+  };
+}

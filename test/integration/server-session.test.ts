@@ -1,11 +1,11 @@
 // Session rules on real sockets: ids, creation only on a successful initialize, 400/404 lookups,
 // DELETE, idle TTL, the session cap, stateless mode and graceful close.
 import assert from 'node:assert/strict';
-import { spawn } from 'node:child_process';
 import { after, before, describe, test } from 'node:test';
 import { McpServer } from '@modelcontextprotocol/sdk/server/mcp.js';
 import { InitializeRequestSchema } from '@modelcontextprotocol/sdk/types.js';
 import { type Served, serve } from '../../src/server/index.js';
+import { sendingProcess } from '../helpers/answering-process.js';
 import { withDeadline } from '../helpers/deadline.js';
 import {
   ACCEPT_BOTH,
@@ -18,7 +18,7 @@ import {
   toolCall,
   until,
 } from '../helpers/http.js';
-import { reapWithMe } from '../helpers/reaper.js';
+import { stall } from '../helpers/stall.js';
 import { type Running, startServer } from '../helpers/test-server.js';
 
 const JSON_HEADERS = { 'content-type': 'application/json', accept: ACCEPT_BOTH };
@@ -275,50 +275,27 @@ describe('sessions: idle TTL', () => {
     // server's) stalls for longer than the TTL; when it runs again its due timers (the idle sweep)
     // come before the connection is accepted, and a loop turn before its bytes are read
     // (docs/design.md, "A server's own stall is not blamed on its clients").
-    const { hostname, port } = new URL(srv.url);
-    // The other process is started first (starting takes some of the TTL): it sends the request it
-    // is given on stdin (one JSON line) and prints the answer's status line.
-    const client = spawn(
-      process.execPath,
-      [
-        '-e',
-        `let line = '';
-         process.stdin.setEncoding('utf8').on('data', (d) => {
-           line += d;
-           if (!line.endsWith('\\n')) return;
-           const s = require('node:net').connect(${port}, ${JSON.stringify(hostname)}, () => s.write(JSON.parse(line)));
-           let a = '';
-           s.setEncoding('utf8').on('data', (d) => { a += d; if (a.includes('\\r\\n')) { process.stdout.write(a.split('\\r\\n')[0] + '\\n'); process.exit(0); } });
-         });
-         process.stdout.write('ready\\n');`,
-      ],
-      { stdio: ['pipe', 'pipe', 'inherit'] },
-    );
-    reapWithMe(client);
+    // Started first: starting takes some of the TTL, which would be real idleness.
+    const client = await sendingProcess();
     try {
-      let out = '';
-      client.stdout?.setEncoding('utf8').on('data', (d: string) => {
-        out += d;
-      });
-      await until(() => out.includes('ready\n'), 10_000, 'the other process started');
       const s = new RawSession(srv.url);
       await s.init();
+      const { hostname, port, pathname } = new URL(srv.url);
       const body = JSON.stringify(rpc('ping'));
       const head = Object.entries({ ...s.headers(), 'content-type': 'application/json' })
         .map(([k, v]) => `${k}: ${v}\r\n`)
         .join('');
-      const request = `POST ${new URL(srv.url).pathname} HTTP/1.1\r\nhost: ${hostname}:${port}\r\n${head}content-length: ${Buffer.byteLength(body)}\r\n\r\n${body}`;
-      client.stdin?.write(`${JSON.stringify(request)}\n`);
-      const stalledUntil = Date.now() + 1_000;
-      while (Date.now() < stalledUntil) {
-        // the process stalls: nothing runs; the ping comes in meanwhile
-      }
-      await until(() => /HTTP\/1\.1 \d+/.test(out), 10_000, 'the answer to the ping sent during the stall');
-      assert.match(out, /HTTP\/1\.1 200 /, out);
+      client.send(
+        Number(port),
+        hostname,
+        `POST ${pathname} HTTP/1.1\r\nhost: ${hostname}:${port}\r\n${head}content-length: ${Buffer.byteLength(body)}\r\n\r\n${body}`,
+      );
+      stall(1_000);
+      assert.match(await client.answer(), /^HTTP\/1\.1 200 /);
       assert.equal((await s.post(rpc('ping'))).status, 200, 'the session is still there');
     } finally {
       // Its pipes would keep this process alive.
-      client.kill('SIGKILL');
+      client.close();
     }
   });
 

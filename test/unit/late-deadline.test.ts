@@ -4,7 +4,7 @@
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
 import { setTimeout as sleep } from 'node:timers/promises';
-import { lateDeadline } from '../../src/flow/late-deadline.js';
+import { lateDeadline, lateInterval } from '../../src/flow/late-deadline.js';
 import { answeringProcess } from '../helpers/answering-process.js';
 import { withDeadline } from '../helpers/deadline.js';
 import { stall } from '../helpers/stall.js';
@@ -46,4 +46,41 @@ test('with no answer it strikes, not before its time; cleared, it never does', a
   stall(50);
   await sleep(60);
   assert.equal(struck, false);
+});
+
+test('an interval ticks after what came during a stall was read, and says how late its timer fired', async () => {
+  const peer = await answeringProcess();
+  try {
+    const seen: string[] = [];
+    let lateMs = -1;
+    const ticked = new Promise<void>((resolve) => {
+      const t = lateInterval((late) => {
+        if (late < 200) return; // the ticks before the stall
+        seen.push('tick');
+        lateMs = late;
+        t.clear();
+        resolve();
+      }, 20);
+    });
+    peer.socket.once('data', () => seen.push('answer'));
+    await sleep(50);
+    peer.socket.write('PING');
+    stall(300);
+    await withDeadline(ticked, 5_000, 'the tick after the stall');
+    assert.deepEqual(seen, ['answer', 'tick'], 'the answer was read first');
+    assert.ok(lateMs >= 200 && lateMs <= 300, `late by the stall (${lateMs} ms)`);
+  } finally {
+    peer.close();
+  }
+});
+
+test('an interval ticks until cleared, then no more', async () => {
+  const lates: number[] = [];
+  const t = lateInterval((late) => lates.push(late), 20);
+  await sleep(130);
+  t.clear();
+  const n = lates.length;
+  assert.ok(n >= 2, `it ticked (${n})`);
+  await sleep(60);
+  assert.equal(lates.length, n);
 });

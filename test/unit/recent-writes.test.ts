@@ -19,6 +19,7 @@ import { taskWriteChanged, taskWriteKept } from '../../src/tasks/redis-rewrite.j
 import { ANSWER, CANCEL, CREATE, GET, PAGE, PROGRESS, RENEW, SETTLE } from '../../src/tasks/redis-scripts.js';
 import { RedisTaskStore } from '../../src/tasks/redis-store.js';
 import { until } from '../helpers/http.js';
+import { stall } from '../helpers/stall.js';
 
 /** A link that records what it is sent and answers by `answer` (an Error is thrown); GET/INCR on `counts`. */
 class FakeLink implements RedisLink {
@@ -268,11 +269,7 @@ describe('RecentWrites', () => {
     // again, B's overdue poll comes before A's next beat, and B would take its own stall for a quiet
     // count (docs/design.md, "A server's own stall is not blamed on its clients").
     const { bChanged } = await watchedPass(6, (i) => {
-      if (i !== 2) return;
-      const until = Date.now() + 200;
-      while (Date.now() < until) {
-        // the stall
-      }
+      if (i === 2) stall(200);
     });
     assert.ok(bChanged >= 1, "B was still watching when A's pass ended, and passed again");
   });

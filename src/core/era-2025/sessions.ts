@@ -5,6 +5,7 @@
  * when a session ends (its slot, its client key, the cluster directory, the hooks and probes).
  * The only owner of the set of sessions: nothing else adds to it or removes from it.
  */
+import { type LateInterval, lateInterval } from '../../flow/late-deadline.js';
 import type { CoreContext } from '../context.js';
 import { ClientLimits } from '../limits/client-limits.js';
 import type { SessionEndReason } from '../observe/counters.js';
@@ -39,9 +40,7 @@ export class Sessions {
   #pendingInits = 0;
   /** What every session of this endpoint shares (one object, so a session holds one reference). */
   readonly deps: SessionDeps;
-  #sweep: ReturnType<typeof setInterval> | undefined;
-  /** The sweep due, struck after the loop's next read of the sockets (see the constructor). */
-  #sweepAfterReads: ReturnType<typeof setImmediate> | undefined;
+  #sweep: LateInterval | undefined;
 
   constructor(ctx: CoreContext) {
     this.#ctx = ctx;
@@ -85,22 +84,10 @@ export class Sessions {
         50,
         Math.min(30_000, Math.floor(options.sessionIdleMs / 4), Math.floor(hibernation)),
       );
-      // After a stall of this process (a long collection, a starved CPU), a request that came in
-      // time may still sit unread in its socket, or in a connection not yet accepted (read a loop
-      // turn after its accept): ending its session then would blame the client for the server's
-      // stall. So the sweep runs after the loop's next read of the sockets (setImmediate, as
-      // flow/late-deadline.ts strikes a deadline), and the time its timer was late by does not
-      // count as the sessions' idleness (the next sweep, on time, sees what was read meanwhile).
-      let tick = performance.now();
-      this.#sweep = setInterval(() => {
-        const late = Math.max(0, performance.now() - tick - period);
-        tick = performance.now();
-        this.#sweepAfterReads ??= setImmediate(() => {
-          this.#sweepAfterReads = undefined;
-          this.#sweepIdle(late);
-        });
-      }, period);
-      this.#sweep.unref?.();
+      // After a stall of this process a request that came in time may not be read yet: the sweep
+      // runs after the loop's next read, and the time it was late by is not the sessions' idleness
+      // (flow/late-deadline.ts; docs/design.md, "A server's own stall is not blamed on its clients").
+      this.#sweep = lateInterval((lateMs) => this.#sweepIdle(lateMs), period);
     }
   }
 
@@ -199,8 +186,7 @@ export class Sessions {
   endAll(answer: Refusal): number {
     const sessions = [...this.#sessions.values()];
     for (const s of [...sessions, ...this.#oneShots]) s.end('shutdown', answer);
-    if (this.#sweep !== undefined) clearInterval(this.#sweep);
-    if (this.#sweepAfterReads !== undefined) clearImmediate(this.#sweepAfterReads);
+    this.#sweep?.clear();
     return sessions.length;
   }
 
@@ -270,7 +256,7 @@ export class Sessions {
     options.logger?.info('session.end', ev);
   }
 
-  /** `stalledMs`: how late the sweep's timer fired, not counted as idleness (constructor). */
+  /** `stalledMs`: how late the sweep's timer fired, not counted as idleness (lateInterval). */
   #sweepIdle(stalledMs: number): void {
     const now = this.#ctx.options.now();
     const { sessionIdleMs: ttl, hibernateAfterMs } = this.#ctx.options;
