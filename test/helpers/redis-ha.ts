@@ -89,7 +89,15 @@ async function newGroup(prefix: string): Promise<Group> {
 
 /** One command on a throwaway connection (admin only: never the code under test's link). */
 export async function adminCommand(port: number, args: string[]): Promise<RedisReply> {
-  const link = await connectNodeRedis({ url: `redis://127.0.0.1:${port}`, commandTimeoutMs: 2_000 });
+  // A server that is up, on loopback: the first connect is waited for up to twice connectTimeoutMs
+  // before the command is sent. At the default (1 s, sized for an instance that boots while Redis is
+  // down and must not wait) a loaded CI machine once sent a cluster setup command before the
+  // connection was up ("Redis is not connected"), failing a whole file's before hook.
+  const link = await connectNodeRedis({
+    url: `redis://127.0.0.1:${port}`,
+    commandTimeoutMs: 2_000,
+    connectTimeoutMs: 5_000,
+  });
   try {
     return await link.send(args);
   } finally {
