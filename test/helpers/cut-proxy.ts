@@ -10,9 +10,10 @@ export interface CutProxy {
   readonly port: number;
   /**
    * Cuts the connection carrying the n-th server→client byte from now (counting only connections
-   * whose latest request line passes `filter`); resolves when it happened.
+   * whose latest request head — its request line and headers, as sent — passes `filter`); resolves
+   * when it happened.
    */
-  arm(n: number, filter?: (firstRequestLine: string) => boolean): Promise<void>;
+  arm(n: number, filter?: (requestHead: string) => boolean): Promise<void>;
   /**
    * Drops a cut still armed (its `arm` promise resolves, no connection is cut): what it counted
    * belonged to a call that ended, and carried over it would cut the next call's response at any
@@ -32,20 +33,23 @@ export async function startCutProxy(upstreamPort: number): Promise<CutProxy> {
     const upstream = tcpConnect(upstreamPort, '127.0.0.1');
     sockets.add(client);
     sockets.add(upstream);
-    let firstLine = '';
+    let head = '';
     const kill = (): void => {
       client.destroy();
       upstream.destroy();
     };
     client.on('data', (d: Buffer) => {
-      // The newest request line: with keep-alive, the response now flowing answers the latest request.
-      const head = d.toString('latin1', 0, Math.min(d.length, 200));
-      if (/^[A-Z]+ \S+ HTTP\/1\.1\r\n/.test(head)) firstLine = head.split('\r\n')[0] ?? '';
+      // The newest request's head: with keep-alive, the response now flowing answers the latest request.
+      // (Clients here write a request's head in one piece, and no body starts with a request line.)
+      if (/^[A-Z]+ \S+ HTTP\/1\.1\r\n/.test(d.toString('latin1', 0, Math.min(d.length, 200)))) {
+        const end = d.indexOf('\r\n\r\n');
+        head = d.toString('latin1', 0, end < 0 ? d.length : end);
+      }
       upstream.write(d);
     });
     upstream.on('data', (d: Buffer) => {
       const a = armed;
-      if (a !== undefined && (a.filter === undefined || a.filter(firstLine))) {
+      if (a !== undefined && (a.filter === undefined || a.filter(head))) {
         if (d.length >= a.left) {
           // Deliver the bytes before the cut point, then drop the path.
           if (a.left > 0) client.write(d.subarray(0, a.left));

@@ -17,6 +17,11 @@ import { withDeadline } from '../helpers/deadline.js';
 const CUTS = 50;
 const WORDS = 2_500;
 
+/** A request whose response is one of a call's streams: a POST, or a GET resuming a stream. */
+function callStream(head: string): boolean {
+  return head.startsWith('POST ') || (head.startsWith('GET ') && /\r\nlast-event-id:/i.test(head));
+}
+
 for (const kind of ['sluice', 'sdk'] as const) {
   describe(`partial output across ${CUTS} random cuts, ${kind} client`, () => {
     let srv: Served;
@@ -43,10 +48,14 @@ for (const kind of ['sluice', 'sdk'] as const) {
           const callSeed = Math.floor(rand() * 1e6);
           let running = true;
           // Up to 5 cuts per call, each after a random number of bytes of the call's streams
-          // (past the first few hundred, so the client holds an event id to resume from).
+          // (past the first few hundred, so the client holds an event id to resume from). Only the
+          // call's streams count: its POST and the GETs that resume them (they carry Last-Event-ID).
+          // The session's standalone GET opens without one; its head and priming event (270 bytes)
+          // can arrive after the first call's cut is armed, and counted they moved that cut into the
+          // POST's response head, where no client holds an event id (a full run of 2026-12-07 failed so).
           const cutter = (async () => {
             for (let i = 0; i < 5 && running && proxy.cuts < CUTS; i++) {
-              await proxy.arm(400 + Math.floor(rand() * 60_000), (line) => !line.startsWith('DELETE'));
+              await proxy.arm(400 + Math.floor(rand() * 60_000), callStream);
             }
           })();
           const { streamed, final } = await generateThrough(
