@@ -55,3 +55,41 @@ export function lateInterval(tick: (lateMs: number) => void, periodMs: number): 
     },
   };
 }
+
+/**
+ * Lateness below this is a timer's ordinary jitter on a busy loop, not a stall: a deadline that waited
+ * it again could chase its own small delays.
+ */
+const STALL_MIN_MS = 20;
+
+/**
+ * A {@link lateDeadline} for a wait on a peer that reaches this process on a new connection (a client
+ * resuming a stream): when its timer fires late by a stall of this process, it waits that long again
+ * before it strikes, as {@link lateInterval}'s tick does not count it. A connection that came in during
+ * the stall is accepted in the first loop turn after it and read only in a later one, so striking
+ * after one read (all `lateDeadline` does) would still blame the peer. On time, or late by less than
+ * STALL_MIN_MS, it strikes as `lateDeadline` does. The timer is unref'd: it keeps no process alive.
+ */
+export function creditedDeadline(strike: () => void, ms: number): LateDeadline {
+  let timer: ReturnType<typeof setTimeout> | undefined;
+  let immediate: ReturnType<typeof setImmediate> | undefined;
+  const arm = (wait: number): void => {
+    const due = performance.now() + wait;
+    timer = setTimeout(() => {
+      timer = undefined;
+      const lateMs = performance.now() - due;
+      if (lateMs >= STALL_MIN_MS) arm(lateMs);
+      else immediate = setImmediate(strike);
+    }, wait);
+    timer.unref?.();
+  };
+  arm(ms);
+  return {
+    clear: () => {
+      if (timer !== undefined) clearTimeout(timer);
+      if (immediate !== undefined) clearImmediate(immediate);
+      timer = undefined;
+      immediate = undefined;
+    },
+  };
+}

@@ -5,6 +5,7 @@ import assert from 'node:assert/strict';
 import { connect, type Socket } from 'node:net';
 import { after, before, describe, test } from 'node:test';
 import { createParser, type EventSourceMessage } from 'eventsource-parser';
+import { sendingProcess } from '../helpers/answering-process.js';
 import { withDeadline } from '../helpers/deadline.js';
 import {
   assertRefusal,
@@ -17,6 +18,7 @@ import {
   toolCall,
   until,
 } from '../helpers/http.js';
+import { stall } from '../helpers/stall.js';
 import { type Running, startServer } from '../helpers/test-server.js';
 
 function parseSse(text: string): EventSourceMessage[] {
@@ -145,6 +147,50 @@ describe('flow: orphan timeout', () => {
     await q.waitFor((r) => r.events.length > 0, 2_000, 'priming');
     q.destroy();
     await until(() => srv.probe.aborted.includes('slow:5001'), 3_000, 'orphan abort of the SSE request');
+  });
+
+  test('a resume that came in while the server was stalled past orphanTimeoutMs is in time', async () => {
+    // The server's own stall must not be blamed on the client (docs/design.md, "A server's own stall
+    // is not blamed on its clients"): another process resumes the stream while this one (the
+    // server's) stalls past the 300 ms timeout. When it runs again the orphan timer is due before
+    // the resume's connection is accepted, and a loop turn before its bytes are read.
+    const client = await sendingProcess();
+    try {
+      const s = new RawSession(srv.url);
+      await s.init();
+      const aborts = srv.stats().orphanAborts;
+      const p = await s.postOpen(toolCall('slow', { ms: 1_502 }, 'o4'), { accept: 'text/event-stream' });
+      await p.waitFor((r) => r.events.length > 0, 2_000, 'priming');
+      p.destroy();
+      // The server sees the stream go (its orphan timer starts) before this process stalls.
+      await until(() => activeSockets(srv).length === 0, 2_000, 'the stream detached');
+      const { hostname, port, pathname } = new URL(srv.url);
+      const head = Object.entries(
+        s.headers({ accept: 'text/event-stream', 'last-event-id': p.events[0]?.id ?? '' }),
+      )
+        .map(([k, v]) => `${k}: ${v}\r\n`)
+        .join('');
+      client.send(
+        Number(port),
+        hostname,
+        `GET ${pathname} HTTP/1.1\r\nhost: ${hostname}:${port}\r\n${head}\r\n`,
+      );
+      stall(1_000);
+      assert.match(await client.answer(), /^HTTP\/1\.1 200 /);
+      // That process leaves once it has the status line; the stream is resumed here again at once.
+      const g = await s.get({ 'last-event-id': p.events[0]?.id ?? '' });
+      await g.finished(5_000, 'the stream resumed again');
+      assert.deepEqual(
+        g.messages().map((m: Loose) => m.id),
+        ['o4'],
+      );
+      assert.ok(srv.probe.finished.includes('slow:1502'), 'the call ran to its end');
+      assert.ok(!srv.probe.aborted.includes('slow:1502'), 'not cancelled as an orphan');
+      assert.equal(srv.stats().orphanAborts, aborts);
+    } finally {
+      // Its pipes would keep this process alive.
+      client.close();
+    }
   });
 });
 

@@ -1,11 +1,13 @@
 // flow/late-deadline.ts: a deadline strikes after the loop has read what arrived in time, so a stall
 // of this process does not fail an answer its peer sent before the deadline; it still strikes when
-// nothing came, and never once cleared.
+// nothing came, and never once cleared. A credited deadline also waits out its own stall again, so a
+// peer's new connection made during the stall is accepted and read before it strikes.
 import assert from 'node:assert/strict';
+import { createServer, type Server } from 'node:net';
 import { test } from 'node:test';
 import { setTimeout as sleep } from 'node:timers/promises';
-import { lateDeadline, lateInterval } from '../../src/flow/late-deadline.js';
-import { answeringProcess } from '../helpers/answering-process.js';
+import { creditedDeadline, lateDeadline, lateInterval } from '../../src/flow/late-deadline.js';
+import { answeringProcess, sendingProcess } from '../helpers/answering-process.js';
 import { withDeadline } from '../helpers/deadline.js';
 import { stall } from '../helpers/stall.js';
 
@@ -83,4 +85,69 @@ test('an interval ticks until cleared, then no more', async () => {
   assert.ok(n >= 2, `it ticked (${n})`);
   await sleep(60);
   assert.equal(lates.length, n);
+});
+
+test('a credited deadline: a new connection made during a stall past it is read before it strikes', async () => {
+  const peer = await sendingProcess();
+  const server: Server = createServer();
+  try {
+    await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+    const address = server.address();
+    const port = typeof address === 'object' && address !== null ? address.port : 0;
+    const outcome = new Promise<string>((resolve) => {
+      const t = creditedDeadline(() => resolve('struck'), 50);
+      server.once('connection', (socket) => {
+        // The other process leaves as soon as it has the answer's first line.
+        socket.on('error', () => {});
+        socket.once('data', () => {
+          t.clear();
+          resolve('read');
+          socket.end('HTTP/1.1 204 No Content\r\n\r\n');
+        });
+      });
+    });
+    peer.send(port, '127.0.0.1', 'PING\r\n');
+    // The other process connects and writes while this one stalls: the connection is accepted in the
+    // first loop turn after the stall, its bytes read in a later one. A long stall, so the other
+    // process connects within it even on a loaded machine.
+    stall(1_000);
+    assert.equal(await withDeadline(outcome, 5_000, 'the outcome'), 'read');
+  } finally {
+    peer.close();
+    server.close();
+  }
+});
+
+test('a credited deadline strikes on time when nothing stalls; a stall of its own is waited again', async () => {
+  // Its timers are unref'd (they keep no process alive): this one keeps the test's loop running.
+  const hold = setInterval(() => {}, 1_000);
+  try {
+    let t0 = performance.now();
+    await withDeadline(new Promise<void>((resolve) => creditedDeadline(resolve, 60)), 5_000, 'on time');
+    assert.ok(performance.now() - t0 >= 55, 'not before its time');
+    t0 = performance.now();
+    const struck = withDeadline(
+      new Promise<void>((resolve) => creditedDeadline(resolve, 50)),
+      5_000,
+      'after',
+    );
+    stall(300);
+    await struck;
+    // Due at 50 ms, found 250 ms late: it waits 250 ms more.
+    assert.ok(performance.now() - t0 >= 500, `the stall waited again (${performance.now() - t0} ms)`);
+    let cleared = false;
+    creditedDeadline(() => {
+      cleared = true;
+    }, 10).clear();
+    const late = creditedDeadline(() => {
+      cleared = true;
+    }, 10);
+    stall(100);
+    // Cleared while it waits its stall again.
+    setTimeout(() => late.clear(), 20);
+    await sleep(200);
+    assert.equal(cleared, false);
+  } finally {
+    clearInterval(hold);
+  }
 });

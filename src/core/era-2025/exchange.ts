@@ -16,6 +16,7 @@
  * events go to the replay store, and only if nobody resumes for `orphanTimeoutMs` is it cancelled.
  */
 
+import { creditedDeadline, type LateDeadline } from '../../flow/late-deadline.js';
 import type { PartialFrame } from '../../flow/partial-frame.js';
 import type { JsonRpcRequest, RequestId } from '../../jsonrpc/message.js';
 import type { ProgressEvent } from '../../jsonrpc/progress-json.js';
@@ -108,7 +109,7 @@ export class Exchange implements StreamWatcher {
   /** Bytes of related messages sent on the standalone stream lately (json policy), for the settle time. */
   #relatedBytes = 0;
   #relatedWindow = 0;
-  #orphanTimer: ReturnType<typeof setTimeout> | undefined;
+  #orphanTimer: LateDeadline | undefined;
   /** Headers added to the answer (CORS, and Mcp-Session-Id for initialize). */
   readonly #headers: Headers;
   readonly #beforeAnswer: ((responses: string[]) => Refusal | undefined) | undefined;
@@ -313,7 +314,9 @@ export class Exchange implements StreamWatcher {
 
   #armOrphan(): void {
     if (this.#answer.done || this.#orphanTimer !== undefined) return;
-    this.#orphanTimer = setTimeout(() => {
+    // Credited: a resume that came in while this process stalled past the timeout came in time
+    // (docs/design.md, "A server's own stall is not blamed on its clients").
+    this.#orphanTimer = creditedDeadline(() => {
       this.#orphanTimer = undefined;
       if (this.#answer.done) return;
       const ids = [...this.#pending.keys()];
@@ -324,11 +327,10 @@ export class Exchange implements StreamWatcher {
       );
       for (const id of ids) this.cancelled(id);
     }, this.#host.shared.orphanTimeoutMs);
-    this.#orphanTimer.unref?.();
   }
 
   #disarmOrphan(): void {
-    if (this.#orphanTimer !== undefined) clearTimeout(this.#orphanTimer);
+    this.#orphanTimer?.clear();
     this.#orphanTimer = undefined;
   }
 }
