@@ -1,9 +1,9 @@
 // Readers for Linux /proc: a process's CPU time and RSS, the kernel's TCP queues for a port,
-// and CPU pressure. The parent reads these for its children without asking them, so a child
+// a process's connections to a port, and CPU pressure. The parent reads these for its children without asking them, so a child
 // that is busy in a tight loop is still measured. CPU from /proc has CLK_TCK resolution
 // (10 ms); the children also report process.cpuUsage() in µs over IPC (see servers/launch.ts),
 // which the per-operation figures use.
-import { readFileSync } from 'node:fs';
+import { readdirSync, readFileSync, readlinkSync } from 'node:fs';
 
 /** Clock ticks per second for /proc/PID/stat (`getconf CLK_TCK`; 100 on Linux x86-64). */
 export const CLK_TCK = 100;
@@ -61,4 +61,33 @@ export function readCpuPressure(): string | undefined {
   } catch {
     return undefined; // Kernels without PSI have no such file; the report says "n/a".
   }
+}
+
+/** Open TCP sockets of `pid` whose remote port is `port` (Linux: /proc/PID/fd against /proc/net/tcp*). */
+export function socketsTo(pid: number, port: number): number {
+  const inodes = new Set<string>();
+  for (const fd of readdirSync(`/proc/${pid}/fd`)) {
+    try {
+      const m = /^socket:\[(\d+)\]$/.exec(readlinkSync(`/proc/${pid}/fd/${fd}`));
+      if (m?.[1] !== undefined) inodes.add(m[1]);
+    } catch {
+      // The fd closed while we looked.
+    }
+  }
+  const hex = `:${port.toString(16).toUpperCase().padStart(4, '0')}`;
+  let n = 0;
+  for (const table of ['/proc/net/tcp', '/proc/net/tcp6']) {
+    let text = '';
+    try {
+      text = readFileSync(table, 'utf8');
+    } catch {
+      continue;
+    }
+    for (const line of text.split('\n').slice(1)) {
+      const f = line.trim().split(/\s+/);
+      // f[2] remote address, f[3] state (01 = ESTABLISHED), f[9] inode.
+      if (f[2]?.endsWith(hex) === true && f[3] === '01' && f[9] !== undefined && inodes.has(f[9])) n++;
+    }
+  }
+  return n;
 }

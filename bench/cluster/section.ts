@@ -12,18 +12,17 @@
 // per instance (sockets of each instance's pid to the Redis port, and CLIENT LIST) with 1 and N
 // sessions. Every loop is bounded in count; the whole section takes well under a minute alone.
 // Also runnable alone: `node dist/bench/cluster/section.js [--quick]` (JSON on stdout).
-import { readdirSync, readFileSync, readlinkSync } from 'node:fs';
 import { Agent } from 'node:http';
-import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { connectNodeRedis } from '../../src/cluster/node-redis.js';
 import { startRedis } from '../../test/helpers/redis.js';
-import { repoRoot, type SpawnedServe, spawnListening, spawnServe } from '../../test/helpers/spawn-serve.js';
+import { type SpawnedServe, spawnServe } from '../../test/helpers/spawn-serve.js';
 import { auto, num } from '../format.js';
 import { post as httpPost, openSession, type Reply } from '../mcp-http.js';
-import { readCpuMicros } from '../proc.js';
+import { readCpuMicros, socketsTo } from '../proc.js';
 import { median } from '../stats.js';
 import { startPipe } from './pipe.js';
+import { profileRelay, type RelayProfile, renderRelayProfile } from './relay-profile.js';
 
 /** The scale-out targets, as the issue states them. */
 export const CLUSTER_TARGETS = {
@@ -54,6 +53,8 @@ export interface ClusterRun {
   forwardCpuRatio: number;
   /** The same for the byte pipe (pipe-relay.ts): the floor of any relay in a process of its own. */
   pipeCpuRatio: number;
+  /** Where the relaying member's CPU goes, by profile (relay-profile.ts): what explains the forwarded ratio. */
+  relayProfile: RelayProfile;
   progress: { events: number; floods: number; copyOff: number; copyOn: number; forwardedCopyOn: number };
   memory: { sessions: number; usedMemoryPerSession: number; directoryKeyBytes: number };
   connections: { sessions: number; perInstance: number; clientList: number }[];
@@ -69,35 +70,6 @@ const session = (agent: Agent, url: string): Promise<Record<string, string>> =>
 
 function pct(sorted: readonly number[], p: number): number {
   return sorted[Math.min(sorted.length - 1, Math.floor((p / 100) * sorted.length))] ?? 0;
-}
-
-/** Open TCP sockets of `pid` whose remote port is `port` (Linux: /proc/PID/fd against /proc/net/tcp*). */
-function socketsTo(pid: number, port: number): number {
-  const inodes = new Set<string>();
-  for (const fd of readdirSync(`/proc/${pid}/fd`)) {
-    try {
-      const m = /^socket:\[(\d+)\]$/.exec(readlinkSync(`/proc/${pid}/fd/${fd}`));
-      if (m?.[1] !== undefined) inodes.add(m[1]);
-    } catch {
-      // The fd closed while we looked.
-    }
-  }
-  const hex = `:${port.toString(16).toUpperCase().padStart(4, '0')}`;
-  let n = 0;
-  for (const table of ['/proc/net/tcp', '/proc/net/tcp6']) {
-    let text = '';
-    try {
-      text = readFileSync(table, 'utf8');
-    } catch {
-      continue;
-    }
-    for (const line of text.split('\n').slice(1)) {
-      const f = line.trim().split(/\s+/);
-      // f[2] remote address, f[3] state (01 = ESTABLISHED), f[9] inode.
-      if (f[2]?.endsWith(hex) === true && f[3] === '01' && f[9] !== undefined && inodes.has(f[9])) n++;
-    }
-  }
-  return n;
 }
 
 export async function runCluster(
@@ -132,18 +104,7 @@ export async function runCluster(
       '5000',
     ]);
     procs.push(a);
-    // SLUICE_BENCH_PROFILE_RELAY=DIR: the relaying member runs with --cpu-prof (profile on exit).
-    const profDir = process.env['SLUICE_BENCH_PROFILE_RELAY'];
-    const bArgs = ['serve', '--port', '0', '--redis', redis.url, '--keepalive-ms', '0'];
-    const b =
-      profDir === undefined
-        ? await spawnServe(bArgs.slice(3))
-        : await spawnListening(process.execPath, [
-            '--cpu-prof',
-            `--cpu-prof-dir=${profDir}`,
-            join(repoRoot(), 'dist', 'src', 'cli', 'main.js'),
-            ...bArgs,
-          ]);
+    const b = await spawnServe(['--redis', redis.url, '--keepalive-ms', '0']);
     procs.push(b);
     const pid = (s: SpawnedServe): number => s.child.pid ?? 0;
     const pipe = await startPipe(new URL(a.url).port);
@@ -210,6 +171,15 @@ export async function runCluster(
     log(
       `(i) forwarded/local CPU ratio (median of reps): ${forwardCpuRatio.toFixed(2)}; pipe ${pipeCpuRatio.toFixed(2)}`,
     );
+    const relayProfile = await profileRelay(
+      redis.url,
+      async (url) => {
+        const r = await post(agent, url, ha, echoBody());
+        if (r.status !== 200) throw new Error(`profiled relay: HTTP ${r.status} ${r.text.slice(0, 200)}`);
+      },
+      perRep,
+    );
+    log(`(i) ${renderRelayProfile(relayProfile)}`);
     if (echoOnly) {
       const none = { events: 0, floods: 0, copyOff: 0, copyOn: 0, forwardedCopyOn: 0 };
       const mem = { sessions: 0, usedMemoryPerSession: 0, directoryKeyBytes: 0 };
@@ -219,6 +189,7 @@ export async function runCluster(
         echo,
         forwardCpuRatio,
         pipeCpuRatio,
+        relayProfile,
         progress: none,
         memory: mem,
         connections: [],
@@ -328,6 +299,7 @@ export async function runCluster(
         echo,
         forwardCpuRatio,
         pipeCpuRatio,
+        relayProfile,
         progress,
         memory,
         connections,
@@ -390,6 +362,8 @@ export function renderCluster(r: ClusterRun): string {
     ),
     '',
     `Connections per instance: the instance's established sockets to the Redis port, read from /proc. Worst: ${worstConn}. Section time ${num(r.elapsedMs / 1000, 1)} s.`,
+    '',
+    renderRelayProfile(r.relayProfile),
     '',
   ];
   return lines.join('\n');
