@@ -67,23 +67,25 @@ const STALL_MIN_MS = 20;
  * resuming a stream): when its timer fires late by a stall of this process, it waits that long again
  * before it strikes, as {@link lateInterval}'s tick does not count it. A connection that came in during
  * the stall is accepted in the first loop turn after it and read only in a later one, so striking
- * after one read (all `lateDeadline` does) would still blame the peer. On time, or late by less than
- * STALL_MIN_MS, it strikes as `lateDeadline` does. The timer is unref'd: it keeps no process alive.
+ * after one read (all `lateDeadline` does) would still blame the peer. The credit is given once: on a
+ * loop that runs every timer late (a busy server), waiting each lateness again would never strike.
+ * On time, or late by less than STALL_MIN_MS, it strikes as `lateDeadline` does. The timer is
+ * unref'd: it keeps no process alive.
  */
 export function creditedDeadline(strike: () => void, ms: number): LateDeadline {
   let timer: ReturnType<typeof setTimeout> | undefined;
   let immediate: ReturnType<typeof setImmediate> | undefined;
-  const arm = (wait: number): void => {
+  const arm = (wait: number, credit: boolean): void => {
     const due = performance.now() + wait;
     timer = setTimeout(() => {
       timer = undefined;
       const lateMs = performance.now() - due;
-      if (lateMs >= STALL_MIN_MS) arm(lateMs);
+      if (credit && lateMs >= STALL_MIN_MS) arm(lateMs, false);
       else immediate = setImmediate(strike);
     }, wait);
     timer.unref?.();
   };
-  arm(ms);
+  arm(ms, true);
   return {
     clear: () => {
       if (timer !== undefined) clearTimeout(timer);

@@ -151,3 +151,26 @@ test('a credited deadline strikes on time when nothing stalls; a stall of its ow
     clearInterval(hold);
   }
 });
+
+test('a credited deadline gives its credit once: late again after it, it strikes', async () => {
+  // Its timers are unref'd (they keep no process alive): this one keeps the test's loop running.
+  const hold = setInterval(() => {}, 1_000);
+  try {
+    const t0 = performance.now();
+    const struck = withDeadline(
+      new Promise<void>((resolve) => creditedDeadline(resolve, 50)),
+      5_000,
+      'the strike',
+    );
+    // Due at 50 ms, found 150 ms late: it waits 150 ms more, to about 350 ms. A second stall, from
+    // about 250 ms to 1,050 ms, makes that wait late by some 700 ms too; waited again, the strike
+    // would come at about 1,750 ms (on a loop that runs every timer late it would never come).
+    stall(200);
+    setTimeout(() => stall(800), 50);
+    await struck;
+    const took = performance.now() - t0;
+    assert.ok(took >= 1_000 && took < 1_450, `struck once the second stall ended (${took} ms)`);
+  } finally {
+    clearInterval(hold);
+  }
+});
