@@ -62,7 +62,8 @@ function summarize(p: CpuProfile, fromUs: number, toUs: number, requests: number
     const f = frames.get(id);
     if (t < fromUs || t > toUs || f === undefined || f.functionName === '(idle)') return;
     busy += dt;
-    groups.set(groupOf(f.functionName, f.url), (groups.get(groupOf(f.functionName, f.url)) ?? 0) + dt);
+    const g = groupOf(f.functionName, f.url);
+    groups.set(g, (groups.get(g) ?? 0) + dt);
     const fn = f.functionName === '' ? '(anonymous)' : f.functionName;
     const key = `${fn}@${f.url}:${f.lineNumber}`;
     const e = fns.get(key) ?? { fn, where: where(f.url, f.lineNumber), us: 0 };

@@ -11,6 +11,16 @@ import { answeringProcess, sendingProcess } from '../helpers/answering-process.j
 import { withDeadline } from '../helpers/deadline.js';
 import { stall } from '../helpers/stall.js';
 
+/** Runs `body` with a ref'd timer alive: creditedDeadline's timers are unref'd and keep no loop running. */
+async function loopHeld(body: () => Promise<void>): Promise<void> {
+  const hold = setInterval(() => {}, 1_000);
+  try {
+    await body();
+  } finally {
+    clearInterval(hold);
+  }
+}
+
 test('an answer that came during a stall past the deadline is read before the deadline strikes', async () => {
   const peer = await answeringProcess();
   try {
@@ -119,9 +129,7 @@ test('a credited deadline: a new connection made during a stall past it is read 
 });
 
 test('a credited deadline strikes on time when nothing stalls; a stall of its own is waited again', async () => {
-  // Its timers are unref'd (they keep no process alive): this one keeps the test's loop running.
-  const hold = setInterval(() => {}, 1_000);
-  try {
+  await loopHeld(async () => {
     let t0 = performance.now();
     await withDeadline(new Promise<void>((resolve) => creditedDeadline(resolve, 60)), 5_000, 'on time');
     assert.ok(performance.now() - t0 >= 55, 'not before its time');
@@ -147,15 +155,11 @@ test('a credited deadline strikes on time when nothing stalls; a stall of its ow
     setTimeout(() => late.clear(), 20);
     await sleep(200);
     assert.equal(cleared, false);
-  } finally {
-    clearInterval(hold);
-  }
+  });
 });
 
 test('a credited deadline gives its credit once: late again after it, it strikes', async () => {
-  // Its timers are unref'd (they keep no process alive): this one keeps the test's loop running.
-  const hold = setInterval(() => {}, 1_000);
-  try {
+  await loopHeld(async () => {
     const t0 = performance.now();
     const struck = withDeadline(
       new Promise<void>((resolve) => creditedDeadline(resolve, 50)),
@@ -170,7 +174,5 @@ test('a credited deadline gives its credit once: late again after it, it strikes
     await struck;
     const took = performance.now() - t0;
     assert.ok(took >= 1_000 && took < 1_450, `struck once the second stall ended (${took} ms)`);
-  } finally {
-    clearInterval(hold);
-  }
+  });
 });
