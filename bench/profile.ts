@@ -21,6 +21,8 @@ export interface ProfileSummary {
 
 interface CpuProfile {
   nodes: { id: number; callFrame: { functionName: string; url: string; lineNumber: number } }[];
+  /** µs on the system's monotonic clock (the one process.hrtime reads), as each sample's stamp. */
+  startTime: number;
   samples: number[];
   timeDeltas: number[];
 }
@@ -35,25 +37,49 @@ function shortLocation(url: string, line: number): string {
   return `${u}:${line + 1}`;
 }
 
-export function summarizeProfile(file: string, label: string, top = 20): ProfileSummary {
+/** One function's self time in a profile. */
+export interface SelfTime {
+  fn: string;
+  /** The script's URL as V8 gives it ('' for native code). */
+  url: string;
+  location: string;
+  us: number;
+}
+
+/**
+ * The self time of each function of a .cpuprofile, idle samples left out; with `window`, only the
+ * samples stamped within it (µs, the clock process.hrtime reads).
+ */
+export function selfTimes(
+  file: string,
+  window?: { fromUs: number; toUs: number },
+): { busyUs: number; fns: SelfTime[] } {
   const profile = JSON.parse(readFileSync(file, 'utf8')) as CpuProfile;
   const byId = new Map(profile.nodes.map((n) => [n.id, n.callFrame]));
-  const selfUs = new Map<string, { fn: string; location: string; us: number }>();
+  const selfUs = new Map<string, SelfTime>();
   let busyUs = 0;
+  let t = profile.startTime;
   profile.samples.forEach((id, i) => {
+    t += profile.timeDeltas[i] ?? 0;
     const frame = byId.get(id);
     // The delta before the next sample is the time spent in this one.
     const dt = profile.timeDeltas[i + 1] ?? 0;
     if (frame === undefined || frame.functionName === '(idle)') return;
+    if (window !== undefined && (t < window.fromUs || t > window.toUs)) return;
     busyUs += dt;
     const fn = frame.functionName === '' ? '(anonymous)' : frame.functionName;
     const location = shortLocation(frame.url, frame.lineNumber);
     const key = `${fn}@${location}`;
     const entry = selfUs.get(key);
-    if (entry === undefined) selfUs.set(key, { fn, location, us: dt });
+    if (entry === undefined) selfUs.set(key, { fn, url: frame.url, location, us: dt });
     else entry.us += dt;
   });
-  const entries = [...selfUs.values()]
+  return { busyUs, fns: [...selfUs.values()] };
+}
+
+export function summarizeProfile(file: string, label: string, top = 20): ProfileSummary {
+  const { busyUs, fns } = selfTimes(file);
+  const entries = fns
     .sort((a, b) => b.us - a.us)
     .slice(0, top)
     .map((e) => ({

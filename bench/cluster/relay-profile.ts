@@ -7,10 +7,11 @@
 // here), so the member's start-up and warm-up are left out. Self time is grouped by where the code
 // lives: Node's HTTP server and client, its sockets and streams, native code (the system calls and
 // V8's own work), the collector, Sluice, crypto (the hop's signature), the rest.
-import { mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs';
+import { mkdtempSync, readdirSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { repoRoot, spawnListening } from '../../test/helpers/spawn-serve.js';
+import { selfTimes } from '../profile.js';
 
 export interface RelayProfile {
   requests: number;
@@ -22,14 +23,7 @@ export interface RelayProfile {
   top: { fn: string; where: string; pct: number }[];
 }
 
-interface CpuProfile {
-  nodes: { id: number; callFrame: { functionName: string; url: string; lineNumber: number } }[];
-  startTime: number;
-  samples: number[];
-  timeDeltas: number[];
-}
-
-/** The group a frame's self time counts in. */
+/** The group a function's self time counts in. */
 function groupOf(fn: string, url: string): string {
   if (fn === '(garbage collector)') return 'garbage collection';
   if (url === '') return 'native: system calls, V8 and libuv';
@@ -42,43 +36,23 @@ function groupOf(fn: string, url: string): string {
   return 'the rest of Node (timers, events, …)';
 }
 
-function where(url: string, line: number): string {
-  if (url === '') return '(native)';
-  const i = url.lastIndexOf('/dist/src/');
-  return `${i === -1 ? url : url.slice(i + 1)}:${line + 1}`;
-}
-
 /** Self time per group and per function of the samples stamped within [fromUs, toUs]. */
-function summarize(p: CpuProfile, fromUs: number, toUs: number, requests: number): RelayProfile {
-  const frames = new Map(p.nodes.map((n) => [n.id, n.callFrame]));
+function summarize(file: string, fromUs: number, toUs: number, requests: number): RelayProfile {
+  const { busyUs, fns } = selfTimes(file, { fromUs, toUs });
   const groups = new Map<string, number>();
-  const fns = new Map<string, { fn: string; where: string; us: number }>();
-  let busy = 0;
-  let t = p.startTime;
-  p.samples.forEach((id, i) => {
-    t += p.timeDeltas[i] ?? 0;
-    // The time until the next sample is spent where this one was taken.
-    const dt = p.timeDeltas[i + 1] ?? 0;
-    const f = frames.get(id);
-    if (t < fromUs || t > toUs || f === undefined || f.functionName === '(idle)') return;
-    busy += dt;
-    const g = groupOf(f.functionName, f.url);
-    groups.set(g, (groups.get(g) ?? 0) + dt);
-    const fn = f.functionName === '' ? '(anonymous)' : f.functionName;
-    const key = `${fn}@${f.url}:${f.lineNumber}`;
-    const e = fns.get(key) ?? { fn, where: where(f.url, f.lineNumber), us: 0 };
-    e.us += dt;
-    fns.set(key, e);
-  });
-  const pct = (us: number): number => (100 * us) / Math.max(1, busy);
+  for (const f of fns) {
+    const g = groupOf(f.fn, f.url);
+    groups.set(g, (groups.get(g) ?? 0) + f.us);
+  }
+  const pct = (us: number): number => (100 * us) / Math.max(1, busyUs);
   return {
     requests,
-    busyUsPerRequest: busy / Math.max(1, requests),
+    busyUsPerRequest: busyUs / Math.max(1, requests),
     groups: [...groups].map(([group, us]) => ({ group, pct: pct(us) })).sort((a, b) => b.pct - a.pct),
-    top: [...fns.values()]
+    top: fns
       .sort((a, b) => b.us - a.us)
       .slice(0, 8)
-      .map((e) => ({ fn: e.fn, where: e.where, pct: pct(e.us) })),
+      .map((f) => ({ fn: f.fn, where: f.location, pct: pct(f.us) })),
   };
 }
 
@@ -121,7 +95,7 @@ export async function profileRelay(
     }
     const file = readdirSync(dir).find((f) => f.endsWith('.cpuprofile') && !before.has(f));
     if (file === undefined) throw new Error(`the profiled member wrote no .cpuprofile in ${dir}`);
-    return summarize(JSON.parse(readFileSync(join(dir, file), 'utf8')) as CpuProfile, from, to, requests);
+    return summarize(join(dir, file), from, to, requests);
   } finally {
     if (keep === undefined) rmSync(dir, { recursive: true, force: true });
   }

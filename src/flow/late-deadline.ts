@@ -11,16 +11,7 @@ export interface LateDeadline {
 }
 
 export function lateDeadline(strike: () => void, ms: number): LateDeadline {
-  let immediate: ReturnType<typeof setImmediate> | undefined;
-  const timer = setTimeout(() => {
-    immediate = setImmediate(strike);
-  }, ms);
-  return {
-    clear: () => {
-      clearTimeout(timer);
-      if (immediate !== undefined) clearImmediate(immediate);
-    },
-  };
+  return afterReads(strike, ms, { credit: false, unref: false });
 }
 
 /** A repeating {@link lateDeadline}: see {@link lateInterval}. */
@@ -73,6 +64,14 @@ const STALL_MIN_MS = 20;
  * unref'd: it keeps no process alive.
  */
 export function creditedDeadline(strike: () => void, ms: number): LateDeadline {
+  return afterReads(strike, ms, { credit: true, unref: true });
+}
+
+/**
+ * Both deadlines: `strike` from an immediate after its timer; with `credit`, a timer late by
+ * STALL_MIN_MS or more first waits its lateness once more.
+ */
+function afterReads(strike: () => void, ms: number, how: { credit: boolean; unref: boolean }): LateDeadline {
   let timer: ReturnType<typeof setTimeout> | undefined;
   let immediate: ReturnType<typeof setImmediate> | undefined;
   const arm = (wait: number, credit: boolean): void => {
@@ -83,9 +82,9 @@ export function creditedDeadline(strike: () => void, ms: number): LateDeadline {
       if (credit && lateMs >= STALL_MIN_MS) arm(lateMs, false);
       else immediate = setImmediate(strike);
     }, wait);
-    timer.unref?.();
+    if (how.unref) timer.unref?.();
   };
-  arm(ms, true);
+  arm(ms, how.credit);
   return {
     clear: () => {
       if (timer !== undefined) clearTimeout(timer);

@@ -303,10 +303,20 @@ export function dechunk(body: Buffer): Buffer {
   return Buffer.concat(out);
 }
 
+/** A raw HTTP/1.1 request text (Connection: close) to /mcp; a body gets its Content-Length. */
+function rawRequest(method: string, port: number, headers: Record<string, string>, body?: string): string {
+  const lines = [`${method} /mcp HTTP/1.1`, `Host: 127.0.0.1:${port}`, 'Connection: close'];
+  for (const [k, v] of Object.entries(headers)) lines.push(`${k}: ${v}`);
+  if (body !== undefined) lines.push(`Content-Length: ${Buffer.byteLength(body)}`);
+  return `${lines.join('\r\n')}\r\n\r\n${body ?? ''}`;
+}
+
 /** A raw HTTP/1.1 request text (Connection: close) for a JSON POST. */
 export function rawPost(port: number, headers: Record<string, string>, body: string): string {
-  const lines = [`POST /mcp HTTP/1.1`, `Host: 127.0.0.1:${port}`, 'Connection: close'];
-  for (const [k, v] of Object.entries(headers)) lines.push(`${k}: ${v}`);
-  lines.push(`Content-Length: ${Buffer.byteLength(body)}`);
-  return `${lines.join('\r\n')}\r\n\r\n${body}`;
+  return rawRequest('POST', port, headers, body);
+}
+
+/** A raw HTTP/1.1 request text (Connection: close) for a GET (a stream, or its resume). */
+export function rawGet(port: number, headers: Record<string, string>): string {
+  return rawRequest('GET', port, headers);
 }

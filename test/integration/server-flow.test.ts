@@ -13,6 +13,7 @@ import {
   type Loose,
   notification,
   RawSession,
+  rawGet,
   rawPost,
   sleep,
   toolCall,
@@ -164,17 +165,8 @@ describe('flow: orphan timeout', () => {
       p.destroy();
       // The server sees the stream go (its orphan timer starts) before this process stalls.
       await until(() => activeSockets(srv).length === 0, 2_000, 'the stream detached');
-      const { hostname, port, pathname } = new URL(srv.url);
-      const head = Object.entries(
-        s.headers({ accept: 'text/event-stream', 'last-event-id': p.events[0]?.id ?? '' }),
-      )
-        .map(([k, v]) => `${k}: ${v}\r\n`)
-        .join('');
-      client.send(
-        Number(port),
-        hostname,
-        `GET ${pathname} HTTP/1.1\r\nhost: ${hostname}:${port}\r\n${head}\r\n`,
-      );
+      const resume = s.headers({ accept: 'text/event-stream', 'last-event-id': p.events[0]?.id ?? '' });
+      client.send(srv.port, '127.0.0.1', rawGet(srv.port, resume));
       stall(1_000);
       assert.match(await client.answer(), /^HTTP\/1\.1 200 /);
       // That process leaves once it has the status line; the stream is resumed here again at once.

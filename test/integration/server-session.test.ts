@@ -12,6 +12,7 @@ import {
   assertRefusal,
   initializeBody,
   RawSession,
+  rawPost,
   rpc,
   send,
   sleep,
@@ -280,16 +281,7 @@ describe('sessions: idle TTL', () => {
     try {
       const s = new RawSession(srv.url);
       await s.init();
-      const { hostname, port, pathname } = new URL(srv.url);
-      const body = JSON.stringify(rpc('ping'));
-      const head = Object.entries({ ...s.headers(), 'content-type': 'application/json' })
-        .map(([k, v]) => `${k}: ${v}\r\n`)
-        .join('');
-      client.send(
-        Number(port),
-        hostname,
-        `POST ${pathname} HTTP/1.1\r\nhost: ${hostname}:${port}\r\n${head}content-length: ${Buffer.byteLength(body)}\r\n\r\n${body}`,
-      );
+      client.send(srv.port, '127.0.0.1', rawPost(srv.port, s.headers(), JSON.stringify(rpc('ping'))));
       stall(1_000);
       assert.match(await client.answer(), /^HTTP\/1\.1 200 /);
       assert.equal((await s.post(rpc('ping'))).status, 200, 'the session is still there');
