@@ -5,6 +5,9 @@
 //   forward  - the same session's requests sent to another member, which forwards them to the owner
 //   pipe     - the same session through a byte pipe in a process of its own (pipe-relay.ts): the
 //              floor under any relay over loopback TCP, which the forward ratio is read against
+//   http     - the same session through the least relay built on `node:http` that reads the request
+//              before it forwards (pipe-relay.ts `http`): no routing, no signature; what the
+//              forwarded case costs beyond it is Sluice's hop
 // Echo latency p50/p99 (sequential keep-alive requests, interleaved in rounds whose order rotates),
 // server CPU per request (summed over every instance that touched it, from /proc), progress
 // events/s of one `flood` call with the Redis copy on vs off, Redis memory per idle session (INFO
@@ -22,45 +25,8 @@ import { post as httpPost, openSession, type Reply } from '../mcp-http.js';
 import { readCpuMicros, socketsTo } from '../proc.js';
 import { median } from '../stats.js';
 import { startPipe } from './pipe.js';
-import { profileRelay, type RelayProfile, renderRelayProfile } from './relay-profile.js';
-
-/** The scale-out targets, as the issue states them. */
-export const CLUSTER_TARGETS = {
-  localP50DeltaMs: 0.1,
-  forwardP50DeltaMs: 0.5,
-  forwardP99DeltaMs: 3,
-  /** Issue #25: forwarded ≤ 1.5× owner-local (was 2× before it). */
-  forwardCpuRatio: 1.5,
-  progressEventsPerSec: 100_000,
-  /** Issue #25: progress events/s with the Redis copy on ≥ 90 % of the same call with it off. */
-  progressCopyRatio: 0.9,
-  bytesPerIdleSession: 1.5 * 1024,
-  connectionsPerInstance: 2,
-} as const;
-
-interface EchoCase {
-  p50Ms: number;
-  p99Ms: number;
-  cpuUsPerRequest: number;
-  requests: number;
-}
-
-export interface ClusterRun {
-  requestsPerCase: number;
-  reps: number;
-  echo: { single: EchoCase; local: EchoCase; forward: EchoCase; pipe: EchoCase };
-  /** Median over reps of the per-rep forward/local CPU ratio (both measured in the same rep). */
-  forwardCpuRatio: number;
-  /** The same for the byte pipe (pipe-relay.ts): the floor of any relay in a process of its own. */
-  pipeCpuRatio: number;
-  /** Where the relaying member's CPU goes, by profile (relay-profile.ts): what explains the forwarded ratio. */
-  relayProfile: RelayProfile;
-  progress: { events: number; floods: number; copyOff: number; copyOn: number; forwardedCopyOn: number };
-  memory: { sessions: number; usedMemoryPerSession: number; directoryKeyBytes: number };
-  connections: { sessions: number; perInstance: number; clientList: number }[];
-  redisVersion: string;
-  elapsedMs: number;
-}
+import { profileRelay, renderRelayProfile } from './relay-profile.js';
+import { type ClusterRun, type EchoCase, renderCluster } from './report.js';
 
 // Every request of the section has a deadline; call sites pass the agent first.
 const post = (agent: Agent, url: string, headers: Record<string, string>, body: string): Promise<Reply> =>
@@ -109,6 +75,8 @@ export async function runCluster(
     const pid = (s: SpawnedServe): number => s.child.pid ?? 0;
     const pipe = await startPipe(new URL(a.url).port);
     stops.push(() => pipe.kill());
+    const bare = await startPipe(new URL(a.url).port, 'http');
+    stops.push(() => bare.kill());
     const hs = await session(agent, single.url);
     const ha = await session(agent, a.url);
     const cases = [
@@ -116,10 +84,11 @@ export async function runCluster(
       { name: 'local', url: a.url, h: ha, pids: [pid(a)] },
       { name: 'forward', url: b.url, h: ha, pids: [pid(a), pid(b)] },
       { name: 'pipe', url: pipe.url(a.url), h: ha, pids: [pid(a), pipe.pid] },
+      { name: 'http', url: bare.url(a.url), h: ha, pids: [pid(a), bare.pid] },
     ] as const;
     type Name = (typeof cases)[number]['name'];
-    const lat: Record<Name, number[]> = { single: [], local: [], forward: [], pipe: [] };
-    const cpuByRep: Record<Name, number[]> = { single: [], local: [], forward: [], pipe: [] };
+    const lat: Record<Name, number[]> = { single: [], local: [], forward: [], pipe: [], http: [] };
+    const cpuByRep: Record<Name, number[]> = { single: [], local: [], forward: [], pipe: [], http: [] };
     let id = 1;
     const echoBody = (): string =>
       JSON.stringify({
@@ -130,7 +99,7 @@ export async function runCluster(
       });
     for (const c of cases) for (let i = 0; i < 300; i++) await post(agent, c.url, c.h, echoBody()); // JIT warm-up
     for (let rep = 0; rep < reps; rep++) {
-      const cpu: Record<Name, number> = { single: 0, local: 0, forward: 0, pipe: 0 };
+      const cpu: Record<Name, number> = { single: 0, local: 0, forward: 0, pipe: 0, http: 0 };
       for (let done = 0; done < perRep; done += round) {
         const k = (rep + done / round) % cases.length;
         for (const c of [...cases.slice(k), ...cases.slice(0, k)]) {
@@ -147,7 +116,8 @@ export async function runCluster(
       for (const c of cases) cpuByRep[c.name].push(cpu[c.name] / perRep);
       log(
         `(i) rep ${rep}: CPU/request single ${auto(cpu.single / perRep)} µs, local ${auto(cpu.local / perRep)} µs, ` +
-          `forward ${auto(cpu.forward / perRep)} µs, pipe ${auto(cpu.pipe / perRep)} µs`,
+          `forward ${auto(cpu.forward / perRep)} µs, pipe ${auto(cpu.pipe / perRep)} µs, ` +
+          `http relay ${auto(cpu.http / perRep)} µs`,
       );
     }
     const echoCase = (n: Name): EchoCase => {
@@ -164,12 +134,16 @@ export async function runCluster(
       local: echoCase('local'),
       forward: echoCase('forward'),
       pipe: echoCase('pipe'),
+      http: echoCase('http'),
     };
     const ofLocal = (n: Name): number => median(cpuByRep[n].map((f, i) => f / (cpuByRep.local[i] ?? f)));
     const forwardCpuRatio = ofLocal('forward');
     const pipeCpuRatio = ofLocal('pipe');
+    const httpCpuRatio = ofLocal('http');
+    const forwardOverHttpRatio = median(cpuByRep.forward.map((f, i) => f / (cpuByRep.http[i] ?? f)));
     log(
-      `(i) forwarded/local CPU ratio (median of reps): ${forwardCpuRatio.toFixed(2)}; pipe ${pipeCpuRatio.toFixed(2)}`,
+      `(i) forwarded/local CPU ratio (median of reps): ${forwardCpuRatio.toFixed(2)}; pipe ${pipeCpuRatio.toFixed(2)}; ` +
+        `http relay ${httpCpuRatio.toFixed(2)} (forwarded ÷ it ${forwardOverHttpRatio.toFixed(2)})`,
     );
     const relayProfile = await profileRelay(
       redis.url,
@@ -189,6 +163,8 @@ export async function runCluster(
         echo,
         forwardCpuRatio,
         pipeCpuRatio,
+        httpCpuRatio,
+        forwardOverHttpRatio,
         relayProfile,
         progress: none,
         memory: mem,
@@ -299,6 +275,8 @@ export async function runCluster(
         echo,
         forwardCpuRatio,
         pipeCpuRatio,
+        httpCpuRatio,
+        forwardOverHttpRatio,
         relayProfile,
         progress,
         memory,
@@ -315,58 +293,6 @@ export async function runCluster(
     await Promise.all(procs.map((p) => p.close()));
     await redis.stop();
   }
-}
-
-function verdict(ok: boolean): string {
-  return ok ? 'met' : '**missed**';
-}
-
-export function renderCluster(r: ClusterRun): string {
-  const T = CLUSTER_TARGETS;
-  const { single, local, forward } = r.echo;
-  const localDelta = local.p50Ms - single.p50Ms;
-  const fwdDelta50 = forward.p50Ms - local.p50Ms;
-  const fwdDelta99 = forward.p99Ms - local.p99Ms;
-  const ms = (x: number): string => x.toFixed(3);
-  const signed = (x: number): string => `${x >= 0 ? '+' : '−'}${Math.abs(x).toFixed(3)}`;
-  const worstConn = Math.max(...r.connections.map((c) => c.perInstance));
-  const lines = [
-    '## (i) Scale-out on Redis: cluster on vs off',
-    '',
-    `Real \`sluice serve\` processes on loopback and a private redis-server ${r.redisVersion} (no persistence). ` +
-      `Echo: ${num(r.requestsPerCase)} sequential keep-alive requests per case, in ${r.reps} repetitions of ` +
-      'interleaved rounds of 250 whose order rotates; p50/p99 pooled, CPU per request (from /proc, summed over every ' +
-      'instance that handled it) the median over repetitions. *single*: no cluster; *local*: a cluster member ' +
-      'answering its own session; *forwarded*: the same session sent to the other member, relayed to the owner; ' +
-      '*pipe*: the same session through a byte pipe in a process of its own (the floor under any relay over TCP). ' +
-      `Progress: ${r.progress.floods} \`flood\` calls per path, in an order that rotates, events/s the median. ` +
-      'The machine may be shared: compare within this table, not across runs.',
-    '',
-    '| Figure | single instance | cluster | Δ / ratio | target | verdict |',
-    '|---|---:|---:|---:|---|---|',
-    `| owner-local echo p50 (ms) | ${ms(single.p50Ms)} | ${ms(local.p50Ms)} | ${signed(localDelta)} | ≤ +${T.localP50DeltaMs} | ${verdict(localDelta <= T.localP50DeltaMs)} |`,
-    `| owner-local echo p99 (ms) | ${ms(single.p99Ms)} | ${ms(local.p99Ms)} | ${signed(local.p99Ms - single.p99Ms)} | — | — |`,
-    `| owner-local CPU / request (µs) | ${auto(single.cpuUsPerRequest)} | ${auto(local.cpuUsPerRequest)} | ×${(local.cpuUsPerRequest / single.cpuUsPerRequest).toFixed(2)} | — | — |`,
-    `| forwarded echo p50 (ms, vs owner-local) | ${ms(local.p50Ms)} | ${ms(forward.p50Ms)} | ${signed(fwdDelta50)} | ≤ +${T.forwardP50DeltaMs} | ${verdict(fwdDelta50 <= T.forwardP50DeltaMs)} |`,
-    `| forwarded echo p99 (ms, vs owner-local) | ${ms(local.p99Ms)} | ${ms(forward.p99Ms)} | ${signed(fwdDelta99)} | ≤ +${T.forwardP99DeltaMs} | ${verdict(fwdDelta99 <= T.forwardP99DeltaMs)} |`,
-    `| forwarded CPU / request (µs, both instances, vs owner-local) | ${auto(local.cpuUsPerRequest)} | ${auto(forward.cpuUsPerRequest)} | ×${r.forwardCpuRatio.toFixed(2)} | ≤ ×${T.forwardCpuRatio} | ${verdict(r.forwardCpuRatio <= T.forwardCpuRatio)} |`,
-    `| floor: the same session through a byte pipe in a process of its own (no parsing; CPU / request, vs owner-local) | ${auto(local.cpuUsPerRequest)} | ${auto(r.echo.pipe.cpuUsPerRequest)} | ×${r.pipeCpuRatio.toFixed(2)} | — | — |`,
-    `| progress events/s, one \`flood\` call of ${num(r.progress.events)} (copy off → owner with copy on) | ${num(r.progress.copyOff)} | ${num(r.progress.copyOn)} | ×${(r.progress.copyOn / r.progress.copyOff).toFixed(2)} | ≥ ${num(T.progressEventsPerSec)} | ${verdict(r.progress.copyOn >= T.progressEventsPerSec)} |`,
-    `| progress events/s, copy on ÷ copy off (same run) | ${num(r.progress.copyOff)} | ${num(r.progress.copyOn)} | ×${(r.progress.copyOn / r.progress.copyOff).toFixed(2)} | ≥ ×${T.progressCopyRatio} | ${verdict(r.progress.copyOn / r.progress.copyOff >= T.progressCopyRatio)} |`,
-    `| progress events/s, the same call forwarded (copy on) | ${num(r.progress.copyOff)} | ${num(r.progress.forwardedCopyOn)} | ×${(r.progress.forwardedCopyOn / r.progress.copyOff).toFixed(2)} | — | — |`,
-    `| Redis memory per idle session (B; INFO used_memory Δ over ${num(r.memory.sessions)} sessions) | 0 | ${num(r.memory.usedMemoryPerSession)} | — | ≤ ${num(T.bytesPerIdleSession)} | ${verdict(r.memory.usedMemoryPerSession <= T.bytesPerIdleSession)} |`,
-    `| Redis MEMORY USAGE of one idle session's keys (B) | 0 | ${num(r.memory.directoryKeyBytes)} | — | ≤ ${num(T.bytesPerIdleSession)} | ${verdict(r.memory.directoryKeyBytes <= T.bytesPerIdleSession)} |`,
-    ...r.connections.map(
-      (c) =>
-        `| Redis connections per instance, ${num(c.sessions)} session${c.sessions === 1 ? '' : 's'} (CLIENT LIST: ${c.clientList} for 2 members) | 0 | ${c.perInstance} | — | ≤ ${T.connectionsPerInstance} | ${verdict(c.perInstance <= T.connectionsPerInstance)} |`,
-    ),
-    '',
-    `Connections per instance: the instance's established sockets to the Redis port, read from /proc. Worst: ${worstConn}. Section time ${num(r.elapsedMs / 1000, 1)} s.`,
-    '',
-    renderRelayProfile(r.relayProfile),
-    '',
-  ];
-  return lines.join('\n');
 }
 
 if (process.argv[1] === fileURLToPath(import.meta.url)) {

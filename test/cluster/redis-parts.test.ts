@@ -3,7 +3,7 @@
 // a Redis restart), the event replica (batched per tick, idempotent, order-checked, bounded, freed),
 // the shared secret, and the HMAC of forwarded requests.
 import assert from 'node:assert/strict';
-import { createHash } from 'node:crypto';
+import { createHash, createHmac } from 'node:crypto';
 import { after, before, describe, test } from 'node:test';
 import { Directory, principalHash } from '../../src/cluster/directory.js';
 import { bodyDigest, FORWARD_WINDOW_MS, signForward, verifyForward } from '../../src/cluster/forward-auth.js';
@@ -460,6 +460,39 @@ describe('HMAC of forwarded requests', () => {
     assert.equal(verifyForward(secret, g, { ...get, body: '{}' }, now).ok, false);
     assert.equal(verifyForward(secret, g, { ...get, method: 'DELETE' }, now).ok, false);
     assert.equal(verifyForward(secret, h, { ...req, body: '' }, now).ok, false);
+  });
+  test('the header is byte for byte the v2 form members of earlier releases sign and check', () => {
+    // A rolling upgrade runs both releases side by side: a change to how forward-auth.ts computes
+    // the signature (a cached key object, a one-shot digest, tried 2026-12-08) must not change a
+    // byte. Computed here the plain way, from the string key.
+    const plain = (key: string, method: string, body: string, cursor: string, ts: number, nonce: string) =>
+      createHmac('sha256', key)
+        .update(
+          `v2\n${method}\nS\nB\nA\n${ts}\n${nonce}\n${cursor}\n${createHash('sha256').update(body).digest('base64url')}`,
+        )
+        .digest('base64url');
+    const nonce = 'n0nce-n0nce-1234';
+    const other = 'é'.repeat(20); // a key outside ASCII: UTF-8 both ways
+    for (const [key, method, body, cursor] of [
+      [secret, 'POST', req.body, ''],
+      [other, 'POST', '{"text":"ünïcode ✓"}', ''],
+      [secret, 'GET', '', 'c1'],
+      [other, 'DELETE', '', ''],
+      [secret, 'POST', 'x'.repeat(100_000), ''],
+    ] as const) {
+      const signed = signForward(
+        key,
+        { method, sessionId: 'S', from: 'B', to: 'A', lastEventId: cursor || undefined, body },
+        now,
+        nonce,
+      );
+      assert.equal(signed, `v2.B.A.${now}.${nonce}.${plain(key, method, body, cursor, now, nonce)}`);
+      // And a header signed the plain way verifies: keys alternate, the cached one is replaced.
+      const theirs = `v2.B.A.${now}.${nonce}.${plain(key, method, body, cursor, now, nonce)}`;
+      const want = { method, sessionId: 'S', lastEventId: cursor || undefined, body };
+      assert.equal(verifyForward(key, theirs, want, now).ok, true);
+      assert.equal(verifyForward(key === secret ? other : secret, theirs, want, now).ok, false);
+    }
   });
 });
 
