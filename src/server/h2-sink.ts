@@ -9,7 +9,7 @@
 import type { Http2ServerResponse } from 'node:http2';
 import type { Headers } from '../core/pipeline/sink.js';
 import { NodeSinkBase } from './node-sink-base.js';
-import { wireChunk } from './wire-chunk.js';
+import { encodeFrames, wireChunk } from './wire-chunk.js';
 
 export class H2Sink extends NodeSinkBase<Http2ServerResponse> {
   /**
@@ -37,6 +37,11 @@ export class H2Sink extends NodeSinkBase<Http2ServerResponse> {
   write(chunk: string): boolean {
     if (this.closed) return true;
     return this.res.write(wireChunk(chunk));
+  }
+
+  writeMany(frames: readonly string[], chars: number): boolean {
+    if (this.closed) return true;
+    return this.res.write(encodeFrames(frames, chars));
   }
 
   end(last?: string): void {

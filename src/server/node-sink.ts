@@ -7,7 +7,7 @@ import type { ServerResponse } from 'node:http';
 import type { Headers } from '../core/pipeline/sink.js';
 import { flat } from '../flow/flat.js';
 import { NodeSinkBase } from './node-sink-base.js';
-import { wireChunk } from './wire-chunk.js';
+import { encodeFrames, wireChunk } from './wire-chunk.js';
 
 /**
  * node:http builds a response's header block by concatenation (status line, each header, Date,
@@ -35,8 +35,17 @@ export class NodeSink extends NodeSinkBase<ServerResponse> {
 
   write(chunk: string): boolean {
     if (this.closed) return true;
+    return this.#sent(this.res.write(wireChunk(chunk)));
+  }
+
+  writeMany(frames: readonly string[], chars: number): boolean {
+    if (this.closed) return true;
+    return this.#sent(this.res.write(encodeFrames(frames, chars)));
+  }
+
+  /** After a write: the response uncorked, and whether the socket takes more. */
+  #sent(ok: boolean): boolean {
     const res = this.res;
-    const ok = res.write(wireChunk(chunk));
     // A response's first write in a tick corks it until process.nextTick; a producer that only awaits
     // resolved promises never lets nextTick run, so every event would wait for the end of its loop
     // (docs/benchmarks.md "Baseline": 13 s to the first event). Uncork now: the writer has batched.

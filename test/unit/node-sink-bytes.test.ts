@@ -5,11 +5,13 @@
 // content-length counts bytes, not UTF-16 code units. Real node:http exchanges on 127.0.0.1.
 import assert from 'node:assert/strict';
 import { createServer, request, type Server, type ServerResponse } from 'node:http';
+import { connect, createServer as createH2Server, type Http2ServerResponse } from 'node:http2';
 import type { AddressInfo } from 'node:net';
 import { after, before, describe, test } from 'node:test';
 import fc from 'fast-check';
+import { H2Sink } from '../../src/server/h2-sink.js';
 import { NodeSink } from '../../src/server/node-sink.js';
-import { WIRE_BYTES_MIN, wireChunk } from '../../src/server/wire-chunk.js';
+import { encodeFrames, WIRE_BYTES_MIN, wireChunk } from '../../src/server/wire-chunk.js';
 import { fuzzParameters } from '../helpers/fuzz.js';
 
 type Handler = (sink: NodeSink) => void;
@@ -94,5 +96,97 @@ describe('node sink: long strings go out as their bytes', () => {
       ),
       fuzzParameters(60, 20_000),
     );
+  });
+});
+
+/**
+ * A batch as the SSE writer hands it over: mostly ASCII frames of the usual size, sometimes a frame
+ * with 2-, 3- or 4-byte characters or a lone surrogate (U+FFFD on the wire) anywhere, including the
+ * last one (where the buffer, sized for ASCII, has to grow).
+ */
+const frame = fc.oneof(
+  {
+    weight: 6,
+    arbitrary: fc.string({ unit: fc.constantFrom('a', 'z', '0', '{', '"', ':', '\n'), maxLength: 200 }),
+  },
+  { weight: 1, arbitrary: fc.string({ unit: 'binary', maxLength: 60 }) },
+  { weight: 1, arbitrary: fc.constantFrom('é', '€', '😀', '\ud800', '\udc00x', 'é'.repeat(300)) },
+);
+const chars = (frames: readonly string[]): number => frames.reduce((n, f) => n + f.length, 0);
+
+describe('node sinks: a batch of frames goes out as one buffer of their bytes (writeMany)', () => {
+  test('encodeFrames: the bytes of the frames joined, whatever they hold', () => {
+    fc.assert(
+      fc.property(fc.array(frame, { maxLength: 80 }), (frames) => {
+        assert.deepEqual(encodeFrames(frames, chars(frames)), Buffer.from(frames.join(''), 'utf8'));
+      }),
+      fuzzParameters(400, 20_000),
+    );
+    // The cases the buffer's growth is for: ASCII all along, then the last frame needs more bytes
+    // than it has code units; and a batch that is all 4-byte characters.
+    const ascii = Array.from({ length: 500 }, (_, i) => `id: x.1.${i}\ndata: {"n":${i}}\n\n`);
+    for (const frames of [
+      [...ascii, '😀'],
+      [...ascii, 'é€'],
+      ['😀'.repeat(3000)],
+      ['\ud800'.repeat(100)],
+      [],
+    ])
+      assert.deepEqual(encodeFrames(frames, chars(frames)), Buffer.from(frames.join(''), 'utf8'));
+  });
+
+  test('NodeSink: write(), writeMany() and end() arrive byte for byte, in order', async () => {
+    await fc.assert(
+      fc.asyncProperty(
+        fc.array(fc.oneof(fc.array(frame, { minLength: 2, maxLength: 40 }), around), { maxLength: 5 }),
+        async (pieces) => {
+          const { body } = await exchange((sink) => {
+            sink.head(200, { 'content-type': 'text/event-stream' });
+            for (const p of pieces) {
+              if (typeof p === 'string') sink.write(p);
+              else sink.writeMany(p, chars(p));
+            }
+            sink.end('data: end\n\n');
+          });
+          const text = pieces.map((p) => (typeof p === 'string' ? p : p.join(''))).join('');
+          assert.deepEqual(body, Buffer.from(`${text}data: end\n\n`, 'utf8'));
+        },
+      ),
+      fuzzParameters(40, 20_000),
+    );
+  });
+
+  test('H2Sink: writeMany() over an HTTP/2 stream arrives byte for byte', async () => {
+    let handler: (sink: H2Sink) => void = () => undefined;
+    const h2 = createH2Server((_req, res: Http2ServerResponse) => handler(new H2Sink(res)));
+    await new Promise<void>((resolve) => h2.listen(0, '127.0.0.1', resolve));
+    const client = connect(`http://127.0.0.1:${(h2.address() as AddressInfo).port}`);
+    try {
+      const frames = [
+        ...Array.from({ length: 400 }, (_, i) => `id: t.1.${i}\ndata: {"i":${i}}\n\n`),
+        'data: "😀é"\n\n',
+      ];
+      handler = (sink) => {
+        sink.head(200, { 'content-type': 'text/event-stream' });
+        sink.writeMany(frames, chars(frames));
+        sink.end('data: end\n\n');
+      };
+      const body = await new Promise<Buffer>((resolve, reject) => {
+        const timer = setTimeout(() => reject(new Error('no complete HTTP/2 response within 5 s')), 5_000);
+        const req = client.request({ ':path': '/' });
+        const parts: Buffer[] = [];
+        req.on('data', (b: Buffer) => parts.push(b));
+        req.on('end', () => {
+          clearTimeout(timer);
+          resolve(Buffer.concat(parts));
+        });
+        req.on('error', reject);
+        req.end();
+      });
+      assert.deepEqual(body, Buffer.from(`${frames.join('')}data: end\n\n`, 'utf8'));
+    } finally {
+      client.close();
+      await new Promise<void>((resolve) => h2.close(() => resolve()));
+    }
   });
 });

@@ -22,6 +22,13 @@ export interface ResponseSink {
   head(status: number, headers: Headers): void;
   /** Writes more of the stream. False = the socket is not writable; wait for onDrain. */
   write(chunk: string): boolean;
+  /**
+   * Optional: writes `frames` (`chars` UTF-16 code units in all) as `write(frames.join(''))` would,
+   * for a binding that can do it cheaper. The node bindings encode each frame into one buffer: a
+   * 64 KiB batch joined into one string is a tree of some 3,000 pieces, and flattening it cost more
+   * than encoding it (docs/benchmarks.md, "Frames encoded one by one").
+   */
+  writeMany?(frames: readonly string[], chars: number): boolean;
   /** Finishes the response, with `last` as its final bytes (headers, last bytes and end in one write). */
   end(last?: string): void;
   /** Drops the connection at once, e.g. after a queue overflow. */

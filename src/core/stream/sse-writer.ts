@@ -2,8 +2,8 @@
  * Writes SSE frames of one connection to its sink with batching and backpressure.
  *
  * - The first frame of a tick is written at once (time to first event is one syscall away); frames
- *   that follow in the same tick are joined and written at runSoon (setImmediate) or when the batch reaches
- *   BATCH_BYTES. A producer that never leaves the microtask queue (awaiting already-resolved sends)
+ *   that follow in the same tick are collected and written as one chunk at runSoon (setImmediate) or
+ *   when the batch reaches BATCH_BYTES (through the sink's writeMany when it has one). A producer that never leaves the microtask queue (awaiting already-resolved sends)
  *   therefore still gets its frames onto the wire in large writes instead of one at the end.
  * - When the sink refuses (write() returned false) frames go to a bounded OutboundQueue, where
  *   progress frames coalesce per token, until 'drain'. Time spent waiting is counted as write stall.
@@ -24,6 +24,8 @@ import { runSoonFor } from './schedule.js';
 
 /** Frames joined in one tick are written once they reach this size. */
 const BATCH_BYTES = 64 * 1024;
+/** Batches shorter than this go to the sink as one string (one write of a short string is cheaper). */
+const MANY_MIN = 4096;
 
 export type WriteOutcome = 'written' | 'queued' | 'overflow' | 'closed';
 
@@ -41,7 +43,14 @@ export class SseWriter {
   readonly #now: () => number;
   /** Created on the first refusal: most connections never block, and SSE answers are per request. */
   #q: OutboundQueue | undefined;
-  #batch = '';
+  /**
+   * This tick's batch: its frames, joined only when written (a sink with `writeMany` encodes them
+   * one by one into one buffer instead: no 64 KiB string built of some 3,000 pieces to flatten, see
+   * pipeline/sink.ts). Undefined while empty: an idle connection holds no array.
+   */
+  #frames: string[] | undefined;
+  /** UTF-16 code units in #frames. */
+  #chars = 0;
   #batchOpen = false;
   /** The batch holds only what open() put there. */
   #opening = false;
@@ -80,7 +89,7 @@ export class SseWriter {
     return this.#closed;
   }
   get queuedBytes(): number {
-    return (this.#q?.bytes ?? 0) + this.#batch.length;
+    return (this.#q?.bytes ?? 0) + this.#chars;
   }
   get queuedMessages(): number {
     return this.#q?.count ?? 0;
@@ -108,7 +117,8 @@ export class SseWriter {
   open(status: number, headers: Record<string, string>, first: string): void {
     this.#sink.head(status, headers);
     this.#lastWriteAt = this.#now();
-    this.#batch = first;
+    this.#frames = first.length === 0 ? undefined : [first];
+    this.#chars = first.length;
     this.#opening = true;
     if (!this.#batchOpen) {
       this.#batchOpen = true;
@@ -168,7 +178,7 @@ export class SseWriter {
   }
 
   #isFlushed(): boolean {
-    return this.#writable && this.#batch.length === 0 && (this.#q?.count ?? 0) === 0;
+    return this.#writable && this.#chars === 0 && (this.#q?.count ?? 0) === 0;
   }
 
   #append(frame: string, urgent: boolean): void {
@@ -178,8 +188,10 @@ export class SseWriter {
       this.#put(frame);
       return;
     }
-    this.#batch += frame;
-    if (this.#batch.length >= BATCH_BYTES || (urgent && this.#opening)) this.#flushBatch();
+    if (this.#frames === undefined) this.#frames = [frame];
+    else this.#frames.push(frame);
+    this.#chars += frame.length;
+    if (this.#chars >= BATCH_BYTES || (urgent && this.#opening)) this.#flushBatch();
   }
 
   /** Resolves when the queue is back under the high-water mark (or the connection is gone). */
@@ -206,8 +218,7 @@ export class SseWriter {
   end(): void {
     if (this.#closed) return;
     // What is queued was refused by the socket earlier and goes first; the open batch follows.
-    const rest = (this.#q?.drain() ?? '') + this.#batch;
-    this.#batch = '';
+    const rest = (this.#q?.drain() ?? '') + this.#takeBatch();
     this.#firstSent();
     this.#closed = true;
     this.#sink.end(rest);
@@ -235,11 +246,18 @@ export class SseWriter {
 
   #flushBatch(): void {
     this.#opening = false;
-    if (this.#batch.length === 0) return;
-    const b = this.#batch;
-    this.#batch = '';
-    if (this.#writable) this.#put(b);
-    else this.#queue().push(b);
+    const frames = this.#frames;
+    if (frames === undefined || this.#chars === 0) return;
+    const chars = this.#chars;
+    if (this.#writable && frames.length > 1 && chars >= MANY_MIN && this.#sink.writeMany !== undefined) {
+      this.#frames = undefined;
+      this.#chars = 0;
+      this.#putMany(frames, chars);
+    } else {
+      const b = this.#takeBatch();
+      if (this.#writable) this.#put(b);
+      else this.#queue().push(b);
+    }
     if (this.#flushWaiters !== undefined && this.#isFlushed()) this.#releaseFlushed();
   }
 
@@ -257,10 +275,32 @@ export class SseWriter {
     f();
   }
 
+  /** The batch as one string, emptied. */
+  #takeBatch(): string {
+    const frames = this.#frames;
+    this.#frames = undefined;
+    this.#chars = 0;
+    if (frames === undefined) return '';
+    return frames.length === 1 ? (frames[0] as string) : frames.join('');
+  }
+
   #put(chunk: string): void {
     if (this.#firstBytes !== undefined) this.#firstSent();
     this.#lastWriteAt = this.#now();
-    if (!this.#sink.write(chunk) && this.#writable) {
+    this.#wrote(this.#sink.write(chunk));
+  }
+
+  /** A batch of frames as one write, through the sink's `writeMany` when it has one. */
+  #putMany(frames: readonly string[], chars: number): void {
+    if (this.#firstBytes !== undefined) this.#firstSent();
+    this.#lastWriteAt = this.#now();
+    const sink = this.#sink;
+    this.#wrote(sink.writeMany?.(frames, chars) ?? sink.write(frames.join('')));
+  }
+
+  /** After a write: on a refusal, stop writing until 'drain'. */
+  #wrote(ok: boolean): void {
+    if (!ok && this.#writable) {
       this.#writable = false;
       this.#stallStart = this.#lastWriteAt;
       // The drain listener goes on at the first refusal (drain only follows a refused write, never
