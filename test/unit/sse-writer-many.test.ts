@@ -18,13 +18,21 @@ class ManySink extends FakeSink {
 
 const frameOf = (i: number): string => `id: t.1.${i}\ndata: {"n":${i},"pad":"${'x'.repeat(80)}"}\n\n`;
 const roomy = { highWaterMark: 1 << 20, maxQueueBytes: 1 << 22 };
+/** `n` frames numbered from `from`. */
+const framesOf = (n: number, from = 0): string[] => Array.from({ length: n }, (_, i) => frameOf(from + i));
 
-test('a long batch goes to writeMany as its frames, in order, once; the first frame of the tick at once', async () => {
-  const sink = new ManySink();
+/** A connection on `sink`, opened, its opening bytes written (the next tick). */
+async function opened(sink: FakeSink): Promise<SseConnection> {
   const c = new SseConnection(sink, smallContext(roomy), 'wait-for-room');
   c.open(200, { 'content-type': 'text/event-stream' }, ': open\n\n');
   await nextTick();
-  const frames = Array.from({ length: 100 }, (_, i) => frameOf(i));
+  return c;
+}
+
+test('a long batch goes to writeMany as its frames, in order, once; the first frame of the tick at once', async () => {
+  const sink = new ManySink();
+  const c = await opened(sink);
+  const frames = framesOf(100);
   for (const f of frames) assert.equal(c.write(f), 'written');
   assert.equal(sink.body, `: open\n\n${frames[0]}`, 'the first frame of a tick leaves at once');
   await nextTick();
@@ -37,14 +45,12 @@ test('a long batch goes to writeMany as its frames, in order, once; the first fr
 
 test('a short batch goes as one string through write(); so does every batch to a sink without writeMany', async () => {
   for (const sink of [new ManySink(), new FakeSink()]) {
-    const c = new SseConnection(sink, smallContext(roomy), 'wait-for-room');
-    c.open(200, { 'content-type': 'text/event-stream' }, ': open\n\n');
-    await nextTick();
-    const frames = Array.from({ length: 10 }, (_, i) => frameOf(i));
+    const c = await opened(sink);
+    const frames = framesOf(10);
     for (const f of frames) c.write(f);
     await nextTick();
     if (sink instanceof ManySink) assert.equal(sink.many.length, 0, 'under 4 KiB: no writeMany');
-    const wide = Array.from({ length: 100 }, (_, i) => frameOf(100 + i));
+    const wide = framesOf(100, 100);
     for (const f of wide) c.write(f);
     await nextTick();
     if (sink instanceof ManySink) assert.equal(sink.many.length, 1);
@@ -54,16 +60,14 @@ test('a short batch goes as one string through write(); so does every batch to a
 
 test('a batch reaching 64 KiB leaves within the tick; a blocked socket queues strings and drains in order', async () => {
   const sink = new ManySink();
-  const c = new SseConnection(sink, smallContext(roomy), 'wait-for-room');
-  c.open(200, { 'content-type': 'text/event-stream' }, ': open\n\n');
-  await nextTick();
-  const frames = Array.from({ length: 800 }, (_, i) => frameOf(i));
+  const c = await opened(sink);
+  const frames = framesOf(800);
   for (const f of frames) c.write(f);
   assert.ok(sink.many.length >= 1, '64 KiB of frames went before the tick ended');
   assert.ok(sink.many.every((m) => m.chars >= 64 * 1024));
   await nextTick();
   sink.blocked = true;
-  const more = Array.from({ length: 50 }, (_, i) => frameOf(800 + i));
+  const more = framesOf(50, 800);
   assert.equal(c.write(more[0] as string), 'written', 'the socket takes it and says it is full');
   assert.equal(c.writer.blocked, true);
   for (const f of more.slice(1)) assert.equal(c.write(f), 'queued');
