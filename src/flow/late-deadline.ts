@@ -75,11 +75,12 @@ function afterReads(strike: () => void, ms: number, how: { credit: boolean; unre
   let timer: ReturnType<typeof setTimeout> | undefined;
   let immediate: ReturnType<typeof setImmediate> | undefined;
   const arm = (wait: number, credit: boolean): void => {
-    const due = performance.now() + wait;
+    // Only a credited wait reads the clock: a plain deadline (a hop's connect) never needs its lateness.
+    const due = credit ? performance.now() + wait : 0;
     timer = setTimeout(() => {
       timer = undefined;
-      const lateMs = performance.now() - due;
-      if (credit && lateMs >= STALL_MIN_MS) arm(lateMs, false);
+      const lateMs = credit ? performance.now() - due : 0;
+      if (lateMs >= STALL_MIN_MS) arm(lateMs, false);
       else immediate = setImmediate(strike);
     }, wait);
     if (how.unref) timer.unref?.();

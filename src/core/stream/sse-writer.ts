@@ -27,6 +27,11 @@ const BATCH_BYTES = 64 * 1024;
 /** Batches shorter than this go to the sink as one string (one write of a short string is cheaper). */
 const MANY_MIN = 4096;
 
+/** Frames as one string (the one frame itself when there is one). */
+function joined(frames: readonly string[]): string {
+  return frames.length === 1 ? (frames[0] as string) : frames.join('');
+}
+
 export type WriteOutcome = 'written' | 'queued' | 'overflow' | 'closed';
 
 export interface WriterLimits {
@@ -247,17 +252,13 @@ export class SseWriter {
   #flushBatch(): void {
     this.#opening = false;
     const frames = this.#frames;
-    if (frames === undefined || this.#chars === 0) return;
     const chars = this.#chars;
-    if (this.#writable && frames.length > 1 && chars >= MANY_MIN && this.#sink.writeMany !== undefined) {
-      this.#frames = undefined;
-      this.#chars = 0;
-      this.#putMany(frames, chars);
-    } else {
-      const b = this.#takeBatch();
-      if (this.#writable) this.#put(b);
-      else this.#queue().push(b);
-    }
+    if (frames === undefined || chars === 0) return;
+    this.#frames = undefined;
+    this.#chars = 0;
+    if (!this.#writable) this.#queue().push(joined(frames));
+    else if (frames.length > 1 && chars >= MANY_MIN) this.#putMany(frames, chars);
+    else this.#put(joined(frames));
     if (this.#flushWaiters !== undefined && this.#isFlushed()) this.#releaseFlushed();
   }
 
@@ -280,8 +281,7 @@ export class SseWriter {
     const frames = this.#frames;
     this.#frames = undefined;
     this.#chars = 0;
-    if (frames === undefined) return '';
-    return frames.length === 1 ? (frames[0] as string) : frames.join('');
+    return frames === undefined ? '' : joined(frames);
   }
 
   #put(chunk: string): void {
@@ -290,7 +290,7 @@ export class SseWriter {
     this.#wrote(this.#sink.write(chunk));
   }
 
-  /** A batch of frames as one write, through the sink's `writeMany` when it has one. */
+  /** A batch of frames as one write: through the sink's `writeMany`, or joined for a sink without it. */
   #putMany(frames: readonly string[], chars: number): void {
     if (this.#firstBytes !== undefined) this.#firstSent();
     this.#lastWriteAt = this.#now();
